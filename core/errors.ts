@@ -1,0 +1,171 @@
+/**
+ * The error catalogue. Every error the engine reports to a client or an operator is defined
+ * here once: a code `ENGINE_ERR_<AREA>_<WHAT>`, the HTTP status the API answers with (the Docker
+ * mapping: 400 invalid parameter, 401, 403 forbidden, 404 not found, 409 conflict, 304 not
+ * modified, 500 system, 501 not implemented, 503 unavailable) and the message clients expect.
+ * `docs/errors.md` lists the catalogue; test/errors.test.ts keeps the two in step.
+ */
+
+export class EngineError extends Error {
+  constructor(
+    readonly code: string,
+    readonly statusCode: number,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "EngineError";
+  }
+}
+
+interface ErrorDefinition<A extends unknown[]> {
+  readonly code: string;
+  readonly statusCode: number;
+  /** Makes the error; the arguments fill the message. */
+  (...args: A): EngineError;
+}
+
+function define<A extends unknown[]>(
+  code: string,
+  statusCode: number,
+  message: (...args: A) => string,
+): ErrorDefinition<A> {
+  const make = (...args: A) => new EngineError(code, statusCode, message(...args));
+  return Object.assign(make, { code, statusCode }) as ErrorDefinition<A>;
+}
+
+export const errors = {
+  // --- API ---
+  apiVersionTooOld: define(
+    "ENGINE_ERR_API_VERSION_TOO_OLD",
+    400,
+    (client: string, min: string) =>
+      `client version ${client} is too old. Minimum supported API version is ${min}, please upgrade your client to a newer version`,
+  ),
+  apiVersionTooNew: define(
+    "ENGINE_ERR_API_VERSION_TOO_NEW",
+    400,
+    (client: string, max: string) => `client version ${client} is too new. Maximum supported API version is ${max}`,
+  ),
+  apiPageNotFound: define("ENGINE_ERR_API_PAGE_NOT_FOUND", 404, () => "page not found"),
+  apiInvalidBody: define("ENGINE_ERR_API_INVALID_BODY", 400, (detail: string) => detail),
+  apiInvalidJson: define("ENGINE_ERR_API_INVALID_JSON", 400, (detail: string) => `invalid JSON: ${detail}`),
+  apiBodyTooLarge: define("ENGINE_ERR_API_BODY_TOO_LARGE", 413, (limit: number) => `request body larger than ${limit} bytes`),
+  apiUnsupportedMediaType: define(
+    "ENGINE_ERR_API_UNSUPPORTED_MEDIA_TYPE",
+    400,
+    (type: string) => `unsupported Content-Type header (${type}): must be 'application/json'`,
+  ),
+  apiUnderPressure: define("ENGINE_ERR_API_UNDER_PRESSURE", 503, () => "the daemon is overloaded, try again later"),
+  apiInternal: define("ENGINE_ERR_API_INTERNAL", 500, (detail: string) => detail),
+
+  // --- authorization ---
+  authzDenied: define(
+    "ENGINE_ERR_AUTHZ_DENIED",
+    403,
+    (plugin: string, msg: string) => `authorization denied by plugin ${plugin}: ${msg}`,
+  ),
+  authzResponseDenied: define(
+    "ENGINE_ERR_AUTHZ_RESPONSE_DENIED",
+    403,
+    (plugin: string, msg: string) => `authorization denied by plugin ${plugin}: ${msg}`,
+  ),
+
+  // --- options and configuration ---
+  optionInvalidValue: define(
+    "ENGINE_ERR_OPTION_INVALID_VALUE",
+    400,
+    (option: string, value: string, why: string) => `invalid value "${value}" for ${option}: ${why}`,
+  ),
+  optionUnknown: define("ENGINE_ERR_OPTION_UNKNOWN", 400, (option: string) => `unknown flag: ${option}`),
+  optionRepeated: define(
+    "ENGINE_ERR_OPTION_REPEATED",
+    400,
+    (option: string) => `flag ${option} can be given only once`,
+  ),
+
+  // --- plugins ---
+  pluginDuplicateId: define(
+    "ENGINE_ERR_PLUGIN_DUPLICATE_ID",
+    500,
+    (id: string, first: string, second: string) => `plugin id ${id} is declared twice: by ${first} and by ${second}`,
+  ),
+  pluginCycle: define(
+    "ENGINE_ERR_PLUGIN_CYCLE",
+    500,
+    (cycle: string[]) => `plugin requirements form a cycle: ${cycle.join(" -> ")}`,
+  ),
+  pluginMissingRequirement: define(
+    "ENGINE_ERR_PLUGIN_MISSING_REQUIREMENT",
+    500,
+    (id: string, required: string) => `plugin ${id} requires ${required}, which is not available`,
+  ),
+  pluginNotFound: define(
+    "ENGINE_ERR_PLUGIN_NOT_FOUND",
+    500,
+    (what: string, name: string, tried: string[]) =>
+      `${what} "${name}" not found; looked for: ${tried.join("; ")}`,
+  ),
+  pluginInvalid: define(
+    "ENGINE_ERR_PLUGIN_INVALID",
+    500,
+    (where: string, detail: string) => `${where} is not a valid engine plugin: ${detail}`,
+  ),
+  pluginLoadFailed: define(
+    "ENGINE_ERR_PLUGIN_LOAD_FAILED",
+    500,
+    (id: string, detail: string) => `plugin ${id} failed to load: ${detail}`,
+  ),
+  pluginNotSupported: define(
+    "ENGINE_ERR_PLUGIN_NOT_SUPPORTED",
+    500,
+    (id: string, reason: string) => `plugin ${id} was selected but is not supported on this host: ${reason}`,
+  ),
+  pluginKindMismatch: define(
+    "ENGINE_ERR_PLUGIN_KIND_MISMATCH",
+    500,
+    (where: string, expected: string, actual: string) => `${where} is a ${actual} plugin, but a ${expected} plugin was asked for`,
+  ),
+
+  // --- daemon process ---
+  daemonAlreadyRunning: define(
+    "ENGINE_ERR_DAEMON_ALREADY_RUNNING",
+    500,
+    (pidfile: string, pid: number) =>
+      `pid file found, ensure engined is not running or delete ${pidfile} (process ${pid} is alive)`,
+  ),
+  listenerInvalidHost: define(
+    "ENGINE_ERR_LISTENER_INVALID_HOST",
+    400,
+    (host: string, why: string) => `invalid host "${host}": ${why}`,
+  ),
+  listenerAddressInUse: define(
+    "ENGINE_ERR_LISTENER_ADDRESS_IN_USE",
+    500,
+    (address: string) => `${address} is already in use by another process (is another daemon listening there?)`,
+  ),
+  listenerNoActivationSocket: define(
+    "ENGINE_ERR_LISTENER_NO_ACTIVATION_SOCKET",
+    500,
+    (which: string) => `socket activation: ${which}`,
+  ),
+  listenerGroupNotFound: define(
+    "ENGINE_ERR_LISTENER_GROUP_NOT_FOUND",
+    500,
+    (group: string) => `group ${group} not found: cannot give it access to the API socket`,
+  ),
+  tlsFileUnreadable: define(
+    "ENGINE_ERR_TLS_FILE_UNREADABLE",
+    500,
+    (what: string, path: string, why: string) => `could not read the TLS ${what} ${path}: ${why}`,
+  ),
+} as const;
+
+export type ErrorCatalogue = typeof errors;
+
+/** Any thrown value as an EngineError: unknown failures become 500 with their message. */
+export function toEngineError(err: unknown): EngineError {
+  if (err instanceof EngineError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return errors.apiInternal(message);
+}

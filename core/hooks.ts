@@ -1,0 +1,77 @@
+/**
+ * The map of the system: every extension point of the engine, in one frozen object.
+ *
+ * Plugins receive these hooks in `apply(hooks, ctx)` and tap them; the daemon calls them.
+ * Hook classes say the intent:
+ * - SyncHook: a notification; return values are ignored.
+ * - AsyncSeriesHook: ordered side effects; a throw stops the chain and the caller.
+ * - AsyncSeriesBailHook: the first tap that returns something other than `undefined` decides,
+ *   and later taps are not called (an authorization denial, a driver factory).
+ * - AsyncSeriesWaterfallHook: a value passes through every tap, each returning it changed.
+ *
+ * Taps run in the order plugins were applied: requirements first, then the operator's order.
+ * Later issues add the driver hooks (storage, runtime, network, log) beside these, each with
+ * its contract in `core/contracts/`.
+ */
+import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook, SyncHook } from "tapable";
+import type { AuthzDenial, AuthzRequest, AuthzResponse } from "./contracts/authz.js";
+import type { SystemInfo, VersionInfo } from "./system-info.js";
+
+/** Why the daemon is stopping. */
+export type ShutdownReason = "signal" | "error" | "api";
+
+/** Where the daemon listens, once it does. */
+export interface ListeningInfo {
+  /** The addresses as `-H` would name them: `unix:///run/x.sock`, `tcp://127.0.0.1:2376`. */
+  addresses: string[];
+}
+
+export function createHooks() {
+  return Object.freeze({
+    // --- daemon life -------------------------------------------------------------------------
+
+    /**
+     * Fires once, after every plugin is applied and the data and exec roots exist, before any
+     * listener opens. Plugins start what they need lazily here (open stores, check binaries).
+     * A throw stops the daemon before it serves anything; the message is logged as fatal.
+     */
+    start: new AsyncSeriesHook<[]>([]),
+
+    /** Notification: every listener is open and the API is served. */
+    listening: new SyncHook<[ListeningInfo]>(["listening"]),
+
+    /**
+     * Fires once when the daemon stops (signal, fatal error). Taps release what they hold
+     * (processes, mounts, sockets) and must tolerate a `start` that never ran to its end.
+     * Taps run in order; one that throws is logged and the others still run.
+     */
+    shutdown: new AsyncSeriesHook<[ShutdownReason]>(["reason"]),
+
+    // --- API -----------------------------------------------------------------------------------
+
+    /**
+     * Every API request, after its body is read and before its handler. Return a denial to
+     * refuse it with 403 (`authorization denied by plugin <plugin>: <message>`), or `undefined`
+     * to let it through. The first denial wins; no tap means allow.
+     */
+    authorizeRequest: new AsyncSeriesBailHook<[AuthzRequest], AuthzDenial | undefined>(["request"]),
+
+    /**
+     * Every API answer before it is sent, with its status, headers and (JSON, small) body.
+     * A denial replaces the answer with 403 and the denial's message.
+     */
+    authorizeResponse: new AsyncSeriesBailHook<[AuthzResponse], AuthzDenial | undefined>(["response"]),
+
+    /**
+     * `GET /info`: the daemon's own fields pass through every tap; each subsystem fills what it
+     * owns (the storage driver its Driver and DriverStatus, the container store its counts)
+     * and returns the object.
+     */
+    processInfo: new AsyncSeriesWaterfallHook<[SystemInfo]>(["info"]),
+
+    /** `GET /version`: taps may add a component (`Components`) such as the runtime's version. */
+    processVersion: new AsyncSeriesWaterfallHook<[VersionInfo]>(["version"]),
+  });
+}
+
+export type EngineHooks = ReturnType<typeof createHooks>;

@@ -1,0 +1,93 @@
+/**
+ * The shapes of `GET /info` and `GET /version`, as the Docker Engine API defines them. The
+ * daemon fills the fields it owns; each subsystem adds its own through `hooks.processInfo`.
+ */
+
+export interface RuntimeInfo {
+  path?: string;
+  runtimeArgs?: string[];
+  runtimeType?: string;
+  options?: Record<string, unknown>;
+}
+
+export interface RegistryConfigInfo {
+  InsecureRegistryCIDRs: string[];
+  IndexConfigs: Record<string, { Name: string; Mirrors: string[]; Secure: boolean; Official: boolean }>;
+  Mirrors: string[];
+}
+
+export interface SystemInfo {
+  ID: string;
+  Containers: number;
+  ContainersRunning: number;
+  ContainersPaused: number;
+  ContainersStopped: number;
+  Images: number;
+  Driver: string;
+  DriverStatus: [string, string][];
+  Plugins: { Volume: string[]; Network: string[]; Authorization: string[] | null; Log: string[] };
+  MemoryLimit: boolean;
+  SwapLimit: boolean;
+  CpuCfsPeriod: boolean;
+  CpuCfsQuota: boolean;
+  CPUShares: boolean;
+  CPUSet: boolean;
+  PidsLimit: boolean;
+  IPv4Forwarding: boolean;
+  Debug: boolean;
+  NFd: number;
+  OomKillDisable: boolean;
+  NGoroutines: number;
+  SystemTime: string;
+  LoggingDriver: string;
+  CgroupDriver: string;
+  CgroupVersion: string;
+  NEventsListener: number;
+  KernelVersion: string;
+  OperatingSystem: string;
+  OSVersion: string;
+  OSType: string;
+  Architecture: string;
+  IndexServerAddress: string;
+  RegistryConfig: RegistryConfigInfo;
+  NCPU: number;
+  MemTotal: number;
+  DockerRootDir: string;
+  HttpProxy: string;
+  HttpsProxy: string;
+  NoProxy: string;
+  Name: string;
+  Labels: string[];
+  ExperimentalBuild: boolean;
+  ServerVersion: string;
+  Runtimes: Record<string, RuntimeInfo>;
+  DefaultRuntime: string;
+  LiveRestoreEnabled: boolean;
+  Isolation: string;
+  InitBinary: string;
+  SecurityOptions: string[];
+  /** Cluster mode's state on this node; "inactive" until the node joins a cluster. */
+  Swarm: { NodeID: string; NodeAddr: string; LocalNodeState: string; ControlAvailable: boolean; Error: string; RemoteManagers: null };
+  Warnings: string[];
+}
+
+export interface VersionComponent {
+  Name: string;
+  Version: string;
+  Details?: Record<string, string>;
+}
+
+export interface VersionInfo {
+  Platform: { Name: string };
+  Components: VersionComponent[];
+  Version: string;
+  ApiVersion: string;
+  MinAPIVersion: string;
+  GitCommit: string;
+  GoVersion: string;
+  Os: string;
+  Arch: string;
+  KernelVersion: string;
+  Experimental: boolean;
+  BuildTime: string;
+}

@@ -1,0 +1,133 @@
+/**
+ * The API server: a Fastify instance that speaks the Docker Engine API. It owns what every
+ * route shares (versions in paths, the Docker response headers, JSON bodies, the error shape
+ * `{"message": ...}`, authorization, load shedding) and hands the routes the engine's parts.
+ * It never listens itself: the listeners (`host/listeners/`) feed `handler` from each socket.
+ */
+import { createServer, type RequestListener } from "node:http";
+import underPressure from "@fastify/under-pressure";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import { EngineError, errors, toEngineError } from "../../core/errors.js";
+import type { EngineHooks } from "../../core/hooks.js";
+import { API_VERSION, ENGINE_VERSION } from "../../core/version.js";
+import { checkApiVersion, rewriteVersionedUrl } from "./api-version.js";
+import { installAuthorization } from "./authorization.js";
+import { systemRoutes, type SystemRouteDeps } from "./routes/system.js";
+
+export interface LoadLimits {
+  /** Event-loop delay in ms past which requests get 503 with Retry-After. */
+  maxEventLoopDelay: number;
+  /** Seconds a client is told to wait. */
+  retryAfter: number;
+  /** How often the event loop is sampled, in ms. */
+  sampleInterval: number;
+}
+
+export const DEFAULT_LOAD_LIMITS: LoadLimits = { maxEventLoopDelay: 1000, retryAfter: 10, sampleInterval: 500 };
+
+export interface ApiDeps extends SystemRouteDeps {
+  hooks: EngineHooks;
+  log: Logger;
+  load?: LoadLimits;
+  /** Extra routes (tests, later subsystems), registered after the shared machinery. */
+  routes?: ((app: FastifyInstance) => void)[];
+}
+
+export interface Api {
+  app: FastifyInstance;
+  /** The request handler to serve on every listener. */
+  handler: RequestListener;
+}
+
+/** JSON bodies are limited to this; streams (image loads) bypass the JSON parser. */
+const JSON_BODY_LIMIT = 32 * 1024 * 1024;
+const SERVER_HEADER = `Engine/${ENGINE_VERSION} (linux)`;
+
+export async function buildApi(deps: ApiDeps): Promise<Api> {
+  let handler: RequestListener | undefined;
+  const app = Fastify({
+    loggerInstance: deps.log as FastifyBaseLogger,
+    // Requests are not logged one by one (the daemon's log is for operators); errors are.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: JSON_BODY_LIMIT,
+    rewriteUrl: rewriteVersionedUrl,
+    // Docker clients send `//containers/json` and trailing slashes now and then.
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+    serverFactory: (h) => {
+      handler = h;
+      return createServer();
+    },
+  });
+
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("Api-Version", API_VERSION).header("Ostype", "linux").header("Server", SERVER_HEADER);
+    checkApiVersion(request.raw);
+    if (request.method !== "GET" && request.method !== "HEAD") request.log.debug({ method: request.method, url: request.url }, "API call");
+  });
+
+  installJsonParser(app);
+  installErrorShape(app, deps.log);
+  await app.register(underPressure, {
+    maxEventLoopDelay: (deps.load ?? DEFAULT_LOAD_LIMITS).maxEventLoopDelay,
+    retryAfter: (deps.load ?? DEFAULT_LOAD_LIMITS).retryAfter,
+    sampleInterval: (deps.load ?? DEFAULT_LOAD_LIMITS).sampleInterval,
+  });
+  installAuthorization(app, deps.hooks);
+  app.register(systemRoutes(deps));
+  for (const routes of deps.routes ?? []) app.register(async (scope) => routes(scope));
+  await app.ready();
+  return { app, handler: handler! };
+}
+
+/**
+ * Docker's clients send JSON, sometimes with an empty body under `application/json`, and
+ * sometimes bodies with no or another type on endpoints that ignore them. Empty JSON is no
+ * body; the raw bytes are kept for authorization plugins; other types are left unread for the
+ * routes that stream them.
+ */
+function installJsonParser(app: FastifyInstance): void {
+  app.removeContentTypeParser(["application/json", "text/plain"]);
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body, done) => {
+    const buf = body as Buffer;
+    request.rawJsonBody = buf;
+    if (buf.length === 0) return done(null, undefined);
+    try {
+      done(null, JSON.parse(buf.toString("utf8")));
+    } catch (err) {
+      done(errors.apiInvalidJson((err as Error).message), undefined);
+    }
+  });
+  app.addContentTypeParser("*", (_request, _payload, done) => done(null, undefined));
+}
+
+/** Every error answer is `{"message": "..."}` with the catalogue's status. */
+function installErrorShape(app: FastifyInstance, log: Logger): void {
+  app.setErrorHandler((err: FastifyError | EngineError, request, reply) => {
+    const engineErr = fromFastifyError(err);
+    if (engineErr.statusCode >= 500 && engineErr.statusCode !== 503) {
+      log.error({ err, method: request.method, url: request.url }, "API request failed");
+    }
+    reply.code(engineErr.statusCode).type("application/json").send({ message: engineErr.message });
+  });
+  app.setNotFoundHandler((_request, reply) => {
+    const err = errors.apiPageNotFound();
+    reply.code(err.statusCode).type("application/json").send({ message: err.message });
+  });
+}
+
+function fromFastifyError(err: FastifyError | EngineError): EngineError {
+  if (err instanceof EngineError) return err;
+  switch (err.code) {
+    case "FST_UNDER_PRESSURE":
+      return errors.apiUnderPressure();
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return errors.apiBodyTooLarge(JSON_BODY_LIMIT);
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return errors.apiUnsupportedMediaType(String(err.message));
+  }
+  if (typeof err.statusCode === "number" && err.statusCode >= 400 && err.statusCode < 500) {
+    return new EngineError(err.code ?? "ENGINE_ERR_API_REQUEST", err.statusCode, err.message);
+  }
+  return toEngineError(err);
+}

@@ -1,0 +1,24 @@
+/** `/_ping`, `/version` and `/info`: what every client asks first. */
+import type { FastifyInstance, FastifyReply } from "fastify";
+import type { SystemInfo, VersionInfo } from "../../../core/system-info.js";
+
+export interface SystemRouteDeps {
+  systemInfo(): Promise<SystemInfo>;
+  versionInfo(): Promise<VersionInfo>;
+}
+
+function pingHeaders(reply: FastifyReply): FastifyReply {
+  return reply
+    .header("Cache-Control", "no-cache, no-store, must-revalidate")
+    .header("Pragma", "no-cache")
+    .type("text/plain; charset=utf-8");
+}
+
+export function systemRoutes(deps: SystemRouteDeps) {
+  return async (app: FastifyInstance) => {
+    app.get("/_ping", { exposeHeadRoute: false }, async (_request, reply) => pingHeaders(reply).send("OK"));
+    app.head("/_ping", async (_request, reply) => pingHeaders(reply).header("Content-Length", "0").send());
+    app.get("/version", async () => deps.versionInfo());
+    app.get("/info", async () => deps.systemInfo());
+  };
+}

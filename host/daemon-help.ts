@@ -1,0 +1,39 @@
+/** `engined --help`, written from the option table: grouped, with defaults. */
+import { optionTable, type OptionDefinition, type OptionGroup } from "../core/options/table.js";
+
+const GROUP_TITLES: Record<OptionGroup, string> = {
+  api: "API listeners",
+  tls: "TLS",
+  daemon: "Daemon",
+  logging: "Logging",
+  drivers: "Drivers and plugins",
+  registry: "Registries",
+};
+
+export function daemonHelp(env: NodeJS.ProcessEnv): string {
+  const lines = ["Usage:\tengined [OPTIONS]", "", "A self-sufficient runtime for containers.", ""];
+  const defs = Object.values(optionTable) as OptionDefinition<unknown>[];
+  for (const group of Object.keys(GROUP_TITLES) as OptionGroup[]) {
+    const members = defs.filter((d) => d.group === group).sort((a, b) => a.flag.localeCompare(b.flag));
+    if (members.length === 0) continue;
+    lines.push(`${GROUP_TITLES[group]}:`);
+    for (const def of members) {
+      const names = `${def.short ? `-${def.short}, ` : "    "}--${def.flag}${valueName(def)}`;
+      lines.push(`  ${names.padEnd(36)} ${def.help}${defaultText(def, env)}${def.reloadable ? " (reloadable)" : ""}`);
+    }
+    lines.push("");
+  }
+  return lines.join("\n");
+}
+
+function valueName(def: OptionDefinition<unknown>): string {
+  if (def.type.name === "bool") return "";
+  return ` ${def.metavar ?? def.type.name}`;
+}
+
+function defaultText(def: OptionDefinition<unknown>, env: NodeJS.ProcessEnv): string {
+  if (def.action) return "";
+  const value = typeof def.default === "function" ? def.default(env) : def.default;
+  if (value === "" || value === false || (Array.isArray(value) && value.length === 0)) return "";
+  return ` (default ${def.type.show(value)})`;
+}

@@ -1,0 +1,73 @@
+/**
+ * `engined`: the only file that starts the daemon process, handles its signals and exits.
+ * Everything else is in `daemon.ts` and below, and can be started in-process by tests.
+ */
+import { errors, EngineError } from "../core/errors.js";
+import { resolveOptions, type ResolvedOptions } from "../core/options/resolve.js";
+import { ENGINE_VERSION, GIT_COMMIT } from "../core/version.js";
+import { parseDaemonArgs } from "./daemon-args.js";
+import { daemonHelp } from "./daemon-help.js";
+import { startDaemon, type RunningDaemon } from "./daemon.js";
+import { createLogger } from "./logger.js";
+
+async function main(): Promise<number> {
+  let options: ResolvedOptions;
+  try {
+    options = resolveOptions(parseDaemonArgs(process.argv.slice(2)), process.env);
+  } catch (err) {
+    process.stderr.write(`engined: ${(err as Error).message}\nSee 'engined --help'.\n`);
+    return 1;
+  }
+  const { config } = options;
+  if (config.version) {
+    process.stdout.write(`Engine version ${ENGINE_VERSION}, build ${GIT_COMMIT.slice(0, 7)}\n`);
+    return 0;
+  }
+  if (config.help) {
+    process.stdout.write(daemonHelp(process.env));
+    return 0;
+  }
+  const log = createLogger({
+    level: config.debug ? "debug" : config["log-level"],
+    format: config["log-format"],
+    rawLogs: config["raw-logs"],
+  });
+  log.info({ version: ENGINE_VERSION, commit: GIT_COMMIT, pid: process.pid }, "starting engined");
+
+  let daemon: RunningDaemon;
+  try {
+    daemon = await startDaemon({ config, given: options.given, env: process.env, log });
+  } catch (err) {
+    log.fatal({ code: err instanceof EngineError ? err.code : undefined }, `failed to start daemon: ${(err as Error).message}`);
+    return 1;
+  }
+  log.info("daemon has completed initialization");
+
+  return new Promise<number>((resolve) => {
+    let signals = 0;
+    const onSignal = (signal: NodeJS.Signals) => {
+      signals += 1;
+      if (signals > 1) {
+        log.warn({ signal }, "second signal: exiting at once");
+        resolve(1);
+        return;
+      }
+      log.info({ signal }, "processing signal");
+      daemon.stop("signal").then(() => resolve(0), () => resolve(1));
+    };
+    process.on("SIGTERM", onSignal);
+    process.on("SIGINT", onSignal);
+    process.on("uncaughtException", (err) => {
+      log.fatal({ err }, "uncaught exception");
+      daemon.stop("error").finally(() => resolve(1));
+    });
+  });
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`engined: ${errors.apiInternal(String(err?.stack ?? err)).message}\n`);
+    process.exit(1);
+  },
+);

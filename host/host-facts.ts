@@ -1,0 +1,101 @@
+/**
+ * Facts about the host that the daemon reports and plugins check: the kernel, the operating
+ * system, the cgroup version and driver. Read once at start; none of them changes while the
+ * daemon runs.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { availableParallelism, hostname, machine, release, totalmem } from "node:os";
+import type { HostFacts } from "../core/contracts/plugin.js";
+
+export interface HostReport extends HostFacts {
+  hostname: string;
+  operatingSystem: string;
+  osVersion: string;
+  architecture: string;
+  ncpu: number;
+  memTotal: number;
+  /** The cgroup driver used when `native.cgroupdriver` is not given. */
+  defaultCgroupDriver: "cgroupfs" | "systemd";
+  /** Which resource limits the kernel's cgroups can enforce here. */
+  limits: CgroupLimits;
+}
+
+export interface CgroupLimits {
+  memory: boolean;
+  swap: boolean;
+  cpuCfs: boolean;
+  cpuShares: boolean;
+  cpuset: boolean;
+  pids: boolean;
+  oomKillDisable: boolean;
+}
+
+export function readHostFacts(): HostReport {
+  const osRelease = parseOsRelease();
+  const cgroupVersion = existsSync("/sys/fs/cgroup/cgroup.controllers") ? 2 : 1;
+  // On cgroup v2 with systemd as init, systemd owns the tree; otherwise cgroupfs.
+  const systemdInit = existsSync("/run/systemd/system");
+  return {
+    platform: process.platform,
+    arch: process.arch,
+    kernel: release(),
+    cgroupVersion,
+    hostname: hostname(),
+    operatingSystem: osRelease.PRETTY_NAME ?? "Linux",
+    osVersion: osRelease.VERSION_ID ?? "",
+    architecture: machine(),
+    ncpu: availableParallelism(),
+    memTotal: totalmem(),
+    defaultCgroupDriver: cgroupVersion === 2 && systemdInit ? "systemd" : "cgroupfs",
+    limits: cgroupVersion === 2 ? cgroupV2Limits() : cgroupV1Limits(),
+  };
+}
+
+const V1 = "/sys/fs/cgroup";
+
+function cgroupV1Limits(): CgroupLimits {
+  return {
+    memory: existsSync(`${V1}/memory/memory.limit_in_bytes`),
+    swap: existsSync(`${V1}/memory/memory.memsw.limit_in_bytes`),
+    cpuCfs: existsSync(`${V1}/cpu/cpu.cfs_period_us`),
+    cpuShares: existsSync(`${V1}/cpu/cpu.shares`),
+    cpuset: existsSync(`${V1}/cpuset/cpuset.cpus`),
+    pids: existsSync(`${V1}/pids`),
+    oomKillDisable: existsSync(`${V1}/memory/memory.oom_control`),
+  };
+}
+
+function cgroupV2Limits(): CgroupLimits {
+  let controllers: string[] = [];
+  try {
+    controllers = readFileSync(`${V1}/cgroup.controllers`, "utf8").trim().split(/\s+/);
+  } catch {
+    // no controllers delegated
+  }
+  const has = (c: string) => controllers.includes(c);
+  return {
+    memory: has("memory"),
+    swap: has("memory"),
+    cpuCfs: has("cpu"),
+    cpuShares: has("cpu"),
+    cpuset: has("cpuset"),
+    pids: has("pids"),
+    oomKillDisable: false,
+  };
+}
+
+function parseOsRelease(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const path of ["/etc/os-release", "/usr/lib/os-release"]) {
+    try {
+      for (const line of readFileSync(path, "utf8").split("\n")) {
+        const m = /^([A-Z_]+)=(.*)$/.exec(line);
+        if (m) out[m[1]] = m[2].replace(/^"(.*)"$/, "$1");
+      }
+      return out;
+    } catch {
+      // try the next one
+    }
+  }
+  return out;
+}

@@ -1,0 +1,149 @@
+/**
+ * The plugin host's loader. Given the drivers the configuration selects, it finds each
+ * plugin (and what it requires), checks it, orders it and applies it:
+ * - a selected plugin that is missing, invalid, not for this host, or fails in `apply` stops
+ *   the daemon with a message that says which and why; there is no silent fallback;
+ * - an optional candidate (auto-detection tries several) that is not for this host is skipped
+ *   with an info line; one that fails is skipped with a warning;
+ * - two plugins with one id, a requirement that is nowhere, and a cycle are errors.
+ */
+import type { Logger } from "pino";
+import { parsePluginId, type EnginePlugin, type HostFacts, type PluginKind } from "../../core/contracts/plugin.js";
+import { errors } from "../../core/errors.js";
+import type { EngineHooks } from "../../core/hooks.js";
+import { importPlugin, type LoadedPlugin } from "./load-plugin.js";
+import { orderPlugins } from "./order-plugins.js";
+import { resolvePlugin, type ResolveOptions } from "./resolve-plugin.js";
+
+export interface PluginSelection {
+  kind: PluginKind;
+  /** A name, or a path to the plugin's module. */
+  name: string;
+  /** A candidate that may be skipped when it is not for this host. */
+  optional?: boolean;
+}
+
+export interface LoaderDeps {
+  hooks: EngineHooks;
+  log: Logger;
+  host: HostFacts;
+  dataRoot: string;
+  execRoot: string;
+  resolve: ResolveOptions;
+  /** The values of a plugin's namespaced options. */
+  optionsFor?: (plugin: EnginePlugin) => Record<string, string>;
+}
+
+export interface AppliedPlugin {
+  id: string;
+  source: string;
+  file: string;
+  plugin: EnginePlugin;
+}
+
+interface Candidate extends LoadedPlugin {
+  id: string;
+  requires: string[];
+  optional: boolean;
+  /** What selected it: `--authorization-plugin x`, or `required by authz.y`. */
+  reason: string;
+}
+
+export async function loadPlugins(selections: readonly PluginSelection[], deps: LoaderDeps): Promise<AppliedPlugin[]> {
+  const candidates = new Map<string, Candidate>();
+  const queue = selections.map((s) => ({ ...s, optional: Boolean(s.optional), reason: `${s.kind} "${s.name}"` }));
+  while (queue.length > 0) {
+    const sel = queue.shift()!;
+    const loaded = await tryLoad(sel, deps);
+    if (!loaded) continue;
+    const { manifest } = loaded.plugin;
+    if (manifest.kind !== sel.kind) {
+      throw errors.pluginKindMismatch(loaded.location.file, sel.kind, manifest.kind);
+    }
+    const existing = candidates.get(manifest.id);
+    if (existing) {
+      if (existing.location.file === loaded.location.file && existing.reason.startsWith("required by")) continue;
+      throw errors.pluginDuplicateId(manifest.id, existing.location.file, loaded.location.file);
+    }
+    const requires = manifest.requires ?? [];
+    candidates.set(manifest.id, { ...loaded, id: manifest.id, requires, optional: sel.optional, reason: sel.reason });
+    for (const id of requires) {
+      if (candidates.has(id) || queue.some((q) => `${q.kind}.${q.name}` === id)) continue;
+      const { kind, name } = parsePluginId(id);
+      queue.push({ kind: kind as PluginKind, name, optional: sel.optional, reason: `required by ${manifest.id}` });
+    }
+  }
+  const usable = dropUnsupported([...candidates.values()], deps);
+  const ordered = orderPlugins(usable);
+  const applied: AppliedPlugin[] = [];
+  for (const candidate of ordered) {
+    if (candidate.requires.some((id) => !applied.some((a) => a.id === id))) {
+      deps.log.warn({ plugin: candidate.id }, "plugin skipped: a plugin it requires failed");
+      continue;
+    }
+    if (applyOne(candidate, deps)) {
+      applied.push({ id: candidate.id, source: candidate.location.source, file: candidate.location.file, plugin: candidate.plugin });
+    }
+  }
+  return applied;
+}
+
+async function tryLoad(
+  sel: PluginSelection & { optional: boolean },
+  deps: LoaderDeps,
+): Promise<LoadedPlugin | undefined> {
+  try {
+    return await importPlugin(resolvePlugin(sel.kind, sel.name, deps.resolve));
+  } catch (err) {
+    if (!sel.optional) throw err;
+    deps.log.warn({ kind: sel.kind, name: sel.name, err: (err as Error).message }, "optional plugin could not be loaded");
+    return undefined;
+  }
+}
+
+/** Plugins not for this host, and those that require them, are dropped or are fatal. */
+function dropUnsupported(candidates: Candidate[], deps: LoaderDeps): Candidate[] {
+  const dropped = new Set<string>();
+  for (const c of candidates) {
+    const answer = c.plugin.supported ? c.plugin.supported(deps.host) : true;
+    if (answer === true) continue;
+    if (!c.optional) throw errors.pluginNotSupported(c.id, answer);
+    deps.log.info({ plugin: c.id, reason: answer }, "plugin skipped: not for this host");
+    dropped.add(c.id);
+  }
+  let changed = dropped.size > 0;
+  while (changed) {
+    changed = false;
+    for (const c of candidates) {
+      if (dropped.has(c.id)) continue;
+      const missing = c.requires.find((id) => dropped.has(id));
+      if (!missing) continue;
+      if (!c.optional) throw errors.pluginMissingRequirement(c.id, missing);
+      deps.log.info({ plugin: c.id, requires: missing }, "plugin skipped: what it requires is not for this host");
+      dropped.add(c.id);
+      changed = true;
+    }
+  }
+  return candidates.filter((c) => !dropped.has(c.id));
+}
+
+function applyOne(candidate: Candidate, deps: LoaderDeps): boolean {
+  const log = deps.log.child({ plugin: candidate.id });
+  try {
+    candidate.plugin.apply(deps.hooks, {
+      log,
+      dataRoot: deps.dataRoot,
+      execRoot: deps.execRoot,
+      host: deps.host,
+      options: deps.optionsFor?.(candidate.plugin) ?? {},
+    });
+  } catch (err) {
+    const failure = errors.pluginLoadFailed(candidate.id, (err as Error).message);
+    if (!candidate.optional) throw failure;
+    deps.log.warn({ plugin: candidate.id, err: failure.message }, "optional plugin failed to apply");
+    return false;
+  }
+  log.info({ source: candidate.location.source }, "plugin loaded");
+  return true;
+}
+

@@ -1,0 +1,140 @@
+/**
+ * Builds the answers of `GET /info` and `GET /version` from the configuration, the host's
+ * facts and the loaded plugins; each subsystem then adds its own fields through the
+ * `processInfo` and `processVersion` hooks.
+ */
+import { randomUUID } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { EngineHooks } from "../core/hooks.js";
+import type { DaemonConfig } from "../core/options/table.js";
+import type { SystemInfo, VersionInfo } from "../core/system-info.js";
+import { API_VERSION, BUILD_TIME, ENGINE_VERSION, GIT_COMMIT, MIN_API_VERSION } from "../core/version.js";
+import type { HostReport } from "./host-facts.js";
+
+export interface InfoSources {
+  config: () => DaemonConfig;
+  host: HostReport;
+  hooks: EngineHooks;
+  dataRoot: string;
+  daemonId: string;
+  /** Ids of the authorization plugins in force, in order. */
+  authorization: () => string[];
+  /** Warnings the daemon found at start (an unprotected TCP listener, ...). */
+  warnings: () => string[];
+}
+
+/** The daemon's ID: made once, kept in the data root, the same after every restart. */
+export function loadDaemonId(dataRoot: string): string {
+  const path = join(dataRoot, "engine-id");
+  try {
+    const id = readFileSync(path, "utf8").trim();
+    if (id) return id;
+  } catch {
+    // first start
+  }
+  const id = randomUUID();
+  writeFileSync(path, `${id}\n`, { mode: 0o600 });
+  return id;
+}
+
+export async function buildSystemInfo(src: InfoSources): Promise<SystemInfo> {
+  const config = src.config();
+  const { host } = src;
+  const authz = src.authorization();
+  const base: SystemInfo = {
+    ID: src.daemonId,
+    Containers: 0,
+    ContainersRunning: 0,
+    ContainersPaused: 0,
+    ContainersStopped: 0,
+    Images: 0,
+    Driver: config["storage-driver"],
+    DriverStatus: [],
+    Plugins: { Volume: [], Network: [], Authorization: authz.length ? authz : null, Log: [] },
+    MemoryLimit: host.limits.memory,
+    SwapLimit: host.limits.swap,
+    CpuCfsPeriod: host.limits.cpuCfs,
+    CpuCfsQuota: host.limits.cpuCfs,
+    CPUShares: host.limits.cpuShares,
+    CPUSet: host.limits.cpuset,
+    PidsLimit: host.limits.pids,
+    IPv4Forwarding: readIpForward(),
+    Debug: config.debug,
+    NFd: 0,
+    OomKillDisable: host.limits.oomKillDisable,
+    NGoroutines: 0,
+    SystemTime: new Date().toISOString(),
+    LoggingDriver: config["log-driver"],
+    CgroupDriver: host.defaultCgroupDriver,
+    CgroupVersion: String(host.cgroupVersion),
+    NEventsListener: 0,
+    KernelVersion: host.kernel,
+    OperatingSystem: host.operatingSystem,
+    OSVersion: host.osVersion,
+    OSType: "linux",
+    Architecture: host.architecture,
+    IndexServerAddress: "",
+    RegistryConfig: {
+      InsecureRegistryCIDRs: ["127.0.0.0/8", "::1/128"],
+      IndexConfigs: {},
+      Mirrors: [],
+    },
+    NCPU: host.ncpu,
+    MemTotal: host.memTotal,
+    DockerRootDir: src.dataRoot,
+    HttpProxy: "",
+    HttpsProxy: "",
+    NoProxy: "",
+    Name: host.hostname,
+    Labels: [...config.label],
+    ExperimentalBuild: config.experimental,
+    ServerVersion: ENGINE_VERSION,
+    Runtimes: {},
+    DefaultRuntime: "",
+    LiveRestoreEnabled: false,
+    Isolation: "",
+    InitBinary: "",
+    SecurityOptions: [],
+    Swarm: { NodeID: "", NodeAddr: "", LocalNodeState: "inactive", ControlAvailable: false, Error: "", RemoteManagers: null },
+    Warnings: src.warnings(),
+  };
+  return src.hooks.processInfo.promise(base);
+}
+
+export async function buildVersionInfo(src: InfoSources): Promise<VersionInfo> {
+  const details = {
+    ApiVersion: API_VERSION,
+    Arch: process.arch === "x64" ? "amd64" : process.arch,
+    BuildTime: BUILD_TIME,
+    Experimental: String(src.config().experimental),
+    GitCommit: GIT_COMMIT,
+    GoVersion: process.version,
+    KernelVersion: src.host.kernel,
+    MinAPIVersion: MIN_API_VERSION,
+    Os: "linux",
+  };
+  const base: VersionInfo = {
+    Platform: { Name: "Engine" },
+    Components: [{ Name: "Engine", Version: ENGINE_VERSION, Details: details }],
+    Version: ENGINE_VERSION,
+    ApiVersion: API_VERSION,
+    MinAPIVersion: MIN_API_VERSION,
+    GitCommit: GIT_COMMIT,
+    GoVersion: process.version,
+    Os: "linux",
+    Arch: details.Arch,
+    KernelVersion: src.host.kernel,
+    Experimental: src.config().experimental,
+    BuildTime: BUILD_TIME,
+  };
+  return src.hooks.processVersion.promise(base);
+}
+
+function readIpForward(): boolean {
+  try {
+    return readFileSync("/proc/sys/net/ipv4/ip_forward", "utf8").trim() === "1";
+  } catch {
+    return false;
+  }
+}

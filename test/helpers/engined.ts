@@ -1,0 +1,148 @@
+/**
+ * Starts the real `bin/engined` as a child process, the way the README does, with its own
+ * data root, exec root, pid file and socket in a temporary folder, and stops it again. Every
+ * test daemon is ended by its pid and its folder removed.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = resolve(fileURLToPath(import.meta.url), "../../../..");
+export const ENGINED = join(ROOT, "bin/engined");
+
+export interface TestDaemon {
+  dir: string;
+  /** The unix socket, as a path. */
+  socket: string;
+  pidfile: string;
+  proc: ChildProcess;
+  /** Everything the daemon wrote to stderr and stdout so far. */
+  output(): string;
+  /** The addresses it said it listens on (`API listen on ...`), real ports filled in. */
+  addresses(): string[];
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves with the exit code. Removes the folder. */
+  stop(graceMs?: number): Promise<number | null>;
+}
+
+export interface StartOptions {
+  /** Extra flags. */
+  args?: string[];
+  /** Replace the default `-H unix://<dir>/engine.sock`. */
+  hosts?: string[];
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Extra file descriptors for the child (socket activation). */
+  stdio?: (number | "pipe" | "ignore")[];
+  timeoutMs?: number;
+}
+
+const READY = "daemon has completed initialization";
+const running = new Set<TestDaemon>();
+
+export function makeTempDir(prefix = "engine-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export function daemonArgs(dir: string): string[] {
+  return ["--data-root", join(dir, "data"), "--exec-root", join(dir, "exec"), "--pidfile", join(dir, "engine.pid")];
+}
+
+export async function startEngined(opts: StartOptions = {}): Promise<TestDaemon> {
+  const dir = makeTempDir();
+  const socket = join(dir, "engine.sock");
+  const hosts = opts.hosts ?? [`unix://${socket}`];
+  const args = [...daemonArgs(dir), ...hosts.flatMap((h) => ["-H", h]), ...(opts.args ?? [])];
+  const proc = spawn(ENGINED, args, {
+    cwd: opts.cwd ?? ROOT,
+    env: { ...process.env, ...opts.env },
+    stdio: ["ignore", "pipe", "pipe", ...(opts.stdio ?? [])],
+  });
+  let out = "";
+  proc.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  proc.stderr!.on("data", (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((res) => proc.once("exit", (code) => res(code)));
+
+  const daemon: TestDaemon = {
+    dir,
+    socket,
+    pidfile: join(dir, "engine.pid"),
+    proc,
+    output: () => out,
+    addresses: () => [...out.matchAll(/API listen on (\S+?)"/g)].map((m) => m[1]),
+    async stop(graceMs = 10_000) {
+      running.delete(daemon);
+      if (proc.exitCode === null && proc.signalCode === null) {
+        proc.kill("SIGTERM");
+        const timer = setTimeout(() => proc.kill("SIGKILL"), graceMs);
+        const code = await exited;
+        clearTimeout(timer);
+        rmSync(dir, { recursive: true, force: true });
+        return code;
+      }
+      rmSync(dir, { recursive: true, force: true });
+      return proc.exitCode;
+    },
+  };
+  running.add(daemon);
+
+  const deadline = opts.timeoutMs ?? 20_000;
+  const ready = await new Promise<boolean>((res) => {
+    const timer = setTimeout(() => res(false), deadline);
+    const check = () => {
+      if (out.includes(READY)) {
+        clearTimeout(timer);
+        res(true);
+      }
+    };
+    proc.stdout!.on("data", check);
+    proc.stderr!.on("data", check);
+    exited.then(() => {
+      clearTimeout(timer);
+      res(out.includes(READY));
+    });
+  });
+  if (!ready) {
+    await daemon.stop(1000);
+    throw new Error(`engined did not start:\n${out}`);
+  }
+  return daemon;
+}
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `bin/engined` with these arguments until it exits (for starts that must fail). */
+export function runEngined(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+  return runCommand(ENGINED, args, opts);
+}
+
+export function runCommand(
+  command: string,
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number; input?: string } = {},
+): Promise<RunResult> {
+  return new Promise((res) => {
+    const proc = spawn(command, args, { cwd: opts.cwd ?? ROOT, env: { ...process.env, ...opts.env } });
+    let stdout = "";
+    let stderr = "";
+    proc.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    proc.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    if (opts.input !== undefined) proc.stdin.end(opts.input);
+    else proc.stdin.end();
+    const timer = setTimeout(() => proc.kill("SIGKILL"), opts.timeoutMs ?? 20_000);
+    proc.once("close", (code) => {
+      clearTimeout(timer);
+      res({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Stops every daemon a test left running (registered as a root hook by each suite). */
+export async function stopAllDaemons(): Promise<void> {
+  await Promise.all([...running].map((d) => d.stop(2000)));
+}

@@ -1,0 +1,6 @@
+/** Imported by every suite that starts daemons: none outlives the run. */
+import { stopAllDaemons } from "./engined.js";
+
+after(async () => {
+  await stopAllDaemons();
+});
