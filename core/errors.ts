@@ -78,11 +78,6 @@ export const errors = {
     (option: string, value: string, why: string) => `invalid value "${value}" for ${option}: ${why}`,
   ),
   optionUnknown: define("ENGINE_ERR_OPTION_UNKNOWN", 400, (option: string) => `unknown flag: ${option}`),
-  optionRepeated: define(
-    "ENGINE_ERR_OPTION_REPEATED",
-    400,
-    (option: string) => `flag ${option} can be given only once`,
-  ),
 
   // --- plugins ---
   pluginDuplicateId: define(

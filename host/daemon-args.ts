@@ -22,7 +22,7 @@ export function parseDaemonArgs(argv: readonly string[]): Map<OptionName, string
     flags[camel(def.flag)] = {
       type: isBool(def) ? "boolean" : "string",
       ...(def.short ? { shortFlag: def.short } : {}),
-      // Every non-boolean is collected as a list, so that a repeated single flag is our error.
+      // Every non-boolean is collected as a list; meow would refuse a repeated single flag.
       ...(isBool(def) ? {} : { isMultiple: true }),
     };
   }
@@ -59,9 +59,9 @@ export function parseDaemonArgs(argv: readonly string[]): Map<OptionName, string
     }
     const values = value as string[];
     if (values.length === 0) continue;
+    // As with Docker's flags, a single-valued flag given twice keeps its last value.
     const repeatable = def.type.name === "list" || def.type.name === "map";
-    if (!repeatable && values.length > 1) throw errors.optionRepeated(`--${def.flag}`);
-    out.set(name, values);
+    out.set(name, repeatable ? values : values.slice(-1));
   }
   return out;
 }

@@ -57,5 +57,6 @@ function toText(jsonLine: string, colour: boolean): string {
 
 function quote(value: unknown): string {
   const text = typeof value === "string" ? value : JSON.stringify(value);
-  return /^[\w./:@-]+$/.test(text) ? text : JSON.stringify(text);
+  // logrus quotes any value with characters beyond these (a time's colons included).
+  return /^[A-Za-z0-9\-._/@^+]+$/.test(text) ? text : JSON.stringify(text);
 }

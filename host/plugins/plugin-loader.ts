@@ -54,6 +54,8 @@ export async function loadPlugins(selections: readonly PluginSelection[], deps: 
   const queue = selections.map((s) => ({ ...s, optional: Boolean(s.optional), reason: `${s.kind} "${s.name}"` }));
   while (queue.length > 0) {
     const sel = queue.shift()!;
+    // A requirement the operator already selected some other way (a path) is loaded.
+    if (sel.reason.startsWith("required by") && candidates.has(`${sel.kind}.${sel.name}`)) continue;
     const loaded = await tryLoad(sel, deps);
     if (!loaded) continue;
     const { manifest } = loaded.plugin;
@@ -77,7 +79,9 @@ export async function loadPlugins(selections: readonly PluginSelection[], deps: 
   const ordered = orderPlugins(usable);
   const applied: AppliedPlugin[] = [];
   for (const candidate of ordered) {
-    if (candidate.requires.some((id) => !applied.some((a) => a.id === id))) {
+    const failed = candidate.requires.find((id) => !applied.some((a) => a.id === id));
+    if (failed) {
+      if (!candidate.optional) throw errors.pluginMissingRequirement(candidate.id, failed);
       deps.log.warn({ plugin: candidate.id }, "plugin skipped: a plugin it requires failed");
       continue;
     }
@@ -101,7 +105,10 @@ async function tryLoad(
   }
 }
 
-/** Plugins not for this host, and those that require them, are dropped or are fatal. */
+/**
+ * Plugins not for this host, and those that require them or a plugin that could not be loaded,
+ * are dropped or are fatal.
+ */
 function dropUnsupported(candidates: Candidate[], deps: LoaderDeps): Candidate[] {
   const dropped = new Set<string>();
   for (const c of candidates) {
@@ -111,15 +118,17 @@ function dropUnsupported(candidates: Candidate[], deps: LoaderDeps): Candidate[]
     deps.log.info({ plugin: c.id, reason: answer }, "plugin skipped: not for this host");
     dropped.add(c.id);
   }
-  let changed = dropped.size > 0;
+  const present = new Set(candidates.map((c) => c.id));
+  let changed = true;
   while (changed) {
     changed = false;
     for (const c of candidates) {
       if (dropped.has(c.id)) continue;
-      const missing = c.requires.find((id) => dropped.has(id));
+      const missing = c.requires.find((id) => dropped.has(id) || !present.has(id));
       if (!missing) continue;
       if (!c.optional) throw errors.pluginMissingRequirement(c.id, missing);
-      deps.log.info({ plugin: c.id, requires: missing }, "plugin skipped: what it requires is not for this host");
+      if (present.has(missing)) deps.log.info({ plugin: c.id, requires: missing }, "plugin skipped: what it requires is not for this host");
+      else deps.log.warn({ plugin: c.id, requires: missing }, "plugin skipped: what it requires could not be loaded");
       dropped.add(c.id);
       changed = true;
     }

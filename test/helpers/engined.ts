@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { connect } from "node:net";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -36,13 +37,19 @@ export interface StartOptions {
   /** Extra file descriptors for the child (socket activation). */
   stdio?: (number | "pipe" | "ignore")[];
   timeoutMs?: number;
+  /** How readiness shows: the log line (default), or the socket answering (quiet log levels). */
+  readyBy?: "log" | "socket";
 }
 
 const READY = "daemon has completed initialization";
 const running = new Set<TestDaemon>();
+const tempDirs = new Set<string>();
 
+/** A temporary folder, removed after the run by the root hook if the test does not. */
 export function makeTempDir(prefix = "engine-test-"): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  tempDirs.add(dir);
+  return dir;
 }
 
 export function daemonArgs(dir: string): string[] {
@@ -98,9 +105,23 @@ export async function startEngined(opts: StartOptions = {}): Promise<TestDaemon>
     };
     proc.stdout!.on("data", check);
     proc.stderr!.on("data", check);
+    if (opts.readyBy === "socket") {
+      const poll = setInterval(() => {
+        const probe = connect(socket);
+        probe.once("connect", () => {
+          probe.destroy();
+          clearInterval(poll);
+          clearTimeout(timer);
+          res(true);
+        });
+        probe.once("error", () => probe.destroy());
+      }, 50);
+      exited.then(() => clearInterval(poll));
+      setTimeout(() => clearInterval(poll), deadline);
+    }
     exited.then(() => {
       clearTimeout(timer);
-      res(out.includes(READY));
+      res(false);
     });
   });
   if (!ready) {
@@ -142,7 +163,9 @@ export function runCommand(
   });
 }
 
-/** Stops every daemon a test left running (registered as a root hook by each suite). */
-export async function stopAllDaemons(): Promise<void> {
+/** Stops every daemon a test left running and removes every temporary folder (root hook). */
+export async function cleanUpAfterTests(): Promise<void> {
   await Promise.all([...running].map((d) => d.stop(2000)));
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  tempDirs.clear();
 }

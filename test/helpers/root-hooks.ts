@@ -1,6 +1,6 @@
-/** Imported by every suite that starts daemons: none outlives the run. */
-import { stopAllDaemons } from "./engined.js";
+/** Imported by every suite that starts daemons: no daemon or temporary folder outlives the run. */
+import { cleanUpAfterTests } from "./engined.js";
 
 after(async () => {
-  await stopAllDaemons();
+  await cleanUpAfterTests();
 });

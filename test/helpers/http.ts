@@ -1,0 +1,43 @@
+/** Plain HTTP requests to a daemon over a unix socket or TCP, for checks below any client. */
+import { request } from "node:http";
+
+export interface HttpAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+export function httpRequest(
+  where: { socketPath: string } | { host: string; port: number },
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const req = request(
+      {
+        ...where,
+        method,
+        path,
+        headers: payload ? { "content-type": "application/json", "content-length": payload.length } : {},
+        timeout: 10_000,
+      },
+      (res) => {
+        let text = "";
+        res.on("data", (d: Buffer) => (text += d.toString()));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+      },
+    );
+    req.on("timeout", () => req.destroy(new Error("timed out")));
+    req.on("error", reject);
+    req.end(payload);
+  });
+}
+
+/** `tcp://127.0.0.1:41234/x` -> host and port. */
+export function tcpTarget(address: string): { host: string; port: number } {
+  const m = /^tcp:\/\/\[?([^\]/]+?)\]?:(\d+)/.exec(address);
+  if (!m) throw new Error(`not a tcp address: ${address}`);
+  return { host: m[1], port: Number(m[2]) };
+}
