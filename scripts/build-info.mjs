@@ -5,7 +5,7 @@ import { writeFileSync } from "node:fs";
 
 let commit = "unknown";
 try {
-  commit = execFileSync("git", ["rev-parse", "HEAD"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+  commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
 } catch {
   // not a git checkout
 }

@@ -110,6 +110,31 @@ describe("listeners (-H)", () => {
     });
   });
 
+  describe("TLS versions", () => {
+    it("accepts TLS 1.0 through 1.3 on a --tls listener", async () => {
+      const dir = makeTempDir();
+      execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+        "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")], { stdio: "ignore" });
+      const d = await startEngined({
+        hosts: ["tcp://127.0.0.1:0"],
+        args: ["--tls", "--tlscert", join(dir, "cert.pem"), "--tlskey", join(dir, "key.pem")],
+      });
+      try {
+        const { port } = tcpTarget(d.addresses()[0]);
+        for (const [flag, name] of [["-tls1", "TLSv1"], ["-tls1_1", "TLSv1.1"], ["-tls1_2", "TLSv1.2"], ["-tls1_3", "TLSv1.3"]]) {
+          // The client side must allow old versions too: OpenSSL's client refuses them by default.
+          const out = execFileSync("openssl", ["s_client", flag, "-cipher", "DEFAULT:@SECLEVEL=0", "-connect", `127.0.0.1:${port}`],
+            { input: "", encoding: "utf8", stdio: ["pipe", "pipe", "pipe"], timeout: 10_000 });
+          // The session's protocol line (TLS 1.3 prints only the "New, ..." line).
+          const escaped = name.replace(".", "\\.");
+          expect(out, name).to.match(new RegExp(`(Protocol\\s*: ${escaped}$|New, ${escaped}, Cipher is [A-Z])`, "m"));
+        }
+      } finally {
+        await d.stop();
+      }
+    });
+  });
+
   describe("socket activation (fd://)", () => {
     /**
      * Does what systemd does: binds the socket, puts it at descriptor 3, sets LISTEN_FDS and
