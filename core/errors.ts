@@ -78,6 +78,23 @@ export const errors = {
     (option: string, value: string, why: string) => `invalid value "${value}" for ${option}: ${why}`,
   ),
   optionUnknown: define("ENGINE_ERR_OPTION_UNKNOWN", 400, (option: string) => `unknown flag: ${option}`),
+  configInvalid: define(
+    "ENGINE_ERR_CONFIG_INVALID",
+    400,
+    (path: string, problems: string[]) => `unable to configure the engine daemon with file ${path}: ${problems.join("; ")}`,
+  ),
+  configConflict: define(
+    "ENGINE_ERR_CONFIG_CONFLICT",
+    400,
+    (source: string, detail: string[]) =>
+      `unable to configure the engine daemon with ${source}: the following directives are specified both as a flag and in the configuration file: ${detail.join(", ")}`,
+  ),
+  configFileMissing: define(
+    "ENGINE_ERR_CONFIG_FILE_MISSING",
+    400,
+    (path: string) => `unable to configure the engine daemon: the configuration file ${path} does not exist`,
+  ),
+  configRule: define("ENGINE_ERR_CONFIG_RULE", 400, (problems: string[]) => `invalid daemon configuration: ${problems.join("; ")}`),
 
   // --- plugins ---
   pluginDuplicateId: define(

@@ -15,6 +15,7 @@
  */
 import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook, SyncHook } from "tapable";
 import type { AuthzDenial, AuthzRequest, AuthzResponse } from "./contracts/authz.js";
+import type { ReloadContext } from "./reload.js";
 import type { SystemInfo, VersionInfo } from "./system-info.js";
 
 /** Why the daemon is stopping. */
@@ -46,6 +47,16 @@ export function createHooks() {
      * Taps run in order; one that throws is logged and the others still run.
      */
     shutdown: new AsyncSeriesHook<[ShutdownReason]>(["reason"]),
+
+    /**
+     * A reload (SIGHUP) found reloadable options changed (`ctx.changed`). Each tap applies the
+     * change of its area from `ctx.previous` to `ctx.next` and registers its undo with
+     * `ctx.onRollback`; a tap that throws makes the whole reload roll back (see core/reload.ts).
+     */
+    reload: new AsyncSeriesHook<[ReloadContext]>(["reload"]),
+
+    /** Notification: a reload took effect; `ctx.next` is now the configuration. */
+    reloaded: new SyncHook<[ReloadContext]>(["reload"]),
 
     // --- API -----------------------------------------------------------------------------------
 

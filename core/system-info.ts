@@ -66,6 +66,8 @@ export interface SystemInfo {
   Isolation: string;
   InitBinary: string;
   SecurityOptions: string[];
+  /** Not in Docker's API: the reloadable options' current values by file key. */
+  EngineOptions: Record<string, unknown>;
   /** Cluster mode's state on this node; "inactive" until the node joins a cluster. */
   Swarm: { NodeID: string; NodeAddr: string; LocalNodeState: string; ControlAvailable: boolean; Error: string; RemoteManagers: null };
   Warnings: string[];

@@ -5,28 +5,39 @@
  */
 import meow from "meow";
 import { errors } from "../core/errors.js";
-import { optionNames, optionTable, type OptionDefinition, type OptionName } from "../core/options/table.js";
+import { definitionOf, optionNames, type OptionDefinition, type OptionName } from "../core/options/table.js";
 import { bool, ValueError } from "../core/options/value-types.js";
 
 type MeowFlag = { type: "string" | "boolean"; shortFlag?: string; isMultiple?: boolean };
 
-const camel = (flag: string) => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+/**
+ * meow hands flags to yargs-parser, which reads `--no-X` as "X is false" and camel-cases keys
+ * its own way (`ip6tables` -> `ip6Tables`). Docker's flags know neither: `--no-proxy` is a
+ * flag of its own, and `--no-icc` is unknown. So flags that start with `no-` travel under an
+ * alias, other `--no-` words are refused, and keys are compared without case and dashes.
+ */
+const NO_ALIAS = "engine-literal-";
+const norm = (key: string) => key.replace(/[^a-z0-9]/gi, "").toLowerCase();
+const meowKey = (flag: string) => (flag.startsWith("no-") ? NO_ALIAS + flag : flag).replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+/** Options that have a flag (some are set only in the configuration file). */
+const flagOptions = optionNames.filter((name) => definitionOf(name).flag !== undefined);
 const isBool = (def: OptionDefinition<unknown>) => def.type === bool;
 
 /** Parses argv (without the node and script paths) into option occurrences as text. */
-export function parseDaemonArgs(argv: readonly string[]): Map<OptionName, string[]> {
-  checkBooleanValues(argv);
+export function parseDaemonArgs(given: readonly string[]): Map<OptionName, string[]> {
+  const argv = protectNoFlags(given);
+  checkBooleanValues(given);
   const flags: Record<string, MeowFlag> = {};
-  for (const name of optionNames) {
-    const def = optionTable[name] as OptionDefinition<unknown>;
-    flags[camel(def.flag)] = {
+  for (const name of flagOptions) {
+    const def = definitionOf(name);
+    flags[meowKey(def.flag!)] = {
       type: isBool(def) ? "boolean" : "string",
       ...(def.short ? { shortFlag: def.short } : {}),
       // Every non-boolean is collected as a list; meow would refuse a repeated single flag.
       ...(isBool(def) ? {} : { isMultiple: true }),
     };
   }
-  const known = new Set(Object.keys(flags));
+  const known = new Set(Object.keys(flags).map(norm));
   let cli;
   try {
     cli = meow({
@@ -47,11 +58,13 @@ export function parseDaemonArgs(argv: readonly string[]): Map<OptionName, string
   }
   const out = new Map<OptionName, string[]>();
   for (const key of Object.keys(cli.flags)) {
-    if (!known.has(key)) throw errors.optionUnknown(unknownFlagSpelling(argv, key));
+    if (!known.has(norm(key))) throw errors.optionUnknown(unknownFlagSpelling(given, key));
   }
-  for (const name of optionNames) {
-    const def = optionTable[name] as OptionDefinition<unknown>;
-    const value = (cli.flags as Record<string, unknown>)[camel(def.flag)];
+  for (const name of flagOptions) {
+    const def = definitionOf(name);
+    const wanted = norm(meowKey(def.flag!));
+    const key = Object.keys(cli.flags).find((k) => norm(k) === wanted);
+    const value = key === undefined ? undefined : (cli.flags as Record<string, unknown>)[key];
     if (value === undefined) continue;
     if (isBool(def)) {
       out.set(name, [String(value)]);
@@ -60,10 +73,18 @@ export function parseDaemonArgs(argv: readonly string[]): Map<OptionName, string
     const values = value as string[];
     if (values.length === 0) continue;
     // As with Docker's flags, a single-valued flag given twice keeps its last value.
-    const repeatable = def.type.name === "list" || def.type.name === "map";
-    out.set(name, repeatable ? values : values.slice(-1));
+    out.set(name, def.type.repeatable ? values : values.slice(-1));
   }
   return out;
+}
+
+function protectNoFlags(argv: readonly string[]): string[] {
+  return argv.map((arg) => {
+    const m = /^--(no-[a-z0-9-]+)(=.*)?$/.exec(arg);
+    if (!m) return arg;
+    if (!flagOptions.some((n) => definitionOf(n).flag === m[1])) throw errors.optionUnknown(`--${m[1]}`);
+    return `--${NO_ALIAS}${m[1]}${m[2] ?? ""}`;
+  });
 }
 
 /** meow reads `--debug=maybe` as false; Docker's flags refuse it. */
@@ -71,7 +92,8 @@ function checkBooleanValues(argv: readonly string[]): void {
   for (const arg of argv) {
     const m = /^--([a-z0-9-]+)=(.*)$/.exec(arg);
     if (!m) continue;
-    const def = Object.values(optionTable).find((d) => d.flag === m[1]) as OptionDefinition<unknown> | undefined;
+    const name = flagOptions.find((n) => definitionOf(n).flag === m[1]);
+    const def = name === undefined ? undefined : definitionOf(name);
     if (!def || !isBool(def)) continue;
     try {
       bool.parse(m[2], undefined);

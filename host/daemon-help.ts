@@ -6,23 +6,29 @@ const GROUP_TITLES: Record<OptionGroup, string> = {
   tls: "TLS",
   daemon: "Daemon",
   logging: "Logging",
-  drivers: "Drivers and plugins",
-  registry: "Registries",
+  runtime: "Containers and runtimes",
+  storage: "Storage",
+  security: "Security",
+  network: "Networking",
+  registry: "Registries and proxies",
+  cluster: "Cluster mode and metrics",
 };
 
 export function daemonHelp(env: NodeJS.ProcessEnv): string {
   const lines = ["Usage:\tengined [OPTIONS]", "", "A self-sufficient runtime for containers.", ""];
   const defs = Object.values(optionTable) as OptionDefinition<unknown>[];
   for (const group of Object.keys(GROUP_TITLES) as OptionGroup[]) {
-    const members = defs.filter((d) => d.group === group).sort((a, b) => a.flag.localeCompare(b.flag));
+    const members = defs.filter((d) => d.group === group && d.flag).sort((a, b) => a.flag!.localeCompare(b.flag!));
     if (members.length === 0) continue;
     lines.push(`${GROUP_TITLES[group]}:`);
     for (const def of members) {
       const names = `${def.short ? `-${def.short}, ` : "    "}--${def.flag}${valueName(def)}`;
-      lines.push(`  ${names.padEnd(36)} ${def.help}${defaultText(def, env)}${def.reloadable ? " (reloadable)" : ""}`);
+      lines.push(`  ${names.padEnd(42)} ${def.help}${defaultText(def, env)}${def.reloadable ? " (reloadable)" : ""}`);
     }
     lines.push("");
   }
+  const fileOnly = defs.filter((d) => !d.flag).map((d) => d.key);
+  lines.push(`Set in the configuration file only: ${fileOnly.join(", ")}.`, "");
   return lines.join("\n");
 }
 

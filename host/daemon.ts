@@ -7,24 +7,27 @@
 import { rmSync } from "node:fs";
 import type { Logger } from "pino";
 import { createHooks, type EngineHooks, type ShutdownReason } from "../core/hooks.js";
-import type { DaemonConfig } from "../core/options/table.js";
+import type { LoadedConfig } from "../core/options/load-config.js";
+import type { DaemonConfig, OptionName } from "../core/options/table.js";
 import { buildApi, type Api, type LoadLimits } from "./api/app.js";
+import { AuthzChain } from "./authz-chain.js";
 import { callEach } from "./call-each.js";
-import { readHostFacts } from "./host-facts.js";
+import { ruleHost, type HostReport } from "./host-facts.js";
 import { openListeners, type Listener } from "./listeners/listen.js";
 import { formatAddress, parseHost, type ListenAddress } from "./listeners/parse-host.js";
 import { takeActivationFds } from "./listeners/socket-activation.js";
 import { loadTlsOptions } from "./listeners/tls-options.js";
 import { claimPidfile } from "./pidfile.js";
 import { defaultResolveOptions, type ResolveOptions } from "./plugins/resolve-plugin.js";
-import { loadPlugins, type AppliedPlugin, type PluginSelection } from "./plugins/plugin-loader.js";
+import { reloadDaemon, type ReloadOutcome } from "./reload.js";
 import { prepareRoots, type Roots } from "./roots.js";
 import { buildSystemInfo, buildVersionInfo, loadDaemonId, type InfoSources } from "./system-info.js";
 
 export interface DaemonOptions {
-  config: DaemonConfig;
-  /** Options the operator gave explicitly (an explicit missing `--group` is an error). */
-  given: ReadonlySet<string>;
+  loaded: LoadedConfig;
+  /** The flags as given: a reload merges the file with them again. */
+  flags: ReadonlyMap<OptionName, readonly string[]>;
+  host: HostReport;
   env: NodeJS.ProcessEnv;
   log: Logger;
   resolve?: ResolveOptions;
@@ -34,14 +37,16 @@ export interface DaemonOptions {
 export interface RunningDaemon {
   hooks: EngineHooks;
   roots: Roots;
-  plugins: AppliedPlugin[];
   listeners: Listener[];
   api: Api;
+  config(): DaemonConfig;
+  reload(): Promise<ReloadOutcome>;
   stop(reason: ShutdownReason): Promise<void>;
 }
 
 export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
-  const { config, log, env } = opts;
+  const { log, env, host } = opts;
+  let config = opts.loaded.config;
   const activationFds = takeActivationFds(env);
   const tlsOn = config.tls || config.tlsverify;
   // Parse every address before anything is created, so that a typo changes nothing.
@@ -54,15 +59,15 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   const hooks = createHooks();
   let shutdownReason: ShutdownReason = "error";
   try {
-    const host = readHostFacts();
-    const plugins = await loadPlugins(pluginSelections(config), {
-      hooks,
+    const authz = new AuthzChain(hooks, {
       log,
       host,
       dataRoot: roots.dataRoot,
       execRoot: roots.execRoot,
       resolve: opts.resolve ?? defaultResolveOptions(),
     });
+    await authz.replace(config["authorization-plugin"]);
+    tapDaemonReload(hooks, authz, log);
     undo.push(() => callEach(hooks.shutdown, [shutdownReason], (tap, err) => log.error({ tap, err }, "shutdown step failed")));
     await hooks.start.promise();
 
@@ -73,7 +78,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       hooks,
       dataRoot: roots.dataRoot,
       daemonId: loadDaemonId(roots.dataRoot),
-      authorization: () => plugins.filter((p) => p.plugin.manifest.kind === "authz").map((p) => p.id),
+      authorization: () => authz.ids(),
       warnings: () => warnings,
     };
     const api = await buildApi({
@@ -89,7 +94,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       handler: api.handler,
       tls,
       group: config.group,
-      groupGiven: opts.given.has("group"),
+      groupGiven: opts.loaded.given.has("group") || opts.loaded.fromFile.has("group"),
       activationFds,
       log,
     });
@@ -98,12 +103,26 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     hooks.listening.call({ addresses: listeners.map((l) => l.address) });
 
     let stopping: Promise<void> | undefined;
+    let reloading = Promise.resolve<ReloadOutcome>("unchanged");
     return {
       hooks,
       roots,
-      plugins,
       listeners,
       api,
+      config: () => config,
+      // Reloads run one after another: a second SIGHUP waits for the first.
+      reload: () =>
+        (reloading = reloading.then(() =>
+          reloadDaemon({
+            flags: opts.flags,
+            env,
+            host: ruleHost(host),
+            hooks,
+            log,
+            current: () => config,
+            commit: (next) => void (config = next),
+          }),
+        )),
       stop: (reason) => {
         shutdownReason = reason;
         return (stopping ??= stopAll(undo, reason, log));
@@ -115,14 +134,25 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   }
 }
 
+/** The daemon's own parts that a reload changes: the log level and the authorization chain. */
+function tapDaemonReload(hooks: EngineHooks, authz: AuthzChain, log: Logger): void {
+  hooks.reload.tap("log-level", (ctx) => {
+    if (!ctx.changed.has("debug")) return;
+    const before = log.level;
+    log.level = ctx.next.debug ? "debug" : ctx.next["log-level"];
+    ctx.onRollback(() => void (log.level = before));
+  });
+  hooks.reload.tapPromise("authorization-plugins", async (ctx) => {
+    if (!ctx.changed.has("authorization-plugin")) return;
+    const { undo } = await authz.replace(ctx.next["authorization-plugin"]);
+    ctx.onRollback(undo);
+  });
+}
+
 /** `-H` values, or the default socket; an empty `-H` counts as none. */
 function listenAddresses(hosts: readonly string[], tls: boolean): ListenAddress[] {
   const given = hosts.filter((h) => h.trim() !== "");
   return (given.length ? given : [""]).map((h) => parseHost(h, tls));
-}
-
-function pluginSelections(config: DaemonConfig): PluginSelection[] {
-  return config["authorization-plugin"].map((name) => ({ kind: "authz" as const, name }));
 }
 
 function insecureTcpWarnings(addresses: readonly ListenAddress[], verified: boolean): string[] {

@@ -2,31 +2,52 @@
  * `engined`: the only file that starts the daemon process, handles its signals and exits.
  * Everything else is in `daemon.ts` and below, and can be started in-process by tests.
  */
-import { errors, EngineError } from "../core/errors.js";
-import { resolveOptions, type ResolvedOptions } from "../core/options/resolve.js";
+import { EngineError } from "../core/errors.js";
+import { loadConfig, type LoadedConfig } from "../core/options/load-config.js";
+import { resolveOptions } from "../core/options/resolve.js";
+import type { OptionName } from "../core/options/table.js";
 import { ENGINE_VERSION, GIT_COMMIT } from "../core/version.js";
 import { parseDaemonArgs } from "./daemon-args.js";
 import { daemonHelp } from "./daemon-help.js";
 import { startDaemon, type RunningDaemon } from "./daemon.js";
+import { readHostFacts, ruleHost } from "./host-facts.js";
 import { createLogger } from "./logger.js";
 
+function fail(message: string): number {
+  process.stderr.write(`engined: ${message}\n`);
+  return 1;
+}
+
 async function main(): Promise<number> {
-  let options: ResolvedOptions;
+  let flags: Map<OptionName, string[]>;
   try {
-    options = resolveOptions(parseDaemonArgs(process.argv.slice(2)), process.env);
+    flags = parseDaemonArgs(process.argv.slice(2));
+    const actions = resolveOptions(flags, process.env).config;
+    if (actions.version) {
+      process.stdout.write(`Engine version ${ENGINE_VERSION}, build ${GIT_COMMIT}\n`);
+      return 0;
+    }
+    if (actions.help) {
+      process.stdout.write(daemonHelp(process.env));
+      return 0;
+    }
   } catch (err) {
-    process.stderr.write(`engined: ${(err as Error).message}\nSee 'engined --help'.\n`);
-    return 1;
+    return fail(`${(err as Error).message}\nSee 'engined --help'.`);
   }
-  const { config } = options;
-  if (config.version) {
-    process.stdout.write(`Engine version ${ENGINE_VERSION}, build ${GIT_COMMIT.slice(0, 7)}\n`);
+
+  const host = readHostFacts();
+  let loaded: LoadedConfig;
+  try {
+    loaded = loadConfig(flags, process.env, ruleHost(host));
+  } catch (err) {
+    return fail((err as Error).message);
+  }
+  const { config } = loaded;
+  if (config.validate) {
+    process.stdout.write("configuration OK\n");
     return 0;
   }
-  if (config.help) {
-    process.stdout.write(daemonHelp(process.env));
-    return 0;
-  }
+
   const log = createLogger({
     level: config.debug ? "debug" : config["log-level"],
     format: config["log-format"],
@@ -36,7 +57,7 @@ async function main(): Promise<number> {
 
   let daemon: RunningDaemon;
   try {
-    daemon = await startDaemon({ config, given: options.given, env: process.env, log });
+    daemon = await startDaemon({ loaded, flags, host, env: process.env, log });
   } catch (err) {
     log.fatal({ code: err instanceof EngineError ? err.code : undefined }, `failed to start daemon: ${(err as Error).message}`);
     return 1;
@@ -57,6 +78,7 @@ async function main(): Promise<number> {
     };
     process.on("SIGTERM", onSignal);
     process.on("SIGINT", onSignal);
+    process.on("SIGHUP", () => void daemon.reload());
     process.on("uncaughtException", (err) => {
       log.fatal({ err }, "uncaught exception");
       daemon.stop("error").finally(() => resolve(1));
@@ -67,7 +89,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err) => {
-    process.stderr.write(`engined: ${errors.apiInternal(String(err?.stack ?? err)).message}\n`);
+    process.stderr.write(`engined: ${String(err?.stack ?? err)}\n`);
     process.exit(1);
   },
 );

@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { availableParallelism, hostname, machine, release, totalmem } from "node:os";
 import type { HostFacts } from "../core/contracts/plugin.js";
+import type { RuleHost } from "../core/options/rules.js";
 
 export interface HostReport extends HostFacts {
   hostname: string;
@@ -14,8 +15,8 @@ export interface HostReport extends HostFacts {
   architecture: string;
   ncpu: number;
   memTotal: number;
-  /** The cgroup driver used when `native.cgroupdriver` is not given. */
-  defaultCgroupDriver: "cgroupfs" | "systemd";
+  /** systemd runs as init: the systemd cgroup driver is possible. */
+  systemd: boolean;
   /** Which resource limits the kernel's cgroups can enforce here. */
   limits: CgroupLimits;
 }
@@ -33,7 +34,6 @@ export interface CgroupLimits {
 export function readHostFacts(): HostReport {
   const osRelease = parseOsRelease();
   const cgroupVersion = existsSync("/sys/fs/cgroup/cgroup.controllers") ? 2 : 1;
-  // On cgroup v2 with systemd as init, systemd owns the tree; otherwise cgroupfs.
   const systemdInit = existsSync("/run/systemd/system");
   return {
     platform: process.platform,
@@ -46,7 +46,7 @@ export function readHostFacts(): HostReport {
     architecture: machine(),
     ncpu: availableParallelism(),
     memTotal: totalmem(),
-    defaultCgroupDriver: cgroupVersion === 2 && systemdInit ? "systemd" : "cgroupfs",
+    systemd: systemdInit,
     limits: cgroupVersion === 2 ? cgroupV2Limits() : cgroupV1Limits(),
   };
 }
@@ -82,6 +82,11 @@ function cgroupV2Limits(): CgroupLimits {
     pids: has("pids"),
     oomKillDisable: false,
   };
+}
+
+/** The facts the option rules need. */
+export function ruleHost(facts: HostReport): RuleHost {
+  return { platform: "linux", cgroupVersion: facts.cgroupVersion, systemd: facts.systemd };
 }
 
 function parseOsRelease(): Record<string, string> {

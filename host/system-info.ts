@@ -10,7 +10,8 @@ import type { EngineHooks } from "../core/hooks.js";
 import type { DaemonConfig } from "../core/options/table.js";
 import type { SystemInfo, VersionInfo } from "../core/system-info.js";
 import { API_VERSION, BUILD_TIME, ENGINE_VERSION, GIT_COMMIT, MIN_API_VERSION } from "../core/version.js";
-import type { HostReport } from "./host-facts.js";
+import { cgroupDriver, maskProxy, registryConfig, reloadableOptions, runtimesInfo, securityOptions } from "./config-report.js";
+import { ruleHost, type HostReport } from "./host-facts.js";
 
 export interface InfoSources {
   config: () => DaemonConfig;
@@ -41,6 +42,7 @@ export function loadDaemonId(dataRoot: string): string {
 export async function buildSystemInfo(src: InfoSources): Promise<SystemInfo> {
   const config = src.config();
   const { host } = src;
+  const rules = ruleHost(host);
   const authz = src.authorization();
   const base: SystemInfo = {
     ID: src.daemonId,
@@ -66,7 +68,7 @@ export async function buildSystemInfo(src: InfoSources): Promise<SystemInfo> {
     NGoroutines: 0,
     SystemTime: new Date().toISOString(),
     LoggingDriver: config["log-driver"],
-    CgroupDriver: host.defaultCgroupDriver,
+    CgroupDriver: cgroupDriver(config, rules),
     CgroupVersion: String(host.cgroupVersion),
     NEventsListener: 0,
     KernelVersion: host.kernel,
@@ -75,27 +77,24 @@ export async function buildSystemInfo(src: InfoSources): Promise<SystemInfo> {
     OSType: "linux",
     Architecture: host.architecture,
     IndexServerAddress: "",
-    RegistryConfig: {
-      InsecureRegistryCIDRs: ["127.0.0.0/8", "::1/128"],
-      IndexConfigs: {},
-      Mirrors: [],
-    },
+    RegistryConfig: registryConfig(config),
     NCPU: host.ncpu,
     MemTotal: host.memTotal,
     DockerRootDir: src.dataRoot,
-    HttpProxy: "",
-    HttpsProxy: "",
-    NoProxy: "",
+    HttpProxy: maskProxy(config["http-proxy"]),
+    HttpsProxy: maskProxy(config["https-proxy"]),
+    NoProxy: config["no-proxy"],
     Name: host.hostname,
     Labels: [...config.label],
     ExperimentalBuild: config.experimental,
     ServerVersion: ENGINE_VERSION,
-    Runtimes: {},
-    DefaultRuntime: "",
-    LiveRestoreEnabled: false,
+    Runtimes: runtimesInfo(config),
+    DefaultRuntime: config["default-runtime"],
+    LiveRestoreEnabled: config["live-restore"],
     Isolation: "",
-    InitBinary: "",
-    SecurityOptions: [],
+    InitBinary: config["init-path"],
+    SecurityOptions: securityOptions(config, rules),
+    EngineOptions: reloadableOptions(config),
     Swarm: { NodeID: "", NodeAddr: "", LocalNodeState: "inactive", ControlAvailable: false, Error: "", RemoteManagers: null },
     Warnings: src.warnings(),
   };

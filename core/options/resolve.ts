@@ -1,39 +1,58 @@
 /**
- * Turns what the operator gave (flag occurrences as text, and the environment) into the typed
- * daemon configuration, and remembers which options were given on the command line: later
- * sources (the configuration file) may set only the others.
+ * Turns what the operator gave into the typed daemon configuration. Each option takes its
+ * value from the first source that sets it: a flag, the configuration file, an environment
+ * variable, the table's default. An option set both by a flag and in the file is an error
+ * whatever the values, naming every such option with both values.
  */
 import { errors } from "../errors.js";
-import { optionNames, optionTable, type DaemonConfig, type OptionDefinition, type OptionName } from "./table.js";
+import { definitionOf, optionNames, type DaemonConfig, type OptionDefinition, type OptionName } from "./table.js";
 import { ValueError } from "./value-types.js";
 
 export interface ResolvedOptions {
   config: DaemonConfig;
   /** Options given as flags. */
   given: ReadonlySet<OptionName>;
+  /** Options set in the configuration file. */
+  fromFile: ReadonlySet<OptionName>;
 }
 
-/** `occurrences` holds, for each option given as a flag, its values as text in order. */
 export function resolveOptions(
-  occurrences: ReadonlyMap<OptionName, readonly string[]>,
+  flags: ReadonlyMap<OptionName, readonly string[]>,
   env: NodeJS.ProcessEnv,
+  file: ReadonlyMap<OptionName, unknown> = new Map(),
+  source = "the configuration file",
 ): ResolvedOptions {
+  const conflicts = [...flags.keys()].filter((name) => file.has(name) && !definitionOf(name).action);
+  if (conflicts.length > 0) {
+    const detail = conflicts.map((name) => {
+      const def = definitionOf(name);
+      const fromFlag = parseFlag(def, flags.get(name)!);
+      return `${def.key}: (from flag: ${show(def, fromFlag)}, from file: ${show(def, file.get(name))})`;
+    });
+    throw errors.configConflict(source, detail);
+  }
   const config = {} as Record<OptionName, unknown>;
   for (const name of optionNames) {
-    const def = optionTable[name] as OptionDefinition<unknown>;
-    const raw = occurrences.get(name);
-    if (raw && raw.length > 0) {
-      config[name] = parseOccurrences(def, raw);
-    } else if (def.env && env[def.env] && typeof def.default !== "function") {
-      config[name] = parseValue(def, env[def.env]!, undefined, def.env);
-    } else {
-      config[name] = typeof def.default === "function" ? def.default(env) : structuredClone(def.default);
-    }
+    const def = definitionOf(name);
+    const raw = flags.get(name);
+    const envName = envNames(def).find((v) => env[v]);
+    if (raw && raw.length > 0) config[name] = parseFlag(def, raw);
+    else if (file.has(name)) config[name] = file.get(name);
+    else if (envName) config[name] = parseValue(def, env[envName]!, undefined, envName);
+    else config[name] = typeof def.default === "function" ? def.default(env) : structuredClone(def.default);
   }
-  return { config: config as DaemonConfig, given: new Set([...occurrences.keys()]) };
+  return {
+    config: config as DaemonConfig,
+    given: new Set(flags.keys()),
+    fromFile: new Set([...file.keys()]),
+  };
 }
 
-function parseOccurrences(def: OptionDefinition<unknown>, raw: readonly string[]): unknown {
+function envNames(def: OptionDefinition<unknown>): readonly string[] {
+  return def.env === undefined ? [] : typeof def.env === "string" ? [def.env] : def.env;
+}
+
+function parseFlag(def: OptionDefinition<unknown>, raw: readonly string[]): unknown {
   let value: unknown;
   for (const text of raw) value = parseValue(def, text, value, `--${def.flag}`);
   return value;
@@ -46,4 +65,8 @@ function parseValue(def: OptionDefinition<unknown>, text: string, previous: unkn
     if (err instanceof ValueError) throw errors.optionInvalidValue(where, text, err.message);
     throw err;
   }
+}
+
+function show(def: OptionDefinition<unknown>, value: unknown): string {
+  return def.secret ? "xxxxx" : JSON.stringify(def.type.toFile(value as never));
 }

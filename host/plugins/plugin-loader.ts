@@ -32,6 +32,8 @@ export interface LoaderDeps {
   resolve: ResolveOptions;
   /** The values of a plugin's namespaced options. */
   optionsFor?: (plugin: EnginePlugin) => Record<string, string>;
+  /** The hooks a plugin is applied to, when not `hooks` (the authorization chain gives each its own). */
+  hooksFor?: (plugin: EnginePlugin) => EngineHooks;
 }
 
 export interface AppliedPlugin {
@@ -139,7 +141,7 @@ function dropUnsupported(candidates: Candidate[], deps: LoaderDeps): Candidate[]
 function applyOne(candidate: Candidate, deps: LoaderDeps): boolean {
   const log = deps.log.child({ plugin: candidate.id });
   try {
-    candidate.plugin.apply(deps.hooks, {
+    candidate.plugin.apply(deps.hooksFor?.(candidate.plugin) ?? deps.hooks, {
       log,
       dataRoot: deps.dataRoot,
       execRoot: deps.execRoot,

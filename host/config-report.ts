@@ -1,0 +1,64 @@
+/**
+ * The configuration as `/info` reports it: the Docker fields that show options (registries,
+ * runtimes, proxies, security options) and `EngineOptions`, the reloadable options by their
+ * file keys, so that an operator sees what a reload changed. Credentials in proxy URLs are
+ * masked as `xxxxx`.
+ */
+import { isIP } from "node:net";
+import { cgroupDriverOf, type RuleHost } from "../core/options/rules.js";
+import { definitionOf, optionNames, type DaemonConfig } from "../core/options/table.js";
+import type { RegistryConfigInfo, RuntimeInfo } from "../core/system-info.js";
+import { DEFAULT_RUNTIME_NAME } from "../core/options/value-types-structured.js";
+
+/** `http://user:secret@proxy:3128` -> `http://xxxxx:xxxxx@proxy:3128`. */
+export function maskProxy(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^@/]*)@/i, (_, scheme: string, creds: string) =>
+    `${scheme}${creds.includes(":") ? "xxxxx:xxxxx" : "xxxxx"}@`,
+  );
+}
+
+export function registryConfig(config: DaemonConfig): RegistryConfigInfo {
+  const cidrs = ["127.0.0.0/8", "::1/128"];
+  const indexConfigs: RegistryConfigInfo["IndexConfigs"] = {};
+  for (const entry of config["insecure-registry"]) {
+    if (entry.includes("/") && isIP(entry.split("/")[0])) {
+      if (!cidrs.includes(entry)) cidrs.push(entry);
+    } else {
+      indexConfigs[entry] = { Name: entry, Mirrors: [], Secure: false, Official: false };
+    }
+  }
+  return {
+    InsecureRegistryCIDRs: cidrs,
+    IndexConfigs: indexConfigs,
+    Mirrors: config["registry-mirror"].map((m) => (m.endsWith("/") ? m : `${m}/`)),
+  };
+}
+
+export function runtimesInfo(config: DaemonConfig): Record<string, RuntimeInfo> {
+  return { [DEFAULT_RUNTIME_NAME]: { path: "runc" }, ...structuredClone(config["add-runtime"]) };
+}
+
+export function securityOptions(config: DaemonConfig, host: RuleHost): string[] {
+  const out = [`name=seccomp,profile=${config["seccomp-profile"]}`];
+  if (config["selinux-enabled"]) out.push("name=selinux");
+  if (config["userns-remap"]) out.push("name=userns");
+  if (config.rootless) out.push("name=rootless");
+  if (config["no-new-privileges"]) out.push("name=no-new-privileges");
+  if (host.cgroupVersion === 2) out.push("name=cgroupns");
+  return out;
+}
+
+export function cgroupDriver(config: DaemonConfig, host: RuleHost): string {
+  return cgroupDriverOf(config, host);
+}
+
+/** The reloadable options by file key, secrets masked. */
+export function reloadableOptions(config: DaemonConfig): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const name of optionNames) {
+    const def = definitionOf(name);
+    if (!def.reloadable || !def.key) continue;
+    out[def.key] = def.secret ? "xxxxx" : def.type.toFile(config[name] as never);
+  }
+  return out;
+}
