@@ -138,6 +138,13 @@ describe("option table", () => {
     expect(merged.config["http-proxy"]).to.equal("http://flag:2");
   });
 
+  it("records ENGINE_RAMDISK and ENGINE_DISABLE_PIGZ when set to anything", () => {
+    expect(resolveOptions(new Map(), {}).config["no-pivot-root"]).to.equal(false);
+    const { config } = resolveOptions(new Map(), { ENGINE_RAMDISK: "1", ENGINE_DISABLE_PIGZ: "yes" });
+    expect(config["no-pivot-root"]).to.equal(true);
+    expect(config["disable-pigz"]).to.equal(true);
+  });
+
   it("keeps the last value of a single-valued flag given twice, as Docker's flags do", () => {
     expect(resolveOptions(parseDaemonArgs(["--data-root", "/a", "--data-root", "/b"]), {}).config["data-root"]).to.equal("/b");
   });

@@ -154,6 +154,15 @@ export const map: ValueType<Record<string, string>> = {
   show: (v) => `map[${Object.entries(v).map(([k, x]) => `${k}:${x}`).join(" ")}]`,
 };
 
+/** An environment switch: set to anything non-empty means on (`ENGINE_RAMDISK=1`). */
+export const envSwitch: ValueType<boolean> = {
+  name: "env",
+  parse: (raw) => raw !== "",
+  fromFile: (value) => bool.fromFile(value),
+  toFile: (v) => v,
+  show: (v) => String(v),
+};
+
 /** `key=value` kept as text (daemon labels, generic resources). */
 export function checkKeyValue(raw: string): void {
   if (raw.indexOf("=") <= 0) throw new ValueError("expected key=value");

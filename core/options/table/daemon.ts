@@ -1,6 +1,6 @@
 /** Options of the daemon process: roots, pid file, labels, logging, shutdown. */
 import { BOTH, LINUX, option } from "../option.js";
-import { bool, checkKeyValue, int, list, map, oneOf, string } from "../value-types.js";
+import { bool, checkKeyValue, envSwitch, int, list, map, oneOf, string } from "../value-types.js";
 
 export const daemonOptions = {
   "data-root": option({
@@ -35,6 +35,15 @@ export const daemonOptions = {
   rootless: option({
     flag: "rootless", key: "rootless", type: bool, default: false, platforms: LINUX, group: "daemon",
     help: "Enable rootless mode", example: { args: ["--rootless"], value: true },
+  }),
+  // --- set only by the environment ---
+  "no-pivot-root": option({
+    key: null, type: envSwitch, default: false, env: "ENGINE_RAMDISK", platforms: LINUX, group: "runtime",
+    help: "ENGINE_RAMDISK: run containers without pivot_root (for a root on a ramdisk)", example: { value: false },
+  }),
+  "disable-pigz": option({
+    key: null, type: envSwitch, default: false, env: "ENGINE_DISABLE_PIGZ", platforms: LINUX, group: "registry",
+    help: "ENGINE_DISABLE_PIGZ: do not decompress layers with unpigz even when it is installed", example: { value: false },
   }),
   // --- logging ---
   debug: option({
