@@ -55,7 +55,35 @@ async function main(): Promise<number> {
   });
   log.info({ version: ENGINE_VERSION, commit: GIT_COMMIT, pid: process.pid }, "starting engined");
 
-  let daemon: RunningDaemon;
+  // Signals are handled from before start-up: a SIGTERM that arrives while the daemon starts
+  // (or just as it says it is ready) stops it gracefully instead of killing it.
+  let daemon: RunningDaemon | undefined;
+  let exitWith: (code: number) => void = () => {};
+  const exited = new Promise<number>((resolve) => (exitWith = resolve));
+  let signals = 0;
+  const stop = (reason: "signal" | "error") => {
+    if (!daemon) return;
+    daemon.stop(reason).then(() => exitWith(reason === "signal" ? 0 : 1), () => exitWith(1));
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals += 1;
+    if (signals > 1) {
+      log.warn({ signal }, "second signal: exiting at once");
+      exitWith(1);
+      return;
+    }
+    log.info({ signal }, "processing signal");
+    stop("signal");
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  process.on("SIGHUP", () => void daemon?.reload());
+  process.on("uncaughtException", (err) => {
+    log.fatal({ err }, "uncaught exception");
+    if (daemon) stop("error");
+    else exitWith(1);
+  });
+
   try {
     daemon = await startDaemon({ loaded, flags, host, env: process.env, log });
   } catch (err) {
@@ -63,27 +91,8 @@ async function main(): Promise<number> {
     return 1;
   }
   log.info("daemon has completed initialization");
-
-  return new Promise<number>((resolve) => {
-    let signals = 0;
-    const onSignal = (signal: NodeJS.Signals) => {
-      signals += 1;
-      if (signals > 1) {
-        log.warn({ signal }, "second signal: exiting at once");
-        resolve(1);
-        return;
-      }
-      log.info({ signal }, "processing signal");
-      daemon.stop("signal").then(() => resolve(0), () => resolve(1));
-    };
-    process.on("SIGTERM", onSignal);
-    process.on("SIGINT", onSignal);
-    process.on("SIGHUP", () => void daemon.reload());
-    process.on("uncaughtException", (err) => {
-      log.fatal({ err }, "uncaught exception");
-      daemon.stop("error").finally(() => resolve(1));
-    });
-  });
+  if (signals > 0) stop("signal");
+  return exited;
 }
 
 main().then(
