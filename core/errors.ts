@@ -58,6 +58,7 @@ export const errors = {
   ),
   apiUnderPressure: define("ENGINE_ERR_API_UNDER_PRESSURE", 503, () => "the daemon is overloaded, try again later"),
   apiInternal: define("ENGINE_ERR_API_INTERNAL", 500, (detail: string) => detail),
+  apiNotImplemented: define("ENGINE_ERR_API_NOT_IMPLEMENTED", 501, (what: string) => `not implemented yet: ${what}`),
 
   // --- authorization ---
   authzDenied: define(
@@ -137,6 +138,45 @@ export const errors = {
     "ENGINE_ERR_PLUGIN_KIND_MISMATCH",
     500,
     (where: string, expected: string, actual: string) => `${where} is a ${actual} plugin, but a ${expected} plugin was asked for`,
+  ),
+
+  // --- images ---
+  imageInvalidReference: define(
+    "ENGINE_ERR_IMAGE_INVALID_REFERENCE",
+    400,
+    (ref: string, why: string) => `invalid reference format: ${why} (${ref})`,
+  ),
+  imageNotFound: define("ENGINE_ERR_IMAGE_NOT_FOUND", 404, (ref: string) => `No such image: ${ref}`),
+  imageAmbiguous: define(
+    "ENGINE_ERR_IMAGE_AMBIGUOUS",
+    400,
+    (prefix: string) => `multiple IDs found with provided prefix: ${prefix}`,
+  ),
+  imageConflict: define("ENGINE_ERR_IMAGE_CONFLICT", 409, (detail: string) => `conflict: ${detail}`),
+  imageInvalidArchive: define("ENGINE_ERR_IMAGE_INVALID_ARCHIVE", 400, (detail: string) => `invalid image archive: ${detail}`),
+  imageDigestMismatch: define(
+    "ENGINE_ERR_IMAGE_DIGEST_MISMATCH",
+    400,
+    (what: string, expected: string, actual: string) => `${what}: digest mismatch: expected ${expected}, got ${actual}`,
+  ),
+  imageInvalidChange: define("ENGINE_ERR_IMAGE_INVALID_CHANGE", 400, (change: string, why: string) => `invalid change "${change}": ${why}`),
+
+  // --- storage ---
+  storageDriverAmbiguous: define(
+    "ENGINE_ERR_STORAGE_DRIVER_AMBIGUOUS",
+    500,
+    (dataRoot: string, drivers: string[]) =>
+      `${dataRoot} contains state of several storage drivers (${drivers.join(", ")}); choose one with --storage-driver`,
+  ),
+  storageOptionInvalid: define(
+    "ENGINE_ERR_STORAGE_OPTION_INVALID",
+    400,
+    (entry: string) => `invalid storage option "${entry}": expected <driver>.<option>=<value>`,
+  ),
+  storageDriverUnavailable: define(
+    "ENGINE_ERR_STORAGE_DRIVER_UNAVAILABLE",
+    500,
+    (name: string) => `storage driver ${name} was loaded but made no driver (its plugin tapped no createStorageDriver hook)`,
   ),
 
   // --- daemon process ---

@@ -13,9 +13,10 @@
  * Later issues add the driver hooks (storage, runtime, network, log) beside these, each with
  * its contract in `core/contracts/`.
  */
-import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook, SyncHook } from "tapable";
+import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook, HookMap, SyncHook } from "tapable";
 import type { AuthzDenial, AuthzRequest, AuthzResponse } from "./contracts/authz.js";
 import type { ReloadContext } from "./reload.js";
+import type { StorageContext, StorageDriver } from "./contracts/storage.js";
 import type { SystemInfo, VersionInfo } from "./system-info.js";
 
 /** Why the daemon is stopping. */
@@ -57,6 +58,16 @@ export function createHooks() {
 
     /** Notification: a reload took effect; `ctx.next` is now the configuration. */
     reloaded: new SyncHook<[ReloadContext]>(["reload"]),
+
+    // --- drivers ---------------------------------------------------------------------------------
+
+    /**
+     * Storage drivers by name (`hooks.createStorageDriver.for("overlay2")`). The daemon calls the
+     * hook of the selected driver once, at start, with the driver's home and options; the first
+     * tap that returns a driver wins (see core/contracts/storage.ts). A throw (an unknown or
+     * unusable option) stops the daemon with its message.
+     */
+    createStorageDriver: new HookMap(() => new AsyncSeriesBailHook<[StorageContext], StorageDriver | undefined>(["ctx"])),
 
     // --- API -----------------------------------------------------------------------------------
 

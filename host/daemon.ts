@@ -5,6 +5,10 @@
  * start and stop daemons without leaving anything behind.
  */
 import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { ImageStore } from "../core/images/image-store.js";
+import { imageRoutes } from "./api/routes/images.js";
+import { openStorage } from "./storage/open-storage.js";
 import type { Logger } from "pino";
 import { createHooks, type EngineHooks, type ShutdownReason } from "../core/hooks.js";
 import type { LoadedConfig } from "../core/options/load-config.js";
@@ -59,14 +63,17 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   const hooks = createHooks();
   let shutdownReason: ShutdownReason = "error";
   try {
-    const authz = new AuthzChain(hooks, {
-      log,
-      host,
-      dataRoot: roots.dataRoot,
-      execRoot: roots.execRoot,
-      resolve: opts.resolve ?? defaultResolveOptions(),
-    });
+    const loader = { log, host, dataRoot: roots.dataRoot, execRoot: roots.execRoot, resolve: opts.resolve ?? defaultResolveOptions() };
+    const authz = new AuthzChain(hooks, loader);
     await authz.replace(config["authorization-plugin"]);
+    const driver = await openStorage(config["storage-driver"], config["storage-opt"], { ...loader, hooks });
+    const images = await ImageStore.open(join(roots.dataRoot, "image"), join(roots.tmpDir, "image"), driver);
+    hooks.processInfo.tapPromise("images", async (info) => ({
+      ...info,
+      Images: images.count(),
+      Driver: driver.name,
+      DriverStatus: await driver.status(),
+    }));
     tapDaemonReload(hooks, authz, log);
     undo.push(() => callEach(hooks.shutdown, [shutdownReason], (tap, err) => log.error({ tap, err }, "shutdown step failed")));
     await hooks.start.promise();
@@ -87,6 +94,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       load: opts.load,
       systemInfo: () => buildSystemInfo(sources),
       versionInfo: () => buildVersionInfo(sources),
+      routes: [imageRoutes({ store: images, driverName: driver.name, disablePigz: () => config["disable-pigz"] })],
     });
     undo.push(() => api.app.close());
 

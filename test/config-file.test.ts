@@ -384,17 +384,22 @@ describe("configuration file and --validate", function () {
   });
 
   describe("environment", () => {
-    it("ENGINE_DRIVER sets the storage driver when -s does not", async () => {
-      const [fromEnv, fromFlag] = await Promise.all([
-        startEngined({ env: { ENGINE_DRIVER: "vfs-test" } }),
-        startEngined({ env: { ENGINE_DRIVER: "vfs-test" }, args: ["-s", "other"] }),
-      ]);
+    it("ENGINE_DRIVER selects the storage driver when -s does not, and a missing one stops the start", async () => {
+      const fromEnv = await startEngined({ env: { ENGINE_DRIVER: "overlay2" } });
       try {
-        expect((await info(fromEnv)).Driver).to.equal("vfs-test");
-        expect((await info(fromFlag)).Driver).to.equal("other");
+        expect((await info(fromEnv)).Driver).to.equal("overlay2");
       } finally {
-        expect(await Promise.all([fromEnv.stop(), fromFlag.stop()])).to.deep.equal([0, 0]);
+        expect(await fromEnv.stop()).to.equal(0);
       }
+      // No silent fallback: a driver that is nowhere is a fatal error naming it and where it was looked for.
+      const dir = makeTempDir();
+      const missing = await runEngined([...daemonArgs(dir), "-H", `unix://${join(dir, "s.sock")}`], { env: { ENGINE_DRIVER: "vfs-test" } });
+      expect(missing.code).to.equal(1);
+      expect(missing.stderr).to.include('storage plugin \\"vfs-test\\" not found; looked for: the built-in plugin');
+      // The flag wins over the environment.
+      const flagged = await runEngined([...daemonArgs(dir), "-H", `unix://${join(dir, "s.sock")}`, "-s", "other"], { env: { ENGINE_DRIVER: "overlay2" } });
+      expect(flagged.code).to.equal(1);
+      expect(flagged.stderr).to.include('storage plugin \\"other\\" not found');
     });
   });
 

@@ -1,0 +1,129 @@
+/**
+ * Layer blobs arrive gzip- or zstd-compressed or plain, and the media type is not always to be
+ * trusted (Docker's own `docker save` tars hold uncompressed layers under gzip names), so the
+ * format is told by its magic bytes. gzip goes through `unpigz` when it is installed (it
+ * decompresses on another core and is much faster than zlib) unless the daemon's `disable-pigz`
+ * option (ENGINE_DISABLE_PIGZ) says not to; zstd through Node's own zlib.
+ */
+import { spawn } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { delimiter, join } from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { createGunzip, createZstdDecompress } from "node:zlib";
+
+export interface DecompressOptions {
+  /** Use zlib even when `unpigz` is installed. Defaults to ENGINE_DISABLE_PIGZ being set and non-empty. */
+  disablePigz?: boolean;
+}
+
+export type Compression = "gzip" | "zstd" | "plain";
+
+/** The format of a stream that starts with `head` (at least 4 bytes unless the stream is shorter). */
+export function sniffCompression(head: Uint8Array): Compression {
+  if (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b) return "gzip";
+  if (head.length >= 4 && head[0] === 0x28 && head[1] === 0xb5 && head[2] === 0x2f && head[3] === 0xfd) return "zstd";
+  return "plain";
+}
+
+let unpigzPath: string | null | undefined;
+
+/** Where `unpigz` is on PATH, or null; looked up once. */
+export function findUnpigz(): string | null {
+  if (unpigzPath !== undefined) return unpigzPath;
+  unpigzPath = null;
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    if (!dir) continue;
+    try {
+      accessSync(join(dir, "unpigz"), constants.X_OK);
+      unpigzPath = join(dir, "unpigz");
+      break;
+    } catch {
+      // not here
+    }
+  }
+  return unpigzPath;
+}
+
+/**
+ * The decompressed form of `input`. Errors of the input, of the data (a corrupt stream) and of
+ * `unpigz` come out as errors of the returned stream; destroying it destroys the input.
+ */
+export function decompress(input: Readable, opts: DecompressOptions = {}): Readable {
+  const disablePigz = opts.disablePigz ?? (process.env.ENGINE_DISABLE_PIGZ ?? "") !== "";
+  return Readable.from(decompressed(input, disablePigz), { objectMode: false });
+}
+
+async function* decompressed(input: Readable, disablePigz: boolean): AsyncGenerator<Buffer> {
+  const it = input[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  try {
+    const head: Buffer[] = [];
+    let have = 0;
+    let ended = false;
+    while (have < 4) {
+      const next = await it.next();
+      if (next.done) {
+        ended = true;
+        break;
+      }
+      head.push(next.value);
+      have += next.value.length;
+    }
+    const first = Buffer.concat(head);
+    const all = async function* (): AsyncGenerator<Buffer> {
+      if (first.length > 0) yield first;
+      while (!ended) {
+        const next = await it.next();
+        if (next.done) return;
+        yield next.value;
+      }
+    };
+    const kind = sniffCompression(first);
+    if (kind === "plain") yield* all();
+    else if (kind === "zstd") yield* throughZlib(all(), createZstdDecompress());
+    else {
+      const unpigz = disablePigz ? null : findUnpigz();
+      if (unpigz) yield* throughUnpigz(all(), unpigz);
+      else yield* throughZlib(all(), createGunzip());
+    }
+  } finally {
+    await it.return?.(); // destroys the input when we stop early; a no-op once it has ended
+  }
+}
+
+async function* throughZlib(source: AsyncIterable<Buffer>, decoder: NodeJS.ReadWriteStream & Readable): AsyncGenerator<Buffer> {
+  const feeding = pipeline(source, decoder);
+  feeding.catch(() => {}); // awaited below; this only keeps an early rejection from being "unhandled"
+  try {
+    yield* decoder;
+    await feeding;
+  } finally {
+    decoder.destroy();
+  }
+}
+
+async function* throughUnpigz(source: AsyncIterable<Buffer>, unpigz: string): AsyncGenerator<Buffer> {
+  const child = spawn(unpigz, ["-d", "-c"], { stdio: ["pipe", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((res, rej) => {
+    child.once("error", rej);
+    child.once("close", (code) => res(code));
+  });
+  exited.catch(() => {});
+  const feeding = pipeline(source, child.stdin);
+  feeding.catch(() => {});
+  try {
+    yield* child.stdout;
+    const code = await exited;
+    // 2 is pigz's "warning" status (trailing junk after the last member), which zlib ignores too
+    if (code !== 0 && code !== 2) {
+      // a failed input explains a failed unpigz better than unpigz does
+      await feeding;
+      throw new Error(`unpigz failed (exit ${code}): ${stderr.trim() || "no message"}`);
+    }
+    await feeding;
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  }
+}

@@ -1,0 +1,10 @@
+/**
+ * Layer tars in and out, shared by every storage driver (see README.md): `decompress` a
+ * downloaded blob, `applyLayer` a tar into a layer folder (a security boundary), `packLayer` a
+ * layer folder back into a tar in the OCI form.
+ */
+export { decompress, sniffCompression, type Compression, type DecompressOptions } from "./decompress.js";
+export { applyLayer, type ApplyOptions } from "./apply-layer.js";
+export { packLayer, type PackOptions } from "./pack-layer.js";
+export { LayerEntryError } from "./safe-path.js";
+export { OPAQUE_MARKER, WHITEOUT_PREFIX } from "./whiteouts.js";

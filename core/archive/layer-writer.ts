@@ -1,0 +1,185 @@
+/**
+ * The file system side of extracting one layer: each kind of tar entry written at a path that
+ * `safe-path` resolved inside the layer folder, replacing what was there the way tar does (a
+ * later entry wins; a directory over a directory keeps it and updates its metadata; anything
+ * else over a directory removes the directory first, as Docker does).
+ *
+ * Regular files are created with O_CREAT|O_EXCL|O_NOFOLLOW after the old entry is removed, so
+ * data never goes through a symlink or into another name's hard-linked inode. Hard-link entries
+ * get no metadata of their own (as GNU tar): their target already has it. Directory times are
+ * set at the very end (`finish`), since creating entries in a directory changes its mtime.
+ * It also keeps the set of paths this layer wrote, which whiteouts must leave alone.
+ */
+import { constants, type Stats } from "node:fs";
+import { link, lstat, mkdir, open, rm, symlink, unlink } from "node:fs/promises";
+import { writeFileData, type SparseInfo } from "./file-data.js";
+import {
+  applyDirMeta,
+  applyDirTimes,
+  applyFileMeta,
+  applyNodeMeta,
+  applySymlinkMeta,
+  type EntryMeta,
+} from "./metadata.js";
+import { NodeBatch, type NodeRequest } from "./mknod.js";
+import { cleanEntryName, LayerEntryError, SafeResolver, type Resolved } from "./safe-path.js";
+
+export interface ApplyOptions {
+  /** How OCI whiteouts land: overlayfs's form, or deleting what they name (full-copy drivers). */
+  whiteouts: "overlay" | "remove";
+  /** Let character/block devices and fifos through (default: refuse them). */
+  allowDevices?: boolean;
+}
+
+const CREATE = { create: true, followSymlinks: true } as const;
+
+export async function lstatOrNull(path: string): Promise<Stats | null> {
+  try {
+    return await lstat(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw e;
+  }
+}
+
+export class LayerWriter {
+  readonly resolver: SafeResolver;
+  /** Bytes of regular files written. */
+  size = 0;
+  /** Paths (relative, resolved) this layer wrote, and every directory above them. */
+  private readonly written = new Set<string>();
+  private readonly dirTimes: { rel: string; ino: number; meta: EntryMeta }[] = [];
+  private readonly nodes = new NodeBatch<EntryMeta>();
+
+  constructor(
+    readonly root: string,
+    readonly opts: ApplyOptions,
+  ) {
+    this.resolver = new SafeResolver(root);
+  }
+
+  resolve(entry: string, parts: string[]): Promise<Resolved> {
+    return this.resolver.resolve(entry, parts, CREATE) as Promise<Resolved>;
+  }
+
+  markWritten(rel: string): void {
+    for (let p = rel; p !== "" && !this.written.has(p); p = p.includes("/") ? p.slice(0, p.lastIndexOf("/")) : "") {
+      this.written.add(p);
+    }
+  }
+
+  wroteHere(rel: string): boolean {
+    return this.written.has(rel);
+  }
+
+  /** Removes whatever is at `path` (a directory with its contents), never following a symlink. */
+  async remove(path: string, st?: Stats | null): Promise<void> {
+    const old = st === undefined ? await lstatOrNull(path) : st;
+    if (!old) return;
+    if (old.isDirectory()) {
+      await rm(path, { recursive: true, force: true }); // rm does not follow symlinks inside
+      this.resolver.forget();
+    } else {
+      await unlink(path);
+      if (old.isSymbolicLink()) this.resolver.forget();
+    }
+  }
+
+  async file(entry: string, parts: string[], meta: EntryMeta, data: AsyncIterable<Buffer>, size: number, sparse?: SparseInfo): Promise<void> {
+    const r = await this.resolve(entry, parts);
+    await this.remove(r.path);
+    const fh = await open(r.path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    try {
+      await writeFileData(fh, data, size, sparse);
+      await applyFileMeta(fh, r.path, meta);
+    } finally {
+      await fh.close();
+    }
+    this.size += size;
+    this.markWritten(r.rel);
+  }
+
+  async directory(entry: string, parts: string[], meta: EntryMeta): Promise<void> {
+    let path = this.root;
+    let rel = "";
+    if (parts.length > 0) {
+      const r = await this.resolve(entry, parts);
+      const st = await lstatOrNull(r.path);
+      if (!st?.isDirectory()) {
+        await this.remove(r.path, st);
+        await mkdir(r.path, 0o700);
+      }
+      ({ path, rel } = r);
+      this.markWritten(rel);
+    }
+    await applyDirMeta(path, meta);
+    this.dirTimes.push({ rel, ino: (await lstat(path)).ino, meta });
+  }
+
+  async symlink(entry: string, parts: string[], meta: EntryMeta, target: string): Promise<void> {
+    if (!target) throw new LayerEntryError(entry, "symlink without a target");
+    const r = await this.resolve(entry, parts);
+    await this.remove(r.path);
+    await symlink(target, r.path);
+    await applySymlinkMeta(r.path, meta);
+    this.markWritten(r.rel);
+  }
+
+  /** A hard link: its target must be a regular file in the layer, reached without symlinks. */
+  async hardlink(entry: string, parts: string[], linkname: string): Promise<void> {
+    let targetParts: string[];
+    try {
+      targetParts = cleanEntryName(linkname);
+    } catch {
+      throw new LayerEntryError(entry, `hard link target "${linkname}" leaves the layer directory`);
+    }
+    if (targetParts.length === 0) throw new LayerEntryError(entry, "hard link to the layer directory itself");
+    const t = await this.resolver.resolve(entry, targetParts, { create: false, followSymlinks: false });
+    const tst = t && (await lstatOrNull(t.path));
+    if (!t || !tst) throw new LayerEntryError(entry, `hard link target "${linkname}" is not in the layer`);
+    if (!tst.isFile()) throw new LayerEntryError(entry, `hard link target "${linkname}" is not a regular file`);
+    const r = await this.resolve(entry, parts);
+    const st = await lstatOrNull(r.path);
+    if (st && st.ino === tst.ino && st.dev === tst.dev) return; // already that file
+    await this.remove(r.path, st);
+    await link(t.path, r.path);
+    this.markWritten(r.rel);
+  }
+
+  /**
+   * A device node or fifo (a whiteout too): queued, made with its neighbours by one mknod run.
+   * `batchKey` is the entry's parent as named in the tar.
+   */
+  async node(entry: string, parts: string[], batchKey: string, node: Omit<NodeRequest, "path">, meta: EntryMeta): Promise<void> {
+    if (!this.nodes.accepts(batchKey)) await this.flushNodes();
+    const r = await this.resolve(entry, parts);
+    if (!this.nodes.has(r.path)) await this.remove(r.path);
+    this.nodes.add(batchKey, { ...node, path: r.path }, meta);
+    this.markWritten(r.rel);
+  }
+
+  /** Whether a node whose parent is named `batchKey` can join the pending batch. */
+  acceptsNode(batchKey: string): boolean {
+    return this.nodes.accepts(batchKey);
+  }
+
+  async flushNodes(): Promise<void> {
+    await this.nodes.flush((node, meta) => applyNodeMeta(node.path, meta));
+  }
+
+  /** Ends the layer: pending nodes, then directory times (for directories still there). */
+  async finish(): Promise<void> {
+    await this.flushNodes();
+    this.resolver.forget();
+    for (const { rel, ino, meta } of this.dirTimes.reverse()) {
+      const parts = rel === "" ? [] : rel.split("/");
+      let path = this.root;
+      if (parts.length > 0) {
+        const r = await this.resolver.resolve(rel, parts, { create: false, followSymlinks: true });
+        if (!r) continue;
+        path = r.path;
+      }
+      await applyDirTimes(path, ino, meta);
+    }
+  }
+}

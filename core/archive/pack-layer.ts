@@ -1,0 +1,162 @@
+/**
+ * `packLayer`: a layer folder (a layer's own changes, as overlay2 keeps them) back into an
+ * uncompressed tar in the OCI form, for `docker save`, commit and push.
+ *
+ * Entries come depth-first with each directory's names in byte order (as Go's filepath.Walk
+ * gives them), so a directory always precedes its contents and the same tree always gives the
+ * same tar. The folder itself has no entry. Kept: uid/gid, mode (setuid/setgid/sticky too),
+ * mtime (seconds), symlink targets, hard links (an inode seen again becomes a link entry to the
+ * first name), devices and fifos, and xattrs as `SCHILY.xattr.*` PAX records (but not
+ * `trusted.overlay.*`, which is overlayfs's bookkeeping). Sockets are skipped, as Docker does.
+ * With `whiteouts: "overlay"`, a 0:0 character device becomes an empty `.wh.NAME` file (mode
+ * 0600) and a directory with `trusted.overlay.opaque=y` gets a `.wh..wh..opq` file right after
+ * its own entry, with the directory's owner, permissions and mtime (both as Docker writes them).
+ */
+import { getAttributeSync, listAttributesSync } from "@napi-rs/xattr";
+import { constants, type Stats } from "node:fs";
+import { lstat, open, readdir, readlink } from "node:fs/promises";
+import { join } from "node:path";
+import { once } from "node:events";
+import { Readable } from "node:stream";
+import { pack as tarPack, type Header as TarStreamHeader, type Pack } from "tar-stream";
+import { installBinaryPax, XATTR_PREFIX, xattrRecord } from "./pax-binary.js";
+import { OPAQUE_MARKER, WHITEOUT_PREFIX } from "./whiteouts.js";
+
+export interface PackOptions {
+  /** "overlay": the folder holds overlayfs whiteouts, to be turned into the OCI form. */
+  whiteouts: "overlay" | "none";
+}
+
+type Header = Partial<Omit<TarStreamHeader, "pax">> & { name: string; pax?: Record<string, string> };
+type Sink = ReturnType<Pack["entry"]>;
+
+/** Largest uid/gid the ustar header holds (6 octal digits); larger ones go in PAX records. */
+const USTAR_MAX_ID = 0o777777;
+
+/** A tar of everything under `dir`. Errors (an unreadable file) come out as stream errors. */
+export function packLayer(dir: string, opts: PackOptions): Readable {
+  installBinaryPax();
+  const pack = tarPack();
+  const out = Readable.from(pack, { objectMode: false });
+  new Packer(pack, opts).walk(dir, "").then(
+    () => pack.finalize(),
+    (e: Error) => pack.destroy(e),
+  );
+  return out;
+}
+
+function byteOrder(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+/** Linux's dev_t split into major and minor. */
+function devNumbers(rdev: number): { devmajor: number; devminor: number } {
+  const r = BigInt(rdev);
+  return {
+    devmajor: Number(((r >> 8n) & 0xfffn) | ((r >> 32n) & ~0xfffn)),
+    devminor: Number((r & 0xffn) | ((r >> 12n) & ~0xffn)),
+  };
+}
+
+class Packer {
+  /** dev:ino of files with more than one link, to the first name packed. */
+  private readonly links = new Map<string, string>();
+
+  constructor(
+    private readonly pack: Pack,
+    private readonly opts: PackOptions,
+  ) {}
+
+  async walk(abs: string, rel: string): Promise<void> {
+    const names = (await readdir(abs)).sort(byteOrder);
+    for (const name of names) {
+      if (this.pack.destroyed) return;
+      const childAbs = join(abs, name);
+      const childRel = rel === "" ? name : `${rel}/${name}`;
+      const st = await lstat(childAbs);
+      await this.add(childAbs, childRel, name, st);
+      if (st.isDirectory()) await this.walk(childAbs, childRel);
+    }
+  }
+
+  private base(name: string, st: Stats, xattrs: boolean, abs: string): Header {
+    const h: Header = {
+      name,
+      // tar-stream replaces a mode of 0 with its default; the type bits keep it non-zero and
+      // are masked off when the header is written
+      mode: st.mode,
+      uid: st.uid,
+      gid: st.gid,
+      mtime: new Date(Math.floor(st.mtimeMs / 1000) * 1000),
+    };
+    const pax: Record<string, string> = {};
+    if (st.uid > USTAR_MAX_ID) pax.uid = String(st.uid);
+    if (st.gid > USTAR_MAX_ID) pax.gid = String(st.gid);
+    if (xattrs) {
+      for (const key of listAttributesSync(abs).sort(byteOrder)) {
+        if (key.startsWith("trusted.overlay.")) continue;
+        const value = getAttributeSync(abs, key);
+        if (value) pax[XATTR_PREFIX + key] = xattrRecord(value);
+      }
+    }
+    if (Object.keys(pax).length > 0) h.pax = pax;
+    return h;
+  }
+
+  private async add(abs: string, rel: string, name: string, st: Stats): Promise<void> {
+    const overlay = this.opts.whiteouts === "overlay";
+    if (st.isCharacterDevice() && st.rdev === 0 && overlay) {
+      const dir = rel.slice(0, rel.length - name.length);
+      const h = this.base(`${dir}${WHITEOUT_PREFIX}${name}`, st, false, abs);
+      return this.entry({ ...h, type: "file", mode: constants.S_IFREG | 0o600, size: 0 });
+    }
+    if (st.isDirectory()) {
+      await this.entry({ ...this.base(`${rel}/`, st, true, abs), type: "directory" });
+      if (overlay && getAttributeSync(abs, "trusted.overlay.opaque")?.toString() === "y") {
+        const h = this.base(`${rel}/${OPAQUE_MARKER}`, st, false, abs);
+        await this.entry({ ...h, type: "file", mode: constants.S_IFREG | (st.mode & 0o777), size: 0 });
+      }
+      return;
+    }
+    if (st.isSocket()) return;
+    const h = this.base(rel, st, true, abs);
+    if (!st.isDirectory() && st.nlink > 1) {
+      const key = `${st.dev}:${st.ino}`;
+      const first = this.links.get(key);
+      if (first !== undefined) return this.entry({ ...h, type: "link", linkname: first, size: 0 });
+      this.links.set(key, rel);
+    }
+    if (st.isFile()) return this.fileEntry(abs, { ...h, type: "file", size: st.size });
+    if (st.isSymbolicLink()) return this.entry({ ...h, type: "symlink", linkname: await readlink(abs) });
+    if (st.isFIFO()) return this.entry({ ...h, type: "fifo" });
+    const type = st.isCharacterDevice() ? "character-device" : "block-device";
+    return this.entry({ ...h, type, ...devNumbers(st.rdev) });
+  }
+
+  /** An entry without data (an empty file — whiteouts — is given its empty body, or tar-stream waits for one). */
+  private entry(h: Header): Promise<void> {
+    return new Promise((res, rej) => {
+      const done = (err?: Error | null) => (err ? rej(err) : res());
+      if (h.type === "file") this.pack.entry(h, Buffer.alloc(0), done);
+      else this.pack.entry(h, done);
+    });
+  }
+
+  private async fileEntry(abs: string, h: Header): Promise<void> {
+    const fh = await open(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
+    const data = fh.createReadStream(); // closes fh when it ends or is destroyed
+    let sink!: Sink;
+    const finished = new Promise<void>((res, rej) => {
+      sink = this.pack.entry(h, (err) => (err ? rej(err) : res()));
+    });
+    try {
+      for await (const chunk of data) {
+        if (!sink.write(chunk)) await Promise.race([once(sink as unknown as NodeJS.EventEmitter, "drain"), finished]);
+      }
+      (sink as unknown as NodeJS.WritableStream).end();
+      await finished;
+    } finally {
+      data.destroy();
+    }
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * The storage contract: how image layers and container filesystems are kept on disk.
+ *
+ * Vocabulary
+ * - layer: a directory tree identified by an id the caller chooses (the image store uses the
+ *   layer's chain ID without `sha256:`; a container's writable layer uses the container id).
+ *   A layer has at most one parent; a layer and its ancestors form a chain, the root file
+ *   system seen through the layer.
+ * - diff: the changes a layer makes to its parent, as an uncompressed tar in the OCI form:
+ *   a deleted path is a `.wh.<name>` file, a directory whose old contents are hidden carries a
+ *   `.wh..wh..opq` file. How the driver keeps whiteouts on disk is its own affair (overlay2
+ *   keeps them as 0:0 character devices and `trusted.overlay.opaque` attributes).
+ * - mount specification: what to mount to see a chain (type, source, options), returned to the
+ *   caller; the driver does not mount for it. Read-only for image layers; a writable layer's
+ *   specification has its own directory on top.
+ * - options: namespaced (`overlay2.size`), validated by the driver; unknown ones are an error.
+ *
+ * Lifecycle of a layer
+ *   create(id, parent) -> applyDiff(id, tar) (image layers, once) -> mounts(id) (as often as
+ *   needed) -> diff(id) (commit, save) -> remove(id) (safe twice; never removes a parent that
+ *   still has children). A layer is marked incomplete from the start of `create` until it is
+ *   made, and again during `applyDiff` until the whole tar is applied: an incomplete layer is
+ *   never a parent nor mounted. The caller removes a layer that failed half way, and
+ *   `cleanup()` at start removes what a crash left (incomplete layers, the driver's temporary
+ *   state).
+ *
+ * Optional abilities are declared in `capabilities`, never guessed: `quota` (a per-layer size
+ * limit), `native-diff` (the driver computes diffs from its own format, without comparing trees).
+ */
+import type { Readable } from "node:stream";
+
+export interface MountSpec {
+  type: string;
+  source: string;
+  options: string[];
+  /**
+   * When set, the paths in `options` are relative to this folder and the caller mounts from it
+   * (mount(8) run there, or chdir before mount(2)): a deep overlay chain's options fit in one
+   * page of mount data only with short relative paths.
+   */
+  cwd?: string;
+}
+
+export interface LayerUsage {
+  /** Bytes of the files this layer itself holds (not its parents'). */
+  size: number;
+  inodes: number;
+}
+
+export interface CreateOptions {
+  /** A writable layer (a container's) rather than an image layer. */
+  writable?: boolean;
+  /** Per-layer options, such as `size` for a quota, already namespace-free. */
+  storageOpts?: Record<string, string>;
+}
+
+export interface StorageDriver {
+  /** The name operators select it by (`overlay2`). */
+  readonly name: string;
+  readonly capabilities: readonly ("quota" | "native-diff")[];
+  /** Lines for `/info`'s DriverStatus: `[["Backing Filesystem", "extfs"], ...]`. */
+  status(): Promise<[string, string][]>;
+  /** Removes what a crash left behind; called once before the driver is used. */
+  cleanup(): Promise<void>;
+  exists(id: string): Promise<boolean>;
+  /** Creates an empty layer on `parent`. Throws if `id` exists or `parent` does not. */
+  create(id: string, parent: string | undefined, opts?: CreateOptions): Promise<void>;
+  /** Extracts an uncompressed layer tar (OCI form) into a freshly created layer; resolves with the bytes it holds. */
+  applyDiff(id: string, tar: Readable): Promise<number>;
+  /** What to mount to see the chain that ends in `id`. */
+  mounts(id: string): Promise<MountSpec[]>;
+  /** The layer's changes against its parent, as an uncompressed tar in the OCI form. */
+  diff(id: string): Promise<Readable>;
+  usage(id: string): Promise<LayerUsage>;
+  /** The parent of a layer, or undefined for a base layer. */
+  parent(id: string): Promise<string | undefined>;
+  /** Removes a layer; removing one that does not exist is not an error. */
+  remove(id: string): Promise<void>;
+}
+
+/** What a storage plugin's factory is given. */
+export interface StorageContext {
+  /** `<data-root>/<driver name>`: the driver's own folder. */
+  home: string;
+  /** The driver's options from `--storage-opt`, namespace included (`overlay2.size`). */
+  options: Record<string, string>;
+}

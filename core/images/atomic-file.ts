@@ -1,0 +1,36 @@
+/**
+ * Crash-safe writes: a file is written under a temporary name, flushed, and renamed over its
+ * final name, and the folder is flushed too. After a kill -9 (or a power cut) a reader sees
+ * the old file or the new one, never half of one.
+ */
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { dirname, join } from "node:path";
+
+function sync(path: string, flags: "r" | "r+"): void {
+  const fd = openSync(path, flags);
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Flushes a folder's entries (a rename in it) to disk. */
+export const syncDir = (dir: string) => sync(dir, "r");
+/** Flushes a file's data to disk. */
+export const syncFile = (path: string) => sync(path, "r+");
+
+export function writeFileAtomic(path: string, data: string | Buffer): void {
+  const dir = dirname(path);
+  mkdirSync(dir, { recursive: true });
+  const tmp = join(dir, `.tmp-${randomBytes(6).toString("hex")}`);
+  writeFileSync(tmp, data, { mode: 0o600 });
+  syncFile(tmp);
+  renameSync(tmp, path);
+  syncDir(dir);
+}
+
+export function writeJsonAtomic(path: string, value: unknown): void {
+  writeFileAtomic(path, JSON.stringify(value, null, 1) + "\n");
+}

@@ -1,0 +1,275 @@
+/**
+ * The image store: images by ID (the digest of their configuration), the references that name
+ * them, and their layers (through the layer store and the storage driver). Layout under
+ * `<data-root>/image/`:
+ *   blobs/sha256/<hex>     configs and uncompressed layer tars
+ *   layers/<chain>.json    whole layers (see layer-store.ts)
+ *   images/<id>.json       whole images: written last, so an image is listed only when whole
+ *   references.json        name -> image ID, rewritten atomically
+ * Mutations run one at a time. `open()` cleans what a crash left: temporary files, layers and
+ * blobs no whole image uses, references to images that are not whole.
+ */
+import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { StorageDriver } from "../contracts/storage.js";
+import { errors } from "../errors.js";
+import { writeJsonAtomic } from "./atomic-file.js";
+import { BlobStore } from "./blob-store.js";
+import { parseImageConfig, type ImageConfig } from "./image-config.js";
+import { chainIdOf, LayerStore, type LayerRecord } from "./layer-store.js";
+import { familiarName, formatReference, parseReference, repositoryOf } from "./reference.js";
+
+export interface ImageRecord {
+  id: string;
+  /** Chain IDs of its layers, base first. */
+  chain: string[];
+  /** When this store got the image (RFC 3339). */
+  stored: string;
+  lastTagTime?: string;
+}
+
+export interface Image extends ImageRecord {
+  config: ImageConfig;
+  /** Full references (`docker.io/library/busybox:latest`). */
+  references: string[];
+  size: number;
+}
+
+export type DeleteEntry = { Untagged: string } | { Deleted: string };
+
+export interface LayerProgress {
+  diffId: string;
+  existed: boolean;
+}
+
+const hex = (id: string) => id.slice("sha256:".length);
+
+export class ImageStore {
+  readonly blobs: BlobStore;
+  readonly layers: LayerStore;
+  private readonly imagesDir: string;
+  private readonly refsFile: string;
+  private refs = new Map<string, string>();
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(readonly root: string, readonly tmpDir: string, readonly driver: StorageDriver) {
+    this.blobs = new BlobStore(root, tmpDir);
+    this.layers = new LayerStore(root, this.blobs, driver);
+    this.imagesDir = join(root, "images");
+    this.refsFile = join(root, "references.json");
+    mkdirSync(this.imagesDir, { recursive: true });
+  }
+
+  static async open(root: string, tmpDir: string, driver: StorageDriver): Promise<ImageStore> {
+    const store = new ImageStore(root, tmpDir, driver);
+    await store.recover();
+    return store;
+  }
+
+  /** Runs mutations one after another. */
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work, work);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  // --- reading -------------------------------------------------------------------------------
+
+  private record(id: string): ImageRecord | undefined {
+    try {
+      return JSON.parse(readFileSync(join(this.imagesDir, `${hex(id)}.json`), "utf8")) as ImageRecord;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private records(): ImageRecord[] {
+    return readdirSync(this.imagesDir)
+      .filter((f) => /^[a-f0-9]{64}\.json$/.test(f))
+      .map((f) => this.record(`sha256:${f.slice(0, 64)}`))
+      .filter((r): r is ImageRecord => r !== undefined);
+  }
+
+  private image(rec: ImageRecord): Image {
+    const config = parseImageConfig(this.blobs.read(rec.id), rec.id);
+    const size = rec.chain.reduce((sum, c) => sum + (this.layers.get(c)?.size ?? 0), 0);
+    return { ...rec, config, references: this.referencesOf(rec.id), size };
+  }
+
+  referencesOf(id: string): string[] {
+    return [...this.refs].filter(([, target]) => target === id).map(([ref]) => ref).sort();
+  }
+
+  list(): Image[] {
+    return this.records().map((r) => this.image(r));
+  }
+
+  count(): number {
+    return this.records().length;
+  }
+
+  /**
+   * Finds an image by reference (`busybox`, `busybox:1`, `x@sha256:..`), full ID
+   * (`sha256:<hex>` or bare hex) or unique ID prefix; 404 `No such image: <name>` otherwise.
+   */
+  resolve(name: string): Image {
+    return this.lookup(name).image;
+  }
+
+  /** Like resolve, and says which reference matched (undefined when the name was an ID). */
+  lookup(name: string): { image: Image; reference?: string } {
+    const byId = this.findById(name);
+    if (byId) return { image: this.image(byId) };
+    let ref;
+    try {
+      ref = formatReference(parseReference(name));
+    } catch {
+      ref = undefined;
+    }
+    const id = ref ? this.refs.get(ref) : undefined;
+    const rec = id ? this.record(id) : undefined;
+    // Docker names the missing image the way it read it: `busybox` is `busybox:latest`.
+    if (!rec) throw errors.imageNotFound(ref ? familiarName(ref) : name);
+    return { image: this.image(rec), reference: ref };
+  }
+
+  private findById(name: string): ImageRecord | undefined {
+    const m = /^(?:sha256:)?([a-f0-9]{1,64})$/.exec(name);
+    if (!m) return undefined;
+    if (m[1].length === 64) return this.record(`sha256:${m[1]}`);
+    // A bare word of hex digits could also be a repository name ("abc"): names win.
+    if (!name.startsWith("sha256:") && this.refs.has(formatReference(parseReference(name)))) return undefined;
+    const matches = this.records().filter((r) => hex(r.id).startsWith(m[1]));
+    if (matches.length > 1) throw errors.imageAmbiguous(name);
+    return matches[0];
+  }
+
+  // --- writing -------------------------------------------------------------------------------
+
+  /**
+   * Stores an image from its configuration bytes and its layers' uncompressed tars (files),
+   * base first, then names it. Every layer's digest must match the configuration's diff IDs.
+   */
+  create(configBytes: Buffer, layerTars: readonly string[], tags: readonly string[], onLayer?: (p: LayerProgress) => void): Promise<Image> {
+    return this.exclusive(async () => {
+      const config = parseImageConfig(configBytes, "image config");
+      if (config.rootfs.diff_ids.length !== layerTars.length) {
+        throw errors.imageInvalidArchive(`the config lists ${config.rootfs.diff_ids.length} layers, the archive has ${layerTars.length}`);
+      }
+      const refs = tags.map((t) => formatReference(parseReference(t)));
+      let parent: string | undefined;
+      const chain: string[] = [];
+      for (const [i, file] of layerTars.entries()) {
+        const { layer, existed } = await this.layers.register(parent, file, config.rootfs.diff_ids[i]);
+        onLayer?.({ diffId: layer.diffId, existed });
+        parent = layer.chainId;
+        chain.push(layer.chainId);
+      }
+      const { digest: id } = await this.blobs.putBuffer(configBytes);
+      const now = new Date().toISOString();
+      const existing = this.record(id);
+      writeJsonAtomic(join(this.imagesDir, `${hex(id)}.json`), existing ?? { id, chain, stored: now });
+      for (const ref of refs) this.refs.set(ref, id);
+      if (refs.length) this.saveRefs(id, now);
+      return this.image(this.record(id)!);
+    });
+  }
+
+  /** Names an image; the name moves off any image it named before. */
+  tag(name: string, reference: string): Promise<void> {
+    return this.exclusive(async () => {
+      const image = this.resolve(name);
+      const ref = formatReference(parseReference(reference));
+      this.refs.set(ref, image.id);
+      this.saveRefs(image.id, new Date().toISOString());
+    });
+  }
+
+  /**
+   * Removes a name, or an image with its names (Docker's rules: an image named in several
+   * repositories is removed by ID only with force; `inUse` tells whether a container holds it).
+   */
+  delete(name: string, opts: { force: boolean; noprune: boolean; inUse?: (id: string) => boolean }): Promise<DeleteEntry[]> {
+    return this.exclusive(async () => {
+      const { image, reference } = this.lookup(name);
+      const out: DeleteEntry[] = [];
+      if (reference && image.references.length > 1) {
+        this.refs.delete(reference);
+        this.saveRefs();
+        return [{ Untagged: familiarName(reference) }];
+      }
+      const repos = new Set(image.references.map((r) => repositoryOf(parseReference(r))));
+      if (!reference && repos.size > 1 && !opts.force) {
+        throw errors.imageConflict(`unable to delete ${hex(image.id).slice(0, 12)} (must be forced) - image is referenced in multiple repositories`);
+      }
+      if (opts.inUse?.(image.id) && !opts.force) {
+        throw errors.imageConflict(`unable to delete ${hex(image.id).slice(0, 12)} (cannot be forced) - image is being used by a container`);
+      }
+      for (const ref of image.references) {
+        this.refs.delete(ref);
+        out.push({ Untagged: familiarName(ref) });
+      }
+      this.saveRefs();
+      rmSync(join(this.imagesDir, `${hex(image.id)}.json`), { force: true });
+      out.push({ Deleted: image.id });
+      if (!opts.noprune) {
+        for (const layer of await this.pruneLayers()) out.push({ Deleted: layer });
+        this.pruneBlobs();
+      }
+      return out;
+    });
+  }
+
+  private saveRefs(taggedId?: string, when?: string): void {
+    writeJsonAtomic(this.refsFile, Object.fromEntries([...this.refs].sort()));
+    if (taggedId && when) {
+      const rec = this.record(taggedId);
+      if (rec) writeJsonAtomic(join(this.imagesDir, `${hex(taggedId)}.json`), { ...rec, lastTagTime: when });
+    }
+  }
+
+  // --- clean-up ------------------------------------------------------------------------------
+
+  /** Layers no whole image uses are removed, topmost first; resolves with their chain IDs. */
+  private async pruneLayers(): Promise<string[]> {
+    const used = new Set(this.records().flatMap((r) => r.chain));
+    const removed: string[] = [];
+    const layers = this.layers.list().filter((l) => !used.has(l.chainId));
+    // Children before parents: a layer whose chain is longer goes first.
+    const depth = (l: LayerRecord): number => (l.parent ? 1 + depth(this.layers.get(l.parent) ?? { ...l, parent: undefined }) : 0);
+    for (const layer of layers.sort((a, b) => depth(b) - depth(a))) {
+      await this.layers.remove(layer.chainId);
+      removed.push(layer.chainId);
+    }
+    return removed;
+  }
+
+  private pruneBlobs(): void {
+    const keep = new Set<string>();
+    for (const rec of this.records()) keep.add(rec.id);
+    for (const layer of this.layers.list()) keep.add(layer.diffId);
+    for (const blob of this.blobs.list()) if (!keep.has(blob)) this.blobs.remove(blob);
+  }
+
+  private async recover(): Promise<void> {
+    rmSync(this.tmpDir, { recursive: true, force: true });
+    mkdirSync(this.tmpDir, { recursive: true });
+    await this.driver.cleanup();
+    // Images whose layers or config are not whole are not images.
+    for (const rec of this.records()) {
+      if (!this.blobs.has(rec.id) || rec.chain.some((c) => !this.layers.recordExists(c))) {
+        rmSync(join(this.imagesDir, `${hex(rec.id)}.json`), { force: true });
+      }
+    }
+    try {
+      const saved = JSON.parse(readFileSync(this.refsFile, "utf8")) as Record<string, string>;
+      this.refs = new Map(Object.entries(saved).filter(([, id]) => this.record(id) !== undefined));
+    } catch {
+      this.refs = new Map();
+    }
+    await this.pruneLayers();
+    this.pruneBlobs();
+  }
+}
+
+export { chainIdOf };

@@ -1,0 +1,96 @@
+/**
+ * Layers of images, by chain ID: the layer's own content is the storage driver's layer named
+ * by the chain ID's hex, its uncompressed tar is a blob named by its diff ID, and
+ * `layers/<chain hex>.json` records that both are whole. That record is written last, so a
+ * layer without one is a leftover of a crash, removed at the next start.
+ *
+ *   chainID(L0) = diffID(L0);  chainID(Ln) = sha256(chainID(Ln-1) + " " + diffID(Ln))
+ */
+import { createHash } from "node:crypto";
+import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { StorageDriver } from "../contracts/storage.js";
+import { errors } from "../errors.js";
+import { writeJsonAtomic } from "./atomic-file.js";
+import type { BlobStore } from "./blob-store.js";
+import { digestOfFile } from "./blob-store.js";
+
+export interface LayerRecord {
+  chainId: string;
+  diffId: string;
+  parent?: string;
+  /** Bytes of the files the layer holds, as the driver applied them. */
+  size: number;
+}
+
+export function chainIdOf(parent: string | undefined, diffId: string): string {
+  return parent ? `sha256:${createHash("sha256").update(`${parent} ${diffId}`).digest("hex")}` : diffId;
+}
+
+const hex = (digest: string) => digest.slice("sha256:".length);
+
+export class LayerStore {
+  private readonly dir: string;
+
+  constructor(root: string, private readonly blobs: BlobStore, readonly driver: StorageDriver) {
+    this.dir = join(root, "layers");
+    mkdirSync(this.dir, { recursive: true });
+  }
+
+  get(chainId: string): LayerRecord | undefined {
+    try {
+      return JSON.parse(readFileSync(join(this.dir, `${hex(chainId)}.json`), "utf8")) as LayerRecord;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Makes sure the layer `tarFile` (uncompressed) on `parent` exists; resolves with its record
+   * and whether it was there already. `expectedDiffId` (from an image config) must match. The
+   * file is moved into the blob store (the caller's copy is gone afterwards).
+   */
+  async register(parent: string | undefined, tarFile: string, expectedDiffId?: string): Promise<{ layer: LayerRecord; existed: boolean }> {
+    // A layer the store has is not read again (an archive may name one tar for several images).
+    if (expectedDiffId) {
+      const have = this.get(chainIdOf(parent, expectedDiffId));
+      if (have && (await this.driver.exists(hex(have.chainId)))) return { layer: have, existed: true };
+    }
+    const { digest } = await digestOfFile(tarFile);
+    if (expectedDiffId && expectedDiffId !== digest) throw errors.imageDigestMismatch("layer", expectedDiffId, digest);
+    const chainId = chainIdOf(parent, digest);
+    const known = this.get(chainId);
+    if (known && (await this.driver.exists(hex(chainId)))) return { layer: known, existed: true };
+    const id = hex(chainId);
+    await this.driver.remove(id); // a leftover without its record
+    await this.driver.create(id, parent ? hex(parent) : undefined);
+    try {
+      const size = await this.driver.applyDiff(id, createReadStream(tarFile));
+      if (!this.blobs.has(digest)) await this.blobs.adopt(tarFile, digest);
+      const layer: LayerRecord = { chainId, diffId: digest, ...(parent ? { parent } : {}), size };
+      writeJsonAtomic(join(this.dir, `${id}.json`), layer);
+      return { layer, existed: false };
+    } catch (err) {
+      await this.driver.remove(id).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  list(): LayerRecord[] {
+    return readdirSync(this.dir)
+      .filter((f) => /^[a-f0-9]{64}\.json$/.test(f))
+      .map((f) => this.get(`sha256:${f.slice(0, 64)}`))
+      .filter((l): l is LayerRecord => l !== undefined);
+  }
+
+  /** Removes a layer (its record first, so that a crash half way leaves a leftover, not a lie). */
+  async remove(chainId: string): Promise<void> {
+    rmSync(join(this.dir, `${hex(chainId)}.json`), { force: true });
+    await this.driver.remove(hex(chainId));
+  }
+
+  /** Record files of layers, for the crash clean-up. */
+  recordExists(chainId: string): boolean {
+    return existsSync(join(this.dir, `${hex(chainId)}.json`));
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * Image references, read and normalised the way Docker's clients do: `busybox` is
+ * `docker.io/library/busybox:latest` and is shown as `busybox:latest`; `localhost:5000/app`
+ * keeps its registry; `name@sha256:<hex>` names a digest. A name that breaks the grammar is
+ * "invalid reference format".
+ */
+import { errors } from "../errors.js";
+
+export const DEFAULT_DOMAIN = "docker.io";
+const OFFICIAL_PREFIX = "library/";
+const COMPONENT = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
+const DOMAIN = /^(?:localhost|[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:]+\])(?::\d+)?$/;
+const TAG = /^[\w][\w.-]{0,127}$/;
+const DIGEST = /^sha256:[a-f0-9]{64}$/;
+
+export interface Reference {
+  /** `docker.io`, `localhost:5000`, ... */
+  domain: string;
+  /** `library/busybox`, `team/app`. */
+  path: string;
+  tag?: string;
+  digest?: string;
+}
+
+/** Reads a reference; `defaultTag` fills a missing tag when there is no digest either. */
+export function parseReference(text: string, defaultTag: string | undefined = "latest"): Reference {
+  let rest = text;
+  let digest: string | undefined;
+  const at = rest.indexOf("@");
+  if (at >= 0) {
+    digest = rest.slice(at + 1);
+    rest = rest.slice(0, at);
+    if (!DIGEST.test(digest)) throw errors.imageInvalidReference(text, "invalid digest");
+  }
+  let tag: string | undefined;
+  const colon = rest.lastIndexOf(":");
+  if (colon > rest.lastIndexOf("/")) {
+    tag = rest.slice(colon + 1);
+    rest = rest.slice(0, colon);
+    if (!TAG.test(tag)) throw errors.imageInvalidReference(text, `invalid tag "${tag}"`);
+  }
+  const parts = rest.split("/");
+  let domain = DEFAULT_DOMAIN;
+  if (parts.length > 1 && (parts[0].includes(".") || parts[0].includes(":") || parts[0] === "localhost")) {
+    domain = parts.shift()!;
+    if (!DOMAIN.test(domain)) throw errors.imageInvalidReference(text, `invalid registry "${domain}"`);
+  }
+  if (parts.length === 0 || parts.some((p) => !COMPONENT.test(p))) {
+    const lower = rest.toLowerCase() !== rest;
+    throw errors.imageInvalidReference(text, lower ? `repository name (${rest}) must be lowercase` : "invalid repository name");
+  }
+  let path = parts.join("/");
+  if (domain === DEFAULT_DOMAIN && parts.length === 1) path = OFFICIAL_PREFIX + path;
+  if (path.length > 255) throw errors.imageInvalidReference(text, "repository name must not be more than 255 characters");
+  if (tag === undefined && digest === undefined && defaultTag !== undefined) tag = defaultTag;
+  return { domain, path, tag, digest };
+}
+
+/** The repository's full name: `docker.io/library/busybox`. */
+export function repositoryOf(ref: Reference): string {
+  return `${ref.domain}/${ref.path}`;
+}
+
+/** The full form, as stored: `docker.io/library/busybox:latest` or `...@sha256:...`. */
+export function formatReference(ref: Reference): string {
+  return `${repositoryOf(ref)}${ref.tag !== undefined ? `:${ref.tag}` : ""}${ref.digest ? `@${ref.digest}` : ""}`;
+}
+
+/** The short form clients show: `busybox:latest`, `team/app:1`, `localhost:5000/app:2`. */
+export function familiarName(full: string): string {
+  if (!full.startsWith(`${DEFAULT_DOMAIN}/`)) return full;
+  const rest = full.slice(DEFAULT_DOMAIN.length + 1);
+  return rest.startsWith(OFFICIAL_PREFIX) ? rest.slice(OFFICIAL_PREFIX.length) : rest;
+}

@@ -1,0 +1,209 @@
+/**
+ * The image endpoints: list, inspect, history, tag, remove, prune, import, load, save, and the
+ * image part of `/system/df`. Names may hold `/` and `:`, so the routes that take a name read it
+ * from the rest of the path.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Readable } from "node:stream";
+import { errors } from "../../../core/errors.js";
+import type { Image, ImageStore } from "../../../core/images/image-store.js";
+import { familiarName, formatReference, parseReference, repositoryOf } from "../../../core/images/reference.js";
+import { importImage, openImportSource } from "../../images/import-image.js";
+import { loadImages } from "../../images/load-images.js";
+import { saveImages, type SaveItem } from "../../images/save-images.js";
+import { compareApiVersions } from "../../../core/version.js";
+import { requestedApiVersion } from "../api-version.js";
+import { checkFilterKeys, queryBool, queryFilters, queryList, queryString, type Query } from "../query.js";
+import { imageFilter } from "./image-filters.js";
+
+export interface ImageRouteDeps {
+  store: ImageStore;
+  driverName: string;
+  disablePigz: () => boolean;
+  /** Whether a container uses the image (409 on removal); none do until containers exist. */
+  inUse?: (id: string) => boolean;
+}
+
+const seconds = (iso?: string) => (iso ? Math.floor(Date.parse(iso) / 1000) : 0);
+const tagsOf = (image: Image) => image.references.filter((r) => !r.includes("@")).map(familiarName);
+const digestsOf = (image: Image) => image.references.filter((r) => r.includes("@")).map(familiarName);
+
+export function summary(image: Image, apiVersion: string): Record<string, unknown> {
+  return {
+    Id: image.id,
+    ParentId: "",
+    RepoTags: tagsOf(image),
+    RepoDigests: digestsOf(image),
+    Created: seconds(image.config.created),
+    Size: image.size,
+    SharedSize: -1,
+    ...(compareApiVersions(apiVersion, "1.44") < 0 ? { VirtualSize: image.size } : {}),
+    Labels: image.config.config?.Labels ?? {},
+    Containers: -1,
+  };
+}
+
+function inspect(image: Image, driverName: string): Record<string, unknown> {
+  const c = image.config;
+  return {
+    Id: image.id,
+    RepoTags: tagsOf(image),
+    RepoDigests: digestsOf(image),
+    Parent: "",
+    Comment: c.comment ?? "",
+    Created: c.created ?? "",
+    DockerVersion: c.docker_version ?? "",
+    Author: c.author ?? "",
+    Config: c.config ?? null,
+    Architecture: c.architecture ?? "",
+    ...(c.variant ? { Variant: c.variant } : {}),
+    Os: c.os ?? "",
+    Size: image.size,
+    GraphDriver: { Name: driverName, Data: null },
+    RootFS: { Type: "layers", Layers: c.rootfs.diff_ids },
+    Metadata: { LastTagTime: image.lastTagTime ?? "0001-01-01T00:00:00Z" },
+  };
+}
+
+function history(image: Image, store: ImageStore): Record<string, unknown>[] {
+  const entries = image.config.history ?? [];
+  const out: Record<string, unknown>[] = [];
+  let layer = 0;
+  for (const entry of entries) {
+    const chainId = entry.empty_layer ? undefined : image.chain[layer++];
+    out.push({
+      Id: "<missing>",
+      Created: seconds(entry.created),
+      CreatedBy: entry.created_by ?? "",
+      Tags: null,
+      Size: chainId ? (store.layers.get(chainId)?.size ?? 0) : 0,
+      Comment: entry.comment ?? "",
+    });
+  }
+  out.reverse();
+  if (out.length) Object.assign(out[0], { Id: image.id, Tags: tagsOf(image).length ? tagsOf(image) : null });
+  return out;
+}
+
+/** `GET /images/{name}/json` and friends: the name and the action at the end of the path. */
+function nameAndAction(request: FastifyRequest, actions: readonly string[]): { name: string; action: string } {
+  const rest = decodeURIComponent((request.params as { "*": string })["*"]);
+  for (const action of actions) {
+    if (rest.endsWith(`/${action}`)) return { name: rest.slice(0, -action.length - 1), action };
+  }
+  return { name: rest, action: "" };
+}
+
+function jsonLines(reply: FastifyReply, lines: unknown[]): FastifyReply {
+  return reply.type("application/json").send(lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+}
+
+export function imageRoutes(deps: ImageRouteDeps) {
+  const { store } = deps;
+  return (app: FastifyInstance) => {
+    app.get("/images/json", async (request) => {
+      const query = request.query as Query;
+      const filters = queryFilters(query);
+      checkFilterKeys(filters, ["reference", "dangling", "label", "before", "since", "until"]);
+      const keep = imageFilter(filters, store);
+      const version = requestedApiVersion(request.raw);
+      return store.list().filter(keep).sort((a, b) => seconds(b.config.created) - seconds(a.config.created)).map((i) => summary(i, version));
+    });
+
+    app.get("/images/get", async (request, reply) => {
+      const names = queryList(request.query as Query, "names");
+      return sendSave(reply, names);
+    });
+
+    // `quiet` hides progress only (there is none yet); the "Loaded image" lines always come.
+    app.post("/images/load", async (request, reply) => {
+      const lines: unknown[] = [];
+      await loadImages(store, request.raw as Readable, {
+        disablePigz: deps.disablePigz(),
+        onLoaded: (image, tags) => {
+          if (tags.length === 0) lines.push({ stream: `Loaded image ID: ${image.id}\n` });
+          for (const tag of tags) lines.push({ stream: `Loaded image: ${familiarName(formatReference(parseReference(tag)))}\n` });
+        },
+      });
+      return jsonLines(reply, lines);
+    });
+
+    app.post("/images/create", async (request, reply) => {
+      const query = request.query as Query;
+      const fromSrc = queryString(query, "fromSrc");
+      if (fromSrc === undefined) {
+        if (queryString(query, "fromImage") !== undefined) throw errors.apiNotImplemented("pulling images from a registry (fromImage)");
+        throw errors.apiInvalidBody("fromSrc or fromImage is required");
+      }
+      const repo = queryString(query, "repo");
+      const tag = queryString(query, "tag");
+      const tags = repo ? [tag ? `${repo}:${tag}` : repo] : [];
+      const image = await importImage(store, {
+        source: await openImportSource(fromSrc, request.raw as Readable),
+        from: fromSrc,
+        tags,
+        message: queryString(query, "message"),
+        changes: queryList(query, "changes"),
+        disablePigz: deps.disablePigz(),
+      });
+      return jsonLines(reply, [{ status: image.id }]);
+    });
+
+    app.post("/images/prune", async (request) => {
+      const filters = queryFilters(request.query as Query);
+      checkFilterKeys(filters, ["dangling", "label", "until"]);
+      const danglingOnly = (filters.get("dangling") ?? ["true"]).every((v) => v !== "false" && v !== "0");
+      const keep = imageFilter(filters, store);
+      const deleted: unknown[] = [];
+      let reclaimed = 0;
+      for (const image of store.list()) {
+        if (danglingOnly && image.references.length > 0) continue;
+        if (!keep(image) || deps.inUse?.(image.id)) continue;
+        deleted.push(...(await store.delete(image.id, { force: true, noprune: false })));
+        reclaimed += image.size;
+      }
+      return { ImagesDeleted: deleted.length ? deleted : null, SpaceReclaimed: reclaimed };
+    });
+
+    app.get("/images/*", async (request, reply) => {
+      const { name, action } = nameAndAction(request, ["json", "history", "get"]);
+      if (action === "get") return sendSave(reply, [name]);
+      const image = store.resolve(name);
+      if (action === "json") return inspect(image, deps.driverName);
+      if (action === "history") return history(image, store);
+      throw errors.apiPageNotFound();
+    });
+
+    app.post("/images/*", async (request, reply) => {
+      const { name, action } = nameAndAction(request, ["tag", "push"]);
+      if (action === "push") throw errors.apiNotImplemented("pushing images to a registry");
+      if (action !== "tag") throw errors.apiPageNotFound();
+      const query = request.query as Query;
+      const repo = queryString(query, "repo");
+      if (!repo) throw errors.apiInvalidBody("repo is required");
+      const tag = queryString(query, "tag");
+      const target = parseReference(tag ? `${repo}:${tag}` : repo);
+      if (target.digest) throw errors.apiInvalidBody("refusing to create a tag with a digest reference");
+      await store.tag(name, formatReference(target));
+      return reply.code(201).send();
+    });
+
+    app.delete("/images/*", async (request) => {
+      const { name } = nameAndAction(request, []);
+      const query = request.query as Query;
+      return store.delete(name, { force: queryBool(query, "force"), noprune: queryBool(query, "noprune"), inUse: deps.inUse });
+    });
+  };
+
+  function sendSave(reply: FastifyReply, names: readonly string[]) {
+    // A name with a tag saves that tag; a bare repository name saves all of its tags; an ID none.
+    const items: SaveItem[] = names.map((name) => {
+      const { image, reference } = store.lookup(name);
+      if (!reference) return { image, refs: [] };
+      const ref = parseReference(name, undefined);
+      const refs = ref.tag || ref.digest ? [reference] : image.references.filter((r) => r.startsWith(`${repositoryOf(ref)}:`));
+      return { image, refs };
+    });
+    return reply.type("application/x-tar").send(saveImages(store, items));
+  }
+}

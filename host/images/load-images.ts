@@ -1,0 +1,122 @@
+/**
+ * `POST /images/load`: images from a tar in the `docker save` form (manifest.json) or an OCI
+ * image layout (index.json), compressed layers included. The archive is unpacked into the
+ * store's temporary folder first; each image is then stored whole or not at all.
+ */
+import { randomBytes } from "node:crypto";
+import { closeSync, createReadStream, createWriteStream, mkdirSync, openSync, readSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { decompress } from "../../core/archive/index.js";
+import { errors } from "../../core/errors.js";
+import { digestOfFile } from "../../core/images/blob-store.js";
+import type { Image, ImageStore } from "../../core/images/image-store.js";
+import { ArchiveDir } from "./archive-dir.js";
+
+interface DockerManifestEntry {
+  Config: string;
+  RepoTags?: string[] | null;
+  Layers: string[];
+}
+
+interface OciDescriptor {
+  mediaType?: string;
+  digest: string;
+  size?: number;
+  annotations?: Record<string, string>;
+  platform?: { os?: string; architecture?: string };
+}
+
+interface ToStore {
+  config: Buffer;
+  layers: string[];
+  tags: string[];
+}
+
+const GOARCH: Record<string, string> = { x64: "amd64", arm64: "arm64", arm: "arm", ia32: "386" };
+const blobMember = (digest: string) => `blobs/${digest.replace(":", "/")}`;
+
+export async function loadImages(
+  store: ImageStore,
+  tar: Readable,
+  opts: { disablePigz: boolean; onLoaded?: (image: Image, tags: string[]) => void },
+): Promise<Image[]> {
+  const work = join(store.tmpDir, `load-${randomBytes(8).toString("hex")}`);
+  mkdirSync(work, { recursive: true });
+  try {
+    const archive = await ArchiveDir.unpack(tar, join(work, "archive"));
+    let counter = 0;
+    // Layers may come compressed (OCI layouts, some tools): the store takes them uncompressed.
+    // A plain tar is used where it lies; the store moves it into its blobs.
+    const uncompressed = async (member: string, expectedDigest?: string): Promise<string> => {
+      const file = archive.path(member);
+      if (expectedDigest) {
+        const { digest } = await digestOfFile(file);
+        if (digest !== expectedDigest) throw errors.imageDigestMismatch(member, expectedDigest, digest);
+      }
+      if (!isCompressed(file)) return file;
+      const out = join(work, `layer-${counter++}.tar`);
+      await pipeline(decompress(createReadStream(file), { disablePigz: opts.disablePigz }), createWriteStream(out));
+      return out;
+    };
+    const plan: ToStore[] = [];
+    if (archive.has("manifest.json")) {
+      for (const entry of archive.json<DockerManifestEntry[]>("manifest.json")) {
+        if (typeof entry.Config !== "string" || !Array.isArray(entry.Layers)) throw errors.imageInvalidArchive("manifest.json entry without Config or Layers");
+        const layers = [];
+        for (const layer of entry.Layers) layers.push(await uncompressed(layer));
+        plan.push({ config: archive.read(entry.Config), layers, tags: entry.RepoTags ?? [] });
+      }
+    } else if (archive.has("index.json")) {
+      for (const manifest of ociManifests(archive, archive.json<{ manifests?: OciDescriptor[] }>("index.json").manifests ?? [])) {
+        const body = JSON.parse(archive.read(blobMember(manifest.digest)).toString()) as { config: OciDescriptor; layers: OciDescriptor[] };
+        const config = archive.read(blobMember(body.config.digest));
+        const layers = [];
+        for (const layer of body.layers) layers.push(await uncompressed(blobMember(layer.digest), layer.digest));
+        const name = manifest.annotations?.["io.containerd.image.name"];
+        plan.push({ config, layers, tags: name ? [name] : [] });
+      }
+    } else {
+      throw errors.imageInvalidArchive("neither manifest.json nor index.json found: not a docker save archive nor an OCI image layout");
+    }
+    const loaded: Image[] = [];
+    for (const item of plan) {
+      const image = await store.create(item.config, item.layers, item.tags);
+      opts.onLoaded?.(image, item.tags);
+      loaded.push(image);
+    }
+    return loaded;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** gzip or zstd, by their magic bytes. */
+function isCompressed(file: string): boolean {
+  const head = Buffer.alloc(4);
+  const fd = openSync(file, "r");
+  try {
+    readSync(fd, head, 0, 4, 0);
+  } finally {
+    closeSync(fd);
+  }
+  return (head[0] === 0x1f && head[1] === 0x8b) || head.readUInt32LE(0) === 0xfd2fb528;
+}
+
+/** The image manifests of an OCI index, nested indexes followed, this host's platform chosen. */
+function ociManifests(archive: ArchiveDir, descriptors: OciDescriptor[], depth = 0): OciDescriptor[] {
+  if (depth > 4) throw errors.imageInvalidArchive("OCI indexes nested too deep");
+  const out: OciDescriptor[] = [];
+  const arch = GOARCH[process.arch] ?? process.arch;
+  for (const d of descriptors) {
+    if (d.platform && (d.platform.os !== "linux" || d.platform.architecture !== arch)) continue;
+    if (d.mediaType?.includes("image.index") || d.mediaType?.includes("manifest.list")) {
+      const nested = JSON.parse(archive.read(blobMember(d.digest)).toString()) as { manifests?: OciDescriptor[] };
+      out.push(...ociManifests(archive, (nested.manifests ?? []).map((m) => ({ ...m, annotations: { ...d.annotations, ...m.annotations } })), depth + 1));
+    } else {
+      out.push(d);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,76 @@
+/**
+ * `GET /images/get` and `GET /images/{name}/get`: images as one tar that is at once a `docker
+ * save` archive (manifest.json) and an OCI image layout (oci-layout, index.json, blobs/), so
+ * that both `docker load` and OCI tools read it. Layers go out exactly as they came in (the
+ * uncompressed tars are kept as blobs), so a saved image loads again with the same ID.
+ */
+import { createHash } from "node:crypto";
+
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import tarStream from "tar-stream";
+import type { Image, ImageStore } from "../../core/images/image-store.js";
+import { familiarName } from "../../core/images/reference.js";
+
+export interface SaveItem {
+  image: Image;
+  /** Full references to record for it (empty when saved by ID). */
+  refs: string[];
+}
+
+export function saveImages(store: ImageStore, items: readonly SaveItem[]): Readable {
+  const pack = tarStream.pack();
+  const written = new Set<string>();
+  const mtime = new Date(0);
+  const addBuffer = (name: string, data: Buffer) =>
+    new Promise<void>((resolve, reject) => pack.entry({ name, size: data.length, mtime, mode: 0o644 }, data, (err) => (err ? reject(err) : resolve())));
+  const addBlobFile = async (digest: string) => {
+    if (written.has(digest)) return;
+    written.add(digest);
+    const entry = pack.entry({ name: `blobs/sha256/${digest.slice(7)}`, size: store.blobs.size(digest), mtime, mode: 0o644 });
+    await pipeline(store.blobs.open(digest), entry);
+  };
+  const addBlobBuffer = async (data: Buffer): Promise<string> => {
+    const digest = `sha256:${createHash("sha256").update(data).digest("hex")}`;
+    if (!written.has(digest)) {
+      written.add(digest);
+      await addBuffer(`blobs/sha256/${digest.slice(7)}`, data);
+    }
+    return digest;
+  };
+
+  (async () => {
+    await addBuffer("oci-layout", Buffer.from('{"imageLayoutVersion":"1.0.0"}'));
+    const dockerManifest = [];
+    const index = [];
+    for (const { image, refs } of items) {
+      await addBlobFile(image.id);
+      const diffIds = image.config.rootfs.diff_ids;
+      for (const d of diffIds) await addBlobFile(d);
+      const manifest = Buffer.from(JSON.stringify({
+        schemaVersion: 2,
+        mediaType: "application/vnd.oci.image.manifest.v1+json",
+        config: { mediaType: "application/vnd.oci.image.config.v1+json", digest: image.id, size: store.blobs.size(image.id) },
+        layers: diffIds.map((d) => ({ mediaType: "application/vnd.oci.image.layer.v1.tar", digest: d, size: store.blobs.size(d) })),
+      }));
+      const manifestDigest = await addBlobBuffer(manifest);
+      dockerManifest.push({
+        Config: `blobs/sha256/${image.id.slice(7)}`,
+        RepoTags: refs.filter((r) => !r.includes("@")).map(familiarName),
+        Layers: diffIds.map((d) => `blobs/sha256/${d.slice(7)}`),
+      });
+      const descriptor = { mediaType: "application/vnd.oci.image.manifest.v1+json", digest: manifestDigest, size: manifest.length };
+      if (refs.length === 0) index.push(descriptor);
+      for (const ref of refs) {
+        const tag = ref.includes("@") ? undefined : ref.slice(ref.lastIndexOf(":") + 1);
+        index.push({ ...descriptor, annotations: { "io.containerd.image.name": ref, ...(tag ? { "org.opencontainers.image.ref.name": tag } : {}) } });
+      }
+    }
+    await addBuffer("index.json", Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: "application/vnd.oci.image.index.v1+json", manifests: index })));
+    await addBuffer("manifest.json", Buffer.from(JSON.stringify(dockerManifest)));
+    pack.finalize();
+  })().catch((err: Error) => pack.destroy(err));
+  // tar-stream's streams are streamx streams: hand Node a Node stream.
+  return Readable.from(pack);
+}
+

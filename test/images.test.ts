@@ -1,0 +1,138 @@
+/**
+ * Images with the Docker CLI against engined: import a busybox made from the host's
+ * busybox-static, list, inspect, tag, history, save, remove, load again with the same ID; load
+ * of a multi-layer `docker save` archive and of an OCI layout; the errors clients read.
+ */
+import "./helpers/root-hooks.js";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect } from "chai";
+import Docker from "dockerode";
+import { docker } from "./helpers/docker-cli.js";
+import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
+import { httpRequest } from "./helpers/http.js";
+import { busyboxRootfs, dockerSaveTar, imageOf, makeTar, ociLayoutTar, writeFixture } from "./fixtures/images.js";
+
+describe("images", () => {
+  let d: TestDaemon;
+  let host: string;
+  let dir: string;
+  let rootfs: string;
+
+  before(async () => {
+    dir = makeTempDir();
+    rootfs = writeFixture(dir, "busybox-rootfs.tar", await busyboxRootfs());
+    d = await startEngined();
+    host = `unix://${d.socket}`;
+  });
+  after(async () => {
+    await d?.stop();
+  });
+
+  const cli = async (...args: string[]) => {
+    const r = await docker(host, args);
+    expect(r.code, `docker ${args.join(" ")}: ${r.stderr}`).to.equal(0);
+    return r.stdout;
+  };
+
+  it("imports a busybox root filesystem with changes, and lists it", async () => {
+    const out = await cli("import", "--change", 'CMD ["sh"]', "--change", "ENV GREETING=hi", "--message", "from busybox-static", rootfs, "busybox:latest");
+    expect(out.trim()).to.match(/^sha256:[a-f0-9]{64}$/);
+    const list = await cli("images", "--format", "{{.Repository}}:{{.Tag}} {{.ID}}");
+    expect(list).to.match(/^busybox:latest [a-f0-9]{12}$/m);
+    const [info] = JSON.parse(await cli("image", "inspect", "busybox"));
+    expect(info.Id).to.equal(out.trim());
+    expect(info.RepoTags).to.deep.equal(["busybox:latest"]);
+    expect(info.Os).to.equal("linux");
+    expect(info.Config.Cmd).to.deep.equal(["sh"]);
+    expect(info.Config.Env).to.deep.equal(["GREETING=hi"]);
+    expect(info.Comment).to.equal("from busybox-static");
+    expect(info.RootFS.Layers).to.have.length(1);
+    expect(info.GraphDriver.Name).to.equal("overlay2");
+    expect(info.Size).to.be.greaterThan(readFileSync("/usr/bin/busybox").length - 1);
+  });
+
+  it("tags (answering exactly 201), shows history, and counts images in /info", async () => {
+    await cli("tag", "busybox", "mybox:1");
+    const raw = await httpRequest({ socketPath: d.socket }, "POST", "/v1.51/images/busybox/tag?repo=localhost:5000/team/box&tag=2");
+    expect(raw.status).to.equal(201);
+    expect(raw.body).to.equal("");
+    const tags = (await cli("images", "--format", "{{.Repository}}:{{.Tag}}")).split("\n").filter(Boolean).sort();
+    expect(tags).to.deep.equal(["busybox:latest", "localhost:5000/team/box:2", "mybox:1"]);
+    const history = await cli("history", "--no-trunc", "--format", "{{.ID}} {{.Comment}}", "busybox");
+    expect(history.trim()).to.match(/^sha256:[a-f0-9]{64} from busybox-static$/);
+    const info = JSON.parse((await httpRequest({ socketPath: d.socket }, "GET", "/info")).body);
+    expect(info.Images).to.equal(1);
+    expect(info.Driver).to.equal("overlay2");
+    expect(info.DriverStatus.map((s: string[]) => s[0])).to.include("Backing Filesystem");
+  });
+
+  it("saves, removes and loads again with the same ID", async () => {
+    const [before] = JSON.parse(await cli("image", "inspect", "busybox"));
+    const saved = join(dir, "saved.tar");
+    await cli("save", "-o", saved, "busybox:latest");
+    const removed = await cli("rmi", "busybox:latest", "mybox:1", "localhost:5000/team/box:2");
+    expect(removed).to.include("Untagged: busybox:latest");
+    expect(removed).to.include(`Deleted: ${before.Id}`);
+    expect((await cli("images", "-q")).trim()).to.equal("");
+    const loaded = await cli("load", "-i", saved);
+    expect(loaded).to.include("Loaded image: busybox:latest");
+    const [after] = JSON.parse(await cli("image", "inspect", "busybox"));
+    expect(after.Id).to.equal(before.Id);
+    expect(after.RootFS.Layers).to.deep.equal(before.RootFS.Layers);
+  });
+
+  it("loads a multi-layer archive with whiteouts and an OCI layout with gzip layers", async () => {
+    const base = await makeTar([
+      { name: "etc/", type: "directory" },
+      { name: "etc/a", data: "a" },
+      { name: "data/", type: "directory" },
+      { name: "data/old", data: "old" },
+      { name: "data/hard", data: "hard" },
+      { name: "data/hardlink", type: "link", linkname: "data/hard" },
+    ]);
+    const top = await makeTar([
+      { name: "etc/.wh.a", data: "" },
+      { name: "data/", type: "directory" },
+      { name: "data/.wh..wh..opq", data: "" },
+      { name: "data/new", data: "new" },
+    ]);
+    const image = imageOf([base, top]);
+    const archive = writeFixture(dir, "two-layers.tar", await dockerSaveTar([{ image, tags: ["two:layers"] }]));
+    expect(await cli("load", "-i", archive)).to.include("Loaded image: two:layers");
+    const [info] = JSON.parse(await cli("image", "inspect", "two:layers"));
+    expect(info.Id).to.equal(image.id);
+    expect(info.RootFS.Layers).to.have.length(2);
+
+    const oci = writeFixture(dir, "oci.tar", await ociLayoutTar(imageOf([base], { author: "oci" }), "docker.io/library/oci:1"));
+    expect(await cli("load", "-i", oci)).to.include("Loaded image: oci:1");
+    const [ociInfo] = JSON.parse(await cli("image", "inspect", "oci:1"));
+    expect(ociInfo.Author).to.equal("oci");
+    // The base layer is shared, not stored twice.
+    expect(ociInfo.RootFS.Layers[0]).to.equal(info.RootFS.Layers[0]);
+  });
+
+  it("answers the errors clients read", async () => {
+    const missing = await httpRequest({ socketPath: d.socket }, "GET", "/v1.51/images/nosuch/json");
+    expect(missing.status).to.equal(404);
+    expect(JSON.parse(missing.body)).to.deep.equal({ message: "No such image: nosuch:latest" });
+    const r = await docker(host, ["image", "inspect", "nosuch"]);
+    expect(r.code).to.not.equal(0);
+    expect(r.stderr).to.include("No such image: nosuch");
+    const bad = await httpRequest({ socketPath: d.socket }, "POST", "/v1.51/images/two:layers/tag?repo=Bad_Name");
+    expect(bad.status).to.equal(400);
+    expect(JSON.parse(bad.body).message).to.match(/^invalid reference format/);
+    const broken = await httpRequest({ socketPath: d.socket }, "POST", "/v1.51/images/load", undefined);
+    expect(broken.status).to.equal(400);
+  });
+
+  it("works through dockerode too", async () => {
+    const client = new Docker({ socketPath: d.socket });
+    const list = await client.listImages();
+    expect(list.map((i) => i.RepoTags ?? []).flat()).to.include.members(["busybox:latest", "two:layers", "oci:1"]);
+    const image = await client.getImage("two:layers").inspect();
+    expect(image.RootFS.Layers).to.have.length(2);
+    const filtered = await client.listImages({ filters: JSON.stringify({ reference: ["two*"] }) });
+    expect(filtered.map((i) => i.RepoTags).flat()).to.deep.equal(["two:layers"]);
+  });
+});

@@ -1,0 +1,452 @@
+/**
+ * core/archive against real files as root: decompression, extraction with every kind of
+ * metadata, whiteouts in both forms (and through a real overlay mount), packing back to the OCI
+ * form, and hostile tars that must not change anything outside the layer folder.
+ */
+import "./helpers/root-hooks.js";
+import { getAttributeSync, listAttributesSync } from "@napi-rs/xattr";
+import { expect } from "chai";
+import { execFileSync, spawnSync } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { PassThrough, Readable } from "node:stream";
+import { gzipSync, zstdCompressSync } from "node:zlib";
+import { extract } from "tar-stream";
+import { applyLayer, decompress, LayerEntryError, packLayer, type ApplyOptions } from "../core/archive/index.js";
+import { findUnpigz } from "../core/archive/decompress.js";
+import {
+  capabilityBytes,
+  HOST_ESCAPE_NAME,
+  hostileLayers,
+  longPath,
+  lowerLayerEntries,
+  makeTar,
+  MIB,
+  MTIME,
+  normalLayerEntries,
+  opaqueOrderEntries,
+  SPARSE_MARK,
+  SPARSE_OFFSET,
+  SPARSE_SIZE,
+  whiteoutLayerEntries,
+  type TarEntry,
+} from "./fixtures/layers.js";
+import { makeTempDir } from "./helpers/engined.js";
+
+async function collect(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of stream) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+async function apply(entries: TarEntry[], dir: string, opts: ApplyOptions): Promise<{ size: number }> {
+  return applyLayer(Readable.from([await makeTar(entries)]), dir, opts);
+}
+
+function freshDir(prefix = "engine-layer-"): string {
+  const dir = join(makeTempDir(prefix), "layer");
+  mkdirSync(dir);
+  return dir;
+}
+
+interface TarRecord {
+  name: string;
+  type: string;
+  mode: number;
+  uid: number;
+  gid: number;
+  mtime: number;
+  linkname: string | null;
+  sha: string;
+  xattrs: Record<string, string>;
+}
+
+async function readTar(tar: Readable): Promise<TarRecord[]> {
+  const ex = extract();
+  tar.pipe(ex as unknown as NodeJS.WritableStream);
+  const out: TarRecord[] = [];
+  for await (const entry of ex) {
+    const h = entry.header as typeof entry.header & { pax?: Record<string, string> | null };
+    const data = await collect(entry as unknown as Readable);
+    const xattrs: Record<string, string> = {};
+    for (const [k, v] of Object.entries(h.pax ?? {})) if (k.startsWith("SCHILY.xattr.")) xattrs[k] = Buffer.from(v, "latin1").toString("hex");
+    out.push({
+      name: h.name.replace(/\/$/, ""),
+      type: h.type,
+      mode: h.mode & 0o7777,
+      uid: h.uid,
+      gid: h.gid,
+      mtime: h.mtime.getTime() / 1000,
+      linkname: h.linkname || null,
+      sha: createHash("sha256").update(data).digest("hex"),
+      xattrs,
+    });
+  }
+  return out;
+}
+
+/** Everything under `dir` but `skip` and what is under it: type, size, mode, owner, times, contents, xattrs. */
+function snapshot(dir: string, skip: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const visit = (path: string) => {
+    if (path === skip) return;
+    const st = lstatSync(path, { bigint: true });
+    let content = "";
+    if (st.isFile()) content = createHash("sha256").update(readFileSync(path)).digest("hex");
+    else if (st.isSymbolicLink()) content = readlinkSync(path);
+    const xattrs = listAttributesSync(path)
+      .sort()
+      .map((k) => `${k}=${getAttributeSync(path, k)?.toString("hex")}`);
+    out.set(path, [st.mode, st.uid, st.gid, st.size, st.mtimeNs, st.ctimeNs, st.nlink, content, xattrs.join(",")].join(" "));
+    if (st.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
+  };
+  visit(dir);
+  return out;
+}
+
+describe("layer archive", function () {
+  this.timeout(120_000);
+
+  describe("decompress", () => {
+    const plain = Buffer.concat([Buffer.from("not compressed at all "), Buffer.alloc(256 * 1024, 7)]);
+
+    it("gunzips through unpigz when it is installed", async function () {
+      if (!findUnpigz()) this.skip();
+      const out = await collect(decompress(Readable.from([gzipSync(plain)]), { disablePigz: false }));
+      expect(out.equals(plain)).to.equal(true);
+    });
+
+    it("gunzips through zlib with disablePigz, the input split in small chunks", async () => {
+      const gz = gzipSync(plain);
+      const chunks = Array.from({ length: Math.ceil(gz.length / 3) }, (_, i) => gz.subarray(i * 3, i * 3 + 3));
+      const out = await collect(decompress(Readable.from(chunks), { disablePigz: true }));
+      expect(out.equals(plain)).to.equal(true);
+    });
+
+    it("decompresses zstd", async () => {
+      const out = await collect(decompress(Readable.from([zstdCompressSync(plain)])));
+      expect(out.equals(plain)).to.equal(true);
+    });
+
+    it("passes anything else through unchanged, short inputs included", async () => {
+      for (const input of [plain, Buffer.alloc(0), Buffer.from([0x1f]), Buffer.from("abc"), Buffer.from([0x28, 0xb5, 0x2f])]) {
+        const out = await collect(decompress(Readable.from(input.length ? [input] : [])));
+        expect(out.equals(input)).to.equal(true);
+      }
+    });
+
+    it("fails on corrupt data, with unpigz and with zlib", async () => {
+      const bad = gzipSync(plain);
+      bad.fill(0x55, 20, 200);
+      for (const disablePigz of [false, true]) {
+        const err = await collect(decompress(Readable.from([bad]), { disablePigz })).catch((e: Error) => e);
+        expect(err, `disablePigz=${disablePigz}`).to.be.instanceOf(Error);
+      }
+      const zst = zstdCompressSync(randomBytes(64 * 1024));
+      const err = await collect(decompress(Readable.from([zst.subarray(0, zst.length / 2)]))).catch((e: Error) => e);
+      expect(err).to.be.instanceOf(Error);
+    });
+
+    it("passes on an error of the input", async () => {
+      for (const head of [gzipSync(plain).subarray(0, 100), Buffer.from("plain text")]) {
+        const input = new PassThrough();
+        input.write(head);
+        setTimeout(() => input.destroy(new Error("connection reset")), 20);
+        const err = await collect(decompress(input, { disablePigz: false })).catch((e: Error) => e);
+        expect((err as Error).message).to.equal("connection reset");
+      }
+    });
+  });
+
+  describe("applyLayer: a normal layer", () => {
+    let dir: string;
+    let size: number;
+    const at = (p: string) => join(dir, p);
+
+    before(async () => {
+      dir = freshDir();
+      ({ size } = await apply(normalLayerEntries(), dir, { whiteouts: "overlay" }));
+    });
+
+    it("keeps owners and modes, setuid, setgid and sticky included", () => {
+      const expectStat = (p: string, mode: number, uid: number, gid: number) => {
+        const st = lstatSync(at(p));
+        expect([st.mode & 0o7777, st.uid, st.gid], p).to.deep.equal([mode, uid, gid]);
+      };
+      expectStat("etc/app.conf", 0o644, 1000, 1000);
+      expectStat("home/user", 0o750, 1000, 1000);
+      expectStat("home/user/notes.txt", 0o600, 1000, 1000);
+      expectStat("tmp", 0o1777, 0, 0);
+      expectStat("usr/bin/suid-tool", 0o4755, 0, 0);
+      expectStat("usr/bin/sgid-tool", 0o2755, 0, 50);
+      expectStat("var/lib/sparse.img", 0o640, 1000, 1000);
+    });
+
+    it("keeps mtimes to the second, of files, directories and symlinks", () => {
+      const mtime = (p: string) => Math.floor(lstatSync(at(p)).mtimeMs / 1000);
+      expect(mtime("etc/app.conf")).to.equal(MTIME);
+      expect(mtime("home/user/notes.txt")).to.equal(MTIME - 60);
+      expect(mtime("etc/abs-link")).to.equal(MTIME - 100);
+      expect(mtime("home/user")).to.equal(MTIME - 7200); // set after notes.txt was written in it
+      expect(mtime("home")).to.equal(MTIME - 3600);
+      expect(mtime("usr/bin")).to.equal(MTIME);
+    });
+
+    it("keeps symlink targets and hard links", () => {
+      expect(readlinkSync(at("etc/abs-link"))).to.equal("/etc/app.conf");
+      expect(readlinkSync(at("usr/bin/tool-link"))).to.equal("suid-tool");
+      const a = statSync(at("etc/app.conf"));
+      const b = statSync(at("etc/app.conf.bak"));
+      expect(b.ino).to.equal(a.ino);
+      expect(a.nlink).to.equal(2);
+    });
+
+    it("keeps security.capability byte for byte (getcap agrees) and other xattrs", () => {
+      expect(getAttributeSync(at("usr/bin/ping"), "security.capability")).to.deep.equal(capabilityBytes("cap_net_raw+ep"));
+      expect(getAttributeSync(at("usr/bin/become"), "security.capability")).to.deep.equal(capabilityBytes("cap_setuid+ep"));
+      expect(getAttributeSync(at("usr/bin/ping"), "user.comment")?.toString()).to.equal("pings");
+      expect(execFileSync("getcap", [at("usr/bin/ping")]).toString()).to.include("cap_net_raw");
+      expect(execFileSync("getcap", [at("usr/bin/become")]).toString()).to.include("cap_setuid");
+    });
+
+    it("writes runs of zeros as holes", () => {
+      const st = statSync(at("var/lib/sparse.img"));
+      expect(st.size).to.equal(SPARSE_SIZE);
+      expect(st.blocks * 512).to.be.below(64 * 1024);
+      const content = readFileSync(at("var/lib/sparse.img"));
+      expect(content.toString("utf8", SPARSE_OFFSET, SPARSE_OFFSET + SPARSE_MARK.length)).to.equal(SPARSE_MARK);
+      expect(createHash("sha256").update(content).digest("hex")).to.equal(
+        createHash("sha256").update(Buffer.concat([Buffer.alloc(SPARSE_OFFSET), Buffer.from(SPARSE_MARK), Buffer.alloc(SPARSE_SIZE - SPARSE_OFFSET - SPARSE_MARK.length)])).digest("hex"),
+      );
+    });
+
+    it("reports the bytes of the regular files it wrote", () => {
+      const files = normalLayerEntries().filter((e) => (e.type ?? "file") === "file");
+      expect(size).to.equal(files.reduce((n, e) => n + Buffer.byteLength(e.data ?? ""), 0));
+    });
+
+    it("extracts a tar GNU tar made with --xattrs and PAX sparse files", async () => {
+      const src = makeTempDir("engine-gnutar-");
+      writeFileSync(join(src, "ping"), "#!/bin/sh\n", { mode: 0o755 });
+      execFileSync("setcap", ["cap_setuid,cap_net_raw+ep", join(src, "ping")]);
+      execFileSync("truncate", ["-s", `${SPARSE_SIZE}`, join(src, "disk.img")]);
+      execFileSync("dd", [`of=${join(src, "disk.img")}`, "bs=1", `seek=${SPARSE_OFFSET}`, "conv=notrunc", "status=none"], { input: SPARSE_MARK });
+      const tar = execFileSync("tar", ["--format=posix", "--xattrs", "--xattrs-include=*", "-S", "-cf", "-", "-C", src, "ping", "disk.img"], { maxBuffer: 64 * MIB });
+      const out = freshDir();
+      const { size: got } = await applyLayer(Readable.from([tar]), out, { whiteouts: "overlay" });
+      expect(got).to.equal(SPARSE_SIZE + 10);
+      expect(execFileSync("getcap", [join(out, "ping")]).toString()).to.match(/cap_net_raw,cap_setuid|cap_setuid,cap_net_raw/);
+      const st = statSync(join(out, "disk.img"));
+      expect(st.size).to.equal(SPARSE_SIZE);
+      expect(st.blocks * 512).to.be.below(64 * 1024);
+      expect(readFileSync(join(out, "disk.img")).equals(readFileSync(join(src, "disk.img")))).to.equal(true);
+      expect(readdirSync(out).sort()).to.deep.equal(["disk.img", "ping"]);
+    });
+
+    it("makes devices and fifos only when allowed", async () => {
+      const entries: TarEntry[] = [
+        { name: "dev/", type: "directory" },
+        { name: "dev/null", type: "character-device", devmajor: 1, devminor: 3, mode: 0o666 },
+        { name: "dev/loop9", type: "block-device", devmajor: 7, devminor: 9, mode: 0o660, gid: 6 },
+        { name: "dev/fifo", type: "fifo", mode: 0o620, uid: 1000 },
+      ];
+      const out = freshDir();
+      await apply(entries, out, { whiteouts: "overlay", allowDevices: true });
+      const nul = lstatSync(join(out, "dev/null"));
+      expect([nul.isCharacterDevice(), nul.rdev, nul.mode & 0o7777]).to.deep.equal([true, 0x103, 0o666]);
+      const loop = lstatSync(join(out, "dev/loop9"));
+      expect([loop.isBlockDevice(), loop.rdev, loop.mode & 0o7777, loop.gid]).to.deep.equal([true, 0x709, 0o660, 6]);
+      const fifo = lstatSync(join(out, "dev/fifo"));
+      expect([fifo.isFIFO(), fifo.mode & 0o7777, fifo.uid]).to.deep.equal([true, 0o620, 1000]);
+      expect(Math.floor(fifo.mtimeMs / 1000)).to.equal(MTIME);
+      const err = await apply(entries, freshDir(), { whiteouts: "overlay" }).catch((e: Error) => e);
+      expect((err as Error).message).to.include('"dev/null"');
+    });
+  });
+
+  describe("applyLayer: whiteouts", () => {
+    it('"overlay": 0:0 character devices and the opaque attribute, no .wh. files', async () => {
+      const dir = freshDir();
+      await apply(whiteoutLayerEntries(), dir, { whiteouts: "overlay" });
+      for (const p of ["etc/app.conf", "tmp"]) {
+        const st = lstatSync(join(dir, p));
+        expect([st.isCharacterDevice(), st.rdev], p).to.deep.equal([true, 0]);
+        expect(Math.floor(st.mtimeMs / 1000), p).to.equal(p === "tmp" ? MTIME - 5 : MTIME - 10);
+      }
+      expect(getAttributeSync(join(dir, "opt/data"), "trusted.overlay.opaque")?.toString()).to.equal("y");
+      expect(readdirSync(join(dir, "opt/data"))).to.deep.equal(["new.txt"]);
+      expect(readdirSync(join(dir, "etc"))).to.deep.equal(["app.conf"]);
+      expect(readdirSync(dir).sort()).to.deep.equal(["etc", "opt", "tmp"]);
+    });
+
+    it('"remove": deletes what whiteouts name and empties opaque directories', async () => {
+      const dir = freshDir();
+      await apply(lowerLayerEntries(), dir, { whiteouts: "remove" });
+      await apply(whiteoutLayerEntries(), dir, { whiteouts: "remove" });
+      expect(readdirSync(dir).sort()).to.deep.equal(["etc", "opt"]);
+      expect(readdirSync(join(dir, "etc"))).to.deep.equal(["keep.conf"]);
+      expect(readdirSync(join(dir, "opt/data"))).to.deep.equal(["new.txt"]);
+      expect(listAttributesSync(join(dir, "opt/data"))).to.deep.equal([]);
+    });
+
+    it('"remove": an opaque marker hides the layers below, not its own layer\'s entries', async () => {
+      const dir = freshDir();
+      await apply(lowerLayerEntries(), dir, { whiteouts: "remove" });
+      await apply(opaqueOrderEntries(), dir, { whiteouts: "remove" });
+      expect(readdirSync(join(dir, "opt/data")).sort()).to.deep.equal(["!early.txt", "late.txt"]);
+    });
+
+    it("overlayfs mounted on two extracted layers hides what the upper one whites out", async () => {
+      const base = makeTempDir("engine-overlay-");
+      const [lower1, lower2, upper, work, mnt] = ["lower1", "lower2", "upper", "work", "mnt"].map((d) => join(base, d));
+      for (const d of [lower1, lower2, upper, work, mnt]) mkdirSync(d);
+      await apply(lowerLayerEntries(), lower1, { whiteouts: "overlay" });
+      await apply(whiteoutLayerEntries(), lower2, { whiteouts: "overlay" });
+      execFileSync("mount", ["-t", "overlay", "overlay", "-o", `lowerdir=${lower2}:${lower1},upperdir=${upper},workdir=${work}`, mnt]);
+      try {
+        expect(readdirSync(mnt).sort()).to.deep.equal(["etc", "opt"]);
+        expect(readdirSync(join(mnt, "etc"))).to.deep.equal(["keep.conf"]);
+        expect(existsSync(join(mnt, "etc/app.conf"))).to.equal(false);
+        expect(readdirSync(join(mnt, "opt/data"))).to.deep.equal(["new.txt"]);
+        expect(readFileSync(join(mnt, "opt/data/new.txt"), "utf8")).to.equal("new\n");
+      } finally {
+        const umount = spawnSync("umount", [mnt]);
+        if (umount.status !== 0) spawnSync("umount", ["-l", mnt]);
+      }
+      expect(readdirSync(mnt)).to.deep.equal([]);
+    });
+  });
+
+  describe("applyLayer: hostile tars", () => {
+    /** What the hostile tars would create on the machine itself through symlinks to `/`. */
+    const HOST_TARGETS = ["/evil", "/c", `/etc/${HOST_ESCAPE_NAME}`];
+    before(() => {
+      for (const p of HOST_TARGETS) expect(existsSync(p), `${p} exists before the tests`).to.equal(false);
+    });
+
+    /** What each hostile tar must do: fail naming this entry, or land these paths in the layer. */
+    const expected = (outside: string): Record<string, { rejects: string } | { contains: string[] }> => ({
+      "dotdot name": { rejects: "../evil" },
+      "absolute name": { contains: ["abs/evil"] },
+      "dotdot inside a name": { rejects: "a/../../evil" },
+      "symlink to / then a file through it": { contains: ["evil", `etc/${HOST_ESCAPE_NAME}`] },
+      "symlink to ../../ then a file through it": { contains: ["evil", "root/outside-file"] },
+      "symlink to a directory outside then a file through it": { contains: [`${outside.slice(1)}/passwd`, "etc/shadow"] },
+      "symlink then a directory entry over it": { contains: ["d"] },
+      "symlink then a regular file at the same name": { contains: ["victim"] },
+      "symlinks chained outside": { contains: ["c/evil"] },
+      "symlink loop": { rejects: "loop1/evil" },
+      "hard link to ../outside-file": { rejects: "hl" },
+      "hard link to /etc/passwd": { rejects: "hl" },
+      "hard link through a symlink": { rejects: "hl" },
+      "whiteout through a symlink": { contains: [] },
+      "opaque marker through a symlink": { contains: [] },
+      "whiteout of ..": { rejects: "x/.wh..." },
+      "character device": { rejects: "dev/sda" },
+      fifo: { rejects: "run/fifo" },
+      "a very long path": { contains: [`${longPath()}/file`] },
+      "file then directory at the same path": { contains: ["dup/inner"] },
+      "directory then file at the same path": { contains: ["dup"] },
+    });
+
+    const names = Object.keys(hostileLayers("/x"));
+    for (const mode of ["overlay", "remove"] as const) {
+      for (const name of names) {
+        it(`${name} (${mode})`, async () => {
+          const tmp = makeTempDir("engine-hostile-");
+          const root = join(tmp, "root");
+          const layer = join(root, "layer");
+          const etc = join(root, "etc");
+          mkdirSync(join(etc, "sub/dir"), { recursive: true });
+          mkdirSync(layer);
+          writeFileSync(join(etc, "passwd"), "root:x:0:0:root:/root:/bin/bash\n");
+          writeFileSync(join(etc, "shadow"), "root:*:19000:0:99999:7:::\n", { mode: 0o640 });
+          writeFileSync(join(etc, "sub/dir/x"), "x");
+          writeFileSync(join(root, "outside-file"), "outside\n");
+          writeFileSync(join(tmp, "outside-file"), "outside too\n");
+          const want = expected(etc)[name];
+          const before = snapshot(tmp, layer);
+          const passwd = statSync("/etc/passwd", { bigint: true });
+          const hostBefore = { root: readdirSync("/").sort(), etc: readdirSync("/etc").sort() };
+
+          let result: Error | undefined;
+          try {
+            result = await apply(hostileLayers(etc)[name], layer, { whiteouts: mode }).then(
+              () => undefined,
+              (e: Error) => e,
+            );
+          } finally {
+            // should an extractor ever escape, leave the machine as it was (the checks below fail)
+            // (the `before` hook made sure none of these existed)
+            for (const p of HOST_TARGETS) rmSync(p, { recursive: true, force: true });
+          }
+
+          expect(snapshot(tmp, layer)).to.deep.equal(before);
+          const passwdAfter = statSync("/etc/passwd", { bigint: true });
+          expect([passwdAfter.mtimeNs, passwdAfter.ctimeNs, passwdAfter.size]).to.deep.equal([passwd.mtimeNs, passwd.ctimeNs, passwd.size]);
+          expect({ root: readdirSync("/").sort(), etc: readdirSync("/etc").sort() }).to.deep.equal(hostBefore);
+          if ("rejects" in want) {
+            expect(result, "the apply should fail").to.be.instanceOf(LayerEntryError);
+            expect(result!.message).to.include(`"${want.rejects}"`);
+          } else {
+            expect(result, result?.stack).to.equal(undefined);
+            for (const p of want.contains) expect(existsSync(join(layer, p)), p).to.equal(true);
+          }
+          if (name === "symlink then a directory entry over it") expect(lstatSync(join(layer, "d")).isDirectory()).to.equal(true);
+          if (name === "symlink then a regular file at the same name") expect(readFileSync(join(layer, "victim"), "utf8")).to.equal("replaced\n");
+          if (name === "directory then file at the same path") expect(readFileSync(join(layer, "dup"), "utf8")).to.equal("file last\n");
+        });
+      }
+    }
+  });
+
+  describe("packLayer", () => {
+    const comparable = (records: TarRecord[]) =>
+      records.map((r) => ({ ...r, mode: r.type === "symlink" ? 0 : r.mode, linkname: r.linkname ?? null }));
+    const fromEntries = async (entries: TarEntry[]) => readTar(Readable.from([await makeTar(entries)]));
+
+    it("gives back the OCI form of whiteouts after an overlay apply", async () => {
+      const dir = freshDir();
+      await apply(whiteoutLayerEntries(), dir, { whiteouts: "overlay" });
+      const packed = await readTar(packLayer(dir, { whiteouts: "overlay" }));
+      const want = await fromEntries(whiteoutLayerEntries());
+      const byName = (a: TarRecord, b: TarRecord) => (a.name < b.name ? -1 : 1);
+      expect(comparable(packed).sort(byName)).to.deep.equal(comparable(want).sort(byName));
+      expect(packed.findIndex((r) => r.name === "opt/data/.wh..wh..opq")).to.equal(packed.findIndex((r) => r.name === "opt/data") + 1);
+    });
+
+    it("gives back a normal layer: metadata, links, xattrs, contents, in walk order", async () => {
+      const dir = freshDir();
+      const entries = normalLayerEntries();
+      await apply(entries, dir, { whiteouts: "overlay" });
+      const packed = await readTar(packLayer(dir, { whiteouts: "overlay" }));
+      expect(comparable(packed)).to.deep.equal(comparable(await fromEntries(entries)));
+    });
+
+    it("writes xattrs GNU tar restores (getcap on what GNU tar extracted)", async () => {
+      const dir = freshDir();
+      await apply(normalLayerEntries(), dir, { whiteouts: "overlay" });
+      const tar = await collect(packLayer(dir, { whiteouts: "overlay" }));
+      const out = freshDir();
+      execFileSync("tar", ["--xattrs", "--xattrs-include=*", "-xpf", "-", "-C", out], { input: tar });
+      expect(execFileSync("getcap", [join(out, "usr/bin/ping")]).toString()).to.include("cap_net_raw");
+      expect(execFileSync("getcap", [join(out, "usr/bin/become")]).toString()).to.include("cap_setuid");
+      expect(statSync(join(out, "usr/bin/suid-tool")).mode & 0o7777).to.equal(0o4755);
+    });
+
+    it('"none" keeps whiteout devices as character devices and skips overlay xattrs', async () => {
+      const dir = freshDir();
+      await apply(whiteoutLayerEntries(), dir, { whiteouts: "overlay" });
+      const packed = await readTar(packLayer(dir, { whiteouts: "none" }));
+      expect(packed.filter((r) => r.type === "character-device").map((r) => r.name).sort()).to.deep.equal(["etc/app.conf", "tmp"]);
+      expect(packed.some((r) => r.name.includes(".wh."))).to.equal(false);
+      expect(packed.every((r) => Object.keys(r.xattrs).length === 0)).to.equal(true);
+    });
+
+    it("fails as a stream when the folder cannot be read", async () => {
+      const err = await collect(packLayer(join(freshDir(), "missing"), { whiteouts: "overlay" })).catch((e: Error) => e);
+      expect((err as NodeJS.ErrnoException).code).to.equal("ENOENT");
+    });
+  });
+});
