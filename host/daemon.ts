@@ -8,6 +8,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { ImageStore } from "../core/images/image-store.js";
 import { imageRoutes } from "./api/routes/images.js";
+import { systemDfRoute } from "./api/routes/system-df.js";
 import { openStorage } from "./storage/open-storage.js";
 import type { Logger } from "pino";
 import { createHooks, type EngineHooks, type ShutdownReason } from "../core/hooks.js";
@@ -94,7 +95,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       load: opts.load,
       systemInfo: () => buildSystemInfo(sources),
       versionInfo: () => buildVersionInfo(sources),
-      routes: [imageRoutes({ store: images, driverName: driver.name, disablePigz: () => config["disable-pigz"] })],
+      routes: [
+        imageRoutes({ store: images, driverName: driver.name, disablePigz: () => config["disable-pigz"] }),
+        systemDfRoute(images),
+      ],
     });
     undo.push(() => api.app.close());
 

@@ -7,7 +7,7 @@ import { createWriteStream, rmSync } from "node:fs";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { request } from "undici";
+import { Agent, interceptors, request } from "undici";
 import { decompress } from "../../core/archive/index.js";
 import { errors } from "../../core/errors.js";
 import type { ImageConfig } from "../../core/images/image-config.js";
@@ -25,6 +25,9 @@ export interface ImportOptions {
   disablePigz: boolean;
 }
 
+/** Downloads follow up to five redirects, as Docker's do. */
+const redirecting = new Agent().compose(interceptors.redirect({ maxRedirections: 5 }));
+
 const GOARCH: Record<string, string> = { x64: "amd64", arm64: "arm64", arm: "arm", ia32: "386", ppc64: "ppc64le", s390x: "s390x" };
 
 export async function openImportSource(fromSrc: string, body: Readable): Promise<Readable> {
@@ -35,7 +38,7 @@ export async function openImportSource(fromSrc: string, body: Readable): Promise
   } catch {
     throw errors.imageInvalidArchive(`fromSrc "${fromSrc}" is neither "-" nor a URL`);
   }
-  const res = await request(url, { method: "GET", maxRedirections: 5 } as Parameters<typeof request>[1]);
+  const res = await request(url, { method: "GET", dispatcher: redirecting });
   if (res.statusCode >= 400) {
     await res.body.dump();
     throw errors.imageInvalidArchive(`downloading ${url.href} answered ${res.statusCode}`);
