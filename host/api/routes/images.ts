@@ -94,8 +94,12 @@ function nameAndAction(request: FastifyRequest, actions: readonly string[]): { n
   return { name: rest, action: "" };
 }
 
+/**
+ * A stream of JSON messages. The Docker CLI renders them only when the type is exactly
+ * `application/json` (with a charset it prints the raw lines), so the body goes as bytes.
+ */
 function jsonLines(reply: FastifyReply, lines: unknown[]): FastifyReply {
-  return reply.type("application/json").send(lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+  return reply.header("content-type", "application/json").send(Buffer.from(lines.map((l) => JSON.stringify(l)).join("\n") + "\n"));
 }
 
 export function imageRoutes(deps: ImageRouteDeps) {
