@@ -138,7 +138,8 @@ if (have("dockerd") && have("unshare")) results.dockerd = await measure("dockerd
 const row = (label, pick, unit, lowerIsBetter = true) => {
   const e = pick(results.engined);
   const d = results.dockerd ? pick(results.dockerd) : undefined;
-  const ratio = d === undefined ? "" : lowerIsBetter ? `${(d / e).toFixed(1)}x better` : `${(e / d).toFixed(1)}x better`;
+  const gain = d === undefined ? undefined : lowerIsBetter ? d / e : e / d;
+  const ratio = gain === undefined ? "" : gain >= 1 ? `engined ${gain.toFixed(1)}x better` : `engined ${(1 / gain).toFixed(1)}x worse`;
   console.log(`${label.padEnd(30)} ${`${e.toFixed(2)} ${unit}`.padStart(14)} ${d === undefined ? "n/a".padStart(14) : `${d.toFixed(2)} ${unit}`.padStart(14)}  ${ratio}`);
 };
 console.log(`\nstarts: ${STARTS}, requests: ${REQUESTS} (/_ping) and ${Math.ceil(REQUESTS / 4)} (/info), one client, keep-alive, unix socket`);

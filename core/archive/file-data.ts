@@ -10,7 +10,7 @@
  *   `GNU.sparse.name`/`GNU.sparse.realsize` (`sparseInfo`). The old GNU `S` type and PAX 0.0 are
  *   refused by the extractor (tar-stream does not expose their maps).
  */
-import type { FileHandle } from "node:fs/promises";
+import { ftruncateSync, writeSync } from "node:fs";
 
 const BLOCK = 4096;
 const ZERO = Buffer.alloc(BLOCK);
@@ -51,69 +51,68 @@ class HoleWriter {
   private carry: Buffer = Buffer.alloc(0);
   private pos = 0; // file offset of carry[0]; a multiple of BLOCK unless moved by seek()
 
-  constructor(private readonly fh: FileHandle) {}
+  constructor(private readonly fd: number) {}
 
   /** Jumps to `offset` (>= the current one), leaving a hole; flushes what is pending first. */
-  async seek(offset: number): Promise<void> {
-    await this.flush();
+  seek(offset: number): void {
+    this.flush();
     this.pos = offset;
   }
 
-  async write(chunk: Buffer): Promise<void> {
+  write(chunk: Buffer): void {
     const data = this.carry.length > 0 ? Buffer.concat([this.carry, chunk]) : chunk;
     // keep blocks aligned to the file offset: what lies before the next boundary is written as is
     const lead = this.pos % BLOCK === 0 ? 0 : Math.min(data.length, BLOCK - (this.pos % BLOCK));
     const whole = lead + Math.floor((data.length - lead) / BLOCK) * BLOCK;
-    if (lead > 0) await this.put(data.subarray(0, lead), this.pos);
+    if (lead > 0) this.put(data.subarray(0, lead), this.pos);
     let runStart = -1;
     for (let at = lead; at < whole; at += BLOCK) {
       const zero = data.subarray(at, at + BLOCK).equals(ZERO);
       if (!zero && runStart < 0) runStart = at;
       if (zero && runStart >= 0) {
-        await this.put(data.subarray(runStart, at), this.pos + runStart);
+        this.put(data.subarray(runStart, at), this.pos + runStart);
         runStart = -1;
       }
     }
-    if (runStart >= 0) await this.put(data.subarray(runStart, whole), this.pos + runStart);
+    if (runStart >= 0) this.put(data.subarray(runStart, whole), this.pos + runStart);
     this.carry = Buffer.from(data.subarray(whole)); // a copy: the source may reuse its buffer
     this.pos += whole;
   }
 
-  async flush(): Promise<void> {
+  flush(): void {
     if (this.carry.length > 0 && !this.carry.equals(ZERO.subarray(0, this.carry.length))) {
-      await this.put(this.carry, this.pos);
+      this.put(this.carry, this.pos);
     }
     this.pos += this.carry.length;
     this.carry = Buffer.alloc(0);
   }
 
-  private async put(buf: Buffer, position: number): Promise<void> {
+  private put(buf: Buffer, position: number): void {
     let done = 0;
-    while (done < buf.length) {
-      const { bytesWritten } = await this.fh.write(buf, done, buf.length - done, position + done);
-      done += bytesWritten;
-    }
+    while (done < buf.length) done += writeSync(this.fd, buf, done, buf.length - done, position + done);
   }
 }
 
 /**
- * Copies an entry's data into the new, empty file `fh`, leaving holes for zeros; `size` is the
- * file's final size. With `sparse`, the data is the packed regions of a PAX sparse file.
+ * Copies an entry's data into the new, empty file `fd`, leaving holes for zeros; `size` is the
+ * file's final size. With `sparse`, the data is the packed regions of a PAX sparse file. Writes
+ * are synchronous (see safe-path.ts) but each is one chunk of the stream, so the event loop still
+ * turns between chunks.
  */
 export async function writeFileData(
-  fh: FileHandle,
+  fd: number,
   data: AsyncIterable<Buffer>,
   size: number,
   sparse?: SparseInfo,
 ): Promise<void> {
-  const out = new HoleWriter(fh);
+  const out = new HoleWriter(fd);
   if (!sparse) {
-    for await (const chunk of data) await out.write(chunk);
+    for await (const chunk of data) out.write(chunk);
   } else {
     await writeSparse(out, data, sparse);
   }
-  await out.flush();
-  await fh.truncate(size);
+  out.flush();
+  ftruncateSync(fd, size);
 }
 
 async function writeSparse(out: HoleWriter, data: AsyncIterable<Buffer>, sparse: SparseInfo): Promise<void> {
@@ -153,14 +152,14 @@ async function writeSparse(out: HoleWriter, data: AsyncIterable<Buffer>, sparse:
   let last = 0;
   for (const [offset, length] of map) {
     if (offset < last || offset + length > sparse.size) throw new Error("bad sparse map");
-    await out.seek(offset);
+    out.seek(offset);
     let left = length;
     while (left > 0) {
       if (pending.length === 0 && !(await more())) throw new Error("truncated sparse data");
       const take = pending.subarray(0, Math.min(left, pending.length));
       pending = pending.subarray(take.length);
       left -= take.length;
-      await out.write(take);
+      out.write(take);
     }
     last = offset + length;
   }

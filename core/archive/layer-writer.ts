@@ -10,8 +10,8 @@
  * set at the very end (`finish`), since creating entries in a directory changes its mtime.
  * It also keeps the set of paths this layer wrote, which whiteouts must leave alone.
  */
-import { constants, type Stats } from "node:fs";
-import { link, lstat, mkdir, open, rm, symlink, unlink } from "node:fs/promises";
+import { closeSync, constants, linkSync, lstatSync, mkdirSync, openSync, symlinkSync, unlinkSync, type Stats } from "node:fs";
+import { rm } from "node:fs/promises";
 import { writeFileData, type SparseInfo } from "./file-data.js";
 import {
   applyDirMeta,
@@ -33,9 +33,9 @@ export interface ApplyOptions {
 
 const CREATE = { create: true, followSymlinks: true } as const;
 
-export async function lstatOrNull(path: string): Promise<Stats | null> {
+export function lstatOrNull(path: string): Stats | null {
   try {
-    return await lstat(path);
+    return lstatSync(path);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return null;
     throw e;
@@ -58,8 +58,8 @@ export class LayerWriter {
     this.resolver = new SafeResolver(root);
   }
 
-  resolve(entry: string, parts: string[]): Promise<Resolved> {
-    return this.resolver.resolve(entry, parts, CREATE) as Promise<Resolved>;
+  resolve(entry: string, parts: string[]): Resolved {
+    return this.resolver.resolve(entry, parts, CREATE)!;
   }
 
   markWritten(rel: string): void {
@@ -74,26 +74,26 @@ export class LayerWriter {
 
   /** Removes whatever is at `path` (a directory with its contents), never following a symlink. */
   async remove(path: string, st?: Stats | null): Promise<void> {
-    const old = st === undefined ? await lstatOrNull(path) : st;
+    const old = st === undefined ? lstatOrNull(path) : st;
     if (!old) return;
     if (old.isDirectory()) {
       await rm(path, { recursive: true, force: true }); // rm does not follow symlinks inside
       this.resolver.forget();
     } else {
-      await unlink(path);
+      unlinkSync(path);
       if (old.isSymbolicLink()) this.resolver.forget();
     }
   }
 
   async file(entry: string, parts: string[], meta: EntryMeta, data: AsyncIterable<Buffer>, size: number, sparse?: SparseInfo): Promise<void> {
-    const r = await this.resolve(entry, parts);
+    const r = this.resolve(entry, parts);
     await this.remove(r.path);
-    const fh = await open(r.path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    const fd = openSync(r.path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
     try {
-      await writeFileData(fh, data, size, sparse);
-      await applyFileMeta(fh, r.path, meta);
+      await writeFileData(fd, data, size, sparse);
+      applyFileMeta(fd, r.path, meta);
     } finally {
-      await fh.close();
+      closeSync(fd);
     }
     this.size += size;
     this.markWritten(r.rel);
@@ -103,25 +103,25 @@ export class LayerWriter {
     let path = this.root;
     let rel = "";
     if (parts.length > 0) {
-      const r = await this.resolve(entry, parts);
-      const st = await lstatOrNull(r.path);
+      const r = this.resolve(entry, parts);
+      const st = lstatOrNull(r.path);
       if (!st?.isDirectory()) {
         await this.remove(r.path, st);
-        await mkdir(r.path, 0o700);
+        mkdirSync(r.path, 0o700);
       }
       ({ path, rel } = r);
       this.markWritten(rel);
     }
-    await applyDirMeta(path, meta);
-    this.dirTimes.push({ rel, ino: (await lstat(path)).ino, meta });
+    applyDirMeta(path, meta);
+    this.dirTimes.push({ rel, ino: lstatSync(path).ino, meta });
   }
 
   async symlink(entry: string, parts: string[], meta: EntryMeta, target: string): Promise<void> {
     if (!target) throw new LayerEntryError(entry, "symlink without a target");
-    const r = await this.resolve(entry, parts);
+    const r = this.resolve(entry, parts);
     await this.remove(r.path);
-    await symlink(target, r.path);
-    await applySymlinkMeta(r.path, meta);
+    symlinkSync(target, r.path);
+    applySymlinkMeta(r.path, meta);
     this.markWritten(r.rel);
   }
 
@@ -134,15 +134,15 @@ export class LayerWriter {
       throw new LayerEntryError(entry, `hard link target "${linkname}" leaves the layer directory`);
     }
     if (targetParts.length === 0) throw new LayerEntryError(entry, "hard link to the layer directory itself");
-    const t = await this.resolver.resolve(entry, targetParts, { create: false, followSymlinks: false });
-    const tst = t && (await lstatOrNull(t.path));
+    const t = this.resolver.resolve(entry, targetParts, { create: false, followSymlinks: false });
+    const tst = t && lstatOrNull(t.path);
     if (!t || !tst) throw new LayerEntryError(entry, `hard link target "${linkname}" is not in the layer`);
     if (!tst.isFile()) throw new LayerEntryError(entry, `hard link target "${linkname}" is not a regular file`);
-    const r = await this.resolve(entry, parts);
-    const st = await lstatOrNull(r.path);
+    const r = this.resolve(entry, parts);
+    const st = lstatOrNull(r.path);
     if (st && st.ino === tst.ino && st.dev === tst.dev) return; // already that file
     await this.remove(r.path, st);
-    await link(t.path, r.path);
+    linkSync(t.path, r.path);
     this.markWritten(r.rel);
   }
 
@@ -152,7 +152,7 @@ export class LayerWriter {
    */
   async node(entry: string, parts: string[], batchKey: string, node: Omit<NodeRequest, "path">, meta: EntryMeta): Promise<void> {
     if (!this.nodes.accepts(batchKey)) await this.flushNodes();
-    const r = await this.resolve(entry, parts);
+    const r = this.resolve(entry, parts);
     if (!this.nodes.has(r.path)) await this.remove(r.path);
     this.nodes.add(batchKey, { ...node, path: r.path }, meta);
     this.markWritten(r.rel);
@@ -164,7 +164,7 @@ export class LayerWriter {
   }
 
   async flushNodes(): Promise<void> {
-    await this.nodes.flush((node, meta) => applyNodeMeta(node.path, meta));
+    await this.nodes.flush(async (node, meta) => applyNodeMeta(node.path, meta));
   }
 
   /** Ends the layer: pending nodes, then directory times (for directories still there). */
@@ -175,11 +175,11 @@ export class LayerWriter {
       const parts = rel === "" ? [] : rel.split("/");
       let path = this.root;
       if (parts.length > 0) {
-        const r = await this.resolver.resolve(rel, parts, { create: false, followSymlinks: true });
+        const r = this.resolver.resolve(rel, parts, { create: false, followSymlinks: true });
         if (!r) continue;
         path = r.path;
       }
-      await applyDirTimes(path, ino, meta);
+      applyDirTimes(path, ino, meta);
     }
   }
 }

@@ -11,8 +11,18 @@
  * file system refuses with ENOTSUP or EPERM (user.* on a symlink) is skipped.
  */
 import { setAttributeSync } from "@napi-rs/xattr";
-import { constants } from "node:fs";
-import { chmod, lchown, lutimes, open, type FileHandle } from "node:fs/promises";
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  fchmodSync,
+  fchownSync,
+  fstatSync,
+  futimesSync,
+  lchownSync,
+  lutimesSync,
+  openSync,
+} from "node:fs";
 import { XATTR_PREFIX, xattrValue } from "./pax-binary.js";
 import type { Header } from "tar-stream";
 
@@ -78,54 +88,58 @@ export function setXattrs(path: string, xattrs: [string, Buffer][]): void {
   }
 }
 
-/** A regular file just written through `fh` (its descriptor) at `path`. */
-export async function applyFileMeta(fh: FileHandle, path: string, meta: EntryMeta): Promise<void> {
-  await fh.chown(meta.uid, meta.gid);
-  await fh.chmod(meta.mode);
+/** A regular file just written through the descriptor `fd` at `path`. */
+export function applyFileMeta(fd: number, path: string, meta: EntryMeta): void {
+  fchownSync(fd, meta.uid, meta.gid);
+  fchmodSync(fd, meta.mode);
   setXattrs(path, meta.xattrs);
-  await fh.utimes(meta.atime, meta.mtime);
+  futimesSync(fd, meta.atime, meta.mtime);
+}
+
+function openDir(path: string): number {
+  return openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
 }
 
 /** A directory (known to be one, not a symlink): all but the times, which come last of all. */
-export async function applyDirMeta(path: string, meta: EntryMeta): Promise<void> {
-  const fh = await open(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+export function applyDirMeta(path: string, meta: EntryMeta): void {
+  const fd = openDir(path);
   try {
-    await fh.chown(meta.uid, meta.gid);
-    await fh.chmod(meta.mode);
+    fchownSync(fd, meta.uid, meta.gid);
+    fchmodSync(fd, meta.mode);
     setXattrs(path, meta.xattrs);
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
 
 /** A directory's times, if `path` is still the directory `ino` (a later entry may have replaced it). */
-export async function applyDirTimes(path: string, ino: number, meta: EntryMeta): Promise<void> {
-  let fh: FileHandle;
+export function applyDirTimes(path: string, ino: number, meta: EntryMeta): void {
+  let fd: number;
   try {
-    fh = await open(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+    fd = openDir(path);
   } catch {
     return; // gone or replaced by a non-directory
   }
   try {
-    if ((await fh.stat()).ino === ino) await fh.utimes(meta.atime, meta.mtime);
+    if (fstatSync(fd).ino === ino) futimesSync(fd, meta.atime, meta.mtime);
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
 
-export async function applySymlinkMeta(path: string, meta: EntryMeta): Promise<void> {
-  await lchown(path, meta.uid, meta.gid);
+export function applySymlinkMeta(path: string, meta: EntryMeta): void {
+  lchownSync(path, meta.uid, meta.gid);
   setXattrs(path, meta.xattrs);
-  await lutimes(path, meta.atime, meta.mtime);
+  lutimesSync(path, meta.atime, meta.mtime);
 }
 
 /**
  * A device node or fifo just made at `path` by mknod. It is not opened (opening a device acts on
  * the device); extraction is sequential, so `path` is still the node made a moment ago.
  */
-export async function applyNodeMeta(path: string, meta: EntryMeta): Promise<void> {
-  await lchown(path, meta.uid, meta.gid);
-  await chmod(path, meta.mode);
+export function applyNodeMeta(path: string, meta: EntryMeta): void {
+  lchownSync(path, meta.uid, meta.gid);
+  chmodSync(path, meta.mode);
   setXattrs(path, meta.xattrs);
-  await lutimes(path, meta.atime, meta.mtime);
+  lutimesSync(path, meta.atime, meta.mtime);
 }

@@ -15,8 +15,12 @@
  *   symlinks (`lstat`, `unlink`, `O_EXCL|O_NOFOLLOW`, `lchown`, `lutimes`, `lsetxattr`).
  * Extraction runs one entry at a time into a folder nobody else writes to, so what was checked
  * stays true until the entry is written.
+ *
+ * File system calls here and in the extractor are synchronous on purpose: each is a few
+ * microseconds, while going through libuv's thread pool cost 10 times the whole extraction time
+ * in thread hand-offs (measured: /usr/share, 53k entries, 47 s async against 4.4 s for GNU tar).
  */
-import { lstat, mkdir, readlink } from "node:fs/promises";
+import { lstatSync, mkdirSync, readlinkSync, type Stats } from "node:fs";
 import { join } from "node:path";
 
 /** A layer entry that cannot be applied; the message names the entry. */
@@ -89,29 +93,29 @@ export class SafeResolver {
    * Resolves `parts` (from `cleanEntryName`, non-empty). Returns undefined when a parent is
    * missing and `create` is false.
    */
-  async resolve(entry: string, parts: string[], opts: ResolveOptions): Promise<Resolved | undefined> {
+  resolve(entry: string, parts: string[], opts: ResolveOptions): Resolved | undefined {
     const name = parts[parts.length - 1];
-    const parents = await this.parentOf(entry, parts.slice(0, -1), opts);
+    const parents = this.parentOf(entry, parts.slice(0, -1), opts);
     if (!parents) return undefined;
     const dir = join(this.root, ...parents);
     return { dir, name, path: join(dir, name), rel: [...parents, name].join("/") };
   }
 
   /** Resolves a directory path (all of `parts` are walked as parents). */
-  async resolveDir(entry: string, parts: string[], opts: ResolveOptions): Promise<string[] | undefined> {
+  resolveDir(entry: string, parts: string[], opts: ResolveOptions): string[] | undefined {
     return this.parentOf(entry, parts, opts);
   }
 
-  private async parentOf(entry: string, parents: string[], opts: ResolveOptions): Promise<string[] | undefined> {
+  private parentOf(entry: string, parents: string[], opts: ResolveOptions): string[] | undefined {
     const key = `${opts.followSymlinks ? "f" : "s"}${parents.join("/")}`;
     const cached = this.known.get(key);
     if (cached) return cached;
-    const done = await this.walk(entry, parents, opts);
+    const done = this.walk(entry, parents, opts);
     if (done) this.known.set(key, done);
     return done;
   }
 
-  private async walk(entry: string, parents: string[], opts: ResolveOptions): Promise<string[] | undefined> {
+  private walk(entry: string, parents: string[], opts: ResolveOptions): string[] | undefined {
     const cur: string[] = [];
     const todo = [...parents].reverse(); // a stack: the next component is at the end
     let hops = 0;
@@ -123,13 +127,17 @@ export class SafeResolver {
         continue;
       }
       const here = join(this.root, ...cur, part);
-      const st = await lstat(here).catch((e: NodeJS.ErrnoException) => {
-        if (e.code === "ENOENT") return undefined;
-        throw new LayerEntryError(entry, `cannot inspect ${[...cur, part].join("/")}: ${e.message}`, { cause: e });
-      });
+      let st: Stats | undefined;
+      try {
+        st = lstatSync(here);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "ENOENT") {
+          throw new LayerEntryError(entry, `cannot inspect ${[...cur, part].join("/")}: ${(e as Error).message}`, { cause: e });
+        }
+      }
       if (!st) {
         if (!opts.create) return undefined;
-        await mkdir(here, 0o755);
+        mkdirSync(here, 0o755);
         cur.push(part);
       } else if (st.isDirectory()) {
         cur.push(part);
@@ -138,7 +146,7 @@ export class SafeResolver {
           throw new LayerEntryError(entry, `the path goes through the symlink ${[...cur, part].join("/")}`);
         }
         if (++hops > MAX_SYMLINK_HOPS) throw new LayerEntryError(entry, "too many levels of symbolic links");
-        const target = await readlink(here);
+        const target = readlinkSync(here);
         if (target.startsWith("/")) cur.length = 0; // absolute: from the layer folder, as in a chroot
         todo.push(...target.split("/").reverse());
       } else {

@@ -15,7 +15,7 @@
  * Other `.wh..wh.*` names (aufs bookkeeping) are skipped. No whiteout is ever written as a file.
  */
 import { setAttributeSync } from "@napi-rs/xattr";
-import { readdir } from "node:fs/promises";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { lstatOrNull, type LayerWriter } from "./layer-writer.js";
 import type { EntryMeta } from "./metadata.js";
@@ -49,26 +49,26 @@ export async function applyWhiteout(w: LayerWriter, entry: string, parts: string
     if (name === "." || name === ".." || name.includes("/")) throw new LayerEntryError(entry, "a whiteout for an invalid name");
     const target = [...dirParts, name];
     if (w.opts.whiteouts === "overlay") {
-      const r = await w.resolve(entry, target);
+      const r = w.resolve(entry, target);
       if (w.wroteHere(r.rel)) return;
       const whiteoutMeta: EntryMeta = { ...meta, mode: 0, xattrs: [] };
       await w.node(entry, target, dirParts.join("/"), { type: "c", major: 0, minor: 0 }, whiteoutMeta);
       return;
     }
-    const r = await w.resolver.resolve(entry, target, { create: false, followSymlinks: true });
+    const r = w.resolver.resolve(entry, target, { create: false, followSymlinks: true });
     if (!r || w.wroteHere(r.rel)) return;
     await w.remove(r.path);
     return;
   }
   // opaque
   if (w.opts.whiteouts === "overlay") {
-    const dir = await w.resolver.resolveDir(entry, dirParts, { create: true, followSymlinks: true });
+    const dir = w.resolver.resolveDir(entry, dirParts, { create: true, followSymlinks: true });
     const rel = dir!.join("/");
     if (rel !== "") w.markWritten(rel);
     setAttributeSync(join(w.root, ...dir!), "trusted.overlay.opaque", "y");
     return;
   }
-  const dir = await w.resolver.resolveDir(entry, dirParts, { create: false, followSymlinks: true });
+  const dir = w.resolver.resolveDir(entry, dirParts, { create: false, followSymlinks: true });
   if (!dir) return;
   await prune(w, dir.join("/"));
 }
@@ -76,14 +76,14 @@ export async function applyWhiteout(w: LayerWriter, entry: string, parts: string
 /** Deletes what is under the directory `rel` that this layer did not write. */
 async function prune(w: LayerWriter, rel: string): Promise<void> {
   const abs = rel === "" ? w.root : join(w.root, rel);
-  for (const name of await readdir(abs)) {
+  for (const name of readdirSync(abs)) {
     const childRel = rel === "" ? name : `${rel}/${name}`;
     const path = join(abs, name);
     if (!w.wroteHere(childRel)) {
       await w.remove(path);
       continue;
     }
-    const st = await lstatOrNull(path);
+    const st = lstatOrNull(path);
     if (st?.isDirectory()) await prune(w, childRel);
   }
 }
