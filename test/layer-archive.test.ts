@@ -265,6 +265,30 @@ describe("layer archive", function () {
     });
   });
 
+  describe("applyLayer: broken input", () => {
+    it("rejects what is not a tar, a truncated tar and a failing input", async () => {
+      const garbage = await applyLayer(Readable.from([randomBytes(4096)]), freshDir(), { whiteouts: "overlay" }).catch((e: Error) => e);
+      expect(garbage).to.be.instanceOf(Error);
+      const tar = await makeTar([{ name: "f", data: Buffer.alloc(4096, 1) }]);
+      const truncated = await applyLayer(Readable.from([tar.subarray(0, 2048)]), freshDir(), { whiteouts: "overlay" }).catch((e: Error) => e);
+      expect(truncated).to.be.instanceOf(Error);
+      const input = new PassThrough();
+      input.write(tar.subarray(0, 1024));
+      setTimeout(() => input.destroy(new Error("registry went away")), 20);
+      const failed = await applyLayer(input, freshDir(), { whiteouts: "overlay" }).catch((e: Error) => e);
+      expect((failed as Error).message).to.equal("registry went away");
+    });
+
+    it("refuses old GNU sparse entries, naming the entry", async () => {
+      const src = makeTempDir("engine-gnusparse-");
+      execFileSync("truncate", ["-s", "1M", join(src, "holes.img")]);
+      const tar = execFileSync("tar", ["--format=gnu", "-S", "-cf", "-", "-C", src, "holes.img"]);
+      const err = await applyLayer(Readable.from([tar]), freshDir(), { whiteouts: "overlay" }).catch((e: Error) => e);
+      expect(err).to.be.instanceOf(LayerEntryError);
+      expect((err as Error).message).to.match(/"holes.img".*unsupported entry type/);
+    });
+  });
+
   describe("applyLayer: whiteouts", () => {
     it('"overlay": 0:0 character devices and the opaque attribute, no .wh. files', async () => {
       const dir = freshDir();
@@ -335,6 +359,7 @@ describe("layer archive", function () {
       "symlink to a directory outside then a file through it": { contains: [`${outside.slice(1)}/passwd`, "etc/shadow"] },
       "symlink then a directory entry over it": { contains: ["d"] },
       "symlink then a regular file at the same name": { contains: ["victim"] },
+      "a directory holding a symlink outside, then a file over the directory": { contains: ["dir"] },
       "symlinks chained outside": { contains: ["c/evil"] },
       "symlink loop": { rejects: "loop1/evil" },
       "hard link to ../outside-file": { rejects: "hl" },

@@ -21,15 +21,22 @@ const NODE_TYPES = { "character-device": "c", "block-device": "b", fifo: "p" } a
 
 /**
  * Extracts the layer tar `tar` into the existing directory `dir`. Resolves with the bytes of
- * regular files written. Nothing is created, changed or removed outside `dir`.
+ * regular files written. Nothing is created, changed or removed outside `dir`. On failure `tar`
+ * is destroyed and `dir` is left as far as it got. Feed it large chunks (1 MiB reads rather than
+ * 64 KiB) where there is a choice: the tar reader's cost is per chunk.
  */
 export async function applyLayer(tar: Readable, dir: string, opts: ApplyOptions): Promise<{ size: number }> {
   installBinaryPax();
   const root = await realpath(dir);
   if (!(await stat(root)).isDirectory()) throw new Error(`${dir} is not a directory`);
   const writer = new LayerWriter(root, opts);
-  const ex = extract();
-  const onSourceError = (e: Error) => ex.destroy(e);
+  // old v7 tars have no "ustar" magic (tar-stream's types leave the option out)
+  const ex = extract({ allowUnknownFormat: true } as Parameters<typeof extract>[0]);
+  let sourceError: Error | undefined;
+  const onSourceError = (e: Error) => {
+    sourceError = e;
+    ex.destroy(e);
+  };
   tar.once("error", onSourceError);
   tar.pipe(ex as unknown as NodeJS.WritableStream);
   try {
@@ -49,7 +56,7 @@ export async function applyLayer(tar: Readable, dir: string, opts: ApplyOptions)
     tar.unpipe(ex as unknown as NodeJS.WritableStream);
     tar.destroy();
     ex.destroy();
-    throw e;
+    throw sourceError ?? e; // a failed download is the input's error, not the entry's
   } finally {
     tar.off("error", onSourceError);
   }

@@ -26,6 +26,9 @@ export function sniffCompression(head: Uint8Array): Compression {
   return "plain";
 }
 
+/** Output chunks of 256 KiB rather than zlib's 16 KiB: the tar reader's cost is per chunk. */
+const CHUNK = 256 * 1024;
+
 let unpigzPath: string | null | undefined;
 
 /** Where `unpigz` is on PATH, or null; looked up once. */
@@ -80,11 +83,11 @@ async function* decompressed(input: Readable, disablePigz: boolean): AsyncGenera
     };
     const kind = sniffCompression(first);
     if (kind === "plain") yield* all();
-    else if (kind === "zstd") yield* throughZlib(all(), createZstdDecompress());
+    else if (kind === "zstd") yield* throughZlib(all(), createZstdDecompress({ chunkSize: CHUNK }));
     else {
       const unpigz = disablePigz ? null : findUnpigz();
       if (unpigz) yield* throughUnpigz(all(), unpigz);
-      else yield* throughZlib(all(), createGunzip());
+      else yield* throughZlib(all(), createGunzip({ chunkSize: CHUNK }));
     }
   } finally {
     await it.return?.(); // destroys the input when we stop early; a no-op once it has ended

@@ -50,6 +50,8 @@ export function sparseInfo(pax: Record<string, string> | null | undefined): Spar
 class HoleWriter {
   private carry: Buffer = Buffer.alloc(0);
   private pos = 0; // file offset of carry[0]; a multiple of BLOCK unless moved by seek()
+  /** Where the data written so far ends. */
+  end = 0;
 
   constructor(private readonly fd: number) {}
 
@@ -90,6 +92,7 @@ class HoleWriter {
   private put(buf: Buffer, position: number): void {
     let done = 0;
     while (done < buf.length) done += writeSync(this.fd, buf, done, buf.length - done, position + done);
+    this.end = Math.max(this.end, position + buf.length);
   }
 }
 
@@ -112,7 +115,7 @@ export async function writeFileData(
     await writeSparse(out, data, sparse);
   }
   out.flush();
-  ftruncateSync(fd, size);
+  if (out.end !== size) ftruncateSync(fd, size); // a trailing hole, or data short of the size
 }
 
 async function writeSparse(out: HoleWriter, data: AsyncIterable<Buffer>, sparse: SparseInfo): Promise<void> {

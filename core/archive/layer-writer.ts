@@ -33,13 +33,9 @@ export interface ApplyOptions {
 
 const CREATE = { create: true, followSymlinks: true } as const;
 
+/** lstat, or null when nothing is there (without the cost of an exception). */
 export function lstatOrNull(path: string): Stats | null {
-  try {
-    return lstatSync(path);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw e;
-  }
+  return lstatSync(path, { throwIfNoEntry: false }) ?? null;
 }
 
 export class LayerWriter {
@@ -87,8 +83,15 @@ export class LayerWriter {
 
   async file(entry: string, parts: string[], meta: EntryMeta, data: AsyncIterable<Buffer>, size: number, sparse?: SparseInfo): Promise<void> {
     const r = this.resolve(entry, parts);
-    await this.remove(r.path);
-    const fd = openSync(r.path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+    let fd: number;
+    try {
+      fd = openSync(r.path, flags, 0o600); // the usual case, a new name: no lstat needed
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      await this.remove(r.path);
+      fd = openSync(r.path, flags, 0o600);
+    }
     try {
       await writeFileData(fd, data, size, sparse);
       applyFileMeta(fd, r.path, meta);

@@ -11,10 +11,11 @@
  * With `whiteouts: "overlay"`, a 0:0 character device becomes an empty `.wh.NAME` file (mode
  * 0600) and a directory with `trusted.overlay.opaque=y` gets a `.wh..wh..opq` file right after
  * its own entry, with the directory's owner, permissions and mtime (both as Docker writes them).
+ * File system calls are synchronous, as in extraction (see safe-path.ts): through the thread pool,
+ * packing /usr/share took 50 s instead of 2.7 s. The stream's back-pressure still paces the walk.
  */
 import { getAttributeSync, listAttributesSync } from "@napi-rs/xattr";
-import { constants, type Stats } from "node:fs";
-import { lstat, open, readdir, readlink } from "node:fs/promises";
+import { closeSync, constants, lstatSync, openSync, readdirSync, readlinkSync, readSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { once } from "node:events";
 import { Readable } from "node:stream";
@@ -29,6 +30,9 @@ export interface PackOptions {
 
 type Header = Partial<Omit<TarStreamHeader, "pax">> & { name: string; pax?: Record<string, string> };
 type Sink = ReturnType<Pack["entry"]>;
+
+/** File data is read in pieces of at most this size. */
+const READ_CHUNK = 1024 * 1024;
 
 /** Largest uid/gid the ustar header holds (6 octal digits); larger ones go in PAX records. */
 const USTAR_MAX_ID = 0o777777;
@@ -68,12 +72,12 @@ class Packer {
   ) {}
 
   async walk(abs: string, rel: string): Promise<void> {
-    const names = (await readdir(abs)).sort(byteOrder);
+    const names = readdirSync(abs).sort(byteOrder);
     for (const name of names) {
       if (this.pack.destroyed) return;
       const childAbs = join(abs, name);
       const childRel = rel === "" ? name : `${rel}/${name}`;
-      const st = await lstat(childAbs);
+      const st = lstatSync(childAbs);
       await this.add(childAbs, childRel, name, st);
       if (st.isDirectory()) await this.walk(childAbs, childRel);
     }
@@ -120,14 +124,14 @@ class Packer {
     }
     if (st.isSocket()) return;
     const h = this.base(rel, st, true, abs);
-    if (!st.isDirectory() && st.nlink > 1) {
+    if (st.nlink > 1) {
       const key = `${st.dev}:${st.ino}`;
       const first = this.links.get(key);
       if (first !== undefined) return this.entry({ ...h, type: "link", linkname: first, size: 0 });
       this.links.set(key, rel);
     }
     if (st.isFile()) return this.fileEntry(abs, { ...h, type: "file", size: st.size });
-    if (st.isSymbolicLink()) return this.entry({ ...h, type: "symlink", linkname: await readlink(abs) });
+    if (st.isSymbolicLink()) return this.entry({ ...h, type: "symlink", linkname: readlinkSync(abs) });
     if (st.isFIFO()) return this.entry({ ...h, type: "fifo" });
     const type = st.isCharacterDevice() ? "character-device" : "block-device";
     return this.entry({ ...h, type, ...devNumbers(st.rdev) });
@@ -143,20 +147,26 @@ class Packer {
   }
 
   private async fileEntry(abs: string, h: Header): Promise<void> {
-    const fh = await open(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
-    const data = fh.createReadStream(); // closes fh when it ends or is destroyed
-    let sink!: Sink;
-    const finished = new Promise<void>((res, rej) => {
-      sink = this.pack.entry(h, (err) => (err ? rej(err) : res()));
-    });
+    const fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
     try {
-      for await (const chunk of data) {
-        if (!sink.write(chunk)) await Promise.race([once(sink as unknown as NodeJS.EventEmitter, "drain"), finished]);
+      let sink!: Sink;
+      const finished = new Promise<void>((res, rej) => {
+        sink = this.pack.entry(h, (err) => (err ? rej(err) : res()));
+      });
+      let left = h.size ?? 0;
+      while (left > 0) {
+        const buf = Buffer.allocUnsafe(Math.min(left, READ_CHUNK)); // a new one each time: the pack keeps it
+        const n = readSync(fd, buf, 0, buf.length, null);
+        if (n === 0) throw new Error(`${abs} shrank while it was packed`);
+        left -= n;
+        if (!sink.write(n === buf.length ? buf : buf.subarray(0, n))) {
+          await Promise.race([once(sink as unknown as NodeJS.EventEmitter, "drain"), finished]);
+        }
       }
       (sink as unknown as NodeJS.WritableStream).end();
       await finished;
     } finally {
-      data.destroy();
+      closeSync(fd);
     }
   }
 }

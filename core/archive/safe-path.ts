@@ -16,9 +16,9 @@
  * Extraction runs one entry at a time into a folder nobody else writes to, so what was checked
  * stays true until the entry is written.
  *
- * File system calls here and in the extractor are synchronous on purpose: each is a few
- * microseconds, while going through libuv's thread pool cost 10 times the whole extraction time
- * in thread hand-offs (measured: /usr/share, 53k entries, 47 s async against 4.4 s for GNU tar).
+ * File system calls here and in the extractor are synchronous on purpose: each takes microseconds,
+ * while the hand-offs to libuv's thread pool made extraction ten times slower (measured with
+ * /usr/share, 53k entries, 650 MB, on tmpfs: 47 s with promises, 5 s synchronous, GNU tar 1.6 s).
  */
 import { lstatSync, mkdirSync, readlinkSync, type Stats } from "node:fs";
 import { join } from "node:path";
@@ -129,11 +129,9 @@ export class SafeResolver {
       const here = join(this.root, ...cur, part);
       let st: Stats | undefined;
       try {
-        st = lstatSync(here);
+        st = lstatSync(here, { throwIfNoEntry: false });
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== "ENOENT") {
-          throw new LayerEntryError(entry, `cannot inspect ${[...cur, part].join("/")}: ${(e as Error).message}`, { cause: e });
-        }
+        throw new LayerEntryError(entry, `cannot inspect ${[...cur, part].join("/")}: ${(e as Error).message}`, { cause: e });
       }
       if (!st) {
         if (!opts.create) return undefined;
