@@ -17,6 +17,8 @@ import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook, HookMap
 import type { AuthzDenial, AuthzRequest, AuthzResponse } from "./contracts/authz.js";
 import type { ReloadContext } from "./reload.js";
 import type { StorageContext, StorageDriver } from "./contracts/storage.js";
+import type { LogDriver, LogDriverContext } from "./contracts/log.js";
+import type { OciSpec, SpecContext } from "./contracts/runtime.js";
 import type { SystemInfo, VersionInfo } from "./system-info.js";
 
 /** Why the daemon is stopping. */
@@ -68,6 +70,23 @@ export function createHooks() {
      * unusable option) stops the daemon with its message.
      */
     createStorageDriver: new HookMap(() => new AsyncSeriesBailHook<[StorageContext], StorageDriver | undefined>(["ctx"])),
+
+    /**
+     * Log drivers by name (`hooks.createLogDriver.for("json-file")`). The daemon calls the hook
+     * of a driver name once (at start for `--log-driver`, later for another name a container
+     * selects) and keeps the driver; the first tap that returns one wins (see
+     * core/contracts/log.ts). The driver validates `--log-opt` defaults and each container's
+     * options, and makes one logger per container.
+     */
+    createLogDriver: new HookMap(() => new AsyncSeriesBailHook<[LogDriverContext], LogDriver | undefined>(["ctx"])),
+
+    /**
+     * A container's OCI runtime spec (config.json) on its way into the bundle. The start value is
+     * runtime.ocirun's baseSpec; storage adds the root filesystem mounts, network sets the network
+     * namespace path (or removes it for host), log adds nothing. Each tap returns the spec; a
+     * throw fails the create with its message.
+     */
+    processSpec: new AsyncSeriesWaterfallHook<[OciSpec, SpecContext]>(["spec", "ctx"]),
 
     // --- API -----------------------------------------------------------------------------------
 

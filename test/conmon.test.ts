@@ -6,11 +6,12 @@
  */
 import "./helpers/root-hooks.js";
 import { expect } from "chai";
-import { execFileSync, spawn } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { makeTempDir } from "./helpers/engined.js";
+import { BUSYBOX, hasCommand, makeBundle, makeBusyboxRootfs, removeCgroups, RUNC, runcDefaultSpec } from "./helpers/busybox-bundle.js";
 import {
   conmonPidfile,
   deleteContainer,
@@ -27,17 +28,6 @@ import {
   type StartContainerOptions,
 } from "../host/supervisor/conmon.js";
 
-const RUNC = ["/usr/sbin/runc", "/usr/bin/runc"].find((p) => existsSync(p));
-const BUSYBOX = ["/usr/bin/busybox", "/bin/busybox"].find((p) => existsSync(p));
-
-function hasConmon(): boolean {
-  try {
-    execFileSync("conmon", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function alive(pid: number | undefined): boolean {
   if (!pid) return false;
@@ -58,37 +48,18 @@ describe("conmon", function () {
   const made: StartContainerOptions[] = [];
 
   before(function () {
-    if (process.getuid?.() !== 0 || !RUNC || !BUSYBOX || !hasConmon()) this.skip();
+    if (process.getuid?.() !== 0 || !RUNC || !BUSYBOX || !hasCommand("conmon")) this.skip();
     base = makeTempDir("engine-conmon-");
     rt = { runtimePath: RUNC, runtimeRoot: join(base, "runc") };
-    rootfs = join(base, "rootfs");
-    mkdirSync(join(rootfs, "bin"), { recursive: true });
-    copyFileSync(BUSYBOX, join(rootfs, "bin/busybox"));
-    const applets = execFileSync(BUSYBOX, ["--list"], { encoding: "utf8" }).split("\n");
-    for (const a of applets) if (a && a !== "busybox") symlinkSync("busybox", join(rootfs, "bin", a));
-    for (const d of ["proc", "dev", "sys", "tmp"]) mkdirSync(join(rootfs, d), { recursive: true });
-    const specDir = join(base, "spec");
-    mkdirSync(specDir);
-    execFileSync(RUNC, ["spec", "--rootless=false"], { cwd: specDir });
-    spec = JSON.parse(readFileSync(join(specDir, "config.json"), "utf8"));
+    rootfs = makeBusyboxRootfs(base);
+    spec = runcDefaultSpec(base);
   });
 
   /** A bundle of its own for `args` (sharing the read-only rootfs) and the start options. */
   function prepare(args: string[]): StartContainerOptions {
     const id = `conmon-test-${randomBytes(5).toString("hex")}`;
     const dir = join(base, id);
-    const bundle = join(dir, "bundle");
-    mkdirSync(bundle, { recursive: true });
-    const config = structuredClone(spec);
-    config.process.args = args;
-    config.process.terminal = false;
-    config.root = { path: rootfs, readonly: true };
-    config.hostname = "conmon-test";
-    // A fresh, empty network namespace: no `path`, so runc makes a new one.
-    config.linux.namespaces = config.linux.namespaces.map((n: { type: string }) => ({ type: n.type }));
-    expect(config.linux.namespaces.some((n: { type: string }) => n.type === "network")).to.equal(true);
-    config.linux.cgroupsPath = `/${id}`;
-    writeFileSync(join(bundle, "config.json"), JSON.stringify(config, null, 2));
+    const bundle = makeBundle(dir, id, rootfs, spec, args, "bundle");
     const opts: StartContainerOptions = {
       ...rt,
       id,
@@ -111,16 +82,7 @@ describe("conmon", function () {
         // gone meanwhile
       }
     }
-    for (const h of existsSync("/sys/fs/cgroup") ? readdirSync("/sys/fs/cgroup") : []) {
-      const cg = join("/sys/fs/cgroup", h, opts.id);
-      if (existsSync(cg)) {
-        try {
-          rmdirSync(cg);
-        } catch {
-          // busy or already gone
-        }
-      }
-    }
+    removeCgroups(opts.id);
   }
 
   afterEach(async () => {

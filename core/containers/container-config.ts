@@ -1,0 +1,120 @@
+/**
+ * The body of `POST /containers/create` as the engine reads it (Docker Engine API): the
+ * container's `Config` fields at the top level and its `HostConfig`. Types only: the API layer
+ * validates the body against them (typia), the runtime reads them to make the OCI spec.
+ * Fields the engine does not read yet are left out; an unknown field is kept, not refused.
+ */
+
+/** One `--ulimit`: `nofile=1024:2048` is `{ Name: "nofile", Soft: 1024, Hard: 2048 }`; -1 is unlimited. */
+export interface ContainerUlimit {
+  Name: string;
+  Soft: number;
+  Hard: number;
+}
+
+/** `--log-driver` and `--log-opt`. */
+export interface LogConfig {
+  Type: string;
+  Config?: Record<string, string>;
+}
+
+/** `--restart`. */
+export interface RestartPolicy {
+  Name: "" | "no" | "always" | "unless-stopped" | "on-failure";
+  MaximumRetryCount?: number;
+}
+
+export interface HostConfig {
+  AutoRemove?: boolean;
+  /** `host-src:container-dest[:options]` or `volume:container-dest[:options]`. */
+  Binds?: string[] | null;
+  LogConfig?: LogConfig;
+  RestartPolicy?: RestartPolicy;
+  /** A runtime name registered with `--add-runtime` (default `--default-runtime`). */
+  Runtime?: string;
+  /** Bytes; 0 is unlimited. */
+  Memory?: number;
+  /** Memory plus swap, bytes; -1 is unlimited swap; 0 leaves it to the kernel (twice Memory with Docker). */
+  MemorySwap?: number;
+  MemoryReservation?: number;
+  /** CPUs in units of 1e-9 (`--cpus 1.5` is 1_500_000_000); not with CpuQuota/CpuPeriod. */
+  NanoCpus?: number;
+  CpuShares?: number;
+  CpuQuota?: number;
+  CpuPeriod?: number;
+  /** `0-3`, `0,1`. */
+  CpusetCpus?: string;
+  CpusetMems?: string;
+  /** 0 or -1 is unlimited; null is unset. */
+  PidsLimit?: number | null;
+  Ulimits?: ContainerUlimit[] | null;
+  /** Run an init as pid 1; null follows the daemon's `--init`. */
+  Init?: boolean | null;
+  Privileged?: boolean;
+  ReadonlyRootfs?: boolean;
+  /** Capability names with or without `CAP_`, or `ALL`. */
+  CapAdd?: string[] | null;
+  CapDrop?: string[] | null;
+  /** `no-new-privileges[:true|false]`, `seccomp=unconfined|<profile JSON>`, `apparmor=...`, `label=...`. */
+  SecurityOpt?: string[] | null;
+  /** Bytes of /dev/shm; 0 takes the daemon's `--default-shm-size`. */
+  ShmSize?: number;
+  /** `private`, `shareable`, `host`, `none`, `container:<id>`; empty takes `--default-ipc-mode`. */
+  IpcMode?: string;
+  /** `private` or `host`; empty takes `--default-cgroupns-mode`. */
+  CgroupnsMode?: "" | "private" | "host";
+  /** Overrides the daemon's `--cgroup-parent` for this container. */
+  CgroupParent?: string;
+  /** `none`, `bridge`, `host`, a network name, `container:<id>`. */
+  NetworkMode?: string;
+  PidMode?: string;
+  UTSMode?: string;
+  /** Mount point -> tmpfs options (`size=64m,noexec`). */
+  Tmpfs?: Record<string, string> | null;
+  /** `sysctl name -> value`. */
+  Sysctls?: Record<string, string> | null;
+  GroupAdd?: string[] | null;
+  ExtraHosts?: string[] | null;
+  Dns?: string[] | null;
+  OomKillDisable?: boolean;
+  /** Paths to mask and to make read-only; when given they replace the defaults. */
+  MaskedPaths?: string[] | null;
+  ReadonlyPaths?: string[] | null;
+  [key: string]: unknown;
+}
+
+/** The container's own configuration: the request's top-level fields. */
+export interface ContainerCreateConfig {
+  Hostname?: string;
+  Domainname?: string;
+  /** `user`, `uid`, `user:group`, `uid:gid`; names are looked up in the image's /etc/passwd and /etc/group. */
+  User?: string;
+  /** `NAME=value`; a name without `=` is ignored (the client resolves it from its environment). */
+  Env?: string[] | null;
+  /** Replaces the image's Cmd. */
+  Cmd?: string[] | string | null;
+  /** Replaces the image's Entrypoint (and then its Cmd too); `[""]` clears it. */
+  Entrypoint?: string[] | string | null;
+  WorkingDir?: string;
+  Labels?: Record<string, string> | null;
+  StopSignal?: string;
+  StopTimeout?: number | null;
+  Tty?: boolean;
+  OpenStdin?: boolean;
+  StdinOnce?: boolean;
+  AttachStdin?: boolean;
+  AttachStdout?: boolean;
+  AttachStderr?: boolean;
+  ExposedPorts?: Record<string, object> | null;
+  Volumes?: Record<string, object> | null;
+  NetworkDisabled?: boolean;
+  /** The image reference as the client gave it. */
+  Image: string;
+  [key: string]: unknown;
+}
+
+/** `POST /containers/create` body. */
+export interface ContainerCreateRequest extends ContainerCreateConfig {
+  HostConfig?: HostConfig;
+  NetworkingConfig?: { EndpointsConfig?: Record<string, object> | null } | null;
+}

@@ -1,0 +1,87 @@
+/**
+ * The supervisor's API: JSON over HTTP on a unix socket, for engined (see client.ts).
+ *   GET    /v1/ping                      -> {"namespace"}
+ *   GET    /v1/containers                -> [state]
+ *   POST   /v1/containers   {RunRequest} -> 201 state
+ *   GET    /v1/containers/ID             -> state
+ *   POST   /v1/containers/ID/wait        -> {"exitCode"} when it has exited (the answer waits)
+ *   POST   /v1/containers/ID/kill?signal=TERM
+ *   POST   /v1/containers/ID/stop?t=10   -> {"exitCode"}
+ *   DELETE /v1/containers/ID?force=1
+ *   GET    /v1/containers/ID/logs        -> [{time, stream, partial, line}]
+ * Errors are {"message"} with the status of the SupervisorError.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { Supervisor, SupervisorError, type RunRequest } from "./supervisor.js";
+
+function send(res: ServerResponse, status: number, body?: unknown): void {
+  const text = body === undefined ? "" : JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  res.end(text);
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > 1024 * 1024) throw new SupervisorError(413, "request body too large");
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  } catch {
+    throw new SupervisorError(400, "the request body is not JSON");
+  }
+}
+
+export function supervisorServer(sup: Supervisor): Server {
+  return createServer((req, res) => {
+    handle(sup, req, res).catch((err: Error) => {
+      const status = err instanceof SupervisorError ? err.status : 500;
+      if (!res.headersSent) send(res, status, { message: err.message });
+      else res.destroy();
+    });
+  });
+}
+
+async function handle(sup: Supervisor, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? "/", "http://supervisor");
+  const parts = url.pathname.split("/").filter(Boolean);
+  if (parts[0] !== "v1") throw new SupervisorError(404, "not found");
+  if (parts[1] === "ping") return send(res, 200, { namespace: sup.namespace });
+  if (parts[1] !== "containers") throw new SupervisorError(404, "not found");
+  const id = parts[2];
+  const action = parts[3];
+  if (!id) {
+    if (req.method === "GET") return send(res, 200, sup.list());
+    if (req.method === "POST") return send(res, 201, await sup.run(checkRun(await readJson(req))));
+  } else if (!action) {
+    if (req.method === "GET") return send(res, 200, sup.get(id));
+    if (req.method === "DELETE") {
+      await sup.remove(id, url.searchParams.get("force") === "1");
+      return send(res, 204);
+    }
+  } else if (req.method === "POST" && action === "wait") {
+    // The answer waits for the exit; a client that goes away stops the wait.
+    const abort = new AbortController();
+    req.socket.once("close", () => abort.abort());
+    return send(res, 200, { exitCode: await sup.wait(id, abort.signal) });
+  } else if (req.method === "POST" && action === "kill") {
+    await sup.kill(id, url.searchParams.get("signal") ?? "KILL");
+    return send(res, 204);
+  } else if (req.method === "POST" && action === "stop") {
+    return send(res, 200, { exitCode: await sup.stop(id, Number(url.searchParams.get("t") ?? "10") * 1000) });
+  } else if (req.method === "GET" && action === "logs") {
+    return send(res, 200, await sup.logs(id));
+  }
+  throw new SupervisorError(404, "not found");
+}
+
+function checkRun(body: unknown): RunRequest {
+  const b = body as Partial<RunRequest> | null;
+  if (!b || typeof b.id !== "string" || typeof b.bundle !== "string" || !b.bundle.startsWith("/") || typeof b.runtime?.path !== "string") {
+    throw new SupervisorError(400, "a run request needs id, an absolute bundle path and runtime.path");
+  }
+  return { id: b.id, bundle: b.bundle, runtime: { path: b.runtime.path, ...(b.runtime.args ? { args: b.runtime.args } : {}) } };
+}

@@ -1,0 +1,468 @@
+/**
+ * The base OCI runtime spec (config.json, runtime spec 1.0.x) of one container, made from the
+ * create request, the image's configuration and the daemon's defaults, the way Docker makes
+ * it. `baseSpec` reads nothing but the image's /etc/passwd and /etc/group inside the root
+ * filesystem (for user names) and a seccomp profile file the operator named; it writes nothing.
+ * Other plugins finish the spec in the `processSpec` waterfall (see core/contracts/runtime.ts).
+ */
+import { lstatSync, readFileSync, readlinkSync } from "node:fs";
+import { posix } from "node:path";
+import type { ContainerUlimit } from "../../core/containers/container-config.js";
+import type { OciDeviceRule, OciMount, OciNamespace, OciResources, OciSeccomp, OciSpec, SpecContext } from "../../core/contracts/runtime.js";
+import { cgroupDriverOf, cgroupParentOf } from "../../core/options/rules.js";
+import { applyInit } from "./init.js";
+import { builtinSeccompProfile, seccompArchitectures } from "./seccomp-profile.js";
+
+export const OCI_VERSION = "1.0.2";
+export const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/** Every capability Linux knows (to CAP_CHECKPOINT_RESTORE, 5.9). */
+export const ALL_CAPABILITIES: readonly string[] = [
+  "CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "SETPCAP",
+  "LINUX_IMMUTABLE", "NET_BIND_SERVICE", "NET_BROADCAST", "NET_ADMIN", "NET_RAW", "IPC_LOCK", "IPC_OWNER", "SYS_MODULE",
+  "SYS_RAWIO", "SYS_CHROOT", "SYS_PTRACE", "SYS_PACCT", "SYS_ADMIN", "SYS_BOOT", "SYS_NICE", "SYS_RESOURCE", "SYS_TIME",
+  "SYS_TTY_CONFIG", "MKNOD", "LEASE", "AUDIT_WRITE", "AUDIT_CONTROL", "SETFCAP", "MAC_OVERRIDE", "MAC_ADMIN", "SYSLOG",
+  "WAKE_ALARM", "BLOCK_SUSPEND", "AUDIT_READ", "PERFMON", "BPF", "CHECKPOINT_RESTORE",
+].map((c) => `CAP_${c}`);
+
+/** Docker's default capability set. */
+export const DEFAULT_CAPABILITIES: readonly string[] = [
+  "CHOWN", "DAC_OVERRIDE", "FSETID", "FOWNER", "MKNOD", "NET_RAW", "SETGID", "SETUID", "SETFCAP", "SETPCAP",
+  "NET_BIND_SERVICE", "SYS_CHROOT", "KILL", "AUDIT_WRITE",
+].map((c) => `CAP_${c}`);
+
+export const DEFAULT_MASKED_PATHS: readonly string[] = [
+  "/proc/asound", "/proc/acpi", "/proc/interrupts", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+  "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
+  "/sys/devices/virtual/powercap",
+];
+
+export const DEFAULT_READONLY_PATHS: readonly string[] = ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"];
+
+/** The device cgroup rules after "deny all": runc's and Docker's default allow list. */
+export const DEFAULT_DEVICE_RULES: readonly OciDeviceRule[] = [
+  { allow: true, type: "c", access: "m" }, // mknod of any character device
+  { allow: true, type: "b", access: "m" }, // and any block device
+  { allow: true, type: "c", major: 1, minor: 3, access: "rwm" }, // /dev/null
+  { allow: true, type: "c", major: 1, minor: 8, access: "rwm" }, // /dev/random
+  { allow: true, type: "c", major: 1, minor: 7, access: "rwm" }, // /dev/full
+  { allow: true, type: "c", major: 5, minor: 0, access: "rwm" }, // /dev/tty
+  { allow: true, type: "c", major: 1, minor: 5, access: "rwm" }, // /dev/zero
+  { allow: true, type: "c", major: 1, minor: 9, access: "rwm" }, // /dev/urandom
+  { allow: true, type: "c", major: 5, minor: 1, access: "rwm" }, // /dev/console
+  { allow: true, type: "c", major: 136, access: "rwm" }, // /dev/pts/*
+  { allow: true, type: "c", major: 5, minor: 2, access: "rwm" }, // /dev/ptmx
+  { allow: true, type: "c", major: 10, minor: 200, access: "rwm" }, // /dev/net/tun
+];
+
+/** A request the spec cannot be made from (bad user, unknown capability, no command): a 400 for the API. */
+export class SpecError extends Error {
+  override name = "SpecError";
+}
+
+// --- process.args ------------------------------------------------------------------------------
+
+function strSlice(v: string[] | string | null | undefined): string[] | undefined {
+  if (v === undefined || v === null) return undefined;
+  return typeof v === "string" ? [v] : v;
+}
+
+/**
+ * Docker's rules: an Entrypoint in the request replaces the image's Entrypoint and Cmd (`[""]`
+ * clears it); a request Cmd without Entrypoint replaces the image's Cmd and keeps its Entrypoint.
+ */
+export function resolveArgs(ctx: Pick<SpecContext, "config" | "imageConfig">): string[] {
+  const reqEntry = strSlice(ctx.config.Entrypoint);
+  const reqCmd = strSlice(ctx.config.Cmd);
+  let entry: string[];
+  let cmd: string[];
+  if (reqEntry && reqEntry.length > 0) {
+    entry = reqEntry.length === 1 && reqEntry[0] === "" ? [] : reqEntry;
+    cmd = reqCmd ?? [];
+  } else {
+    cmd = reqCmd && reqCmd.length > 0 ? reqCmd : (strSlice(ctx.imageConfig.Cmd) ?? []);
+    entry = reqEntry === undefined ? (strSlice(ctx.imageConfig.Entrypoint) ?? []) : [];
+  }
+  const args = [...entry, ...cmd];
+  if (args.length === 0 || args[0] === "") throw new SpecError("no command specified");
+  return args;
+}
+
+// --- process.env -------------------------------------------------------------------------------
+
+/** Replaces by name or appends; a bare `NAME` (no `=`) removes NAME. */
+export function mergeEnv(base: readonly string[], over: readonly string[]): string[] {
+  const out = [...base];
+  const nameOf = (e: string) => (e.includes("=") ? e.slice(0, e.indexOf("=")) : e);
+  for (const e of over) {
+    const name = nameOf(e);
+    const at = out.findIndex((x) => nameOf(x) === name);
+    if (!e.includes("=")) {
+      if (at >= 0) out.splice(at, 1);
+    } else if (at >= 0) out[at] = e;
+    else out.push(e);
+  }
+  return out;
+}
+
+/** PATH (unless the image or request sets it), HOSTNAME, TERM with a tty; then image env, then request env. */
+export function resolveEnv(ctx: Pick<SpecContext, "config" | "imageConfig">, hostname: string): string[] {
+  const env = mergeEnv(ctx.imageConfig.Env ?? [], (ctx.config.Env ?? []).filter((e) => e.includes("=")));
+  const base = [`HOSTNAME=${hostname}`];
+  if (!env.some((e) => e.startsWith("PATH="))) base.unshift(`PATH=${DEFAULT_PATH}`);
+  if (ctx.config.Tty) base.push("TERM=xterm");
+  return mergeEnv(base, env);
+}
+
+// --- process.user ------------------------------------------------------------------------------
+
+/**
+ * The host path of `path` inside `root`, with symbolic links resolved as if `root` were `/`
+ * (an image's /etc/passwd that links to `/../../etc/shadow` stays inside the image).
+ */
+export function pathInRoot(root: string, path: string): string {
+  const parts = posix.normalize(`/${path}`).split("/").filter(Boolean);
+  const done: string[] = [];
+  let links = 0;
+  while (parts.length > 0) {
+    const part = parts.shift()!;
+    if (part === ".") continue;
+    if (part === "..") {
+      done.pop();
+      continue;
+    }
+    const host = posix.join(root, ...done, part);
+    let target: string | undefined;
+    try {
+      if (lstatSync(host).isSymbolicLink()) target = readlinkSync(host);
+    } catch {
+      // missing: the rest is kept as it is
+    }
+    if (target === undefined) {
+      done.push(part);
+      continue;
+    }
+    if (++links > 40) throw new SpecError(`too many symbolic links in ${path}`);
+    if (target.startsWith("/")) done.length = 0;
+    parts.unshift(...target.split("/").filter(Boolean));
+  }
+  return posix.join(root, ...done);
+}
+
+interface PasswdEntry { name: string; uid: number; gid: number }
+interface GroupEntry { name: string; gid: number; members: string[] }
+
+function readRootFile(rootfs: string, path: string): string[] {
+  try {
+    return readFileSync(pathInRoot(rootfs, path), "utf8").split("\n");
+  } catch {
+    return [];
+  }
+}
+
+function readPasswd(rootfs: string): PasswdEntry[] {
+  return readRootFile(rootfs, "/etc/passwd").flatMap((line) => {
+    const f = line.split(":");
+    if (f.length < 4 || line.startsWith("#")) return [];
+    const uid = Number(f[2]);
+    const gid = Number(f[3]);
+    return Number.isInteger(uid) && Number.isInteger(gid) ? [{ name: f[0], uid, gid }] : [];
+  });
+}
+
+function readGroup(rootfs: string): GroupEntry[] {
+  return readRootFile(rootfs, "/etc/group").flatMap((line) => {
+    const f = line.split(":");
+    if (f.length < 3 || line.startsWith("#")) return [];
+    const gid = Number(f[2]);
+    return Number.isInteger(gid) ? [{ name: f[0], gid, members: (f[3] ?? "").split(",").filter(Boolean) }] : [];
+  });
+}
+
+const isNumeric = (s: string) => /^\d+$/.test(s);
+
+/**
+ * `user[:group]` as Docker resolves it: a name must be in the image's /etc/passwd; a number
+ * need not be (then gid 0). Supplementary groups are the groups listing the user, and GroupAdd.
+ */
+export function resolveUser(
+  rootfs: string, user: string | undefined, groupAdd: readonly string[] = [],
+): { uid: number; gid: number; additionalGids?: number[] } {
+  const spec = user ?? "";
+  const colon = spec.indexOf(":");
+  const userPart = colon < 0 ? spec : spec.slice(0, colon);
+  const groupPart = colon < 0 ? undefined : spec.slice(colon + 1);
+  const passwd = readPasswd(rootfs);
+  let uid = 0;
+  let gid = 0;
+  let name: string | undefined;
+  if (userPart === "" || isNumeric(userPart)) {
+    uid = userPart === "" ? 0 : Number(userPart);
+    const entry = passwd.find((p) => p.uid === uid);
+    if (entry) ({ gid, name } = entry);
+  } else {
+    const entry = passwd.find((p) => p.name === userPart);
+    if (!entry) throw new SpecError(`unable to find user ${userPart}: no matching entries in passwd file`);
+    ({ uid, gid, name } = entry);
+  }
+  const groups = groupPart !== undefined || name !== undefined || groupAdd.length > 0 ? readGroup(rootfs) : [];
+  const groupId = (g: string): number => {
+    if (isNumeric(g)) return Number(g);
+    const entry = groups.find((e) => e.name === g);
+    if (!entry) throw new SpecError(`unable to find group ${g}: no matching entries in group file`);
+    return entry.gid;
+  };
+  if (groupPart !== undefined && groupPart !== "") gid = groupId(groupPart);
+  const extra = new Set<number>();
+  if (name !== undefined) for (const g of groups) if (g.members.includes(name)) extra.add(g.gid);
+  for (const g of groupAdd) extra.add(groupId(g));
+  extra.delete(gid);
+  return extra.size > 0 ? { uid, gid, additionalGids: [...extra].sort((a, b) => a - b) } : { uid, gid };
+}
+
+// --- capabilities ------------------------------------------------------------------------------
+
+function capName(raw: string): string {
+  const up = raw.toUpperCase();
+  if (up === "ALL") return up;
+  const name = up.startsWith("CAP_") ? up : `CAP_${up}`;
+  if (!ALL_CAPABILITIES.includes(name)) throw new SpecError(`unknown capability: "${raw}"`);
+  return name;
+}
+
+/** Docker's rules: ALL in CapAdd starts from every capability, ALL in CapDrop from none. */
+export function resolveCapabilities(capAdd: readonly string[] = [], capDrop: readonly string[] = [], privileged = false): string[] {
+  if (privileged) return [...ALL_CAPABILITIES];
+  const add = capAdd.map(capName);
+  const drop = capDrop.map(capName);
+  let caps: string[];
+  if (add.includes("ALL")) caps = drop.includes("ALL") ? [] : ALL_CAPABILITIES.filter((c) => !drop.includes(c));
+  else if (drop.includes("ALL")) caps = [...new Set(add)];
+  else caps = [...DEFAULT_CAPABILITIES.filter((c) => !drop.includes(c)), ...add.filter((c) => !DEFAULT_CAPABILITIES.includes(c))];
+  return ALL_CAPABILITIES.filter((c) => caps.includes(c));
+}
+
+// --- rlimits -----------------------------------------------------------------------------------
+
+/** `--default-ulimit` values, each replaced by the container's own of the same name. */
+export function resolveRlimits(
+  defaults: Record<string, ContainerUlimit>, own: readonly ContainerUlimit[] = [],
+): { type: string; hard: number; soft: number }[] {
+  const byName = new Map<string, ContainerUlimit>();
+  for (const u of Object.values(defaults)) byName.set(u.Name, u);
+  for (const u of own) byName.set(u.Name, u);
+  // -1 stays -1 (unlimited) here: bundle.ts writes it as RLIM_INFINITY (2^64-1), which a JS
+  // number cannot hold exactly.
+  const limit = (n: number) => (n < 0 ? -1 : n);
+  return [...byName.values()].map((u) => ({ type: `RLIMIT_${u.Name.toUpperCase()}`, hard: limit(u.Hard), soft: limit(u.Soft) }));
+}
+
+// --- security options --------------------------------------------------------------------------
+
+/** `no-new-privileges` from SecurityOpt (`no-new-privileges`, `:true`, `=false`), else the daemon's. */
+export function resolveNoNewPrivileges(securityOpt: readonly string[], daemonDefault: boolean): boolean {
+  let value = daemonDefault;
+  for (const opt of securityOpt) {
+    const m = /^no-new-privileges(?:[:=](true|false))?$/.exec(opt);
+    if (m) value = m[1] !== "false";
+  }
+  return value;
+}
+
+/** A profile in Docker's form (archMap, names, includes/excludes) or the OCI form, as the OCI form. */
+export function toOciSeccomp(profile: Record<string, unknown>, caps: readonly string[], arch = process.arch): OciSeccomp {
+  const p = profile as {
+    defaultAction?: string; defaultErrnoRet?: number; architectures?: string[]; flags?: string[];
+    archMap?: { architecture: string; subArchitectures?: string[] }[];
+    syscalls?: {
+      names?: string[]; name?: string; action: string; errnoRet?: number; args?: unknown[] | null;
+      includes?: { caps?: string[]; arches?: string[] }; excludes?: { caps?: string[]; arches?: string[] };
+    }[];
+  };
+  if (typeof p.defaultAction !== "string") throw new SpecError("seccomp profile has no defaultAction");
+  const ours = seccompArchitectures(arch);
+  const archWord = ours[0] === "SCMP_ARCH_X86_64" ? "amd64" : ours[0] === "SCMP_ARCH_AARCH64" ? "arm64" : arch;
+  let architectures = p.architectures;
+  if (!architectures && p.archMap) {
+    const mine = p.archMap.find((a) => ours.includes(a.architecture));
+    architectures = mine ? [mine.architecture, ...(mine.subArchitectures ?? [])] : [];
+  }
+  const hasCap = (c: string) => caps.includes(c.startsWith("CAP_") ? c : `CAP_${c}`);
+  const syscalls = (p.syscalls ?? []).filter((s) => {
+    if (s.includes?.caps && !s.includes.caps.every(hasCap)) return false;
+    if (s.includes?.arches && !s.includes.arches.includes(archWord)) return false;
+    if (s.excludes?.caps && s.excludes.caps.some(hasCap)) return false;
+    if (s.excludes?.arches && s.excludes.arches.includes(archWord)) return false;
+    return true;
+  }).map((s) => ({
+    names: s.names ?? (s.name ? [s.name] : []), action: s.action,
+    ...(s.errnoRet !== undefined ? { errnoRet: s.errnoRet } : {}),
+    ...(s.args && s.args.length > 0 ? { args: s.args as NonNullable<OciSeccomp["syscalls"]>[number]["args"] } : {}),
+  }));
+  return {
+    defaultAction: p.defaultAction,
+    ...(p.defaultErrnoRet !== undefined ? { defaultErrnoRet: p.defaultErrnoRet } : {}),
+    architectures: architectures ?? [],
+    ...(p.flags ? { flags: p.flags } : {}),
+    syscalls,
+  };
+}
+
+/** `seccomp=unconfined` or `seccomp=<profile JSON>` in SecurityOpt, else `--seccomp-profile` (builtin, unconfined, a path). */
+export function resolveSeccomp(securityOpt: readonly string[], daemonProfile: string, caps: readonly string[]): OciSeccomp | undefined {
+  const own = [...securityOpt].reverse().find((o) => /^seccomp[:=]/.test(o));
+  if (own !== undefined) {
+    const value = own.slice("seccomp=".length);
+    if (value === "unconfined") return undefined;
+    if (value === "builtin") return builtinSeccompProfile();
+    try {
+      return toOciSeccomp(JSON.parse(value) as Record<string, unknown>, caps);
+    } catch (err) {
+      if (err instanceof SpecError) throw err;
+      throw new SpecError(`seccomp security option is not a JSON profile: ${(err as Error).message}`);
+    }
+  }
+  if (daemonProfile === "unconfined") return undefined;
+  if (daemonProfile === "builtin" || daemonProfile === "") return builtinSeccompProfile();
+  return toOciSeccomp(JSON.parse(readFileSync(daemonProfile, "utf8")) as Record<string, unknown>, caps);
+}
+
+// --- cgroups -----------------------------------------------------------------------------------
+
+/**
+ * cgroupfs: `<parent>/<id>`; a parent with a leading slash is from the root of each hierarchy,
+ * one without is relative to the runtime's own cgroup (which it inherits from the daemon).
+ * systemd: `<slice>:engine:<id>`, the parent being a slice name.
+ */
+export function resolveCgroupsPath(ctx: Pick<SpecContext, "containerId" | "hostConfig" | "daemon" | "host">): string {
+  const driver = cgroupDriverOf(ctx.daemon, ctx.host);
+  const parent = ctx.hostConfig.CgroupParent || cgroupParentOf(ctx.daemon, ctx.host);
+  if (driver === "systemd") {
+    if (!/^[^/:]+\.slice$/.test(parent)) {
+      throw new SpecError(`cgroup-parent for the systemd cgroup driver must be a slice name such as "engine.slice", not "${parent}"`);
+    }
+    return `${parent}:engine:${ctx.containerId}`;
+  }
+  const trimmed = parent.replace(/\/+$/, "");
+  return trimmed === "" && parent.startsWith("/") ? `/${ctx.containerId}` : `${trimmed}/${ctx.containerId}`;
+}
+
+/** Memory, CPU and pids limits from HostConfig; devices: deny all, then the default allow list (all when privileged). */
+export function resolveResources(hc: SpecContext["hostConfig"]): OciResources {
+  const r: OciResources = {
+    devices: hc.Privileged ? [{ allow: true, access: "rwm" }] : [{ allow: false, access: "rwm" }, ...DEFAULT_DEVICE_RULES.map((d) => ({ ...d }))],
+  };
+  const memory: NonNullable<OciResources["memory"]> = {};
+  if (hc.Memory && hc.Memory > 0) memory.limit = hc.Memory;
+  if (hc.MemoryReservation && hc.MemoryReservation > 0) memory.reservation = hc.MemoryReservation;
+  if (hc.MemorySwap && hc.MemorySwap !== 0) {
+    if (!memory.limit) throw new SpecError("you should always set the memory limit when using the memoryswap limit");
+    if (hc.MemorySwap > 0 && hc.MemorySwap < memory.limit) throw new SpecError("minimum memoryswap limit should be larger than memory limit");
+    memory.swap = hc.MemorySwap;
+  }
+  if (hc.OomKillDisable) memory.disableOOMKiller = true;
+  if (Object.keys(memory).length > 0) r.memory = memory;
+  const cpu: NonNullable<OciResources["cpu"]> = {};
+  if (hc.CpuShares && hc.CpuShares > 0) cpu.shares = hc.CpuShares;
+  if (hc.NanoCpus && hc.NanoCpus > 0) {
+    if ((hc.CpuQuota ?? 0) > 0 || (hc.CpuPeriod ?? 0) > 0) {
+      throw new SpecError("conflicting options: Nano CPUs and CPU Period cannot both be set");
+    }
+    cpu.period = 100_000;
+    cpu.quota = Math.round((hc.NanoCpus * cpu.period) / 1e9);
+  } else {
+    if (hc.CpuQuota && hc.CpuQuota > 0) cpu.quota = hc.CpuQuota;
+    if (hc.CpuPeriod && hc.CpuPeriod > 0) cpu.period = hc.CpuPeriod;
+  }
+  if (hc.CpusetCpus) cpu.cpus = hc.CpusetCpus;
+  if (hc.CpusetMems) cpu.mems = hc.CpusetMems;
+  if (Object.keys(cpu).length > 0) r.cpu = cpu;
+  if (hc.PidsLimit !== undefined && hc.PidsLimit !== null && hc.PidsLimit > 0) r.pids = { limit: hc.PidsLimit };
+  return r;
+}
+
+// --- mounts and namespaces ---------------------------------------------------------------------
+
+/** Docker's standard mounts; /dev/shm sized by ShmSize, else `--default-shm-size`. */
+export function standardMounts(opts: { shmSize: number; privileged: boolean; ipcMode: string }): OciMount[] {
+  const ro = opts.privileged ? "rw" : "ro";
+  const mounts: OciMount[] = [
+    { destination: "/proc", type: "proc", source: "proc", options: ["nosuid", "noexec", "nodev"] },
+    { destination: "/dev", type: "tmpfs", source: "tmpfs", options: ["nosuid", "strictatime", "mode=755", "size=65536k"] },
+    { destination: "/dev/pts", type: "devpts", source: "devpts", options: ["nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5"] },
+    { destination: "/sys", type: "sysfs", source: "sysfs", options: ["nosuid", "noexec", "nodev", ro] },
+    { destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup", options: [ro, "nosuid", "noexec", "nodev"] },
+    { destination: "/dev/mqueue", type: "mqueue", source: "mqueue", options: ["nosuid", "noexec", "nodev"] },
+  ];
+  if (opts.ipcMode === "host") {
+    mounts.push({ destination: "/dev/shm", type: "bind", source: "/dev/shm", options: ["rbind", "nosuid", "noexec", "nodev"] });
+  } else if (opts.ipcMode !== "none") {
+    mounts.push({ destination: "/dev/shm", type: "tmpfs", source: "shm", options: ["nosuid", "noexec", "nodev", "mode=1777", `size=${opts.shmSize}`] });
+  }
+  return mounts;
+}
+
+const IPC_MODES = ["private", "shareable", "host", "none"];
+
+function resolveNamespaces(ctx: SpecContext, ipcMode: string): OciNamespace[] {
+  const hc = ctx.hostConfig;
+  const ns: OciNamespace[] = [{ type: "mount" }];
+  if (hc.PidMode !== "host") ns.push({ type: "pid" });
+  if (ipcMode !== "host") ns.push({ type: "ipc" });
+  if (hc.UTSMode !== "host") ns.push({ type: "uts" });
+  // Always a fresh, empty network namespace here: the network plugin sets its path (or removes
+  // it for `host`) in the processSpec waterfall.
+  ns.push({ type: "network" });
+  const cgroupns = hc.CgroupnsMode || ctx.daemon["default-cgroupns-mode"];
+  if (cgroupns === "private") ns.push({ type: "cgroup" });
+  return ns;
+}
+
+// --- the spec ----------------------------------------------------------------------------------
+
+/** The complete base config.json of a container. Throws SpecError for a request it cannot honour. */
+export function baseSpec(ctx: SpecContext): OciSpec {
+  const hc = ctx.hostConfig;
+  const cfg = ctx.config;
+  const privileged = hc.Privileged === true;
+  const securityOpt = hc.SecurityOpt ?? [];
+  const hostname = cfg.Hostname || ctx.containerId.slice(0, 12);
+  const ipcMode = hc.IpcMode || ctx.daemon["default-ipc-mode"];
+  if (!IPC_MODES.includes(ipcMode)) throw new SpecError(`ipc mode "${ipcMode}" is not supported (${IPC_MODES.join(", ")})`);
+  const caps = resolveCapabilities(hc.CapAdd ?? [], hc.CapDrop ?? [], privileged);
+  const labels = { ...(ctx.imageConfig.Labels ?? {}), ...(cfg.Labels ?? {}) };
+  const spec: OciSpec = {
+    ociVersion: OCI_VERSION,
+    process: {
+      terminal: cfg.Tty === true,
+      user: resolveUser(ctx.rootfs, cfg.User || ctx.imageConfig.User, hc.GroupAdd ?? []),
+      args: resolveArgs(ctx),
+      env: resolveEnv(ctx, hostname),
+      cwd: cfg.WorkingDir || ctx.imageConfig.WorkingDir || "/",
+      capabilities: { bounding: [...caps], effective: [...caps], permitted: [...caps] },
+      rlimits: resolveRlimits(ctx.daemon["default-ulimit"], hc.Ulimits ?? []),
+      noNewPrivileges: resolveNoNewPrivileges(securityOpt, ctx.daemon["no-new-privileges"]),
+    },
+    root: { path: ctx.rootfs, readonly: hc.ReadonlyRootfs === true },
+    hostname,
+    ...(cfg.Domainname ? { domainname: cfg.Domainname } : {}),
+    mounts: standardMounts({ shmSize: hc.ShmSize && hc.ShmSize > 0 ? hc.ShmSize : ctx.daemon["default-shm-size"], privileged, ipcMode }),
+    annotations: Object.fromEntries(Object.entries(labels).map(([k, v]) => [k, String(v)])),
+    linux: {
+      namespaces: resolveNamespaces(ctx, ipcMode),
+      cgroupsPath: resolveCgroupsPath(ctx),
+      resources: resolveResources(hc),
+      ...(privileged ? {} : { maskedPaths: [...(hc.MaskedPaths ?? DEFAULT_MASKED_PATHS)], readonlyPaths: [...(hc.ReadonlyPaths ?? DEFAULT_READONLY_PATHS)] }),
+      ...(hc.Sysctls ? { sysctl: { ...hc.Sysctls } } : {}),
+    },
+  };
+  if (!privileged) {
+    const seccomp = resolveSeccomp(securityOpt, ctx.daemon["seccomp-profile"], caps);
+    if (seccomp) spec.linux!.seccomp = seccomp;
+  }
+  for (const [dest, options] of Object.entries(hc.Tmpfs ?? {})) {
+    spec.mounts!.push({ destination: dest, type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev", "noexec", ...options.split(",").filter(Boolean)] });
+  }
+  if (hc.Init ?? ctx.daemon.init) applyInit(spec, ctx.daemon["init-path"]);
+  return spec;
+}
