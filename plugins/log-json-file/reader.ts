@@ -1,0 +1,182 @@
+/**
+ * Why this file: reading back for `docker logs` has its own rules (tail across rotated files,
+ * since/until, stream selection) and a follow that survives the writer's rotations; it shares
+ * only the file names and the line format with the writer (see README.md, Reading).
+ */
+import { watch, type FSWatcher } from "node:fs";
+import { open, stat } from "node:fs/promises";
+import type { LoggerContext, LogMessage, LogReader, ReadOptions } from "../../core/contracts/log.js";
+import { logFileName, logPath, missingOk, openRotated } from "./files.js";
+import { dateToNs, decodeEntry } from "./format.js";
+import { Cursor, lastLineEnd, lastLines, linesOf } from "./lines.js";
+
+export interface JsonFileReaderOptions {
+  /** How often a follow looks at the file when no change event came (ms). Default 250. */
+  pollInterval?: number;
+}
+
+export class JsonFileReader implements LogReader {
+  readonly path: string;
+  private readonly base: string;
+  private readonly pollInterval: number;
+
+  constructor(
+    readonly ctx: Pick<LoggerContext, "containerId" | "logDir">,
+    opts: JsonFileReaderOptions = {},
+  ) {
+    this.base = logFileName(ctx.containerId);
+    this.path = logPath(ctx.logDir, ctx.containerId);
+    this.pollInterval = opts.pollInterval ?? 250;
+  }
+
+  read(opts: ReadOptions): AsyncIterable<LogMessage> {
+    return this.generate(opts);
+  }
+
+  private async *generate(opts: ReadOptions): AsyncGenerator<LogMessage> {
+    const signal = opts.signal;
+    if (signal?.aborted) return;
+    const sinceNs = opts.since ? dateToNs(opts.since) : undefined;
+    const untilNs = opts.until ? dateToNs(opts.until) : undefined;
+    const pick = (raw: Buffer): LogMessage | undefined => {
+      const msg = decodeEntry(raw);
+      if (!msg) return undefined;
+      if (msg.stream === "stdout" ? !opts.stdout : !opts.stderr) return undefined;
+      if (sinceNs !== undefined && msg.timeNs < sinceNs) return undefined;
+      if (untilNs !== undefined && msg.timeNs > untilNs) return undefined;
+      return msg;
+    };
+
+    // Open everything first, the current file before the rotated ones, so that a rotation
+    // during the read costs at most a repeat, never a gap.
+    const firstFh = await missingOk(open(this.path, "r"));
+    let cur = firstFh ? new Cursor(firstFh) : undefined;
+    const rotated = opts.tail === 0 ? [] : await openRotated(this.ctx.logDir, this.base);
+    try {
+      // --- what is stored now ---
+      if (opts.tail === undefined) {
+        for (const file of [...rotated].reverse()) {
+          for await (const batch of linesOf(file)) {
+            for (const raw of batch) {
+              const msg = pick(raw);
+              if (msg) yield msg;
+              if (signal?.aborted) return;
+            }
+          }
+        }
+        if (cur) {
+          for await (const batch of cur.drain()) {
+            for (const raw of batch) {
+              const msg = pick(raw);
+              if (msg) yield msg;
+              if (signal?.aborted) return;
+            }
+          }
+        }
+      } else if (opts.tail === 0) {
+        if (cur) cur.pos = await lastLineEnd(cur.fh);
+      } else {
+        const want = opts.tail;
+        let lines = cur ? await lastLines(cur.drain(), want) : [];
+        for (const file of rotated) {
+          if (lines.length >= want) break;
+          lines = [...(await lastLines(linesOf(file), want - lines.length)), ...lines];
+        }
+        for (const raw of lines) {
+          const msg = pick(raw);
+          if (msg) yield msg;
+          if (signal?.aborted) return;
+        }
+      }
+      for (const f of rotated.splice(0)) await f.fh.close();
+      if (!opts.follow) return;
+
+      // --- follow ---
+      let producerDone = false;
+      let dirty = false;
+      let wakeUp: (() => void) | undefined;
+      const wake = () => {
+        dirty = true;
+        wakeUp?.();
+      };
+      opts.producerDone?.then(
+        () => ((producerDone = true), wake()),
+        () => ((producerDone = true), wake()),
+      );
+      signal?.addEventListener("abort", wake, { once: true });
+      let watcher: FSWatcher | undefined;
+      try {
+        watcher = watch(this.ctx.logDir, { persistent: false }, wake);
+        watcher.on("error", () => {});
+      } catch {
+        // No directory yet, or no inotify: polling alone.
+      }
+      try {
+        for (;;) {
+          if (signal?.aborted) return;
+          const doneBefore = producerDone;
+          dirty = false;
+          if (!cur) {
+            const fh = await missingOk(open(this.path, "r"));
+            if (fh) cur = new Cursor(fh);
+          }
+          if (cur) {
+            for await (const batch of cur.drain()) {
+              for (const raw of batch) {
+                const msg = pick(raw);
+                if (msg) yield msg;
+                if (signal?.aborted) return;
+              }
+            }
+            const now = await stat(this.path).catch(() => undefined);
+            const mine = await cur.fh.stat();
+            if (!now || now.ino !== mine.ino || now.dev !== mine.dev) {
+              // Rotated (renamed to .1, maybe being gzipped): the open handle still reads the
+              // old file; take what the writer put there last, then move to the new file.
+              for await (const batch of cur.drain()) {
+                for (const raw of batch) {
+                  const msg = pick(raw);
+                  if (msg) yield msg;
+                  if (signal?.aborted) return;
+                }
+              }
+              await cur.fh.close();
+              cur = undefined;
+              if (now) continue;
+            } else if (now.size < cur.pos) {
+              // Truncated in place (max-file 1): start again from the top.
+              cur.pos = 0;
+              cur.pending = Buffer.alloc(0);
+              continue;
+            }
+          }
+          if (doneBefore) return;
+          if (opts.until && Date.now() > opts.until.getTime()) return;
+          if (!dirty) {
+            await new Promise<void>((res) => {
+              const timer = setTimeout(res, this.pollInterval);
+              wakeUp = () => {
+                clearTimeout(timer);
+                res();
+              };
+            });
+            wakeUp = undefined;
+          }
+        }
+      } finally {
+        watcher?.close();
+        signal?.removeEventListener("abort", wake);
+      }
+    } finally {
+      for (const f of rotated) await f.fh.close().catch(() => {});
+      await cur?.fh.close().catch(() => {});
+    }
+  }
+}
+
+export function createJsonFileReader(
+  ctx: Pick<LoggerContext, "containerId" | "logDir">,
+  opts?: JsonFileReaderOptions,
+): JsonFileReader {
+  return new JsonFileReader(ctx, opts);
+}
