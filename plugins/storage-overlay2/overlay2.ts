@@ -30,9 +30,11 @@ import { lstat, mkdir, readdir, readFile, realpath, rename, rm, statfs, symlink,
 import { dirname, join, resolve } from "node:path";
 import type { Readable } from "node:stream";
 import { promisify } from "node:util";
-import { applyLayer, packLayer } from "../../core/archive/index.js";
 import type { CreateOptions, LayerUsage, MountSpec, StorageContext, StorageDriver } from "../../core/contracts/storage.js";
 import { parseBytes, showBytes } from "../../core/options/value-types-structured.js";
+
+/** The tar code (tar-stream, the xattr binding) is loaded on first use, not at daemon start. */
+const archive = () => import("../../core/archive/index.js");
 
 const run = promisify(execFile);
 
@@ -371,6 +373,7 @@ export class Overlay2Driver implements StorageDriver {
     const dir = await this.complete(id);
     await writeFile(join(dir, INCOMPLETE), "");
     // Device nodes are let through as Docker does for root: the devices cgroup guards their use.
+    const { applyLayer } = await archive();
     await applyLayer(tar, join(dir, "diff"), { whiteouts: "overlay", allowDevices: true });
     await unlink(join(dir, INCOMPLETE));
     return (await this.usage(id)).size;
@@ -407,6 +410,7 @@ export class Overlay2Driver implements StorageDriver {
 
   async diff(id: string): Promise<Readable> {
     const dir = await this.complete(id);
+    const { packLayer } = await archive();
     return packLayer(join(dir, "diff"), { whiteouts: "overlay" });
   }
 

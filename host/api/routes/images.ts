@@ -8,13 +8,17 @@ import type { Readable } from "node:stream";
 import { errors } from "../../../core/errors.js";
 import type { Image, ImageStore } from "../../../core/images/image-store.js";
 import { familiarName, formatReference, parseReference, repositoryOf } from "../../../core/images/reference.js";
-import { importImage, openImportSource } from "../../images/import-image.js";
-import { loadImages } from "../../images/load-images.js";
-import { saveImages, type SaveItem } from "../../images/save-images.js";
+import type { SaveItem } from "../../images/save-images.js";
 import { compareApiVersions } from "../../../core/version.js";
 import { requestedApiVersion } from "../api-version.js";
 import { checkFilterKeys, queryBool, queryFilters, queryList, queryString, type Query } from "../query.js";
 import { imageFilter } from "./image-filters.js";
+
+// Import, load and save bring undici, tar-stream and the archive code: loaded on first use so
+// that a daemon start does not pay for them.
+const importing = () => import("../../images/import-image.js");
+const loading = () => import("../../images/load-images.js");
+const saving = () => import("../../images/save-images.js");
 
 export interface ImageRouteDeps {
   store: ImageStore;
@@ -122,6 +126,7 @@ export function imageRoutes(deps: ImageRouteDeps) {
     // `quiet` hides progress only (there is none yet); the "Loaded image" lines always come.
     app.post("/images/load", async (request, reply) => {
       const lines: unknown[] = [];
+      const { loadImages } = await loading();
       await loadImages(store, request.raw as Readable, {
         disablePigz: deps.disablePigz(),
         onLoaded: (image, tags) => {
@@ -142,6 +147,7 @@ export function imageRoutes(deps: ImageRouteDeps) {
       const repo = queryString(query, "repo");
       const tag = queryString(query, "tag");
       const tags = repo ? [tag ? `${repo}:${tag}` : repo] : [];
+      const { importImage, openImportSource } = await importing();
       const image = await importImage(store, {
         source: await openImportSource(fromSrc, request.raw as Readable),
         from: fromSrc,
@@ -199,7 +205,8 @@ export function imageRoutes(deps: ImageRouteDeps) {
     });
   };
 
-  function sendSave(reply: FastifyReply, names: readonly string[]) {
+  async function sendSave(reply: FastifyReply, names: readonly string[]) {
+    const { saveImages } = await saving();
     // A name with a tag saves that tag; a bare repository name saves all of its tags; an ID none.
     const items: SaveItem[] = names.map((name) => {
       const { image, reference } = store.lookup(name);
