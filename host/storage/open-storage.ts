@@ -24,7 +24,7 @@ export async function openStorage(
   const name = plugin ? parsePluginId(plugin.id).name : wanted;
   const driver = await loader.hooks.createStorageDriver.get(name)?.promise({ home: join(loader.dataRoot, name), options });
   if (!driver) throw errors.storageDriverUnavailable(name);
-  await driver.cleanup();
+  // cleanup() runs when the image store opens (ImageStore.open), which owns the layers.
   loader.log.info({ driver: name }, "storage driver ready");
   return driver;
 }
