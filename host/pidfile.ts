@@ -5,10 +5,11 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { errors } from "../core/errors.js";
+import { processAlive } from "./process-alive.js";
 
 export function claimPidfile(path: string): () => void {
   const existing = readPid(path);
-  if (existing !== undefined && existing !== process.pid && isAlive(existing)) {
+  if (existing !== undefined && existing !== process.pid && processAlive(existing)) {
     throw errors.daemonAlreadyRunning(path, existing);
   }
   mkdirSync(dirname(path), { recursive: true });
@@ -24,15 +25,5 @@ function readPid(path: string): number | undefined {
     return Number.isInteger(pid) && pid > 0 ? pid : undefined;
   } catch {
     return undefined;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: the process exists but belongs to someone else; still alive.
-    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }

@@ -27,17 +27,10 @@ import {
   type RuntimeRef,
   type StartContainerOptions,
 } from "../host/supervisor/conmon.js";
+import { processAlive } from "../host/process-alive.js";
 
 
-function alive(pid: number | undefined): boolean {
-  if (!pid) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const alive = processAlive;
 
 describe("conmon", function () {
   this.timeout(15_000);

@@ -20,6 +20,7 @@ import { execFile, spawn } from "node:child_process";
 import { closeSync, constants as fsConstants, mkdirSync, openSync, readFileSync, watch, writeSync, type FSWatcher } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
+import { processAlive } from "../process-alive.js";
 
 export const CONMON = process.env.ENGINE_CONMON ?? "conmon";
 
@@ -358,12 +359,5 @@ export function resizeTerminal(ctlPath: string, height: number, width: number): 
 
 /** True when the pid in conmon's pid file is alive (conmon still monitors the container). */
 export function conmonAlive(persistDir: string): boolean {
-  const pid = readPid(conmonPidfile(persistDir));
-  if (!pid) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+  return processAlive(readPid(conmonPidfile(persistDir)));
 }
