@@ -5,6 +5,8 @@
  */
 import "./helpers/root-hooks.js";
 import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { expect } from "chai";
 import { ensureSupervisor, type SupervisorHandle } from "../host/supervisor/launch.js";
 import { SupervisorClientError } from "../host/supervisor/client.js";
@@ -49,11 +51,38 @@ describe("supervisor", function () {
     for (const pid of started) kill(pid);
   });
 
+  const logContext = (id: string) => ({
+    containerId: id,
+    containerName: `/${id}`,
+    imageName: "busybox",
+    imageId: "sha256:0",
+    labels: {},
+    env: [],
+    logDir: join(dir, "logs", id),
+    options: {},
+  });
   const run = async (args: string[]) => {
     const id = `sup-${randomBytes(5).toString("hex")}`;
     ids.push(id);
-    await sup.client.run({ id, bundle: makeBundle(dir, id, rootfs, spec, args), runtime: { path: RUNC! } });
+    await sup.client.run({
+      id,
+      bundle: makeBundle(dir, id, rootfs, spec, args),
+      runtime: { path: RUNC! },
+      log: { driver: "json-file", context: logContext(id) },
+    });
     return id;
+  };
+  /** The json-file lines of a container, once the drain has written `count` of them (bounded wait). */
+  const jsonLines = async (id: string, count: number) => {
+    const file = join(dir, "logs", id, `${id}-json.log`);
+    const until = Date.now() + 10_000;
+    let lines: { log: string; stream: string; time: string }[] = [];
+    while (Date.now() < until) {
+      lines = existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+      if (lines.length >= count) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return lines;
   };
 
   it("is found again, not started twice, by a second engined", async () => {
@@ -69,6 +98,12 @@ describe("supervisor", function () {
     const logs = await sup.client.logs(id);
     expect(logs.map((l) => `${l.stream}:${l.line}`)).to.deep.equal(["stdout:hi", "stderr:oops"]);
     expect((await sup.client.get(id)).status).to.equal("exited");
+    // Drained into the json-file driver, in Docker's format, times kept from conmon's spool.
+    const json = await jsonLines(id, 2);
+    expect(json.map((l) => Object.keys(l))).to.deep.equal([["log", "stream", "time"], ["log", "stream", "time"]]);
+    expect(json.map((l) => `${l.stream}:${l.log}`)).to.deep.equal(["stdout:hi\n", "stderr:oops\n"]);
+    expect(json[0].time).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z$/);
+    expect(json[0].time.slice(0, 19)).to.equal(logs[0].time.slice(0, 19));
   });
 
   it("stops, kills and removes, with the statuses engined maps to HTTP", async () => {
@@ -83,6 +118,18 @@ describe("supervisor", function () {
     expect((gone as SupervisorClientError).status).to.equal(404);
     const bad = await sup.client.run({ id: "../x", bundle: "/x", runtime: { path: RUNC! } }).catch((e: SupervisorClientError) => e);
     expect((bad as SupervisorClientError).status).to.equal(400);
+    // A log driver that is nowhere, or a bad log option, is refused before anything runs.
+    const noDriver = `sup-${randomBytes(5).toString("hex")}`;
+    const refused = await sup.client
+      .run({ id: noDriver, bundle: makeBundle(dir, noDriver, rootfs, spec, ["true"]), runtime: { path: RUNC! }, log: { driver: "no-such-driver", context: logContext(noDriver) } })
+      .catch((e: SupervisorClientError) => e);
+    expect((refused as SupervisorClientError).status).to.equal(400);
+    expect((refused as Error).message).to.include('log plugin "no-such-driver" not found');
+    const badOpt = await sup.client
+      .run({ id: noDriver, bundle: makeBundle(dir, noDriver, rootfs, spec, ["true"]), runtime: { path: RUNC! }, log: { driver: "json-file", context: { ...logContext(noDriver), options: { "max-size": "lots" } } } })
+      .catch((e: SupervisorClientError) => e);
+    expect((badOpt as SupervisorClientError).status).to.equal(400);
+    expect(((await sup.client.get(noDriver).catch((e: SupervisorClientError) => e)) as SupervisorClientError).status).to.equal(404);
   });
 
   it("keeps every line and the exit code of a container across a SIGKILL of the supervisor", async () => {
@@ -98,6 +145,11 @@ describe("supervisor", function () {
     expect(await sup.client.wait(id)).to.equal(0);
     const lines = (await sup.client.logs(id)).map((l) => l.line);
     expect(lines).to.deep.equal(Array.from({ length: 10 }, (_, i) => `line ${i + 1}`));
+    // The new supervisor took up the drain where the killed one left it: each line once.
+    const json = await jsonLines(id, 10);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await jsonLines(id, 10)).map((l) => l.log)).to.deep.equal(Array.from({ length: 10 }, (_, i) => `line ${i + 1}\n`));
+    expect(json).to.have.length(10);
     expect((await sup.client.list()).map((c) => c.id)).to.include(id);
   });
 });

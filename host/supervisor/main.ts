@@ -8,6 +8,7 @@ import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { supervisorServer } from "./server.js";
+import { logDriverLoader } from "./log-drivers.js";
 import { Supervisor } from "./supervisor.js";
 
 const { values } = parseArgs({
@@ -20,7 +21,9 @@ if (!values.socket || !values.root) {
 const socket = values.socket;
 mkdirSync(dirname(socket), { recursive: true, mode: 0o700 });
 rmSync(socket, { force: true });
-const server = supervisorServer(new Supervisor(values.root, values.namespace!));
+const supervisor = new Supervisor(values.root, values.namespace!, logDriverLoader(values.root));
+await supervisor.resume();
+const server = supervisorServer(supervisor);
 server.listen(socket, () => {
   chmodSync(socket, 0o600);
   process.stdout.write(`supervisor: serving namespace ${values.namespace} on ${socket}\n`);

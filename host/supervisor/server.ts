@@ -83,5 +83,13 @@ function checkRun(body: unknown): RunRequest {
   if (!b || typeof b.id !== "string" || typeof b.bundle !== "string" || !b.bundle.startsWith("/") || typeof b.runtime?.path !== "string") {
     throw new SupervisorError(400, "a run request needs id, an absolute bundle path and runtime.path");
   }
-  return { id: b.id, bundle: b.bundle, runtime: { path: b.runtime.path, ...(b.runtime.args ? { args: b.runtime.args } : {}) } };
+  if (b.log !== undefined && (typeof b.log.driver !== "string" || typeof b.log.context?.logDir !== "string" || typeof b.log.context.containerId !== "string")) {
+    throw new SupervisorError(400, "log needs a driver name and a context with containerId and logDir");
+  }
+  return {
+    id: b.id,
+    bundle: b.bundle,
+    runtime: { path: b.runtime.path, ...(b.runtime.args ? { args: b.runtime.args } : {}) },
+    ...(b.log ? { log: b.log } : {}),
+  };
 }
