@@ -161,6 +161,27 @@ export const errors = {
   ),
   imageInvalidChange: define("ENGINE_ERR_IMAGE_INVALID_CHANGE", 400, (change: string, why: string) => `invalid change "${change}": ${why}`),
 
+  // --- containers ---
+  containerNotFound: define("ENGINE_ERR_CONTAINER_NOT_FOUND", 404, (ref: string) => `No such container: ${ref}`),
+  containerAmbiguous: define("ENGINE_ERR_CONTAINER_AMBIGUOUS", 400, (prefix: string) => `multiple containers found with provided prefix: ${prefix}`),
+  containerNameInUse: define(
+    "ENGINE_ERR_CONTAINER_NAME_IN_USE",
+    409,
+    (name: string, id: string) =>
+      `Conflict. The container name "${name}" is already in use by container "${id}". You have to remove (or rename) that container to be able to reuse that name.`,
+  ),
+  containerInvalidName: define(
+    "ENGINE_ERR_CONTAINER_INVALID_NAME",
+    400,
+    (name: string) => `Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`,
+  ),
+  containerRunning: define(
+    "ENGINE_ERR_CONTAINER_RUNNING",
+    409,
+    (id: string) => `You cannot remove a running container ${id}. Stop the container before attempting removal or force remove`,
+  ),
+  containerNoCommand: define("ENGINE_ERR_CONTAINER_NO_COMMAND", 400, () => "no command specified"),
+
   // --- storage ---
   storageDriverAmbiguous: define(
     "ENGINE_ERR_STORAGE_DRIVER_AMBIGUOUS",

@@ -6,7 +6,9 @@
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
+import { ContainerStore } from "../core/containers/container-store.js";
 import { ImageStore } from "../core/images/image-store.js";
+import { containerRoutes } from "./api/routes/containers.js";
 import { imageRoutes } from "./api/routes/images.js";
 import { systemDfRoute } from "./api/routes/system-df.js";
 import { openStorage } from "./storage/open-storage.js";
@@ -69,12 +71,21 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     await authz.replace(config["authorization-plugin"]);
     const driver = await openStorage(config["storage-driver"], config["storage-opt"], { ...loader, hooks });
     const images = await ImageStore.open(join(roots.dataRoot, "image"), join(roots.tmpDir, "image"), driver);
-    hooks.processInfo.tapPromise("images", async (info) => ({
-      ...info,
-      Images: images.count(),
-      Driver: driver.name,
-      DriverStatus: await driver.status(),
-    }));
+    const containers = new ContainerStore(join(roots.dataRoot, "containers"));
+    hooks.processInfo.tapPromise("images and containers", async (info) => {
+      const all = containers.list();
+      const count = (s: string) => all.filter((c) => c.State.Status === s).length;
+      return {
+        ...info,
+        Containers: all.length,
+        ContainersRunning: count("running"),
+        ContainersPaused: count("paused"),
+        ContainersStopped: all.length - count("running") - count("paused"),
+        Images: images.count(),
+        Driver: driver.name,
+        DriverStatus: await driver.status(),
+      };
+    });
     tapDaemonReload(hooks, authz, log);
     undo.push(() => callEach(hooks.shutdown, [shutdownReason], (tap, err) => log.error({ tap, err }, "shutdown step failed")));
     await hooks.start.promise();
@@ -96,7 +107,13 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       systemInfo: () => buildSystemInfo(sources),
       versionInfo: () => buildVersionInfo(sources),
       routes: [
-        imageRoutes({ store: images, driverName: driver.name, disablePigz: () => config["disable-pigz"] }),
+        imageRoutes({
+          store: images,
+          driverName: driver.name,
+          disablePigz: () => config["disable-pigz"],
+          inUse: (id) => containers.usesImage(id),
+        }),
+        containerRoutes({ containers, images, driver }),
         systemDfRoute(images),
       ],
     });

@@ -202,8 +202,17 @@ export class ImageStore {
       if (!reference && repos.size > 1 && !opts.force) {
         throw errors.imageConflict(`unable to delete ${hex(image.id).slice(0, 12)} (must be forced) - image is referenced in multiple repositories`);
       }
-      if (opts.inUse?.(image.id) && !opts.force) {
-        throw errors.imageConflict(`unable to delete ${hex(image.id).slice(0, 12)} (cannot be forced) - image is being used by a container`);
+      if (opts.inUse?.(image.id)) {
+        if (!opts.force) {
+          throw errors.imageConflict(`unable to delete ${hex(image.id).slice(0, 12)} (must be forced) - image is being used by a container`);
+        }
+        // Forced: the names go, the image stays while a container's layer rests on it.
+        for (const ref of image.references) {
+          this.refs.delete(ref);
+          out.push({ Untagged: familiarName(ref) });
+        }
+        this.saveRefs();
+        return out;
       }
       for (const ref of image.references) {
         this.refs.delete(ref);

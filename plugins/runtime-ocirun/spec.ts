@@ -5,6 +5,7 @@
  * filesystem (for user names) and a seccomp profile file the operator named; it writes nothing.
  * Other plugins finish the spec in the `processSpec` waterfall (see core/contracts/runtime.ts).
  */
+import { mergeEnv, resolveCommand } from "../../core/containers/command.js";
 import { lstatSync, readFileSync, readlinkSync } from "node:fs";
 import { posix } from "node:path";
 import type { ContainerUlimit } from "../../core/containers/container-config.js";
@@ -62,48 +63,18 @@ export class SpecError extends Error {
 
 // --- process.args ------------------------------------------------------------------------------
 
-function strSlice(v: string[] | string | null | undefined): string[] | undefined {
-  if (v === undefined || v === null) return undefined;
-  return typeof v === "string" ? [v] : v;
-}
-
-/**
- * Docker's rules: an Entrypoint in the request replaces the image's Entrypoint and Cmd (`[""]`
- * clears it); a request Cmd without Entrypoint replaces the image's Cmd and keeps its Entrypoint.
- */
+/** Docker's rules (core/containers/command.ts); an empty command is refused. */
 export function resolveArgs(ctx: Pick<SpecContext, "config" | "imageConfig">): string[] {
-  const reqEntry = strSlice(ctx.config.Entrypoint);
-  const reqCmd = strSlice(ctx.config.Cmd);
-  let entry: string[];
-  let cmd: string[];
-  if (reqEntry && reqEntry.length > 0) {
-    entry = reqEntry.length === 1 && reqEntry[0] === "" ? [] : reqEntry;
-    cmd = reqCmd ?? [];
-  } else {
-    cmd = reqCmd && reqCmd.length > 0 ? reqCmd : (strSlice(ctx.imageConfig.Cmd) ?? []);
-    entry = reqEntry === undefined ? (strSlice(ctx.imageConfig.Entrypoint) ?? []) : [];
-  }
-  const args = [...entry, ...cmd];
+  const { entrypoint, cmd } = resolveCommand(ctx.config, ctx.imageConfig);
+  const args = [...entrypoint, ...cmd];
   if (args.length === 0 || args[0] === "") throw new SpecError("no command specified");
   return args;
 }
 
+export { mergeEnv };
+
 // --- process.env -------------------------------------------------------------------------------
 
-/** Replaces by name or appends; a bare `NAME` (no `=`) removes NAME. */
-export function mergeEnv(base: readonly string[], over: readonly string[]): string[] {
-  const out = [...base];
-  const nameOf = (e: string) => (e.includes("=") ? e.slice(0, e.indexOf("=")) : e);
-  for (const e of over) {
-    const name = nameOf(e);
-    const at = out.findIndex((x) => nameOf(x) === name);
-    if (!e.includes("=")) {
-      if (at >= 0) out.splice(at, 1);
-    } else if (at >= 0) out[at] = e;
-    else out.push(e);
-  }
-  return out;
-}
 
 /** PATH (unless the image or request sets it), HOSTNAME, TERM with a tty; then image env, then request env. */
 export function resolveEnv(ctx: Pick<SpecContext, "config" | "imageConfig">, hostname: string): string[] {

@@ -1,0 +1,131 @@
+/**
+ * The containers of this daemon: one record each at `<data-root>/containers/<id>/config.json`,
+ * written atomically, all kept in memory too (lists and lookups are frequent, writes rare).
+ * Ids are 64 hex characters, found by a unique prefix or by name (with or without the leading
+ * `/`); names are unique.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { errors } from "../errors.js";
+import { writeJsonAtomic } from "../images/atomic-file.js";
+import type { ContainerCreateConfig, HostConfig } from "./container-config.js";
+import { generateName } from "./names.js";
+
+export type ContainerStatus = "created" | "running" | "paused" | "restarting" | "removing" | "exited" | "dead";
+
+export interface ContainerState {
+  Status: ContainerStatus;
+  Running: boolean;
+  Paused: boolean;
+  Restarting: boolean;
+  OOMKilled: boolean;
+  Dead: boolean;
+  Pid: number;
+  ExitCode: number;
+  Error: string;
+  StartedAt: string;
+  FinishedAt: string;
+}
+
+export interface ContainerRecord {
+  Id: string;
+  /** With the leading slash, as Docker shows it. */
+  Name: string;
+  Created: string;
+  Path: string;
+  Args: string[];
+  /** The request's configuration merged over the image's. */
+  Config: ContainerCreateConfig;
+  HostConfig: HostConfig;
+  /** The image's ID. */
+  Image: string;
+  Driver: string;
+  LogPath: string;
+  State: ContainerState;
+}
+
+const NAME = /^\/?[a-zA-Z0-9][a-zA-Z0-9_.-]+$/;
+const ZERO_TIME = "0001-01-01T00:00:00Z";
+
+export function newState(): ContainerState {
+  return {
+    Status: "created", Running: false, Paused: false, Restarting: false, OOMKilled: false, Dead: false,
+    Pid: 0, ExitCode: 0, Error: "", StartedAt: ZERO_TIME, FinishedAt: ZERO_TIME,
+  };
+}
+
+export class ContainerStore {
+  private readonly byId = new Map<string, ContainerRecord>();
+
+  constructor(readonly root: string) {
+    mkdirSync(root, { recursive: true, mode: 0o710 });
+    for (const id of readdirSync(root)) {
+      if (!/^[a-f0-9]{64}$/.test(id)) continue;
+      try {
+        this.byId.set(id, JSON.parse(readFileSync(join(root, id, "config.json"), "utf8")) as ContainerRecord);
+      } catch {
+        // a create that did not finish: its folder goes
+        rmSync(join(root, id), { recursive: true, force: true });
+      }
+    }
+  }
+
+  dir(id: string): string {
+    return join(this.root, id);
+  }
+
+  newId(): string {
+    let id: string;
+    do id = randomBytes(32).toString("hex");
+    while (this.byId.has(id) || /^\d+$/.test(id.slice(0, 12)));
+    return id;
+  }
+
+  /** A name for a new container: the one asked for (checked, unique) or a generated one. */
+  claimName(wanted: string | undefined): string {
+    if (wanted === undefined || wanted === "") return `/${generateName((n) => this.byName(`/${n}`) !== undefined)}`;
+    if (!NAME.test(wanted)) throw errors.containerInvalidName(wanted);
+    const name = wanted.startsWith("/") ? wanted : `/${wanted}`;
+    const holder = this.byName(name);
+    if (holder) throw errors.containerNameInUse(name, holder.Id);
+    return name;
+  }
+
+  private byName(name: string): ContainerRecord | undefined {
+    for (const c of this.byId.values()) if (c.Name === name) return c;
+    return undefined;
+  }
+
+  /** By full id, name, or unique id prefix; 404 `No such container: X` otherwise. */
+  get(ref: string): ContainerRecord {
+    const found = this.byId.get(ref) ?? this.byName(ref.startsWith("/") ? ref : `/${ref}`);
+    if (found) return found;
+    if (/^[a-f0-9]+$/.test(ref)) {
+      const matches = [...this.byId.values()].filter((c) => c.Id.startsWith(ref));
+      if (matches.length > 1) throw errors.containerAmbiguous(ref);
+      if (matches[0]) return matches[0];
+    }
+    throw errors.containerNotFound(ref);
+  }
+
+  list(): ContainerRecord[] {
+    return [...this.byId.values()];
+  }
+
+  save(record: ContainerRecord): void {
+    writeJsonAtomic(join(this.dir(record.Id), "config.json"), record);
+    this.byId.set(record.Id, record);
+  }
+
+  remove(id: string): void {
+    this.byId.delete(id);
+    rmSync(this.dir(id), { recursive: true, force: true });
+  }
+
+  /** Whether a container uses the image (its removal then answers 409). */
+  usesImage(imageId: string): boolean {
+    for (const c of this.byId.values()) if (c.Image === imageId) return true;
+    return false;
+  }
+}
