@@ -52,26 +52,26 @@ export class JsonFileReader implements LogReader {
     const firstFh = await missingOk(open(this.path, "r"));
     let cur = firstFh ? new Cursor(firstFh) : undefined;
     const rotated = opts.tail === 0 ? [] : await openRotated(this.ctx.logDir, this.base);
+    /** The messages of some batches of raw lines that pass the filters, until an abort. */
+    const emit = async function* (batches: AsyncIterable<Buffer[]> | Iterable<Buffer[]>): AsyncGenerator<LogMessage> {
+      for await (const batch of batches) {
+        for (const raw of batch) {
+          const msg = pick(raw);
+          if (msg) yield msg;
+          if (signal?.aborted) return;
+        }
+      }
+    };
     try {
       // --- what is stored now ---
       if (opts.tail === undefined) {
         for (const file of [...rotated].reverse()) {
-          for await (const batch of linesOf(file)) {
-            for (const raw of batch) {
-              const msg = pick(raw);
-              if (msg) yield msg;
-              if (signal?.aborted) return;
-            }
-          }
+          yield* emit(linesOf(file));
+          if (signal?.aborted) return;
         }
         if (cur) {
-          for await (const batch of cur.drain()) {
-            for (const raw of batch) {
-              const msg = pick(raw);
-              if (msg) yield msg;
-              if (signal?.aborted) return;
-            }
-          }
+          yield* emit(cur.drain());
+          if (signal?.aborted) return;
         }
       } else if (opts.tail === 0) {
         if (cur) cur.pos = await lastLineEnd(cur.fh);
@@ -82,11 +82,8 @@ export class JsonFileReader implements LogReader {
           if (lines.length >= want) break;
           lines = [...(await lastLines(linesOf(file), want - lines.length)), ...lines];
         }
-        for (const raw of lines) {
-          const msg = pick(raw);
-          if (msg) yield msg;
-          if (signal?.aborted) return;
-        }
+        yield* emit([lines]);
+        if (signal?.aborted) return;
       }
       for (const f of rotated.splice(0)) await f.fh.close();
       if (!opts.follow) return;
@@ -121,25 +118,15 @@ export class JsonFileReader implements LogReader {
             if (fh) cur = new Cursor(fh);
           }
           if (cur) {
-            for await (const batch of cur.drain()) {
-              for (const raw of batch) {
-                const msg = pick(raw);
-                if (msg) yield msg;
-                if (signal?.aborted) return;
-              }
-            }
+            yield* emit(cur.drain());
+            if (signal?.aborted) return;
             const now = await stat(this.path).catch(() => undefined);
             const mine = await cur.fh.stat();
             if (!now || now.ino !== mine.ino || now.dev !== mine.dev) {
               // Rotated (renamed to .1, maybe being gzipped): the open handle still reads the
               // old file; take what the writer put there last, then move to the new file.
-              for await (const batch of cur.drain()) {
-                for (const raw of batch) {
-                  const msg = pick(raw);
-                  if (msg) yield msg;
-                  if (signal?.aborted) return;
-                }
-              }
+              yield* emit(cur.drain());
+              if (signal?.aborted) return;
               await cur.fh.close();
               cur = undefined;
               if (now) continue;
