@@ -50,6 +50,7 @@ export const errors = {
   apiPageNotFound: define("ENGINE_ERR_API_PAGE_NOT_FOUND", 404, () => "page not found"),
   apiInvalidBody: define("ENGINE_ERR_API_INVALID_BODY", 400, (detail: string) => detail),
   apiInvalidJson: define("ENGINE_ERR_API_INVALID_JSON", 400, (detail: string) => `invalid JSON: ${detail}`),
+  apiInvalidParameter: define("ENGINE_ERR_API_INVALID_PARAMETER", 400, (name: string, value: string) => `invalid value for ${name}: "${value}"`),
   apiBodyTooLarge: define("ENGINE_ERR_API_BODY_TOO_LARGE", 413, (limit: number) => `request body larger than ${limit} bytes`),
   apiUnsupportedMediaType: define(
     "ENGINE_ERR_API_UNSUPPORTED_MEDIA_TYPE",
@@ -181,6 +182,33 @@ export const errors = {
     (id: string) => `You cannot remove a running container ${id}. Stop the container before attempting removal or force remove`,
   ),
   containerNoCommand: define("ENGINE_ERR_CONTAINER_NO_COMMAND", 400, () => "no command specified"),
+  containerNotRunning: define(
+    "ENGINE_ERR_CONTAINER_NOT_RUNNING",
+    409,
+    (action: string, ref: string, id: string) => `Cannot ${action} container: ${ref}: Container ${id} is not running`,
+  ),
+  containerCommandFailed: define("ENGINE_ERR_CONTAINER_COMMAND_FAILED", 400, (why: string) => `failed to create task for container: ${why}`),
+  containerStartFailed: define("ENGINE_ERR_CONTAINER_START_FAILED", 500, (why: string) => `failed to start container: ${why}`),
+  containerInvalidSpec: define("ENGINE_ERR_CONTAINER_INVALID_SPEC", 400, (why: string) => why),
+  containerTtyUnsupported: define(
+    "ENGINE_ERR_CONTAINER_TTY_UNSUPPORTED",
+    501,
+    () => "containers with a TTY (-t) or an open stdin (-i) are not supported yet: run without them",
+  ),
+  containerInvalidSignal: define("ENGINE_ERR_CONTAINER_INVALID_SIGNAL", 400, (signal: string) => `Invalid signal: ${signal}`),
+  containerInvalidWaitCondition: define(
+    "ENGINE_ERR_CONTAINER_INVALID_WAIT_CONDITION",
+    400,
+    (condition: string) => `invalid condition: "${condition}" (not-running, next-exit or removed)`,
+  ),
+  containerLogsNoStream: define("ENGINE_ERR_CONTAINER_LOGS_NO_STREAM", 400, () => "You must choose at least one stream"),
+  containerLogsUnreadable: define(
+    "ENGINE_ERR_CONTAINER_LOGS_UNREADABLE",
+    501,
+    (driver: string) => `configured logging driver does not support reading: ${driver}`,
+  ),
+  containerLogConfigInvalid: define("ENGINE_ERR_CONTAINER_LOG_CONFIG_INVALID", 400, (why: string) => `invalid log configuration: ${why}`),
+  supervisorUnavailable: define("ENGINE_ERR_SUPERVISOR_UNAVAILABLE", 503, (why: string) => `the supervisor is not available: ${why}`),
 
   // --- storage ---
   storageDriverAmbiguous: define(
@@ -231,6 +259,20 @@ export const errors = {
     "ENGINE_ERR_TLS_FILE_UNREADABLE",
     500,
     (what: string, path: string, why: string) => `could not read the TLS ${what} ${path}: ${why}`,
+  ),
+
+  // --- runtimes ---
+  runtimeUnknown: define("ENGINE_ERR_RUNTIME_UNKNOWN", 400, (name: string) => `unknown or invalid runtime name: ${name}`),
+  runtimeNotSupported: define(
+    "ENGINE_ERR_RUNTIME_NOT_SUPPORTED",
+    400,
+    (name: string, shim: string) =>
+      `runtime ${name}${shim === name ? "" : ` (runtimeType ${shim})`} is a supervisor shim: shims are not supported by this engine's supervisor (it runs OCI runtimes through conmon); register an OCI runtime binary with a path instead`,
+  ),
+  runtimeBinaryUnusable: define(
+    "ENGINE_ERR_RUNTIME_BINARY_UNUSABLE",
+    400,
+    (name: string, path: string, why: string) => `runtime ${name}: cannot use the binary ${path}: ${why}`,
   ),
 } as const;
 

@@ -18,7 +18,7 @@ import type { AuthzDenial, AuthzRequest, AuthzResponse } from "./contracts/authz
 import type { ReloadContext } from "./reload.js";
 import type { StorageContext, StorageDriver } from "./contracts/storage.js";
 import type { LogDriver, LogDriverContext } from "./contracts/log.js";
-import type { OciSpec, SpecContext } from "./contracts/runtime.js";
+import type { OciSpec, RuntimeContext, RuntimeDriver, SpecContext } from "./contracts/runtime.js";
 import type { SystemInfo, VersionInfo } from "./system-info.js";
 
 /** Why the daemon is stopping. */
@@ -79,6 +79,13 @@ export function createHooks() {
      * options, and makes one logger per container.
      */
     createLogDriver: new HookMap(() => new AsyncSeriesBailHook<[LogDriverContext], LogDriver | undefined>(["ctx"])),
+
+    /**
+     * Runtime drivers by name (`hooks.createRuntime.for("ocirun")`): the maker of OCI bundles.
+     * The daemon calls it once, at start; the first tap that returns a driver wins (see
+     * core/contracts/runtime.ts).
+     */
+    createRuntime: new HookMap(() => new AsyncSeriesBailHook<[RuntimeContext], RuntimeDriver | undefined>(["ctx"])),
 
     /**
      * A container's OCI runtime spec (config.json) on its way into the bundle. The start value is

@@ -8,7 +8,11 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { ContainerStore } from "../core/containers/container-store.js";
 import { ImageStore } from "../core/images/image-store.js";
+import { containerRunRoutes } from "./api/routes/container-run.js";
 import { containerRoutes } from "./api/routes/containers.js";
+import { ContainerRunner } from "./containers/runner.js";
+import { openRuntime } from "./containers/open-runtime.js";
+import { logDriverSource } from "./plugins/log-drivers.js";
 import { imageRoutes } from "./api/routes/images.js";
 import { systemDfRoute } from "./api/routes/system-df.js";
 import { openStorage } from "./storage/open-storage.js";
@@ -72,6 +76,16 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const driver = await openStorage(config["storage-driver"], config["storage-opt"], { ...loader, hooks });
     const images = await ImageStore.open(join(roots.dataRoot, "image"), join(roots.tmpDir, "image"), driver);
     const containers = new ContainerStore(join(roots.dataRoot, "containers"));
+    const runtime = await openRuntime({ ...loader, hooks });
+    const logDrivers = logDriverSource({ ...loader, hooks }, () => config["log-opt"]);
+    // The default log driver and its --log-opt defaults are checked now: a typo stops the start.
+    await logDrivers(config["log-driver"]).then((d) => d.validateOptions(config["log-opt"]));
+    const runner = new ContainerRunner({
+      containers, images, storage: driver, runtime, logDrivers, hooks, config: () => config, host: ruleHost(host),
+      execRoot: roots.execRoot, log: log.child({ component: "containers" }),
+    });
+    await runner.restore(config["live-restore"]);
+    undo.push(() => runner.shutdown(config["live-restore"], config["shutdown-timeout"]));
     hooks.processInfo.tapPromise("images and containers", async (info) => {
       const all = containers.list();
       const count = (s: string) => all.filter((c) => c.State.Status === s).length;
@@ -113,7 +127,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           disablePigz: () => config["disable-pigz"],
           inUse: (id) => containers.usesImage(id),
         }),
-        containerRoutes({ containers, images, driver }),
+        containerRoutes({ containers, images, driver, runner, logDrivers, config: () => config }),
+        containerRunRoutes({ containers, runner, logDrivers, config: () => config }),
         systemDfRoute(images),
       ],
     });

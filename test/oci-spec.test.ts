@@ -17,7 +17,8 @@ import { resolveOptions } from "../core/options/resolve.js";
 import type { RuleHost } from "../core/options/rules.js";
 import { parseDaemonArgs } from "../host/daemon-args.js";
 import plugin from "../plugins/runtime-ocirun/index.js";
-import { globalRuntimeArgs, runtimeArgs, serializeSpec, writeBundle } from "../plugins/runtime-ocirun/bundle.js";
+import { runtimeArgs, serializeSpec, writeBundle } from "../plugins/runtime-ocirun/bundle.js";
+import { globalRuntimeArgs } from "../host/containers/runtime-select.js";
 import { findInit, INIT_DESTINATION } from "../plugins/runtime-ocirun/init.js";
 import { builtinSeccompProfile } from "../plugins/runtime-ocirun/seccomp-profile.js";
 import {

@@ -6,19 +6,17 @@
  * A driver's test file calls `storageConformance("<name>", makeDriver)`; `makeDriver(home,
  * options)` makes a driver whose home is `home` (a fresh temporary folder per test).
  */
-import { execFile } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { readdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import { promisify } from "node:util";
 import { expect } from "chai";
 import tarStream from "tar-stream";
 import type { MountSpec, StorageDriver } from "../core/contracts/storage.js";
 import { makeTempDir } from "./helpers/engined.js";
+import { mountSpecs as mountAt, unmountAll } from "../host/storage/mount-specs.js";
 import "./helpers/root-hooks.js";
 
-const run = promisify(execFile);
 
 // --- tars --------------------------------------------------------------------------------------
 
@@ -75,39 +73,16 @@ export async function readTar(stream: Readable): Promise<ReadEntry[]> {
 
 // --- mounts ------------------------------------------------------------------------------------
 
-/** A mount specification as drivers return it: `cwd` is where relative paths in options start. */
-type Spec = MountSpec & { cwd?: string };
-
-/** Mounts `specs` on `target` with mount(8); resolves with the function that unmounts them. */
-export async function mountSpecs(specs: Spec[], target: string): Promise<() => Promise<void>> {
-  const mounted: string[] = [];
-  const unmount = async () => {
-    for (const _ of mounted.splice(0).reverse()) {
-      try {
-        await run("umount", [target]);
-      } catch {
-        await run("umount", ["-l", target]).catch(() => {});
-      }
-    }
-  };
-  try {
-    for (const spec of specs) {
-      const args = spec.type === "bind" ? [] : ["-t", spec.type];
-      if (spec.options.length > 0) args.push("-o", spec.options.join(","));
-      await run("mount", [...args, spec.source, target], { cwd: spec.cwd });
-      mounted.push(target);
-    }
-  } catch (err) {
-    await unmount();
-    throw err;
-  }
-  return unmount;
+/** Mounts `specs` on `target` (host/storage/mount-specs.ts); resolves with the function that unmounts them. */
+export async function mountSpecs(specs: MountSpec[], target: string): Promise<() => Promise<void>> {
+  await mountAt(specs, target);
+  return () => unmountAll(target, specs.length);
 }
 
 /** Mounts the chain of `id` on a fresh folder, runs `fn` with its path, and always unmounts. */
 export async function withMount<T>(driver: StorageDriver, id: string, fn: (root: string) => Promise<T>): Promise<T> {
   const target = makeTempDir("engine-storage-mnt-");
-  const unmount = await mountSpecs((await driver.mounts(id)) as Spec[], target);
+  const unmount = await mountSpecs((await driver.mounts(id)), target);
   try {
     return await fn(target);
   } finally {

@@ -38,8 +38,9 @@ describe("supervisor", function () {
     rootfs = makeBusyboxRootfs(dir);
     spec = runcDefaultSpec(dir);
     sup = await ensureSupervisor({ execRoot, namespace: "test" });
-    expect(sup.startedPid).to.be.a("number");
-    started.push(sup.startedPid!);
+    expect(sup.pid).to.be.a("number");
+    expect(readFileSync(join(execRoot, "supervisor", "supervisor.pid"), "utf8").trim()).to.equal(String(sup.pid));
+    started.push(sup.pid);
   });
 
   after(async () => {
@@ -87,9 +88,28 @@ describe("supervisor", function () {
 
   it("is found again, not started twice, by a second engined", async () => {
     const again = await ensureSupervisor({ execRoot, namespace: "test" });
-    expect(again.startedPid).to.equal(undefined);
+    expect(again.pid).to.equal(sup.pid);
     expect((await again.client.ping()).namespace).to.equal("test");
     await again.client.close();
+    // Another namespace is another daemon's: refused, not shared.
+    const other = await ensureSupervisor({ execRoot, namespace: "other" }).catch((e: Error) => e);
+    expect((other as Error).message).to.include('serves namespace "test", not "other"');
+  });
+
+  it("announces each exit on the event stream once the output is in the log driver", async () => {
+    const abort = new AbortController();
+    const seen: { id: string; exitCode: number; lines: number }[] = [];
+    const stream = sup.client.events((e) => {
+      const file = join(dir, "logs", e.id, `${e.id}-json.log`);
+      seen.push({ id: e.id, exitCode: e.exitCode, lines: existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).length : 0 });
+    }, abort.signal);
+    await new Promise((r) => setTimeout(r, 100));
+    const id = await run(["sh", "-c", "seq 1 500; exit 4"]);
+    const until = Date.now() + 10_000;
+    while (!seen.some((e) => e.id === id) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    abort.abort();
+    await stream;
+    expect(seen.filter((e) => e.id === id)).to.deep.equal([{ id, exitCode: 4, lines: 500 }]);
   });
 
   it("runs a container, waits for its exit code and returns its output", async () => {
@@ -135,13 +155,13 @@ describe("supervisor", function () {
   it("keeps every line and the exit code of a container across a SIGKILL of the supervisor", async () => {
     const id = await run(["sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10; do echo line $i; sleep 0.1; done"]);
     await new Promise((r) => setTimeout(r, 250));
-    kill(sup.startedPid!);
+    kill(sup.pid);
     await sup.client.close();
     // The container goes on without any supervisor; the next engined starts a new one.
     await new Promise((r) => setTimeout(r, 300));
     sup = await ensureSupervisor({ execRoot, namespace: "test" });
-    expect(sup.startedPid).to.be.a("number");
-    started.push(sup.startedPid!);
+    expect(sup.pid).to.not.equal(started[0]);
+    started.push(sup.pid);
     expect(await sup.client.wait(id)).to.equal(0);
     const lines = (await sup.client.logs(id)).map((l) => l.line);
     expect(lines).to.deep.equal(Array.from({ length: 10 }, (_, i) => `line ${i + 1}`));

@@ -109,6 +109,15 @@ export class ContainerStore {
     throw errors.containerNotFound(ref);
   }
 
+  /** By full id only; undefined when there is none (no 404: for the daemon's own bookkeeping). */
+  find(id: string): ContainerRecord | undefined {
+    return this.byId.get(id);
+  }
+
+  has(id: string): boolean {
+    return this.byId.has(id);
+  }
+
   list(): ContainerRecord[] {
     return [...this.byId.values()];
   }

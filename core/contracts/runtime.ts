@@ -14,15 +14,17 @@
  *   adds the root filesystem mounts, network sets the network namespace path, log nothing) and
  *   returns it. A tap never removes what another owns.
  * - runtime arguments: global flags given before the command (`--root <state dir>`,
- *   `--systemd-cgroup`); create arguments (`--no-pivot` with ENGINE_RAMDISK).
+ *   `--systemd-cgroup`, an entry's `runtimeArgs`); `--no-pivot` for `create` with ENGINE_RAMDISK.
  *
- * Lifecycle of a container's runtime state
- *   create bundle (folder, then `processSpec` -> `config.json`) -> runtime `create` (namespaces
- *   and cgroup made, process waiting) -> `start` -> `state` (as often as needed: created,
- *   running, stopped, with the pid) -> `kill <signal>` (stop, restart) -> `delete` (after it
- *   stopped; `delete --force` kills first). The bundle folder is removed after `delete`.
- *   `create` that fails leaves nothing the caller has to undo except the bundle folder.
- *   The supervisor (see DESIGN.md "Containers") runs create/start through conmon.
+ * Lifecycle of a container's run
+ *   storage mounts the root filesystem -> the runtime driver writes the bundle (base spec,
+ *   `processSpec`, `config.json`) -> the supervisor has conmon run the runtime's `create`
+ *   (namespaces and cgroup made, process waiting), then runs `start` -> `kill <signal>` (stop)
+ *   -> exit (conmon writes the exit code) -> `delete` -> the bundle folder is removed and the
+ *   root filesystem unmounted. A `create` that fails leaves nothing the caller has to undo
+ *   except the bundle folder and the mount.
+ *   The runtime binary comes from the daemon's configuration (`ocirun` is runc; `--add-runtime`,
+ *   `runtimes`, `--default-runtime`, a container's HostConfig.Runtime), not from the driver.
  */
 import type { ContainerCreateConfig, HostConfig } from "../containers/container-config.js";
 import type { ContainerConfig } from "../images/image-config.js";
@@ -134,28 +136,30 @@ export interface SpecContext {
   runtime?: { name: string; entry?: RuntimeEntry };
 }
 
-/** Where a container is in its runtime life (`runc state`'s `status`). */
-export type RuntimeStatus = "creating" | "created" | "running" | "stopped" | "paused";
+/** The waterfall a runtime driver passes the base spec through (the daemon's `hooks.processSpec`). */
+export type ProcessSpec = (spec: OciSpec, ctx: SpecContext) => Promise<OciSpec>;
 
-export interface RuntimeState {
-  id: string;
-  status: RuntimeStatus;
-  /** The container's init process on the host; 0 once stopped. */
-  pid: number;
-  bundle: string;
+/**
+ * What a runtime plugin gives the daemon (`hooks.createRuntime.for("ocirun")`): the maker of
+ * bundles for OCI runtimes. One driver serves every runtime run the OCI way (runc, and the
+ * drop-ins registered with `--add-runtime` or a `path` in `runtimes`): they read the same
+ * config.json. The supervisor runs the binary through conmon (`create`, `start`, `kill`,
+ * `delete`); the driver says which flags that takes.
+ */
+export interface RuntimeDriver {
+  /** The name operators select it by (`ocirun`). */
+  readonly name: string;
+  /**
+   * Makes `ctx.bundleDir` and writes its config.json: the driver's base spec for the container,
+   * passed through `processSpec`. Resolves with the spec written. Throws an Error with
+   * `name === "SpecError"` for a request no spec can be made from (a 400 for the API).
+   */
+  writeBundle(ctx: SpecContext, processSpec: ProcessSpec): Promise<OciSpec>;
+  /** Whether `create` must not pivot_root(2) (ENGINE_RAMDISK: the root is on a ramdisk). */
+  noPivot(daemon: DaemonConfig): boolean;
 }
 
-/** An OCI runtime as the supervisor drives it. All methods take the container id. */
-export interface OciRuntime {
-  readonly name: string;
-  /** Global flags put before every command (`--root <dir>`, `--systemd-cgroup`). */
-  globalArgs(): string[];
-  /** Flags for `create` / `run` (`--no-pivot` with ENGINE_RAMDISK). */
-  createArgs(): string[];
-  create(id: string, bundleDir: string): Promise<void>;
-  start(id: string): Promise<void>;
-  state(id: string): Promise<RuntimeState>;
-  kill(id: string, signal: string): Promise<void>;
-  /** Safe for an id the runtime does not know. */
-  delete(id: string, opts?: { force?: boolean }): Promise<void>;
+/** What the daemon gives a runtime plugin's factory, once, at start. */
+export interface RuntimeContext {
+  execRoot: string;
 }

@@ -6,7 +6,7 @@
  */
 import { createServer, type RequestListener } from "node:http";
 import underPressure from "@fastify/under-pressure";
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from "fastify";
 import type { Logger } from "pino";
 import { EngineError, errors, toEngineError } from "../../core/errors.js";
 import type { EngineHooks } from "../../core/hooks.js";
@@ -108,12 +108,17 @@ function installErrorShape(app: FastifyInstance, log: Logger): void {
     if (engineErr.statusCode >= 500 && engineErr.statusCode !== 503) {
       log.error({ err, method: request.method, url: request.url }, "API request failed");
     }
-    reply.code(engineErr.statusCode).type("application/json").send({ message: engineErr.message });
+    sendError(reply, engineErr);
   });
-  app.setNotFoundHandler((_request, reply) => {
-    const err = errors.apiPageNotFound();
-    reply.code(err.statusCode).type("application/json").send({ message: err.message });
-  });
+  app.setNotFoundHandler((_request, reply) => sendError(reply, errors.apiPageNotFound()));
+}
+
+/**
+ * Exactly `application/json`, as bytes: the Docker CLI reads the message out of an error only
+ * under that exact type (with `; charset=utf-8` it prints the raw JSON).
+ */
+function sendError(reply: FastifyReply, err: EngineError): void {
+  reply.code(err.statusCode).header("content-type", "application/json").send(Buffer.from(`${JSON.stringify({ message: err.message })}\n`));
 }
 
 function fromFastifyError(err: FastifyError | EngineError): EngineError {

@@ -48,7 +48,7 @@ async function openOne(addr: ListenAddress, opts: ListenerOptions): Promise<List
   switch (addr.proto) {
     case "unix": {
       await clearStaleSocket(addr.path);
-      const server = createHttpServer(httpOptions, opts.handler);
+      const server = makeServer(opts.handler, undefined);
       await listen(server, { path: addr.path }, formatAddress(addr));
       setSocketAccess(addr.path, opts.group, opts.groupGiven, opts.log);
       return [listener(server, formatAddress(addr))];
@@ -80,7 +80,12 @@ const httpOptions = {
 };
 
 function makeServer(handler: RequestListener, tls: TlsOptions | undefined): HttpServer {
-  return tls ? createHttpsServer({ ...tls, ...httpOptions }, handler) : createHttpServer(httpOptions, handler);
+  const server = tls ? createHttpsServer({ ...tls, ...httpOptions }, handler) : createHttpServer(httpOptions, handler);
+  // Docker's clients half-close an attach connection when they send no stdin: the answer (the
+  // container's output) must still flow, so a client's FIN does not end the socket. (A
+  // property, not a constructor option.)
+  (server as HttpServer & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+  return server;
 }
 
 /** `tcp://host:port/PATH`: requests carry PATH first; it is removed before routing. */

@@ -1,7 +1,7 @@
 /** engined's client of the supervisor's API (server.ts), over its unix socket. */
-import { Client } from "undici";
+import { Pool } from "undici";
 import type { K8sLogLine } from "./conmon.js";
-import type { ContainerState, RunRequest } from "./supervisor.js";
+import type { ContainerState, ExitEvent, RunRequest } from "./supervisor.js";
 
 export class SupervisorClientError extends Error {
   constructor(
@@ -13,10 +13,11 @@ export class SupervisorClientError extends Error {
 }
 
 export class SupervisorClient {
-  private readonly http: Client;
+  // A pool, not one connection: a stop waits out its grace period and must not hold up a start.
+  private readonly http: Pool;
 
   constructor(readonly socket: string) {
-    this.http = new Client("http://supervisor", { socketPath: socket, bodyTimeout: 0, headersTimeout: 0 });
+    this.http = new Pool("http://supervisor", { socketPath: socket, bodyTimeout: 0, headersTimeout: 0, connections: 64 });
   }
 
   private async call<T>(method: "GET" | "POST" | "DELETE", path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
@@ -32,8 +33,34 @@ export class SupervisorClient {
     return json as T;
   }
 
-  ping(): Promise<{ namespace: string }> {
+  ping(): Promise<{ namespace: string; pid: number }> {
     return this.call("GET", "/v1/ping");
+  }
+
+  /**
+   * Calls `onExit` for every exit the supervisor announces until `signal` aborts; resolves when
+   * the stream ends (the supervisor went away: the caller reconnects and lists to catch up).
+   * `onOpen` is called once the subscription stands.
+   */
+  async events(onExit: (event: ExitEvent) => void, signal: AbortSignal, onOpen?: () => void): Promise<void> {
+    const res = await this.http.request({ method: "GET", path: "/v1/events", signal });
+    if (res.statusCode !== 200) throw new SupervisorClientError(res.statusCode, await res.body.text());
+    // Subscribed from here on: what exited before, the caller learns by listing.
+    onOpen?.();
+    let buf = "";
+    try {
+      for await (const chunk of res.body) {
+        buf += (chunk as Buffer).toString("utf8");
+        let nl: number;
+        while ((nl = buf.indexOf("\n")) >= 0) {
+          const line = buf.slice(0, nl).trim();
+          buf = buf.slice(nl + 1);
+          if (line) onExit(JSON.parse(line) as ExitEvent);
+        }
+      }
+    } catch (err) {
+      if (!signal.aborted) throw err;
+    }
   }
   run(req: RunRequest): Promise<ContainerState> {
     return this.call("POST", "/v1/containers", req);
@@ -50,8 +77,9 @@ export class SupervisorClient {
   async kill(id: string, signal: string): Promise<void> {
     await this.call("POST", `/v1/containers/${encodeURIComponent(id)}/kill?signal=${encodeURIComponent(signal)}`);
   }
-  async stop(id: string, seconds: number): Promise<number> {
-    return (await this.call<{ exitCode: number }>("POST", `/v1/containers/${encodeURIComponent(id)}/stop?t=${seconds}`)).exitCode;
+  async stop(id: string, seconds: number, signal = "TERM"): Promise<number> {
+    const query = `t=${seconds}&signal=${encodeURIComponent(signal)}`;
+    return (await this.call<{ exitCode: number }>("POST", `/v1/containers/${encodeURIComponent(id)}/stop?${query}`)).exitCode;
   }
   async remove(id: string, force = false): Promise<void> {
     await this.call("DELETE", `/v1/containers/${encodeURIComponent(id)}${force ? "?force=1" : ""}`);

@@ -49,6 +49,8 @@ export interface StartContainerOptions extends RuntimeRef {
   stdin?: false;
   /** Bound on conmon + `runc create` (default 30 s). */
   timeoutMs?: number;
+  /** conmon's `--no-pivot`: runc creates without pivot_root(2) (a root filesystem on a ramdisk). */
+  noPivot?: boolean;
 }
 
 export interface StartedContainer {
@@ -89,6 +91,7 @@ export function conmonArgs(opts: StartContainerOptions): string[] {
     "--runtime-arg", opts.runtimeRoot,
   ];
   for (const a of opts.runtimeArgs ?? []) args.push("--runtime-arg", a);
+  if (opts.noPivot) args.push("--no-pivot");
   if (opts.attachSocketDir) args.push("--socket-dir-path", opts.attachSocketDir);
   else args.push("--socket-dir-path", opts.persistDir, "--full-attach");
   return args;

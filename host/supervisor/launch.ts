@@ -14,35 +14,45 @@ import { SupervisorClient } from "./client.js";
 export interface SupervisorHandle {
   client: SupervisorClient;
   socket: string;
-  /** The pid of a supervisor this call started; undefined when one was running already. */
-  startedPid?: number;
+  /** The supervisor's pid, as it answered. */
+  pid: number;
+  /** Whether it is engined's own (under the exec root) rather than one started by hand. */
+  own: boolean;
 }
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), "main.js");
 
-async function answers(client: SupervisorClient): Promise<boolean> {
+async function answers(client: SupervisorClient, namespace: string, address: string): Promise<number | undefined> {
+  let pong;
   try {
-    await client.ping();
-    return true;
+    pong = await client.ping();
   } catch {
-    return false;
+    return undefined;
   }
+  // One supervisor serves one namespace: containers of two daemons never mix.
+  if (pong.namespace !== namespace) {
+    await client.close();
+    throw new Error(`the supervisor at ${address} serves namespace "${pong.namespace}", not "${namespace}" (--supervisor-namespace)`);
+  }
+  return pong.pid;
 }
 
 export async function ensureSupervisor(opts: { address?: string; execRoot: string; namespace: string; timeoutMs?: number }): Promise<SupervisorHandle> {
   if (opts.address) {
     const socket = opts.address.replace(/^unix:\/\//, "");
     const client = new SupervisorClient(socket);
-    if (!(await answers(client))) {
+    const pid = await answers(client, opts.namespace, opts.address);
+    if (pid === undefined) {
       await client.close();
-      throw new Error(`the supervisor at ${opts.address} does not answer (start it first, see README)`);
+      throw new Error(`the supervisor at ${opts.address} does not answer (start it first, see host/supervisor/README.md)`);
     }
-    return { client, socket };
+    return { client, socket, pid, own: false };
   }
   const root = join(opts.execRoot, "supervisor");
   const socket = join(root, "supervisor.sock");
   const client = new SupervisorClient(socket);
-  if (await answers(client)) return { client, socket };
+  const running = await answers(client, opts.namespace, socket);
+  if (running !== undefined) return { client, socket, pid: running, own: true };
   mkdirSync(root, { recursive: true, mode: 0o700 });
   const logFd = openSync(join(root, "supervisor.log"), "a");
   const child = spawn(process.execPath, [MAIN, "--socket", socket, "--root", root, "--namespace", opts.namespace], {
@@ -53,7 +63,8 @@ export async function ensureSupervisor(opts: { address?: string; execRoot: strin
   child.unref();
   const until = Date.now() + (opts.timeoutMs ?? 10_000);
   while (Date.now() < until) {
-    if (await answers(client)) return { client, socket, startedPid: child.pid };
+    const pid = await answers(client, opts.namespace, socket);
+    if (pid !== undefined) return { client, socket, pid, own: true };
     if (child.exitCode !== null) break;
     await new Promise((r) => setTimeout(r, 20));
   }

@@ -48,6 +48,11 @@ export class LogDrain {
     this.finished = this.run();
   }
 
+  /** Looks at the spool and the exit state now instead of at the next poll (the container exited). */
+  poke(): void {
+    this.wake?.();
+  }
+
   /** Stops following (the container is being removed); the logger is closed. */
   stop(): Promise<void> {
     this.stopped = true;

@@ -1,27 +1,36 @@
 /**
- * The supervisor process: `node dist/host/supervisor/main.js --socket S --root R --namespace N`.
+ * The supervisor process: `node dist/host/supervisor/main.js --socket S --root R --namespace N`
+ * (its pid is written to `<root>/supervisor.pid`, or `--pidfile`).
  * engined starts one by default (see launch.ts) and it outlives engined; an operator may
  * start one by hand and point `engined --supervisor S` at it. On SIGTERM it stops serving and
  * leaves the containers running: they belong to their conmon, not to this process.
  */
-import { chmodSync, mkdirSync, rmSync } from "node:fs";
-import { dirname } from "node:path";
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { supervisorServer } from "./server.js";
-import { logDriverLoader } from "./log-drivers.js";
+import { supervisorLogDrivers } from "../plugins/log-drivers.js";
 import { Supervisor } from "./supervisor.js";
 
 const { values } = parseArgs({
-  options: { socket: { type: "string" }, root: { type: "string" }, namespace: { type: "string", default: "engine" } },
+  options: {
+    socket: { type: "string" },
+    root: { type: "string" },
+    namespace: { type: "string", default: "engine" },
+    pidfile: { type: "string" },
+  },
 });
 if (!values.socket || !values.root) {
   process.stderr.write("supervisor: --socket and --root are required\n");
   process.exit(2);
 }
 const socket = values.socket;
+const pidfile = values.pidfile ?? join(values.root, "supervisor.pid");
 mkdirSync(dirname(socket), { recursive: true, mode: 0o700 });
+mkdirSync(dirname(pidfile), { recursive: true, mode: 0o700 });
+writeFileSync(pidfile, `${process.pid}\n`);
 rmSync(socket, { force: true });
-const supervisor = new Supervisor(values.root, values.namespace!, logDriverLoader(values.root));
+const supervisor = new Supervisor(values.root, values.namespace!, supervisorLogDrivers(values.root));
 await supervisor.resume();
 const server = supervisorServer(supervisor);
 server.listen(socket, () => {
@@ -29,9 +38,16 @@ server.listen(socket, () => {
   process.stdout.write(`supervisor: serving namespace ${values.namespace} on ${socket}\n`);
 });
 const stop = () => {
+  supervisor.close();
   server.close(() => process.exit(0));
   server.closeAllConnections();
   rmSync(socket, { force: true });
+  // Only our own pid file: a successor may have written its pid there already.
+  try {
+    if (readFileSync(pidfile, "utf8").trim() === String(process.pid)) rmSync(pidfile, { force: true });
+  } catch {
+    // gone already
+  }
 };
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);

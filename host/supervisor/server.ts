@@ -6,9 +6,11 @@
  *   GET    /v1/containers/ID             -> state
  *   POST   /v1/containers/ID/wait        -> {"exitCode"} when it has exited (the answer waits)
  *   POST   /v1/containers/ID/kill?signal=TERM
- *   POST   /v1/containers/ID/stop?t=10   -> {"exitCode"}
+ *   POST   /v1/containers/ID/stop?t=10&signal=TERM -> {"exitCode"} (t=-1: no SIGKILL)
  *   DELETE /v1/containers/ID?force=1
  *   GET    /v1/containers/ID/logs        -> [{time, stream, partial, line}]
+ *   GET    /v1/events                    -> newline-delimited {"type":"exit","id","exitCode"}, for as
+ *                                           long as the connection stays open
  * Errors are {"message"} with the status of the SupervisorError.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -49,7 +51,8 @@ async function handle(sup: Supervisor, req: IncomingMessage, res: ServerResponse
   const url = new URL(req.url ?? "/", "http://supervisor");
   const parts = url.pathname.split("/").filter(Boolean);
   if (parts[0] !== "v1") throw new SupervisorError(404, "not found");
-  if (parts[1] === "ping") return send(res, 200, { namespace: sup.namespace });
+  if (parts[1] === "ping") return send(res, 200, { namespace: sup.namespace, pid: process.pid });
+  if (parts[1] === "events" && req.method === "GET") return streamEvents(sup, req, res);
   if (parts[1] !== "containers") throw new SupervisorError(404, "not found");
   const id = parts[2];
   const action = parts[3];
@@ -71,11 +74,25 @@ async function handle(sup: Supervisor, req: IncomingMessage, res: ServerResponse
     await sup.kill(id, url.searchParams.get("signal") ?? "KILL");
     return send(res, 204);
   } else if (req.method === "POST" && action === "stop") {
-    return send(res, 200, { exitCode: await sup.stop(id, Number(url.searchParams.get("t") ?? "10") * 1000) });
+    const seconds = Number(url.searchParams.get("t") ?? "10");
+    if (!Number.isInteger(seconds)) throw new SupervisorError(400, `invalid stop timeout "${url.searchParams.get("t")}"`);
+    return send(res, 200, { exitCode: await sup.stop(id, seconds * 1000, url.searchParams.get("signal") ?? "TERM") });
   } else if (req.method === "GET" && action === "logs") {
     return send(res, 200, await sup.logs(id));
   }
   throw new SupervisorError(404, "not found");
+}
+
+/** Exits as they happen, one JSON object per line; a blank line every 30 s keeps idle proxies and timers from closing it. */
+function streamEvents(sup: Supervisor, req: IncomingMessage, res: ServerResponse): void {
+  res.writeHead(200, { "content-type": "application/x-ndjson" });
+  res.flushHeaders();
+  const unsubscribe = sup.subscribe((event) => res.write(`${JSON.stringify(event)}\n`));
+  const keepAlive = setInterval(() => res.write("\n"), 30_000);
+  req.socket.once("close", () => {
+    unsubscribe();
+    clearInterval(keepAlive);
+  });
 }
 
 function checkRun(body: unknown): RunRequest {
@@ -91,5 +108,6 @@ function checkRun(body: unknown): RunRequest {
     bundle: b.bundle,
     runtime: { path: b.runtime.path, ...(b.runtime.args ? { args: b.runtime.args } : {}) },
     ...(b.log ? { log: b.log } : {}),
+    ...(b.noPivot === true ? { noPivot: true } : {}),
   };
 }

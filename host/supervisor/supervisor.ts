@@ -5,9 +5,10 @@
  * (or ended) meanwhile is found as it is, its exit code in conmon's exit file and its output in
  * its log. Lifecycle of a container: run -> (running) -> exited -> remove.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
-import type { LogDriver, LoggerContext, LogWriter } from "../../core/contracts/log.js";
+import type { LoggerContext, LogWriter } from "../../core/contracts/log.js";
+import type { LogDriverSource } from "../plugins/log-drivers.js";
 import { writeJsonAtomic } from "../../core/images/atomic-file.js";
 import { drainState, LogDrain } from "./log-drain.js";
 import {
@@ -30,10 +31,17 @@ export interface RunRequest {
   runtime: { path: string; args?: string[] };
   /** Where the container's output goes besides conmon's spool: a log driver and its logger's context. */
   log?: { driver: string; context: LoggerContext };
+  /** Create without pivot_root(2) (ENGINE_RAMDISK: a root filesystem on a ramdisk). */
+  noPivot?: boolean;
 }
 
-/** Finds a log driver by name (the supervisor process loads them as plugins). */
-export type LogDriverSource = (name: string) => Promise<LogDriver>;
+/** Told to subscribers (engined) when a container has exited and its output has all reached its log driver. */
+export interface ExitEvent {
+  type: "exit";
+  id: string;
+  exitCode: number;
+}
+
 
 export interface ContainerState {
   id: string;
@@ -53,6 +61,11 @@ export class Supervisor {
   private readonly dir: string;
   private readonly exitDir: string;
   private readonly drains = new Map<string, LogDrain>();
+  private readonly subscribers = new Set<(event: ExitEvent) => void>();
+  /** Exits announced by this process (a new supervisor announces the unremoved ones again). */
+  private readonly announced = new Set<string>();
+  private exitWatcher?: FSWatcher;
+  private exitPoll?: NodeJS.Timeout;
 
   constructor(
     root: string,
@@ -64,11 +77,61 @@ export class Supervisor {
     mkdirSync(this.exitDir, { recursive: true });
   }
 
-  /** Takes up the drains a previous supervisor left unfinished (it was killed, or stopped). */
+  /**
+   * Takes up the drains a previous supervisor left unfinished (it was killed, or stopped), and
+   * starts watching for exits: conmon's exit files, and (once a second) conmons that died
+   * without writing one.
+   */
   async resume(): Promise<void> {
     for (const state of this.list()) {
       if (state.log && !drainState(this.paths(state.id).drain).done) await this.startDrain(state.id, state.log);
     }
+    try {
+      this.exitWatcher = watch(this.exitDir, (_event, name) => {
+        if (name && ID.test(name)) this.noticeExit(name);
+      });
+      this.exitWatcher.on("error", () => {});
+    } catch {
+      // polling alone
+    }
+    this.exitPoll = setInterval(() => {
+      for (const state of this.list()) if (state.status === "exited") this.noticeExit(state.id);
+    }, 1000);
+    this.exitPoll.unref();
+    for (const state of this.list()) if (state.status === "exited") this.noticeExit(state.id);
+  }
+
+  /** Stops watching for exits (the process is ending). */
+  close(): void {
+    this.exitWatcher?.close();
+    clearInterval(this.exitPoll);
+  }
+
+  /** Calls `fn` with every exit from now on; returns the unsubscribe function. */
+  subscribe(fn: (event: ExitEvent) => void): () => void {
+    this.subscribers.add(fn);
+    return () => this.subscribers.delete(fn);
+  }
+
+  /** Announces an exit once, after the container's output has all reached its log driver. */
+  private noticeExit(id: string): void {
+    if (this.announced.has(id)) return;
+    let state: ContainerState;
+    try {
+      state = this.get(id);
+    } catch {
+      return; // removed meanwhile, or an exit file of no container of ours
+    }
+    if (state.exitCode === undefined) return;
+    this.announced.add(id);
+    const drain = this.drains.get(id);
+    drain?.poke();
+    void (drain?.finished ?? Promise.resolve())
+      .catch(() => {})
+      .then(() => {
+        const event: ExitEvent = { type: "exit", id, exitCode: state.exitCode! };
+        for (const fn of this.subscribers) fn(event);
+      });
   }
 
   /** The container's logger; bad log settings are refused before anything runs. */
@@ -121,7 +184,9 @@ export class Supervisor {
     mkdirSync(p.persist, { recursive: true });
     const runtime: RuntimeRef = { runtimePath: req.runtime.path, runtimeRoot: join(this.dir, "runtime"), runtimeArgs: req.runtime.args };
     try {
-      const started = await startContainer({ ...runtime, id: req.id, bundle: req.bundle, exitDir: this.exitDir, persistDir: p.persist, logPath: p.log });
+      const started = await startContainer({
+        ...runtime, id: req.id, bundle: req.bundle, exitDir: this.exitDir, persistDir: p.persist, logPath: p.log, noPivot: req.noPivot,
+      });
       const state: ContainerState = {
         id: req.id,
         bundle: req.bundle,
@@ -164,10 +229,14 @@ export class Supervisor {
       .map((name) => this.get(name));
   }
 
+  /** The exit code, once the container has exited and its output has all reached its log driver. */
   async wait(id: string, signal?: AbortSignal): Promise<number> {
     const state = this.get(id);
-    if (state.exitCode !== undefined) return state.exitCode;
-    return waitExit(this.exitDir, id, signal);
+    const code = state.exitCode ?? (await waitExit(this.exitDir, id, signal));
+    const drain = this.drains.get(id);
+    drain?.poke();
+    await drain?.finished.catch(() => {});
+    return code;
   }
 
   async kill(id: string, sig: string): Promise<void> {
@@ -176,17 +245,22 @@ export class Supervisor {
     await killContainer(state.runtime, id, sig);
   }
 
-  async stop(id: string, graceMs: number): Promise<number> {
+  /** `signal` (default TERM), then SIGKILL after `graceMs` (never, when negative); resolves with the exit code. */
+  async stop(id: string, graceMs: number, signal = "TERM"): Promise<number> {
     const state = this.get(id);
     if (state.exitCode !== undefined) return state.exitCode;
-    return stopContainer(state.runtime, id, this.exitDir, { graceMs });
+    return stopContainer(state.runtime, id, this.exitDir, { graceMs: graceMs < 0 ? 2 ** 31 - 1 : graceMs, signal });
   }
 
   async remove(id: string, force: boolean): Promise<void> {
     const state = this.get(id);
     if (state.status === "running" && !force) throw new SupervisorError(409, `container ${id} is running`);
     if (state.status === "running") await stopContainer(state.runtime, id, this.exitDir, { signal: "KILL", graceMs: 5000 });
-    await this.drains.get(id)?.stop();
+    // It has exited: the drain finishes once the spool is read to its end, so no line is cut.
+    const drain = this.drains.get(id);
+    drain?.poke();
+    await drain?.finished.catch(() => {});
+    this.announced.delete(id);
     await deleteContainer(state.runtime, id);
     rmSync(join(this.exitDir, id), { force: true });
     rmSync(this.paths(id).base, { recursive: true, force: true });

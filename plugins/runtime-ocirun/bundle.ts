@@ -4,8 +4,7 @@
  */
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { OciSpec, SpecContext } from "../../core/contracts/runtime.js";
-import { cgroupDriverOf, type RuleHost } from "../../core/options/rules.js";
+import type { OciSpec, ProcessSpec, SpecContext } from "../../core/contracts/runtime.js";
 import type { DaemonConfig } from "../../core/options/table.js";
 import { baseSpec } from "./spec.js";
 
@@ -36,13 +35,7 @@ export function runtimeArgs(config: Pick<DaemonConfig, "no-pivot-root">): string
   return config["no-pivot-root"] ? ["--no-pivot"] : [];
 }
 
-/** Global arguments (before the command): `--systemd-cgroup` when the systemd cgroup driver is used. */
-export function globalRuntimeArgs(config: DaemonConfig, host: RuleHost): string[] {
-  return cgroupDriverOf(config, host) === "systemd" ? ["--systemd-cgroup"] : [];
-}
-
-/** The waterfall the daemon passes: `(spec, ctx) => hooks.processSpec.promise(spec, ctx)`. */
-export type ProcessSpec = (spec: OciSpec, ctx: SpecContext) => Promise<OciSpec>;
+export type { ProcessSpec };
 
 /** Makes the bundle folder and writes config.json (atomically); resolves with the final spec. */
 export async function writeBundle(ctx: SpecContext, processSpec?: ProcessSpec): Promise<OciSpec> {

@@ -1,6 +1,6 @@
 /**
- * The container endpoints that need no running process: create, list, inspect, remove.
- * (Start, wait, logs, attach, stop and kill come with the supervisor's wiring.)
+ * The container endpoints about records: create, list, inspect, remove, prune. (Those that
+ * touch a running process are in container-run.ts.)
  */
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
@@ -12,6 +12,11 @@ import { newState, type ContainerRecord, type ContainerStore } from "../../../co
 import { errors } from "../../../core/errors.js";
 import type { ImageStore } from "../../../core/images/image-store.js";
 import { inspectDocument, listItem } from "../../containers/container-view.js";
+import type { DaemonConfig } from "../../../core/options/table.js";
+import { checkLogSettings, logSettings } from "../../containers/log-settings.js";
+import type { ContainerRunner } from "../../containers/runner.js";
+import { checkRuntimeName } from "../../containers/runtime-select.js";
+import type { LogDriverSource } from "../../plugins/log-drivers.js";
 import { validateBody } from "../validate-body.js";
 import { checkFilterKeys, queryBool, queryFilters, queryString, type Query } from "../query.js";
 
@@ -21,14 +26,21 @@ export interface ContainerRouteDeps {
   containers: ContainerStore;
   images: ImageStore;
   driver: StorageDriver;
+  runner: ContainerRunner;
+  logDrivers: LogDriverSource;
+  config: () => DaemonConfig;
 }
 
 export function containerRoutes(deps: ContainerRouteDeps) {
-  const { containers, images, driver } = deps;
+  const { containers, images, driver, runner } = deps;
   return (app: FastifyInstance) => {
     app.post("/containers/create", async (request, reply) => {
       const body = validateBody(validateCreate, request.body ?? {});
       const image = images.resolve(body.Image);
+      // What the start would refuse is refused now, before a layer or a name is taken.
+      if (body.Tty || body.OpenStdin) throw errors.containerTtyUnsupported();
+      checkRuntimeName(deps.config(), body.HostConfig?.Runtime);
+      await checkLogSettings(logSettings(body.HostConfig ?? {}, deps.config()), deps.logDrivers);
       const name = containers.claimName(queryString(request.query as Query, "name"));
       const base = image.config.config ?? {};
       const { entrypoint, cmd } = resolveCommand(body, base);
@@ -92,12 +104,47 @@ export function containerRoutes(deps: ContainerRouteDeps) {
 
     app.delete("/containers/:id", async (request, reply) => {
       const c = containers.get((request.params as { id: string }).id);
-      if (c.State.Running && !queryBool(request.query as Query, "force")) throw errors.containerRunning(c.Id);
-      await driver.remove(c.Id);
-      containers.remove(c.Id);
+      await runner.remove(c, queryBool(request.query as Query, "force"));
       return reply.code(204).send();
     });
+
+    app.post("/containers/prune", async (request) => {
+      const filters = queryFilters(request.query as Query);
+      checkFilterKeys(filters, ["label", "label!", "until"]);
+      const until = filters.get("until")?.[0];
+      const before = until === undefined ? Infinity : untilTime(until);
+      const deleted: string[] = [];
+      let reclaimed = 0;
+      for (const c of containers.list()) {
+        if (c.State.Running || Date.parse(c.Created) > before || !labelsMatch(c, filters)) continue;
+        reclaimed += (await driver.usage(c.Id).catch(() => ({ size: 0 }))).size;
+        await runner.remove(c, false);
+        deleted.push(c.Id);
+      }
+      return { ContainersDeleted: deleted, SpaceReclaimed: reclaimed };
+    });
   };
+}
+
+/** `until` of prune: Unix seconds, an RFC 3339 time, or a duration before now (`10m`, `24h`). */
+function untilTime(raw: string): number {
+  if (/^\d+(\.\d+)?$/.test(raw)) return Number(raw) * 1000;
+  const d = /^(\d+)(s|m|h)$/.exec(raw);
+  if (d) return Date.now() - Number(d[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[d[2] as "s" | "m" | "h"];
+  const ms = Date.parse(raw);
+  if (Number.isNaN(ms)) throw errors.apiInvalidParameter("until", raw);
+  return ms;
+}
+
+/** A `label` filter value: `k` (present) or `k=v`. */
+function hasLabel(c: ContainerRecord, filter: string): boolean {
+  const [k, val] = filter.split("=", 2);
+  return val === undefined ? k in (c.Config.Labels ?? {}) : c.Config.Labels?.[k] === val;
+}
+
+/** `label=...` must all hold; `label!=...` must not. */
+function labelsMatch(c: ContainerRecord, filters: Map<string, string[]>): boolean {
+  return (filters.get("label") ?? []).every((v) => hasLabel(c, v)) && !(filters.get("label!") ?? []).some((v) => hasLabel(c, v));
 }
 
 function matches(c: ContainerRecord, filters: Map<string, string[]>, images: ImageStore): boolean {
@@ -106,10 +153,7 @@ function matches(c: ContainerRecord, filters: Map<string, string[]>, images: Ima
     any("id", (v) => c.Id.startsWith(v)) &&
     any("name", (v) => c.Name.slice(1).includes(v.replace(/^\//, ""))) &&
     any("status", (v) => c.State.Status === v) &&
-    any("label", (v) => {
-      const [k, val] = v.split("=", 2);
-      return val === undefined ? k in (c.Config.Labels ?? {}) : c.Config.Labels?.[k] === val;
-    }) &&
+    any("label", (v) => hasLabel(c, v)) &&
     any("ancestor", (v) => {
       try {
         return images.resolve(v).id === c.Image;

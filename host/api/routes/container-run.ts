@@ -1,0 +1,226 @@
+/**
+ * The container endpoints that touch a running process: start, stop, restart, kill, wait,
+ * logs and attach. The work is the runner's (host/containers/runner.ts); here are Docker's
+ * shapes: 204/304, `{StatusCode}` with the headers sent at once, multiplexed frames, and the
+ * hijacked attach connection.
+ */
+import type { Socket } from "node:net";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { LogMessage } from "../../../core/contracts/log.js";
+import type { ContainerRecord, ContainerStore } from "../../../core/containers/container-store.js";
+import { parseSignal } from "../../../core/containers/signals.js";
+import { errors } from "../../../core/errors.js";
+import { formatRFC3339Nano } from "../../../core/rfc3339-nano.js";
+import type { DaemonConfig } from "../../../core/options/table.js";
+import { logSettings, loggerContext } from "../../containers/log-settings.js";
+import type { ContainerRunner, WaitCondition } from "../../containers/runner.js";
+import type { LogDriverSource } from "../../plugins/log-drivers.js";
+import { requestedApiVersion } from "../api-version.js";
+import { queryBool, queryString, type Query } from "../query.js";
+import { frame, streamContentType } from "../stream-frames.js";
+
+export interface ContainerRunDeps {
+  containers: ContainerStore;
+  runner: ContainerRunner;
+  logDrivers: LogDriverSource;
+  config: () => DaemonConfig;
+}
+
+const WAIT_CONDITIONS: readonly WaitCondition[] = ["not-running", "next-exit", "removed"];
+
+export function containerRunRoutes(deps: ContainerRunDeps) {
+  const { containers, runner } = deps;
+  const target = (request: FastifyRequest) => {
+    const ref = (request.params as { id: string }).id;
+    return { ref, c: containers.get(ref) };
+  };
+
+  return (app: FastifyInstance) => {
+    app.post("/containers/:id/start", async (request, reply) => {
+      const { c } = target(request);
+      return reply.code((await runner.start(c)) ? 204 : 304).send();
+    });
+
+    app.post("/containers/:id/stop", async (request, reply) => {
+      const { c } = target(request);
+      const stopped = await runner.stop(c, stopOptions(request.query as Query));
+      return reply.code(stopped ? 204 : 304).send();
+    });
+
+    app.post("/containers/:id/restart", async (request, reply) => {
+      const { c } = target(request);
+      await runner.stop(c, stopOptions(request.query as Query));
+      await runner.start(c);
+      return reply.code(204).send();
+    });
+
+    app.post("/containers/:id/kill", async (request, reply) => {
+      const { ref, c } = target(request);
+      const raw = queryString(request.query as Query, "signal") || "KILL";
+      const signal = parseSignal(raw);
+      if (!signal) throw errors.containerInvalidSignal(raw);
+      await runner.kill(c, ref, signal);
+      return reply.code(204).send();
+    });
+
+    app.post("/containers/:id/wait", async (request, reply) => {
+      const { c } = target(request);
+      const condition = (queryString(request.query as Query, "condition") || "not-running") as WaitCondition;
+      if (!WAIT_CONDITIONS.includes(condition)) throw errors.containerInvalidWaitCondition(condition);
+      // The headers go at once (clients start the container after they have them); the body when the condition holds.
+      const res = rawResponse(reply, 200, { "content-type": "application/json" });
+      const gone = new AbortController();
+      res.once("close", () => gone.abort(new Error("the client went away")));
+      try {
+        const code = await runner.wait(c, condition, gone.signal);
+        res.end(`${JSON.stringify({ StatusCode: code, Error: null })}\n`);
+      } catch (err) {
+        if (!gone.signal.aborted) res.end(`${JSON.stringify({ StatusCode: -1, Error: { Message: (err as Error).message } })}\n`);
+      }
+    });
+
+    app.get("/containers/:id/logs", async (request, reply) => {
+      const { c } = target(request);
+      const query = request.query as Query;
+      const stdout = queryBool(query, "stdout");
+      const stderr = queryBool(query, "stderr");
+      if (!stdout && !stderr) throw errors.containerLogsNoStream();
+      const reader = await readerOf(deps, c);
+      const follow = queryBool(query, "follow");
+      const tty = c.Config.Tty === true;
+      const res = rawResponse(reply, 200, { "content-type": streamContentType(requestedApiVersion(request.raw), tty) });
+      const gone = new AbortController();
+      res.once("close", () => gone.abort());
+      const messages = reader.read({
+        follow: follow && c.State.Running,
+        stdout,
+        stderr,
+        since: timeQuery(query, "since"),
+        until: timeQuery(query, "until"),
+        tail: tailQuery(query),
+        signal: gone.signal,
+        producerDone: runner.stopped(c, gone.signal),
+      });
+      await pipeMessages(messages, (chunk) => res.write(chunk), { tty, timestamps: queryBool(query, "timestamps") });
+      res.end();
+    });
+
+    app.post("/containers/:id/attach", async (request, reply) => {
+      const { c } = target(request);
+      const query = request.query as Query;
+      const stdout = queryBool(query, "stdout");
+      const stderr = queryBool(query, "stderr");
+      const reader = await readerOf(deps, c);
+      const tty = c.Config.Tty === true;
+      const socket = hijack(request, reply, tty);
+      const gone = new AbortController();
+      socket.once("close", () => gone.abort());
+      socket.on("error", () => gone.abort());
+      socket.resume(); // stdin is not taken yet: what the client sends is read and dropped
+      if (stdout || stderr) {
+        const messages = reader.read({
+          follow: true,
+          stdout,
+          stderr,
+          // `logs=1` replays what is stored first; otherwise only what comes from now on.
+          tail: queryBool(query, "logs") ? undefined : 0,
+          signal: gone.signal,
+          producerDone: attachDone(runner, c, gone.signal),
+        });
+        await pipeMessages(messages, (chunk) => socket.write(chunk), { tty, timestamps: false });
+      } else {
+        await attachDone(runner, c, gone.signal);
+      }
+      socket.end();
+    });
+  };
+}
+
+/** `t` and `signal` of stop and restart. */
+function stopOptions(query: Query): { seconds?: number; signal?: string } {
+  const t = queryString(query, "t");
+  const raw = queryString(query, "signal");
+  const out: { seconds?: number; signal?: string } = {};
+  if (t !== undefined && t !== "") {
+    if (!/^-?\d+$/.test(t)) throw errors.apiInvalidParameter("t", t);
+    out.seconds = Number(t);
+  }
+  if (raw) {
+    const signal = parseSignal(raw);
+    if (!signal) throw errors.containerInvalidSignal(raw);
+    out.signal = signal;
+  }
+  return out;
+}
+
+/** An attach ends when the container's run ends: the next exit for a container not started yet. */
+function attachDone(runner: ContainerRunner, c: ContainerRecord, signal: AbortSignal): Promise<unknown> {
+  return c.State.Running ? runner.stopped(c, signal) : runner.wait(c, "next-exit", signal).catch(() => {});
+}
+
+async function readerOf(deps: ContainerRunDeps, c: ContainerRecord) {
+  const settings = logSettings(c.HostConfig, deps.config());
+  const driver = await deps.logDrivers(settings.driver);
+  if (!driver.createReader) throw errors.containerLogsUnreadable(settings.driver);
+  return driver.createReader(loggerContext(c, deps.containers.dir(c.Id), settings.options));
+}
+
+/** Writes each message as Docker does: a frame per line without a TTY, raw bytes with one. */
+async function pipeMessages(
+  messages: AsyncIterable<LogMessage>,
+  write: (chunk: Buffer) => boolean,
+  opts: { tty: boolean; timestamps: boolean },
+): Promise<void> {
+  for await (const m of messages) {
+    const text = opts.timestamps ? Buffer.concat([Buffer.from(`${formatRFC3339Nano(m.timeNs)} `), m.line]) : m.line;
+    const data = m.partial ? text : Buffer.concat([text, NEWLINE]);
+    write(opts.tty ? data : frame(m.stream, data));
+  }
+}
+
+const NEWLINE = Buffer.from("\n");
+
+/** Takes the response over from Fastify: the daemon's headers, `headers`, sent at once. */
+function rawResponse(reply: FastifyReply, status: number, headers: Record<string, string>) {
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(status, { ...(reply.getHeaders() as Record<string, string>), ...headers });
+  res.flushHeaders();
+  return res;
+}
+
+/**
+ * Docker's attach: with `Upgrade: tcp` the answer is `101 UPGRADED` and the connection becomes
+ * the stream; without it, a `200` whose body is the stream until the connection closes.
+ */
+function hijack(request: FastifyRequest, reply: FastifyReply, tty: boolean): Socket {
+  reply.hijack();
+  const socket = request.raw.socket;
+  const upgrade = /\btcp\b/i.test(String(request.headers.upgrade ?? ""));
+  const type = tty ? "application/vnd.docker.raw-stream" : streamContentType(requestedApiVersion(request.raw), false);
+  const own = Object.entries(reply.getHeaders()).map(([k, v]) => `${k}: ${String(v)}\r\n`).join("");
+  const head = upgrade
+    ? `HTTP/1.1 101 UPGRADED\r\nContent-Type: ${type}\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n${own}\r\n`
+    : `HTTP/1.1 200 OK\r\nContent-Type: ${type}\r\nConnection: close\r\n${own}\r\n`;
+  socket.setTimeout(0);
+  socket.write(head);
+  return socket;
+}
+
+/** `since`/`until`: Unix seconds with an optional fraction (what the CLI sends), or an RFC 3339 time. */
+function timeQuery(query: Query, name: string): Date | undefined {
+  const raw = queryString(query, name);
+  if (raw === undefined || raw === "" || raw === "0") return undefined;
+  if (/^\d+(\.\d+)?$/.test(raw)) return new Date(Number(raw) * 1000);
+  const ms = Date.parse(raw);
+  if (Number.isNaN(ms)) throw errors.apiInvalidParameter(name, raw);
+  return new Date(ms);
+}
+
+function tailQuery(query: Query): number | undefined {
+  const raw = queryString(query, "tail");
+  if (raw === undefined || raw === "" || raw === "all") return undefined;
+  if (!/^-?\d+$/.test(raw)) throw errors.apiInvalidParameter("tail", raw);
+  const n = Number(raw);
+  return n < 0 ? undefined : n;
+}

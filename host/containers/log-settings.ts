@@ -1,0 +1,51 @@
+/**
+ * A container's log driver and options, the way Docker chooses them: HostConfig.LogConfig.Type,
+ * else `--log-driver`; the daemon's `--log-opt` defaults apply only to a container that uses
+ * the daemon's driver, under the container's own options.
+ */
+import type { LoggerContext } from "../../core/contracts/log.js";
+import type { ContainerRecord } from "../../core/containers/container-store.js";
+import { errors } from "../../core/errors.js";
+import type { DaemonConfig } from "../../core/options/table.js";
+import type { LogDriverSource } from "../plugins/log-drivers.js";
+
+export interface LogSettings {
+  driver: string;
+  options: Record<string, string>;
+}
+
+export function logSettings(hostConfig: ContainerRecord["HostConfig"], config: DaemonConfig): LogSettings {
+  const own = hostConfig.LogConfig;
+  const driver = own?.Type || config["log-driver"];
+  const defaults = driver === config["log-driver"] ? config["log-opt"] : {};
+  return { driver, options: { ...defaults, ...(own?.Config ?? {}) } };
+}
+
+/** Loads the driver and checks the options: a 400 naming what is wrong (at create, before anything is made). */
+export async function checkLogSettings(settings: LogSettings, drivers: LogDriverSource): Promise<void> {
+  let driver;
+  try {
+    driver = await drivers(settings.driver);
+  } catch (err) {
+    throw errors.containerLogConfigInvalid(`log driver "${settings.driver}": ${(err as Error).message}`);
+  }
+  try {
+    driver.validateOptions(settings.options);
+  } catch (err) {
+    throw errors.containerLogConfigInvalid((err as Error).message);
+  }
+}
+
+/** What a logger or reader of this container is made with. */
+export function loggerContext(c: ContainerRecord, logDir: string, options: Record<string, string>): LoggerContext {
+  return {
+    containerId: c.Id,
+    containerName: c.Name,
+    imageName: c.Config.Image,
+    imageId: c.Image,
+    labels: { ...(c.Config.Labels ?? {}) },
+    env: [...(c.Config.Env ?? [])],
+    logDir,
+    options,
+  };
+}
