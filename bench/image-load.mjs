@@ -4,13 +4,14 @@
 // own network namespace with no bridge). Each run loads into a fresh data root.
 //
 //   node_modules/node/bin/node bench/image-load.mjs [--runs N] [--mb SIZE]
-import { spawn, execFileSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { createReadStream, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { have } from "./have.mjs";
 import tarStream from "tar-stream";
 
 const { values } = parseArgs({ options: { runs: { type: "string", default: "3" }, mb: { type: "string", default: "200" } } });
@@ -95,7 +96,6 @@ async function measure(name, file) {
   return rates.sort((a, b) => a - b)[Math.floor(rates.length / 2)];
 }
 
-const have = (cmd) => { try { execFileSync("which", [cmd], { stdio: "ignore" }); return true; } catch { return false; } };
 try {
   const file = await makeArchive();
   const engined = await measure("engined", file);

@@ -10,6 +10,7 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { have } from "./have.mjs";
 
 const { values } = parseArgs({ options: { starts: { type: "string", default: "10" }, requests: { type: "string", default: "2000" } } });
 const STARTS = Math.min(Number(values.starts), 50);
@@ -122,15 +123,6 @@ async function measure(name) {
   starts.sort((a, b) => a - b);
   return { startMedian: percentile(starts, 50), memory, latency };
 }
-
-const have = (cmd) => {
-  try {
-    execFileSync("which", [cmd], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 const results = { engined: await measure("engined") };
 if (have("dockerd") && have("unshare")) results.dockerd = await measure("dockerd");

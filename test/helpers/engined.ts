@@ -3,11 +3,11 @@
  * data root, exec root, pid file and socket in a temporary folder, and stops it again. Every
  * test daemon is ended by its pid and its folder removed.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { connect } from "node:net";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const ROOT = resolve(fileURLToPath(import.meta.url), "../../../..");
@@ -85,9 +85,11 @@ export async function startEngined(opts: StartOptions = {}): Promise<TestDaemon>
         const timer = setTimeout(() => proc.kill("SIGKILL"), graceMs);
         const code = await exited;
         clearTimeout(timer);
+        unmountUnder(dir);
         rmSync(dir, { recursive: true, force: true });
         return code;
       }
+      unmountUnder(dir);
       rmSync(dir, { recursive: true, force: true });
       return proc.exitCode;
     },
@@ -163,9 +165,54 @@ export function runCommand(
   });
 }
 
-/** Stops every daemon a test left running and removes every temporary folder (root hook). */
+/**
+ * Stops every daemon a test left running and removes every temporary folder (root hook). A
+ * supervisor left behind (live restore, a daemon killed) is ended with its containers, and
+ * whatever is still mounted under a folder is unmounted before the folder goes: removing
+ * through a mount would reach into what is mounted.
+ */
 export async function cleanUpAfterTests(): Promise<void> {
   await Promise.all([...running].map((d) => d.stop(2000)));
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  for (const dir of tempDirs) {
+    stopLeftoverSupervisors(dir);
+    unmountUnder(dir);
+    rmSync(dir, { recursive: true, force: true });
+  }
   tempDirs.clear();
+}
+
+function stopLeftoverSupervisors(dir: string): void {
+  for (const pidfile of findFiles(dir, "supervisor.pid", 4)) {
+    const root = dirname(pidfile);
+    // Its containers first (runc's state is under <root>/<namespace>/runtime), then the process.
+    for (const ns of readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory())) {
+      const runtimeRoot = join(root, ns.name, "runtime");
+      if (!existsSync(runtimeRoot)) continue;
+      for (const id of readdirSync(runtimeRoot)) spawnSync("runc", ["--root", runtimeRoot, "delete", "--force", id], { stdio: "ignore" });
+    }
+    const pid = Number(readFileSync(pidfile, "utf8").trim());
+    if (Number.isInteger(pid) && pid > 0) {
+      try {
+        process.kill(pid, "SIGTERM");
+      } catch {
+        // gone already
+      }
+    }
+  }
+}
+
+function unmountUnder(dir: string): void {
+  const mounts = readFileSync("/proc/self/mountinfo", "utf8").split("\n").map((l) => l.split(" ")[4]).filter((m) => m && (m === dir || m.startsWith(`${dir}/`)));
+  for (const m of mounts.reverse()) spawnSync("umount", ["-l", m], { stdio: "ignore" });
+}
+
+function findFiles(dir: string, name: string, depth: number): string[] {
+  if (depth < 0 || !existsSync(dir)) return [];
+  const out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, e.name);
+    if (e.isFile() && e.name === name) out.push(path);
+    else if (e.isDirectory() && !e.isSymbolicLink()) out.push(...findFiles(path, name, depth - 1));
+  }
+  return out;
 }
