@@ -11,27 +11,11 @@ import { definitionOf } from "../core/options/table.js";
 import { parseDaemonArgs } from "../host/daemon-args.js";
 import { reloadDaemon } from "../host/reload.js";
 import { resolveOptions } from "../core/options/resolve.js";
-import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
+import { makeTempDir, sighup, startEngined, type TestDaemon } from "./helpers/engined.js";
 import { httpRequest } from "./helpers/http.js";
 
 async function info(d: TestDaemon): Promise<Record<string, any>> {
   return JSON.parse((await httpRequest({ socketPath: d.socket }, "GET", "/info")).body);
-}
-
-/** Sends SIGHUP and waits until the daemon logged the outcome of that reload. */
-async function hup(d: TestDaemon): Promise<string> {
-  const before = d.output().length;
-  d.proc.kill("SIGHUP");
-  const until = Date.now() + 10_000;
-  while (Date.now() < until) {
-    const out = d.output().slice(before);
-    if (/reloaded |reload failed|reload: no reloadable option changed/.test(out)) {
-      await new Promise((r) => setTimeout(r, 100));
-      return d.output().slice(before);
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`no reload outcome logged:\n${d.output().slice(before)}`);
 }
 
 describe("reload (SIGHUP)", () => {
@@ -55,7 +39,7 @@ describe("reload (SIGHUP)", () => {
         "max-concurrent-downloads": 9,
         mtu: 1400,
       });
-      const applied = await hup(d);
+      const applied = await sighup(d);
       i = await info(d);
       expect(i.Labels).to.deep.equal(["b=2", "c=3"]);
       expect(i.Debug).to.equal(true);
@@ -73,7 +57,7 @@ describe("reload (SIGHUP)", () => {
 
       // A broken file: nothing changes, the daemon serves on.
       write("{nope");
-      const broken = await hup(d);
+      const broken = await sighup(d);
       expect(broken).to.include("reload failed: the configuration is unchanged");
       expect(broken).to.include("is not valid JSON");
       expect((await httpRequest({ socketPath: d.socket }, "GET", "/_ping")).body).to.equal("OK");
@@ -83,7 +67,7 @@ describe("reload (SIGHUP)", () => {
 
       // A file that sets an option also given as a flag: nothing changes either.
       write({ labels: ["d=4"], "shutdown-timeout": 5 });
-      const conflict = await hup(d);
+      const conflict = await sighup(d);
       expect(conflict).to.include("specified both as a flag and in the configuration file: shutdown-timeout: (from flag: 20, from file: 5)");
       i = await info(d);
       expect(i.Labels).to.deep.equal(["b=2", "c=3"]);
@@ -91,7 +75,7 @@ describe("reload (SIGHUP)", () => {
 
       // A value that breaks a rule: the same.
       write({ labels: ["e=5"], "exec-opts": ["native.cgroupdriver=systemd"] });
-      expect(await hup(d)).to.include("reload failed");
+      expect(await sighup(d)).to.include("reload failed");
       expect((await info(d)).Labels).to.deep.equal(["b=2", "c=3"]);
     } finally {
       await d.stop();
@@ -107,19 +91,19 @@ describe("reload (SIGHUP)", () => {
     try {
       expect((await post()).status).to.equal(404);
       writeFileSync(file, JSON.stringify({ "authorization-plugins": ["readonly"] }));
-      await hup(d);
+      await sighup(d);
       const denied = await post();
       expect(denied.status).to.equal(403);
       expect(JSON.parse(denied.body).message).to.match(/^authorization denied by plugin readonly: /);
       expect((await info(d)).Plugins.Authorization).to.deep.equal(["authz.readonly"]);
 
       writeFileSync(file, JSON.stringify({ "authorization-plugins": ["no-such-plugin"] }));
-      expect(await hup(d)).to.include("reload failed while applying");
+      expect(await sighup(d)).to.include("reload failed while applying");
       expect((await post()).status).to.equal(403);
       expect((await info(d)).Plugins.Authorization).to.deep.equal(["authz.readonly"]);
 
       writeFileSync(file, JSON.stringify({ "authorization-plugins": [] }));
-      await hup(d);
+      await sighup(d);
       expect((await post()).status).to.equal(404);
       expect((await info(d)).Plugins.Authorization).to.equal(null);
     } finally {
@@ -145,7 +129,7 @@ describe("reload (SIGHUP)", () => {
     const d = await startEngined({ args: ["--config-file", file, "--authorization-plugin", pluginFile] });
     try {
       writeFileSync(file, JSON.stringify({ labels: ["veto=yes"], debug: true }));
-      const out = await hup(d);
+      const out = await sighup(d);
       expect(out).to.include("reload failed while applying; every change was taken back");
       expect(out).to.include("vetoed by the test plugin");
       const i = await info(d);

@@ -222,14 +222,17 @@ export class ContainerRunner {
 
   /** Forgets the container in the supervisor, removes its bundle, unmounts its root filesystem. All safe to repeat. */
   private async release(id: string): Promise<void> {
-    if (this.handle) {
+    const p = this.paths(id);
+    // The runtime's delete and the unmount do not depend on each other: the process is gone.
+    const forget = async () => {
+      if (!this.handle) return;
       const sup = await this.supervisor();
       await sup.remove(id, true).catch((err: Error) => {
         if (!(err instanceof SupervisorClientError && err.status === 404)) throw err;
       });
-    }
-    const p = this.paths(id);
-    await unmountAll(p.rootfs);
+    };
+    const [forgotten, unmounted] = await Promise.allSettled([forget(), unmountAll(p.rootfs)]);
+    for (const r of [forgotten, unmounted]) if (r.status === "rejected") throw r.reason;
     await rm(p.base, { recursive: true, force: true });
   }
 

@@ -133,6 +133,22 @@ export async function startEngined(opts: StartOptions = {}): Promise<TestDaemon>
   return daemon;
 }
 
+/** Sends SIGHUP and waits until the daemon logged the outcome of that reload; resolves with what it logged. */
+export async function sighup(d: TestDaemon): Promise<string> {
+  const before = d.output().length;
+  d.proc.kill("SIGHUP");
+  const until = Date.now() + 10_000;
+  while (Date.now() < until) {
+    const out = d.output().slice(before);
+    if (/reloaded |reload failed|reload: no reloadable option changed/.test(out)) {
+      await new Promise((r) => setTimeout(r, 100));
+      return d.output().slice(before);
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`no reload outcome logged:\n${d.output().slice(before)}`);
+}
+
 export interface RunResult {
   code: number | null;
   stdout: string;
