@@ -343,6 +343,7 @@ describe("container run (dockerode, python3-docker)", function () {
       expect(out, r.stderr).to.deep.equal({
         run_output: "hi\n",
         left_after_remove: 0,
+        run_output_logconfig: "hi\n",
         detached: { id_len: 64, wait: 3, status: "exited", exit_code: 3, logs: "out\n" },
         container_error: { exit_status: 2, stderr: "bad\n" },
         killed: { status: "running", wait: 137 },

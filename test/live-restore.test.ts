@@ -78,6 +78,30 @@ describe("live restore and daemon shutdown", function () {
     await cli("rm", "ticker", "sleeper");
   });
 
+  it("starts its supervisor again after a kill -9 of it, and loses no line or exit code", async () => {
+    await start([]);
+    await cli("import", "--change", 'CMD ["sh"]', writeFixture(dir, "rootfs.tar", await busyboxRootfs()), "busybox");
+    const script = "i=0; while [ $i -lt 8 ]; do i=$((i+1)); echo line $i; sleep 0.3; done; exit 5";
+    await cli("run", "-d", "--name", "ticker", "busybox", "sh", "-c", script);
+    await sleep(700);
+    const first = supervisorPid();
+    process.kill(first, "SIGKILL");
+    // engined sees the event stream break and starts a new supervisor, which takes up the drain.
+    let second = first;
+    for (let i = 0; i < 100 && (second === first || !processAlive(second)); i++) {
+      await sleep(100);
+      try {
+        second = supervisorPid();
+      } catch {
+        // between the two
+      }
+    }
+    expect(second).to.not.equal(first);
+    expect((await cli("wait", "ticker")).trim()).to.equal("5");
+    expect(await cli("logs", "ticker")).to.equal(Array.from({ length: 8 }, (_, i) => `line ${i + 1}\n`).join(""));
+    await cli("rm", "ticker");
+  });
+
   it("without --live-restore, stopping engined stops its containers and its supervisor", async () => {
     const d1 = await start([]);
     await cli("import", "--change", 'CMD ["sh"]', writeFixture(dir, "rootfs.tar", await busyboxRootfs()), "busybox");

@@ -33,6 +33,7 @@ export interface ContainerRouteDeps {
 
 export function containerRoutes(deps: ContainerRouteDeps) {
   const { containers, images, driver, runner } = deps;
+  const sizes = (c: ContainerRecord) => sizesOf(c, driver, images);
   return (app: FastifyInstance) => {
     app.post("/containers/create", async (request, reply) => {
       const body = validateBody(validateCreate, request.body ?? {});
@@ -97,10 +98,14 @@ export function containerRoutes(deps: ContainerRouteDeps) {
         .filter((c) => matches(c, filters, images))
         .sort((a, b) => Date.parse(b.Created) - Date.parse(a.Created));
       if (limit > 0) list = list.slice(0, limit);
-      return list.map(listItem);
+      if (!queryBool(query, "size")) return list.map(listItem);
+      return Promise.all(list.map(async (c) => ({ ...listItem(c), ...(await sizes(c)) })));
     });
 
-    app.get("/containers/:id/json", async (request) => inspectDocument(containers.get((request.params as { id: string }).id)));
+    app.get("/containers/:id/json", async (request) => {
+      const c = containers.get((request.params as { id: string }).id);
+      return queryBool(request.query as Query, "size") ? { ...inspectDocument(c), ...(await sizes(c)) } : inspectDocument(c);
+    });
 
     app.delete("/containers/:id", async (request, reply) => {
       const c = containers.get((request.params as { id: string }).id);
@@ -124,6 +129,18 @@ export function containerRoutes(deps: ContainerRouteDeps) {
       return { ContainersDeleted: deleted, SpaceReclaimed: reclaimed };
     });
   };
+}
+
+/** What `size=1` adds: the writable layer's bytes, and those plus the image's. */
+async function sizesOf(c: ContainerRecord, driver: StorageDriver, images: ImageStore): Promise<{ SizeRw: number; SizeRootFs: number }> {
+  const rw = (await driver.usage(c.Id).catch(() => ({ size: 0 }))).size;
+  let image = 0;
+  try {
+    image = images.resolve(c.Image).size;
+  } catch {
+    // removed with --force meanwhile: its size is unknown
+  }
+  return { SizeRw: rw, SizeRootFs: rw + image };
 }
 
 /** `until` of prune: Unix seconds, an RFC 3339 time, or a duration before now (`10m`, `24h`). */
