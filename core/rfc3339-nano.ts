@@ -11,15 +11,28 @@ export function dateToNs(d: Date): bigint {
 
 /** Go's `time.RFC3339Nano` in UTC: `2026-01-02T03:04:05.123456789Z`, trailing zeros dropped. */
 export function formatRFC3339Nano(ns: bigint): string {
+  const { base, nanos } = split(ns);
+  if (nanos === "000000000") return base + "Z";
+  return `${base}.${nanos.replace(/0+$/, "")}Z`;
+}
+
+/**
+ * Always nine digits of fraction (Docker's `RFC3339NanoFixed`): what `docker logs --timestamps`
+ * prints, so that the lines' columns line up.
+ */
+export function formatRFC3339NanoFixed(ns: bigint): string {
+  const { base, nanos } = split(ns);
+  return `${base}.${nanos}Z`;
+}
+
+function split(ns: bigint): { base: string; nanos: string } {
   let sec = ns / 1_000_000_000n;
   let frac = ns % 1_000_000_000n;
   if (frac < 0n) {
     frac += 1_000_000_000n;
     sec -= 1n;
   }
-  const base = new Date(Number(sec) * 1000).toISOString().slice(0, 19);
-  if (frac === 0n) return base + "Z";
-  return `${base}.${frac.toString().padStart(9, "0").replace(/0+$/, "")}Z`;
+  return { base: new Date(Number(sec) * 1000).toISOString().slice(0, 19), nanos: frac.toString().padStart(9, "0") };
 }
 
 const TIME_RE = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/;

@@ -203,11 +203,39 @@ describe("container run (Docker CLI)", function () {
   it("docker logs --timestamps writes Docker's fixed nine-digit fraction (RFC3339NanoFixed)", async function () {
     // Docker formats with jsonmessage.RFC3339NanoFixed ("2006-01-02T15:04:05.000000000Z07:00"):
     // trailing zeros are kept. With 60 lines a trimmed fraction (1 in 10 per line) shows almost surely.
-    await cli("run", "--name", "many", "busybox", "sh", "-c", "i=0; while [ $i -lt 60 ]; do echo l$i; i=$((i+1)); done");
+    await cli("run", "--name", "many", "busybox", "sh", "-c", "i=0; while [ $i -lt 60 ]; do echo l$i; sleep 0.01; i=$((i+1)); done");
     const lines = (await cli("logs", "-t", "many")).split("\n").filter(Boolean);
     expect(lines).to.have.length(60);
+    expect(new Set(lines.map((l) => l.split(" ")[0])).size, "distinct times").to.be.greaterThan(30);
     const bad = lines.filter((l) => !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}Z l\d+$/.test(l));
     expect(bad, "lines without a nine-digit fraction").to.deep.equal([]);
+  });
+
+  it("stop of a container that handles TERM is quick and keeps its code; --stop-signal; logs -f of an exited one ends at once", async function () {
+    await cli("run", "-d", "--name", "graceful", "busybox", "sh", "-c", "trap 'echo bye; exit 0' TERM; echo ready; while true; do sleep 0.1; done");
+    await eventually("the trap to be set", async () => (await cli("logs", "graceful")).includes("ready"));
+    let t0 = Date.now();
+    await cli("stop", "-t", "10", "graceful");
+    expect(Date.now() - t0).to.be.below(5000);
+    let info = await inspect("graceful");
+    expect(info.State.ExitCode).to.equal(0);
+    expect(await cli("logs", "graceful")).to.equal("ready\nbye\n");
+    t0 = Date.now();
+    expect(await cli("logs", "-f", "graceful")).to.equal("ready\nbye\n");
+    expect(Date.now() - t0).to.be.below(3000);
+
+    await cli("run", "-d", "--name", "usr1", "--stop-signal", "USR1", "busybox", "sh", "-c", "trap 'exit 11' USR1; echo ready; while true; do sleep 0.1; done");
+    await eventually("the trap to be set", async () => (await cli("logs", "usr1")).includes("ready"));
+    await cli("stop", "usr1");
+    info = await inspect("usr1");
+    expect(info.Config.StopSignal).to.equal("USR1");
+    expect(info.State.ExitCode).to.equal(11);
+  });
+
+  it("docker wait on several containers prints each code in order", async function () {
+    await cli("run", "-d", "--name", "w1", "busybox", "sh", "-c", "sleep 0.5; exit 1");
+    await cli("run", "-d", "--name", "w2", "busybox", "sh", "-c", "exit 2");
+    expect(await cli("wait", "w1", "w2")).to.equal("1\n2\n");
   });
 
   it("docker wait on a running container prints its code when it exits", async function () {

@@ -10,7 +10,7 @@ import type { LogMessage } from "../../../core/contracts/log.js";
 import type { ContainerRecord, ContainerStore } from "../../../core/containers/container-store.js";
 import { parseSignal } from "../../../core/containers/signals.js";
 import { errors } from "../../../core/errors.js";
-import { formatRFC3339Nano } from "../../../core/rfc3339-nano.js";
+import { formatRFC3339NanoFixed } from "../../../core/rfc3339-nano.js";
 import type { DaemonConfig } from "../../../core/options/table.js";
 import { logSettings, loggerContext } from "../../containers/log-settings.js";
 import type { ContainerRunner, WaitCondition } from "../../containers/runner.js";
@@ -172,7 +172,7 @@ async function pipeMessages(
   opts: { tty: boolean; timestamps: boolean },
 ): Promise<void> {
   for await (const m of messages) {
-    const text = opts.timestamps ? Buffer.concat([Buffer.from(`${formatRFC3339Nano(m.timeNs)} `), m.line]) : m.line;
+    const text = opts.timestamps ? Buffer.concat([Buffer.from(`${formatRFC3339NanoFixed(m.timeNs)} `), m.line]) : m.line;
     const data = m.partial ? text : Buffer.concat([text, NEWLINE]);
     write(opts.tty ? data : frame(m.stream, data));
   }

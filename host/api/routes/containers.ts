@@ -41,7 +41,8 @@ export function containerRoutes(deps: ContainerRouteDeps) {
       // What the start would refuse is refused now, before a layer or a name is taken.
       if (body.Tty || body.OpenStdin) throw errors.containerTtyUnsupported();
       checkRuntimeName(deps.config(), body.HostConfig?.Runtime);
-      await checkLogSettings(logSettings(body.HostConfig ?? {}, deps.config()), deps.logDrivers);
+      const log = logSettings(body.HostConfig ?? {}, deps.config());
+      await checkLogSettings(log, deps.logDrivers);
       const name = containers.claimName(queryString(request.query as Query, "name"));
       const base = image.config.config ?? {};
       const { entrypoint, cmd } = resolveCommand(body, base);
@@ -68,7 +69,8 @@ export function containerRoutes(deps: ContainerRouteDeps) {
           Volumes: { ...(base.Volumes ?? {}), ...(config.Volumes ?? {}) },
           StopSignal: config.StopSignal ?? base.StopSignal,
         },
-        HostConfig: { NetworkMode: "none", ...(HostConfig ?? {}) },
+        // Docker records the log driver in effect at create (the daemon's default unless one was asked for).
+        HostConfig: { NetworkMode: "none", ...(HostConfig ?? {}), LogConfig: { Type: log.driver, Config: { ...(HostConfig?.LogConfig?.Config ?? {}) } } },
         Image: image.id,
         Driver: driver.name,
         LogPath: join(containers.dir(id), `${id}-json.log`),
