@@ -105,7 +105,17 @@ export class ContainerRunner {
     let opened!: () => void;
     const open = new Promise<void>((resolve) => (opened = resolve));
     void this.follow(handle, opened);
-    await open;
+    // Its exits must be followed before anything runs there; a supervisor that answers pings
+    // but serves no event stream is not one to run containers on.
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the supervisor at ${handle.socket} serves no event stream`)), 10_000);
+    });
+    try {
+      await Promise.race([open, late]);
+    } finally {
+      clearTimeout(timer);
+    }
     return handle;
   }
 
@@ -142,6 +152,7 @@ export class ContainerRunner {
   /** Exits the event stream did not bring (they happened while nobody listened). */
   private async catchUp(client: SupervisorClient): Promise<void> {
     try {
+      const asked = Date.now();
       const states = await client.list();
       const known = new Set(states.map((s) => s.id));
       for (const s of states) {
@@ -149,8 +160,11 @@ export class ContainerRunner {
         else if (!this.deps.containers.has(s.id)) void client.remove(s.id, true).catch(() => {}); // not ours any more
       }
       // A record that says running but the supervisor knows nothing of: it is gone, its code unknown.
+      // (One started after the list was asked for is not in it, and not lost.)
       for (const c of this.deps.containers.list()) {
-        if (c.State.Running && !known.has(c.Id)) void this.exited(c.Id, 255, "the supervisor lost the container (its exit code is unknown)");
+        if (c.State.Running && !known.has(c.Id) && Date.parse(c.State.StartedAt) < asked) {
+          void this.exited(c.Id, 255, "the supervisor lost the container (its exit code is unknown)");
+        }
       }
     } catch (err) {
       this.deps.log.warn({ err }, "cannot list the supervisor's containers");

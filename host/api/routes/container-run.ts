@@ -117,9 +117,11 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
       socket.once("close", () => gone.abort());
       socket.on("error", () => gone.abort());
       socket.resume(); // stdin is not taken yet: what the client sends is read and dropped
+      // `stream=0` is a one-shot read of what is stored (with `logs=1`), not a follow.
+      const follow = queryBool(query, "stream");
       if (stdout || stderr) {
         const messages = reader.read({
-          follow: true,
+          follow,
           stdout,
           stderr,
           // `logs=1` replays what is stored first; otherwise only what comes from now on.
@@ -128,7 +130,7 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
           producerDone: attachDone(runner, c, gone.signal),
         });
         await pipeMessages(messages, (chunk) => socket.write(chunk), { tty, timestamps: false });
-      } else {
+      } else if (follow) {
         await attachDone(runner, c, gone.signal);
       }
       socket.end();
