@@ -46,7 +46,8 @@ export interface ContainerRecord {
 }
 
 const NAME = /^\/?[a-zA-Z0-9][a-zA-Z0-9_.-]+$/;
-const ZERO_TIME = "0001-01-01T00:00:00Z";
+/** Go's zero time, as Docker shows the times of a container that never ran. */
+export const ZERO_TIME = "0001-01-01T00:00:00Z";
 
 export function newState(): ContainerState {
   return {

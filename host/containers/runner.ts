@@ -24,7 +24,7 @@ import { join } from "node:path";
 import type { Logger } from "pino";
 import type { RuntimeDriver } from "../../core/contracts/runtime.js";
 import type { StorageDriver } from "../../core/contracts/storage.js";
-import type { ContainerRecord, ContainerStore } from "../../core/containers/container-store.js";
+import { ZERO_TIME, type ContainerRecord, type ContainerStore } from "../../core/containers/container-store.js";
 import { EngineError, errors } from "../../core/errors.js";
 import type { EngineHooks } from "../../core/hooks.js";
 import type { ImageStore } from "../../core/images/image-store.js";
@@ -52,10 +52,13 @@ export interface RunnerDeps {
 
 export type WaitCondition = "not-running" | "next-exit" | "removed";
 
+
 export class ContainerRunner {
   private handle?: Promise<SupervisorHandle>;
   private readonly events = new EventEmitter().setMaxListeners(0);
   private readonly queues = new Map<string, Promise<unknown>>();
+  /** The supervisor's removals under way, by container id. */
+  private readonly forgetting = new Map<string, Promise<void>>();
   private readonly following = new AbortController();
   private closed = false;
 
@@ -183,7 +186,9 @@ export class ContainerRunner {
       const runtime = selectRuntime(config, c.HostConfig.Runtime, this.deps.host);
       const log = logSettings(c.HostConfig, config);
       const p = this.paths(c.Id);
-      // What an earlier run left behind (a crash between its exit and its cleanup).
+      // What an earlier run left behind: the supervisor's removal still under way (or failed),
+      // a crash between its exit and its cleanup.
+      if (c.State.StartedAt !== ZERO_TIME) await this.forget(c.Id).catch(() => {});
       if (existsSync(p.base)) await this.release(c.Id);
       try {
         await mountSpecs(await this.deps.storage.mounts(c.Id), p.rootfs);
@@ -234,20 +239,40 @@ export class ContainerRunner {
     }
   }
 
-  /** Forgets the container in the supervisor, removes its bundle, unmounts its root filesystem. All safe to repeat. */
-  private async release(id: string): Promise<void> {
+  /**
+   * Unmounts the root filesystem, removes the bundle, and has the supervisor forget the
+   * container (the runtime's delete). All safe to repeat. After an exit the forgetting is not
+   * waited for (`wait: false`): the process is gone, and nothing but a new run of the same
+   * container needs it done, which waits for it (`start`); a forgetting lost to a crash is
+   * done by the next catch-up, which removes what the supervisor holds and no record names.
+   */
+  private async release(id: string, opts: { wait: boolean } = { wait: true }): Promise<void> {
     const p = this.paths(id);
-    // The runtime's delete and the unmount do not depend on each other: the process is gone.
-    const forget = async () => {
+    const forgetting = this.forget(id);
+    const unmounted = unmountAll(p.rootfs).then(() => rm(p.base, { recursive: true, force: true }));
+    if (opts.wait) {
+      const results = await Promise.allSettled([forgetting, unmounted]);
+      for (const r of results) if (r.status === "rejected") throw r.reason;
+    } else {
+      await unmounted;
+    }
+  }
+
+  /** The supervisor's `remove` of a container, once at a time; tracked so that a start of the same id waits for it. */
+  private forget(id: string): Promise<void> {
+    const before = this.forgetting.get(id);
+    if (before) return before;
+    const done = (async () => {
       if (!this.handle) return;
       const sup = await this.supervisor();
       await sup.remove(id, true).catch((err: Error) => {
         if (!(err instanceof SupervisorClientError && err.status === 404)) throw err;
       });
-    };
-    const [forgotten, unmounted] = await Promise.allSettled([forget(), unmountAll(p.rootfs)]);
-    for (const r of [forgotten, unmounted]) if (r.status === "rejected") throw r.reason;
-    await rm(p.base, { recursive: true, force: true });
+    })();
+    const tracked = done.finally(() => this.forgetting.delete(id));
+    tracked.catch((err: Error) => this.deps.log.error({ err, container: id }, "the supervisor could not forget a container"));
+    this.forgetting.set(id, tracked);
+    return tracked;
   }
 
   // --- exit ----------------------------------------------------------------------------------
@@ -267,7 +292,7 @@ export class ContainerRunner {
         // Waiters learn it now; whatever they do next (start, remove) queues behind the cleanup.
         this.events.emit(`exit:${id}`, exitCode);
       }
-      await this.release(id).catch((err: Error) => this.deps.log.error({ err, container: id }, "cleanup after exit failed"));
+      await this.release(id, { wait: false }).catch((err: Error) => this.deps.log.error({ err, container: id }, "cleanup after exit failed"));
       if (wasRunning && c.HostConfig.AutoRemove) await this.destroy(c);
     }).catch((err: Error) => this.deps.log.error({ err, container: id }, "recording an exit failed"));
   }
@@ -352,7 +377,7 @@ export class ContainerRunner {
   /** The container's layer and record go; waiters for `removed` are told. Safe to repeat. */
   private async destroy(c: ContainerRecord): Promise<void> {
     if (!this.deps.containers.has(c.Id)) return;
-    await this.release(c.Id);
+    await this.release(c.Id, { wait: false });
     await this.deps.storage.remove(c.Id);
     this.deps.containers.remove(c.Id);
     this.events.emit(`removed:${c.Id}`, c.State.ExitCode);
@@ -396,6 +421,7 @@ export class ContainerRunner {
         return this.stop(c, { seconds });
       }));
     }
+    await Promise.allSettled([...this.forgetting.values()]);
     this.closed = true;
     this.following.abort();
     const handle = await this.handle.catch(() => undefined);

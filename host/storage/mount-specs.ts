@@ -4,7 +4,7 @@
  * paths of a long overlay chain start, so mount(8) runs there.
  */
 import { execFile } from "node:child_process";
-import { mkdir } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import type { MountSpec } from "../../core/contracts/storage.js";
 
@@ -33,7 +33,7 @@ export async function mountSpecs(specs: readonly MountSpec[], target: string): P
  * crash, when nobody knows what is still mounted.
  */
 export async function unmountAll(target: string, count = 8): Promise<void> {
-  for (let i = 0; i < count; i++) {
+  for (let i = 0; i < count && (await mountedAt(target)); i++) {
     try {
       await run("umount", [target]);
     } catch (err) {
@@ -42,4 +42,17 @@ export async function unmountAll(target: string, count = 8): Promise<void> {
       await run("umount", ["-l", target]).catch(() => {});
     }
   }
+}
+
+/** Whether something is mounted at `target` (read from /proc/self/mountinfo: cheaper than running umount to find out). */
+async function mountedAt(target: string): Promise<boolean> {
+  let info: string;
+  try {
+    info = await readFile("/proc/self/mountinfo", "utf8");
+  } catch {
+    return true; // cannot tell: let umount say
+  }
+  // Field 5 is the mount point, with space, tab, newline and backslash written as octal escapes.
+  const escaped = target.replace(/[ \t\n\\]/g, (ch) => `\\${ch.charCodeAt(0).toString(8).padStart(3, "0")}`);
+  return info.split("\n").some((line) => line.split(" ")[4] === escaped);
 }

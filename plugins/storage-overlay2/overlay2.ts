@@ -437,7 +437,8 @@ export class Overlay2Driver implements StorageDriver {
   async remove(id: string): Promise<void> {
     const dir = this.dir(id);
     if (!existsSync(dir)) return;
-    const children = await this.children(id);
+    // A writable layer (a container's) is never a parent: no need to read every layer's parent.
+    const children = existsSync(join(dir, "work")) ? [] : await this.children(id);
     if (children.length > 0) {
       throw new Error(`overlay2: cannot remove layer ${id}: layers ${children.join(", ")} use it as their parent`);
     }
