@@ -97,17 +97,19 @@ export class ContainerRunner {
     }
   }
 
-  private async connect(): Promise<SupervisorHandle> {
+  /** `--supervisor`'s, or engined's own under the exec root (started when none answers). */
+  private ensure(): Promise<SupervisorHandle> {
     const config = this.deps.config();
-    const handle = await ensureSupervisor({
-      address: config.supervisor || undefined,
-      execRoot: this.deps.execRoot,
-      namespace: config["supervisor-namespace"],
-    });
+    return ensureSupervisor({ address: config.supervisor || undefined, execRoot: this.deps.execRoot, namespace: config["supervisor-namespace"] });
+  }
+
+  private async connect(): Promise<SupervisorHandle> {
+    const handle = await this.ensure();
     this.deps.log.info({ pid: handle.pid, socket: handle.socket }, "supervisor connected");
     let opened!: () => void;
     const open = new Promise<void>((resolve) => (opened = resolve));
-    void this.follow(handle, opened);
+    const abandoned = new AbortController();
+    void this.follow(handle, opened, abandoned.signal);
     // Its exits must be followed before anything runs there; a supervisor that answers pings
     // but serves no event stream is not one to run containers on.
     let timer: NodeJS.Timeout | undefined;
@@ -116,6 +118,10 @@ export class ContainerRunner {
     });
     try {
       await Promise.race([open, late]);
+    } catch (err) {
+      abandoned.abort();
+      await handle.client.close().catch(() => {});
+      throw err;
     } finally {
       clearTimeout(timer);
     }
@@ -123,8 +129,8 @@ export class ContainerRunner {
   }
 
   /** Takes every exit from the event stream; lists to catch up each time it (re)opens. */
-  private async follow(handle: SupervisorHandle, opened: () => void): Promise<void> {
-    for (let attempt = 0; !this.closed; attempt++) {
+  private async follow(handle: SupervisorHandle, opened: () => void, abandoned: AbortSignal): Promise<void> {
+    for (let attempt = 0; !this.closed && !abandoned.aborted; attempt++) {
       try {
         await handle.client.events((e) => void this.exited(e.id, e.exitCode), this.following.signal, () => {
           attempt = 0;
@@ -135,14 +141,13 @@ export class ContainerRunner {
         if (this.closed) return;
         this.deps.log.warn({ err }, "the supervisor's event stream broke");
       }
-      if (this.closed) return;
+      if (this.closed || abandoned.aborted) return;
       // Gone (killed, restarted by hand): engined's own is started again; one started by hand must come back.
       await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 5000)));
       if (this.closed) return;
       try {
         await handle.client.close().catch(() => {});
-        const config = this.deps.config();
-        const next = await ensureSupervisor({ address: config.supervisor || undefined, execRoot: this.deps.execRoot, namespace: config["supervisor-namespace"] });
+        const next = await this.ensure();
         handle.client = next.client;
         handle.pid = next.pid;
         this.deps.log.info({ pid: next.pid }, "supervisor reconnected");
