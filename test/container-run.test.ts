@@ -102,6 +102,10 @@ describe("container run (Docker CLI)", function () {
     expect(info.State.ExitCode).to.equal(127);
     expect(info.State.Running).to.equal(false);
     expect(info.State.Error).to.include("nope");
+    // With --rm the container that could not start is removed, and the CLI does not hang waiting for that.
+    const removed = await run("run", "--rm", "--name", "nope-rm", "busybox", "nope");
+    expect(removed.code).to.equal(127);
+    expect((await run("inspect", "nope-rm")).stderr).to.include("No such object: nope-rm");
   });
 
   it("run -d, ps, stop -t 1 (137), start twice, kill, wait, kill/rm refusals, rm -f", async function () {

@@ -4,11 +4,12 @@
  * stopping engined stops its containers and its own supervisor.
  */
 import "./helpers/root-hooks.js";
+import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { docker } from "./helpers/docker-cli.js";
-import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
+import { makeTempDir, ROOT, startEngined, type TestDaemon } from "./helpers/engined.js";
 import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
 import { processAlive } from "../host/process-alive.js";
 
@@ -100,6 +101,28 @@ describe("live restore and daemon shutdown", function () {
     expect((await cli("wait", "ticker")).trim()).to.equal("5");
     expect(await cli("logs", "ticker")).to.equal(Array.from({ length: 8 }, (_, i) => `line ${i + 1}\n`).join(""));
     await cli("rm", "ticker");
+  });
+
+  it("uses a supervisor started by hand (--supervisor), refuses another namespace, and leaves it running", async () => {
+    const supRoot = join(dir, "sup");
+    const supSocket = join(supRoot, "sup.sock");
+    const sup = spawn(process.execPath, [join(ROOT, "dist/host/supervisor/main.js"), "--socket", supSocket, "--root", supRoot, "--namespace", "byhand"], { stdio: "ignore" });
+    try {
+      for (let i = 0; i < 100 && !existsSync(supSocket); i++) await sleep(50);
+      const wrong = await start(["--supervisor", `unix://${supSocket}`]);
+      await cli("import", "--change", 'CMD ["sh"]', writeFixture(dir, "rootfs.tar", await busyboxRootfs()), "busybox");
+      const refused = await docker(host, ["run", "--rm", "busybox", "true"]);
+      expect(refused.stderr).to.include('serves namespace "byhand", not "engine"');
+      await wrong.stop();
+      daemons.splice(daemons.indexOf(wrong), 1);
+      const d = await start(["--supervisor", supSocket, "--supervisor-namespace", "byhand"]);
+      expect(await cli("run", "--rm", "busybox", "echo", "by hand")).to.equal("by hand\n");
+      await d.stop();
+      daemons.splice(daemons.indexOf(d), 1);
+      expect(sup.exitCode).to.equal(null); // engined never stops a supervisor it did not start
+    } finally {
+      sup.kill("SIGTERM");
+    }
   });
 
   it("without --live-restore, stopping engined stops its containers and its supervisor", async () => {

@@ -185,17 +185,17 @@ export class ContainerRunner {
   start(c: ContainerRecord): Promise<boolean> {
     return this.serial(c.Id, async () => {
       if (c.State.Running) return false;
-      if (c.Config.Tty || c.Config.OpenStdin) throw errors.containerTtyUnsupported();
-      const sup = await this.supervisor();
-      const config = this.deps.config();
-      const runtime = selectRuntime(config, c.HostConfig.Runtime, this.deps.host);
-      const log = logSettings(c.HostConfig, config);
       const p = this.paths(c.Id);
-      // What an earlier run left behind: the supervisor's removal still under way (or failed),
-      // a crash between its exit and its cleanup.
-      if (c.State.StartedAt !== ZERO_TIME) await this.forget(c.Id).catch(() => {});
-      if (existsSync(p.base)) await this.release(c.Id);
       try {
+        if (c.Config.Tty || c.Config.OpenStdin) throw errors.containerTtyUnsupported();
+        const sup = await this.supervisor();
+        const config = this.deps.config();
+        const runtime = selectRuntime(config, c.HostConfig.Runtime, this.deps.host);
+        const log = logSettings(c.HostConfig, config);
+        // What an earlier run left behind: the supervisor's removal still under way (or failed),
+        // a crash between its exit and its cleanup.
+        if (c.State.StartedAt !== ZERO_TIME) await this.forget(c.Id).catch(() => {});
+        if (existsSync(p.base)) await this.release(c.Id);
         await mountSpecs(await this.deps.storage.mounts(c.Id), p.rootfs);
         await this.deps.runtime.writeBundle(
           {
@@ -227,10 +227,13 @@ export class ContainerRunner {
         this.deps.containers.save(c);
         return true;
       } catch (err) {
-        await this.release(c.Id);
+        await this.release(c.Id).catch((e: Error) => this.deps.log.error({ err: e, container: c.Id }, "cleanup after a failed start failed"));
         const failure = startFailure(err as Error);
         c.State = { ...c.State, Error: failure.message, ExitCode: failure.exitCode ?? c.State.ExitCode };
         this.deps.containers.save(c);
+        // As Docker does: an AutoRemove container that cannot start is removed (`docker run --rm`
+        // waits for that after a failed start).
+        if (c.HostConfig.AutoRemove) await this.destroy(c).catch((e: Error) => this.deps.log.error({ err: e, container: c.Id }, "removing after a failed start failed"));
         throw failure.error;
       }
     });
