@@ -3,7 +3,7 @@
  * and the next start removes what the load had begun: layers, blobs, temporary files.
  */
 import "./helpers/root-hooks.js";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -11,6 +11,9 @@ import { expect } from "chai";
 import { makeTempDir, startEngined } from "./helpers/engined.js";
 import { httpRequest } from "./helpers/http.js";
 import { dockerSaveTar, imageOf, makeTar } from "./fixtures/images.js";
+import { createOverlay2Driver } from "../plugins/storage-overlay2/overlay2.js";
+import { LayerStore } from "../core/images/layer-store.js";
+import { BlobStore } from "../core/images/blob-store.js";
 
 const list = (dir: string) => (existsSync(dir) ? readdirSync(dir) : []);
 
@@ -73,5 +76,21 @@ describe("image store after a crash", () => {
     } finally {
       await again.stop();
     }
+  });
+
+  it("removes a layer whose registration ended between the driver's layer and its record (the pending mark)", async () => {
+    const dir = makeTempDir();
+    const home = join(dir, "overlay2");
+    const driver = await createOverlay2Driver({ home, options: {} });
+    const store = new LayerStore(join(dir, "image"), new BlobStore(join(dir, "blobs"), join(dir, "tmp")), driver);
+    // What register() leaves when killed after applyDiff and before the record: a whole driver
+    // layer, no record, the pending mark.
+    const id = "ab".repeat(32);
+    writeFileSync(join(dir, "image", "layers", `${id}.pending`), "");
+    await driver.create(id, undefined);
+    expect(await driver.exists(id)).to.equal(true);
+    await store.recoverPending();
+    expect(await driver.exists(id)).to.equal(false);
+    expect(list(join(dir, "image", "layers"))).to.deep.equal([]);
   });
 });

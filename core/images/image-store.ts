@@ -264,6 +264,7 @@ export class ImageStore {
     rmSync(this.tmpDir, { recursive: true, force: true });
     mkdirSync(this.tmpDir, { recursive: true });
     await this.driver.cleanup();
+    await this.layers.recoverPending();
     // Images whose layers or config are not whole are not images.
     for (const rec of this.records()) {
       if (!this.blobs.has(rec.id) || rec.chain.some((c) => !this.layers.recordExists(c))) {

@@ -7,7 +7,7 @@
  *   chainID(L0) = diffID(L0);  chainID(Ln) = sha256(chainID(Ln-1) + " " + diffID(Ln))
  */
 import { createHash } from "node:crypto";
-import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { StorageDriver } from "../contracts/storage.js";
 import { errors } from "../errors.js";
@@ -63,16 +63,39 @@ export class LayerStore {
     if (known && (await this.driver.exists(hex(chainId)))) return { layer: known, existed: true };
     const id = hex(chainId);
     await this.driver.remove(id); // a leftover without its record
+    // From here until the record is written, a crash leaves a driver layer no record names:
+    // the pending mark says which, for recoverPending().
+    writeFileSync(this.pendingPath(id), "");
     await this.driver.create(id, parent ? hex(parent) : undefined);
     try {
       const size = await this.driver.applyDiff(id, createReadStream(tarFile));
       if (!this.blobs.has(digest)) await this.blobs.adopt(tarFile, digest);
       const layer: LayerRecord = { chainId, diffId: digest, ...(parent ? { parent } : {}), size };
       writeJsonAtomic(join(this.dir, `${id}.json`), layer);
+      rmSync(this.pendingPath(id), { force: true });
       return { layer, existed: false };
     } catch (err) {
       await this.driver.remove(id).catch(() => undefined);
+      rmSync(this.pendingPath(id), { force: true });
       throw err;
+    }
+  }
+
+  private pendingPath(id: string): string {
+    return join(this.dir, `${id}.pending`);
+  }
+
+  /** After a crash: the driver layers of registrations and removals that did not finish go. */
+  async recoverPending(): Promise<void> {
+    for (const f of readdirSync(this.dir)) {
+      const m = /^([a-f0-9]{64})\.pending$/.exec(f);
+      if (!m) continue;
+      try {
+        if (!this.recordExists(`sha256:${m[1]}`)) await this.driver.remove(m[1]);
+        rmSync(join(this.dir, f), { force: true });
+      } catch {
+        // still a parent (its children go first, with their own marks): tried again at the next start
+      }
     }
   }
 
@@ -83,10 +106,12 @@ export class LayerStore {
       .filter((l): l is LayerRecord => l !== undefined);
   }
 
-  /** Removes a layer (its record first, so that a crash half way leaves a leftover, not a lie). */
+  /** Removes a layer (its record first, so that a crash half way leaves a leftover, not a lie; the pending mark has it removed at the next start). */
   async remove(chainId: string): Promise<void> {
+    writeFileSync(this.pendingPath(hex(chainId)), "");
     rmSync(join(this.dir, `${hex(chainId)}.json`), { force: true });
     await this.driver.remove(hex(chainId));
+    rmSync(this.pendingPath(hex(chainId)), { force: true });
   }
 
   /** Record files of layers, for the crash clean-up. */
