@@ -124,14 +124,10 @@ export class Supervisor {
     }
     if (state.exitCode === undefined) return;
     this.announced.add(id);
-    const drain = this.drains.get(id);
-    drain?.poke();
-    void (drain?.finished ?? Promise.resolve())
-      .catch(() => {})
-      .then(() => {
-        const event: ExitEvent = { type: "exit", id, exitCode: state.exitCode! };
-        for (const fn of this.subscribers) fn(event);
-      });
+    void this.drained(id).then(() => {
+      const event: ExitEvent = { type: "exit", id, exitCode: state.exitCode! };
+      for (const fn of this.subscribers) fn(event);
+    });
   }
 
   /** The container's logger; bad log settings are refused before anything runs. */
@@ -160,9 +156,14 @@ export class Supervisor {
     );
   }
 
-  /** Settles when the container's output has all reached its log driver. */
+  /**
+   * Once the container has exited: settles when its output has all reached its log driver (the
+   * drain is woken now rather than at its next poll). A failed drain settles it too.
+   */
   async drained(id: string): Promise<void> {
-    await this.drains.get(id)?.finished;
+    const drain = this.drains.get(id);
+    drain?.poke();
+    await drain?.finished.catch(() => {});
   }
 
   private paths(id: string) {
@@ -233,9 +234,7 @@ export class Supervisor {
   async wait(id: string, signal?: AbortSignal): Promise<number> {
     const state = this.get(id);
     const code = state.exitCode ?? (await waitExit(this.exitDir, id, signal));
-    const drain = this.drains.get(id);
-    drain?.poke();
-    await drain?.finished.catch(() => {});
+    await this.drained(id);
     return code;
   }
 
@@ -257,9 +256,7 @@ export class Supervisor {
     if (state.status === "running" && !force) throw new SupervisorError(409, `container ${id} is running`);
     if (state.status === "running") await stopContainer(state.runtime, id, this.exitDir, { signal: "KILL", graceMs: 5000 });
     // It has exited: the drain finishes once the spool is read to its end, so no line is cut.
-    const drain = this.drains.get(id);
-    drain?.poke();
-    await drain?.finished.catch(() => {});
+    await this.drained(id);
     this.announced.delete(id);
     await deleteContainer(state.runtime, id);
     rmSync(join(this.exitDir, id), { force: true });

@@ -199,7 +199,7 @@ function hijack(request: FastifyRequest, reply: FastifyReply, tty: boolean): Soc
   reply.hijack();
   const socket = request.raw.socket;
   const upgrade = /\btcp\b/i.test(String(request.headers.upgrade ?? ""));
-  const type = tty ? "application/vnd.docker.raw-stream" : streamContentType(requestedApiVersion(request.raw), false);
+  const type = streamContentType(requestedApiVersion(request.raw), tty);
   const own = Object.entries(reply.getHeaders()).map(([k, v]) => `${k}: ${String(v)}\r\n`).join("");
   const head = upgrade
     ? `HTTP/1.1 101 UPGRADED\r\nContent-Type: ${type}\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n${own}\r\n`
