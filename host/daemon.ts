@@ -14,6 +14,8 @@ import { ContainerRunner } from "./containers/runner.js";
 import { openRuntime } from "./containers/open-runtime.js";
 import { logDriverSource } from "./plugins/log-drivers.js";
 import { imageRoutes } from "./api/routes/images.js";
+import { authRoutes } from "./api/routes/auth.js";
+import { RegistryService } from "./registry/registry.js";
 import { systemDfRoute } from "./api/routes/system-df.js";
 import { openStorage } from "./storage/open-storage.js";
 import type { Logger } from "pino";
@@ -105,6 +107,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     await hooks.start.promise();
 
     const warnings = insecureTcpWarnings(addresses, Boolean(tls?.requestCert));
+    const registry = new RegistryService(() => ({
+      insecureRegistries: config["insecure-registry"],
+      mirrors: config["registry-mirror"],
+      proxies: { http: config["http-proxy"], https: config["https-proxy"], noProxy: config["no-proxy"] },
+    }));
+    undo.push(() => registry.close());
     const sources: InfoSources = {
       config: () => config,
       host,
@@ -126,7 +134,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           driverName: driver.name,
           disablePigz: () => config["disable-pigz"],
           inUse: (id) => containers.usesImage(id),
+          registry,
+          limits: () => ({
+            downloads: config["max-concurrent-downloads"],
+            uploads: config["max-concurrent-uploads"],
+            attempts: config["max-download-attempts"],
+          }),
         }),
+        authRoutes({ registry }),
         containerRoutes({ containers, images, driver, runner, logDrivers, config: () => config }),
         containerRunRoutes({ containers, runner, logDrivers, config: () => config }),
         systemDfRoute(images),

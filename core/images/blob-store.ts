@@ -28,6 +28,11 @@ export class BlobStore {
     return join(this.dir, digest.slice("sha256:".length));
   }
 
+  /** A fresh name in the store's temporary folder (same filesystem: `adopt` renames it in). */
+  tempPath(prefix: string): string {
+    return join(this.tmpDir, `${prefix}-${randomBytes(8).toString("hex")}`);
+  }
+
   has(digest: string): boolean {
     return isDigest(digest) && existsSync(this.path(digest));
   }

@@ -15,6 +15,7 @@ import type { StorageDriver } from "../contracts/storage.js";
 import { errors } from "../errors.js";
 import { writeJsonAtomic } from "./atomic-file.js";
 import { BlobStore } from "./blob-store.js";
+import { DistributionMetadata } from "./distribution.js";
 import { parseImageConfig, type ImageConfig } from "./image-config.js";
 import { chainIdOf, LayerStore, type LayerRecord } from "./layer-store.js";
 import { familiarName, formatReference, parseReference, repositoryOf } from "./reference.js";
@@ -47,14 +48,18 @@ const hex = (id: string) => id.slice("sha256:".length);
 export class ImageStore {
   readonly blobs: BlobStore;
   readonly layers: LayerStore;
+  readonly distribution: DistributionMetadata;
   private readonly imagesDir: string;
   private readonly refsFile: string;
   private refs = new Map<string, string>();
+  /** Layers a pull or push is using, by chain ID (with a count): clean-ups leave them alone. */
+  private readonly held = new Map<string, number>();
   private queue: Promise<unknown> = Promise.resolve();
 
   private constructor(readonly root: string, readonly tmpDir: string, readonly driver: StorageDriver) {
     this.blobs = new BlobStore(root, tmpDir);
     this.layers = new LayerStore(root, this.blobs, driver);
+    this.distribution = new DistributionMetadata(root);
     this.imagesDir = join(root, "images");
     this.refsFile = join(root, "references.json");
     mkdirSync(this.imagesDir, { recursive: true });
@@ -175,6 +180,60 @@ export class ImageStore {
     });
   }
 
+  /** The image with this ID (`sha256:<hex>`), if the store has it whole. */
+  byId(id: string): Image | undefined {
+    const rec = this.record(id);
+    return rec ? this.image(rec) : undefined;
+  }
+
+  /** The image a full reference names, if any. */
+  idOf(reference: string): string | undefined {
+    return this.refs.get(reference);
+  }
+
+  /** Keeps layers from clean-ups until the returned function is called. */
+  hold(chainIds: readonly string[]): () => void {
+    for (const c of chainIds) this.held.set(c, (this.held.get(c) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      for (const c of chainIds) {
+        const n = (this.held.get(c) ?? 1) - 1;
+        if (n > 0) this.held.set(c, n);
+        else this.held.delete(c);
+      }
+    };
+  }
+
+  /**
+   * Stores an image whose layers are registered already (a pull): its config, its record, and
+   * its references (full form). Resolves with the image and what each reference named before.
+   */
+  createFromLayers(configBytes: Buffer, chain: readonly string[], references: readonly string[]): Promise<{ image: Image; before: (string | undefined)[] }> {
+    return this.exclusive(async () => {
+      const config = parseImageConfig(configBytes, "image config");
+      if (config.rootfs.diff_ids.length !== chain.length) throw errors.imageInvalidArchive(`the config lists ${config.rootfs.diff_ids.length} layers, the manifest ${chain.length}`);
+      for (const c of chain) if (!this.layers.recordExists(c)) throw errors.imageInvalidArchive(`layer ${c} is not in the store`);
+      const { digest: id } = await this.blobs.putBuffer(configBytes);
+      const now = new Date().toISOString();
+      const existing = this.record(id);
+      if (!existing) writeJsonAtomic(join(this.imagesDir, `${hex(id)}.json`), { id, chain: [...chain], stored: now });
+      const before = references.map((r) => this.refs.get(r));
+      for (const ref of references) this.refs.set(ref, id);
+      if (references.length) this.saveRefs(id, now);
+      return { image: this.image(this.record(id)!), before };
+    });
+  }
+
+  /** Removes layers and blobs no image uses (after a pull that failed half way). */
+  pruneUnused(): Promise<void> {
+    return this.exclusive(async () => {
+      await this.pruneLayers();
+      this.pruneBlobs();
+    });
+  }
+
   /** Names an image; the name moves off any image it named before. */
   tag(name: string, reference: string): Promise<void> {
     return this.exclusive(async () => {
@@ -243,7 +302,7 @@ export class ImageStore {
   private async pruneLayers(): Promise<string[]> {
     const used = new Set(this.records().flatMap((r) => r.chain));
     const removed: string[] = [];
-    const layers = this.layers.list().filter((l) => !used.has(l.chainId));
+    const layers = this.layers.list().filter((l) => !used.has(l.chainId) && !this.held.has(l.chainId));
     // Children before parents: a layer whose chain is longer goes first.
     const depth = (l: LayerRecord): number => (l.parent ? 1 + depth(this.layers.get(l.parent) ?? { ...l, parent: undefined }) : 0);
     for (const layer of layers.sort((a, b) => depth(b) - depth(a))) {
@@ -257,6 +316,7 @@ export class ImageStore {
     const keep = new Set<string>();
     for (const rec of this.records()) keep.add(rec.id);
     for (const layer of this.layers.list()) keep.add(layer.diffId);
+    for (const diffId of this.layers.registeringDiffIds) keep.add(diffId);
     for (const blob of this.blobs.list()) if (!keep.has(blob)) this.blobs.remove(blob);
   }
 

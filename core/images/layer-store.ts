@@ -7,8 +7,10 @@
  *   chainID(L0) = diffID(L0);  chainID(Ln) = sha256(chainID(Ln-1) + " " + diffID(Ln))
  */
 import { createHash } from "node:crypto";
-import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { PassThrough, Writable, type Readable } from "node:stream";
+import { finished, pipeline } from "node:stream/promises";
 import type { StorageDriver } from "../contracts/storage.js";
 import { errors } from "../errors.js";
 import { writeJsonAtomic } from "./atomic-file.js";
@@ -31,6 +33,10 @@ const hex = (digest: string) => digest.slice("sha256:".length);
 
 export class LayerStore {
   private readonly dir: string;
+  /** Registrations under way, by chain ID: a second one for the same layer waits for the first. */
+  private readonly registering = new Map<string, Promise<unknown>>();
+  /** Diff IDs of the registrations under way: their blobs are not orphans yet. */
+  readonly registeringDiffIds = new Set<string>();
 
   constructor(root: string, private readonly blobs: BlobStore, readonly driver: StorageDriver) {
     this.dir = join(root, "layers");
@@ -78,6 +84,89 @@ export class LayerStore {
       await this.driver.remove(id).catch(() => undefined);
       rmSync(this.pendingPath(id), { force: true });
       throw err;
+    }
+  }
+
+  /**
+   * Like `register`, from a stream of the uncompressed tar (a download being decompressed): the
+   * tar is applied by the driver, kept as a blob and digested in one pass. `diffId` is what the
+   * image config says the tar's digest is; a stream that does not match leaves nothing behind.
+   */
+  async registerStream(parent: string | undefined, tar: Readable, diffId: string): Promise<{ layer: LayerRecord; existed: boolean }> {
+    const chainId = chainIdOf(parent, diffId);
+    for (let waits = 0; this.registering.has(chainId) && waits < 1000; waits++) await this.registering.get(chainId)!.catch(() => undefined);
+    const have = this.get(chainId);
+    if (have && (await this.driver.exists(hex(chainId)))) {
+      tar.destroy();
+      return { layer: have, existed: true };
+    }
+    const work = this.applyStream(parent, chainId, tar, diffId);
+    this.registering.set(chainId, work);
+    this.registeringDiffIds.add(diffId);
+    try {
+      return await work;
+    } finally {
+      this.registering.delete(chainId);
+      this.registeringDiffIds.delete(diffId);
+    }
+  }
+
+  private async applyStream(parent: string | undefined, chainId: string, tar: Readable, diffId: string): Promise<{ layer: LayerRecord; existed: boolean }> {
+    const id = hex(chainId);
+    const tmp = this.blobs.tempPath("layer");
+    await this.driver.remove(id); // a leftover without its record
+    writeFileSync(this.pendingPath(id), "");
+    const hash = createHash("sha256");
+    const file = createWriteStream(tmp, { mode: 0o600 });
+    const toDriver = new PassThrough({ highWaterMark: 1 << 20 });
+    // one pass, two readers: the blob file and the driver; the slower one sets the pace
+    const fanOut = new Writable({
+      highWaterMark: 1 << 20,
+      write(chunk: Buffer, _enc, done) {
+        hash.update(chunk);
+        let waiting = 2;
+        const one = () => --waiting === 0 && done();
+        if (file.write(chunk)) one();
+        else file.once("drain", one);
+        if (toDriver.write(chunk)) one();
+        else toDriver.once("drain", one);
+      },
+      final(done) {
+        toDriver.end();
+        file.end();
+        finished(file).then(() => done(), done);
+      },
+    });
+    try {
+      await this.driver.create(id, parent ? hex(parent) : undefined);
+      const feeding = pipeline(tar, fanOut);
+      const applying = this.driver.applyDiff(id, toDriver);
+      const [, size] = await Promise.all([
+        feeding.catch((e) => {
+          toDriver.destroy(e);
+          throw e;
+        }),
+        applying.catch((e) => {
+          tar.destroy(e);
+          fanOut.destroy(e);
+          throw e;
+        }),
+      ]);
+      const digest = `sha256:${hash.digest("hex")}`;
+      if (digest !== diffId) throw errors.imageDigestMismatch("layer", diffId, digest);
+      if (!this.blobs.has(digest)) await this.blobs.adopt(tmp, digest);
+      const layer: LayerRecord = { chainId, diffId: digest, ...(parent ? { parent } : {}), size };
+      writeJsonAtomic(join(this.dir, `${id}.json`), layer);
+      rmSync(this.pendingPath(id), { force: true });
+      return { layer, existed: false };
+    } catch (err) {
+      tar.destroy();
+      file.destroy();
+      await this.driver.remove(id).catch(() => undefined);
+      rmSync(this.pendingPath(id), { force: true });
+      throw err;
+    } finally {
+      rmSync(tmp, { force: true });
     }
   }
 

@@ -22,8 +22,8 @@ export interface Reference {
   digest?: string;
 }
 
-/** Reads a reference; `defaultTag` fills a missing tag when there is no digest either. */
-export function parseReference(text: string, defaultTag: string | undefined = "latest"): Reference {
+/** Reads a reference; `defaultTag` fills a missing tag when there is no digest either (null: none). */
+export function parseReference(text: string, defaultTag: string | null = "latest"): Reference {
   let rest = text;
   let digest: string | undefined;
   const at = rest.indexOf("@");
@@ -52,7 +52,7 @@ export function parseReference(text: string, defaultTag: string | undefined = "l
   let path = parts.join("/");
   if (domain === DEFAULT_DOMAIN && parts.length === 1) path = OFFICIAL_PREFIX + path;
   if (path.length > 255) throw errors.imageInvalidReference(text, "repository name must not be more than 255 characters");
-  if (tag === undefined && digest === undefined && defaultTag !== undefined) tag = defaultTag;
+  if (tag === undefined && digest === undefined && defaultTag !== null) tag = defaultTag;
   return { domain, path, tag, digest };
 }
 

@@ -13,17 +13,26 @@ import { compareApiVersions } from "../../../core/version.js";
 import { requestedApiVersion } from "../api-version.js";
 import { checkFilterKeys, queryBool, queryFilters, queryList, queryString, type Query } from "../query.js";
 import { imageFilter } from "./image-filters.js";
+import { progressStream } from "../progress-stream.js";
+import { decodeAuthHeader } from "../../registry/auth-header.js";
+import { parsePlatform } from "../../registry/manifests.js";
+import type { RegistryService } from "../../registry/registry.js";
 
 // Import, load and save bring undici, tar-stream and the archive code: loaded on first use so
 // that a daemon start does not pay for them.
 const importing = () => import("../../images/import-image.js");
 const loading = () => import("../../images/load-images.js");
 const saving = () => import("../../images/save-images.js");
+const pulling = () => import("../../images/pull.js");
+const pushing = () => import("../../images/push.js");
 
 export interface ImageRouteDeps {
   store: ImageStore;
   driverName: string;
   disablePigz: () => boolean;
+  registry: RegistryService;
+  /** The registry limits as configured now (a reload changes the next pull or push). */
+  limits: () => { downloads: number; uploads: number; attempts: number };
   /** Whether a container uses the image (409 on removal); none do until containers exist. */
   inUse?: (id: string) => boolean;
 }
@@ -140,10 +149,9 @@ export function imageRoutes(deps: ImageRouteDeps) {
     app.post("/images/create", async (request, reply) => {
       const query = request.query as Query;
       const fromSrc = queryString(query, "fromSrc");
-      if (fromSrc === undefined) {
-        if (queryString(query, "fromImage") !== undefined) throw errors.apiNotImplemented("pulling images from a registry (fromImage)");
-        throw errors.apiInvalidBody("fromSrc or fromImage is required");
-      }
+      const fromImage = queryString(query, "fromImage");
+      if (fromSrc === undefined && fromImage) return pull(request, reply, fromImage);
+      if (fromSrc === undefined) throw errors.apiInvalidBody("fromSrc or fromImage is required");
       const repo = queryString(query, "repo");
       const tag = queryString(query, "tag");
       const tags = repo ? [tag ? `${repo}:${tag}` : repo] : [];
@@ -186,7 +194,7 @@ export function imageRoutes(deps: ImageRouteDeps) {
 
     app.post("/images/*", async (request, reply) => {
       const { name, action } = nameAndAction(request, ["tag", "push"]);
-      if (action === "push") throw errors.apiNotImplemented("pushing images to a registry");
+      if (action === "push") return push(request, reply, name);
       if (action !== "tag") throw errors.apiPageNotFound();
       const query = request.query as Query;
       const repo = queryString(query, "repo");
@@ -205,13 +213,44 @@ export function imageRoutes(deps: ImageRouteDeps) {
     });
   };
 
+  /** `fromImage` (short or full, with a tag or digest) and `tag` (a tag or a digest). */
+  async function pull(request: FastifyRequest, reply: FastifyReply, fromImage: string) {
+    const query = request.query as Query;
+    const tag = queryString(query, "tag");
+    let ref = parseReference(fromImage, null);
+    if (tag && !ref.tag && !ref.digest) ref = tag.startsWith("sha256:") ? parseReference(`${fromImage}@${tag}`) : parseReference(`${fromImage}:${tag}`);
+    const credentials = decodeAuthHeader(request.headers["x-registry-auth"]);
+    const platform = parsePlatform(queryString(query, "platform"));
+    const { pullImage } = await pulling();
+    const limits = deps.limits();
+    return progressStream(reply, (w) =>
+      pullImage(
+        { store, registry: deps.registry, limits: () => ({ downloads: limits.downloads, attempts: limits.attempts, disablePigz: deps.disablePigz() }) },
+        { reference: ref, allTags: !ref.tag && !ref.digest, credentials, platform, ...w },
+      ),
+    );
+  }
+
+  async function push(request: FastifyRequest, reply: FastifyReply, name: string) {
+    const query = request.query as Query;
+    const tag = queryString(query, "tag");
+    let ref = parseReference(name, null);
+    if (ref.digest) throw errors.apiInvalidBody("cannot push a digest reference");
+    if (tag && !ref.tag) ref = parseReference(`${name}:${tag}`);
+    const credentials = decodeAuthHeader(request.headers["x-registry-auth"]);
+    const { pushImage, pushTargets } = await pushing();
+    pushTargets(store, ref); // 404 before the stream starts
+    const uploads = deps.limits().uploads;
+    return progressStream(reply, (w) => pushImage({ store, registry: deps.registry, uploads: () => uploads }, { reference: ref, credentials, signal: w.signal, emit: w.emit }));
+  }
+
   async function sendSave(reply: FastifyReply, names: readonly string[]) {
     const { saveImages } = await saving();
     // A name with a tag saves that tag; a bare repository name saves all of its tags; an ID none.
     const items: SaveItem[] = names.map((name) => {
       const { image, reference } = store.lookup(name);
       if (!reference) return { image, refs: [] };
-      const ref = parseReference(name, undefined);
+      const ref = parseReference(name, null);
       const refs = ref.tag || ref.digest ? [reference] : image.references.filter((r) => r.startsWith(`${repositoryOf(ref)}:`));
       return { image, refs };
     });

@@ -1,0 +1,49 @@
+/**
+ * Where a layer's compressed form lives: for each diff ID, the blobs (digest, size, media
+ * type) that registries hold for it, and in which repository. A pull records what it
+ * downloaded; a push reads it to skip uploads (the registry has the blob already) or to mount
+ * the blob from another repository of the same registry, and records what it uploaded.
+ * `distribution/<diff hex>.json` under the image root; losing it costs only uploads.
+ */
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { writeJsonAtomic } from "./atomic-file.js";
+
+export interface BlobLocation {
+  digest: string;
+  size: number;
+  mediaType: string;
+  /** `127.0.0.1:5000`, `docker.io`. */
+  registry: string;
+  /** `library/busybox`. */
+  repository: string;
+}
+
+const MAX_ENTRIES = 32;
+
+export class DistributionMetadata {
+  private readonly dir: string;
+
+  constructor(root: string) {
+    this.dir = join(root, "distribution");
+    mkdirSync(this.dir, { recursive: true });
+  }
+
+  private file(diffId: string): string {
+    return join(this.dir, `${diffId.replace(/^sha256:/, "")}.json`);
+  }
+
+  locations(diffId: string): BlobLocation[] {
+    try {
+      return JSON.parse(readFileSync(this.file(diffId), "utf8")) as BlobLocation[];
+    } catch {
+      return [];
+    }
+  }
+
+  add(diffId: string, location: BlobLocation): void {
+    const same = (l: BlobLocation) => l.digest === location.digest && l.registry === location.registry && l.repository === location.repository;
+    const list = [location, ...this.locations(diffId).filter((l) => !same(l))].slice(0, MAX_ENTRIES);
+    writeJsonAtomic(this.file(diffId), list);
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * The answer of a pull or a push: 200 with one JSON object per line, sent from the first
+ * progress message on. A failure before that message is an ordinary HTTP error; after it, the
+ * last line is `{"errorDetail":{"message":...},"error":...}`. A client that goes away aborts
+ * the work (its signal), and the work can wait until the client has read every line so far
+ * (`drained`), so that it completes only for a client that reads to the end.
+ */
+import type { FastifyReply } from "fastify";
+import { PassThrough } from "node:stream";
+import { toEngineError } from "../../core/errors.js";
+import type { Emit, ProgressMessage } from "../images/progress.js";
+
+export interface ProgressWork {
+  emit: Emit;
+  signal: AbortSignal;
+  drained: () => Promise<void>;
+}
+
+export async function progressStream(reply: FastifyReply, work: (w: ProgressWork) => Promise<void>): Promise<FastifyReply> {
+  const out = new PassThrough();
+  const abort = new AbortController();
+  const res = reply.raw;
+  // the response closing before it finished: the client went away
+  res.on("close", () => {
+    if (!res.writableFinished) abort.abort(new Error("the client closed the connection"));
+  });
+  let started = false;
+  let markStarted!: () => void;
+  const first = new Promise<void>((r) => (markStarted = r));
+  const write = (m: ProgressMessage) => out.write(`${JSON.stringify(m)}\n`);
+  const emit: Emit = (m) => {
+    if (abort.signal.aborted) return;
+    if (!started) {
+      started = true;
+      markStarted();
+    }
+    write(m);
+  };
+  const drained = async () => {
+    // the lines written so far have left the stream and the socket's buffer
+    for (let i = 0; i < 600 && !abort.signal.aborted && (out.writableLength > 0 || out.readableLength > 0 || res.writableLength > 0); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  const done = work({ emit, signal: abort.signal, drained }).then(
+    () => void out.end(),
+    (err) => {
+      if (!started) throw err;
+      const message = toEngineError(err).message;
+      out.end(`${JSON.stringify({ errorDetail: { message }, error: message })}\n`);
+    },
+  );
+  await Promise.race([first, done]);
+  // Docker's CLI renders the lines only when the type is exactly application/json
+  return reply.header("content-type", "application/json").send(out);
+}

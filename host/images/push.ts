@@ -1,0 +1,172 @@
+/**
+ * `POST /images/{name}/push`: a push. Each layer is checked first against what the store
+ * knows of it (`distribution`): a blob the target repository has already is "Layer already
+ * exists", one another repository of the same registry has is mounted from there; the rest
+ * are gzip-compressed from the stored tar on the fly and uploaded in chunks
+ * (`max-concurrent-uploads` at once), digested on the way. The config goes up whole
+ * (monolithic), the manifest (Docker schema 2) last, under the tag.
+ */
+import { createHash } from "node:crypto";
+import { Transform } from "node:stream";
+import { createGzip } from "node:zlib";
+import { errors } from "../../core/errors.js";
+import type { Image, ImageStore } from "../../core/images/image-store.js";
+import { familiarName, formatReference, repositoryOf, type Reference } from "../../core/images/reference.js";
+import type { Credentials } from "../registry/auth.js";
+import type { RegistrySession } from "../registry/client.js";
+import { MediaTypes, sha256 } from "../registry/manifests.js";
+import type { RegistryService } from "../registry/registry.js";
+import { bytesMessage, status, statusOnly, shortId, throttled, type Emit } from "./progress.js";
+
+export interface PushDeps {
+  store: ImageStore;
+  registry: RegistryService;
+  uploads: () => number;
+}
+
+export interface PushOptions {
+  /** The repository, with the tag to push (none: every tag of the repository). */
+  reference: Reference;
+  credentials?: Credentials;
+  signal: AbortSignal;
+  emit: Emit;
+}
+
+const CHUNK = 4 * 1024 * 1024;
+
+/** The local tags to push; 404 before any line when there is none. */
+export function pushTargets(store: ImageStore, ref: Reference): { ref: Reference; image: Image }[] {
+  const repo = repositoryOf(ref);
+  if (ref.tag) {
+    const id = store.idOf(formatReference(ref));
+    const image = id ? store.byId(id) : undefined;
+    if (!image) throw errors.registryNoLocalImage(familiarName(formatReference(ref)));
+    return [{ ref, image }];
+  }
+  const out: { ref: Reference; image: Image }[] = [];
+  for (const image of store.list()) {
+    for (const r of image.references) {
+      if (r.startsWith(`${repo}:`) && !r.includes("@")) out.push({ ref: { ...ref, tag: r.slice(repo.length + 1) }, image });
+    }
+  }
+  if (out.length === 0) throw errors.registryNoLocalImage(familiarName(repo));
+  return out.sort((a, b) => a.ref.tag!.localeCompare(b.ref.tag!));
+}
+
+export async function pushImage(deps: PushDeps, opts: PushOptions): Promise<void> {
+  const { reference: ref } = opts;
+  const targets = pushTargets(deps.store, ref);
+  const { session } = await deps.registry.open(ref.domain, ref.path, "push", opts.credentials, opts.signal, async () => undefined);
+  opts.emit(status(undefined, `The push refers to repository [${familiarName(repositoryOf(ref))}]`));
+  for (const target of targets) await pushOne(deps, opts, session, target.ref, target.image);
+}
+
+async function pushOne(deps: PushDeps, opts: PushOptions, session: RegistrySession, ref: Reference, image: Image): Promise<void> {
+  const { store } = deps;
+  const release = store.hold(image.chain);
+  try {
+    const diffIds = image.config.rootfs.diff_ids;
+    // Docker lists the top layer first
+    const order = [...diffIds.keys()].reverse();
+    for (const i of order) opts.emit(status(shortId(diffIds[i]), "Preparing"));
+    const slots = Math.max(1, deps.uploads());
+    const results: { digest: string; size: number }[] = new Array(diffIds.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < order.length) {
+        const i = order[next++];
+        results[i] = await pushLayer(store, session, ref, diffIds[i], opts);
+      }
+    };
+    if (order.length > slots) for (const i of order.slice(slots)) opts.emit(status(shortId(diffIds[i]), "Waiting"));
+    await Promise.all(Array.from({ length: Math.min(slots, order.length) }, worker));
+
+    const configBytes = store.blobs.read(image.id);
+    if ((await session.blobSize(image.id)) === undefined) {
+      const location = await session.startUpload();
+      await session.finishUpload(location, image.id, configBytes);
+    }
+    const manifest = Buffer.from(
+      JSON.stringify({
+        schemaVersion: 2,
+        mediaType: MediaTypes.dockerManifest,
+        config: { mediaType: MediaTypes.dockerConfig, size: configBytes.length, digest: image.id },
+        layers: results.map((r) => ({ mediaType: MediaTypes.dockerLayer, size: r.size, digest: r.digest })),
+      }, null, 3),
+    );
+    const digest = sha256(manifest);
+    await session.putManifest(ref.tag!, MediaTypes.dockerManifest, manifest);
+    await store.createFromLayers(configBytes, image.chain, [formatReference({ ...ref, tag: undefined, digest })]);
+    opts.emit(status(undefined, `${ref.tag}: digest: ${digest} size: ${manifest.length}`));
+    opts.emit({ progressDetail: {}, aux: { Tag: ref.tag, Digest: digest, Size: manifest.length } });
+  } finally {
+    release();
+  }
+}
+
+async function pushLayer(store: ImageStore, session: RegistrySession, ref: Reference, diffId: string, opts: PushOptions): Promise<{ digest: string; size: number }> {
+  const id = shortId(diffId);
+  const known = store.distribution.locations(diffId).filter((l) => l.mediaType === MediaTypes.dockerLayer || l.mediaType === MediaTypes.ociLayerGzip);
+  // the target repository first, then others of the same registry (mountable), then anywhere
+  const rank = (l: (typeof known)[number]) => (l.registry === ref.domain ? (l.repository === ref.path ? 0 : 1) : 2);
+  for (const loc of known.sort((a, b) => rank(a) - rank(b))) {
+    if (rank(loc) === 1) {
+      const { mounted } = await session.mount(loc.digest, loc.repository);
+      if (mounted) {
+        opts.emit(statusOnly(id, `Mounted from ${loc.repository}`));
+        store.distribution.add(diffId, { ...loc, repository: ref.path });
+        return { digest: loc.digest, size: loc.size };
+      }
+      continue;
+    }
+    const size = await session.blobSize(loc.digest);
+    if (size !== undefined) {
+      opts.emit(statusOnly(id, "Layer already exists"));
+      store.distribution.add(diffId, { ...loc, registry: ref.domain, repository: ref.path });
+      return { digest: loc.digest, size: loc.size };
+    }
+  }
+  // compressed from the stored tar while it goes up, in chunks
+  const total = store.blobs.size(diffId);
+  let read = 0;
+  const report = throttled((n) => opts.emit(bytesMessage(id, "Pushing", n, total)));
+  const meter = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      read += chunk.length;
+      report(read);
+      done(null, chunk);
+    },
+  });
+  const compressed = store.blobs.open(diffId).pipe(meter).pipe(createGzip({ level: 1 }));
+  const hash = createHash("sha256");
+  let location = await session.startUpload();
+  let offset = 0;
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  const flush = async () => {
+    const chunk = Buffer.concat(pending);
+    pending = [];
+    pendingBytes = 0;
+    location = await session.uploadChunk(location, chunk, offset);
+    offset += chunk.length;
+  };
+  try {
+    for await (const chunk of compressed as AsyncIterable<Buffer>) {
+      if (opts.signal.aborted) throw opts.signal.reason;
+      hash.update(chunk);
+      pending.push(chunk);
+      pendingBytes += chunk.length;
+      if (pendingBytes >= CHUNK) await flush();
+    }
+    if (pendingBytes > 0) await flush();
+  } catch (err) {
+    compressed.destroy();
+    throw err;
+  }
+  const digest = `sha256:${hash.digest("hex")}`;
+  await session.finishUpload(location, digest);
+  report(read, true);
+  opts.emit(statusOnly(id, "Pushed"));
+  store.distribution.add(diffId, { digest, size: offset, mediaType: MediaTypes.dockerLayer, registry: ref.domain, repository: ref.path });
+  return { digest, size: offset };
+}
