@@ -17,7 +17,7 @@ import { writeJsonAtomic } from "./atomic-file.js";
 import { BlobStore } from "./blob-store.js";
 import { DistributionMetadata } from "./distribution.js";
 import { parseImageConfig, type ImageConfig } from "./image-config.js";
-import { chainIdOf, LayerStore, type LayerRecord } from "./layer-store.js";
+import { chainIdOf, keptBlobOf, LayerStore, type LayerRecord } from "./layer-store.js";
 import { familiarName, formatReference, parseReference, repositoryOf } from "./reference.js";
 
 export interface ImageRecord {
@@ -315,7 +315,7 @@ export class ImageStore {
   private pruneBlobs(): void {
     const keep = new Set<string>();
     for (const rec of this.records()) keep.add(rec.id);
-    for (const layer of this.layers.list()) keep.add(layer.diffId);
+    for (const layer of this.layers.list()) keep.add(keptBlobOf(layer));
     for (const diffId of this.layers.registeringDiffIds) keep.add(diffId);
     for (const blob of this.blobs.list()) if (!keep.has(blob)) this.blobs.remove(blob);
   }

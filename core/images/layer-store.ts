@@ -23,6 +23,24 @@ export interface LayerRecord {
   parent?: string;
   /** Bytes of the files the layer holds, as the driver applied them. */
   size: number;
+  /**
+   * A pulled layer keeps the blob it was downloaded as (gzip or zstd) instead of its
+   * uncompressed tar: no second copy written at pull time, and a push of it sends the same
+   * bytes. `tarSize` is the uncompressed tar's length (a save needs it before it streams).
+   */
+  compressed?: { digest: string; mediaType: string; size: number };
+  tarSize?: number;
+}
+
+/** A layer's kept blob, compressed or not: what pruning keeps. */
+export const keptBlobOf = (l: LayerRecord) => l.compressed?.digest ?? l.diffId;
+
+/** A downloaded blob to keep in place of the tar (see LayerRecord.compressed). */
+export interface CompressedSource {
+  file: string;
+  digest: string;
+  mediaType: string;
+  size: number;
 }
 
 export function chainIdOf(parent: string | undefined, diffId: string): string {
@@ -35,7 +53,7 @@ export class LayerStore {
   private readonly dir: string;
   /** Registrations under way, by chain ID: a second one for the same layer waits for the first. */
   private readonly registering = new Map<string, Promise<unknown>>();
-  /** Diff IDs of the registrations under way: their blobs are not orphans yet. */
+  /** Blobs (diff IDs, compressed digests) of the registrations under way: not orphans yet. */
   readonly registeringDiffIds = new Set<string>();
 
   constructor(root: string, private readonly blobs: BlobStore, readonly driver: StorageDriver) {
@@ -92,7 +110,7 @@ export class LayerStore {
    * tar is applied by the driver, kept as a blob and digested in one pass. `diffId` is what the
    * image config says the tar's digest is; a stream that does not match leaves nothing behind.
    */
-  async registerStream(parent: string | undefined, tar: Readable, diffId: string): Promise<{ layer: LayerRecord; existed: boolean }> {
+  async registerStream(parent: string | undefined, tar: Readable, diffId: string, compressed?: CompressedSource): Promise<{ layer: LayerRecord; existed: boolean }> {
     const chainId = chainIdOf(parent, diffId);
     for (let waits = 0; this.registering.has(chainId) && waits < 1000; waits++) await this.registering.get(chainId)!.catch(() => undefined);
     const have = this.get(chainId);
@@ -100,20 +118,23 @@ export class LayerStore {
       tar.destroy();
       return { layer: have, existed: true };
     }
-    const work = this.applyStream(parent, chainId, tar, diffId);
+    const work = this.applyStream(parent, chainId, tar, diffId, compressed);
     this.registering.set(chainId, work);
-    this.registeringDiffIds.add(diffId);
+    const blobs = [diffId, ...(compressed ? [compressed.digest] : [])];
+    for (const b of blobs) this.registeringDiffIds.add(b);
     try {
       return await work;
     } finally {
       this.registering.delete(chainId);
-      this.registeringDiffIds.delete(diffId);
+      for (const b of blobs) this.registeringDiffIds.delete(b);
     }
   }
 
-  private async applyStream(parent: string | undefined, chainId: string, tar: Readable, diffId: string): Promise<{ layer: LayerRecord; existed: boolean }> {
+  private async applyStream(parent: string | undefined, chainId: string, tar: Readable, diffId: string, compressed?: CompressedSource): Promise<{ layer: LayerRecord; existed: boolean }> {
     const id = hex(chainId);
     const tmp = this.blobs.tempPath("layer");
+    const keepTar = !compressed;
+    let tarSize = 0;
     await this.driver.remove(id); // a leftover without its record
     writeFileSync(this.pendingPath(id), "");
     const hash = createHash("sha256");
@@ -124,9 +145,10 @@ export class LayerStore {
       highWaterMark: 1 << 20,
       write(chunk: Buffer, _enc, done) {
         hash.update(chunk);
+        tarSize += chunk.length;
         let waiting = 2;
         const one = () => --waiting === 0 && done();
-        if (file.write(chunk)) one();
+        if (!keepTar || file.write(chunk)) one();
         else file.once("drain", one);
         if (toDriver.write(chunk)) one();
         else toDriver.once("drain", one);
@@ -154,8 +176,15 @@ export class LayerStore {
       ]);
       const digest = `sha256:${hash.digest("hex")}`;
       if (digest !== diffId) throw errors.imageDigestMismatch("layer", diffId, digest);
-      if (!this.blobs.has(digest)) await this.blobs.adopt(tmp, digest);
-      const layer: LayerRecord = { chainId, diffId: digest, ...(parent ? { parent } : {}), size };
+      if (keepTar && !this.blobs.has(digest)) await this.blobs.adopt(tmp, digest);
+      if (compressed && !this.blobs.has(compressed.digest)) await this.blobs.adopt(compressed.file, compressed.digest);
+      const layer: LayerRecord = {
+        chainId,
+        diffId: digest,
+        ...(parent ? { parent } : {}),
+        size,
+        ...(compressed ? { compressed: { digest: compressed.digest, mediaType: compressed.mediaType, size: compressed.size }, tarSize } : {}),
+      };
       writeJsonAtomic(join(this.dir, `${id}.json`), layer);
       rmSync(this.pendingPath(id), { force: true });
       return { layer, existed: false };
@@ -168,6 +197,14 @@ export class LayerStore {
     } finally {
       rmSync(tmp, { force: true });
     }
+  }
+
+  /** The layer's uncompressed tar: its blob, or its compressed blob decompressed on the way. */
+  async openTar(layer: LayerRecord): Promise<{ size: number; stream: Readable }> {
+    if (this.blobs.has(layer.diffId)) return { size: this.blobs.size(layer.diffId), stream: this.blobs.open(layer.diffId) };
+    if (!layer.compressed || layer.tarSize === undefined) throw errors.imageNotFound(`layer ${layer.diffId}`);
+    const { decompress } = await import("../archive/decompress.js");
+    return { size: layer.tarSize, stream: decompress(this.blobs.open(layer.compressed.digest)) };
   }
 
   private pendingPath(id: string): string {

@@ -244,11 +244,27 @@ async function download(session: RegistrySession, job: LayerJob, path: string, a
           offset = 0;
           await file.truncate(0);
         }
-        for await (const chunk of res.body as AsyncIterable<Buffer>) {
-          hash.update(chunk);
-          await file.write(chunk, 0, chunk.length, offset);
-          offset += chunk.length;
-          report(offset);
+        // written in batches of about 1 MiB: the registry's 64 KiB chunks cost a write each otherwise
+        let batch: Buffer[] = [];
+        let batched = 0;
+        const flush = async () => {
+          if (batched === 0) return;
+          const data = batch.length === 1 ? batch[0] : Buffer.concat(batch, batched);
+          batch = [];
+          batched = 0;
+          await file.write(data, 0, data.length, offset - data.length);
+        };
+        try {
+          for await (const chunk of res.body as AsyncIterable<Buffer>) {
+            hash.update(chunk);
+            batch.push(chunk);
+            batched += chunk.length;
+            offset += chunk.length;
+            if (batched >= 1 << 20) await flush();
+            report(offset);
+          }
+        } finally {
+          await flush(); // what arrived before a break is kept: the retry resumes after it
         }
         if (desc.size && offset !== desc.size) throw new Error(`the registry sent ${offset} bytes of ${desc.size}`);
         report(offset, true);
@@ -289,10 +305,13 @@ async function extract(store: ImageStore, job: LayerJob, file: string, disablePi
       done(null, chunk);
     },
   });
-  const input = addAbortSignal(signal, createReadStream(file, { highWaterMark: 1 << 20 }));
+  // a blob listed twice in one image was kept by its first layer already
+  const source = store.blobs.has(job.desc.digest) ? store.blobs.path(job.desc.digest) : file;
+  const input = addAbortSignal(signal, createReadStream(source, { highWaterMark: 1 << 20 }));
   input.on("error", (e) => meter.destroy(e));
   const tar = decompress(input.pipe(meter), { disablePigz });
-  await store.layers.registerStream(job.parent, tar, job.diffId);
+  const keep = { file: source, digest: job.desc.digest, mediaType: job.desc.mediaType, size: job.desc.size };
+  await store.layers.registerStream(job.parent, tar, job.diffId, keep);
   report(read, true);
   store.distribution.add(job.diffId, { digest: job.desc.digest, size: job.desc.size, mediaType: job.desc.mediaType, registry: job.registry, repository: job.repository });
   emit(status(job.id, "Pull complete"));

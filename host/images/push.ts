@@ -70,12 +70,12 @@ async function pushOne(deps: PushDeps, opts: PushOptions, session: RegistrySessi
     const order = [...diffIds.keys()].reverse();
     for (const i of order) opts.emit(status(shortId(diffIds[i]), "Preparing"));
     const slots = Math.max(1, deps.uploads());
-    const results: { digest: string; size: number }[] = new Array(diffIds.length);
+    const results: Pushed[] = new Array(diffIds.length);
     let next = 0;
     const worker = async () => {
       while (next < order.length) {
         const i = order[next++];
-        results[i] = await pushLayer(store, session, ref, diffIds[i], opts);
+        results[i] = await pushLayer(store, session, ref, image.chain[i], diffIds[i], opts);
       }
     };
     if (order.length > slots) for (const i of order.slice(slots)) opts.emit(status(shortId(diffIds[i]), "Waiting"));
@@ -86,16 +86,19 @@ async function pushOne(deps: PushDeps, opts: PushOptions, session: RegistrySessi
       const location = await session.startUpload();
       await session.finishUpload(location, image.id, configBytes);
     }
+    // Docker's schema 2 has no zstd layers: an image with one goes up as an OCI manifest
+    const oci = results.some((r) => r.mediaType === MediaTypes.ociLayerZstd);
+    const manifestType = oci ? MediaTypes.ociManifest : MediaTypes.dockerManifest;
     const manifest = Buffer.from(
       JSON.stringify({
         schemaVersion: 2,
-        mediaType: MediaTypes.dockerManifest,
-        config: { mediaType: MediaTypes.dockerConfig, size: configBytes.length, digest: image.id },
-        layers: results.map((r) => ({ mediaType: MediaTypes.dockerLayer, size: r.size, digest: r.digest })),
+        mediaType: manifestType,
+        config: { mediaType: oci ? MediaTypes.ociConfig : MediaTypes.dockerConfig, size: configBytes.length, digest: image.id },
+        layers: results.map((r) => ({ mediaType: oci && r.mediaType === MediaTypes.dockerLayer ? MediaTypes.ociLayerGzip : r.mediaType, size: r.size, digest: r.digest })),
       }, null, 3),
     );
     const digest = sha256(manifest);
-    await session.putManifest(ref.tag!, MediaTypes.dockerManifest, manifest);
+    await session.putManifest(ref.tag!, manifestType, manifest);
     await store.createFromLayers(configBytes, image.chain, [formatReference({ ...ref, tag: undefined, digest })]);
     opts.emit(status(undefined, `${ref.tag}: digest: ${digest} size: ${manifest.length}`));
     opts.emit({ progressDetail: {}, aux: { Tag: ref.tag, Digest: digest, Size: manifest.length } });
@@ -104,30 +107,41 @@ async function pushOne(deps: PushDeps, opts: PushOptions, session: RegistrySessi
   }
 }
 
-async function pushLayer(store: ImageStore, session: RegistrySession, ref: Reference, diffId: string, opts: PushOptions): Promise<{ digest: string; size: number }> {
+interface Pushed {
+  digest: string;
+  size: number;
+  mediaType: string;
+}
+
+/** The media type a manifest gives a blob of this kind: gzip as Docker's, zstd as OCI's. */
+const layerType = (mediaType: string) => (/zstd/.test(mediaType) ? MediaTypes.ociLayerZstd : MediaTypes.dockerLayer);
+
+async function pushLayer(store: ImageStore, session: RegistrySession, ref: Reference, chainId: string, diffId: string, opts: PushOptions): Promise<Pushed> {
   const id = shortId(diffId);
-  const known = store.distribution.locations(diffId).filter((l) => l.mediaType === MediaTypes.dockerLayer || l.mediaType === MediaTypes.ociLayerGzip);
+  const layer = store.layers.get(chainId);
+  const known = store.distribution.locations(diffId).filter((l) => /gzip|zstd/.test(l.mediaType));
   // the target repository first, then others of the same registry (mountable), then anywhere
   const rank = (l: (typeof known)[number]) => (l.registry === ref.domain ? (l.repository === ref.path ? 0 : 1) : 2);
   for (const loc of known.sort((a, b) => rank(a) - rank(b))) {
+    const pushed = { digest: loc.digest, size: loc.size, mediaType: layerType(loc.mediaType) };
     if (rank(loc) === 1) {
       const { mounted } = await session.mount(loc.digest, loc.repository);
       if (mounted) {
         opts.emit(statusOnly(id, `Mounted from ${loc.repository}`));
         store.distribution.add(diffId, { ...loc, repository: ref.path });
-        return { digest: loc.digest, size: loc.size };
+        return pushed;
       }
       continue;
     }
-    const size = await session.blobSize(loc.digest);
-    if (size !== undefined) {
+    if ((await session.blobSize(loc.digest)) !== undefined) {
       opts.emit(statusOnly(id, "Layer already exists"));
       store.distribution.add(diffId, { ...loc, registry: ref.domain, repository: ref.path });
-      return { digest: loc.digest, size: loc.size };
+      return pushed;
     }
   }
-  // compressed from the stored tar while it goes up, in chunks
-  const total = store.blobs.size(diffId);
+  // a pulled layer goes up as the blob it came as; any other is gzip-compressed on the way
+  const kept = layer?.compressed && store.blobs.has(layer.compressed.digest) ? layer.compressed : undefined;
+  const total = kept ? kept.size : layer ? (await store.layers.openTar(layer).then(({ size, stream }) => (stream.destroy(), size))) : 0;
   let read = 0;
   const report = throttled((n) => opts.emit(bytesMessage(id, "Pushing", n, total)));
   const meter = new Transform({
@@ -137,7 +151,8 @@ async function pushLayer(store: ImageStore, session: RegistrySession, ref: Refer
       done(null, chunk);
     },
   });
-  const compressed = store.blobs.open(diffId).pipe(meter).pipe(createGzip({ level: 1 }));
+  if (!layer) throw errors.imageNotFound(`layer ${diffId}`);
+  const body = kept ? store.blobs.open(kept.digest).pipe(meter) : (await store.layers.openTar(layer)).stream.pipe(meter).pipe(createGzip({ level: 1 }));
   const hash = createHash("sha256");
   let location = await session.startUpload();
   let offset = 0;
@@ -151,7 +166,7 @@ async function pushLayer(store: ImageStore, session: RegistrySession, ref: Refer
     offset += chunk.length;
   };
   try {
-    for await (const chunk of compressed as AsyncIterable<Buffer>) {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
       if (opts.signal.aborted) throw opts.signal.reason;
       hash.update(chunk);
       pending.push(chunk);
@@ -160,13 +175,14 @@ async function pushLayer(store: ImageStore, session: RegistrySession, ref: Refer
     }
     if (pendingBytes > 0) await flush();
   } catch (err) {
-    compressed.destroy();
+    body.destroy();
     throw err;
   }
   const digest = `sha256:${hash.digest("hex")}`;
   await session.finishUpload(location, digest);
   report(read, true);
   opts.emit(statusOnly(id, "Pushed"));
-  store.distribution.add(diffId, { digest, size: offset, mediaType: MediaTypes.dockerLayer, registry: ref.domain, repository: ref.path });
-  return { digest, size: offset };
+  const mediaType = kept ? layerType(kept.mediaType) : MediaTypes.dockerLayer;
+  store.distribution.add(diffId, { digest, size: offset, mediaType, registry: ref.domain, repository: ref.path });
+  return { digest, size: offset, mediaType };
 }

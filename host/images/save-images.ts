@@ -2,7 +2,8 @@
  * `GET /images/get` and `GET /images/{name}/get`: images as one tar that is at once a `docker
  * save` archive (manifest.json) and an OCI image layout (oci-layout, index.json, blobs/), so
  * that both `docker load` and OCI tools read it. Layers go out exactly as they came in (the
- * uncompressed tars are kept as blobs), so a saved image loads again with the same ID.
+ * uncompressed tars are kept as blobs, or for pulled layers the downloaded compressed blob,
+ * decompressed on the way), so a saved image loads again with the same ID.
  */
 import { createHash } from "node:crypto";
 
@@ -30,6 +31,20 @@ export function saveImages(store: ImageStore, items: readonly SaveItem[]): Reada
     const entry = pack.entry({ name: `blobs/sha256/${digest.slice(7)}`, size: store.blobs.size(digest), mtime, mode: 0o644 });
     await pipeline(store.blobs.open(digest), entry);
   };
+  /** A layer's uncompressed tar under its diff ID (a pulled layer's is decompressed on the way). */
+  const addLayer = async (chainId: string, diffId: string): Promise<number> => {
+    const layer = store.layers.get(chainId);
+    if (!layer) throw new Error(`layer ${chainId} is missing`);
+    const { size, stream } = await store.layers.openTar(layer);
+    if (written.has(diffId)) {
+      stream.destroy();
+      return size;
+    }
+    written.add(diffId);
+    const entry = pack.entry({ name: `blobs/sha256/${diffId.slice(7)}`, size, mtime, mode: 0o644 });
+    await pipeline(stream, entry);
+    return size;
+  };
   const addBlobBuffer = async (data: Buffer): Promise<string> => {
     const digest = `sha256:${createHash("sha256").update(data).digest("hex")}`;
     if (!written.has(digest)) {
@@ -46,12 +61,13 @@ export function saveImages(store: ImageStore, items: readonly SaveItem[]): Reada
     for (const { image, refs } of items) {
       await addBlobFile(image.id);
       const diffIds = image.config.rootfs.diff_ids;
-      for (const d of diffIds) await addBlobFile(d);
+      const sizes: number[] = [];
+      for (const [i, d] of diffIds.entries()) sizes.push(await addLayer(image.chain[i], d));
       const manifest = Buffer.from(JSON.stringify({
         schemaVersion: 2,
         mediaType: "application/vnd.oci.image.manifest.v1+json",
         config: { mediaType: "application/vnd.oci.image.config.v1+json", digest: image.id, size: store.blobs.size(image.id) },
-        layers: diffIds.map((d) => ({ mediaType: "application/vnd.oci.image.layer.v1.tar", digest: d, size: store.blobs.size(d) })),
+        layers: diffIds.map((d, i) => ({ mediaType: "application/vnd.oci.image.layer.v1.tar", digest: d, size: sizes[i] })),
       }));
       const manifestDigest = await addBlobBuffer(manifest);
       dockerManifest.push({

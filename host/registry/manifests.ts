@@ -15,6 +15,7 @@ export const MediaTypes = {
   ociIndex: "application/vnd.oci.image.index.v1+json",
   ociConfig: "application/vnd.oci.image.config.v1+json",
   ociLayerGzip: "application/vnd.oci.image.layer.v1.tar+gzip",
+  ociLayerZstd: "application/vnd.oci.image.layer.v1.tar+zstd",
 } as const;
 
 /** What a pull asks for, best first. */
