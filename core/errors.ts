@@ -172,7 +172,7 @@ export const errors = {
       `Get "${url}": ${cause}; registry ${host} is not secure: secure it with TLS (its CA certificate at /etc/engine/certs.d/${host}/ca.crt if the host does not trust it already) or mark it insecure with --insecure-registry ${host}`,
   ),
   registryV1Only: define(
-    "ENGINE_ERR_REGISTRY_V1_ONLY",
+    "ENGINE_ERR_REGISTRY_LEGACY_ONLY",
     400,
     (host: string) => `registry ${host} speaks only the legacy v1 protocol: pull, push and login need the v2 protocol`,
   ),

@@ -4,7 +4,7 @@
  */
 import "./helpers/root-hooks.js";
 import { mkdirSync } from "node:fs";
-import { createServer } from "node:http";
+import { createServer, request as httpRaw } from "node:http";
 import { join } from "node:path";
 import { expect } from "chai";
 import { docker } from "./helpers/docker-cli.js";
@@ -119,10 +119,25 @@ describe("images: lookups, filters, removal, prune, df", () => {
     }
   });
 
-  it("says clearly that pulls and pushes are not there yet", async () => {
-    const pull = await httpRequest({ socketPath: d.socket }, "POST", "/v1.51/images/create?fromImage=busybox&tag=latest");
-    expect(pull.status).to.equal(501);
-    expect(JSON.parse(pull.body).message).to.equal("not implemented yet: pulling images from a registry (fromImage)");
+  // (no registry is contacted: these fail before any connection; pulls are in the registry suites)
+  it("refuses a pull of a malformed name and a push of an image it does not have, before any stream", async () => {
+    const pull = await httpRequest({ socketPath: d.socket }, "POST", "/v1.51/images/create?fromImage=Not_Valid&tag=latest");
+    expect(pull.status).to.equal(400);
+    expect(JSON.parse(pull.body).message).to.match(/^invalid reference format/);
+    const push = await httpRequest({ socketPath: d.socket }, "POST", "/v1.51/images/127.0.0.1:1/nosuch/push?tag=1");
+    expect(push.status).to.equal(404);
+    expect(JSON.parse(push.body).message).to.equal("An image does not exist locally with the tag: 127.0.0.1:1/nosuch:1");
+    const auth = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRaw({ socketPath: d.socket, method: "POST", path: "/v1.51/images/create?fromImage=127.0.0.1:1/x&tag=1", headers: { "X-Registry-Auth": "bm90IGpzb24" } }, (res) => {
+        let body = "";
+        res.on("data", (c) => (body += c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on("error", reject);
+      req.end();
+    });
+    expect(auth.status).to.equal(400);
+    expect(JSON.parse(auth.body).message).to.equal("invalid X-Registry-Auth header: not base64-encoded JSON");
   });
 });
 

@@ -55,7 +55,7 @@ export function parseManifest(body: Buffer, servedType: string, ref: string): Ma
     throw errors.registryError(`manifest for ${ref}`, "not valid JSON");
   }
   const type = doc.mediaType || servedType;
-  if (doc.schemaVersion === 1 || /manifest\.v1\+(prettyjws|json)$/.test(type)) throw errors.registryUnsupportedManifest(ref, type || "schema 1");
+  if (doc.schemaVersion === 1 || /^application\/vnd\.docker\.distribution\.manifest\.v1\+(prettyjws|json)$/.test(type)) throw errors.registryUnsupportedManifest(ref, type || "schema 1");
   if (Array.isArray(doc.manifests) && (type === MediaTypes.dockerList || type === MediaTypes.ociIndex || !type)) {
     return { kind: "index", manifests: doc.manifests };
   }
