@@ -112,6 +112,9 @@ export class LayerStore {
    */
   async registerStream(parent: string | undefined, tar: Readable, diffId: string, compressed?: CompressedSource): Promise<{ layer: LayerRecord; existed: boolean }> {
     const chainId = chainIdOf(parent, diffId);
+    // The stream may fail (an aborted download) while this waits below, before the pipeline
+    // that reads it listens: the error must not go unheard (pipeline sees it as `errored`).
+    tar.on("error", () => undefined);
     for (let waits = 0; this.registering.has(chainId) && waits < 1000; waits++) await this.registering.get(chainId)!.catch(() => undefined);
     const have = this.get(chainId);
     if (have && (await this.driver.exists(hex(chainId)))) {
@@ -159,6 +162,9 @@ export class LayerStore {
         finished(file).then(() => done(), done);
       },
     });
+    // failures surface through the two promises below; a stream destroyed after its reader
+    // has gone (the other side failed first) must not make an uncaught error of it
+    for (const s of [toDriver, fanOut, file]) s.on("error", () => undefined);
     try {
       await this.driver.create(id, parent ? hex(parent) : undefined);
       const feeding = pipeline(tar, fanOut);

@@ -11,7 +11,8 @@
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { open, rm } from "node:fs/promises";
-import { addAbortSignal, Transform } from "node:stream";
+import { Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { decompress } from "../../core/archive/index.js";
 import { errors, EngineError } from "../../core/errors.js";
@@ -307,9 +308,16 @@ async function extract(store: ImageStore, job: LayerJob, file: string, disablePi
   });
   // a blob listed twice in one image was kept by its first layer already
   const source = store.blobs.has(job.desc.digest) ? store.blobs.path(job.desc.digest) : file;
-  const input = addAbortSignal(signal, createReadStream(source, { highWaterMark: 1 << 20 }));
-  input.on("error", (e) => meter.destroy(e));
-  const tar = decompress(input.pipe(meter), { disablePigz });
+  const input = createReadStream(source, { highWaterMark: 1 << 20 });
+  const stop = () => input.destroy(signal.reason instanceof Error ? signal.reason : new Error("the pull was cancelled"));
+  signal.addEventListener("abort", stop, { once: true });
+  // A failure reaches the registration through `meter` (its reader sees it as errored); the
+  // listeners only keep an abort that lands between two reads from being an uncaught error.
+  input.on("error", () => undefined);
+  meter.on("error", () => undefined);
+  const feeding = pipeline(input, meter).finally(() => signal.removeEventListener("abort", stop));
+  feeding.catch(() => undefined);
+  const tar = decompress(meter, { disablePigz });
   const keep = { file: source, digest: job.desc.digest, mediaType: job.desc.mediaType, size: job.desc.size };
   await store.layers.registerStream(job.parent, tar, job.diffId, keep);
   report(read, true);

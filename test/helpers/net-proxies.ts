@@ -3,13 +3,13 @@
  * a reverse proxy in front of a test registry that injects faults on chosen paths (a dropped
  * connection after N bytes, a corrupted body, a Range ignored, a delay, an error status), and
  * a forward proxy (CONNECT tunnels and absolute-URI requests) that only ever dials loopback
- * (a few names, like registry-1.docker.io:443, can be routed to a local registry by name,
- * without any DNS lookup). Everything started is closed by a root `after` hook.
+ * and the IP addresses a test lists as `dialable` (a few names, like registry-1.docker.io:443,
+ * can be routed to a local registry by name, without any DNS lookup). Everything started is closed by a root `after` hook.
  */
 import { readFileSync } from "node:fs";
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { request as httpsRequest } from "node:https";
-import { connect, type AddressInfo, type Socket } from "node:net";
+import { connect, isIP, type AddressInfo, type Socket } from "node:net";
 import type { CertSet } from "./certs.js";
 
 export interface FaultRule {
@@ -27,6 +27,13 @@ export interface FaultRule {
   ignoreRange?: boolean;
   /** Wait this long before forwarding. */
   delayMs?: number;
+  /** Hold the request until this settles (a test releases it at the moment it wants), then forward. */
+  until?: Promise<unknown>;
+  /**
+   * Send the status, headers and all of the body but its last byte, then hold that byte until
+   * this settles (downloads that end at the moment a test chooses; `holding` says when).
+   */
+  holdEnd?: Promise<unknown>;
   /** Answer this status with a JSON errors body instead of forwarding. */
   status?: number;
 }
@@ -39,6 +46,8 @@ export interface ProxiedRequest {
   status: number;
   /** Which fault applied, if any. */
   fault?: FaultRule;
+  /** holdEnd: all but the body's last byte was sent; the rest waits. */
+  holding?: boolean;
 }
 
 export interface FaultyProxy {
@@ -107,6 +116,7 @@ export async function startFaultyProxy(target: { host: string; port: number; tls
     const rec: ProxiedRequest = { method, path, ...(range ? { range } : {}), status: 0, ...(fault ? { fault } : {}) };
     proxy.requests.push(rec);
     if (fault?.delayMs) await sleep(fault.delayMs);
+    if (fault?.until) await fault.until.catch(() => undefined);
     if (fault?.status) {
       const body = JSON.stringify({ errors: [{ code: "UNKNOWN", message: `injected fault ${fault.status}`, detail: null }] });
       rec.status = fault.status;
@@ -134,6 +144,19 @@ export async function startFaultyProxy(target: { host: string; port: number; tls
           if (body.length > 0) body[body.length >> 1] ^= 0xff;
           res.writeHead(up.statusCode ?? 502, resHeaders);
           res.end(body);
+        });
+        return;
+      }
+      if (fault?.holdEnd) {
+        const hold = fault.holdEnd;
+        const chunks: Buffer[] = [];
+        up.on("data", (c: Buffer) => chunks.push(c));
+        up.on("end", () => {
+          const body = Buffer.concat(chunks);
+          res.writeHead(up.statusCode ?? 502, resHeaders);
+          if (body.length > 0) res.write(body.subarray(0, body.length - 1));
+          rec.holding = true;
+          void hold.catch(() => undefined).then(() => res.end(body.subarray(Math.max(0, body.length - 1))));
         });
         return;
       }
@@ -189,6 +212,11 @@ export interface ForwardProxy {
   /** Every request, with its target as "host:port". */
   seen: { method: string; target: string; refused?: boolean }[];
   routes: Record<string, { host: string; port: number }>;
+  /**
+   * Addresses besides loopback the proxy may dial (IP literals only, never a name): an
+   * address of an interface the test made, say. Mutable.
+   */
+  dialable: string[];
   stop(): Promise<void>;
 }
 
@@ -200,15 +228,16 @@ function splitTarget(target: string): { host: string; port: number } | undefined
   return m ? { host: m[1], port: Number(m[2]) } : undefined;
 }
 
-export async function startForwardProxy(opts: { routes?: Record<string, { host: string; port: number }> } = {}): Promise<ForwardProxy> {
+export async function startForwardProxy(opts: { routes?: Record<string, { host: string; port: number }>; dialable?: string[] } = {}): Promise<ForwardProxy> {
   const sockets = new Set<Socket>();
 
   /** Where to dial for a target, or undefined: never anything but loopback, never a DNS lookup. */
   function route(target: string): { host: string; port: number } | undefined {
+    const allowed = (host: string) => LOOPBACK.has(host.toLowerCase()) || (isIP(host.replace(/^\[|\]$/g, "")) !== 0 && fp.dialable.includes(host.replace(/^\[|\]$/g, "")));
     const routed = Object.entries(fp.routes).find(([k]) => k.toLowerCase() === target.toLowerCase())?.[1];
-    if (routed) return LOOPBACK.has(routed.host) ? { host: routed.host === "localhost" ? "127.0.0.1" : routed.host.replace(/^\[|\]$/g, ""), port: routed.port } : undefined;
+    if (routed) return allowed(routed.host) ? { host: routed.host === "localhost" ? "127.0.0.1" : routed.host.replace(/^\[|\]$/g, ""), port: routed.port } : undefined;
     const t = splitTarget(target);
-    if (!t || !LOOPBACK.has(t.host.toLowerCase())) return undefined;
+    if (!t || !allowed(t.host)) return undefined;
     return { host: t.host === "localhost" ? "127.0.0.1" : t.host.replace(/^\[|\]$/g, ""), port: t.port };
   }
 
@@ -280,7 +309,7 @@ export async function startForwardProxy(opts: { routes?: Record<string, { host: 
   });
 
   const port = await listen(server);
-  const fp: ForwardProxy = { port, url: `http://127.0.0.1:${port}`, seen: [], routes: { ...(opts.routes ?? {}) }, stop: closer(server, sockets) };
+  const fp: ForwardProxy = { port, url: `http://127.0.0.1:${port}`, seen: [], routes: { ...(opts.routes ?? {}) }, dialable: [...(opts.dialable ?? [])], stop: closer(server, sockets) };
   return fp;
 }
 

@@ -48,16 +48,21 @@ export interface RegistryOptions {
   /** Token auth: anonymous requests get no token. */
   requireLogin?: boolean;
   certs?: CertSet;
+  /**
+   * The address to listen on (default 127.0.0.1): an address of an interface the test made,
+   * for a registry that must not count as loopback. Only local addresses.
+   */
+  address?: string;
 }
 
 const running = new Set<TestRegistry>();
 
 /** A port nobody listened on a moment ago (the registry retries on the rare conflict). */
-async function freePort(): Promise<number> {
+async function freePort(address = "127.0.0.1"): Promise<number> {
   const srv = createServer();
   await new Promise<void>((resolve, reject) => {
     srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => resolve());
+    srv.listen(0, address, () => resolve());
   });
   const port = (srv.address() as AddressInfo).port;
   await new Promise<void>((resolve) => srv.close(() => resolve()));
@@ -95,6 +100,7 @@ function yaml(value: unknown, indent = ""): string {
 
 export async function startRegistry(opts: RegistryOptions = {}): Promise<TestRegistry> {
   const auth = opts.auth ?? "none";
+  const address = opts.address ?? "127.0.0.1";
   const tls = opts.tls ?? auth === "htpasswd";
   const users = opts.users ?? DEFAULT_USERS;
   const dir = makeTempDir("engine-registry-");
@@ -123,7 +129,7 @@ export async function startRegistry(opts: RegistryOptions = {}): Promise<TestReg
   const dispatcher = new Agent(certs ? { connect: { ca: readFileSync(certs.ca) } } : {});
   // A free port can be taken between our probe and the registry's bind: retry, bounded.
   for (let attempt = 0; attempt < 5; attempt++) {
-    const port = await freePort();
+    const port = await freePort(address);
     const config = {
       version: "0.1",
       log: { level: "warn", formatter: "text", fields: { service: "test-registry" } },
@@ -135,7 +141,7 @@ export async function startRegistry(opts: RegistryOptions = {}): Promise<TestReg
         redirect: { disable: true },
       },
       http: {
-        addr: `127.0.0.1:${port}`,
+        addr: `${address.includes(":") ? `[${address}]` : address}:${port}`,
         // A fixed secret: without one the registry makes a random one and warns.
         secret: "engine-test-registry-secret",
         ...(certs ? { tls: { certificate: certs.serverCert, key: certs.serverKey } } : {}),
@@ -156,7 +162,7 @@ export async function startRegistry(opts: RegistryOptions = {}): Promise<TestReg
         return "";
       }
     };
-    const host = `127.0.0.1:${port}`;
+    const host = `${address.includes(":") ? `[${address}]` : address}:${port}`;
     const url = `${certs ? "https" : "http"}://${host}`;
     const reg: TestRegistry = {
       host,
