@@ -11,7 +11,7 @@
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { open, rm } from "node:fs/promises";
-import { Transform } from "node:stream";
+import { PassThrough, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { decompress } from "../../core/archive/index.js";
@@ -185,31 +185,48 @@ async function fetchLayers(
   const slots = new Slots(Math.max(1, limits.downloads));
   const files = new Map<string, Promise<string>>(); // by blob digest: a blob listed twice downloads once
   const temps: string[] = [];
-  const downloadOf = (job: LayerJob) => {
+  const paths = new Map<string, string>(); // by blob digest: a blob listed twice downloads once
+  const downloadOf = (job: LayerJob, live?: LiveFeed) => {
     let file = files.get(job.desc.digest);
     if (!file) {
+      const path = store.blobs.tempPath("pull");
+      paths.set(job.desc.digest, path);
+      temps.push(path);
       file = slots.run(
         () => opts.emit(status(job.id, "Waiting")),
         async () => {
-          const path = store.blobs.tempPath("pull");
-          temps.push(path);
-          await download(session, job, path, limits.attempts, opts.emit, abort.signal);
+          await download(session, job, path, limits.attempts, opts.emit, abort.signal, live);
           return path;
         },
       );
       files.set(job.desc.digest, file);
+    } else {
+      live?.fail();
     }
     return file;
   };
+  // The first layer to fetch sits on layers the store has: it is extracted while it
+  // downloads (fed from the download), instead of after. If the download has to start over,
+  // that extraction is dropped and the layer is extracted from the finished file as the others.
+  const live = new LiveFeed();
   try {
-    const downloads = jobs.map((job) => downloadOf(job));
+    const downloads = jobs.map((job, i) => downloadOf(job, i === 0 ? live : undefined));
     for (const d of downloads) d.catch(() => abort.abort()); // one failure stops the rest
-    let extracted: Promise<void> = Promise.resolve();
+    const args = (job: LayerJob) => ({ store, job, disablePigz: limits.disablePigz, emit: opts.emit, signal: abort.signal });
+    let extracted: Promise<void> = (async () => {
+      try {
+        await extract({ ...args(jobs[0]), live, file: paths.get(jobs[0].desc.digest)! });
+      } catch (err) {
+        if (!live.broken) throw err;
+        const file = await downloads[0]; // a download that failed for good explains better
+        if (abort.signal.aborted) throw err;
+        await extract({ ...args(jobs[0]), file });
+      }
+    })();
     for (const [i, job] of jobs.entries()) {
+      if (i === 0) continue;
       const previous = extracted;
-      extracted = Promise.all([downloads[i], previous]).then(([file]) =>
-        extract(store, job, file, limits.disablePigz, opts.emit, abort.signal),
-      );
+      extracted = Promise.all([downloads[i], previous]).then(([file]) => extract({ ...args(job), file }));
     }
     try {
       await extracted;
@@ -229,8 +246,9 @@ async function fetchLayers(
 const isAbort = (err: unknown) => (err as Error)?.name === "AbortError";
 
 /** One blob to a file: digested on the way, resumed from where it broke when the registry allows. */
-async function download(session: RegistrySession, job: LayerJob, path: string, attempts: number, emit: Emit, signal: AbortSignal): Promise<void> {
+async function download(session: RegistrySession, job: LayerJob, path: string, attempts: number, emit: Emit, signal: AbortSignal, live?: LiveFeed): Promise<void> {
   const { desc, id } = job;
+  let feed = live;
   const file = await open(path, "w", 0o600);
   try {
     let hash = createHash("sha256");
@@ -241,6 +259,8 @@ async function download(session: RegistrySession, job: LayerJob, path: string, a
         const res = await session.blob(desc.digest, offset);
         if (offset > 0 && res.statusCode === 200) {
           // the registry ignored the range: start again
+          feed?.fail();
+          feed = undefined;
           hash = createHash("sha256");
           offset = 0;
           await file.truncate(0);
@@ -250,10 +270,11 @@ async function download(session: RegistrySession, job: LayerJob, path: string, a
         let batched = 0;
         const flush = async () => {
           if (batched === 0) return;
-          const data = batch.length === 1 ? batch[0] : Buffer.concat(batch, batched);
+          const data = batch;
+          const at = offset - batched;
           batch = [];
           batched = 0;
-          await file.write(data, 0, data.length, offset - data.length);
+          await file.writev(data, at);
         };
         try {
           for await (const chunk of res.body as AsyncIterable<Buffer>) {
@@ -262,6 +283,7 @@ async function download(session: RegistrySession, job: LayerJob, path: string, a
             batched += chunk.length;
             offset += chunk.length;
             if (batched >= 1 << 20) await flush();
+            if (feed) await feed.push(chunk);
             report(offset);
           }
         } finally {
@@ -274,6 +296,8 @@ async function download(session: RegistrySession, job: LayerJob, path: string, a
         if (signal.aborted) throw signal.reason ?? err;
         if (err instanceof EngineError && (err.statusCode === 401 || err.statusCode === 404)) throw err;
         if (offset > desc.size) {
+          feed?.fail();
+          feed = undefined;
           hash = createHash("sha256");
           offset = 0;
           await file.truncate(0);
@@ -288,17 +312,35 @@ async function download(session: RegistrySession, job: LayerJob, path: string, a
     const digest = `sha256:${hash.digest("hex")}`;
     if (digest !== desc.digest) throw errors.imageDigestMismatch(`blob ${desc.digest}`, desc.digest, digest);
     emit(status(id, "Download complete"));
+    // only a verified blob may end the live extraction's input (its end registers the layer)
+    feed?.end();
+  } catch (err) {
+    feed?.fail();
+    throw err;
   } finally {
     await file.close();
   }
 }
 
-/** Decompresses, digests and applies a downloaded layer on its parent. */
-async function extract(store: ImageStore, job: LayerJob, file: string, disablePigz: boolean, emit: Emit, signal: AbortSignal): Promise<void> {
+interface ExtractArgs {
+  store: ImageStore;
+  job: LayerJob;
+  /** The downloaded blob (kept as the layer's blob); written while a live feed runs. */
+  file: string;
+  /** Bytes as they download, instead of reading `file` afterwards. */
+  live?: LiveFeed;
+  disablePigz: boolean;
+  emit: Emit;
+  signal: AbortSignal;
+}
+
+/** Decompresses, digests and applies a layer on its parent. */
+async function extract({ store, job, file, live, disablePigz, emit, signal }: ExtractArgs): Promise<void> {
   if (signal.aborted) throw signal.reason;
   const total = job.desc.size;
   let read = 0;
-  const report = throttled((n) => emit(bytesMessage(job.id, "Extracting", n, total)));
+  // fed live, the layer is reported as extracting from when its download is complete, as Docker does
+  const report = throttled((n) => (!live || live.ended) && emit(bytesMessage(job.id, "Extracting", n, total)));
   const meter = new Transform({
     transform(chunk: Buffer, _enc, done) {
       read += chunk.length;
@@ -307,8 +349,8 @@ async function extract(store: ImageStore, job: LayerJob, file: string, disablePi
     },
   });
   // a blob listed twice in one image was kept by its first layer already
-  const source = store.blobs.has(job.desc.digest) ? store.blobs.path(job.desc.digest) : file;
-  const input = createReadStream(source, { highWaterMark: 1 << 20 });
+  const source = !live && store.blobs.has(job.desc.digest) ? store.blobs.path(job.desc.digest) : file;
+  const input = live ? live.readable : createReadStream(source, { highWaterMark: 1 << 20 });
   const stop = () => input.destroy(signal.reason instanceof Error ? signal.reason : new Error("the pull was cancelled"));
   signal.addEventListener("abort", stop, { once: true });
   // A failure reaches the registration through `meter` (its reader sees it as errored); the
@@ -323,6 +365,41 @@ async function extract(store: ImageStore, job: LayerJob, file: string, disablePi
   report(read, true);
   store.distribution.add(job.diffId, { digest: job.desc.digest, size: job.desc.size, mediaType: job.desc.mediaType, registry: job.registry, repository: job.repository });
   emit(status(job.id, "Pull complete"));
+}
+
+/** A download's bytes, handed to an extraction as they come (with backpressure). */
+class LiveFeed {
+  readonly readable = new PassThrough({ highWaterMark: 4 << 20 });
+  /** The download had to start over (or the blob is shared): the feed was cut short. */
+  broken = false;
+  ended = false;
+
+  async push(chunk: Buffer): Promise<void> {
+    if (this.broken || this.readable.destroyed) return;
+    if (!this.readable.write(chunk)) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          this.readable.off("drain", done);
+          this.readable.off("close", done);
+          resolve();
+        };
+        this.readable.on("drain", done);
+        this.readable.on("close", done);
+      });
+    }
+  }
+
+  end(): void {
+    if (this.broken) return;
+    this.ended = true;
+    this.readable.end();
+  }
+
+  fail(): void {
+    if (this.ended || this.broken) return;
+    this.broken = true;
+    this.readable.destroy(new Error("the download started over"));
+  }
 }
 
 /** At most `n` at once, in the order asked; `onWait` when one has to queue. */

@@ -1,0 +1,554 @@
+// Benchmark: pull throughput (MB/s) of a 200 MB image of incompressible layers (4 layers of
+// 1 MiB random files, gzip level 1) from a real registry on loopback (Debian's docker-registry,
+// `docker-registry serve`), through POST /images/create?fromImage=, into engined and, when
+// `dockerd` is installed, into Docker's daemon in the same run (its own roots, socket and pid
+// file, in its own network namespace with no bridge). Each pull goes into a fresh data root.
+//
+// The script pushes the image into a registry on 127.0.0.1 itself (the distribution protocol
+// over plain HTTP). Docker's daemon cannot reach the host's loopback from its namespace, so for
+// it a second registry is started inside that namespace (nsenter --net), serving the same
+// storage folder read-only on the same port.
+//
+//   node_modules/node/bin/node bench/pull.mjs [--runs N] [--mb SIZE] [--layers K] [--only engined|dockerd]
+import { spawn, execFileSync } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { closeSync, createReadStream, createWriteStream, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { Agent, request } from "node:http";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pipeline } from "node:stream/promises";
+import { parseArgs } from "node:util";
+import { createGzip } from "node:zlib";
+import { have } from "./have.mjs";
+import tarStream from "tar-stream";
+
+const { values } = parseArgs({
+  options: { runs: { type: "string", default: "3" }, mb: { type: "string", default: "200" }, layers: { type: "string", default: "4" }, only: { type: "string" } },
+});
+const RUNS = Math.max(1, Math.min(Number(values.runs) || 3, 10));
+const MB = Math.max(1, Math.min(Number(values.mb) || 200, 1024));
+const LAYERS = Math.max(1, Math.min(Number(values.layers) || 4, 64));
+const PULL_LIMIT_MS = 300_000; // one pull
+const PART_LIMIT_MS = 900_000; // all the runs of one daemon: no new run starts after this
+const REPO = "bench/pull";
+const TAG = "latest";
+const ROOT = new URL("..", import.meta.url).pathname;
+const work = mkdtempSync(join(tmpdir(), "bench-pull-"));
+// Ctrl-C: the running pull is abandoned, and every process and directory of the run is cleaned
+// up as usual (a second Ctrl-C exits at once).
+let interrupted = false;
+const active = new Set(); // requests to destroy on Ctrl-C
+process.on("SIGINT", () => {
+  if (interrupted) process.exit(130);
+  interrupted = true;
+  console.error("interrupted: cleaning up (Ctrl-C again to leave everything as it is)");
+  for (const req of active) req.destroy(new Error("interrupted"));
+});
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+const sha = (b) => `sha256:${createHash("sha256").update(b).digest("hex")}`;
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The image: K layers of 1 MiB random files, each a tar gzipped at level 1 into a file, hashed
+// on the way (diff_id: the tar; digest: the gzip). One file's worth of random bytes at a time.
+
+async function makeLayer(file, l, count) {
+  const pack = tarStream.pack();
+  const diff = createHash("sha256");
+  const digest = createHash("sha256");
+  let size = 0;
+  const written = pipeline(
+    pack,
+    async function* (src) {
+      for await (const c of src) {
+        diff.update(c);
+        yield c;
+      }
+    },
+    createGzip({ level: 1 }),
+    async function* (src) {
+      for await (const c of src) {
+        digest.update(c);
+        size += c.length;
+        yield c;
+      }
+    },
+    createWriteStream(file),
+  );
+  const failed = written.then(() => new Promise(() => {}));
+  for (let i = 0; i < count; i++) {
+    const data = randomBytes(1024 * 1024);
+    const entry = new Promise((res, rej) => pack.entry({ name: `layer${l}/file${i}`, size: data.length, mtime: new Date(0), mode: 0o644 }, data, (err) => (err ? rej(err) : res())));
+    await Promise.race([entry, failed]);
+  }
+  pack.finalize();
+  await written;
+  return { file, size, digest: `sha256:${digest.digest("hex")}`, diffId: `sha256:${diff.digest("hex")}` };
+}
+
+async function makeImage() {
+  const perLayer = Math.ceil(MB / LAYERS);
+  const layers = [];
+  for (let l = 0; l < LAYERS; l++) layers.push(await makeLayer(join(work, `layer${l}.tar.gz`), l, perLayer));
+  const config = Buffer.from(JSON.stringify({
+    architecture: "amd64",
+    os: "linux",
+    created: "2026-01-01T00:00:00Z",
+    config: {},
+    rootfs: { type: "layers", diff_ids: layers.map((l) => l.diffId) },
+    history: layers.map(() => ({ created: "2026-01-01T00:00:00Z", created_by: "bench/pull.mjs" })),
+  }));
+  const manifest = Buffer.from(JSON.stringify({
+    schemaVersion: 2,
+    mediaType: "application/vnd.docker.distribution.manifest.v2+json",
+    config: { mediaType: "application/vnd.docker.container.image.v1+json", size: config.length, digest: sha(config) },
+    layers: layers.map((l) => ({ mediaType: "application/vnd.docker.image.rootfs.diff.tar.gzip", size: l.size, digest: l.digest })),
+  }));
+  return { layers, config, manifest, bytes: layers.reduce((a, l) => a + l.size, 0) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The registry: docker-registry with its own config, storage in the run's folder, log to a file
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function registryConfig(file, port, readonly) {
+  writeFileSync(file, [
+    "version: 0.1",
+    "log:",
+    "  level: warn",
+    "  formatter: text",
+    "  accesslog:",
+    "    disabled: true",
+    "storage:",
+    "  filesystem:",
+    `    rootdirectory: ${join(work, "registry")}`,
+    "  maintenance:",
+    "    uploadpurging:",
+    "      enabled: false",
+    "    readonly:",
+    `      enabled: ${readonly}`,
+    "http:",
+    `  addr: 127.0.0.1:${port}`,
+    "",
+  ].join("\n"));
+  return file;
+}
+
+/** docker-registry serve, optionally through nsenter into a network namespace (nsenter execs it: same pid). */
+function startRegistry(config, log, netns) {
+  const [cmd, args] = netns ? ["nsenter", [`--net=${netns}`, "docker-registry", "serve", config]] : ["docker-registry", ["serve", config]];
+  const fd = openSync(log, "a");
+  const proc = spawn(cmd, args, { stdio: ["ignore", fd, fd] });
+  closeSync(fd);
+  return proc;
+}
+
+/** Whether `pid`'s network namespace has a TCP socket listening on 127.0.0.1:port (/proc/PID/net/tcp is that namespace's). */
+function listening(pid, port) {
+  try {
+    const want = `0100007F:${port.toString(16).toUpperCase().padStart(4, "0")}`;
+    return readFileSync(`/proc/${pid}/net/tcp`, "utf8").split("\n").some((line) => {
+      const f = line.trim().split(/\s+/);
+      return f[1] === want && f[3] === "0A";
+    });
+  } catch {
+    return false;
+  }
+}
+
+/** Until the registry listens, looking in the network namespace of `nsPid` (not the registry's own
+ * pid: until nsenter has entered the namespace, that is the host's, where the first registry listens). */
+async function waitListening(proc, nsPid, port, log, limitMs = 15_000) {
+  const until = Date.now() + limitMs;
+  while (!listening(nsPid, port)) {
+    if (proc.exitCode !== null || Date.now() > until) throw new Error(`docker-registry did not start: ${tail(log)}`);
+    await sleep(20);
+  }
+}
+
+function tail(file) {
+  try {
+    return readFileSync(file, "utf8").trim().split("\n").slice(-3).join(" | ").slice(0, 300) || "(no output)";
+  } catch {
+    return "(no log)";
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP: to the registry on 127.0.0.1 (the push), and over a daemon's unix socket
+
+/** A time limit on the whole exchange (request and response), not only on silence. */
+function limit(req, ms, text) {
+  const timer = setTimeout(() => req.destroy(new Error(text)), ms);
+  req.once("close", () => clearTimeout(timer));
+}
+
+const registryAgent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+function http(opts, body, limitMs = 60_000) {
+  return new Promise((resolve, reject) => {
+    const req = request({ agent: registryAgent, ...opts }, (res) => {
+      const chunks = [];
+      res.on("data", (c) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, text: Buffer.concat(chunks).toString("utf8") }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    limit(req, limitMs, `${opts.method} ${opts.path}: not done in ${limitMs / 1000} s`);
+    if (body === undefined || Buffer.isBuffer(body)) req.end(body);
+    else body.pipe(req);
+  });
+}
+
+async function pushBlob(base, data, digest, size) {
+  const start = await http({ ...base, method: "POST", path: `/v2/${REPO}/blobs/uploads/`, headers: { "content-length": 0 } });
+  if (start.status !== 202 || !start.headers.location) throw new Error(`blob upload start answered ${start.status}: ${start.text.slice(0, 200)}`);
+  const url = new URL(start.headers.location, `http://${base.host}:${base.port}`);
+  url.searchParams.set("digest", digest);
+  const body = Buffer.isBuffer(data) ? data : createReadStream(data);
+  const put = await http({ ...base, method: "PUT", path: url.pathname + url.search, headers: { "content-type": "application/octet-stream", "content-length": size } }, body, 120_000);
+  if (put.status !== 201) throw new Error(`blob upload of ${digest.slice(0, 19)} answered ${put.status}: ${put.text.slice(0, 200)}`);
+}
+
+async function pushImage(port, image) {
+  const base = { host: "127.0.0.1", port };
+  const ping = await http({ ...base, method: "GET", path: "/v2/" });
+  if (ping.status !== 200) throw new Error(`registry /v2/ answered ${ping.status}`);
+  for (const l of image.layers) await pushBlob(base, l.file, l.digest, l.size);
+  await pushBlob(base, image.config, sha(image.config), image.config.length);
+  const put = await http({ ...base, method: "PUT", path: `/v2/${REPO}/manifests/${TAG}`, headers: { "content-type": "application/vnd.docker.distribution.manifest.v2+json", "content-length": image.manifest.length } }, image.manifest);
+  if (put.status !== 201) throw new Error(`manifest upload answered ${put.status}: ${put.text.slice(0, 200)}`);
+}
+
+function call(socketPath, method, path, limitMs = 60_000) {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath, method, path, agent: false, headers: method === "POST" ? { "content-length": 0 } : {} }, (res) => {
+      const chunks = [];
+      res.on("data", (c) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString("utf8") }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    limit(req, limitMs, `${method} ${path}: not done in ${limitMs / 1000} s`);
+    req.end();
+  });
+}
+
+const message = (text) => {
+  try {
+    return JSON.parse(text).message ?? text.trim();
+  } catch {
+    return text.trim();
+  }
+};
+
+/** The pull, timed from the request to the end of the progress stream; every line checked. */
+function pull(socketPath, ref) {
+  const [name, tag] = [ref.slice(0, ref.lastIndexOf(":")), ref.slice(ref.lastIndexOf(":") + 1)];
+  const path = `/v1.41/images/create?fromImage=${encodeURIComponent(name)}&tag=${encodeURIComponent(tag)}`;
+  return new Promise((resolve, reject) => {
+    const t0 = now();
+    const req = request({ socketPath, method: "POST", path, agent: false, headers: { "content-length": 0 } }, (res) => {
+      let rest = "";
+      const lines = [];
+      res.setEncoding("utf8");
+      res.on("data", (d) => {
+        rest += d;
+        const parts = rest.split("\n");
+        rest = parts.pop();
+        for (const p of parts) if (p.trim()) lines.push(p);
+      });
+      res.on("error", reject);
+      res.on("end", () => {
+        const ms = now() - t0;
+        active.delete(req);
+        if (rest.trim()) lines.push(rest);
+        if (res.statusCode !== 200) return reject(new Error(`POST /images/create?fromImage= answered ${res.statusCode}: ${message(lines.join("\n")).slice(0, 200)}`));
+        for (const line of lines) {
+          let o;
+          try {
+            o = JSON.parse(line);
+          } catch {
+            return reject(new Error(`a progress line is not JSON: ${line.slice(0, 160)}`));
+          }
+          if (o.error || o.errorDetail) return reject(new Error(`the pull failed: ${(o.error ?? o.errorDetail?.message ?? "").slice(0, 200)}`));
+        }
+        const last = lines.length ? JSON.parse(lines[lines.length - 1]).status ?? "" : "";
+        if (!last.startsWith("Status: Downloaded newer image for")) return reject(new Error(`the progress stream ended with ${JSON.stringify(last).slice(0, 160)}`));
+        resolve(ms);
+      });
+    });
+    active.add(req);
+    req.on("error", (err) => {
+      active.delete(req);
+      reject(err);
+    });
+    limit(req, PULL_LIMIT_MS, `the pull did not end in ${PULL_LIMIT_MS / 1000} s`);
+    req.end();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes and memory
+
+function procs() {
+  const list = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      const exe = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0")[0] ?? "";
+      list.push({ pid: Number(name), ppid, exe });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return list;
+}
+
+function descendants(pid) {
+  const list = procs();
+  const out = [];
+  const queue = [pid];
+  while (queue.length) {
+    const p = queue.shift();
+    for (const c of list) if (c.ppid === p) (out.push(c.pid), queue.push(c.pid));
+  }
+  return out;
+}
+
+function rssMiB(pid) {
+  try {
+    const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Samples the RSS of `pid` and all its descendants every 100 ms; stop() gives the peak (MiB). */
+function sampleRss(pid) {
+  let peak = 0;
+  const sample = () => (peak = Math.max(peak, [pid, ...descendants(pid)].reduce((sum, p) => sum + rssMiB(p), 0)));
+  sample();
+  const timer = setInterval(sample, 100);
+  return () => {
+    clearInterval(timer);
+    sample();
+    return peak;
+  };
+}
+
+function readIf(file) {
+  try {
+    return readFileSync(file, "utf8").trim();
+  } catch {
+    return "";
+  }
+}
+
+function alive(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+/** SIGTERM a process this run started (a ChildProcess, or a pid), SIGKILL after `graceMs`. */
+async function stop(procOrPid, graceMs = 15_000) {
+  if (typeof procOrPid === "object") {
+    const proc = procOrPid;
+    if (proc.exitCode !== null || proc.signalCode !== null) return;
+    proc.kill("SIGTERM");
+    const timer = setTimeout(() => proc.kill("SIGKILL"), graceMs);
+    await new Promise((r) => (proc.exitCode !== null || proc.signalCode !== null ? r() : proc.once("exit", r)));
+    clearTimeout(timer);
+    return;
+  }
+  const pid = procOrPid;
+  if (!pid || !alive(pid)) return;
+  try {
+    process.kill(pid, "SIGTERM");
+  } catch {
+    return;
+  }
+  const until = Date.now() + graceMs;
+  while (alive(pid) && Date.now() < until) await sleep(50);
+  if (alive(pid)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // gone
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The daemons
+
+const daemons = {
+  engined: (dir) => [join(ROOT, "bin/engined"), ["-H", `unix://${dir}/d.sock`, "--data-root", `${dir}/data`, "--exec-root", `${dir}/exec`, "--pidfile", `${dir}/d.pid`]],
+  // Its own network namespace: --bridge=none there cannot touch the host's interfaces.
+  dockerd: (dir) => ["unshare", ["--net", "dockerd", "-H", `unix://${dir}/d.sock`, "--data-root", `${dir}/data`, "--exec-root", `${dir}/exec`,
+    "--pidfile", `${dir}/d.pid`, "--bridge=none", "--iptables=false", "--ip6tables=false"]],
+};
+
+async function waitReady(socketPath, proc, limitMs) {
+  const until = Date.now() + limitMs;
+  while (Date.now() < until) {
+    if (proc.exitCode !== null) throw new Error(`the daemon exited (${proc.exitCode})`);
+    try {
+      if ((await call(socketPath, "GET", "/_ping", 2000)).status === 200) return;
+    } catch {
+      // not yet
+    }
+    await sleep(20);
+  }
+  throw new Error("the daemon was not ready in 30 s");
+}
+
+/** N pulls into fresh data roots: { rate (MB/s), rss (MiB), n } of medians, or { na: reason }. */
+async function measure(name, image, port) {
+  const rates = [];
+  const peaks = [];
+  const t0 = now();
+  for (let i = 0; i < RUNS && !interrupted && now() - t0 < PART_LIMIT_MS; i++) {
+    const dir = mkdtempSync(join(work, `${name}-`));
+    const sock = `${dir}/d.sock`;
+    const [cmd, args] = daemons[name](dir);
+    const fd = openSync(`${dir}/daemon.log`, "a");
+    const proc = spawn(cmd, args, { stdio: ["ignore", fd, fd] });
+    closeSync(fd);
+    let registry;
+    try {
+      await waitReady(sock, proc, 30_000);
+      if (name === "dockerd") {
+        // The host's 127.0.0.1 is not reachable from dockerd's namespace: a registry there,
+        // serving the same storage (read-only) on the same port.
+        const netns = `/proc/${proc.pid}/ns/net`;
+        execFileSync("nsenter", [`--net=${netns}`, "ip", "link", "set", "lo", "up"], { stdio: "ignore", timeout: 10_000 });
+        const log = `${dir}/registry.log`;
+        registry = startRegistry(registryConfig(`${dir}/registry.yml`, port, true), log, netns);
+        await waitListening(registry, proc.pid, port, log);
+      }
+      const ref = `127.0.0.1:${port}/${REPO}:${TAG}`;
+      const peak = sampleRss(proc.pid);
+      let ms;
+      let rss;
+      try {
+        ms = await pull(sock, ref);
+      } finally {
+        rss = peak();
+      }
+      const inspect = await call(sock, "GET", `/v1.41/images/${encodeURIComponent(ref)}/json`);
+      if (inspect.status !== 200) throw new Error(`GET /images/{ref}/json after the pull answered ${inspect.status}: ${message(inspect.text).slice(0, 160)}`);
+      const got = JSON.parse(inspect.text).RootFS?.Layers ?? [];
+      if (got.join() !== image.layers.map((l) => l.diffId).join()) throw new Error(`the pulled image has layers ${JSON.stringify(got).slice(0, 160)}, not the pushed ones`);
+      rates.push(image.bytes / 1e6 / (ms / 1000));
+      peaks.push(rss);
+    } catch (err) {
+      if (interrupted && rates.length) break;
+      return { na: err.message };
+    } finally {
+      // The daemon's children (engined's supervisor, which outlives engined by design; Docker's
+      // containerd) are ours too: each is stopped by its pid once the daemon has exited.
+      const children = new Set(descendants(proc.pid));
+      const supervisorPid = Number(readIf(`${dir}/exec/supervisor/supervisor.pid`));
+      if (name === "engined" && supervisorPid > 0) children.add(supervisorPid);
+      if (registry) await stop(registry, 5000);
+      await stop(proc);
+      for (const pid of children) await stop(pid, 5000);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  if (!rates.length) return { na: interrupted ? "interrupted" : "no run in the time limit" };
+  return { rate: median(rates), rss: median(peaks), n: rates.length, rates };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Run and print
+
+const results = {};
+let image;
+let registry;
+let version = "";
+try {
+  if (!have("docker-registry")) throw new Error("docker-registry is not installed (Debian's docker-registry package)");
+  try {
+    version = execFileSync("docker-registry", ["--version"], { encoding: "utf8", timeout: 10_000 }).trim().split(/\s+/).pop();
+  } catch {
+    // only for the title
+  }
+  mkdirSync(join(work, "registry"));
+  image = await makeImage();
+  const port = await freePort();
+  const log = join(work, "registry.log");
+  registry = startRegistry(registryConfig(join(work, "registry.yml"), port, false), log);
+  await waitListening(registry, registry.pid, port, log);
+  await pushImage(port, image);
+  registryAgent.destroy();
+  // engined pulls from this registry; Docker's daemon from its own, over the same storage.
+  if (values.only !== "dockerd") {
+    if (!existsSync(join(ROOT, "dist/host/engined.js"))) results.engined = { na: "not built (run the build first)" };
+    else results.engined = await measure("engined", image, port);
+  }
+  if (values.only !== "engined") {
+    if (interrupted) results.dockerd = { na: "interrupted" };
+    else if (have("dockerd") && have("unshare") && have("nsenter")) results.dockerd = await measure("dockerd", image, port);
+    else results.dockerd = { na: "dockerd is not installed: no same-run comparison (install Debian's docker.io with its service kept from starting)" };
+  }
+} finally {
+  registryAgent.destroy();
+  if (registry) await stop(registry, 5000);
+  rmSync(work, { recursive: true, force: true });
+}
+
+const notes = [];
+const cell = (r, key, digits) => {
+  if (!r) return "-";
+  if (r.na !== undefined) {
+    let i = notes.indexOf(r.na);
+    if (i < 0) i = notes.push(r.na) - 1;
+    return `n/a (${i + 1})`;
+  }
+  return r[key].toFixed(digits);
+};
+const e = results.engined;
+const d = results.dockerd;
+console.log(`\npull of a ${(image.bytes / 1e6).toFixed(0)} MB image (${LAYERS} layers, gzip), from docker-registry ${version} on 127.0.0.1, median of ${RUNS} runs`);
+console.log(`${"".padEnd(12)} ${"MB/s".padStart(10)} ${"peak RSS MiB".padStart(14)}`);
+for (const [name, r] of Object.entries(results)) {
+  let ratio = "";
+  if (name === "dockerd" && e?.rate && d?.rate) {
+    const x = e.rate / d.rate;
+    ratio = `   engined/dockerd = ${x.toFixed(2)}${Math.abs(x - 1) < 0.05 ? " (about the same)" : ""}`;
+  }
+  if (r.n !== undefined && r.n < RUNS) ratio += `   (${r.n} of ${RUNS} runs)`;
+  console.log(`${name.padEnd(12)} ${cell(r, "rate", 1).padStart(10)} ${cell(r, "rss", 1).padStart(14)}${ratio}`);
+}
+const each = Object.entries(results).filter(([, r]) => r.rates).map(([name, r]) => `${name} ${r.rates.map((x) => x.toFixed(1)).join(", ")}`);
+if (each.length) console.log(`(each run, MB/s: ${each.join("; ")})`);
+console.log("(MB/s: compressed bytes of the layers over the time from the request to the end of the progress stream;");
+console.log(" peak RSS: the daemon and all its child processes (unpigz, Docker's containerd, engined's supervisor if started),");
+console.log(" summed, sampled every 100 ms during the pull; medians of the runs)");
+notes.forEach((note, i) => console.log(`(${i + 1}) ${note}`));
+if (interrupted) process.exitCode = 130;
