@@ -64,8 +64,7 @@ export async function pullImage(deps: PullDeps, opts: PullOptions): Promise<void
   if (!opts.allTags) {
     const target = ref.digest ?? ref.tag!;
     const { session, value } = await deps.registry.open(ref.domain, ref.path, "pull", opts.credentials, opts.signal, (s) => resolve(s, ref, target, opts.platform));
-    const { image, upToDate } = await pullResolved(deps, opts, limits, session, target, value);
-    void image;
+    const { upToDate } = await pullResolved(deps, opts, limits, session, target, value);
     opts.emit(status(undefined, `Digest: ${value.digest}`));
     opts.emit(status(undefined, `Status: ${upToDate ? "Image is up to date" : "Downloaded newer image"} for ${familiarName(formatReference(ref))}`));
     return;
