@@ -141,7 +141,8 @@ async function pushLayer(store: ImageStore, session: RegistrySession, ref: Refer
   }
   // a pulled layer goes up as the blob it came as; any other is gzip-compressed on the way
   const kept = layer?.compressed && store.blobs.has(layer.compressed.digest) ? layer.compressed : undefined;
-  const total = kept ? kept.size : layer ? (await store.layers.openTar(layer).then(({ size, stream }) => (stream.destroy(), size))) : 0;
+  if (!layer) throw errors.imageNotFound(`layer ${diffId}`);
+  const total = kept ? kept.size : (layer.tarSize ?? store.blobs.size(diffId));
   let read = 0;
   const report = throttled((n) => opts.emit(bytesMessage(id, "Pushing", n, total)));
   const meter = new Transform({
@@ -151,7 +152,6 @@ async function pushLayer(store: ImageStore, session: RegistrySession, ref: Refer
       done(null, chunk);
     },
   });
-  if (!layer) throw errors.imageNotFound(`layer ${diffId}`);
   const body = kept ? store.blobs.open(kept.digest).pipe(meter) : (await store.layers.openTar(layer)).stream.pipe(meter).pipe(createGzip({ level: 1 }));
   const hash = createHash("sha256");
   let location = await session.startUpload();
