@@ -23,6 +23,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { have } from "./have.mjs";
+import { alive, endPid, sleep } from "./processes.mjs";
 import tarStream from "tar-stream";
 
 const { values } = parseArgs({
@@ -136,14 +137,7 @@ function procs() {
   return list;
 }
 
-function alive(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
-}
+
 
 /** RSS (from status) and PSS (from smaps_rollup) in MiB; 0 when the process is gone. */
 function memory(pid) {
@@ -167,27 +161,6 @@ const readPid = (file) => {
     return undefined;
   }
 };
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** SIGTERM a pid we started (directly or through the daemon), SIGKILL after `graceMs`. */
-async function endPid(pid, graceMs = 10_000) {
-  if (!pid || !alive(pid)) return;
-  try {
-    process.kill(pid, "SIGTERM");
-  } catch {
-    return;
-  }
-  const until = Date.now() + graceMs;
-  while (alive(pid) && Date.now() < until) await sleep(50);
-  if (alive(pid)) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // gone
-    }
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The two daemons: how to start them, and where their supervisor and monitors are

@@ -21,6 +21,7 @@ import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import { createGzip } from "node:zlib";
 import { have } from "./have.mjs";
+import { alive, endPid, sleep } from "./processes.mjs";
 import tarStream from "tar-stream";
 
 const { values } = parseArgs({
@@ -46,7 +47,6 @@ process.on("SIGINT", () => {
   for (const req of active) req.destroy(new Error("interrupted"));
 });
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 const sha = (b) => `sha256:${createHash("sha256").update(b).digest("hex")}`;
 const median = (xs) => {
@@ -364,14 +364,7 @@ function readIf(file) {
   }
 }
 
-function alive(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
-}
+
 
 /** SIGTERM a process this run started (a ChildProcess, or a pid), SIGKILL after `graceMs`. */
 async function stop(procOrPid, graceMs = 15_000) {
@@ -384,22 +377,7 @@ async function stop(procOrPid, graceMs = 15_000) {
     clearTimeout(timer);
     return;
   }
-  const pid = procOrPid;
-  if (!pid || !alive(pid)) return;
-  try {
-    process.kill(pid, "SIGTERM");
-  } catch {
-    return;
-  }
-  const until = Date.now() + graceMs;
-  while (alive(pid) && Date.now() < until) await sleep(50);
-  if (alive(pid)) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // gone
-    }
-  }
+  await endPid(procOrPid, graceMs);
 }
 
 // ---------------------------------------------------------------------------------------------
