@@ -356,6 +356,23 @@ function sampleRss(pid) {
   };
 }
 
+/**
+ * CPU seconds (user + system) the daemon and its descendants spend from now to the call of the
+ * returned function: the live ones' own time, plus the time of children they have reaped
+ * (unpigz, for example), from /proc/PID/stat.
+ */
+function cpuMeter(pid) {
+  const ticks = () =>
+    [pid, ...descendants(pid)].reduce((sum, p) => {
+      const stat = readIf(`/proc/${p}/stat`);
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      // after the name: state is field 3, utime..cstime are fields 14..17
+      return sum + (stat ? fields.slice(11, 15).reduce((a, b) => a + Number(b), 0) : 0);
+    }, 0);
+  const start = ticks();
+  return () => (ticks() - start) / 100; // USER_HZ is 100 on Linux
+}
+
 function readIf(file) {
   try {
     return readFileSync(file, "utf8").trim();
@@ -408,6 +425,7 @@ async function waitReady(socketPath, proc, limitMs) {
 async function measure(name, image, port) {
   const rates = [];
   const peaks = [];
+  const cpus = [];
   const t0 = now();
   for (let i = 0; i < RUNS && !interrupted && now() - t0 < PART_LIMIT_MS; i++) {
     const dir = mkdtempSync(join(work, `${name}-`));
@@ -429,7 +447,11 @@ async function measure(name, image, port) {
         await waitListening(registry, proc.pid, port, log);
       }
       const ref = `127.0.0.1:${port}/${REPO}:${TAG}`;
+      // every run starts with nothing left to write back from the one before (each writes
+      // hundreds of MB, which the kernel would otherwise flush during the next pull)
+      execFileSync("sync", [], { timeout: 120_000 });
       const peak = sampleRss(proc.pid);
+      const cpu = cpuMeter(proc.pid);
       let ms;
       let rss;
       try {
@@ -437,6 +459,7 @@ async function measure(name, image, port) {
       } finally {
         rss = peak();
       }
+      cpus.push(cpu());
       const inspect = await call(sock, "GET", `/v1.41/images/${encodeURIComponent(ref)}/json`);
       if (inspect.status !== 200) throw new Error(`GET /images/{ref}/json after the pull answered ${inspect.status}: ${message(inspect.text).slice(0, 160)}`);
       const got = JSON.parse(inspect.text).RootFS?.Layers ?? [];
@@ -459,7 +482,7 @@ async function measure(name, image, port) {
     }
   }
   if (!rates.length) return { na: interrupted ? "interrupted" : "no run in the time limit" };
-  return { rate: median(rates), rss: median(peaks), n: rates.length, rates };
+  return { rate: median(rates), rss: median(peaks), cpu: median(cpus), n: rates.length, rates };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -513,7 +536,7 @@ const cell = (r, key, digits) => {
 const e = results.engined;
 const d = results.dockerd;
 console.log(`\npull of a ${(image.bytes / 1e6).toFixed(0)} MB image (${LAYERS} layers, gzip), from docker-registry ${version} on 127.0.0.1, median of ${RUNS} runs`);
-console.log(`${"".padEnd(12)} ${"MB/s".padStart(10)} ${"peak RSS MiB".padStart(14)}`);
+console.log(`${"".padEnd(12)} ${"MB/s".padStart(10)} ${"peak RSS MiB".padStart(14)} ${"CPU s".padStart(7)}`);
 for (const [name, r] of Object.entries(results)) {
   let ratio = "";
   if (name === "dockerd" && e?.rate && d?.rate) {
@@ -521,12 +544,13 @@ for (const [name, r] of Object.entries(results)) {
     ratio = `   engined/dockerd = ${x.toFixed(2)}${Math.abs(x - 1) < 0.05 ? " (about the same)" : ""}`;
   }
   if (r.n !== undefined && r.n < RUNS) ratio += `   (${r.n} of ${RUNS} runs)`;
-  console.log(`${name.padEnd(12)} ${cell(r, "rate", 1).padStart(10)} ${cell(r, "rss", 1).padStart(14)}${ratio}`);
+  console.log(`${name.padEnd(12)} ${cell(r, "rate", 1).padStart(10)} ${cell(r, "rss", 1).padStart(14)} ${cell(r, "cpu", 2).padStart(7)}${ratio}`);
 }
 const each = Object.entries(results).filter(([, r]) => r.rates).map(([name, r]) => `${name} ${r.rates.map((x) => x.toFixed(1)).join(", ")}`);
 if (each.length) console.log(`(each run, MB/s: ${each.join("; ")})`);
 console.log("(MB/s: compressed bytes of the layers over the time from the request to the end of the progress stream;");
 console.log(" peak RSS: the daemon and all its child processes (unpigz, Docker's containerd, engined's supervisor if started),");
-console.log(" summed, sampled every 100 ms during the pull; medians of the runs)");
+console.log(" summed, sampled every 100 ms during the pull;");
+console.log(" CPU s: user + system seconds of the daemon and its child processes during the pull; medians of the runs)");
 notes.forEach((note, i) => console.log(`(${i + 1}) ${note}`));
 if (interrupted) process.exitCode = 130;

@@ -226,6 +226,25 @@ describe("layer archive", function () {
       expect(size).to.equal(files.reduce((n, e) => n + Buffer.byteLength(e.data ?? ""), 0));
     });
 
+    it("writes a file fed in chunks that split its blocks anywhere, with the same bytes and its zeros as holes", async () => {
+      // data, 64 KiB of zeros, data, 64 KiB of zeros, a short tail: fed in chunks of odd sizes
+      // so partial 4 KiB blocks are carried from one chunk into the next
+      const data = Buffer.concat([randomBytes(10_000), Buffer.alloc(65_536), randomBytes(5_000), Buffer.alloc(65_536), randomBytes(333)]);
+      const tar = await makeTar([{ name: "chunked.bin", data }]);
+      const sizes = [1, 511, 4095, 4097, 7777, 100_000];
+      const chunks: Buffer[] = [];
+      for (let at = 0, i = 0; at < tar.length; i++) {
+        const n = sizes[i % sizes.length];
+        chunks.push(Buffer.from(tar.subarray(at, at + n)));
+        at += n;
+      }
+      const dir = freshDir();
+      await applyLayer(Readable.from(chunks), dir, { whiteouts: "overlay" });
+      const out = join(dir, "chunked.bin");
+      expect(readFileSync(out).equals(data)).to.equal(true);
+      expect(statSync(out).blocks * 512).to.be.below(data.length - 65_536);
+    });
+
     it("extracts a tar GNU tar made with --xattrs and PAX sparse files", async () => {
       const src = makeTempDir("engine-gnutar-");
       writeFileSync(join(src, "ping"), "#!/bin/sh\n", { mode: 0o755 });

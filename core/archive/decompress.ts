@@ -26,8 +26,8 @@ export function sniffCompression(head: Uint8Array): Compression {
   return "plain";
 }
 
-/** Output chunks of 256 KiB rather than zlib's 16 KiB: the tar reader's cost is per chunk. */
-const CHUNK = 256 * 1024;
+/** Output chunks of 1 MiB rather than zlib's 16 KiB: the tar reader's cost is per chunk. */
+const CHUNK = 1024 * 1024;
 
 let unpigzPath: string | null | undefined;
 

@@ -62,23 +62,42 @@ class HoleWriter {
   }
 
   write(chunk: Buffer): void {
-    const data = this.carry.length > 0 ? Buffer.concat([this.carry, chunk]) : chunk;
+    let data = chunk;
+    if (this.carry.length > 0) {
+      // complete the pending partial block from the head of the chunk (at most 4 KiB copied,
+      // never the whole chunk: the chunks are large and rarely aligned to the file's blocks)
+      const need = BLOCK - (this.pos % BLOCK) - this.carry.length;
+      if (data.length < need) {
+        this.carry = Buffer.concat([this.carry, data]);
+        return;
+      }
+      this.putBlocks(Buffer.concat([this.carry, data.subarray(0, need)]));
+      this.pos += this.carry.length + need;
+      this.carry = Buffer.alloc(0);
+      data = data.subarray(need);
+    }
     // keep blocks aligned to the file offset: what lies before the next boundary is written as is
     const lead = this.pos % BLOCK === 0 ? 0 : Math.min(data.length, BLOCK - (this.pos % BLOCK));
     const whole = lead + Math.floor((data.length - lead) / BLOCK) * BLOCK;
+    this.putBlocks(data.subarray(0, whole), lead);
+    this.carry = Buffer.from(data.subarray(whole)); // a copy: the source may reuse its buffer
+    this.pos += whole;
+  }
+
+  /** Writes `data` (at this.pos) but for the 4 KiB blocks after `lead` that are all zeros. */
+  private putBlocks(data: Buffer, lead = 0): void {
     if (lead > 0) this.put(data.subarray(0, lead), this.pos);
     let runStart = -1;
-    for (let at = lead; at < whole; at += BLOCK) {
-      const zero = data.subarray(at, at + BLOCK).equals(ZERO);
+    for (let at = lead; at < data.length; at += BLOCK) {
+      // a block with a non-zero first or last byte is data (the usual case): no compare needed
+      const zero = data[at] === 0 && data[at + BLOCK - 1] === 0 && data.subarray(at, at + BLOCK).equals(ZERO);
       if (!zero && runStart < 0) runStart = at;
       if (zero && runStart >= 0) {
         this.put(data.subarray(runStart, at), this.pos + runStart);
         runStart = -1;
       }
     }
-    if (runStart >= 0) this.put(data.subarray(runStart, whole), this.pos + runStart);
-    this.carry = Buffer.from(data.subarray(whole)); // a copy: the source may reuse its buffer
-    this.pos += whole;
+    if (runStart >= 0) this.put(data.subarray(runStart), this.pos + runStart);
   }
 
   flush(): void {

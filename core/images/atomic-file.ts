@@ -4,6 +4,7 @@
  * the old file or the new one, never half of one.
  */
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeFileSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { randomBytes } from "node:crypto";
 import { dirname, join } from "node:path";
 
@@ -20,6 +21,19 @@ function sync(path: string, flags: "r" | "r+"): void {
 export const syncDir = (dir: string) => sync(dir, "r");
 /** Flushes a file's data to disk. */
 export const syncFile = (path: string) => sync(path, "r+");
+
+/**
+ * Flushes a file's data to disk on the thread pool: for large files (a downloaded layer blob),
+ * whose flush takes long enough to stall every request if done on the event loop.
+ */
+export async function syncFileInBackground(path: string): Promise<void> {
+  const fh = await open(path, "r+");
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
 
 export function writeFileAtomic(path: string, data: string | Buffer): void {
   const dir = dirname(path);

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { errors } from "../errors.js";
-import { syncDir, syncFile } from "./atomic-file.js";
+import { syncDir, syncFileInBackground } from "./atomic-file.js";
 
 export const isDigest = (d: string) => /^sha256:[a-f0-9]{64}$/.test(d);
 
@@ -65,7 +65,7 @@ export class BlobStore {
       await pipeline(source, meter, createWriteStream(tmp, { mode: 0o600 }));
       const digest = `sha256:${hash.digest("hex")}`;
       if (expected && expected !== digest) throw errors.imageDigestMismatch("blob", expected, digest);
-      syncFile(tmp);
+      await syncFileInBackground(tmp);
       renameSync(tmp, this.path(digest));
       syncDir(this.dir);
       return { digest, size };
@@ -80,7 +80,7 @@ export class BlobStore {
    */
   async adopt(file: string, digest: string): Promise<void> {
     try {
-      syncFile(file);
+      await syncFileInBackground(file);
       renameSync(file, this.path(digest));
       syncDir(this.dir);
     } catch (err) {
