@@ -253,6 +253,15 @@ export const errors = {
     (driver: string) => `configured logging driver does not support reading: ${driver}`,
   ),
   containerLogConfigInvalid: define("ENGINE_ERR_CONTAINER_LOG_CONFIG_INVALID", 400, (why: string) => `invalid log configuration: ${why}`),
+  // --- networks ---
+  networkNotFound: define("ENGINE_ERR_NETWORK_NOT_FOUND", 404, (ref: string) => `network ${ref} not found`),
+  networkContainerNotRunning: define(
+    "ENGINE_ERR_NETWORK_CONTAINER_NOT_RUNNING",
+    409,
+    (id: string) => `cannot join network namespace of a non running container: container ${id} is not running`,
+  ),
+  networkInvalidPort: define("ENGINE_ERR_NETWORK_INVALID_PORT", 400, (spec: string) => `invalid port specification: "${spec}"`),
+  networkSetupFailed: define("ENGINE_ERR_NETWORK_SETUP_FAILED", 500, (why: string) => `failed to set up the container's network: ${why}`),
   supervisorUnavailable: define("ENGINE_ERR_SUPERVISOR_UNAVAILABLE", 503, (why: string) => `the supervisor is not available: ${why}`),
 
   // --- storage ---

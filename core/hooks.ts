@@ -18,6 +18,7 @@ import type { AuthzDenial, AuthzRequest, AuthzResponse } from "./contracts/authz
 import type { ReloadContext } from "./reload.js";
 import type { StorageContext, StorageDriver } from "./contracts/storage.js";
 import type { LogDriver, LogDriverContext } from "./contracts/log.js";
+import type { NetworkContext, NetworkDriver } from "./contracts/network.js";
 import type { OciSpec, RuntimeContext, RuntimeDriver, SpecContext } from "./contracts/runtime.js";
 import type { SystemInfo, VersionInfo } from "./system-info.js";
 
@@ -86,6 +87,13 @@ export function createHooks() {
      * core/contracts/runtime.ts).
      */
     createRuntime: new HookMap(() => new AsyncSeriesBailHook<[RuntimeContext], RuntimeDriver | undefined>(["ctx"])),
+
+    /**
+     * Network drivers by name (`hooks.createNetworkDriver.for("bridge")`). The daemon calls the
+     * hook of each driver a network uses once, at start (the default network's first); the
+     * first tap that returns a driver wins (see core/contracts/network.ts).
+     */
+    createNetworkDriver: new HookMap(() => new AsyncSeriesBailHook<[NetworkContext], NetworkDriver | undefined>(["ctx"])),
 
     /**
      * A container's OCI runtime spec (config.json) on its way into the bundle. The start value is

@@ -11,6 +11,7 @@ import { ImageStore } from "../core/images/image-store.js";
 import { containerRunRoutes } from "./api/routes/container-run.js";
 import { containerRoutes } from "./api/routes/containers.js";
 import { ContainerRunner } from "./containers/runner.js";
+import { openNetwork } from "./network/open-network.js";
 import { openRuntime } from "./containers/open-runtime.js";
 import { logDriverSource } from "./plugins/log-drivers.js";
 import { imageRoutes } from "./api/routes/images.js";
@@ -82,9 +83,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const logDrivers = logDriverSource({ ...loader, hooks }, () => config["log-opt"]);
     // The default log driver and its --log-opt defaults are checked now: a typo stops the start.
     await logDrivers(config["log-driver"]).then((d) => d.validateOptions(config["log-opt"]));
+    const network = await openNetwork({ ...loader, hooks }, { containers, config: () => config, log: log.child({ component: "network" }) });
     const runner = new ContainerRunner({
       containers, images, storage: driver, runtime, logDrivers, hooks, config: () => config, host: ruleHost(host),
-      execRoot: roots.execRoot, log: log.child({ component: "containers" }),
+      execRoot: roots.execRoot, log: log.child({ component: "containers" }), network,
     });
     await runner.restore(config["live-restore"]);
     undo.push(() => runner.shutdown(config["live-restore"], config["shutdown-timeout"]));

@@ -76,6 +76,12 @@ export interface HostConfig {
   GroupAdd?: string[] | null;
   ExtraHosts?: string[] | null;
   Dns?: string[] | null;
+  DnsOptions?: string[] | null;
+  DnsSearch?: string[] | null;
+  /** `"80/tcp" -> [{ HostIp, HostPort }]`; a HostPort of "" or "0" takes a free port, "8000-8010" the first free one. */
+  PortBindings?: Record<string, { HostIp?: string; HostPort?: string }[] | null> | null;
+  /** Publishes every exposed port on a free host port. */
+  PublishAllPorts?: boolean;
   OomKillDisable?: boolean;
   /** Paths to mask and to make read-only; when given they replace the defaults. */
   MaskedPaths?: string[] | null;

@@ -9,6 +9,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { errors } from "../errors.js";
 import { writeJsonAtomic } from "../images/atomic-file.js";
+import type { EndpointSpec } from "../contracts/network.js";
 import type { ContainerCreateConfig, HostConfig } from "./container-config.js";
 import { generateName } from "./names.js";
 
@@ -28,6 +29,13 @@ export interface ContainerState {
   FinishedAt: string;
 }
 
+/** One network a container is on (its endpoint while it runs; addresses empty when it does not). */
+export interface ContainerEndpoint extends EndpointSpec {
+  networkName: string;
+  /** The sandbox (network namespace file) while it runs. */
+  sandbox?: string;
+}
+
 export interface ContainerRecord {
   Id: string;
   /** With the leading slash, as Docker shows it. */
@@ -43,6 +51,8 @@ export interface ContainerRecord {
   Driver: string;
   LogPath: string;
   State: ContainerState;
+  /** The endpoints of its last (or current) run; absent for NetworkMode none, host and container:. */
+  Endpoints?: ContainerEndpoint[];
 }
 
 const NAME = /^\/?[a-zA-Z0-9][a-zA-Z0-9_.-]+$/;

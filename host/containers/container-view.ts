@@ -2,7 +2,66 @@
  * How containers look through the API: the list item of `GET /containers/json` with Docker's
  * human status ("Up 3 seconds", "Exited (0) 5 minutes ago"), and the `inspect` document.
  */
-import type { ContainerRecord } from "../../core/containers/container-store.js";
+import { dirname, join } from "node:path";
+import type { ContainerEndpoint, ContainerRecord } from "../../core/containers/container-store.js";
+
+/** `{ port/proto: [{HostIp, HostPort}] | null }`: published ports, and exposed ones (null) of a running container. */
+function portMap(c: ContainerRecord): Record<string, { HostIp: string; HostPort: string }[] | null> {
+  const out: Record<string, { HostIp: string; HostPort: string }[] | null> = {};
+  if (!c.State.Running) return out;
+  for (const k of Object.keys(c.Config.ExposedPorts ?? {})) out[k.includes("/") ? k : `${k}/tcp`] = null;
+  for (const ep of c.Endpoints ?? []) {
+    for (const p of ep.published ?? []) {
+      const key = `${p.containerPort}/${p.proto}`;
+      (out[key] ??= []).push({ HostIp: p.hostIp, HostPort: String(p.hostPort) });
+    }
+  }
+  return out;
+}
+
+/** `Ports` of the list: one item per published binding, and per exposed port without one. */
+function portList(c: ContainerRecord): Record<string, unknown>[] {
+  const items: Record<string, unknown>[] = [];
+  for (const [key, bindings] of Object.entries(portMap(c))) {
+    const [port, type] = key.split("/");
+    if (!bindings) items.push({ PrivatePort: Number(port), Type: type });
+    else for (const b of bindings) items.push({ IP: b.HostIp, PrivatePort: Number(port), PublicPort: Number(b.HostPort), Type: type });
+  }
+  return items;
+}
+
+const prefixOf = (cidr: string | undefined) => (cidr ? Number(cidr.split("/")[1]) : 0);
+const addressOf = (cidr: string | undefined) => (cidr ? cidr.split("/")[0] : "");
+
+/** One entry of `NetworkSettings.Networks`, in Docker's shape. */
+function endpointSettings(ep: ContainerEndpoint): Record<string, unknown> {
+  return {
+    IPAMConfig: null,
+    Links: null,
+    Aliases: ep.aliases.length ? ep.aliases : null,
+    MacAddress: ep.endpointId ? ep.mac : "",
+    DriverOpts: null,
+    GwPriority: 0,
+    NetworkID: ep.networkId,
+    EndpointID: ep.endpointId,
+    Gateway: ep.gateway4 ?? "",
+    IPAddress: addressOf(ep.ipv4),
+    IPPrefixLen: prefixOf(ep.ipv4),
+    IPv6Gateway: ep.gateway6 ?? "",
+    GlobalIPv6Address: addressOf(ep.ipv6),
+    GlobalIPv6PrefixLen: prefixOf(ep.ipv6),
+    DNSNames: null,
+  };
+}
+
+function networks(c: ContainerRecord): Record<string, Record<string, unknown>> {
+  const mode = c.HostConfig.NetworkMode ?? "none";
+  if (!c.Endpoints?.length) {
+    // none and host are shown as networks too, with nothing in them (as Docker does)
+    return mode === "none" || mode === "host" ? { [mode]: endpointSettings({ networkName: mode, networkId: "", endpointId: "", containerId: c.Id, containerName: "", ifname: "", mac: "", aliases: [], ports: [] }) } : {};
+  }
+  return Object.fromEntries(c.Endpoints.map((ep) => [ep.networkName, endpointSettings(ep)]));
+}
 
 /** Go's units.HumanDuration, which the Docker CLI and API use in statuses. */
 export function humanDuration(ms: number): string {
@@ -43,12 +102,12 @@ export function listItem(c: ContainerRecord): Record<string, unknown> {
     ImageID: c.Image,
     Command: [c.Path, ...c.Args].map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(" "),
     Created: Math.floor(Date.parse(c.Created) / 1000),
-    Ports: [],
+    Ports: portList(c),
     Labels: c.Config.Labels ?? {},
     State: c.State.Status,
     Status: statusText(c),
     HostConfig: { NetworkMode: c.HostConfig.NetworkMode ?? "none" },
-    NetworkSettings: { Networks: {} },
+    NetworkSettings: { Networks: networks(c) },
     Mounts: [],
   };
 }
@@ -61,9 +120,9 @@ export function inspectDocument(c: ContainerRecord): Record<string, unknown> {
     Args: c.Args,
     State: c.State,
     Image: c.Image,
-    ResolvConfPath: "",
-    HostnamePath: "",
-    HostsPath: "",
+    ResolvConfPath: join(dirname(c.LogPath), "resolv.conf"),
+    HostnamePath: join(dirname(c.LogPath), "hostname"),
+    HostsPath: join(dirname(c.LogPath), "hosts"),
     LogPath: c.LogPath,
     Name: c.Name,
     RestartCount: 0,
@@ -77,6 +136,32 @@ export function inspectDocument(c: ContainerRecord): Record<string, unknown> {
     GraphDriver: { Name: c.Driver, Data: null },
     Mounts: [],
     Config: c.Config,
-    NetworkSettings: { Bridge: "", SandboxID: "", Ports: {}, Networks: {} },
+    NetworkSettings: networkSettings(c),
+  };
+}
+
+/** Inspect's NetworkSettings: the default network's fields at the top as well, as Docker keeps them. */
+function networkSettings(c: ContainerRecord): Record<string, unknown> {
+  const def = c.Endpoints?.find((ep) => ep.networkName === "bridge");
+  const running = c.State.Running && !!c.Endpoints?.some((ep) => ep.endpointId);
+  return {
+    Bridge: "",
+    SandboxID: running ? c.Id : "",
+    SandboxKey: running ? (def ?? c.Endpoints?.[0])?.sandbox ?? "" : "",
+    HairpinMode: false,
+    LinkLocalIPv6Address: "",
+    LinkLocalIPv6PrefixLen: 0,
+    Ports: portMap(c),
+    SecondaryIPAddresses: null,
+    SecondaryIPv6Addresses: null,
+    EndpointID: def?.endpointId ?? "",
+    Gateway: def?.gateway4 ?? "",
+    GlobalIPv6Address: addressOf(def?.ipv6),
+    GlobalIPv6PrefixLen: prefixOf(def?.ipv6),
+    IPAddress: addressOf(def?.ipv4),
+    IPPrefixLen: prefixOf(def?.ipv4),
+    IPv6Gateway: def?.gateway6 ?? "",
+    MacAddress: def?.endpointId ? def.mac : "",
+    Networks: networks(c),
   };
 }

@@ -30,6 +30,7 @@ import type { EngineHooks } from "../../core/hooks.js";
 import type { ImageStore } from "../../core/images/image-store.js";
 import type { RuleHost } from "../../core/options/rules.js";
 import type { DaemonConfig } from "../../core/options/table.js";
+import type { NetworkManager } from "../network/network-manager.js";
 import type { LogDriverSource } from "../plugins/log-drivers.js";
 import { mountSpecs, unmountAll } from "../storage/mount-specs.js";
 import { SupervisorClientError, type SupervisorClient } from "../supervisor/client.js";
@@ -48,6 +49,7 @@ export interface RunnerDeps {
   host: RuleHost;
   execRoot: string;
   log: Logger;
+  network: NetworkManager;
 }
 
 export type WaitCondition = "not-running" | "next-exit" | "removed";
@@ -197,6 +199,9 @@ export class ContainerRunner {
         if (c.State.StartedAt !== ZERO_TIME) await this.forget(c.Id).catch(() => {});
         if (existsSync(p.base)) await this.release(c.Id);
         await mountSpecs(await this.deps.storage.mounts(c.Id), p.rootfs);
+        await this.deps.network.attach(c).catch((err: Error) => {
+          throw err instanceof EngineError ? err : errors.networkSetupFailed(err.message);
+        });
         await this.deps.runtime.writeBundle(
           {
             containerId: c.Id,
@@ -257,12 +262,16 @@ export class ContainerRunner {
   private async release(id: string, opts: { wait: boolean } = { wait: true }): Promise<void> {
     const p = this.paths(id);
     const forgetting = this.forget(id);
+    // not after the forgetting: the process is gone (or never ran), and a lazy unmount of its
+    // sandbox is safe even while the runtime's state still names it
+    const unnetworked = this.deps.network.release(id);
     const unmounted = unmountAll(p.rootfs).then(() => rm(p.base, { recursive: true, force: true }));
     if (opts.wait) {
-      const results = await Promise.allSettled([forgetting, unmounted]);
+      const results = await Promise.allSettled([forgetting, unmounted, unnetworked]);
       for (const r of results) if (r.status === "rejected") throw r.reason;
     } else {
-      await unmounted;
+      const results = await Promise.allSettled([unmounted, unnetworked]);
+      for (const r of results) if (r.status === "rejected") throw r.reason;
     }
   }
 

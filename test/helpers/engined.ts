@@ -30,6 +30,11 @@ export interface TestDaemon {
 export interface StartOptions {
   /** Extra flags. */
   args?: string[];
+  /**
+   * Run the daemon in the network namespace bound at this file (`nsenter --net=`; the pid stays
+   * the daemon's), with its default bridge (without a namespace, test daemons get `--bridge none`).
+   */
+  netns?: string;
   /** Replace the default `-H unix://<dir>/engine.sock`. */
   hosts?: string[];
   env?: NodeJS.ProcessEnv;
@@ -52,16 +57,22 @@ export function makeTempDir(prefix = "engine-test-"): string {
   return dir;
 }
 
-export function daemonArgs(dir: string): string[] {
-  return ["--data-root", join(dir, "data"), "--exec-root", join(dir, "exec"), "--pidfile", join(dir, "engine.pid")];
+/**
+ * The roots of a test daemon in `dir`, and `--bridge none`: a test daemon makes no bridge and no
+ * iptables rule in the host's network namespace. Network tests run theirs inside a namespace of
+ * their own and give `--bridge` (a later flag wins).
+ */
+export function daemonArgs(dir: string, opts: { bridge?: boolean } = {}): string[] {
+  return ["--data-root", join(dir, "data"), "--exec-root", join(dir, "exec"), "--pidfile", join(dir, "engine.pid"), ...(opts.bridge ? [] : ["--bridge", "none"])];
 }
 
 export async function startEngined(opts: StartOptions = {}): Promise<TestDaemon> {
   const dir = makeTempDir();
   const socket = join(dir, "engine.sock");
   const hosts = opts.hosts ?? [`unix://${socket}`];
-  const args = [...daemonArgs(dir), ...hosts.flatMap((h) => ["-H", h]), ...(opts.args ?? [])];
-  const proc = spawn(ENGINED, args, {
+  const args = [...daemonArgs(dir, { bridge: !!opts.netns }), ...hosts.flatMap((h) => ["-H", h]), ...(opts.args ?? [])];
+  const [command, argv] = opts.netns ? ["nsenter", [`--net=${opts.netns}`, "--", ENGINED, ...args]] : [ENGINED, args];
+  const proc = spawn(command, argv, {
     cwd: opts.cwd ?? ROOT,
     env: { ...process.env, ...opts.env },
     stdio: ["ignore", "pipe", "pipe", ...(opts.stdio ?? [])],

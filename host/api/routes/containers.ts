@@ -31,6 +31,15 @@ export interface ContainerRouteDeps {
   config: () => DaemonConfig;
 }
 
+/**
+ * The mode a create records: `default` (or none given) is the default network, `bridge`, as
+ * newer Docker records it, or `none` on a daemon without one (`--bridge=none`).
+ */
+function networkModeOf(asked: string | undefined, config: DaemonConfig): string {
+  if (asked && asked !== "default") return asked;
+  return config.bridge === "none" ? "none" : "bridge";
+}
+
 export function containerRoutes(deps: ContainerRouteDeps) {
   const { containers, images, driver, runner } = deps;
   const sizes = (c: ContainerRecord) => sizesOf(c, driver, images);
@@ -70,7 +79,7 @@ export function containerRoutes(deps: ContainerRouteDeps) {
           StopSignal: config.StopSignal ?? base.StopSignal,
         },
         // Docker records the log driver in effect at create (the daemon's default unless one was asked for).
-        HostConfig: { NetworkMode: "none", ...(HostConfig ?? {}), LogConfig: { Type: log.driver, Config: { ...(HostConfig?.LogConfig?.Config ?? {}) } } },
+        HostConfig: { ...(HostConfig ?? {}), NetworkMode: networkModeOf(HostConfig?.NetworkMode, deps.config()), LogConfig: { Type: log.driver, Config: { ...(HostConfig?.LogConfig?.Config ?? {}) } } },
         Image: image.id,
         Driver: driver.name,
         LogPath: join(containers.dir(id), `${id}-json.log`),

@@ -1,0 +1,126 @@
+/**
+ * The network contract: how containers get a network, and how a network driver makes one.
+ *
+ * Vocabulary
+ * - network: a named, local layer-2 domain with an id (64 hex), a driver (`bridge`), address
+ *   management (subnets, each with its gateway and optional sub-range), driver options
+ *   (`com.engine.network.bridge.name`, `com.engine.network.driver.mtu`...), labels, and
+ *   `internal` (no way in or out). The daemon's default network is named `bridge` (the
+ *   interface `engine0` unless `--bridge` names another); `host` and `none` are not networks a
+ *   driver makes but modes of a container.
+ * - sandbox: a container's network namespace, bound to a file under the exec root
+ *   (`<exec-root>/netns/<container id>`). The daemon makes it before the container's process
+ *   exists and names it in the OCI spec, so the process starts with its network ready; the
+ *   binding outlives the process, so that everything can be released after an exit.
+ * - endpoint: one container on one network: the interface name inside the sandbox (`eth0`), its
+ *   addresses (CIDR form, `172.18.0.2/16`), MAC, default gateway, DNS names (container name,
+ *   aliases, short id) and published ports.
+ * - published port: a container port reachable on a host address and port (NAT rules and,
+ *   with `--userland-proxy`, a proxy listening there).
+ *
+ * Lifecycle
+ *   createNetwork (at daemon start for the default bridge; `POST /networks/create`) ->
+ *   join(network, endpoint, sandbox) at each container start (the daemon has already chosen the
+ *   addresses; the driver makes the interfaces, routes and rules, and binds the published ports,
+ *   choosing host ports asked as 0) -> leave at the container's exit, stop or removal (safe
+ *   twice, and with a sandbox that is already gone) -> deleteNetwork (`DELETE /networks/{id}`;
+ *   never while an endpoint is joined; never deletes an interface the driver did not create).
+ *   restore(networks, endpoints) once at start, before anything else: the networks and the
+ *   endpoints of the containers still running (live restore), to take back what they hold
+ *   (interfaces, rules, proxies, ports) and drop what no longer belongs to anything.
+ *   shutdown() when the daemon stops: proxies stop; interfaces and rules stay (containers may
+ *   keep running, and a restart finds them again).
+ */
+
+import type { DaemonConfig } from "../options/table.js";
+
+/** One subnet of a network's address management, as `POST /networks/create` gives it (IPAM.Config). */
+export interface SubnetConfig {
+  /** CIDR: `172.18.0.0/16`, `fd00:1::/64`. */
+  subnet: string;
+  /** The bridge's address in the subnet (no prefix length). */
+  gateway: string;
+  /** Where dynamic addresses come from (Docker's IPRange, or `--fixed-cidr`). */
+  ipRange?: string;
+  /** Addresses that are never handed out, by name. */
+  auxAddresses?: Record<string, string>;
+}
+
+export interface NetworkSpec {
+  id: string;
+  name: string;
+  driver: string;
+  created: string;
+  internal: boolean;
+  attachable: boolean;
+  enableIPv4: boolean;
+  enableIPv6: boolean;
+  subnets: SubnetConfig[];
+  options: Record<string, string>;
+  labels: Record<string, string>;
+  /** The default network (`bridge`), made from the daemon's options, not by the API. */
+  isDefault?: boolean;
+}
+
+export interface PortRequest {
+  proto: "tcp" | "udp" | "sctp";
+  containerPort: number;
+  /** Empty: `--ip` (or the network's `host_binding_ipv4`), which defaults to 0.0.0.0. */
+  hostIp: string;
+  /** 0: any free port; a range `[first, last]` takes the first free one in it. */
+  hostPort: number;
+  hostPortLast?: number;
+}
+
+export interface PublishedPort {
+  proto: "tcp" | "udp" | "sctp";
+  containerPort: number;
+  hostIp: string;
+  hostPort: number;
+}
+
+export interface EndpointSpec {
+  containerId: string;
+  /** Without the leading slash. */
+  containerName: string;
+  networkId: string;
+  endpointId: string;
+  /** The interface inside the sandbox. */
+  ifname: string;
+  mac: string;
+  /** CIDR form. */
+  ipv4?: string;
+  ipv6?: string;
+  /** Where the default route goes (the bridge's address unless `--default-gateway`); none on an internal network. */
+  gateway4?: string;
+  gateway6?: string;
+  aliases: string[];
+  ports: PortRequest[];
+  /** What the ports became (host ports chosen), filled by `join`. */
+  published?: PublishedPort[];
+}
+
+/** What a network plugin's factory is given. */
+export interface NetworkContext {
+  /** The daemon's configuration now (reloads change it). */
+  config: () => DaemonConfig;
+  /**
+   * Short and the same across restarts of one daemon (made from its exec root): for names the
+   * driver puts in shared places (iptables chains), so that two daemons never touch each other's.
+   */
+  tag: string;
+  execRoot: string;
+}
+
+export interface NetworkDriver {
+  /** The name networks select it by (`bridge`). */
+  readonly name: string;
+  restore(networks: readonly NetworkSpec[], endpoints: readonly EndpointSpec[]): Promise<void>;
+  /** Makes (or, for an existing interface named by `--bridge`, takes over) the network's bridge and rules; idempotent. */
+  createNetwork(net: NetworkSpec): Promise<void>;
+  deleteNetwork(net: NetworkSpec): Promise<void>;
+  /** Joins the sandbox at `sandbox` to the network; resolves with the published ports. */
+  join(net: NetworkSpec, ep: EndpointSpec, sandbox: string): Promise<PublishedPort[]>;
+  leave(net: NetworkSpec, ep: EndpointSpec, sandbox: string | undefined): Promise<void>;
+  shutdown(): Promise<void>;
+}

@@ -1,0 +1,76 @@
+/**
+ * The three files that tell a container about its network, written into its folder before each
+ * start and bind-mounted over the image's: `/etc/resolv.conf` (the host's resolvers without the
+ * loopback ones, or `--dns`/`Dns`...), `/etc/hosts` (its own addresses under its hostname, and
+ * `ExtraHosts` with `host-gateway` resolved) and `/etc/hostname`. With NetworkMode `host`,
+ * as in Docker, the host's own files and hostname.
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import type { ContainerRecord } from "../../core/containers/container-store.js";
+import { hostnameFile, hostsFile } from "../../core/network/hosts-file.js";
+import { containerResolvConf, hostResolvConfPath, ETC_RESOLV_CONF, SYSTEMD_RESOLV_CONF } from "../../core/network/resolv-conf.js";
+import type { DaemonConfig } from "../../core/options/table.js";
+
+export interface FilePaths {
+  hosts: string;
+  resolvConf: string;
+  hostname: string;
+}
+
+export interface FileInputs {
+  c: ContainerRecord;
+  config: DaemonConfig;
+  /** `none`, `host`, or a network's name. */
+  mode: string;
+  /** The container's own addresses (no prefix length). */
+  addresses: string[];
+  hostGateway: string[];
+}
+
+function readOr(path: string, fallback: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return fallback;
+  }
+}
+
+/** The host's resolv.conf as Docker picks it (systemd-resolved's real one behind its stub). */
+export function hostResolvConf(): { text: string; path: string } {
+  const etc = readOr(ETC_RESOLV_CONF, "");
+  const path = hostResolvConfPath(etc, existsSync(SYSTEMD_RESOLV_CONF));
+  return { text: path === ETC_RESOLV_CONF ? etc : readOr(path, ""), path };
+}
+
+export function containerFiles(paths: FilePaths, input: FileInputs): void {
+  const { c, config, mode } = input;
+  const host = hostResolvConf();
+  if (mode === "host") {
+    writeFileSync(paths.resolvConf, host.text, { mode: 0o644 });
+    writeFileSync(paths.hosts, readOr("/etc/hosts", hostsFile({ hostname: c.Config.Hostname ?? "", addresses: [] })), { mode: 0o644 });
+    writeFileSync(paths.hostname, hostnameFile(readOr("/etc/hostname", "").trim() || (c.Config.Hostname ?? "")), { mode: 0o644 });
+    return;
+  }
+  const ipv6 = input.addresses.some((a) => a.includes(":"));
+  const resolv = containerResolvConf({
+    hostResolvConf: host.text,
+    hostResolvConfPath: host.path,
+    container: { dns: c.HostConfig.Dns ?? [], dnsOptions: c.HostConfig.DnsOptions ?? [], dnsSearch: c.HostConfig.DnsSearch ?? [] },
+    daemon: { dns: config.dns, dnsOptions: config["dns-opt"], dnsSearch: config["dns-search"] },
+    ipv6,
+  });
+  writeFileSync(paths.resolvConf, resolv.content, { mode: 0o644 });
+  writeFileSync(
+    paths.hosts,
+    hostsFile({
+      hostname: c.Config.Hostname ?? "",
+      domainname: c.Config.Domainname || undefined,
+      addresses: input.addresses,
+      extraHosts: c.HostConfig.ExtraHosts ?? [],
+      hostGatewayIps: input.hostGateway,
+      ipv6: mode === "none" ? true : ipv6,
+    }),
+    { mode: 0o644 },
+  );
+  writeFileSync(paths.hostname, hostnameFile(c.Config.Hostname ?? ""), { mode: 0o644 });
+}

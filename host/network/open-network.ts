@@ -1,0 +1,52 @@
+/**
+ * Opens the network side of the daemon: the `network` plugins a network uses (the built-in
+ * `bridge` first), their drivers made once through `createNetworkDriver`, the network store,
+ * the sandboxes and the manager that runs containers' networks (network-manager.ts).
+ */
+import { join } from "node:path";
+import type { Logger } from "pino";
+import type { NetworkDriver } from "../../core/contracts/network.js";
+import type { ContainerStore } from "../../core/containers/container-store.js";
+import type { EngineHooks } from "../../core/hooks.js";
+import type { DaemonConfig } from "../../core/options/table.js";
+import { loadPlugins, type LoaderDeps } from "../plugins/plugin-loader.js";
+import { NetworkManager } from "./network-manager.js";
+import { NetworkStore } from "./network-store.js";
+import { Sandboxes } from "./sandbox.js";
+
+export async function openNetwork(
+  loader: LoaderDeps & { hooks: EngineHooks },
+  deps: { containers: ContainerStore; config: () => DaemonConfig; log: Logger },
+): Promise<NetworkManager> {
+  const drivers = new Map<string, Promise<NetworkDriver>>();
+  const tag = NetworkManager.tagOf(loader.execRoot);
+  const driver = (name: string): Promise<NetworkDriver> => {
+    let d = drivers.get(name);
+    if (!d) {
+      d = (async () => {
+        await loadPlugins([{ kind: "network", name }], loader);
+        const made = await loader.hooks.createNetworkDriver.get(name)?.promise({ config: deps.config, tag, execRoot: loader.execRoot });
+        if (!made) throw new Error(`network plugin ${name} was loaded but made no driver (it tapped no createNetworkDriver hook)`);
+        return made;
+      })();
+      d.catch(() => drivers.delete(name));
+      drivers.set(name, d);
+    }
+    return d;
+  };
+  const manager = new NetworkManager({
+    store: new NetworkStore(join(loader.dataRoot, "network")),
+    sandboxes: new Sandboxes(loader.execRoot),
+    containers: deps.containers,
+    hooks: loader.hooks,
+    config: deps.config,
+    execRoot: loader.execRoot,
+    log: deps.log,
+    driver,
+  });
+  await manager.start();
+  loader.hooks.shutdown.tapPromise("network drivers", async () => {
+    for (const d of drivers.values()) await (await d).shutdown();
+  });
+  return manager;
+}

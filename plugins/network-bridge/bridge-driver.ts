@@ -1,0 +1,174 @@
+/**
+ * network.bridge: each network is a Linux bridge on the host; each container a veth pair from
+ * that bridge into its sandbox; iptables rules for masquerading, isolation and published
+ * ports (firewall.ts); a userland proxy per published port (userland-proxy.ts) unless
+ * `--userland-proxy=false`. The daemon chooses subnets and addresses (core/network); the driver
+ * makes them real.
+ */
+import type { EndpointSpec, NetworkContext, NetworkDriver, NetworkSpec, PublishedPort } from "../../core/contracts/network.js";
+import { hostRunner, netnsRunner, type CommandRunner } from "./commands.js";
+import { Firewall, type NetworkRules, type PortRule } from "./firewall.js";
+import { deleteLink, ensureBridge, plugVeth } from "./links.js";
+import { PortAllocator } from "./port-allocator.js";
+import { startProxy, type ProxyHandle } from "./userland-proxy.js";
+import { bridgeOptions } from "./options.js";
+
+export interface BridgeDriverContext extends Pick<NetworkContext, "config" | "tag"> {
+  /** Where the commands run (the daemon's namespace unless a test says otherwise). */
+  runner?: CommandRunner;
+}
+
+interface Joined {
+  net: NetworkSpec;
+  rules: PortRule[];
+  proxies: ProxyHandle[];
+  published: PublishedPort[];
+}
+
+export class BridgeDriver implements NetworkDriver {
+  readonly name = "bridge";
+  private readonly run: CommandRunner;
+  private firewall?: Firewall;
+  private readonly ports = new PortAllocator();
+  /** By endpoint id: what a join holds, for its leave. */
+  private readonly joined = new Map<string, Joined>();
+  /** Bridges this daemon made (and so may delete), by network id. */
+  private readonly madeBridges = new Set<string>();
+  private based = false;
+
+  constructor(private readonly ctx: BridgeDriverContext) {
+    this.run = ctx.runner ?? hostRunner;
+  }
+
+  private fw(): Firewall {
+    const c = this.ctx.config();
+    this.firewall ??= new Firewall({ tag: this.ctx.tag, runner: this.run, ipv4: c.iptables, ipv6: c.ip6tables && c.ipv6 });
+    return this.firewall;
+  }
+
+  private async base(): Promise<void> {
+    if (this.based) return;
+    const c = this.ctx.config();
+    if (c.iptables || c.ip6tables) await this.fw().ensureBase();
+    if (c["ip-forward"]) await this.fw().setForwarding({ enable: true, noDrop: c["ip-forward-no-drop"] });
+    this.based = true;
+  }
+
+  private rules(net: NetworkSpec): NetworkRules {
+    const o = bridgeOptions(net, this.ctx.config());
+    return { bridge: o.bridge, subnets: net.subnets.map((s) => s.subnet), icc: o.icc, masquerade: o.masquerade, internal: net.internal };
+  }
+
+  async restore(networks: readonly NetworkSpec[], endpoints: readonly EndpointSpec[]): Promise<void> {
+    for (const net of networks) await this.createNetwork(net);
+    const byId = new Map(networks.map((n) => [n.id, n]));
+    for (const ep of endpoints) {
+      const net = byId.get(ep.networkId);
+      if (!net) continue;
+      // the interfaces are in the running container's sandbox already; ports and proxies come back
+      const held: Joined = { net, rules: [], proxies: [], published: [] };
+      this.joined.set(ep.endpointId, held);
+      for (const p of ep.published ?? []) {
+        this.ports.reserve(p.proto, p.hostIp, p.hostPort);
+        await this.publishOne(held, ep, p).catch(() => undefined);
+      }
+    }
+  }
+
+  async createNetwork(net: NetworkSpec): Promise<void> {
+    const o = bridgeOptions(net, this.ctx.config());
+    const addresses = net.subnets.map((s) => `${s.gateway}/${s.subnet.split("/")[1]}`);
+    const made = await ensureBridge(this.run, { name: o.bridge, mtu: o.mtu, addresses: o.external ? [] : addresses });
+    if (made || o.madeByDaemon) this.madeBridges.add(net.id);
+    await this.base();
+    const c = this.ctx.config();
+    if (c.iptables || c.ip6tables) {
+      await this.fw().addNetwork(this.rules(net));
+      if (!o.icc) await this.fw().enableBridgeNetfilter();
+    }
+  }
+
+  async deleteNetwork(net: NetworkSpec): Promise<void> {
+    const o = bridgeOptions(net, this.ctx.config());
+    const c = this.ctx.config();
+    if (c.iptables || c.ip6tables) await this.fw().removeNetwork(this.rules(net));
+    // never an interface the daemon did not make (`--bridge NAME`)
+    if (!o.external && (this.madeBridges.has(net.id) || o.madeByDaemon)) await deleteLink(this.run, o.bridge);
+    this.madeBridges.delete(net.id);
+  }
+
+  async join(net: NetworkSpec, ep: EndpointSpec, sandbox: string): Promise<PublishedPort[]> {
+    const o = bridgeOptions(net, this.ctx.config());
+    await plugVeth(this.run, {
+      bridge: o.bridge,
+      mtu: o.mtu,
+      sandbox,
+      ifname: ep.ifname,
+      mac: ep.mac,
+      addresses: [ep.ipv4, ep.ipv6].filter((a): a is string => !!a),
+      gateway4: net.internal ? undefined : ep.gateway4,
+      gateway6: net.internal ? undefined : ep.gateway6,
+    });
+    const held: Joined = { net, rules: [], proxies: [], published: [] };
+    this.joined.set(ep.endpointId, held);
+    try {
+      for (const req of ep.ports) {
+        const hostIp = req.hostIp || o.hostBindingIpv4;
+        // a port asked as 0 is chosen here; one taken by something else is tried again with another
+        for (let attempt = 0; ; attempt++) {
+          const hostPort = this.ports.allocate(req.proto, hostIp, req.hostPort, req.hostPortLast);
+          try {
+            await this.publishOne(held, ep, { proto: req.proto, containerPort: req.containerPort, hostIp, hostPort });
+            break;
+          } catch (err) {
+            this.ports.release(req.proto, hostIp, hostPort);
+            if (req.hostPort !== 0 || attempt >= 20) throw err;
+          }
+        }
+      }
+    } catch (err) {
+      await this.leave(net, ep, sandbox).catch(() => undefined);
+      throw err;
+    }
+    return held.published;
+  }
+
+  private async publishOne(held: Joined, ep: EndpointSpec, p: PublishedPort): Promise<void> {
+    const c = this.ctx.config();
+    const o = bridgeOptions(held.net, c);
+    const containerIp = (p.hostIp.includes(":") ? ep.ipv6 : ep.ipv4)?.split("/")[0];
+    if (!containerIp) throw new Error(`no ${p.hostIp.includes(":") ? "IPv6" : "IPv4"} address to publish ${p.containerPort}/${p.proto} to`);
+    const proxied = c["userland-proxy"] && p.proto !== "sctp";
+    if (proxied) {
+      const proxy = await startProxy(
+        { proto: p.proto as "tcp" | "udp", hostIp: p.hostIp, hostPort: p.hostPort, containerIp, containerPort: p.containerPort },
+        { path: c["userland-proxy-path"] || undefined },
+      );
+      held.proxies.push(proxy);
+    }
+    if (c.iptables || c.ip6tables) {
+      const rule: PortRule = { bridge: o.bridge, proto: p.proto, hostIp: p.hostIp, hostPort: p.hostPort, containerIp, containerPort: p.containerPort, loopback: !proxied };
+      await this.fw().addPort(rule);
+      held.rules.push(rule);
+    }
+    held.published.push(p);
+  }
+
+  async leave(_net: NetworkSpec, ep: EndpointSpec, sandbox: string | undefined): Promise<void> {
+    const held = this.joined.get(ep.endpointId);
+    this.joined.delete(ep.endpointId);
+    const published = held?.published ?? ep.published ?? [];
+    for (const proxy of held?.proxies ?? []) await proxy.stop().catch(() => undefined);
+    for (const rule of held?.rules ?? []) await this.fw().removePort(rule).catch(() => undefined);
+    for (const p of published) this.ports.release(p.proto, p.hostIp, p.hostPort);
+    // deleting the sandbox's end deletes the pair; a sandbox already gone took both with it
+    if (sandbox) {
+      await deleteLink(netnsRunner(sandbox), ep.ifname).catch(() => undefined);
+    }
+  }
+
+  async shutdown(): Promise<void> {
+    for (const held of this.joined.values()) for (const proxy of held.proxies) await proxy.stop().catch(() => undefined);
+    this.joined.clear();
+  }
+}

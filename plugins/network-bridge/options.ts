@@ -1,0 +1,64 @@
+/**
+ * The bridge driver's network options (`POST /networks/create`'s `Options`, `-o` of
+ * `docker network create`, and `--default-network-opt bridge=<key>=<value>`), under
+ * Docker's names with `com.engine` in place of `com.docker`. The default network gets its
+ * options from the daemon's flags (`--icc`, `--ip-masq`, `--mtu`, `--ip`), written into it
+ * the way Docker shows them in `docker network inspect bridge`.
+ */
+import type { NetworkSpec } from "../../core/contracts/network.js";
+import type { DaemonConfig } from "../../core/options/table.js";
+
+export const OPT = {
+  name: "com.engine.network.bridge.name",
+  icc: "com.engine.network.bridge.enable_icc",
+  masquerade: "com.engine.network.bridge.enable_ip_masquerade",
+  hostBindingIpv4: "com.engine.network.bridge.host_binding_ipv4",
+  defaultBridge: "com.engine.network.bridge.default_bridge",
+  mtu: "com.engine.network.driver.mtu",
+  /** Internal: the bridge was named by `--bridge` (the operator's, never deleted). */
+  external: "com.engine.network.bridge.external",
+} as const;
+
+const KNOWN = new Set<string>(Object.values(OPT));
+
+export interface BridgeOptions {
+  bridge: string;
+  icc: boolean;
+  masquerade: boolean;
+  hostBindingIpv4: string;
+  mtu: number;
+  /** The operator's bridge (`--bridge NAME`): used, never made nor deleted. */
+  external: boolean;
+  /** The default network's bridge when the daemon made it (`engine0`). */
+  madeByDaemon: boolean;
+}
+
+function bool(v: string | undefined, fallback: boolean, key: string): boolean {
+  if (v === undefined || v === "") return fallback;
+  if (/^(1|t|true)$/i.test(v)) return true;
+  if (/^(0|f|false)$/i.test(v)) return false;
+  throw new Error(`invalid value for ${key}: "${v}" (a boolean: true or false)`);
+}
+
+/** Throws for an option this driver does not know or a value it cannot use. */
+export function checkBridgeOptions(options: Record<string, string>): void {
+  for (const [k, v] of Object.entries(options)) {
+    if (!KNOWN.has(k)) throw new Error(`unknown option for the bridge driver: ${k}`);
+    if (k === OPT.mtu && !(Number.isInteger(Number(v)) && Number(v) >= 68 && Number(v) <= 65535)) throw new Error(`invalid value for ${k}: "${v}" (an MTU between 68 and 65535)`);
+    if (k === OPT.name && !/^[a-zA-Z0-9_.-]{1,15}$/.test(v)) throw new Error(`invalid value for ${k}: "${v}" (an interface name of at most 15 characters)`);
+    if ([OPT.icc, OPT.masquerade, OPT.defaultBridge, OPT.external].includes(k as never)) bool(v, true, k);
+  }
+}
+
+export function bridgeOptions(net: NetworkSpec, config: DaemonConfig): BridgeOptions {
+  const o = net.options;
+  return {
+    bridge: o[OPT.name] || `br-${net.id.slice(0, 12)}`,
+    icc: bool(o[OPT.icc], true, OPT.icc),
+    masquerade: bool(o[OPT.masquerade], true, OPT.masquerade),
+    hostBindingIpv4: o[OPT.hostBindingIpv4] || config.ip || "0.0.0.0",
+    mtu: Number(o[OPT.mtu] || config.mtu || 1500),
+    external: bool(o[OPT.external], false, OPT.external),
+    madeByDaemon: !!net.isDefault && !bool(o[OPT.external], false, OPT.external),
+  };
+}

@@ -1,0 +1,182 @@
+/**
+ * The bridge network with the real Docker CLI against `bin/engined`, each daemon in a network
+ * namespace the test made (its bridge, veths and iptables rules live and die there; the host's
+ * namespace is never touched): the default bridge and a container's address, route and files,
+ * `-p 127.0.0.1:18080:80` answering from the daemon's loopback, `--network none` and `host`,
+ * everything released at removal, and `--icc=false`. Traffic goes only to addresses made here.
+ * (curl, not busybox wget: Debian's busybox wget crashes with -T.)
+ */
+import "./helpers/root-hooks.js";
+import { expect } from "chai";
+import { execFileSync, spawnSync } from "node:child_process";
+import { readdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
+import { docker } from "./helpers/docker-cli.js";
+import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
+
+interface Netns {
+  file: string;
+  /** Runs a command in the namespace; its stdout, or throws with its stderr. */
+  run(cmd: string, ...args: string[]): string;
+  /** Like run, but resolves with the exit status instead of throwing. */
+  status(cmd: string, ...args: string[]): number;
+  remove(): void;
+}
+
+function makeNetns(): Netns {
+  const file = join(makeTempDir("engine-netns-"), "ns");
+  writeFileSync(file, "");
+  execFileSync("unshare", [`--net=${file}`, "--", "ip", "link", "set", "lo", "up"]);
+  return {
+    file,
+    run: (cmd, ...args) => execFileSync("nsenter", [`--net=${file}`, "--", cmd, ...args], { encoding: "utf8", timeout: 20_000 }),
+    status: (cmd, ...args) => spawnSync("nsenter", [`--net=${file}`, "--", cmd, ...args], { timeout: 20_000 }).status ?? -1,
+    remove: () => {
+      spawnSync("umount", ["--lazy", file]);
+      rmSync(file, { force: true });
+    },
+  };
+}
+
+interface NetDaemon {
+  d: TestDaemon;
+  ns: Netns;
+  host: string;
+  cli(...args: string[]): Promise<string>;
+  stop(): Promise<void>;
+}
+
+async function startNetDaemon(args: string[] = []): Promise<NetDaemon> {
+  const ns = makeNetns();
+  let d: TestDaemon | undefined;
+  try {
+    d = await startEngined({ netns: ns.file, args });
+    const host = `unix://${d.socket}`;
+    const cli = async (...a: string[]) => {
+      const r = await docker(host, a);
+      if (r.code !== 0) throw new Error(`docker ${a.join(" ")} exited ${r.code}: ${r.stderr}`);
+      return r.stdout;
+    };
+    const dir = makeTempDir();
+    await cli("import", "--change", 'CMD ["sh"]', "--change", "ENV PATH=/bin", writeFixture(dir, "rootfs.tar", await busyboxRootfs()), "busybox");
+    const daemon = d;
+    return {
+      d: daemon,
+      ns,
+      host,
+      cli,
+      stop: async () => {
+        const ids = (await cli("ps", "-aq").catch(() => "")).split("\n").filter(Boolean);
+        if (ids.length) await docker(host, ["rm", "-f", ...ids]);
+        await daemon.stop();
+        ns.remove();
+      },
+    };
+  } catch (err) {
+    await d?.stop();
+    ns.remove();
+    throw err;
+  }
+}
+
+/** Polls `check` (bounded) until it holds. */
+async function eventually(what: string, check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting: ${what}`);
+    await sleep(100);
+  }
+}
+
+describe("bridge network (Docker CLI, daemon in its own network namespace)", function () {
+  this.timeout(120_000);
+  let n: NetDaemon;
+
+  before(async function () {
+    n = await startNetDaemon();
+  });
+  after(async function () {
+    await n?.stop();
+  });
+
+  it("makes engine0 and gives a container an address on it, a default route and its files", async function () {
+    const links = JSON.parse(n.ns.run("ip", "-j", "addr", "show", "dev", "engine0")) as { addr_info: { family: string; local: string; prefixlen: number }[] }[];
+    const v4 = links[0].addr_info.find((a) => a.family === "inet")!;
+    expect(v4.local).to.match(/^\d+\.\d+\.\d+\.1$/);
+    const out = await n.cli("run", "--rm", "--hostname", "box", "--add-host", "gw:host-gateway", "busybox", "sh", "-c", "ip addr show eth0; ip route; cat /etc/hosts /etc/hostname");
+    const subnet = v4.local.split(".").slice(0, 2).join(".");
+    expect(out).to.match(new RegExp(`inet ${subnet.replace(/\./g, "\\.")}\\.\\d+\\.\\d+/${v4.prefixlen}`));
+    expect(out).to.include(`default via ${v4.local} dev eth0`);
+    expect(out).to.match(new RegExp(`${v4.local.replace(/\./g, "\\.")}\\s+gw`));
+    expect(out).to.match(/\d+\.\d+\.\d+\.\d+\s+box\n/);
+    expect(out.trim().endsWith("box")).to.equal(true);
+    // reaches the bridge
+    expect((await n.cli("run", "--rm", "busybox", "ping", "-c", "1", "-W", "2", v4.local))).to.include("1 packets received");
+  });
+
+  it("publishes -p 127.0.0.1:18080:80: httpd answers on the daemon's loopback, and inspect and ps show the port", async function () {
+    await n.cli("run", "-d", "--name", "web", "-p", "127.0.0.1:18080:80", "busybox", "httpd", "-f", "-p", "80", "-h", "/etc");
+    await eventually("httpd to answer through the published port", () => n.ns.status("curl", "-sf", "-m", "2", "-o", "/dev/null", "http://127.0.0.1:18080/hostname") === 0);
+    const id = (await n.cli("inspect", "-f", "{{.Id}}", "web")).trim();
+    expect(n.ns.run("curl", "-sf", "-m", "2", "http://127.0.0.1:18080/hostname").trim()).to.equal(id.slice(0, 12));
+    const doc = JSON.parse(await n.cli("inspect", "web"))[0];
+    expect(doc.NetworkSettings.Ports["80/tcp"]).to.deep.equal([{ HostIp: "127.0.0.1", HostPort: "18080" }]);
+    expect(doc.NetworkSettings.Networks.bridge.IPAddress).to.equal(doc.NetworkSettings.IPAddress).and.match(/^\d+\.\d+\.\d+\.\d+$/);
+    expect(doc.HostConfig.NetworkMode).to.equal("bridge");
+    expect((await n.cli("ps", "--format", "{{.Ports}}")).trim()).to.equal("127.0.0.1:18080->80/tcp");
+    expect(n.ns.run("iptables-save", "-t", "nat")).to.match(/--dport 18080 -j DNAT --to-destination [\d.]+:80/);
+
+    await n.cli("rm", "-f", "web");
+    // everything it held is released: the port, its rules, its veth, its sandbox
+    expect(n.ns.status("curl", "-sf", "-m", "2", "-o", "/dev/null", "http://127.0.0.1:18080/hostname")).to.not.equal(0);
+    expect(n.ns.run("iptables-save", "-t", "nat")).to.not.include("--dport 18080");
+    expect(n.ns.run("ip", "-o", "link", "show", "master", "engine0").trim()).to.equal("");
+    expect(readdirSync(join(n.d.dir, "exec", "netns"))).to.deep.equal([]);
+  });
+
+  it("--network none has only loopback; --network host sees the daemon's interfaces", async function () {
+    const none = await n.cli("run", "--rm", "--network", "none", "busybox", "ip", "-o", "link");
+    expect(none).to.include("lo:").and.not.include("eth0");
+    const host = await n.cli("run", "--rm", "--network", "host", "busybox", "ip", "-o", "link");
+    expect(host).to.include("engine0");
+    const doc = JSON.parse(await n.cli("inspect", (await n.cli("create", "--network", "none", "busybox", "true")).trim()))[0];
+    expect(Object.keys(doc.NetworkSettings.Networks)).to.deep.equal(["none"]);
+  });
+
+  it("keeps its chains under a tag of its own, and a daemon with --iptables=false adds no rule", async function () {
+    const rules = n.ns.run("iptables-save");
+    expect(rules).to.match(/:ENGINE-FWD-[a-z0-9]+ /);
+    const quiet = await startNetDaemon(["--iptables=false"]);
+    try {
+      expect(quiet.ns.run("iptables-save")).to.not.include("ENGINE");
+      expect(await quiet.cli("run", "--rm", "busybox", "ip", "-o", "addr", "show", "eth0")).to.match(/inet \d+\.\d+\.\d+\.\d+/);
+    } finally {
+      await quiet.stop();
+    }
+  });
+});
+
+describe("bridge network with --icc=false", function () {
+  this.timeout(120_000);
+  let n: NetDaemon;
+
+  before(async function () {
+    n = await startNetDaemon(["--icc=false"]);
+  });
+  after(async function () {
+    await n?.stop();
+  });
+
+  it("blocks traffic between containers on the default bridge and still lets them reach the bridge", async function () {
+    await n.cli("run", "-d", "--name", "peer-a", "busybox", "sleep", "60");
+    const a = JSON.parse(await n.cli("inspect", "peer-a"))[0].NetworkSettings.IPAddress as string;
+    const gateway = JSON.parse(await n.cli("inspect", "peer-a"))[0].NetworkSettings.Gateway as string;
+    expect(n.ns.run("iptables-save", "-t", "filter")).to.match(/-i engine0 -o engine0 -j DROP/);
+    const toPeer = await docker(n.host, ["run", "--rm", "busybox", "ping", "-c", "1", "-W", "1", a]);
+    expect(toPeer.code).to.not.equal(0);
+    const toBridge = await docker(n.host, ["run", "--rm", "busybox", "ping", "-c", "1", "-W", "2", gateway]);
+    expect(toBridge.code).to.equal(0);
+  });
+});

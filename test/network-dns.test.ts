@@ -1,0 +1,593 @@
+/**
+ * The embedded DNS server of user-defined networks (plugins/network-bridge/dns-resolver.ts), on
+ * loopback only: it listens on 127.0.0.1 with a port of its own, and its "host resolvers" are
+ * small DNS servers this suite runs on 127.0.0.1, which answer one made-up name and count what
+ * they are asked. Queries go through Node's resolver (c-ares, a real client) and as raw UDP and
+ * TCP packets built here, independently of the code under test.
+ */
+import "./helpers/root-hooks.js";
+import { expect } from "chai";
+import { createSocket, type Socket as UdpSocket } from "node:dgram";
+import { Resolver } from "node:dns/promises";
+import { connect, createServer, type Server, type Socket } from "node:net";
+import { EmbeddedDns, nameserversOf, type DnsUpstream } from "../plugins/network-bridge/dns-resolver.js";
+
+const TYPE_A = 1;
+const TYPE_TXT = 16;
+const TYPE_AAAA = 28;
+const TYPE_MX = 15;
+const UPSTREAM_NAME = "upstream.test";
+const UPSTREAM_ADDRESS = [10, 1, 2, 3];
+const TIMEOUT_MS = 300;
+const IDLE_MS = 400;
+
+/** A query for `name`, optionally with an EDNS0 OPT record, as a stub resolver sends it. */
+function queryPacket(id: number, name: string, type: number, opts: { edns?: number; opcode?: number; questions?: number } = {}): Buffer {
+  const header = Buffer.alloc(12);
+  header.writeUInt16BE(id, 0);
+  header.writeUInt16BE(0x0100 | ((opts.opcode ?? 0) << 11), 2); // RD
+  header.writeUInt16BE(opts.questions ?? 1, 4);
+  header.writeUInt16BE(opts.edns ? 1 : 0, 10);
+  const labels = name.split(".").filter(Boolean).flatMap((l) => [Buffer.from([l.length]), Buffer.from(l)]);
+  const question = Buffer.concat([...labels, Buffer.from([0]), u16(type), u16(1)]);
+  const opt = opts.edns ? Buffer.concat([Buffer.from([0]), u16(41), u16(opts.edns), Buffer.alloc(4), u16(0)]) : Buffer.alloc(0);
+  return Buffer.concat([header, ...Array<Buffer>(opts.questions ?? 1).fill(question), opt]);
+}
+
+/** The packet with one record announced in the additional section. */
+function withAdditional(packet: Buffer): Buffer {
+  packet.writeUInt16BE(1, 10);
+  return packet;
+}
+
+function u16(value: number): Buffer {
+  const b = Buffer.alloc(2);
+  b.writeUInt16BE(value);
+  return b;
+}
+
+/** Offset after the name at `offset` (labels or a compression pointer). */
+function skipName(msg: Buffer, offset: number): number {
+  let at = offset;
+  for (;;) {
+    const size = msg[at]!;
+    if (size === 0) return at + 1;
+    if ((size & 0xc0) === 0xc0) return at + 2;
+    at += size + 1;
+  }
+}
+
+function readQuestionName(msg: Buffer): string {
+  const labels: string[] = [];
+  for (let at = 12; msg[at] !== 0; at += msg[at]! + 1) labels.push(msg.subarray(at + 1, at + 1 + msg[at]!).toString());
+  return labels.join(".");
+}
+
+interface Reply {
+  id: number;
+  rcode: number;
+  truncated: boolean;
+  recursionAvailable: boolean;
+  answers: { type: number; ttl: number; rdata: Buffer }[];
+}
+
+function parseReply(msg: Buffer): Reply {
+  const flags = msg.readUInt16BE(2);
+  let at = 12;
+  for (let i = 0; i < msg.readUInt16BE(4); i++) at = skipName(msg, at) + 4;
+  const answers: Reply["answers"] = [];
+  for (let i = 0; i < msg.readUInt16BE(6); i++) {
+    at = skipName(msg, at);
+    const length = msg.readUInt16BE(at + 8);
+    answers.push({ type: msg.readUInt16BE(at), ttl: msg.readUInt32BE(at + 4), rdata: msg.subarray(at + 10, at + 10 + length) });
+    at += 10 + length;
+  }
+  return { id: msg.readUInt16BE(0), rcode: flags & 0x0f, truncated: (flags & 0x0200) !== 0, recursionAvailable: (flags & 0x80) !== 0, answers };
+}
+
+type UpstreamMode = "answer" | "servfail" | "silent" | "wrong-id";
+
+/** A host resolver stand-in on 127.0.0.1 (UDP and TCP on one port). */
+class TestUpstream {
+  udpQueries = 0;
+  tcpQueries = 0;
+  lastReply: Buffer | null = null;
+  port = 0;
+  private udp: UdpSocket | null = null;
+  private tcp: Server | null = null;
+
+  constructor(readonly mode: UpstreamMode) {}
+
+  get upstream(): DnsUpstream {
+    return { address: "127.0.0.1", port: this.port };
+  }
+
+  /** Binds UDP on a free port, then TCP on the same; again (bounded) if a TCP socket has that port. */
+  async start(): Promise<this> {
+    for (let attempt = 1; ; attempt++) {
+      const udp = createSocket("udp4");
+      await new Promise<void>((resolve) => udp.bind(0, "127.0.0.1", resolve));
+      const port = udp.address().port;
+      const tcp = createServer((socket) => this.serveTcp(socket));
+      const error = await new Promise<Error | null>((resolve) => {
+        tcp.once("error", resolve);
+        tcp.listen(port, "127.0.0.1", () => resolve(null));
+      });
+      if (error) {
+        udp.close();
+        if (attempt < 10) continue;
+        throw error;
+      }
+      udp.on("message", (msg, peer) => {
+        this.udpQueries++;
+        const reply = this.reply(msg);
+        if (reply) udp.send(reply, peer.port, peer.address);
+      });
+      [this.udp, this.tcp, this.port] = [udp, tcp, port];
+      return this;
+    }
+  }
+
+  reset(): void {
+    this.udpQueries = this.tcpQueries = 0;
+    this.lastReply = null;
+  }
+
+  async stop(): Promise<void> {
+    this.udp?.close();
+    await new Promise((resolve) => (this.tcp ? this.tcp.close(resolve) : resolve(undefined)));
+  }
+
+  private serveTcp(socket: Socket): void {
+    socket.on("error", () => undefined);
+    let buffered = Buffer.alloc(0);
+    socket.on("data", (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      while (buffered.length >= 2 && buffered.length >= 2 + buffered.readUInt16BE(0)) {
+        const msg = buffered.subarray(2, 2 + buffered.readUInt16BE(0));
+        buffered = buffered.subarray(2 + msg.length);
+        this.tcpQueries++;
+        const reply = this.reply(msg);
+        if (reply) socket.write(Buffer.concat([u16(reply.length), reply]));
+      }
+    });
+  }
+
+  private reply(query: Buffer): Buffer | null {
+    if (this.mode === "silent") return null;
+    const questionEnd = skipName(query, 12) + 4;
+    const type = query.readUInt16BE(questionEnd - 4);
+    const known = readQuestionName(query).toLowerCase() === UPSTREAM_NAME && type === TYPE_A && this.mode !== "servfail";
+    const header = Buffer.from(query.subarray(0, 12));
+    const rcode = this.mode === "servfail" ? 2 : known ? 0 : 3;
+    header.writeUInt16BE(0x8180 | rcode, 2);
+    header.writeUInt16BE(known ? 1 : 0, 6);
+    header.writeUInt16BE(0, 8);
+    header.writeUInt16BE(0, 10);
+    if (this.mode === "wrong-id") header.writeUInt16BE((query.readUInt16BE(0) + 1) & 0xffff, 0);
+    const answer = known ? Buffer.concat([u16(0xc00c), u16(TYPE_A), u16(1), Buffer.from([0, 0, 0, 42]), u16(4), Buffer.from(UPSTREAM_ADDRESS)]) : Buffer.alloc(0);
+    this.lastReply = Buffer.concat([header, query.subarray(12, questionEnd), answer]);
+    return this.lastReply;
+  }
+}
+
+/** Sends `packets` from one socket and collects every reply that comes within `waitMs`. */
+async function udpExchange(port: number, packets: Buffer[], waitMs: number): Promise<Buffer[]> {
+  const socket = createSocket("udp4");
+  const replies: Buffer[] = [];
+  socket.on("message", (msg) => replies.push(msg));
+  await new Promise<void>((resolve) => socket.bind(0, "127.0.0.1", resolve));
+  for (const p of packets) socket.send(p, port, "127.0.0.1");
+  await sleep(waitMs);
+  socket.close();
+  return replies;
+}
+
+/** One UDP query; resolves with the reply, or rejects after `waitMs`. */
+async function udpQuery(port: number, packet: Buffer, waitMs = 2000): Promise<{ reply: Buffer; ms: number }> {
+  const socket = createSocket("udp4");
+  const started = Date.now();
+  try {
+    return await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no reply in ${waitMs} ms`)), waitMs);
+      socket.on("message", (reply) => {
+        clearTimeout(timer);
+        resolve({ reply, ms: Date.now() - started });
+      });
+      socket.send(packet, port, "127.0.0.1");
+    });
+  } finally {
+    socket.close();
+  }
+}
+
+/** A TCP connection that sends length-prefixed messages and collects the replies. */
+class TcpClient {
+  readonly replies: Buffer[] = [];
+  closed = false;
+  private buffered = Buffer.alloc(0);
+  readonly socket: Socket;
+
+  constructor(port: number) {
+    this.socket = connect(port, "127.0.0.1");
+    this.socket.on("error", () => undefined);
+    this.socket.on("close", () => (this.closed = true));
+    this.socket.on("data", (chunk: Buffer) => {
+      this.buffered = Buffer.concat([this.buffered, chunk]);
+      while (this.buffered.length >= 2 && this.buffered.length >= 2 + this.buffered.readUInt16BE(0)) {
+        this.replies.push(this.buffered.subarray(2, 2 + this.buffered.readUInt16BE(0)));
+        this.buffered = this.buffered.subarray(2 + this.buffered.readUInt16BE(0));
+      }
+    });
+  }
+
+  send(...messages: Buffer[]): void {
+    this.socket.write(Buffer.concat(messages.flatMap((m) => [u16(m.length), m])));
+  }
+
+  /** Waits (bounded) until `count` replies arrived. */
+  async waitFor(count: number, ms = 3000): Promise<Buffer[]> {
+    await until(() => this.replies.length >= count, ms);
+    return this.replies;
+  }
+
+  destroy(): void {
+    this.socket.destroy();
+  }
+}
+
+async function until(done: () => boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`condition not met in ${ms} ms`);
+    await sleep(20);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function resolverFor(port: number): Resolver {
+  const resolver = new Resolver({ timeout: 2000, tries: 1 });
+  resolver.setServers([`127.0.0.1:${port}`]);
+  return resolver;
+}
+
+async function errorCode(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code ?? String(err);
+  }
+  throw new Error("expected the lookup to fail");
+}
+
+/** A port on 127.0.0.1 nothing listens on (UDP and TCP): bound, then released. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe("network bridge: embedded DNS", function () {
+  this.timeout(15_000);
+  let good: TestUpstream;
+  let silent: TestUpstream;
+  let failing: TestUpstream;
+  let lying: TestUpstream;
+  let dns: EmbeddedDns;
+  let port1: number;
+  let port2: number;
+  const errors: Error[] = [];
+
+  before(async () => {
+    good = await new TestUpstream("answer").start();
+    silent = await new TestUpstream("silent").start();
+    failing = await new TestUpstream("servfail").start();
+    lying = await new TestUpstream("wrong-id").start();
+    dns = new EmbeddedDns({ upstreams: [good.upstream], timeoutMs: TIMEOUT_MS, tcpIdleMs: IDLE_MS, onError: (e) => errors.push(e) });
+    port1 = await dns.listen("net1", "127.0.0.1", 0);
+    port2 = await dns.listen("net2", "127.0.0.1", 0);
+    dns.setEndpoint("net1", "c1", ["web", "WebAlias", "c1c1c1c1c1c1"], ["172.30.0.2", "fd00:30::2"]);
+    dns.setEndpoint("net1", "c2", ["db", "shared"], ["172.30.0.3"]);
+    dns.setEndpoint("net1", "c3", ["api", "shared"], ["172.30.0.4"]);
+    dns.setEndpoint("net2", "c9", ["other"], ["172.31.0.2"]);
+  });
+
+  beforeEach(() => {
+    dns.setUpstreams([good.upstream]);
+    for (const u of [good, silent, failing, lying]) u.reset();
+  });
+
+  after(async () => {
+    await dns?.closeAll();
+    await Promise.all([good, silent, failing, lying].map((u) => u?.stop()));
+  });
+
+  it("answers A and AAAA for a container name, without asking upstream", async () => {
+    const resolver = resolverFor(port1);
+    expect(await resolver.resolve4("web")).to.deep.equal(["172.30.0.2"]);
+    expect(await resolver.resolve6("web")).to.deep.equal(["fd00:30::2"]);
+    expect(await resolver.resolve4("c1c1c1c1c1c1")).to.deep.equal(["172.30.0.2"]);
+    expect(good.udpQueries).to.equal(0);
+  });
+
+  it("answers aliases in any case and with a trailing dot, with Docker's TTL", async () => {
+    const resolver = resolverFor(port1);
+    expect(await resolver.resolve4("webalias")).to.deep.equal(["172.30.0.2"]);
+    expect(await resolver.resolve4("WEB")).to.deep.equal(["172.30.0.2"]);
+    expect(await resolver.resolve4("web.")).to.deep.equal(["172.30.0.2"]);
+    const { reply } = await udpQuery(port1, queryPacket(7, "wEbAlIaS", TYPE_A));
+    const parsed = parseReply(reply);
+    expect(parsed.id).to.equal(7);
+    expect(parsed.recursionAvailable).to.equal(true);
+    expect(parsed.answers.map((a) => [a.ttl, [...a.rdata].join(".")])).to.deep.equal([[600, "172.30.0.2"]]);
+    // The question comes back in the client's case (clients compare it with theirs).
+    expect(readQuestionName(reply)).to.equal("wEbAlIaS");
+    expect(good.udpQueries).to.equal(0);
+  });
+
+  it("answers every container of a shared alias", async () => {
+    expect((await resolverFor(port1).resolve4("shared")).sort()).to.deep.equal(["172.30.0.3", "172.30.0.4"]);
+  });
+
+  it("answers NOERROR without records for a known name without that family", async () => {
+    expect(await errorCode(resolverFor(port1).resolve6("db"))).to.equal("ENODATA");
+    const parsed = parseReply((await udpQuery(port1, queryPacket(9, "db", TYPE_AAAA))).reply);
+    expect(parsed.rcode).to.equal(0);
+    expect(parsed.answers).to.have.length(0);
+    // MX for a container name: empty NOERROR, as Docker (and nothing leaks upstream).
+    expect(parseReply((await udpQuery(port1, queryPacket(10, "db", TYPE_MX))).reply)).to.include({ rcode: 0 });
+    expect(good.udpQueries).to.equal(0);
+  });
+
+  it("answers PTR queries for container addresses (IPv4 and IPv6)", async () => {
+    const resolver = resolverFor(port1);
+    expect(await resolver.reverse("172.30.0.3")).to.deep.equal(["db"]);
+    expect(await resolver.reverse("172.30.0.2")).to.deep.equal(["web"]);
+    expect(await resolver.reverse("fd00:30::2")).to.deep.equal(["web"]);
+    expect(good.udpQueries).to.equal(0);
+    // An address that is not a container's goes upstream.
+    expect(await errorCode(resolver.reverse("172.30.0.99"))).to.equal("ENOTFOUND");
+    expect(good.udpQueries).to.equal(1);
+  });
+
+  it("does not answer names of another network from its records", async () => {
+    expect(await errorCode(resolverFor(port1).resolve4("other"))).to.equal("ENOTFOUND");
+    expect(good.udpQueries).to.equal(1);
+    expect(await errorCode(resolverFor(port1).reverse("172.31.0.2"))).to.equal("ENOTFOUND");
+    expect(await resolverFor(port2).resolve4("other")).to.deep.equal(["172.31.0.2"]);
+    expect(await errorCode(resolverFor(port2).resolve4("web"))).to.equal("ENOTFOUND");
+  });
+
+  it("forwards other names and types, relaying the upstream answer unchanged with the client's id", async () => {
+    expect(await resolverFor(port1).resolve4(UPSTREAM_NAME)).to.deep.equal(["10.1.2.3"]);
+    expect(good.udpQueries).to.equal(1);
+    const { reply } = await udpQuery(port1, queryPacket(0xbeef, UPSTREAM_NAME, TYPE_A));
+    expect(reply.readUInt16BE(0)).to.equal(0xbeef);
+    expect(reply.subarray(2).equals(good.lastReply!.subarray(2))).to.equal(true);
+    // Another type for a container name is the upstream's business too.
+    expect(parseReply((await udpQuery(port1, queryPacket(3, "web", TYPE_TXT))).reply).rcode).to.equal(3);
+    expect(good.udpQueries).to.equal(3);
+  });
+
+  it("asks the next upstream when one times out, answers SERVFAIL or answers with the wrong id", async () => {
+    dns.setUpstreams([silent.upstream, failing.upstream, lying.upstream, good.upstream]);
+    const started = Date.now();
+    expect(await resolverFor(port1).resolve4(UPSTREAM_NAME)).to.deep.equal(["10.1.2.3"]);
+    const ms = Date.now() - started;
+    expect([silent.udpQueries, failing.udpQueries, lying.udpQueries, good.udpQueries]).to.deep.equal([1, 1, 1, 1]);
+    // Two timeouts (silent, and lying whose answer does not count), no wait for SERVFAIL.
+    expect(ms).to.be.within(2 * TIMEOUT_MS - 20, 4 * TIMEOUT_MS);
+  });
+
+  it("answers SERVFAIL in bounded time when no upstream answers", async () => {
+    dns.setUpstreams([silent.upstream, { address: "127.0.0.1", port: await closedPort() }, failing.upstream]);
+    const { reply, ms } = await udpQuery(port1, queryPacket(11, UPSTREAM_NAME, TYPE_A));
+    expect(parseReply(reply)).to.include({ id: 11, rcode: 2 });
+    // One timeout; the closed port is refused at once (ICMP), the SERVFAIL comes back at once.
+    expect(ms).to.be.within(TIMEOUT_MS - 20, 3 * TIMEOUT_MS);
+    expect(await errorCode(resolverFor(port1).resolve4(UPSTREAM_NAME))).to.equal("ESERVFAIL");
+    dns.setUpstreams([]);
+    const none = await udpQuery(port1, queryPacket(12, UPSTREAM_NAME, TYPE_A));
+    expect(parseReply(none.reply)).to.include({ id: 12, rcode: 2 });
+    expect(none.ms).to.be.below(TIMEOUT_MS);
+  });
+
+  it("goes to the next upstream at once when one refuses the connection", async () => {
+    dns.setUpstreams([{ address: "127.0.0.1", port: await closedPort() }, good.upstream]);
+    const { reply, ms } = await udpQuery(port1, queryPacket(13, UPSTREAM_NAME, TYPE_A));
+    expect(parseReply(reply)).to.include({ id: 13, rcode: 0 });
+    expect(ms).to.be.below(TIMEOUT_MS / 2);
+    const client = new TcpClient(port1);
+    try {
+      const started = Date.now();
+      client.send(queryPacket(14, UPSTREAM_NAME, TYPE_A));
+      expect(parseReply((await client.waitFor(1))[0]!)).to.include({ id: 14, rcode: 0 });
+      expect(Date.now() - started).to.be.below(TIMEOUT_MS / 2);
+    } finally {
+      client.destroy();
+    }
+  });
+
+  it("skips an upstream that is its own listener instead of looping", async () => {
+    dns.setUpstreams([{ address: "127.0.0.1", port: port1 }, good.upstream]);
+    expect(await resolverFor(port1).resolve4(UPSTREAM_NAME)).to.deep.equal(["10.1.2.3"]);
+    expect(good.udpQueries).to.equal(1);
+  });
+
+  it("answers several queries on one TCP connection and forwards over TCP", async () => {
+    const client = new TcpClient(port1);
+    try {
+      client.send(queryPacket(21, "web", TYPE_A), queryPacket(22, UPSTREAM_NAME, TYPE_A));
+      const replies = (await client.waitFor(2)).map(parseReply).sort((a, b) => a.id - b.id);
+      expect(replies.map((r) => [r.id, r.rcode, r.answers.map((a) => [...a.rdata].join("."))])).to.deep.equal([
+        [21, 0, ["172.30.0.2"]],
+        [22, 0, ["10.1.2.3"]],
+      ]);
+      expect([good.tcpQueries, good.udpQueries]).to.deep.equal([1, 0]);
+      // Later on the same connection, and one message split over two writes.
+      const later = queryPacket(23, "db", TYPE_A);
+      const framed = Buffer.concat([u16(later.length), later]);
+      client.socket.write(framed.subarray(0, 5));
+      await sleep(50);
+      client.socket.write(framed.subarray(5));
+      expect(parseReply((await client.waitFor(3))[2]!)).to.deep.include({ id: 23, rcode: 0 });
+      expect(client.closed).to.equal(false);
+    } finally {
+      client.destroy();
+    }
+  });
+
+  it("answers every query of a long TCP pipeline, also after the client shut its side", async () => {
+    const client = new TcpClient(port1);
+    try {
+      const ids = Array.from({ length: 100 }, (_, i) => 1000 + i);
+      // One in ten forwarded: each is a TCP connection upstream (and a TIME-WAIT port after it).
+      client.send(...ids.map((id) => queryPacket(id, id % 10 ? "web" : UPSTREAM_NAME, TYPE_A)));
+      client.socket.end(); // half-close: the answers still come
+      const replies = (await client.waitFor(100)).map(parseReply);
+      expect(replies.map((r) => r.id).sort()).to.deep.equal(ids);
+      expect(replies.every((r) => r.rcode === 0 && r.answers.length === 1)).to.equal(true);
+      await until(() => client.closed, 2000);
+    } finally {
+      client.destroy();
+    }
+  });
+
+  it("closes idle TCP connections", async () => {
+    const client = new TcpClient(port1);
+    try {
+      const started = Date.now();
+      await until(() => client.closed, 5 * IDLE_MS);
+      expect(Date.now() - started).to.be.at.least(IDLE_MS - 50);
+    } finally {
+      client.destroy();
+    }
+  });
+
+  it("truncates a UDP answer that does not fit and gives all of it over TCP", async () => {
+    const many = Array.from({ length: 40 }, (_, i) => `172.30.1.${i + 1}`);
+    many.forEach((address, i) => dns.setEndpoint("net1", `m${i}`, [`m${i}`, "many"], [address]));
+    const client = new TcpClient(port1);
+    try {
+      const { reply } = await udpQuery(port1, queryPacket(31, "many", TYPE_A));
+      const udp = parseReply(reply);
+      expect(reply.length).to.be.at.most(512);
+      expect(udp.truncated).to.equal(true);
+      expect(udp.answers.length).to.be.within(1, 39);
+      // An EDNS client with room for everything gets everything over UDP.
+      const big = parseReply((await udpQuery(port1, queryPacket(32, "many", TYPE_A, { edns: 4096 }))).reply);
+      expect([big.truncated, big.answers.length]).to.deep.equal([false, 40]);
+      expect((await resolverFor(port1).resolve4("many")).sort()).to.deep.equal([...many].sort());
+      client.send(queryPacket(33, "many", TYPE_A));
+      const tcp = parseReply((await client.waitFor(1))[0]!);
+      expect(tcp.truncated).to.equal(false);
+      expect(tcp.answers.map((a) => [...a.rdata].join(".")).sort()).to.deep.equal([...many].sort());
+    } finally {
+      client.destroy();
+      many.forEach((_, i) => dns.removeEndpoint("net1", `m${i}`));
+    }
+  });
+
+  it("drops malformed packets and goes on answering", async () => {
+    const header = (qdcount: number, flags = 0x0100): Buffer => Buffer.concat([u16(0x4444), u16(flags), u16(qdcount), Buffer.alloc(6)]);
+    const malformed = [
+      Buffer.alloc(0),
+      Buffer.from([1, 2, 3]),
+      header(1), // a question announced, none there
+      Buffer.concat([header(1), Buffer.from([0xc0, 0x0c, 0, 1, 0, 1])]), // a name pointing at itself
+      Buffer.concat([header(1), Buffer.from([63, 0x61, 0x62])]), // a label longer than the packet
+      Buffer.concat([header(1), Buffer.from([0x40, 0x61, 0, 0, 1, 0, 1])]), // a reserved label type
+      Buffer.concat([header(0)]), // no question
+      queryPacket(0x4444, UPSTREAM_NAME, TYPE_A).fill(0x81, 2, 3), // a response, not a query
+      Buffer.concat([withAdditional(queryPacket(0x4444, "web", TYPE_A)), Buffer.from([0, 0, 41])]), // an OPT record cut short
+    ];
+    const replies = await udpExchange(port1, [...malformed, queryPacket(41, "web", TYPE_A)], 300);
+    expect(replies.map((r) => parseReply(r).id)).to.deep.equal([41]);
+    expect(good.udpQueries).to.equal(0);
+    // Queries it cannot serve get an error code rather than silence.
+    expect(parseReply((await udpQuery(port1, queryPacket(42, "web", TYPE_A, { opcode: 2 }))).reply).rcode).to.equal(4);
+    expect(parseReply((await udpQuery(port1, queryPacket(43, "web", TYPE_A, { questions: 2 }))).reply).rcode).to.equal(1);
+    // The same over TCP: garbage frames, then a query on the same connection.
+    const client = new TcpClient(port1);
+    try {
+      client.send(...malformed, queryPacket(44, "web", TYPE_A));
+      expect((await client.waitFor(1)).map((r) => parseReply(r).id)).to.deep.equal([44]);
+    } finally {
+      client.destroy();
+    }
+    expect(await resolverFor(port1).resolve4("web")).to.deep.equal(["172.30.0.2"]);
+    expect(errors).to.deep.equal([]);
+  });
+
+  it("replaces a container's names and forgets a removed one", async () => {
+    const resolver = resolverFor(port1);
+    dns.setEndpoint("net1", "c5", ["temp", "tempalias"], ["172.30.0.5"]);
+    expect(await resolver.resolve4("tempalias")).to.deep.equal(["172.30.0.5"]);
+    dns.setEndpoint("net1", "c5", ["temp"], ["172.30.0.6"]);
+    expect(await resolver.resolve4("temp")).to.deep.equal(["172.30.0.6"]);
+    expect(await errorCode(resolver.resolve4("tempalias"))).to.equal("ENOTFOUND");
+    dns.removeEndpoint("net1", "c5");
+    expect(await errorCode(resolver.resolve4("temp"))).to.equal("ENOTFOUND");
+    expect(await errorCode(resolver.reverse("172.30.0.6"))).to.equal("ENOTFOUND");
+    expect(good.udpQueries).to.equal(3);
+    dns.removeEndpoint("net1", "never-there");
+  });
+
+  it("frees the port on close", async () => {
+    const extra = new EmbeddedDns({ upstreams: [good.upstream], timeoutMs: TIMEOUT_MS });
+    const port = await extra.listen("net3", "127.0.0.1", 0);
+    extra.setEndpoint("net3", "c1", ["x"], ["172.32.0.2"]);
+    expect(await resolverFor(port).resolve4("x")).to.deep.equal(["172.32.0.2"]);
+    const idle = new TcpClient(port); // an open connection must not keep the port
+    await sleep(50);
+    await extra.close("net3");
+    await until(() => idle.closed, 1000);
+    const udp = createSocket("udp4");
+    const tcp = createServer();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        udp.once("error", reject);
+        udp.bind(port, "127.0.0.1", resolve);
+      });
+      await new Promise<void>((resolve, reject) => {
+        tcp.once("error", reject);
+        tcp.listen(port, "127.0.0.1", resolve);
+      });
+    } finally {
+      udp.close();
+      await new Promise((resolve) => tcp.close(resolve));
+      idle.destroy();
+      await extra.closeAll();
+    }
+    // A second listen on a taken port fails, and leaves nothing half-open behind.
+    const taken = new EmbeddedDns({ upstreams: [] });
+    try {
+      const error = await taken.listen("net1", "127.0.0.1", port1).then(() => null, (e: NodeJS.ErrnoException) => e.code);
+      expect(error).to.equal("EADDRINUSE");
+    } finally {
+      await taken.closeAll();
+    }
+  });
+
+  it("reads the nameservers of a resolv.conf", () => {
+    const text = [
+      "# nameserver 192.0.2.99",
+      "; nameserver 192.0.2.98",
+      "nameserver 127.0.0.53",
+      "  nameserver\t192.0.2.1  ",
+      "nameserver fe80::1%eth0",
+      "nameserver 2001:db8::53",
+      "nameserver not-an-address",
+      "nameserver",
+      "search example.invalid",
+      "options edns0 trust-ad",
+    ].join("\n");
+    expect(nameserversOf(text)).to.deep.equal(["127.0.0.53", "192.0.2.1", "fe80::1%eth0", "2001:db8::53"]);
+    expect(nameserversOf("")).to.deep.equal([]);
+  });
+});
