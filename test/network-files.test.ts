@@ -4,8 +4,8 @@
  * is read or written and no query is sent (the default nameservers only appear in the text).
  */
 import "./helpers/root-hooks.js";
+import { expectAddressError } from "./helpers/address-error.js";
 import { expect } from "chai";
-import { AddressError } from "../core/network/cidr.js";
 import { hostnameFile, hostsFile, parseExtraHost, type HostsFileInput } from "../core/network/hosts-file.js";
 import {
   containerResolvConf,
@@ -41,17 +41,8 @@ options timeout:1
 sortlist 10.0.0.0/255.0.0.0
 `;
 
-function expectError(fn: () => unknown, message: string): void {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (err) {
-    caught = err;
-  }
-  expect(caught, "an AddressError").to.be.instanceOf(AddressError);
-  expect((caught as AddressError).kind).to.equal("invalid");
-  expect((caught as AddressError).message).to.equal(message);
-}
+/** An invalid-entry AddressError with exactly `message`. */
+const expectError = (fn: () => unknown, message: string) => expectAddressError(fn, "invalid", message);
 
 describe("core/network resolv.conf", () => {
   it("reads a host file: comments skipped, the last search wins, options accumulate, the rest kept", () => {
@@ -226,8 +217,8 @@ describe("core/network resolv.conf", () => {
   });
 
   it("refuses a nameserver setting that is not an address", () => {
-    expectError(() => containerResolvConf({ hostResolvConf: "", container: { dns: ["dns.lab.test"] }, ipv6: false }), "bad nameserver address dns.lab.test: not an IP address");
-    expectError(() => containerResolvConf({ hostResolvConf: "", daemon: { dns: ["10.0.0.300"] }, ipv6: false }), "bad nameserver address 10.0.0.300: not an IP address");
+    expectAddressError(() => containerResolvConf({ hostResolvConf: "", container: { dns: ["dns.lab.test"] }, ipv6: false }), "invalid", "bad nameserver address dns.lab.test: not an IP address");
+    expectAddressError(() => containerResolvConf({ hostResolvConf: "", daemon: { dns: ["10.0.0.300"] }, ipv6: false }), "invalid", "bad nameserver address 10.0.0.300: not an IP address");
     expectError(() => containerResolvConf({ hostResolvConf: "", embeddedDns: "resolver", ipv6: false }), 'invalid embedded DNS server address: "resolver"');
   });
 });

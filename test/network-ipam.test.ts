@@ -5,6 +5,7 @@
  * on the development machine and in a scratch network namespace.
  */
 import "./helpers/root-hooks.js";
+import { expectAddressError } from "./helpers/address-error.js";
 import { expect } from "chai";
 import {
   AddressError,
@@ -36,20 +37,6 @@ const NETNS_ROUTES_V6 =
 
 function addr(text: string): bigint {
   return parseAddress(text).value;
-}
-
-function expectAddressError(fn: () => unknown, kind: AddressError["kind"], message: string | RegExp): void {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (err) {
-    caught = err;
-  }
-  expect(caught, "an AddressError").to.be.instanceOf(AddressError);
-  const err = caught as AddressError;
-  expect(err.kind).to.equal(kind);
-  if (typeof message === "string") expect(err.message).to.equal(message);
-  else expect(err.message).to.match(message);
 }
 
 describe("core/network cidr", () => {
