@@ -10,8 +10,6 @@
  * removal): driver.leave -> addresses released -> sandbox removed. Both are safe to repeat.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { hostname as osHostname } from "node:os";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import type { EndpointSpec, NetworkDriver, NetworkSpec, PortRequest } from "../../core/contracts/network.js";
@@ -32,7 +30,6 @@ export interface NetworkManagerDeps {
   containers: ContainerStore;
   hooks: EngineHooks;
   config: () => DaemonConfig;
-  execRoot: string;
   log: Logger;
   /** The driver of a name, made once (createNetworkDriver). */
   driver: (name: string) => Promise<NetworkDriver>;
@@ -218,15 +215,6 @@ export class NetworkManager {
       mounts.push({ destination: dest, type: "bind", source: src, options: ["rbind", "rprivate"] });
     }
     return { ...spec, mounts, linux: { ...spec.linux, namespaces } };
-  }
-
-  /** The host's hostname, for NetworkMode host. */
-  static hostHostname(): string {
-    try {
-      return readFileSync("/etc/hostname", "utf8").trim() || osHostname();
-    } catch {
-      return osHostname();
-    }
   }
 }
 

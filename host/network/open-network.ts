@@ -40,7 +40,6 @@ export async function openNetwork(
     containers: deps.containers,
     hooks: loader.hooks,
     config: deps.config,
-    execRoot: loader.execRoot,
     log: deps.log,
     driver,
   });
