@@ -1,0 +1,88 @@
+/**
+ * A daemon in a network namespace of its own, for the networking tests: the namespace is made
+ * here (`unshare --net=FILE`, loopback up), the real `bin/engined` runs in it with its default
+ * bridge, a `busybox` image is imported through the Docker CLI, and `stop` removes the
+ * containers, the daemon and the namespace (with every interface and rule made in it).
+ * Traffic in these tests goes only to addresses made in such namespaces.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { busyboxRootfs, writeFixture } from "../fixtures/images.js";
+import { docker } from "./docker-cli.js";
+import { makeTempDir, startEngined, type TestDaemon } from "./engined.js";
+
+export interface Netns {
+  file: string;
+  /** Runs a command in the namespace; its stdout, or throws with its stderr. */
+  run(cmd: string, ...args: string[]): string;
+  /** Like run, but resolves with the exit status instead of throwing. */
+  status(cmd: string, ...args: string[]): number;
+  remove(): void;
+}
+
+export function makeNetns(): Netns {
+  const file = join(makeTempDir("engine-netns-"), "ns");
+  writeFileSync(file, "");
+  execFileSync("unshare", [`--net=${file}`, "--", "ip", "link", "set", "lo", "up"]);
+  return {
+    file,
+    run: (cmd, ...args) => execFileSync("nsenter", [`--net=${file}`, "--", cmd, ...args], { encoding: "utf8", timeout: 20_000 }),
+    status: (cmd, ...args) => spawnSync("nsenter", [`--net=${file}`, "--", cmd, ...args], { timeout: 20_000 }).status ?? -1,
+    remove: () => {
+      spawnSync("umount", ["--lazy", file]);
+      rmSync(file, { force: true });
+    },
+  };
+}
+
+export interface NetDaemon {
+  d: TestDaemon;
+  ns: Netns;
+  host: string;
+  cli(...args: string[]): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export async function startNetDaemon(args: string[] = []): Promise<NetDaemon> {
+  const ns = makeNetns();
+  let d: TestDaemon | undefined;
+  try {
+    d = await startEngined({ netns: ns.file, args });
+    const host = `unix://${d.socket}`;
+    const cli = async (...a: string[]) => {
+      const r = await docker(host, a);
+      if (r.code !== 0) throw new Error(`docker ${a.join(" ")} exited ${r.code}: ${r.stderr}`);
+      return r.stdout;
+    };
+    const dir = makeTempDir();
+    await cli("import", "--change", 'CMD ["sh"]', "--change", "ENV PATH=/bin", writeFixture(dir, "rootfs.tar", await busyboxRootfs()), "busybox");
+    const daemon = d;
+    return {
+      d: daemon,
+      ns,
+      host,
+      cli,
+      stop: async () => {
+        const ids = (await cli("ps", "-aq").catch(() => "")).split("\n").filter(Boolean);
+        if (ids.length) await docker(host, ["rm", "-f", ...ids]);
+        await daemon.stop();
+        ns.remove();
+      },
+    };
+  } catch (err) {
+    await d?.stop();
+    ns.remove();
+    throw err;
+  }
+}
+
+/** Polls `check` (bounded) until it holds. */
+export async function eventually(what: string, check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting: ${what}`);
+    await sleep(100);
+  }
+}
