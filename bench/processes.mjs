@@ -1,5 +1,5 @@
 // Processes a benchmark started: whether one is alive, and ending one by its pid.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -30,4 +30,21 @@ export async function endPid(pid, graceMs = 10_000) {
       // gone
     }
   }
+}
+
+/** Every process of the machine: pid, parent, command line, and its first word. */
+export function procs() {
+  const list = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      const cmdline = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0").filter(Boolean);
+      list.push({ pid: Number(name), ppid, cmdline: cmdline.join(" "), exe: cmdline[0] ?? "" });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return list;
 }

@@ -12,7 +12,7 @@
 //   node_modules/node/bin/node bench/pull.mjs [--runs N] [--mb SIZE] [--layers K] [--only engined|dockerd]
 import { spawn, execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { closeSync, createReadStream, createWriteStream, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, createReadStream, createWriteStream, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -21,7 +21,7 @@ import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import { createGzip } from "node:zlib";
 import { have } from "./have.mjs";
-import { alive, endPid, sleep } from "./processes.mjs";
+import { alive, endPid, procs, sleep } from "./processes.mjs";
 import tarStream from "tar-stream";
 
 const { values } = parseArgs({
@@ -307,22 +307,6 @@ function pull(socketPath, ref) {
 // ---------------------------------------------------------------------------------------------
 // Processes and memory
 
-function procs() {
-  const list = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      const exe = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0")[0] ?? "";
-      list.push({ pid: Number(name), ppid, exe });
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return list;
-}
-
 function descendants(pid) {
   const list = procs();
   const out = [];
@@ -401,7 +385,8 @@ async function stop(procOrPid, graceMs = 15_000) {
 // The daemons
 
 const daemons = {
-  engined: (dir) => [join(ROOT, "bin/engined"), ["-H", `unix://${dir}/d.sock`, "--data-root", `${dir}/data`, "--exec-root", `${dir}/exec`, "--pidfile", `${dir}/d.pid`]],
+  // The host's namespace (the registry is on its loopback), so no bridge and no rules.
+  engined: (dir) => [join(ROOT, "bin/engined"), ["-H", `unix://${dir}/d.sock`, "--data-root", `${dir}/data`, "--exec-root", `${dir}/exec`, "--pidfile", `${dir}/d.pid`, "--bridge=none", "--iptables=false", "--ip6tables=false"]],
   // Its own network namespace: --bridge=none there cannot touch the host's interfaces.
   dockerd: (dir) => ["unshare", ["--net", "dockerd", "-H", `unix://${dir}/d.sock`, "--data-root", `${dir}/data`, "--exec-root", `${dir}/exec`,
     "--pidfile", `${dir}/d.pid`, "--bridge=none", "--iptables=false", "--ip6tables=false"]],

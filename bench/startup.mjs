@@ -72,8 +72,9 @@ async function stop(proc) {
 
 const daemons = {
   engined: (dir) => ({
-    cmd: join(ROOT, "bin/engined"),
-    args: ["-H", `unix://${dir}/d.sock`, "--data-root", `${dir}/data`, "--exec-root", `${dir}/exec`, "--pidfile", `${dir}/d.pid`],
+    // As Docker's below: in its own network namespace, with no bridge (the host's is never touched).
+    cmd: "unshare",
+    args: ["--net", join(ROOT, "bin/engined"), "-H", `unix://${dir}/d.sock`, "--data-root", `${dir}/data`, "--exec-root", `${dir}/exec`, "--pidfile", `${dir}/d.pid`, "--bridge=none", "--iptables=false", "--ip6tables=false"],
   }),
   dockerd: (dir) => ({
     // Its own network namespace: --bridge=none there cannot touch the host's interfaces.
