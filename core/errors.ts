@@ -262,6 +262,36 @@ export const errors = {
   ),
   networkInvalidPort: define("ENGINE_ERR_NETWORK_INVALID_PORT", 400, (spec: string) => `invalid port specification: "${spec}"`),
   networkSetupFailed: define("ENGINE_ERR_NETWORK_SETUP_FAILED", 500, (why: string) => `failed to set up the container's network: ${why}`),
+  networkNameInUse: define("ENGINE_ERR_NETWORK_NAME_IN_USE", 409, (name: string) => `network with name ${name} already exists`),
+  networkInvalid: define("ENGINE_ERR_NETWORK_INVALID", 400, (why: string) => why),
+  networkDriverNotFound: define("ENGINE_ERR_NETWORK_DRIVER_NOT_FOUND", 404, (driver: string) => `plugin "${driver}" not found`),
+  networkPredefined: define(
+    "ENGINE_ERR_NETWORK_PREDEFINED",
+    403,
+    (name: string, action: string) => `${name} is a pre-defined network and cannot be ${action}`,
+  ),
+  networkActiveEndpoints: define(
+    "ENGINE_ERR_NETWORK_ACTIVE_ENDPOINTS",
+    403,
+    (name: string, id: string) => `error while removing network: network ${name} id ${id} has active endpoints`,
+  ),
+  networkAddressInUse: define("ENGINE_ERR_NETWORK_ADDRESS_IN_USE", 403, (why: string) => why),
+  networkPoolExhausted: define("ENGINE_ERR_NETWORK_POOL_EXHAUSTED", 403, (why: string) => why),
+  networkAlreadyConnected: define(
+    "ENGINE_ERR_NETWORK_ALREADY_CONNECTED",
+    403,
+    (container: string, network: string) => `endpoint with name ${container} already exists in network ${network}`,
+  ),
+  networkNotConnected: define(
+    "ENGINE_ERR_NETWORK_NOT_CONNECTED",
+    403,
+    (container: string, network: string) => `container ${container} is not connected to network ${network}`,
+  ),
+  networkModeConflict: define(
+    "ENGINE_ERR_NETWORK_MODE_CONFLICT",
+    400,
+    (mode: string) => `container sharing network namespace with another container or host (network mode ${mode}) cannot be connected to any other network`,
+  ),
   supervisorUnavailable: define("ENGINE_ERR_SUPERVISOR_UNAVAILABLE", 503, (why: string) => `the supervisor is not available: ${why}`),
 
   // --- storage ---

@@ -10,6 +10,7 @@ import { ContainerStore } from "../core/containers/container-store.js";
 import { ImageStore } from "../core/images/image-store.js";
 import { containerRunRoutes } from "./api/routes/container-run.js";
 import { containerRoutes } from "./api/routes/containers.js";
+import { networkRoutes } from "./api/routes/networks.js";
 import { ContainerRunner } from "./containers/runner.js";
 import { openNetwork } from "./network/open-network.js";
 import { openRuntime } from "./containers/open-runtime.js";
@@ -86,7 +87,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const network = await openNetwork({ ...loader, hooks }, { containers, config: () => config, log: log.child({ component: "network" }) });
     const runner = new ContainerRunner({
       containers, images, storage: driver, runtime, logDrivers, hooks, config: () => config, host: ruleHost(host),
-      execRoot: roots.execRoot, log: log.child({ component: "containers" }), network,
+      execRoot: roots.execRoot, log: log.child({ component: "containers" }), network: network.containers,
     });
     await runner.restore(config["live-restore"]);
     undo.push(() => runner.shutdown(config["live-restore"], config["shutdown-timeout"]));
@@ -144,8 +145,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           }),
         }),
         authRoutes({ registry }),
-        containerRoutes({ containers, images, driver, runner, logDrivers, config: () => config }),
+        containerRoutes({ containers, images, driver, runner, logDrivers, config: () => config, network: network.containers }),
         containerRunRoutes({ containers, runner, logDrivers, config: () => config }),
+        networkRoutes({ networks: network.networks, endpoints: network.containers, containers }),
         systemDfRoute(images),
       ],
     });

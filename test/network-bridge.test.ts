@@ -55,7 +55,8 @@ describe("bridge network (Docker CLI, daemon in its own network namespace)", fun
     // everything it held is released: the port, its rules, its veth, its sandbox
     expect(n.ns.status("curl", "-sf", "-m", "2", "-o", "/dev/null", "http://127.0.0.1:18080/hostname")).to.not.equal(0);
     expect(n.ns.run("iptables-save", "-t", "nat")).to.not.include("--dport 18080");
-    expect(n.ns.run("ip", "-o", "link", "show", "master", "engine0").trim()).to.equal("");
+    // the veth pair goes with the sandbox, which the kernel cleans up a moment later
+    await eventually("the container's veth to leave engine0", () => n.ns.run("ip", "-o", "link", "show", "master", "engine0").trim() === "");
     expect(readdirSync(join(n.d.dir, "exec", "netns"))).to.deep.equal([]);
   });
 

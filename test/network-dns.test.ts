@@ -574,6 +574,27 @@ describe("network bridge: embedded DNS", function () {
     }
   });
 
+  it("answers a container from every network it is on, and sends its other names to its own servers", async () => {
+    // the asking container is this suite's own address, on net2 (with servers of its own) and net1
+    const own = await new TestUpstream("answer").start();
+    try {
+      dns.setEndpoint("net2", "asker", ["asker"], ["127.0.0.1"], [own.upstream]);
+      dns.setEndpoint("net1", "asker", ["asker"], ["127.0.0.1"]);
+      expect(await resolverFor(port2).resolve4("web")).to.deep.equal(["172.30.0.2"]); // web is on net1 only
+      expect(await resolverFor(port2).resolve4("other")).to.deep.equal(["172.31.0.2"]);
+      expect(await resolverFor(port2).resolve4(UPSTREAM_NAME)).to.deep.equal([UPSTREAM_ADDRESS.join(".")]);
+      expect([own.udpQueries, good.udpQueries]).to.deep.equal([1, 0]);
+    } finally {
+      dns.removeEndpoint("net2", "asker");
+      dns.removeEndpoint("net1", "asker");
+      await own.stop();
+    }
+    // gone from both networks: an asker of net2 sees net2's names only, and the default servers
+    expect(await errorCode(resolverFor(port2).resolve4("web"))).to.not.equal("");
+    expect(await resolverFor(port2).resolve4(UPSTREAM_NAME)).to.deep.equal([UPSTREAM_ADDRESS.join(".")]);
+    expect(good.udpQueries).to.be.greaterThan(0);
+  });
+
   it("reads the nameservers of a resolv.conf", () => {
     const text = [
       "# nameserver 192.0.2.99",

@@ -74,7 +74,7 @@ const C2_6 = "fd00:88:1::12";
 const PAGE = "published page of c1\n";
 
 function network(over: Partial<NetworkRules> = {}): NetworkRules {
-  return { bridge: BR_A, subnets: ["10.88.1.0/24"], icc: true, masquerade: false, internal: false, ...over };
+  return { bridge: BR_A, subnets: ["10.88.1.0/24"], gateways: [GW_A], icc: true, masquerade: false, internal: false, directRouting: true, ...over };
 }
 
 function port(over: Partial<PortRule> = {}): PortRule {
@@ -193,7 +193,7 @@ describe("bridge firewall (iptables in test namespaces)", function () {
     firewalls = [];
     // Back to no rule at all: each test starts from an empty namespace firewall.
     for (const tool of ["iptables", "ip6tables"]) {
-      for (const table of ["filter", "nat"]) {
+      for (const table of ["filter", "nat", "raw"]) {
         host.run(tool, ["-t", table, "-F"]);
         host.run(tool, ["-t", table, "-X"]);
       }
@@ -282,6 +282,30 @@ describe("bridge firewall (iptables in test namespaces)", function () {
       await fw.addNetwork(network({ masquerade: false }));
       expect(ruleLines(saved(host))).not.to.include(masqueradeRule);
       expect(c1.attempt("busybox", ["nc", "-w", "2", OUTSIDE, "9000"]).out).to.equal(C1);
+    });
+
+    it("without direct routing: a container's own address is unreachable from other interfaces, the gateway is not", async () => {
+      const fw = firewall();
+      await fw.addNetwork(network({ directRouting: false, masquerade: false }));
+      expect(saved(host)).to.not.include(`-A ENGINE-RAW-${TAG} -d`); // replies would come back to the container's own address
+      await fw.addNetwork(network({ directRouting: false, masquerade: true }));
+      expect(ruleLines(saved(host))).to.include.ordered.members([
+        `-A PREROUTING -j ENGINE-RAW-${TAG}`,
+        `-A ENGINE-RAW-${TAG} -d ${GW_A}/32 -j RETURN`,
+        `-A ENGINE-RAW-${TAG} -d 10.88.1.0/24 ! -i ${BR_A} -j DROP`,
+      ]);
+      expect(ping(outside, C1)).to.equal(false);
+      expect(ping(outside, GW_A)).to.equal(true);
+      expect(ping(c3, C1)).to.equal(false); // from another bridge too
+      expect(ping(c2, C1)).to.equal(true); // on the bridge itself nothing changes
+      expect(ping(c1, OUTSIDE)).to.equal(true); // and the container's own traffic goes out as before
+
+      await fw.addNetwork(network({ directRouting: true, masquerade: true }));
+      expect(saved(host)).to.not.include(`-A ENGINE-RAW-${TAG} -d`);
+      expect(ping(outside, C1)).to.equal(true);
+      await fw.addNetwork(network({ directRouting: false, masquerade: true }));
+      await fw.removeNetwork(network());
+      expect(saved(host)).to.not.include(`-A ENGINE-RAW-${TAG} -d`);
     });
 
     it("internal: containers reach each other, nothing goes in or out, nothing is masqueraded", async () => {

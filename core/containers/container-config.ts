@@ -4,6 +4,7 @@
  * validates the body against them (typia), the runtime reads them to make the OCI spec.
  * Fields the engine does not read yet are left out; an unknown field is kept, not refused.
  */
+import type { EndpointConfigRequest } from "../network/network-request.js";
 
 /** One `--ulimit`: `nofile=1024:2048` is `{ Name: "nofile", Soft: 1024, Hard: 2048 }`; -1 is unlimited. */
 export interface ContainerUlimit {
@@ -122,5 +123,5 @@ export interface ContainerCreateConfig {
 /** `POST /containers/create` body. */
 export interface ContainerCreateRequest extends ContainerCreateConfig {
   HostConfig?: HostConfig;
-  NetworkingConfig?: { EndpointsConfig?: Record<string, object> | null } | null;
+  NetworkingConfig?: { EndpointsConfig?: Record<string, EndpointConfigRequest | null> | null } | null;
 }

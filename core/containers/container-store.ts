@@ -34,6 +34,18 @@ export interface ContainerEndpoint extends EndpointSpec {
   networkName: string;
   /** The sandbox (network namespace file) while it runs. */
   sandbox?: string;
+  /** The network's name server for this container, when the network has one (the driver's join says). */
+  nameserver?: string;
+}
+
+/**
+ * A network a container is on, as it was asked for (at create, or `POST /networks/{id}/connect`):
+ * the configured part of Docker's EndpointSettings. What a run got is in `Endpoints`.
+ */
+export interface NetworkAttachment {
+  NetworkID: string;
+  Aliases?: string[] | null;
+  IPAMConfig?: { IPv4Address?: string; IPv6Address?: string } | null;
 }
 
 export interface ContainerRecord {
@@ -51,7 +63,9 @@ export interface ContainerRecord {
   Driver: string;
   LogPath: string;
   State: ContainerState;
-  /** The endpoints of its last (or current) run; absent for NetworkMode none, host and container:. */
+  /** By network name, in the order the container joins them (its NetworkMode's first); absent for container:. */
+  Networks?: Record<string, NetworkAttachment>;
+  /** The endpoints of its current run, one per network it joined; absent while it does not run. */
   Endpoints?: ContainerEndpoint[];
 }
 

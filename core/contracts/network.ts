@@ -20,10 +20,12 @@
  *
  * Lifecycle
  *   createNetwork (at daemon start for the default bridge; `POST /networks/create`) ->
- *   join(network, endpoint, sandbox) at each container start (the daemon has already chosen the
- *   addresses; the driver makes the interfaces, routes and rules, and binds the published ports,
- *   choosing host ports asked as 0) -> leave at the container's exit, stop or removal (safe
- *   twice, and with a sandbox that is already gone) -> deleteNetwork (`DELETE /networks/{id}`;
+ *   join(network, endpoint, sandbox) at each container start, and at `POST /networks/{id}/connect`
+ *   of a running container (the daemon has already chosen the addresses; the driver makes the
+ *   interfaces, routes and rules, binds the published ports, choosing host ports asked as 0, and
+ *   registers the endpoint's DNS names with the network's name server, if it has one) -> leave
+ *   at the container's exit, stop, removal or disconnect (safe twice, and with a sandbox that is
+ *   already gone) -> deleteNetwork (`DELETE /networks/{id}`;
  *   never while an endpoint is joined; never deletes an interface the driver did not create).
  *   restore(networks, endpoints) once at start, before anything else: the networks and the
  *   endpoints of the containers still running (live restore), to take back what they hold
@@ -95,9 +97,30 @@ export interface EndpointSpec {
   gateway4?: string;
   gateway6?: string;
   aliases: string[];
+  /** True on a container's networks after its first: their gateways are not its default route. */
+  noDefaultRoute?: boolean;
   ports: PortRequest[];
   /** What the ports became (host ports chosen), filled by `join`. */
   published?: PublishedPort[];
+  /**
+   * The names other containers of the network find this one by (container name, aliases, short
+   * id, hostname: Docker's `DNSNames`); empty on the default network, which has no name service.
+   */
+  dnsNames?: string[];
+  /** Where the network's name service sends this container's other questions (its resolv.conf's servers). */
+  dnsUpstreams?: string[];
+}
+
+/** What `join` made. */
+export interface JoinResult {
+  /** The published ports, host ports chosen. */
+  published: PublishedPort[];
+  /**
+   * The address of a name server that answers the network's container names (and forwards the
+   * rest to `dnsUpstreams`); the container's resolv.conf names only it. Undefined: the network
+   * has none, and the container gets the host's servers.
+   */
+  nameserver?: string;
 }
 
 /** What a network plugin's factory is given. */
@@ -110,6 +133,8 @@ export interface NetworkContext {
    */
   tag: string;
   execRoot: string;
+  /** The daemon's log, for what the driver does not fail on but an operator should know. */
+  log?: { warn(obj: object, msg: string): void };
 }
 
 export interface NetworkDriver {
@@ -119,8 +144,13 @@ export interface NetworkDriver {
   /** Makes (or, for an existing interface named by `--bridge`, takes over) the network's bridge and rules; idempotent. */
   createNetwork(net: NetworkSpec): Promise<void>;
   deleteNetwork(net: NetworkSpec): Promise<void>;
-  /** Joins the sandbox at `sandbox` to the network; resolves with the published ports. */
-  join(net: NetworkSpec, ep: EndpointSpec, sandbox: string): Promise<PublishedPort[]>;
+  /** Joins the sandbox at `sandbox` to the network (another interface when it is on others already). */
+  join(net: NetworkSpec, ep: EndpointSpec, sandbox: string): Promise<JoinResult>;
   leave(net: NetworkSpec, ep: EndpointSpec, sandbox: string | undefined): Promise<void>;
+  /**
+   * Before `POST /networks/create` makes anything: throws an Error naming what the driver cannot
+   * do with this network (an unknown option, a bad value, a bridge name another network has).
+   */
+  checkNetwork?(net: NetworkSpec, others: readonly NetworkSpec[]): void;
   shutdown(): Promise<void>;
 }

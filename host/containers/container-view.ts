@@ -3,7 +3,7 @@
  * human status ("Up 3 seconds", "Exited (0) 5 minutes ago"), and the `inspect` document.
  */
 import { dirname, join } from "node:path";
-import type { ContainerEndpoint, ContainerRecord } from "../../core/containers/container-store.js";
+import type { ContainerEndpoint, ContainerRecord, NetworkAttachment } from "../../core/containers/container-store.js";
 
 /** `{ port/proto: [{HostIp, HostPort}] | null }`: published ports, and exposed ones (null) of a running container. */
 function portMap(c: ContainerRecord): Record<string, { HostIp: string; HostPort: string }[] | null> {
@@ -33,34 +33,36 @@ function portList(c: ContainerRecord): Record<string, unknown>[] {
 const prefixOf = (cidr: string | undefined) => (cidr ? Number(cidr.split("/")[1]) : 0);
 const addressOf = (cidr: string | undefined) => (cidr ? cidr.split("/")[0] : "");
 
-/** One entry of `NetworkSettings.Networks`, in Docker's shape. */
-function endpointSettings(ep: ContainerEndpoint): Record<string, unknown> {
+/** One entry of `NetworkSettings.Networks`, in Docker's shape: what was asked, and what the run got. */
+function endpointSettings(att: NetworkAttachment, ep: ContainerEndpoint | undefined): Record<string, unknown> {
   return {
-    IPAMConfig: null,
+    IPAMConfig: att.IPAMConfig ?? null,
     Links: null,
-    Aliases: ep.aliases.length ? ep.aliases : null,
-    MacAddress: ep.endpointId ? ep.mac : "",
+    Aliases: att.Aliases?.length ? att.Aliases : null,
+    MacAddress: ep?.mac ?? "",
     DriverOpts: null,
     GwPriority: 0,
-    NetworkID: ep.networkId,
-    EndpointID: ep.endpointId,
-    Gateway: ep.gateway4 ?? "",
-    IPAddress: addressOf(ep.ipv4),
-    IPPrefixLen: prefixOf(ep.ipv4),
-    IPv6Gateway: ep.gateway6 ?? "",
-    GlobalIPv6Address: addressOf(ep.ipv6),
-    GlobalIPv6PrefixLen: prefixOf(ep.ipv6),
-    DNSNames: null,
+    NetworkID: att.NetworkID,
+    EndpointID: ep?.endpointId ?? "",
+    Gateway: ep?.gateway4 ?? "",
+    IPAddress: addressOf(ep?.ipv4),
+    IPPrefixLen: prefixOf(ep?.ipv4),
+    IPv6Gateway: ep?.gateway6 ?? "",
+    GlobalIPv6Address: addressOf(ep?.ipv6),
+    GlobalIPv6PrefixLen: prefixOf(ep?.ipv6),
+    DNSNames: ep?.dnsNames?.length ? ep.dnsNames : null,
   };
 }
 
 function networks(c: ContainerRecord): Record<string, Record<string, unknown>> {
-  const mode = c.HostConfig.NetworkMode ?? "none";
-  if (!c.Endpoints?.length) {
-    // none and host are shown as networks too, with nothing in them (as Docker does)
-    return mode === "none" || mode === "host" ? { [mode]: endpointSettings({ networkName: mode, networkId: "", endpointId: "", containerId: c.Id, containerName: "", ifname: "", mac: "", aliases: [], ports: [] }) } : {};
+  const running = c.State.Running ? c.Endpoints ?? [] : [];
+  if (c.Networks) {
+    return Object.fromEntries(Object.entries(c.Networks).map(([name, att]) => [name, endpointSettings(att, running.find((ep) => ep.networkId === att.NetworkID))]));
   }
-  return Object.fromEntries(c.Endpoints.map((ep) => [ep.networkName, endpointSettings(ep)]));
+  // a record from before `Networks` was kept: its endpoints, or its mode with nothing in it
+  const mode = c.HostConfig.NetworkMode ?? "none";
+  if (c.Endpoints?.length) return Object.fromEntries(c.Endpoints.map((ep) => [ep.networkName, endpointSettings({ NetworkID: ep.networkId }, running.includes(ep) ? ep : undefined)]));
+  return mode === "none" || mode === "host" ? { [mode]: endpointSettings({ NetworkID: "" }, undefined) } : {};
 }
 
 /** Go's units.HumanDuration, which the Docker CLI and API use in statuses. */
@@ -142,8 +144,8 @@ export function inspectDocument(c: ContainerRecord): Record<string, unknown> {
 
 /** Inspect's NetworkSettings: the default network's fields at the top as well, as Docker keeps them. */
 function networkSettings(c: ContainerRecord): Record<string, unknown> {
-  const def = c.Endpoints?.find((ep) => ep.networkName === "bridge");
-  const running = c.State.Running && !!c.Endpoints?.some((ep) => ep.endpointId);
+  const running = c.State.Running && !!c.Endpoints?.length;
+  const def = running ? c.Endpoints?.find((ep) => ep.networkName === "bridge") : undefined;
   return {
     Bridge: "",
     SandboxID: running ? c.Id : "",

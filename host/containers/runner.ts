@@ -30,7 +30,7 @@ import type { EngineHooks } from "../../core/hooks.js";
 import type { ImageStore } from "../../core/images/image-store.js";
 import type { RuleHost } from "../../core/options/rules.js";
 import type { DaemonConfig } from "../../core/options/table.js";
-import type { NetworkManager } from "../network/network-manager.js";
+import type { ContainerNetworks } from "../network/container-networks.js";
 import type { LogDriverSource } from "../plugins/log-drivers.js";
 import { mountSpecs, unmountAll } from "../storage/mount-specs.js";
 import { SupervisorClientError, type SupervisorClient } from "../supervisor/client.js";
@@ -49,7 +49,7 @@ export interface RunnerDeps {
   host: RuleHost;
   execRoot: string;
   log: Logger;
-  network: NetworkManager;
+  network: ContainerNetworks;
 }
 
 export type WaitCondition = "not-running" | "next-exit" | "removed";

@@ -25,6 +25,8 @@ export interface FileInputs {
   /** The container's own addresses (no prefix length). */
   addresses: string[];
   hostGateway: string[];
+  /** The network's name server (user-defined networks): the only one in resolv.conf. */
+  nameserver?: string;
 }
 
 function readOr(path: string, fallback: string): string {
@@ -57,6 +59,7 @@ export function containerFiles(paths: FilePaths, input: FileInputs): void {
     hostResolvConfPath: host.path,
     container: { dns: c.HostConfig.Dns ?? [], dnsOptions: c.HostConfig.DnsOptions ?? [], dnsSearch: c.HostConfig.DnsSearch ?? [] },
     daemon: { dns: config.dns, dnsOptions: config["dns-opt"], dnsSearch: config["dns-search"] },
+    ...(input.nameserver ? { embeddedDns: input.nameserver } : {}),
     ipv6,
   });
   writeFileSync(paths.resolvConf, resolv.content, { mode: 0o644 });

@@ -4,14 +4,15 @@
  * `--bip`, else the address the bridge already has (a restart, or the operator's bridge), else
  * the first free subnet of the address pools (one that overlaps neither another network nor a
  * route on the host); `--fixed-cidr` as the range containers get addresses from;
- * `--default-gateway` as the containers' default route; `--icc`, `--ip-masq`, `--mtu` and `--ip`
+ * `--default-gateway` as the containers' default route (an address of the subnet; `--bip` with
+ * `--bridge NAME` is refused, as Docker does); `--icc`, `--ip-masq`, `--mtu` and `--ip`
  * written into its options (`--default-network-opt` is for networks made later, not this one).
  */
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import type { NetworkSpec, SubnetConfig } from "../../core/contracts/network.js";
 import { effectivePools, nextFreeSubnet, parseHostRoutes } from "../../core/network/address-pools.js";
-import { Cidr } from "../../core/network/cidr.js";
+import { Cidr, contains } from "../../core/network/cidr.js";
 import { DEFAULT_GATEWAY_AUX } from "../../core/network/ipam.js";
 import type { DaemonConfig } from "../../core/options/table.js";
 
@@ -34,7 +35,7 @@ async function bridgeAddresses(name: string, family: 4 | 6): Promise<string[]> {
 }
 
 /** The host's routes of a family, except those of the bridge itself (its own subnet is no obstacle). */
-async function hostRoutes(bridge: string, family: 4 | 6): Promise<string[]> {
+export async function hostRoutes(bridge: string, family: 4 | 6): Promise<string[]> {
   const routes = ((await ipJson([`-${family}`, "route", "show"])) as { dev?: string }[]).filter((r) => r.dev !== bridge);
   return parseHostRoutes(JSON.stringify(routes));
 }
@@ -56,6 +57,9 @@ export interface DefaultNetworkContext {
 
 export async function defaultNetworkSpec(config: DaemonConfig, ctx: DefaultNetworkContext): Promise<NetworkSpec> {
   const external = config.bridge !== "";
+  // Docker refuses the pair too: the operator's bridge has its address already, and the daemon
+  // never changes an interface it did not make, so a --bip would name an address nobody has.
+  if (external && config.bip) throw new Error(`You specified -b & --bip, mutually exclusive options. Please specify only one (--bridge ${config.bridge} takes its subnet from the bridge's address)`);
   const name = external ? config.bridge : DEFAULT_BRIDGE;
   const pools = effectivePools(config["default-address-pool"], ctx.hostId ?? ctx.id);
   const subnets: SubnetConfig[] = [];
@@ -82,7 +86,10 @@ export async function defaultNetworkSpec(config: DaemonConfig, ctx: DefaultNetwo
       if (!Cidr.parse(chosen.subnet).containsCidr(range)) throw new Error(`--fixed-cidr${family === 6 ? "-v6" : ""} ${fixed} is not inside the bridge's subnet ${chosen.subnet}`);
       s.ipRange = Cidr.of(range.network, range.prefix, range.family).toString();
     }
-    if (gatewayOpt) s.auxAddresses = { [DEFAULT_GATEWAY_AUX[family]]: gatewayOpt };
+    if (gatewayOpt) {
+      if (!contains(chosen.subnet, gatewayOpt)) throw new Error(`--default-gateway${family === 6 ? "-v6" : ""} ${gatewayOpt} is not in the bridge's subnet ${chosen.subnet}: the default gateway must be part of the network`);
+      s.auxAddresses = { [DEFAULT_GATEWAY_AUX[family]]: gatewayOpt };
+    }
     subnets.push(s);
   };
 

@@ -1,7 +1,8 @@
 /**
  * Opens the network side of the daemon: the `network` plugins a network uses (the built-in
  * `bridge` first), their drivers made once through `createNetworkDriver`, the network store,
- * the sandboxes and the manager that runs containers' networks (network-manager.ts).
+ * the sandboxes, the networks (network-manager.ts) and containers' use of them
+ * (container-networks.ts).
  */
 import { join } from "node:path";
 import type { Logger } from "pino";
@@ -10,6 +11,7 @@ import type { ContainerStore } from "../../core/containers/container-store.js";
 import type { EngineHooks } from "../../core/hooks.js";
 import type { DaemonConfig } from "../../core/options/table.js";
 import { loadPlugins, type LoaderDeps } from "../plugins/plugin-loader.js";
+import { ContainerNetworks } from "./container-networks.js";
 import { NetworkManager } from "./network-manager.js";
 import { NetworkStore } from "./network-store.js";
 import { Sandboxes } from "./sandbox.js";
@@ -17,7 +19,7 @@ import { Sandboxes } from "./sandbox.js";
 export async function openNetwork(
   loader: LoaderDeps & { hooks: EngineHooks },
   deps: { containers: ContainerStore; config: () => DaemonConfig; log: Logger },
-): Promise<NetworkManager> {
+): Promise<{ networks: NetworkManager; containers: ContainerNetworks }> {
   const drivers = new Map<string, Promise<NetworkDriver>>();
   const tag = NetworkManager.tagOf(loader.execRoot);
   const driver = (name: string): Promise<NetworkDriver> => {
@@ -25,7 +27,7 @@ export async function openNetwork(
     if (!d) {
       d = (async () => {
         await loadPlugins([{ kind: "network", name }], loader);
-        const made = await loader.hooks.createNetworkDriver.get(name)?.promise({ config: deps.config, tag, execRoot: loader.execRoot });
+        const made = await loader.hooks.createNetworkDriver.get(name)?.promise({ config: deps.config, tag, execRoot: loader.execRoot, log: deps.log });
         if (!made) throw new Error(`network plugin ${name} was loaded but made no driver (it tapped no createNetworkDriver hook)`);
         return made;
       })();
@@ -34,18 +36,13 @@ export async function openNetwork(
     }
     return d;
   };
-  const manager = new NetworkManager({
-    store: new NetworkStore(join(loader.dataRoot, "network")),
-    sandboxes: new Sandboxes(loader.execRoot),
-    containers: deps.containers,
-    hooks: loader.hooks,
-    config: deps.config,
-    log: deps.log,
-    driver,
-  });
-  await manager.start();
+  const networks = new NetworkManager({ store: new NetworkStore(join(loader.dataRoot, "network")), containers: deps.containers, config: deps.config, log: deps.log, driver });
+  const containers = new ContainerNetworks({ networks, sandboxes: new Sandboxes(loader.execRoot), containers: deps.containers, hooks: loader.hooks, config: deps.config, log: deps.log });
+  const running = deps.containers.list().filter((c) => c.State.Running);
+  await networks.start(running.flatMap((c) => c.Endpoints ?? []));
+  await containers.start();
   loader.hooks.shutdown.tapPromise("network drivers", async () => {
     for (const d of drivers.values()) await (await d).shutdown();
   });
-  return manager;
+  return { networks, containers };
 }

@@ -2,18 +2,21 @@
  * network.bridge: each network is a Linux bridge on the host; each container a veth pair from
  * that bridge into its sandbox; iptables rules for masquerading, isolation and published
  * ports (firewall.ts); a userland proxy per published port (userland-proxy.ts) unless
- * `--userland-proxy=false`. The daemon chooses subnets and addresses (core/network); the driver
- * makes them real.
+ * `--userland-proxy=false`; on user-defined networks, a name server on the bridge's address
+ * (dns-resolver.ts) that answers the containers' names and forwards the rest. The daemon
+ * chooses subnets and addresses (core/network); the driver makes them real.
  */
-import type { EndpointSpec, NetworkContext, NetworkDriver, NetworkSpec, PublishedPort } from "../../core/contracts/network.js";
+import { isIP } from "node:net";
+import type { EndpointSpec, JoinResult, NetworkContext, NetworkDriver, NetworkSpec, PublishedPort } from "../../core/contracts/network.js";
 import { hostRunner, netnsRunner, type CommandRunner } from "./commands.js";
+import { EmbeddedDns } from "./dns-resolver.js";
 import { Firewall, type NetworkRules, type PortRule } from "./firewall.js";
 import { deleteLink, ensureBridge, plugVeth } from "./links.js";
 import { PortAllocator } from "./port-allocator.js";
 import { startProxy, type ProxyHandle } from "./userland-proxy.js";
-import { bridgeOptions } from "./options.js";
+import { bridgeOptions, checkBridgeOptions } from "./options.js";
 
-export interface BridgeDriverContext extends Pick<NetworkContext, "config" | "tag"> {
+export interface BridgeDriverContext extends Pick<NetworkContext, "config" | "tag" | "log"> {
   /** Where the commands run (the daemon's namespace unless a test says otherwise). */
   runner?: CommandRunner;
 }
@@ -35,6 +38,9 @@ export class BridgeDriver implements NetworkDriver {
   /** Bridges this daemon made (and so may delete), by network id. */
   private readonly madeBridges = new Set<string>();
   private based = false;
+  private dns?: EmbeddedDns;
+  /** By network id: the address its name server answers on. */
+  private readonly nameservers = new Map<string, string>();
 
   constructor(private readonly ctx: BridgeDriverContext) {
     this.run = ctx.runner ?? hostRunner;
@@ -50,13 +56,22 @@ export class BridgeDriver implements NetworkDriver {
     if (this.based) return;
     const c = this.ctx.config();
     if (c.iptables || c.ip6tables) await this.fw().ensureBase();
-    if (c["ip-forward"]) await this.fw().setForwarding({ enable: true, noDrop: c["ip-forward-no-drop"] });
+    // IPv6 forwarding follows --ipv6, whatever --ip6tables says, as in Docker
+    if (c["ip-forward"]) await this.fw().setForwarding({ enable: true, noDrop: c["ip-forward-no-drop"], ipv6: c.ipv6 });
     this.based = true;
   }
 
   private rules(net: NetworkSpec): NetworkRules {
     const o = bridgeOptions(net, this.ctx.config());
-    return { bridge: o.bridge, subnets: net.subnets.map((s) => s.subnet), icc: o.icc, masquerade: o.masquerade, internal: net.internal };
+    return {
+      bridge: o.bridge,
+      subnets: net.subnets.map((s) => s.subnet),
+      gateways: net.subnets.map((s) => s.gateway),
+      icc: o.icc,
+      masquerade: o.masquerade,
+      internal: net.internal,
+      directRouting: this.ctx.config()["allow-direct-routing"],
+    };
   }
 
   async restore(networks: readonly NetworkSpec[], endpoints: readonly EndpointSpec[]): Promise<void> {
@@ -68,6 +83,7 @@ export class BridgeDriver implements NetworkDriver {
       // the interfaces are in the running container's sandbox already; ports and proxies come back
       const held: Joined = { net, rules: [], proxies: [], published: [] };
       this.joined.set(ep.endpointId, held);
+      this.registerNames(net, ep);
       for (const p of ep.published ?? []) {
         this.ports.reserve(p.proto, p.hostIp, p.hostPort);
         await this.publishOne(held, ep, p).catch(() => undefined);
@@ -86,6 +102,43 @@ export class BridgeDriver implements NetworkDriver {
       await this.fw().addNetwork(this.rules(net));
       if (!o.icc) await this.fw().enableBridgeNetfilter();
     }
+    await this.startNameServer(net);
+  }
+
+  /**
+   * User-defined networks answer their containers' names, as Docker's do, on the bridge's IPv4
+   * address, port 53 (the daemon's own namespace, so the host's loopback servers stay
+   * reachable as upstreams). The default network has none, as in Docker. A server that cannot
+   * listen (port 53 of that address taken) leaves the network's containers with the host's
+   * servers, and says so.
+   */
+  private async startNameServer(net: NetworkSpec): Promise<void> {
+    if (net.isDefault || this.nameservers.has(net.id)) return;
+    // IPv6-only networks have none yet: the bridge's IPv6 address is unusable until DAD ends.
+    const gateway = net.subnets.map((s) => s.gateway).find((g) => isIP(g) === 4);
+    if (!gateway) return;
+    this.dns ??= new EmbeddedDns({ upstreams: [], onError: () => undefined });
+    try {
+      await this.dns.listen(net.id, gateway);
+      this.nameservers.set(net.id, gateway);
+    } catch (err) {
+      this.ctx.log?.warn({ err, network: net.name }, `no name server on ${gateway}:53 for network ${net.name}: its containers get the host's name servers`);
+    }
+  }
+
+  private registerNames(net: NetworkSpec, ep: EndpointSpec): void {
+    if (!this.dns || !this.nameservers.has(net.id)) return;
+    const addresses = [ep.ipv4, ep.ipv6].filter((a): a is string => !!a).map((a) => a.split("/")[0]);
+    const upstreams = ep.dnsUpstreams?.map((address) => ({ address }));
+    this.dns.setEndpoint(net.id, ep.containerId, ep.dnsNames ?? [], addresses, upstreams);
+  }
+
+  checkNetwork(net: NetworkSpec, others: readonly NetworkSpec[]): void {
+    checkBridgeOptions(net.options);
+    const config = this.ctx.config();
+    const bridge = bridgeOptions(net, config).bridge;
+    const holder = others.find((o) => o.driver === this.name && bridgeOptions(o, config).bridge === bridge);
+    if (holder) throw new Error(`bridge name ${bridge} is already used by network ${holder.name}`);
   }
 
   async deleteNetwork(net: NetworkSpec): Promise<void> {
@@ -95,9 +148,10 @@ export class BridgeDriver implements NetworkDriver {
     // never an interface the daemon did not make (`--bridge NAME`)
     if (!o.external && (this.madeBridges.has(net.id) || o.madeByDaemon)) await deleteLink(this.run, o.bridge);
     this.madeBridges.delete(net.id);
+    if (this.nameservers.delete(net.id)) await this.dns?.close(net.id);
   }
 
-  async join(net: NetworkSpec, ep: EndpointSpec, sandbox: string): Promise<PublishedPort[]> {
+  async join(net: NetworkSpec, ep: EndpointSpec, sandbox: string): Promise<JoinResult> {
     const o = bridgeOptions(net, this.ctx.config());
     await plugVeth(this.run, {
       bridge: o.bridge,
@@ -106,8 +160,11 @@ export class BridgeDriver implements NetworkDriver {
       ifname: ep.ifname,
       mac: ep.mac,
       addresses: [ep.ipv4, ep.ipv6].filter((a): a is string => !!a),
-      gateway4: net.internal ? undefined : ep.gateway4,
-      gateway6: net.internal ? undefined : ep.gateway6,
+      // without the proxy, a container reaching its own published port comes back in by the
+      // bridge port it left by: hairpin mode lets it (Docker's setHairpinMode)
+      hairpin: !this.ctx.config()["userland-proxy"],
+      gateway4: net.internal || ep.noDefaultRoute ? undefined : ep.gateway4,
+      gateway6: net.internal || ep.noDefaultRoute ? undefined : ep.gateway6,
     });
     const held: Joined = { net, rules: [], proxies: [], published: [] };
     this.joined.set(ep.endpointId, held);
@@ -130,7 +187,8 @@ export class BridgeDriver implements NetworkDriver {
       await this.leave(net, ep, sandbox).catch(() => undefined);
       throw err;
     }
-    return held.published;
+    this.registerNames(net, ep);
+    return { published: held.published, nameserver: this.nameservers.get(net.id) };
   }
 
   private async publishOne(held: Joined, ep: EndpointSpec, p: PublishedPort): Promise<void> {
@@ -154,7 +212,8 @@ export class BridgeDriver implements NetworkDriver {
     held.published.push(p);
   }
 
-  async leave(_net: NetworkSpec, ep: EndpointSpec, sandbox: string | undefined): Promise<void> {
+  async leave(net: NetworkSpec, ep: EndpointSpec, sandbox: string | undefined): Promise<void> {
+    this.dns?.removeEndpoint(net.id, ep.containerId);
     const held = this.joined.get(ep.endpointId);
     this.joined.delete(ep.endpointId);
     const published = held?.published ?? ep.published ?? [];
@@ -170,5 +229,7 @@ export class BridgeDriver implements NetworkDriver {
   async shutdown(): Promise<void> {
     for (const held of this.joined.values()) for (const proxy of held.proxies) await proxy.stop().catch(() => undefined);
     this.joined.clear();
+    await this.dns?.closeAll();
+    this.nameservers.clear();
   }
 }

@@ -301,6 +301,11 @@ export class NetworkRecords {
     if (this.endpoints.delete(containerId)) this.index = null;
   }
 
+  /** The container's addresses, as bytes (for the resolver's per-client settings). */
+  addressesOf(containerId: string): Buffer[] {
+    return this.endpoints.get(containerId)?.addresses ?? [];
+  }
+
   /**
    * The addresses of the family (4 or 16 bytes) of every container named `name`; null when no
    * container of this network has that name, an empty list when they have no such address.

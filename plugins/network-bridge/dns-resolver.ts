@@ -9,6 +9,7 @@ import { randomInt } from "node:crypto";
 import { createSocket, type Socket as UdpSocket } from "node:dgram";
 import { connect, createServer, isIP, type Server, type Socket } from "node:net";
 import {
+  addressBytes,
   CLASS_IN,
   CLASSIC_UDP_SIZE,
   encodeName,
@@ -78,6 +79,13 @@ export class EmbeddedDns {
   private readonly tcpIdleMs: number;
   private readonly report: (err: Error) => void;
   private readonly records = new Map<string, NetworkRecords>();
+  /**
+   * By network and client address: which container asks, and its own upstreams (its `--dns`)
+   * when it has them. A container's questions are answered from every network it is on, as
+   * Docker's per-container resolver does, whichever network's server it asks.
+   */
+  private readonly clients = new Map<string, { containerId: string; upstreams?: DnsUpstream[] }>();
+  private readonly containerNetworks = new Map<string, Set<string>>();
   private readonly listeners = new Map<string, Listener[]>();
   private forwarding = 0;
 
@@ -127,17 +135,29 @@ export class EmbeddedDns {
     await Promise.all([...this.listeners.keys()].map((id) => this.close(id)));
   }
 
-  /** The names (name, aliases, short id) and addresses of one container on one network; replaces earlier ones. */
-  setEndpoint(networkId: string, containerId: string, names: string[], addresses: string[]): void {
+  /**
+   * The names (name, aliases, short id) and addresses of one container on one network; replaces
+   * earlier ones. `upstreams`, when given, are where this container's other questions go (asked
+   * from one of `addresses`) instead of the default upstreams.
+   */
+  setEndpoint(networkId: string, containerId: string, names: string[], addresses: string[], upstreams?: DnsUpstream[]): void {
     let network = this.records.get(networkId);
     if (!network) this.records.set(networkId, (network = new NetworkRecords()));
+    for (const a of network.addressesOf(containerId)) this.clients.delete(clientKey(networkId, a));
     network.set(containerId, names, addresses);
+    for (const a of addresses) this.clients.set(clientKey(networkId, a), { containerId, ...(upstreams ? { upstreams: [...upstreams] } : {}) });
+    const on = this.containerNetworks.get(containerId) ?? new Set<string>();
+    this.containerNetworks.set(containerId, on.add(networkId));
   }
 
   removeEndpoint(networkId: string, containerId: string): void {
     const network = this.records.get(networkId);
+    for (const a of network?.addressesOf(containerId) ?? []) this.clients.delete(clientKey(networkId, a));
     network?.remove(containerId);
     if (network?.size === 0) this.records.delete(networkId);
+    const on = this.containerNetworks.get(containerId);
+    on?.delete(networkId);
+    if (on?.size === 0) this.containerNetworks.delete(containerId);
   }
 
   setUpstreams(upstreams: DnsUpstream[]): void {
@@ -145,7 +165,7 @@ export class EmbeddedDns {
   }
 
   private serveUdp(networkId: string, listener: Listener, msg: Buffer, address: string, port: number): void {
-    this.answer(networkId, listener, msg, "udp").then(
+    this.answer(networkId, listener, msg, "udp", address).then(
       (reply) => {
         if (!reply || listener.stop.signal.aborted) return;
         listener.udp.send(reply, port, address, (err) => err && this.report(err));
@@ -169,7 +189,7 @@ export class EmbeddedDns {
         const msg = buffered.subarray(2, 2 + buffered.readUInt16BE(0));
         buffered = buffered.subarray(2 + msg.length);
         pending++;
-        this.answer(networkId, listener, msg, "tcp")
+        this.answer(networkId, listener, msg, "tcp", socket.remoteAddress ?? "")
           .then(
             (reply) => {
               if (reply && reply.length <= MAX_TCP_MESSAGE && socket.writable) socket.write(Buffer.concat([u16(reply.length), reply]));
@@ -200,7 +220,7 @@ export class EmbeddedDns {
   }
 
   /** The reply to one message, or null to drop it (malformed, or not a query). */
-  private async answer(networkId: string, listener: Listener, msg: Buffer, transport: Transport): Promise<Buffer | null> {
+  private async answer(networkId: string, listener: Listener, msg: Buffer, transport: Transport, client: string): Promise<Buffer | null> {
     let query: DnsMessage;
     try {
       query = parseMessage(msg);
@@ -211,18 +231,30 @@ export class EmbeddedDns {
     const maxSize = transport === "tcp" ? MAX_TCP_MESSAGE : Math.max(CLASSIC_UDP_SIZE, query.ednsSize);
     if (query.opcode !== 0) return encodeReply(query, RCODE_NOTIMP, [], maxSize);
     if (query.questionCount !== 1) return encodeReply(query, RCODE_FORMERR, [], maxSize);
-    const own = this.ownAnswers(networkId, query);
+    const asker = this.clients.get(clientKey(networkId, client));
+    // the asking network first: its names win over the same names on the container's other networks
+    const scope = [networkId, ...[...(asker ? this.containerNetworks.get(asker.containerId) ?? [] : [])].filter((n) => n !== networkId)];
+    const own = this.ownAnswers(scope, query);
     if (own) return encodeReply(query, RCODE_NOERROR, own, maxSize);
-    const relayed = await this.forward(msg, query, transport, listener.stop.signal);
+    const upstreams = asker?.upstreams ?? this.upstreams;
+    const relayed = await this.forward(msg, query, transport, upstreams, listener.stop.signal);
     if (listener.stop.signal.aborted) return null;
     return relayed ?? encodeReply(query, RCODE_SERVFAIL, [], maxSize);
   }
 
-  /** The answers from the network's own records; null when the question is not about them. */
-  private ownAnswers(networkId: string, query: DnsMessage): Answer[] | null {
-    const network = this.records.get(networkId);
+  /** The answers from the records of the first of `networkIds` that knows the name; null when none does. */
+  private ownAnswers(networkIds: readonly string[], query: DnsMessage): Answer[] | null {
+    for (const id of networkIds) {
+      const network = this.records.get(id);
+      const answers = network ? this.answersOf(network, query) : null;
+      if (answers) return answers;
+    }
+    return null;
+  }
+
+  private answersOf(network: NetworkRecords, query: DnsMessage): Answer[] | null {
     const question = query.question!;
-    if (!network || question.name === null || question.klass !== CLASS_IN) return null;
+    if (question.name === null || question.klass !== CLASS_IN) return null;
     switch (question.type) {
       case TYPE_A:
       case TYPE_AAAA: {
@@ -249,11 +281,11 @@ export class EmbeddedDns {
    * Asks the upstreams in order, the next on timeout, error, SERVFAIL or REFUSED (as Docker);
    * the first other answer comes back as it came, with the client's id. Null when none answered.
    */
-  private async forward(msg: Buffer, query: DnsMessage, transport: Transport, signal: AbortSignal): Promise<Buffer | null> {
+  private async forward(msg: Buffer, query: DnsMessage, transport: Transport, upstreams: readonly DnsUpstream[], signal: AbortSignal): Promise<Buffer | null> {
     if (this.forwarding >= MAX_CONCURRENT_FORWARDS) return null;
     this.forwarding++;
     try {
-      for (const upstream of this.upstreams) {
+      for (const upstream of upstreams) {
         if (signal.aborted) return null;
         const port = upstream.port ?? DEFAULT_PORT;
         // An upstream that is one of our own listeners would forward to itself for ever.
@@ -279,6 +311,16 @@ export class EmbeddedDns {
   private isOwnListener(address: string, port: number): boolean {
     for (const list of this.listeners.values()) for (const l of list) if (l.port === port && l.address === address) return true;
     return false;
+  }
+}
+
+/** A client by network and address; the address as bytes, so that any spelling of it matches. */
+function clientKey(networkId: string, address: string | Buffer): string {
+  try {
+    const bytes = typeof address === "string" ? addressBytes(address.replace(/^::ffff:(?=\d+\.)/i, "")) : address;
+    return `${networkId} ${bytes.toString("hex")}`;
+  } catch {
+    return `${networkId} ?`;
   }
 }
 

@@ -10,7 +10,7 @@
 import { isIP } from "node:net";
 
 export type Family = 4 | 6;
-export type Table = "nat" | "filter";
+export type Table = "nat" | "filter" | "raw";
 
 /** One rule: `-A <chain> <spec>` in `*<table>`; `first` puts it at the head of its chain. */
 export interface Rule {
@@ -30,8 +30,16 @@ export interface NetworkRules {
   bridge: string;
   /** CIDRs, IPv4 and/or IPv6 ("172.18.0.0/16", "fd00:1::/64"). */
   subnets: string[];
+  /** The bridge's own addresses (the gateways): reachable from anywhere the host is. */
+  gateways: string[];
   /** false: containers on this bridge cannot reach each other. */
   icc: boolean;
+  /**
+   * `--allow-direct-routing`: packets from other interfaces addressed to a container itself
+   * (not to a published port of the host) are let through. Without it they are dropped, as
+   * Docker 28 does, before any other table sees them.
+   */
+  directRouting: boolean;
   /** ip-masq: MASQUERADE traffic from the subnet leaving by another interface. */
   masquerade: boolean;
   /** No traffic in or out of the bridge except between its own containers (and icc applies). */
@@ -67,6 +75,8 @@ export interface ChainNames {
   isolation1: string;
   /** ... is dropped here when that interface is another of this daemon's bridges. */
   isolation2: string;
+  /** raw: packets routed straight to a container's address from elsewhere, jumped from PREROUTING. */
+  direct: string;
 }
 
 const TAG = /^[a-z0-9]{6,8}$/;
@@ -88,6 +98,7 @@ export function chainNames(tag: string): ChainNames {
     forward: `ENGINE-FWD-${tag}`,
     isolation1: `ENGINE-ISOLATION-1-${tag}`,
     isolation2: `ENGINE-ISOLATION-2-${tag}`,
+    direct: `ENGINE-RAW-${tag}`,
   };
 }
 
@@ -171,6 +182,7 @@ export function baseChains(tag: string, family: Family): ChainRef[] {
     { table: "filter", name: c.forward },
     { table: "filter", name: c.isolation1 },
     { table: "filter", name: c.isolation2 },
+    { table: "raw", name: c.direct },
   ];
 }
 
@@ -185,6 +197,7 @@ export function baseRules(tag: string, family: Family): Rule[] {
     { table: "nat", chain: "OUTPUT", spec: `! -d ${loopback} -m addrtype --dst-type LOCAL -j ${c.dnat}` },
     ...(family === 4 ? [{ table: "nat" as const, chain: "OUTPUT", spec: `-d ${loopback} -j ${c.dnatLoopback}` }] : []),
     { table: "nat", chain: "POSTROUTING", spec: `-j ${c.postrouting}` },
+    { table: "raw", chain: "PREROUTING", spec: `-j ${c.direct}` },
     // First, so that another tool's DROP or REJECT earlier in FORWARD cannot shadow us.
     { table: "filter", chain: "FORWARD", spec: `-j ${c.forward}`, first: true },
     // Isolation must be decided before any ACCEPT of the forward chain.
@@ -217,6 +230,13 @@ export function networkRules(tag: string, family: Family, n: NetworkRules): Rule
     );
   }
   rules.push({ table: "filter", chain: c.forward, spec: `-i ${br} -o ${br} -j ${n.icc ? "ACCEPT" : "DROP"}` });
+  // Without masquerading the replies to the containers' own traffic come back addressed to them,
+  // from other interfaces, and raw comes before conntrack could tell them apart: no guard then.
+  if (!n.directRouting && n.masquerade && !n.internal) {
+    // The gateways first (inserted at the head): the host's own addresses stay reachable.
+    for (const gw of n.gateways.filter((g) => familyOf(g) === family)) rules.push({ table: "raw", chain: c.direct, spec: `-d ${hostCidr(gw)} -j RETURN`, first: true });
+    for (const subnet of subnetsOf(n, family)) rules.push({ table: "raw", chain: c.direct, spec: `-d ${subnet} ! -i ${br} -j DROP` });
+  }
   // An internal network's traffic never leaves it, so there is nothing to masquerade.
   if (n.masquerade && !n.internal) {
     for (const subnet of subnetsOf(n, family)) {
@@ -233,7 +253,7 @@ export function networkRules(tag: string, family: Family, n: NetworkRules): Rule
 export function networkRuleVariants(tag: string, family: Family, n: NetworkRules): Rule[] {
   const out: Rule[] = [];
   for (const icc of [true, false]) {
-    for (const internal of [true, false]) out.push(...networkRules(tag, family, { ...n, icc, internal, masquerade: true }));
+    for (const internal of [true, false]) out.push(...networkRules(tag, family, { ...n, icc, internal, masquerade: true, directRouting: false }));
   }
   return out;
 }
@@ -316,10 +336,10 @@ export interface TableState {
 export type SaveState = Record<Table, TableState>;
 
 export function parseSave(text: string): SaveState {
-  const state: SaveState = { nat: { chains: new Set(), rules: [] }, filter: { chains: new Set(), rules: [] } };
+  const state: SaveState = { nat: { chains: new Set(), rules: [] }, filter: { chains: new Set(), rules: [] }, raw: { chains: new Set(), rules: [] } };
   let table: TableState | undefined;
   for (const line of text.split("\n")) {
-    if (line.startsWith("*")) table = line === "*nat" ? state.nat : line === "*filter" ? state.filter : undefined;
+    if (line.startsWith("*")) table = line === "*nat" ? state.nat : line === "*filter" ? state.filter : line === "*raw" ? state.raw : undefined;
     else if (!table) continue;
     else if (line.startsWith(":")) table.chains.add(line.slice(1).split(" ")[0]);
     else if (line.startsWith("-A ")) table.rules.push(line.slice(3));
@@ -338,7 +358,7 @@ function jumpTarget(rule: string): string | undefined {
 }
 
 function batch(lines: Record<Table, string[]>): string {
-  return (["filter", "nat"] as const)
+  return (["filter", "nat", "raw"] as const)
     .filter((t) => lines[t].length > 0)
     .map((t) => `*${t}\n${lines[t].join("\n")}\nCOMMIT\n`)
     .join("");
@@ -355,7 +375,7 @@ export interface Change {
 
 /** The restore text that makes the change from `state`; "" when there is nothing to do. */
 export function planChange(state: SaveState, change: Change): string {
-  const lines: Record<Table, string[]> = { nat: [], filter: [] };
+  const lines: Record<Table, string[]> = { nat: [], filter: [], raw: [] };
   const count = (r: Rule) => state[r.table].rules.filter((x) => x === key(r)).length;
   const wanted = new Map<string, Rule>();
   for (const r of change.add ?? []) if (!wanted.has(`${r.table} ${key(r)}`)) wanted.set(`${r.table} ${key(r)}`, r);
@@ -376,8 +396,8 @@ export function planChange(state: SaveState, change: Change): string {
 
 /** The restore text that removes the given chains and every rule that jumps to them. */
 export function planRemoveChains(state: SaveState, chains: ChainRef[]): string {
-  const lines: Record<Table, string[]> = { nat: [], filter: [] };
-  for (const table of ["nat", "filter"] as const) {
+  const lines: Record<Table, string[]> = { nat: [], filter: [], raw: [] };
+  for (const table of ["nat", "filter", "raw"] as const) {
     const ours = new Set(chains.filter((c) => c.table === table && state[table].chains.has(c.name)).map((c) => c.name));
     for (const rule of state[table].rules) {
       const chain = rule.split(" ")[0];

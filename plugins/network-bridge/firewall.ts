@@ -142,13 +142,16 @@ export class Firewall {
    * ipv6, net.ipv6.conf.all.forwarding) and, unless `noDrop`, sets the filter FORWARD policy to
    * DROP in each family whose rules are on (Docker's --ip-forward / --ip-forward-no-drop): the
    * host was not a router before, and must not become an open one. Returns what it changed.
+   * `ipv6` (default: whether ip6tables rules are on) asks for IPv6 forwarding also when the
+   * ip6tables rules are off, as Docker turns it on for any IPv6 network: routing is needed
+   * either way, and the IPv6 policy is then left alone, since no rule of ours would open it.
    */
-  setForwarding(opts: { enable: boolean; noDrop: boolean }): Promise<{ enabled: boolean; policyDropped: boolean }> {
+  setForwarding(opts: { enable: boolean; noDrop: boolean; ipv6?: boolean }): Promise<{ enabled: boolean; policyDropped: boolean }> {
     return this.serialized(async () => {
       const changed = { enabled: false, policyDropped: false };
       if (!opts.enable) return changed;
       const keys: [Family, string][] = [[4, "net.ipv4.ip_forward"]];
-      if (this.config.ipv6) keys.push([6, "net.ipv6.conf.all.forwarding"]);
+      if (opts.ipv6 ?? this.config.ipv6) keys.push([6, "net.ipv6.conf.all.forwarding"]);
       for (const [family, key] of keys) {
         if ((await this.config.runner("sysctl", ["-n", key])).trim() === "1") continue;
         await this.sysctl(key, "1");

@@ -72,6 +72,12 @@ export interface VethSpec {
   addresses: string[];
   gateway4?: string;
   gateway6?: string;
+  /**
+   * Hairpin mode on the bridge's port (Docker sets it with `--userland-proxy=false`): a
+   * container that reaches its own published port through an address of the host gets the
+   * DNATed packet back out of the port it came in by, which a bridge otherwise never does.
+   */
+  hairpin?: boolean;
 }
 
 /** Plugs a new veth pair into the bridge and the sandbox; resolves with the host end's name. */
@@ -83,6 +89,7 @@ export async function plugVeth(run: CommandRunner, spec: VethSpec): Promise<stri
     input: [
       `link add ${host} mtu ${spec.mtu} type veth peer name ${temp} mtu ${spec.mtu} netns ${spec.sandbox}`,
       `link set ${host} master ${spec.bridge}`,
+      ...(spec.hairpin ? [`link set ${host} type bridge_slave hairpin on`] : []),
       `link set ${host} up`,
     ].join("\n") + "\n",
   });
@@ -91,7 +98,9 @@ export async function plugVeth(run: CommandRunner, spec: VethSpec): Promise<stri
     for (const a of spec.addresses) inside.push(`addr add ${a} dev ${spec.ifname}${a.includes(":") ? " nodad" : ""}`);
     inside.push(`link set ${spec.ifname} up`);
     if (spec.gateway4) inside.push(`route add default via ${spec.gateway4} dev ${spec.ifname}`);
-    if (spec.gateway6) inside.push(`-6 route add default via ${spec.gateway6} dev ${spec.ifname}`);
+    // ip -batch takes no option on a line (`-6 route ...` is "Object -6 is unknown"): the family
+    // of `default` comes from the gateway's address.
+    if (spec.gateway6) inside.push(`route add default via ${spec.gateway6} dev ${spec.ifname}`);
     await netnsRunner(spec.sandbox)("ip", ["-batch", "-"], { input: inside.join("\n") + "\n" });
   } catch (err) {
     await deleteLink(run, host).catch(() => undefined);

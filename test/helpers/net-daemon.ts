@@ -2,7 +2,9 @@
  * A daemon in a network namespace of its own, for the networking tests: the namespace is made
  * here (`unshare --net=FILE`, loopback up), the real `bin/engined` runs in it with its default
  * bridge, a `busybox` image is imported through the Docker CLI, and `stop` removes the
- * containers, the daemon and the namespace (with every interface and rule made in it).
+ * containers, the daemon and the namespace (with every interface and rule made in it). Options
+ * (`NetDaemonOptions`) start it in another daemon's namespace, prepare the namespace before the
+ * daemon starts, or keep its roots in a folder of the caller's for a restart.
  * Traffic in these tests goes only to addresses made in such namespaces.
  */
 import { execFileSync, spawnSync } from "node:child_process";
@@ -45,19 +47,42 @@ export interface NetDaemon {
   stop(): Promise<void>;
 }
 
-export async function startNetDaemon(args: string[] = []): Promise<NetDaemon> {
-  const ns = makeNetns();
+export interface NetDaemonOptions {
+  /**
+   * Run in this namespace (another daemon's: several daemons in one namespace) instead of a new
+   * one; it stays for its owner to remove.
+   */
+  netns?: Netns;
+  /** Runs in the namespace before the daemon starts (interfaces or routes it must find there). */
+  prepare?: (ns: Netns) => void;
+  /**
+   * Keep the data root, exec root and pid file in this folder (the caller's, not removed at stop),
+   * so that a daemon started again on it finds its containers (live restore). busybox is imported
+   * only when the data root has no image of that name yet.
+   */
+  roots?: string;
+}
+
+export async function startNetDaemon(args: string[] = [], opts: NetDaemonOptions = {}): Promise<NetDaemon> {
+  const ns = opts.netns ?? makeNetns();
+  const removeNs = () => {
+    if (!opts.netns) ns.remove();
+  };
   let d: TestDaemon | undefined;
   try {
-    d = await startEngined({ netns: ns.file, args });
+    opts.prepare?.(ns);
+    const roots = opts.roots ? ["--data-root", join(opts.roots, "data"), "--exec-root", join(opts.roots, "exec"), "--pidfile", join(opts.roots, "engine.pid")] : [];
+    d = await startEngined({ netns: ns.file, args: [...roots, ...args] });
     const host = `unix://${d.socket}`;
     const cli = async (...a: string[]) => {
       const r = await docker(host, a);
       if (r.code !== 0) throw new Error(`docker ${a.join(" ")} exited ${r.code}: ${r.stderr}`);
       return r.stdout;
     };
-    const dir = makeTempDir();
-    await cli("import", "--change", 'CMD ["sh"]', "--change", "ENV PATH=/bin", writeFixture(dir, "rootfs.tar", await busyboxRootfs()), "busybox");
+    if (!opts.roots || (await cli("images", "-q", "busybox")).trim() === "") {
+      const dir = makeTempDir();
+      await cli("import", "--change", 'CMD ["sh"]', "--change", "ENV PATH=/bin", writeFixture(dir, "rootfs.tar", await busyboxRootfs()), "busybox");
+    }
     const daemon = d;
     return {
       d: daemon,
@@ -68,12 +93,12 @@ export async function startNetDaemon(args: string[] = []): Promise<NetDaemon> {
         const ids = (await cli("ps", "-aq").catch(() => "")).split("\n").filter(Boolean);
         if (ids.length) await docker(host, ["rm", "-f", ...ids]);
         await daemon.stop();
-        ns.remove();
+        removeNs();
       },
     };
   } catch (err) {
     await d?.stop();
-    ns.remove();
+    removeNs();
     throw err;
   }
 }

@@ -7,6 +7,7 @@ import type { FastifyInstance } from "fastify";
 import typia from "typia";
 import type { StorageDriver } from "../../../core/contracts/storage.js";
 import type { ContainerCreateRequest } from "../../../core/containers/container-config.js";
+import type { EndpointConfigRequest } from "../../../core/network/network-request.js";
 import { mergeEnv, resolveCommand } from "../../../core/containers/command.js";
 import { newState, type ContainerRecord, type ContainerStore } from "../../../core/containers/container-store.js";
 import { errors } from "../../../core/errors.js";
@@ -15,9 +16,11 @@ import { inspectDocument, listItem } from "../../containers/container-view.js";
 import type { DaemonConfig } from "../../../core/options/table.js";
 import { checkLogSettings, logSettings } from "../../containers/log-settings.js";
 import type { ContainerRunner } from "../../containers/runner.js";
+import type { ContainerNetworks } from "../../network/container-networks.js";
 import { checkRuntimeName } from "../../containers/runtime-select.js";
 import type { LogDriverSource } from "../../plugins/log-drivers.js";
 import { validateBody } from "../validate-body.js";
+import { hasLabel, labelsMatch, untilTime } from "../filter-values.js";
 import { checkFilterKeys, queryBool, queryFilters, queryString, type Query } from "../query.js";
 
 const validateCreate = typia.createValidate<ContainerCreateRequest>();
@@ -29,6 +32,7 @@ export interface ContainerRouteDeps {
   runner: ContainerRunner;
   logDrivers: LogDriverSource;
   config: () => DaemonConfig;
+  network: ContainerNetworks;
 }
 
 /**
@@ -38,6 +42,12 @@ export interface ContainerRouteDeps {
 function networkModeOf(asked: string | undefined, config: DaemonConfig): string {
   if (asked && asked !== "default") return asked;
   return config.bridge === "none" ? "none" : "bridge";
+}
+
+/** EndpointsConfig by network, `default` (as some clients write it) read as the default network's mode. */
+function endpointsConfig(body: ContainerCreateRequest, networkMode: string): Record<string, EndpointConfigRequest | null> {
+  const given = body.NetworkingConfig?.EndpointsConfig ?? {};
+  return Object.fromEntries(Object.entries(given).map(([k, v]) => [k === "default" ? networkMode : k, v]));
 }
 
 export function containerRoutes(deps: ContainerRouteDeps) {
@@ -52,6 +62,8 @@ export function containerRoutes(deps: ContainerRouteDeps) {
       checkRuntimeName(deps.config(), body.HostConfig?.Runtime);
       const log = logSettings(body.HostConfig ?? {}, deps.config());
       await checkLogSettings(log, deps.logDrivers);
+      const networkMode = networkModeOf(body.HostConfig?.NetworkMode, deps.config());
+      const networks = deps.network.attachmentsFor(networkMode, endpointsConfig(body, networkMode));
       const name = containers.claimName(queryString(request.query as Query, "name"));
       const base = image.config.config ?? {};
       const { entrypoint, cmd } = resolveCommand(body, base);
@@ -79,7 +91,8 @@ export function containerRoutes(deps: ContainerRouteDeps) {
           StopSignal: config.StopSignal ?? base.StopSignal,
         },
         // Docker records the log driver in effect at create (the daemon's default unless one was asked for).
-        HostConfig: { ...(HostConfig ?? {}), NetworkMode: networkModeOf(HostConfig?.NetworkMode, deps.config()), LogConfig: { Type: log.driver, Config: { ...(HostConfig?.LogConfig?.Config ?? {}) } } },
+        HostConfig: { ...(HostConfig ?? {}), NetworkMode: networkMode, LogConfig: { Type: log.driver, Config: { ...(HostConfig?.LogConfig?.Config ?? {}) } } },
+        ...(networks ? { Networks: networks } : {}),
         Image: image.id,
         Driver: driver.name,
         LogPath: join(containers.dir(id), `${id}-json.log`),
@@ -132,7 +145,7 @@ export function containerRoutes(deps: ContainerRouteDeps) {
       const deleted: string[] = [];
       let reclaimed = 0;
       for (const c of containers.list()) {
-        if (c.State.Running || Date.parse(c.Created) > before || !labelsMatch(c, filters)) continue;
+        if (c.State.Running || Date.parse(c.Created) > before || !labelsMatch(c.Config.Labels, filters)) continue;
         reclaimed += (await driver.usage(c.Id).catch(() => ({ size: 0 }))).size;
         await runner.remove(c, false);
         deleted.push(c.Id);
@@ -155,33 +168,13 @@ async function sizesOf(c: ContainerRecord, driver: StorageDriver, images: ImageS
 }
 
 /** `until` of prune: Unix seconds, an RFC 3339 time, or a duration before now (`10m`, `24h`). */
-function untilTime(raw: string): number {
-  if (/^\d+(\.\d+)?$/.test(raw)) return Number(raw) * 1000;
-  const d = /^(\d+)(s|m|h)$/.exec(raw);
-  if (d) return Date.now() - Number(d[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[d[2] as "s" | "m" | "h"];
-  const ms = Date.parse(raw);
-  if (Number.isNaN(ms)) throw errors.apiInvalidParameter("until", raw);
-  return ms;
-}
-
-/** A `label` filter value: `k` (present) or `k=v`. */
-function hasLabel(c: ContainerRecord, filter: string): boolean {
-  const [k, val] = filter.split("=", 2);
-  return val === undefined ? k in (c.Config.Labels ?? {}) : c.Config.Labels?.[k] === val;
-}
-
-/** `label=...` must all hold; `label!=...` must not. */
-function labelsMatch(c: ContainerRecord, filters: Map<string, string[]>): boolean {
-  return (filters.get("label") ?? []).every((v) => hasLabel(c, v)) && !(filters.get("label!") ?? []).some((v) => hasLabel(c, v));
-}
-
 function matches(c: ContainerRecord, filters: Map<string, string[]>, images: ImageStore): boolean {
   const any = (key: string, test: (v: string) => boolean) => !filters.get(key)?.length || filters.get(key)!.some(test);
   return (
     any("id", (v) => c.Id.startsWith(v)) &&
     any("name", (v) => c.Name.slice(1).includes(v.replace(/^\//, ""))) &&
     any("status", (v) => c.State.Status === v) &&
-    any("label", (v) => hasLabel(c, v)) &&
+    any("label", (v) => hasLabel(c.Config.Labels, v)) &&
     any("ancestor", (v) => {
       try {
         return images.resolve(v).id === c.Image;

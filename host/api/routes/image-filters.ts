@@ -1,6 +1,7 @@
 /** The filters of `GET /images/json` and `POST /images/prune`. */
 import type { Image, ImageStore } from "../../../core/images/image-store.js";
 import { familiarName } from "../../../core/images/reference.js";
+import { hasLabel } from "../filter-values.js";
 
 /** A glob with `*` and `?` (path.Match's, without `/` crossing), anchored. */
 function globMatch(pattern: string, text: string): boolean {
@@ -13,14 +14,6 @@ function referenceMatches(image: Image, patterns: string[]): boolean {
   return patterns.some((p) => names.some((n) => globMatch(p, n) || globMatch(p, n.replace(/[:@][^/]*$/, ""))));
 }
 
-function labelMatches(image: Image, wanted: string[]): boolean {
-  const labels = image.config.config?.Labels ?? {};
-  return wanted.every((w) => {
-    const eq = w.indexOf("=");
-    return eq < 0 ? w in labels : labels[w.slice(0, eq)] === w.slice(eq + 1);
-  });
-}
-
 export function imageFilter(filters: Map<string, string[]>, store: ImageStore): (image: Image) => boolean {
   const created = (name: string) => Date.parse(store.resolve(name).config.created ?? "") || 0;
   const before = filters.get("before")?.map(created);
@@ -31,7 +24,7 @@ export function imageFilter(filters: Map<string, string[]>, store: ImageStore): 
     const dangling = filters.get("dangling");
     if (dangling?.length && dangling.some((v) => v === "true" || v === "1") !== (image.references.length === 0)) return false;
     if (filters.get("reference")?.length && !referenceMatches(image, filters.get("reference")!)) return false;
-    if (filters.get("label")?.length && !labelMatches(image, filters.get("label")!)) return false;
+    if (!(filters.get("label") ?? []).every((w) => hasLabel(image.config.config?.Labels, w))) return false;
     if (before && !before.every((t) => time < t)) return false;
     if (since && !since.every((t) => time > t)) return false;
     if (until && !until.every((t) => time < t)) return false;

@@ -1,0 +1,385 @@
+/**
+ * Containers' networks, as the daemon runs them: which networks a container is on (chosen at
+ * create from its NetworkMode and EndpointsConfig, changed by connect and disconnect), its
+ * sandbox, addresses, interfaces and published ports while it runs, their release at exit,
+ * and the files that name its network (`/etc/hosts`, `/etc/resolv.conf`, `/etc/hostname`, kept in
+ * the container's folder and bind-mounted, as Docker does).
+ *
+ * Order at a container's start: sandbox -> per network, in order: addresses (IPAM) ->
+ * driver.join (`eth0` for the first, which holds the default route and the published ports;
+ * `eth1`... for the others) -> files -> the OCI spec names the sandbox and mounts the files
+ * (`processSpec`). At its end (exit, failed start, removal): driver.leave -> addresses released
+ * -> sandbox removed. Both are safe to repeat.
+ */
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import type { Logger } from "pino";
+import type { PortRequest } from "../../core/contracts/network.js";
+import type { OciSpec } from "../../core/contracts/runtime.js";
+import type { ContainerEndpoint, ContainerRecord, ContainerStore, NetworkAttachment } from "../../core/containers/container-store.js";
+import { errors } from "../../core/errors.js";
+import type { EngineHooks } from "../../core/hooks.js";
+import { Cidr } from "../../core/network/cidr.js";
+import { NetworkIpam } from "../../core/network/ipam.js";
+import type { EndpointConfigRequest } from "../../core/network/network-request.js";
+import { containerResolvConf } from "../../core/network/resolv-conf.js";
+import type { DaemonConfig } from "../../core/options/table.js";
+import { containerFiles, hostResolvConf, type FilePaths } from "./container-files.js";
+import { DEFAULT_NETWORK, isModeNetwork, MODE_NETWORKS, type NetworkManager } from "./network-manager.js";
+import type { NetworkRecord } from "./network-store.js";
+import { addressFailure } from "./new-network.js";
+import type { Sandboxes } from "./sandbox.js";
+
+export interface ContainerNetworksDeps {
+  networks: NetworkManager;
+  sandboxes: Sandboxes;
+  containers: ContainerStore;
+  hooks: EngineHooks;
+  config: () => DaemonConfig;
+  log: Logger;
+}
+
+/** What a started container's spec needs from its network. */
+interface Prepared {
+  /** The namespace file to join; null: the host's namespace; undefined: a fresh empty one. */
+  netns?: string | null;
+  files: FilePaths;
+}
+
+export class ContainerNetworks {
+  private readonly prepared = new Map<string, Prepared>();
+
+  constructor(private readonly deps: ContainerNetworksDeps) {}
+
+  /** After the networks' `start`: sandboxes no running container owns are removed; the spec tap. */
+  async start(): Promise<void> {
+    for (const id of this.deps.sandboxes.list()) {
+      const c = this.deps.containers.find(id);
+      if (!c?.State.Running) await this.release(id).catch((err: Error) => this.deps.log.warn({ err, container: id }, "cannot remove a stale network sandbox"));
+    }
+    this.deps.hooks.processSpec.tapPromise("network", async (spec, ctx) => this.applyToSpec(spec, ctx.containerId));
+  }
+
+  // --- create -----------------------------------------------------------------------------------
+
+  /**
+   * The networks a new container is on, from its NetworkMode (already `bridge` for the default)
+   * and `NetworkingConfig.EndpointsConfig` (keyed by network name or id), NetworkMode's first.
+   * Checked as Docker checks them: networks that exist, no other network beside `host`, `none`
+   * or `container:`, and no alias or fixed address on the default network.
+   */
+  attachmentsFor(mode: string, endpointsConfig: Record<string, EndpointConfigRequest | null | undefined>): Record<string, NetworkAttachment> | undefined {
+    const shared = mode in MODE_NETWORKS || mode.startsWith("container:");
+    const asked = Object.keys(endpointsConfig);
+    if (shared) {
+      if (asked.some((k) => k !== mode)) throw errors.networkModeConflict(mode);
+      return mode in MODE_NETWORKS ? { [mode]: { NetworkID: this.deps.networks.network(mode).spec.id } } : undefined;
+    }
+    // A network that does not exist (yet) is an error of the start, not of the create, as in
+    // Docker: a 404 here would make the Docker CLI try to pull the image.
+    const out: Record<string, NetworkAttachment> = {};
+    const pairs: [string, EndpointConfigRequest][] = [[mode, endpointsConfig[mode] ?? {}], ...asked.filter((k) => k !== mode).map((k): [string, EndpointConfigRequest] => [k, endpointsConfig[k] ?? {}])];
+    for (const [ref, config] of pairs) {
+      const rec = this.deps.networks.find(ref);
+      const name = rec?.spec.name ?? ref;
+      // the same network named twice (by name and by id): the one with settings counts
+      if (out[name] && Object.keys(config).length === 0) continue;
+      if (rec && isModeNetwork(rec.spec)) throw errors.networkModeConflict(rec.spec.name);
+      out[name] = rec ? attachment(rec, config) : { ...attachmentFields(config), NetworkID: "" };
+    }
+    return out;
+  }
+
+  // --- a container's run ------------------------------------------------------------------------
+
+  /** The mode a container's NetworkMode means here (`default` and empty are the default network, or none without one). */
+  modeOf(c: Pick<ContainerRecord, "HostConfig">): string {
+    const mode = c.HostConfig.NetworkMode ?? "";
+    if (mode === "" || mode === "default") return this.deps.config().bridge === "none" ? "none" : DEFAULT_NETWORK;
+    return mode;
+  }
+
+  private filePaths(id: string): FilePaths {
+    const dir = this.deps.containers.dir(id);
+    return { hosts: join(dir, "hosts"), resolvConf: join(dir, "resolv.conf"), hostname: join(dir, "hostname") };
+  }
+
+  /** The networks a container joins, in order (records from before `Networks` existed: NetworkMode's). */
+  private attachmentsOf(c: ContainerRecord): [string, NetworkAttachment][] {
+    if (c.Networks) return Object.entries(c.Networks);
+    const mode = this.modeOf(c);
+    return [[mode, { NetworkID: this.deps.networks.network(mode).spec.id }]];
+  }
+
+  /** Before the bundle is written: the container's network made, its files written. */
+  async attach(c: ContainerRecord): Promise<void> {
+    const mode = this.modeOf(c);
+    const files = this.filePaths(c.Id);
+    c.Endpoints = undefined;
+    if (mode === "none" || mode === "host") {
+      this.writeFiles(c, files, mode, undefined);
+      this.prepared.set(c.Id, { netns: mode === "host" ? null : undefined, files });
+      return;
+    }
+    if (mode.startsWith("container:")) {
+      const other = this.deps.containers.get(mode.slice("container:".length));
+      if (!other.State.Running) throw errors.networkContainerNotRunning(other.Id);
+      const theirs = this.prepared.get(other.Id);
+      this.prepared.set(c.Id, {
+        netns: this.deps.sandboxes.exists(other.Id) ? this.deps.sandboxes.path(other.Id) : theirs?.netns === null ? null : `/proc/${other.State.Pid}/ns/net`,
+        files: theirs?.files ?? this.filePaths(other.Id),
+      });
+      return;
+    }
+    const sandbox = await this.deps.sandboxes.create(c.Id);
+    const endpoints: ContainerEndpoint[] = [];
+    c.Endpoints = endpoints;
+    try {
+      let nameserver: string | undefined;
+      for (const [name, att] of this.attachmentsOf(c)) {
+        const ns = await this.join(c, name, att, sandbox, endpoints);
+        nameserver ??= ns;
+      }
+      this.writeFiles(c, files, mode, nameserver);
+      this.prepared.set(c.Id, { netns: sandbox, files });
+    } catch (err) {
+      await this.leaveAll(c, sandbox);
+      await this.deps.sandboxes.remove(c.Id).catch(() => undefined);
+      throw addressFailure(err);
+    }
+  }
+
+  /** One network joined by a sandbox: addresses, the driver's join; pushes the endpoint; resolves with the network's name server. */
+  private async join(c: ContainerRecord, name: string, att: NetworkAttachment, sandbox: string, endpoints: ContainerEndpoint[]): Promise<string | undefined> {
+    // by id, else by name (a network made again under the same name after the create)
+    const rec = (att.NetworkID && this.deps.networks.find(att.NetworkID)) || this.deps.networks.network(name);
+    const first = endpoints.length === 0;
+    const ep = this.allocate(rec, c, att, first ? "eth0" : `eth${nextIndex(endpoints)}`, first);
+    ep.sandbox = sandbox;
+    endpoints.push(ep);
+    const result = await (await this.deps.networks.driverOf(rec.spec)).join(rec.spec, ep, sandbox);
+    ep.published = result.published;
+    if (result.nameserver) ep.nameserver = result.nameserver;
+    return result.nameserver;
+  }
+
+  /** After the container's process is gone (or its start failed): everything its run held. */
+  async release(containerId: string): Promise<void> {
+    this.prepared.delete(containerId);
+    const c = this.deps.containers.find(containerId);
+    if (c?.Endpoints) {
+      // Without the sandbox: the driver need not delete the container's ends of the veth pairs,
+      // since removing the sandbox (below) takes them and their peers with it. The delete, a
+      // blocking kernel operation of 15-35 ms a pair, is the dearest step of a container's exit.
+      await this.leaveAll(c, undefined);
+      if (this.deps.containers.has(c.Id)) this.deps.containers.save(c);
+    }
+    await this.deps.sandboxes.remove(containerId);
+  }
+
+  /** Every endpoint left and its addresses released; `c.Endpoints` cleared. */
+  private async leaveAll(c: ContainerRecord, sandbox: string | undefined): Promise<void> {
+    for (const ep of c.Endpoints ?? []) await this.leave(ep, sandbox);
+    c.Endpoints = undefined;
+  }
+
+  private async leave(ep: ContainerEndpoint, sandbox: string | undefined): Promise<void> {
+    const rec = this.deps.networks.list().find((r) => r.spec.id === ep.networkId);
+    if (!rec || !ep.endpointId) return;
+    await (await this.deps.networks.driverOf(rec.spec)).leave(rec.spec, ep, sandbox).catch((err: Error) => this.deps.log.warn({ err, network: rec.spec.name }, "cannot leave a network"));
+    const ipam = NetworkIpam.fromJSON(rec.ipam);
+    ipam.releaseOwner(ep.endpointId);
+    rec.ipam = ipam.toJSON();
+    this.deps.networks.save(rec);
+  }
+
+  // --- connect and disconnect --------------------------------------------------------------------
+
+  /** `POST /networks/{id}/connect`: recorded; joined at once when the container runs. */
+  async connect(c: ContainerRecord, ref: string, config: EndpointConfigRequest): Promise<void> {
+    const rec = this.deps.networks.network(ref);
+    const mode = this.modeOf(c);
+    if (isModeNetwork(rec.spec)) throw errors.networkPredefined(rec.spec.name, "connected to");
+    if (mode in MODE_NETWORKS || mode.startsWith("container:")) throw errors.networkModeConflict(mode);
+    const networks = c.Networks ?? Object.fromEntries(this.attachmentsOf(c));
+    if (Object.values(networks).some((a) => a.NetworkID === rec.spec.id)) throw errors.networkAlreadyConnected(c.Name.replace(/^\//, ""), rec.spec.name);
+    const att = attachment(rec, config);
+    if (c.State.Running && this.deps.sandboxes.exists(c.Id)) {
+      const endpoints = c.Endpoints ?? [];
+      c.Endpoints = endpoints;
+      const before = endpoints.length;
+      try {
+        await this.join(c, rec.spec.name, att, this.deps.sandboxes.path(c.Id), endpoints);
+      } catch (err) {
+        const [added] = endpoints.splice(before);
+        if (added) await this.leave(added, this.deps.sandboxes.path(c.Id));
+        throw addressFailure(err);
+      }
+    }
+    c.Networks = { ...networks, [rec.spec.name]: att };
+    this.deps.containers.save(c);
+    if (c.State.Running) this.rewriteFiles(c);
+  }
+
+  /** `POST /networks/{id}/disconnect`: left at once when the container runs, and forgotten. */
+  async disconnect(c: ContainerRecord, ref: string, force: boolean): Promise<void> {
+    const rec = this.deps.networks.list().find((r) => r.spec.id === ref || r.spec.name === ref) ?? (force ? undefined : this.deps.networks.network(ref));
+    if (rec && isModeNetwork(rec.spec)) throw errors.networkPredefined(rec.spec.name, "disconnected from");
+    const networks = c.Networks ?? Object.fromEntries(this.attachmentsOf(c));
+    const name = Object.keys(networks).find((n) => (rec ? networks[n].NetworkID === rec.spec.id : n === ref || networks[n].NetworkID === ref));
+    if (!name) throw errors.networkNotConnected(c.Name.replace(/^\//, ""), rec?.spec.name ?? ref);
+    const ep = c.Endpoints?.find((e) => e.networkId === networks[name].NetworkID);
+    if (ep) {
+      await this.leave(ep, this.deps.sandboxes.exists(c.Id) ? this.deps.sandboxes.path(c.Id) : undefined);
+      c.Endpoints = c.Endpoints!.filter((e) => e !== ep);
+    }
+    const rest = { ...networks };
+    delete rest[name];
+    c.Networks = rest;
+    this.deps.containers.save(c);
+    if (c.State.Running) this.rewriteFiles(c);
+  }
+
+  // --- files and the spec ------------------------------------------------------------------------
+
+  private writeFiles(c: ContainerRecord, files: FilePaths, mode: string, nameserver: string | undefined): void {
+    const addresses = (c.Endpoints ?? []).flatMap((ep) => [ep.ipv4, ep.ipv6]).filter((a): a is string => !!a).map((a) => a.split("/")[0]);
+    containerFiles(files, { c, config: this.deps.config(), mode, addresses, hostGateway: this.deps.networks.hostGateway(), nameserver });
+  }
+
+  /** After a connect or disconnect of a running container: its hosts and resolv.conf anew (the same files, so its mounts see them). */
+  private rewriteFiles(c: ContainerRecord): void {
+    // after a daemon restart (live restore) nothing is prepared, but the files are where attach put them
+    const files = this.prepared.get(c.Id)?.files ?? this.filePaths(c.Id);
+    const nameserver = c.Endpoints?.map((ep) => ep.nameserver).find((n) => !!n);
+    this.writeFiles(c, files, this.modeOf(c), nameserver);
+  }
+
+  /** `processSpec`: the network namespace to join (or none for host), and the three files mounted. */
+  private applyToSpec(spec: OciSpec, containerId: string): OciSpec {
+    const p = this.prepared.get(containerId);
+    if (!p) return spec;
+    const namespaces = (spec.linux?.namespaces ?? []).filter((n) => n.type !== "network");
+    if (p.netns !== null) namespaces.push(p.netns ? { type: "network", path: p.netns } : { type: "network" });
+    const mounts = (spec.mounts ?? []).filter((m) => !["/etc/hosts", "/etc/resolv.conf", "/etc/hostname"].includes(m.destination));
+    for (const [dest, src] of [["/etc/resolv.conf", p.files.resolvConf], ["/etc/hostname", p.files.hostname], ["/etc/hosts", p.files.hosts]]) {
+      mounts.push({ destination: dest, type: "bind", source: src, options: ["rbind", "rprivate"] });
+    }
+    return { ...spec, mounts, linux: { ...spec.linux, namespaces } };
+  }
+
+  // --- addresses -------------------------------------------------------------------------------
+
+  private allocate(rec: NetworkRecord, c: ContainerRecord, att: NetworkAttachment, ifname: string, first: boolean): ContainerEndpoint {
+    const ipam = NetworkIpam.fromJSON(rec.ipam);
+    const endpointId = randomBytes(32).toString("hex");
+    const fixed = att.IPAMConfig ?? {};
+    const v4 = rec.spec.enableIPv4 && ipam.hasFamily(4) ? ipam.allocate(4, { owner: endpointId, ...(fixed.IPv4Address ? { address: fixed.IPv4Address } : {}) }) : undefined;
+    const v6 = rec.spec.enableIPv6 && ipam.hasFamily(6) ? ipam.allocate(6, { owner: endpointId, ...(fixed.IPv6Address ? { address: fixed.IPv6Address } : {}) }) : undefined;
+    rec.ipam = ipam.toJSON();
+    this.deps.networks.save(rec);
+    const name = c.Name.replace(/^\//, "");
+    const aliases = att.Aliases ?? [];
+    const userDefined = !rec.spec.isDefault;
+    return {
+      containerId: c.Id,
+      containerName: name,
+      networkId: rec.spec.id,
+      networkName: rec.spec.name,
+      endpointId,
+      ifname,
+      mac: macOf(v4?.address),
+      ...(v4 ? { ipv4: v4.cidr, gateway4: v4.defaultRoute } : {}),
+      ...(v6 ? { ipv6: v6.cidr, gateway6: v6.defaultRoute } : {}),
+      aliases,
+      ...(first ? {} : { noDefaultRoute: true }),
+      // published ports go with the default route: the first network only, as in Docker
+      ports: first ? portRequests(c) : [],
+      ...(userDefined ? { dnsNames: dnsNames(c, aliases), dnsUpstreams: this.upstreamsOf(c) } : { dnsNames: [] }),
+    };
+  }
+
+  /** Where a container's other names are asked: its `--dns`, the daemon's, or the host's servers. */
+  private upstreamsOf(c: ContainerRecord): string[] {
+    const host = hostResolvConf();
+    const config = this.deps.config();
+    return containerResolvConf({
+      hostResolvConf: host.text,
+      hostResolvConfPath: host.path,
+      container: { dns: c.HostConfig.Dns ?? [] },
+      daemon: { dns: config.dns },
+      embeddedDns: "127.0.0.11", // any address: only the upstreams are read
+      ipv6: true,
+    }).upstreams;
+  }
+}
+
+/** The settings of an EndpointConfig this daemon keeps: aliases and fixed addresses. */
+function attachmentFields(config: EndpointConfigRequest): Omit<NetworkAttachment, "NetworkID"> {
+  const aliases = (config.Aliases ?? []).filter((a) => a !== "");
+  const { IPv4Address, IPv6Address } = config.IPAMConfig ?? {};
+  return {
+    ...(aliases.length ? { Aliases: aliases } : {}),
+    ...(IPv4Address || IPv6Address ? { IPAMConfig: { ...(IPv4Address ? { IPv4Address } : {}), ...(IPv6Address ? { IPv6Address } : {}) } } : {}),
+  };
+}
+
+/** The attachment a create or connect asks for, checked against the network. */
+function attachment(rec: NetworkRecord, config: EndpointConfigRequest): NetworkAttachment {
+  const fields = attachmentFields(config);
+  const aliases = fields.Aliases ?? [];
+  const fixed = fields.IPAMConfig ?? {};
+  if (rec.spec.isDefault && aliases.length) throw errors.networkInvalid("network-scoped alias is supported only for containers in user defined networks");
+  if (rec.spec.isDefault && (fixed.IPv4Address || fixed.IPv6Address)) throw errors.networkInvalid("user specified IP address is supported on user defined networks only");
+  for (const address of [fixed.IPv4Address, fixed.IPv6Address].filter((a): a is string => !!a)) {
+    let inSubnet: boolean;
+    try {
+      inSubnet = rec.spec.subnets.some((s) => Cidr.parse(s.subnet).containsCidr(Cidr.single(address)));
+    } catch {
+      throw errors.networkInvalid(`invalid IP address ${address}`);
+    }
+    if (!inSubnet) throw errors.networkInvalid(`no configured subnet or ip-range contain the IP address ${address}`);
+  }
+  return { NetworkID: rec.spec.id, ...fields };
+}
+
+/** Docker's DNSNames: the container's name, its aliases, its short id and its hostname, once each. */
+export function dnsNames(c: ContainerRecord, aliases: readonly string[]): string[] {
+  return [...new Set([c.Name.replace(/^\//, ""), ...aliases, c.Id.slice(0, 12), c.Config.Hostname ?? ""].filter((n) => n !== ""))];
+}
+
+/** The next free `ethN` index of a sandbox. */
+function nextIndex(endpoints: readonly ContainerEndpoint[]): number {
+  const used = new Set(endpoints.map((e) => Number(/^eth(\d+)$/.exec(e.ifname)?.[1] ?? -1)));
+  let i = 0;
+  while (used.has(i)) i++;
+  return i;
+}
+
+/** A MAC from an IPv4 address as Docker makes them (02:42 and the four bytes), random without one. */
+function macOf(ipv4: string | undefined): string {
+  const bytes = ipv4 ? ipv4.split("/")[0].split(".").map(Number) : [...randomBytes(4)];
+  return ["02", "42", ...bytes.map((b) => b.toString(16).padStart(2, "0"))].join(":");
+}
+
+/** The container's PortBindings (and, with PublishAllPorts, every exposed port) as requests. */
+export function portRequests(c: Pick<ContainerRecord, "Config" | "HostConfig">): PortRequest[] {
+  const out: PortRequest[] = [];
+  const bindings = c.HostConfig.PortBindings ?? {};
+  const keys = new Set(Object.keys(bindings));
+  if (c.HostConfig.PublishAllPorts) for (const k of Object.keys(c.Config.ExposedPorts ?? {})) keys.add(k);
+  for (const key of keys) {
+    const m = /^(\d+)(?:-(\d+))?(?:\/(tcp|udp|sctp))?$/.exec(key);
+    if (!m) throw errors.networkInvalidPort(key);
+    const proto = (m[3] ?? "tcp") as PortRequest["proto"];
+    const containerPort = Number(m[1]);
+    const list = bindings[key]?.length ? bindings[key]! : [{ HostIp: "", HostPort: "" }];
+    for (const b of list) {
+      const hp = (b.HostPort ?? "").trim();
+      const r = /^(\d+)?(?:-(\d+))?$/.exec(hp);
+      if (!r) throw errors.networkInvalidPort(`${b.HostIp ? `${b.HostIp}:` : ""}${hp}:${key}`);
+      out.push({ proto, containerPort, hostIp: b.HostIp ?? "", hostPort: Number(r[1] ?? 0), ...(r[2] ? { hostPortLast: Number(r[2]) } : {}) });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,102 @@
+/**
+ * A user-defined network from `POST /networks/create`, checked the way Docker checks it: a name
+ * no other network has, a local scope (cluster networks are an orchestrator's), the default IPAM
+ * driver, subnets that are well formed, hold their gateway and range, and overlap no other
+ * network's; a missing IPv4 (or, with EnableIPv6, IPv6) subnet comes from the first free subnet
+ * of the address pools that no network and no route of the host already uses. The driver's
+ * `default-network-opts` fill the options the request leaves out.
+ */
+import type { NetworkSpec, SubnetConfig } from "../../core/contracts/network.js";
+import { errors } from "../../core/errors.js";
+import { effectivePools, nextFreeSubnet } from "../../core/network/address-pools.js";
+import { AddressError, Cidr, type Family } from "../../core/network/cidr.js";
+import { NetworkIpam } from "../../core/network/ipam.js";
+import type { IpamConfigRequest, NetworkCreateRequest } from "../../core/network/network-request.js";
+import type { DaemonConfig } from "../../core/options/table.js";
+
+/** Docker's names: a letter or digit first, then letters, digits, `_`, `.`, `-`. */
+const NETWORK_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/;
+
+export interface NewNetworkContext {
+  id: string;
+  config: DaemonConfig;
+  /** Every network the daemon has (names and subnets taken). */
+  others: readonly NetworkSpec[];
+  /** The host's route destinations of a family (the default route left out). */
+  hostRoutes(family: Family): Promise<string[]>;
+  /** Stable per daemon: the seed of the IPv6 pool when none is configured. */
+  hostId: string;
+}
+
+/** A request's AddressError as the API's error (400 malformed, 403 taken or exhausted, as Docker). */
+export function addressFailure(err: unknown): unknown {
+  if (!(err instanceof AddressError)) return err;
+  if (err.kind === "invalid") return errors.networkInvalid(err.message);
+  return err.kind === "in-use" ? errors.networkAddressInUse(err.message) : errors.networkPoolExhausted(err.message);
+}
+
+function requestedSubnet(c: IpamConfigRequest, enabled: Record<Family, boolean>): SubnetConfig | undefined {
+  if (!c.Subnet) {
+    if (c.Gateway || c.IPRange) throw errors.networkInvalid(`a gateway or an IP range needs a subnet (Gateway ${c.Gateway ?? "-"}, IPRange ${c.IPRange ?? "-"})`);
+    return undefined;
+  }
+  const subnet = Cidr.parse(c.Subnet);
+  if (!enabled[subnet.family]) throw errors.networkInvalid(`subnet ${c.Subnet} is IPv${subnet.family}, which the network does not enable (EnableIPv${subnet.family})`);
+  return {
+    subnet: c.Subnet,
+    gateway: c.Gateway || subnet.formatAddress(subnet.firstHost),
+    ...(c.IPRange ? { ipRange: c.IPRange } : {}),
+    ...(c.AuxiliaryAddresses && Object.keys(c.AuxiliaryAddresses).length ? { auxAddresses: { ...c.AuxiliaryAddresses } } : {}),
+  };
+}
+
+export async function newNetworkSpec(req: NetworkCreateRequest, ctx: NewNetworkContext): Promise<NetworkSpec> {
+  const name = req.Name ?? "";
+  if (!NETWORK_NAME.test(name)) throw errors.networkInvalid(`invalid network name "${name}": only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`);
+  if (ctx.others.some((o) => o.name === name)) throw errors.networkNameInUse(name);
+  const driver = req.Driver || "bridge";
+  if (driver === "host" || driver === "null") throw errors.networkInvalid(`only one instance of "${driver}" network is allowed`);
+  if (req.Scope && req.Scope !== "local") throw errors.networkInvalid(`scope "${req.Scope}" is not supported: this daemon's networks are local`);
+  if (req.Ingress || req.ConfigOnly || req.ConfigFrom?.Network) {
+    throw errors.networkInvalid("ingress and config-only networks are cluster features, which this daemon does not run");
+  }
+  const ipamDriver = req.IPAM?.Driver || "default";
+  if (ipamDriver !== "default") throw errors.networkDriverNotFound(ipamDriver);
+  const enableIPv4 = req.EnableIPv4 ?? true;
+  const enableIPv6 = req.EnableIPv6 ?? false;
+  if (!enableIPv4 && !enableIPv6) throw errors.networkInvalid("a network needs IPv4 or IPv6: EnableIPv4 and EnableIPv6 are both false");
+
+  try {
+    const subnets = (req.IPAM?.Config ?? []).map((c) => requestedSubnet(c, { 4: enableIPv4, 6: enableIPv6 })).filter((s): s is SubnetConfig => !!s);
+    // well formed: the gateway, range and auxiliary addresses inside their subnet (the IPAM's own checks)
+    new NetworkIpam(subnets.map((s) => ({ subnet: s.subnet, gateway: s.gateway, ipRange: s.ipRange, auxiliaryAddresses: s.auxAddresses })));
+    const taken = ctx.others.flatMap((o) => o.subnets.map((s) => s.subnet));
+    for (const s of subnets) {
+      const other = ctx.others.find((o) => o.subnets.some((t) => Cidr.parse(t.subnet).overlaps(Cidr.parse(s.subnet))));
+      if (other) throw errors.networkAddressInUse(`invalid pool request: Pool overlaps with other one on this address space (${s.subnet} and network ${other.name})`);
+    }
+    const pools = effectivePools(ctx.config["default-address-pool"], ctx.hostId);
+    for (const family of [4, 6] as const) {
+      const wanted = family === 4 ? enableIPv4 : enableIPv6;
+      if (!wanted || subnets.some((s) => Cidr.parse(s.subnet).family === family)) continue;
+      const subnet = nextFreeSubnet(pools, [...taken, ...subnets.map((s) => s.subnet)], await ctx.hostRoutes(family), family);
+      const cidr = Cidr.parse(subnet);
+      subnets.push({ subnet, gateway: cidr.formatAddress(cidr.firstHost) });
+    }
+    return {
+      id: ctx.id,
+      name,
+      driver,
+      created: new Date().toISOString(),
+      internal: !!req.Internal,
+      attachable: !!req.Attachable,
+      enableIPv4,
+      enableIPv6,
+      subnets,
+      options: { ...(ctx.config["default-network-opt"][driver] ?? {}), ...(req.Options ?? {}) },
+      labels: { ...(req.Labels ?? {}) },
+    };
+  } catch (err) {
+    throw addressFailure(err);
+  }
+}
