@@ -33,7 +33,7 @@ describe("network API (Docker CLI, daemon in its own network namespace)", functi
   const link = (name: string): Link => (JSON.parse(n.ns.run("ip", "-j", "addr", "show", "dev", name)) as Link[])[0];
 
   before(async function () {
-    n = await startNetDaemon(["--dns", "127.0.0.1", "--default-network-opt", "bridge=com.engine.network.driver.mtu=1400"]);
+    n = await startNetDaemon(["--dns", "127.0.0.1", "--default-network-opt", "bridge=com.engine.network.driver.mtu=1400", "--ip", "127.0.0.1"]);
   });
   after(async function () {
     await n?.stop(); // its namespace goes, and with it every bridge and rule a failed test left
@@ -178,6 +178,25 @@ describe("network API (Docker CLI, daemon in its own network namespace)", functi
     expect(routes).to.not.include("default");
     expect(n.ns.run("iptables-save", "-t", "nat")).to.not.include("10.141.0.0/24");
     await n.cli("network", "rm", "inside");
+  });
+
+  it("publishes on --ip by default, and on a network's host_binding_ipv4 for its containers", async function () {
+    await n.cli("run", "-d", "--name", "bound1", "-p", "18101:80", "busybox", "httpd", "-f", "-p", "80", "-h", "/etc");
+    await n.cli("network", "create", "--subnet", "10.145.0.0/24", "-o", "com.engine.network.bridge.host_binding_ipv4=10.145.0.1", "bound");
+    await n.cli("run", "-d", "--name", "bound2", "--network", "bound", "-p", "18102:80", "busybox", "httpd", "-f", "-p", "80", "-h", "/etc");
+    const portsOf = async (name: string) => JSON.parse(await n.cli("inspect", "-f", "{{json .NetworkSettings.Ports}}", name));
+    expect(await portsOf("bound1")).to.deep.equal({ "80/tcp": [{ HostIp: "127.0.0.1", HostPort: "18101" }] });
+    expect(await portsOf("bound2")).to.deep.equal({ "80/tcp": [{ HostIp: "10.145.0.1", HostPort: "18102" }] });
+    expect(n.ns.run("ss", "-Hltn", "sport = :18101")).to.include("127.0.0.1:18101");
+    // a range takes its first free port; UDP gets a UDP proxy and a UDP rule
+    await n.cli("run", "-d", "--name", "bound3", "-p", "18101-18103:81", "-p", "18104:53/udp", "busybox", "sleep", "60");
+    expect(await portsOf("bound3")).to.deep.equal({ "81/tcp": [{ HostIp: "127.0.0.1", HostPort: "18102" }], "53/udp": [{ HostIp: "127.0.0.1", HostPort: "18104" }] });
+    expect(n.ns.run("ss", "-Hlun", "sport = :18104")).to.include("127.0.0.1:18104");
+    expect(n.ns.run("iptables-save", "-t", "nat")).to.match(/-d 127\.0\.0\.1\/32 ! -i engine0 -p udp -m udp --dport 18104 -j DNAT --to-destination [\d.]+:53/);
+    await n.cli("rm", "-f", "bound3");
+    expect(n.ns.run("ss", "-Hltn", "sport = :18102")).to.include("10.145.0.1:18102");
+    await n.cli("rm", "-f", "bound1", "bound2");
+    await n.cli("network", "rm", "bound");
   });
 
   it("prunes the networks no container uses, by label and age", async function () {

@@ -161,6 +161,16 @@ describe("network options: --bip, --fixed-cidr, --default-gateway, --mtu, --ip-m
     expect(n.ns.run("iptables-save")).to.include("ENGINE");
   });
 
+  it("publishes a port without a host address on IPv6 too when the container has IPv6, as Docker does", async function () {
+    await web(n, "dual", "-p", "18098:80");
+    const doc = JSON.parse(await n.cli("inspect", "dual"))[0];
+    expect(doc.NetworkSettings.Ports["80/tcp"]).to.deep.equal([{ HostIp: "0.0.0.0", HostPort: "18098" }, { HostIp: "::", HostPort: "18098" }]);
+    expect(n.ns.run("ss", "-Hltn", "sport = :18098")).to.include("[::]:18098");
+    await eventually("the IPv6 binding to answer", () => curl(n.ns, "http://[fd00:13::1]:18098/hostname") === doc.Id.slice(0, 12) + "\n");
+    await n.cli("rm", "-f", "dual");
+    expect(listening(n.ns, 18098)).to.equal(false);
+  });
+
   it("adds no MASQUERADE rule for the subnet with --ip-masq=false", function () {
     const nat = n.ns.run("iptables-save", "-t", "nat");
     expect(nat).to.match(/:ENGINE-POST-[a-z0-9]+ /);

@@ -171,9 +171,10 @@ export class BridgeDriver implements NetworkDriver {
     try {
       for (const req of ep.ports) {
         const hostIp = req.hostIp || o.hostBindingIpv4;
+        let hostPort = 0;
         // a port asked as 0 is chosen here; one taken by something else is tried again with another
         for (let attempt = 0; ; attempt++) {
-          const hostPort = this.ports.allocate(req.proto, hostIp, req.hostPort, req.hostPortLast);
+          hostPort = this.ports.allocate(req.proto, hostIp, req.hostPort, req.hostPortLast);
           try {
             await this.publishOne(held, ep, { proto: req.proto, containerPort: req.containerPort, hostIp, hostPort });
             break;
@@ -181,6 +182,12 @@ export class BridgeDriver implements NetworkDriver {
             this.ports.release(req.proto, hostIp, hostPort);
             if (req.hostPort !== 0 || attempt >= 20) throw err;
           }
+        }
+        // As Docker: a port published on every address is on every IPv6 address too when the
+        // container has IPv6, with the same host port (a failure fails the join, leave undoes it).
+        if (!req.hostIp && hostIp === "0.0.0.0" && ep.ipv6) {
+          this.ports.allocate(req.proto, "::", hostPort);
+          await this.publishOne(held, ep, { proto: req.proto, containerPort: req.containerPort, hostIp: "::", hostPort });
         }
       }
     } catch (err) {
