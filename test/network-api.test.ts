@@ -79,6 +79,7 @@ describe("network API (Docker CLI, daemon in its own network namespace)", functi
     expect(await fails("network", "create", "--subnet", "10.134.0.0/24", "--gateway", "10.135.0.1", "astray")).to.include("10.135.0.1");
     expect(await fails("network", "create", "-d", "nosuchdriver", "nodriver")).to.include('plugin "nosuchdriver" not found');
     expect(await fails("network", "create", "-o", "com.engine.network.bridge.nosuch=1", "badopt")).to.include("com.engine.network.bridge.nosuch");
+    expect(await fails("network", "create", "-o", "com.engine.network.bridge.external=true", "badopt")).to.include("default network only");
     const names = (await n.cli("network", "ls", "--format", "{{.Name}}")).split("\n");
     expect(names).to.include("taken");
     for (const refused of ["overlap", "crooked", "astray", "nodriver", "badopt"]) expect(names).to.not.include(refused);

@@ -14,7 +14,7 @@ import { Firewall, type NetworkRules, type PortRule } from "./firewall.js";
 import { deleteLink, ensureBridge, plugVeth } from "./links.js";
 import { PortAllocator } from "./port-allocator.js";
 import { startProxy, type ProxyHandle } from "./userland-proxy.js";
-import { bridgeOptions, checkBridgeOptions } from "./options.js";
+import { bridgeOptions, checkBridgeOptions, OPT } from "./options.js";
 
 export interface BridgeDriverContext extends Pick<NetworkContext, "config" | "tag" | "log"> {
   /** Where the commands run (the daemon's namespace unless a test says otherwise). */
@@ -135,6 +135,8 @@ export class BridgeDriver implements NetworkDriver {
 
   checkNetwork(net: NetworkSpec, others: readonly NetworkSpec[]): void {
     checkBridgeOptions(net.options);
+    // the daemon's own marks of the default network: on another they would leave its bridge behind
+    for (const own of [OPT.external, OPT.defaultBridge]) if (own in net.options) throw new Error(`${own} is set by the daemon for its default network only`);
     const config = this.ctx.config();
     const bridge = bridgeOptions(net, config).bridge;
     const holder = others.find((o) => o.driver === this.name && bridgeOptions(o, config).bridge === bridge);
