@@ -201,14 +201,15 @@ export function runCommand(
 export async function cleanUpAfterTests(): Promise<void> {
   await Promise.all([...running].map((d) => d.stop(2000)));
   for (const dir of tempDirs) {
-    stopLeftoverSupervisors(dir);
+    await stopLeftoverSupervisors(dir);
     unmountUnder(dir);
     rmSync(dir, { recursive: true, force: true });
   }
   tempDirs.clear();
 }
 
-function stopLeftoverSupervisors(dir: string): void {
+/** Ends each supervisor under `dir` and waits (bounded) until it is gone: one still exiting would write its folders again after they were removed. */
+async function stopLeftoverSupervisors(dir: string): Promise<void> {
   for (const pidfile of findFiles(dir, "supervisor.pid", 4)) {
     const root = dirname(pidfile);
     // Its containers first (runc's state is under <root>/<namespace>/runtime), then the process.
@@ -218,13 +219,18 @@ function stopLeftoverSupervisors(dir: string): void {
       for (const id of readdirSync(runtimeRoot)) spawnSync("runc", ["--root", runtimeRoot, "delete", "--force", id], { stdio: "ignore" });
     }
     const pid = Number(readFileSync(pidfile, "utf8").trim());
-    if (Number.isInteger(pid) && pid > 0) {
+    if (!(Number.isInteger(pid) && pid > 0)) continue;
+    const signal = (sig: NodeJS.Signals | 0): boolean => {
       try {
-        process.kill(pid, "SIGTERM");
+        process.kill(pid, sig);
+        return true;
       } catch {
-        // gone already
+        return false; // gone
       }
-    }
+    };
+    if (!signal("SIGTERM")) continue;
+    for (let i = 0; i < 50 && signal(0); i++) await new Promise((r) => setTimeout(r, 100));
+    signal("SIGKILL");
   }
 }
 
