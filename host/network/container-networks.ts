@@ -184,7 +184,7 @@ export class ContainerNetworks {
   }
 
   private async leave(ep: ContainerEndpoint, sandbox: string | undefined): Promise<void> {
-    const rec = this.deps.networks.list().find((r) => r.spec.id === ep.networkId);
+    const rec = this.deps.networks.find(ep.networkId);
     if (!rec || !ep.endpointId) return;
     await (await this.deps.networks.driverOf(rec.spec)).leave(rec.spec, ep, sandbox).catch((err: Error) => this.deps.log.warn({ err, network: rec.spec.name }, "cannot leave a network"));
     const ipam = NetworkIpam.fromJSON(rec.ipam);
@@ -223,7 +223,8 @@ export class ContainerNetworks {
 
   /** `POST /networks/{id}/disconnect`: left at once when the container runs, and forgotten. */
   async disconnect(c: ContainerRecord, ref: string, force: boolean): Promise<void> {
-    const rec = this.deps.networks.list().find((r) => r.spec.id === ref || r.spec.name === ref) ?? (force ? undefined : this.deps.networks.network(ref));
+    // with force, a network gone already can still be forgotten by the name or id recorded
+    const rec = force ? this.deps.networks.find(ref) : this.deps.networks.network(ref);
     if (rec && isModeNetwork(rec.spec)) throw errors.networkPredefined(rec.spec.name, "disconnected from");
     const networks = c.Networks ?? Object.fromEntries(this.attachmentsOf(c));
     const name = Object.keys(networks).find((n) => (rec ? networks[n].NetworkID === rec.spec.id : n === ref || networks[n].NetworkID === ref));
