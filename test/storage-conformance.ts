@@ -333,6 +333,27 @@ export function storageConformance(
       });
     });
 
+    it("with parallel-apply: a chain created first, then its diffs applied at once, shows them merged", async function () {
+      if (!driver.capabilities.includes("parallel-apply")) this.skip();
+      await driver.create("p1", undefined);
+      await driver.create("p2", "p1");
+      await driver.create("p3", "p2");
+      // the child's tar finishes first; the whiteout and the opaque directory act on the merged view only
+      const tars = await Promise.all([
+        makeTar([{ name: "a", content: "a1" }, { name: "dir", type: "directory" }, { name: "dir/x", content: "x1" }, { name: "big", content: Buffer.alloc(1 << 20, 1) }]),
+        makeTar([{ name: "b", content: "b2" }, { name: ".wh.a", content: "" }, { name: "big", content: Buffer.alloc(1 << 19, 2) }]),
+        makeTar([{ name: "dir", type: "directory" }, { name: "dir/.wh..wh..opq", content: "" }, { name: "dir/y", content: "y3" }]),
+      ]);
+      const sizes = await Promise.all([driver.applyDiff("p3", tars[2]), driver.applyDiff("p1", tars[0]), driver.applyDiff("p2", tars[1])]);
+      expect(sizes).to.deep.equal([2, 2 + 2 + (1 << 20), 2 + (1 << 19)]);
+      await withMount(driver, "p3", async (root) => {
+        expect((await readdir(root)).sort()).to.deep.equal(["b", "big", "dir"]);
+        expect(await readdir(join(root, "dir"))).to.deep.equal(["y"]);
+        expect((await readFile(join(root, "big"))).equals(Buffer.alloc(1 << 19, 2))).to.equal(true);
+      });
+      await withMount(driver, "p1", async (root) => expect((await readdir(root)).sort()).to.deep.equal(["a", "big", "dir"]));
+    });
+
     it("cleanup removes a layer whose diff never finished", async () => {
       await driver.create("base", undefined);
       await driver.applyDiff("base", await makeTar([{ name: "ok", content: "ok" }]));

@@ -172,7 +172,7 @@ describe("storage overlay2", function () {
       ["Native Overlay Diff", "true"],
       ["userxattr", "false"],
     ]);
-    expect(driver.capabilities).to.deep.equal(["native-diff"]);
+    expect(driver.capabilities).to.deep.equal(["native-diff", "parallel-apply"]);
   });
 
   it("refuses overlay2.size on ext4, naming the backing filesystem", async () => {
@@ -255,7 +255,7 @@ describe("storage overlay2", function () {
       const err = await rejection(createOverlay2Driver({ home: xfsHome, options: { "overlay2.size": "20M" } }));
       expect(err.message).to.equal(`overlay2.size is only supported on xfs mounted with the pquota option; ${xfsHome} is on xfs without pquota`);
       const d = await createOverlay2Driver({ home: xfsHome, options: {} });
-      expect(d.capabilities).to.deep.equal(["native-diff"]);
+      expect(d.capabilities).to.deep.equal(["native-diff", "parallel-apply"]);
       expect((await d.status())[0]).to.deep.equal(["Backing Filesystem", "xfs"]);
     });
 

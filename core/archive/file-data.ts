@@ -10,10 +10,19 @@
  *   `GNU.sparse.name`/`GNU.sparse.realsize` (`sparseInfo`). The old GNU `S` type and PAX 0.0 are
  *   refused by the extractor (tar-stream does not expose their maps).
  */
-import { ftruncateSync, writeSync } from "node:fs";
+import { ftruncateSync, write, writeSync } from "node:fs";
+import { promisify } from "node:util";
 
 const BLOCK = 4096;
 const ZERO = Buffer.alloc(BLOCK);
+/**
+ * Writes at least this long go to libuv's thread pool instead of blocking the event loop: the
+ * copy into the page cache costs about 4 ms a MiB here, which would otherwise stall every other
+ * layer, download and request of the daemon (a pull extracts several layers at once). Smaller
+ * ones stay synchronous, where a round trip to the pool would cost more than the write.
+ */
+const ASYNC_WRITE = 64 * 1024;
+const writeAsync = promisify(write);
 
 export interface SparseInfo {
   /** The file's name (the entry's own name is a made-up `GNUSparseFile.N/...`). */
@@ -56,12 +65,12 @@ class HoleWriter {
   constructor(private readonly fd: number) {}
 
   /** Jumps to `offset` (>= the current one), leaving a hole; flushes what is pending first. */
-  seek(offset: number): void {
-    this.flush();
+  async seek(offset: number): Promise<void> {
+    await this.flush();
     this.pos = offset;
   }
 
-  write(chunk: Buffer): void {
+  async write(chunk: Buffer): Promise<void> {
     let data = chunk;
     if (this.carry.length > 0) {
       // complete the pending partial block from the head of the chunk (at most 4 KiB copied,
@@ -71,7 +80,7 @@ class HoleWriter {
         this.carry = Buffer.concat([this.carry, data]);
         return;
       }
-      this.putBlocks(Buffer.concat([this.carry, data.subarray(0, need)]));
+      await this.putBlocks(Buffer.concat([this.carry, data.subarray(0, need)]));
       this.pos += this.carry.length + need;
       this.carry = Buffer.alloc(0);
       data = data.subarray(need);
@@ -79,47 +88,49 @@ class HoleWriter {
     // keep blocks aligned to the file offset: what lies before the next boundary is written as is
     const lead = this.pos % BLOCK === 0 ? 0 : Math.min(data.length, BLOCK - (this.pos % BLOCK));
     const whole = lead + Math.floor((data.length - lead) / BLOCK) * BLOCK;
-    this.putBlocks(data.subarray(0, whole), lead);
+    await this.putBlocks(data.subarray(0, whole), lead);
     this.carry = Buffer.from(data.subarray(whole)); // a copy: the source may reuse its buffer
     this.pos += whole;
   }
 
   /** Writes `data` (at this.pos) but for the 4 KiB blocks after `lead` that are all zeros. */
-  private putBlocks(data: Buffer, lead = 0): void {
-    if (lead > 0) this.put(data.subarray(0, lead), this.pos);
+  private async putBlocks(data: Buffer, lead = 0): Promise<void> {
+    if (lead > 0) await this.put(data.subarray(0, lead), this.pos);
     let runStart = -1;
     for (let at = lead; at < data.length; at += BLOCK) {
       // a block with a non-zero first or last byte is data (the usual case): no compare needed
       const zero = data[at] === 0 && data[at + BLOCK - 1] === 0 && data.subarray(at, at + BLOCK).equals(ZERO);
       if (!zero && runStart < 0) runStart = at;
       if (zero && runStart >= 0) {
-        this.put(data.subarray(runStart, at), this.pos + runStart);
+        await this.put(data.subarray(runStart, at), this.pos + runStart);
         runStart = -1;
       }
     }
-    if (runStart >= 0) this.put(data.subarray(runStart), this.pos + runStart);
+    if (runStart >= 0) await this.put(data.subarray(runStart), this.pos + runStart);
   }
 
-  flush(): void {
+  async flush(): Promise<void> {
     if (this.carry.length > 0 && !this.carry.equals(ZERO.subarray(0, this.carry.length))) {
-      this.put(this.carry, this.pos);
+      await this.put(this.carry, this.pos);
     }
     this.pos += this.carry.length;
     this.carry = Buffer.alloc(0);
   }
 
-  private put(buf: Buffer, position: number): void {
+  private async put(buf: Buffer, position: number): Promise<void> {
     let done = 0;
-    while (done < buf.length) done += writeSync(this.fd, buf, done, buf.length - done, position + done);
+    while (done < buf.length) {
+      const left = buf.length - done;
+      done += left >= ASYNC_WRITE ? (await writeAsync(this.fd, buf, done, left, position + done)).bytesWritten : writeSync(this.fd, buf, done, left, position + done);
+    }
     this.end = Math.max(this.end, position + buf.length);
   }
 }
 
 /**
  * Copies an entry's data into the new, empty file `fd`, leaving holes for zeros; `size` is the
- * file's final size. With `sparse`, the data is the packed regions of a PAX sparse file. Writes
- * are synchronous (see safe-path.ts) but each is one chunk of the stream, so the event loop still
- * turns between chunks.
+ * file's final size. With `sparse`, the data is the packed regions of a PAX sparse file. Small
+ * writes are synchronous (see safe-path.ts), large ones go to the thread pool (ASYNC_WRITE).
  */
 export async function writeFileData(
   fd: number,
@@ -129,11 +140,11 @@ export async function writeFileData(
 ): Promise<void> {
   const out = new HoleWriter(fd);
   if (!sparse) {
-    for await (const chunk of data) out.write(chunk);
+    for await (const chunk of data) await out.write(chunk);
   } else {
     await writeSparse(out, data, sparse);
   }
-  out.flush();
+  await out.flush();
   if (out.end !== size) ftruncateSync(fd, size); // a trailing hole, or data short of the size
 }
 
@@ -174,14 +185,14 @@ async function writeSparse(out: HoleWriter, data: AsyncIterable<Buffer>, sparse:
   let last = 0;
   for (const [offset, length] of map) {
     if (offset < last || offset + length > sparse.size) throw new Error("bad sparse map");
-    out.seek(offset);
+    await out.seek(offset);
     let left = length;
     while (left > 0) {
       if (pending.length === 0 && !(await more())) throw new Error("truncated sparse data");
       const take = pending.subarray(0, Math.min(left, pending.length));
       pending = pending.subarray(take.length);
       left -= take.length;
-      out.write(take);
+      await out.write(take);
     }
     last = offset + length;
   }

@@ -25,9 +25,15 @@
  *   state).
  *
  * Optional abilities are declared in `capabilities`, never guessed: `quota` (a per-layer size
- * limit), `native-diff` (the driver computes diffs from its own format, without comparing trees).
+ * limit), `native-diff` (the driver computes diffs from its own format, without comparing trees),
+ * `parallel-apply` (applying a diff reads and writes nothing of the parent's, so the layers of
+ * a chain may all be created first, in order, and their diffs then applied at the same time; a
+ * pull extracts every layer as it downloads). Without `parallel-apply`, a layer is created only
+ * once its parent's diff is applied (a snapshot driver copies the parent's files).
  */
 import type { Readable } from "node:stream";
+
+export type StorageCapability = "quota" | "native-diff" | "parallel-apply";
 
 export interface MountSpec {
   type: string;
@@ -57,7 +63,7 @@ export interface CreateOptions {
 export interface StorageDriver {
   /** The name operators select it by (`overlay2`). */
   readonly name: string;
-  readonly capabilities: readonly ("quota" | "native-diff")[];
+  readonly capabilities: readonly StorageCapability[];
   /** Lines for `/info`'s DriverStatus: `[["Backing Filesystem", "extfs"], ...]`. */
   status(): Promise<[string, string][]>;
   /** Removes what a crash left behind; called once before the driver is used. */

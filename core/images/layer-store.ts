@@ -35,6 +35,18 @@ export interface LayerRecord {
 /** A layer's kept blob, compressed or not: what pruning keeps. */
 export const keptBlobOf = (l: LayerRecord) => l.compressed?.digest ?? l.diffId;
 
+/** One layer of `registerChain`: its tar as it streams, what its digest must be, the blob to keep. */
+export interface ChainItem {
+  tar: Readable;
+  diffId: string;
+  compressed?: CompressedSource;
+}
+
+interface Filled {
+  size: number;
+  tarSize: number;
+}
+
 /** A downloaded blob to keep in place of the tar (see LayerRecord.compressed). */
 export interface CompressedSource {
   file: string;
@@ -111,37 +123,121 @@ export class LayerStore {
    * image config says the tar's digest is; a stream that does not match leaves nothing behind.
    */
   async registerStream(parent: string | undefined, tar: Readable, diffId: string, compressed?: CompressedSource): Promise<{ layer: LayerRecord; existed: boolean }> {
-    const chainId = chainIdOf(parent, diffId);
-    // The stream may fail (an aborted download) while this waits below, before the pipeline
-    // that reads it listens: the error must not go unheard (pipeline sees it as `errored`).
-    tar.on("error", () => undefined);
-    for (let waits = 0; this.registering.has(chainId) && waits < 1000; waits++) await this.registering.get(chainId)!.catch(() => undefined);
-    const have = this.get(chainId);
-    if (have && (await this.driver.exists(hex(chainId)))) {
-      tar.destroy();
-      return { layer: have, existed: true };
+    const [result] = await this.registerChain(parent, [{ tar, diffId, compressed }]);
+    return result;
+  }
+
+  /**
+   * Registers a run of layers, each on the one before it (the first on `parent`), from streams
+   * of their uncompressed tars. With a driver that has `parallel-apply`, the driver layers are
+   * created in order first and the tars then applied at once (a pull extracts every layer as it
+   * downloads); otherwise one after the other. Records are written in chain order, so a layer
+   * never has a record before its parent; `onRegistered` hears of each as it is written.
+   * Layers the store has already (another pull made them) are not applied again: their streams
+   * are destroyed. On a failure, the layers after the last recorded one are removed, children
+   * first, and every stream is destroyed.
+   */
+  async registerChain(
+    parent: string | undefined,
+    items: readonly ChainItem[],
+    onRegistered?: (index: number, layer: LayerRecord, existed: boolean) => void,
+  ): Promise<{ layer: LayerRecord; existed: boolean }[]> {
+    const chainIds: string[] = [];
+    for (const item of items) chainIds.push(chainIdOf(chainIds.at(-1) ?? parent, item.diffId));
+    // A stream may fail (an aborted download) while this waits below, before the pipeline that
+    // reads it listens: the error must not go unheard (pipeline sees it as `errored`).
+    for (const item of items) item.tar.on("error", () => undefined);
+    const results: { layer: LayerRecord; existed: boolean }[] = [];
+    // Another registration of some of these layers (a second pull of the same image) is waited
+    // for; the layers it made are not made again. The check and the claim below happen with no
+    // wait in between, so no two registrations of one layer ever run at once.
+    for (let turns = 0; ; turns++) {
+      if (turns > 1000 + items.length) throw new Error("layer store: the layers of this chain stay busy with other registrations");
+      const busy = chainIds.slice(results.length).flatMap((c) => this.registering.get(c) ?? []);
+      if (busy.length > 0) {
+        await Promise.allSettled(busy);
+        continue;
+      }
+      const have = results.length < items.length ? this.get(chainIds[results.length]) : undefined;
+      if (have && (await this.driver.exists(hex(have.chainId)))) {
+        items[results.length].tar.destroy();
+        results.push({ layer: have, existed: true });
+        onRegistered?.(results.length - 1, have, true);
+        continue;
+      }
+      if (chainIds.slice(results.length).some((c) => this.registering.has(c))) continue;
+      break;
     }
-    const work = this.applyStream(parent, chainId, tar, diffId, compressed);
-    this.registering.set(chainId, work);
-    const blobs = [diffId, ...(compressed ? [compressed.digest] : [])];
+    const first = results.length;
+    if (first === items.length) return results;
+    const work = this.applyChain(first === 0 ? parent : chainIds[first - 1], items.slice(first), chainIds.slice(first), (i, layer) => {
+      results.push({ layer, existed: false });
+      onRegistered?.(first + i, layer, false);
+    });
+    const blobs = items.slice(first).flatMap((item) => [item.diffId, ...(item.compressed ? [item.compressed.digest] : [])]);
+    for (const c of chainIds.slice(first)) this.registering.set(c, work);
     for (const b of blobs) this.registeringDiffIds.add(b);
     try {
-      return await work;
+      await work;
+      return results;
     } finally {
-      this.registering.delete(chainId);
+      for (const c of chainIds.slice(first)) this.registering.delete(c);
       for (const b of blobs) this.registeringDiffIds.delete(b);
     }
   }
 
-  private async applyStream(parent: string | undefined, chainId: string, tar: Readable, diffId: string, compressed?: CompressedSource): Promise<{ layer: LayerRecord; existed: boolean }> {
+  private async applyChain(parent: string | undefined, items: readonly ChainItem[], chainIds: readonly string[], recorded: (index: number, layer: LayerRecord) => void): Promise<void> {
+    const parallel = this.driver.capabilities.includes("parallel-apply");
+    const made: string[] = []; // driver layers this made, in chain order
+    let committed = 0;
+    const filled: Promise<Filled>[] = [];
+    const parentOf = (i: number) => (i === 0 ? parent : chainIds[i - 1]);
+    try {
+      const fill = async (i: number) => {
+        if (!parallel) await this.prepare(parentOf(i), chainIds[i], made);
+        return this.fill(chainIds[i], items[i]);
+      };
+      if (parallel) for (let i = 0; i < items.length; i++) await this.prepare(parentOf(i), chainIds[i], made);
+      for (let i = 0; i < items.length; i++) {
+        filled.push(parallel || i === 0 ? fill(i) : filled[i - 1].then(() => fill(i)));
+        filled[i].catch(() => undefined); // awaited in order below; a later one may fail first
+      }
+      for (let i = 0; i < items.length; i++) {
+        const layer = this.commit(parentOf(i), chainIds[i], items[i], await filled[i]);
+        committed++;
+        recorded(i, layer);
+      }
+    } catch (err) {
+      for (const item of items) item.tar.destroy();
+      await Promise.allSettled(filled); // nothing may still write into a layer that goes
+      // children before parents: a driver refuses to remove a parent that has children
+      for (const chainId of made.slice(committed).reverse()) {
+        await this.driver.remove(hex(chainId)).catch(() => undefined);
+        rmSync(this.pendingPath(hex(chainId)), { force: true });
+      }
+      throw err;
+    }
+  }
+
+  /** Makes the empty driver layer, marked pending until its record is written. */
+  private async prepare(parent: string | undefined, chainId: string, made: string[]): Promise<void> {
+    const id = hex(chainId);
+    await this.driver.remove(id); // a leftover without its record
+    // From here until the record is written, a crash leaves a driver layer no record names:
+    // the pending mark says which, for recoverPending().
+    writeFileSync(this.pendingPath(id), "");
+    made.push(chainId);
+    await this.driver.create(id, parent ? hex(parent) : undefined);
+  }
+
+  /** Applies the tar to the layer, digests it and keeps its blob (the tar, or the compressed one it came from). */
+  private async fill(chainId: string, { tar, diffId, compressed }: ChainItem): Promise<Filled> {
     const id = hex(chainId);
     const tmp = this.blobs.tempPath("layer");
     const keepTar = !compressed;
     let tarSize = 0;
-    await this.driver.remove(id); // a leftover without its record
-    writeFileSync(this.pendingPath(id), "");
     const hash = createHash("sha256");
-    const file = createWriteStream(tmp, { mode: 0o600 });
+    const file = keepTar ? createWriteStream(tmp, { mode: 0o600 }) : undefined;
     const toDriver = new PassThrough({ highWaterMark: 1 << 20 });
     // one pass, two readers: the blob file and the driver; the slower one sets the pace
     const fanOut = new Writable({
@@ -151,22 +247,22 @@ export class LayerStore {
         tarSize += chunk.length;
         let waiting = 2;
         const one = () => --waiting === 0 && done();
-        if (!keepTar || file.write(chunk)) one();
+        if (!file || file.write(chunk)) one();
         else file.once("drain", one);
         if (toDriver.write(chunk)) one();
         else toDriver.once("drain", one);
       },
       final(done) {
         toDriver.end();
+        if (!file) return done();
         file.end();
         finished(file).then(() => done(), done);
       },
     });
     // failures surface through the two promises below; a stream destroyed after its reader
     // has gone (the other side failed first) must not make an uncaught error of it
-    for (const s of [toDriver, fanOut, file]) s.on("error", () => undefined);
+    for (const s of [toDriver, fanOut, file]) s?.on("error", () => undefined);
     try {
-      await this.driver.create(id, parent ? hex(parent) : undefined);
       const feeding = pipeline(tar, fanOut);
       const applying = this.driver.applyDiff(id, toDriver);
       const [, size] = await Promise.all([
@@ -184,25 +280,32 @@ export class LayerStore {
       if (digest !== diffId) throw errors.imageDigestMismatch("layer", diffId, digest);
       if (keepTar && !this.blobs.has(digest)) await this.blobs.adopt(tmp, digest);
       if (compressed && !this.blobs.has(compressed.digest)) await this.blobs.adopt(compressed.file, compressed.digest);
-      const layer: LayerRecord = {
-        chainId,
-        diffId: digest,
-        ...(parent ? { parent } : {}),
-        size,
-        ...(compressed ? { compressed: { digest: compressed.digest, mediaType: compressed.mediaType, size: compressed.size }, tarSize } : {}),
-      };
-      writeJsonAtomic(join(this.dir, `${id}.json`), layer);
-      rmSync(this.pendingPath(id), { force: true });
-      return { layer, existed: false };
+      return { size, tarSize };
     } catch (err) {
       tar.destroy();
-      file.destroy();
-      await this.driver.remove(id).catch(() => undefined);
-      rmSync(this.pendingPath(id), { force: true });
       throw err;
     } finally {
-      rmSync(tmp, { force: true });
+      if (file) {
+        // the file is opened asynchronously: removed before it is, it would be made afterwards
+        file.destroy();
+        if (!file.closed) await new Promise<void>((resolve) => file.once("close", () => resolve()));
+        rmSync(tmp, { force: true });
+      }
     }
+  }
+
+  /** Writes the record of a filled layer: from here on it is whole. */
+  private commit(parent: string | undefined, chainId: string, { diffId, compressed }: ChainItem, { size, tarSize }: Filled): LayerRecord {
+    const layer: LayerRecord = {
+      chainId,
+      diffId,
+      ...(parent ? { parent } : {}),
+      size,
+      ...(compressed ? { compressed: { digest: compressed.digest, mediaType: compressed.mediaType, size: compressed.size }, tarSize } : {}),
+    };
+    writeJsonAtomic(join(this.dir, `${hex(chainId)}.json`), layer);
+    rmSync(this.pendingPath(hex(chainId)), { force: true });
+    return layer;
   }
 
   /** The layer's uncompressed tar: its blob, or its compressed blob decompressed on the way. */

@@ -2,22 +2,23 @@
  * `POST /images/create?fromImage=`: a pull. The manifest is resolved first (an index narrowed
  * to one platform), so that a missing image or a refused login is an HTTP error; from the
  * first progress line on, failures are lines of the stream. Layers download in parallel
- * (`max-concurrent-downloads`) to temporary files, digested as they arrive, resumed with a
- * range request after a broken connection (`max-download-attempts`); each is then
- * decompressed, digested again and applied by the storage driver in one pass, base first. The
- * image is stored only when every layer is whole and the client has read the stream so far;
- * a failure or a client that goes away leaves no image and no layer of this pull behind.
+ * (`max-concurrent-downloads`) to temporary files (kept as the layers' blobs), digested as they
+ * arrive, resumed with a range request after a broken connection (`max-download-attempts`).
+ * Each is decompressed, digested again and applied by the storage driver in one pass: while it
+ * downloads when the driver can apply a chain's layers at once (`parallel-apply`), otherwise
+ * base first, from the files. The image is stored only when every layer is whole and the
+ * client has read the stream so far; a failure or a client that goes away leaves no image and
+ * no layer of this pull behind.
  */
 import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
 import { open, rm } from "node:fs/promises";
-import { PassThrough, Transform } from "node:stream";
+import { PassThrough, Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { decompress } from "../../core/archive/index.js";
 import { errors, EngineError } from "../../core/errors.js";
 import type { ImageStore } from "../../core/images/image-store.js";
-import { chainIdOf } from "../../core/images/layer-store.js";
+import { chainIdOf, type ChainItem } from "../../core/images/layer-store.js";
 import { familiarName, formatReference, repositoryOf, type Reference } from "../../core/images/reference.js";
 import type { Credentials } from "../registry/auth.js";
 import type { RegistrySession } from "../registry/client.js";
@@ -183,62 +184,62 @@ async function fetchLayers(
   opts.signal.addEventListener("abort", onAbort, { once: true });
   const slots = new Slots(Math.max(1, limits.downloads));
   const files = new Map<string, Promise<string>>(); // by blob digest: a blob listed twice downloads once
-  const temps: string[] = [];
-  const paths = new Map<string, string>(); // by blob digest: a blob listed twice downloads once
-  const downloadOf = (job: LayerJob, live?: LiveFeed) => {
+  const temps = new Map<string, string>(); // by blob digest
+  // A layer is extracted while it downloads (fed from the download) when its extraction can run
+  // then: every layer's with a driver that applies a chain's layers at once (`parallel-apply`),
+  // only the first's otherwise. The others, and a blob listed twice, are extracted from the
+  // downloaded file afterwards.
+  const parallel = store.layers.driver.capabilities.includes("parallel-apply");
+  const downloads: Promise<string>[] = [];
+  const inputs: { stream: Readable; feed?: LiveFeed }[] = [];
+  for (const [i, job] of jobs.entries()) {
     let file = files.get(job.desc.digest);
     if (!file) {
       const path = store.blobs.tempPath("pull");
-      paths.set(job.desc.digest, path);
-      temps.push(path);
+      temps.set(job.desc.digest, path);
+      const feed = parallel || i === 0 ? new LiveFeed() : undefined;
       file = slots.run(
         () => opts.emit(status(job.id, "Waiting")),
         async () => {
-          await download(session, job, path, limits.attempts, opts.emit, abort.signal, live);
+          await download(session, job, path, limits.attempts, opts.emit, abort.signal, feed);
           return path;
         },
       );
+      file.catch(() => abort.abort()); // one failure stops the rest
       files.set(job.desc.digest, file);
+      inputs.push(feed ? { stream: feed.readable, feed } : { stream: readDownloaded(store, job.desc.digest, file) });
     } else {
-      live?.fail();
+      inputs.push({ stream: readDownloaded(store, job.desc.digest, file) });
     }
-    return file;
-  };
-  // The first layer to fetch sits on layers the store has: it is extracted while it
-  // downloads (fed from the download), instead of after. If the download has to start over,
-  // that extraction is dropped and the layer is extracted from the finished file as the others.
-  const live = new LiveFeed();
+    downloads.push(file);
+  }
   try {
-    const downloads = jobs.map((job, i) => downloadOf(job, i === 0 ? live : undefined));
-    for (const d of downloads) d.catch(() => abort.abort()); // one failure stops the rest
-    const args = (job: LayerJob) => ({ store, job, disablePigz: limits.disablePigz, emit: opts.emit, signal: abort.signal });
-    let extracted: Promise<void> = (async () => {
-      try {
-        await extract({ ...args(jobs[0]), live, file: paths.get(jobs[0].desc.digest)! });
-      } catch (err) {
-        if (!live.broken) throw err;
-        const file = await downloads[0]; // a download that failed for good explains better
-        if (abort.signal.aborted) throw err;
-        await extract({ ...args(jobs[0]), file });
-      }
-    })();
-    for (const [i, job] of jobs.entries()) {
-      if (i === 0) continue;
-      const previous = extracted;
-      extracted = Promise.all([downloads[i], previous]).then(([file]) => extract({ ...args(job), file }));
-    }
+    const layerArgs = jobs.map((job, i) => layerInput({ store, job, file: temps.get(job.desc.digest)!, disablePigz: limits.disablePigz, emit: opts.emit, signal: abort.signal }, inputs[i]));
     try {
-      await extracted;
+      await store.layers.registerChain(
+        jobs[0].parent,
+        layerArgs.map((l) => l.item),
+        (i) => layerArgs[i].registered(),
+      );
     } catch (err) {
+      // A layer that fails to extract while it downloads was most often corrupted on the way:
+      // its digest, checked at the end of the download, says so better than the tar reader. So
+      // the downloads under way finish (those waiting for a slot do not start) before the rest
+      // is cancelled, unless the pull itself was cancelled.
+      if (!isAbort(err) && !abort.signal.aborted) {
+        slots.close();
+        await Promise.allSettled(downloads);
+      }
       abort.abort();
       // the first real failure explains; the rest are its consequences (cancelled downloads)
       const settled = await Promise.allSettled(downloads);
-      const reasons = [err, ...settled.flatMap((r) => (r.status === "rejected" ? [r.reason] : []))];
+      const reasons = [...settled.flatMap((r) => (r.status === "rejected" ? [r.reason] : [])), err];
       throw reasons.find((e) => !isAbort(e)) ?? err;
     }
   } finally {
     opts.signal.removeEventListener("abort", onAbort);
-    await Promise.all(temps.map((t) => rm(t, { force: true })));
+    await Promise.allSettled(downloads); // (done already, unless another pull made the layers)
+    await Promise.all([...temps.values()].map((t) => rm(t, { force: true })));
   }
 }
 
@@ -247,7 +248,7 @@ const isAbort = (err: unknown) => (err as Error)?.name === "AbortError";
 /** One blob to a file: digested on the way, resumed from where it broke when the registry allows. */
 async function download(session: RegistrySession, job: LayerJob, path: string, attempts: number, emit: Emit, signal: AbortSignal, live?: LiveFeed): Promise<void> {
   const { desc, id } = job;
-  let feed = live;
+  const feed = live;
   const file = await open(path, "w", 0o600);
   try {
     let hash = createHash("sha256");
@@ -257,9 +258,7 @@ async function download(session: RegistrySession, job: LayerJob, path: string, a
       try {
         const res = await session.blob(desc.digest, offset);
         if (offset > 0 && res.statusCode === 200) {
-          // the registry ignored the range: start again
-          feed?.fail();
-          feed = undefined;
+          // the registry ignored the range: start again (the feed skips what it has had)
           hash = createHash("sha256");
           offset = 0;
           await file.truncate(0);
@@ -278,11 +277,11 @@ async function download(session: RegistrySession, job: LayerJob, path: string, a
         try {
           for await (const chunk of res.body as AsyncIterable<Buffer>) {
             hash.update(chunk);
+            if (feed) await feed.push(chunk, offset);
             batch.push(chunk);
             batched += chunk.length;
             offset += chunk.length;
             if (batched >= 1 << 20) await flush();
-            if (feed) await feed.push(chunk);
             report(offset);
           }
         } finally {
@@ -295,8 +294,6 @@ async function download(session: RegistrySession, job: LayerJob, path: string, a
         if (signal.aborted) throw signal.reason ?? err;
         if (err instanceof EngineError && (err.statusCode === 401 || err.statusCode === 404)) throw err;
         if (offset > desc.size) {
-          feed?.fail();
-          feed = undefined;
           hash = createHash("sha256");
           offset = 0;
           await file.truncate(0);
@@ -314,32 +311,33 @@ async function download(session: RegistrySession, job: LayerJob, path: string, a
     // only a verified blob may end the live extraction's input (its end registers the layer)
     feed?.end();
   } catch (err) {
-    feed?.fail();
+    feed?.fail(err as Error);
     throw err;
   } finally {
     await file.close();
   }
 }
 
-interface ExtractArgs {
+interface LayerArgs {
   store: ImageStore;
   job: LayerJob;
-  /** The downloaded blob (kept as the layer's blob); written while a live feed runs. */
+  /** Where the blob downloads (kept as the layer's blob). */
   file: string;
-  /** Bytes as they download, instead of reading `file` afterwards. */
-  live?: LiveFeed;
   disablePigz: boolean;
   emit: Emit;
   signal: AbortSignal;
 }
 
-/** Decompresses, digests and applies a layer on its parent. */
-async function extract({ store, job, file, live, disablePigz, emit, signal }: ExtractArgs): Promise<void> {
-  if (signal.aborted) throw signal.reason;
+/**
+ * A layer's tar for the layer store: its compressed bytes (`input`: fed live from the download,
+ * or read from the finished file) metered for `Extracting`, decompressed; `registered` reports
+ * the layer done once the store has recorded it.
+ */
+function layerInput({ store, job, file, disablePigz, emit, signal }: LayerArgs, input: { stream: Readable; feed?: LiveFeed }): { item: ChainItem; registered: () => void } {
   const total = job.desc.size;
   let read = 0;
   // fed live, the layer is reported as extracting from when its download is complete, as Docker does
-  const report = throttled((n) => (!live || live.ended) && emit(bytesMessage(job.id, "Extracting", n, total)));
+  const report = throttled((n) => (!input.feed || input.feed.ended) && emit(bytesMessage(job.id, "Extracting", n, total)));
   const meter = new Transform({
     transform(chunk: Buffer, _enc, done) {
       read += chunk.length;
@@ -347,35 +345,70 @@ async function extract({ store, job, file, live, disablePigz, emit, signal }: Ex
       done(null, chunk);
     },
   });
-  // a blob listed twice in one image was kept by its first layer already
-  const source = !live && store.blobs.has(job.desc.digest) ? store.blobs.path(job.desc.digest) : file;
-  const input = live ? live.readable : createReadStream(source, { highWaterMark: 1 << 20 });
-  const stop = () => input.destroy(signal.reason instanceof Error ? signal.reason : new Error("the pull was cancelled"));
-  signal.addEventListener("abort", stop, { once: true });
+  const source = input.stream;
+  const stop = () => source.destroy(signal.reason instanceof Error ? signal.reason : new Error("the pull was cancelled"));
+  if (signal.aborted) stop();
+  else signal.addEventListener("abort", stop, { once: true });
   // A failure reaches the registration through `meter` (its reader sees it as errored); the
   // listeners only keep an abort that lands between two reads from being an uncaught error.
-  input.on("error", () => undefined);
+  source.on("error", () => undefined);
   meter.on("error", () => undefined);
-  const feeding = pipeline(input, meter).finally(() => signal.removeEventListener("abort", stop));
+  const feeding = pipeline(source, meter).finally(() => signal.removeEventListener("abort", stop));
   feeding.catch(() => undefined);
   const tar = decompress(meter, { disablePigz });
-  const keep = { file: source, digest: job.desc.digest, mediaType: job.desc.mediaType, size: job.desc.size };
-  await store.layers.registerStream(job.parent, tar, job.diffId, keep);
-  report(read, true);
-  store.distribution.add(job.diffId, { digest: job.desc.digest, size: job.desc.size, mediaType: job.desc.mediaType, registry: job.registry, repository: job.repository });
-  emit(status(job.id, "Pull complete"));
+  // the store keeps the blob from this file, unless it has it already (a blob listed twice)
+  const compressed = { file, digest: job.desc.digest, mediaType: job.desc.mediaType, size: job.desc.size };
+  return {
+    item: { tar, diffId: job.diffId, compressed },
+    registered: () => {
+      report(read, true);
+      store.distribution.add(job.diffId, { digest: job.desc.digest, size: job.desc.size, mediaType: job.desc.mediaType, registry: job.registry, repository: job.repository });
+      emit(status(job.id, "Pull complete"));
+    },
+  };
 }
 
-/** A download's bytes, handed to an extraction as they come (with backpressure). */
+/**
+ * A downloaded blob, read once its download is over: from the temporary file, or from the store
+ * if a layer of the same blob has kept it meanwhile (the kept blob is the file, renamed).
+ */
+function readDownloaded(store: ImageStore, digest: string, download: Promise<string>): Readable {
+  return Readable.from(
+    (async function* () {
+      const file = await download;
+      let handle;
+      try {
+        handle = await open(file, "r");
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+        handle = await open(store.blobs.path(digest), "r");
+      }
+      yield* handle.createReadStream({ highWaterMark: 1 << 20 });
+    })(),
+    { objectMode: false },
+  );
+}
+
+/**
+ * A download's bytes, handed to an extraction as they come (with backpressure). A download that
+ * starts over, or resumes, sends bytes the feed has had: those are skipped. What the feed hands
+ * on is checked in the end by the layer's diff ID (the digest of the uncompressed tar), so a
+ * registry that sends other bytes the second time fails the layer rather than corrupting it.
+ */
 class LiveFeed {
   readonly readable = new PassThrough({ highWaterMark: 4 << 20 });
-  /** The download had to start over (or the blob is shared): the feed was cut short. */
-  broken = false;
   ended = false;
+  private fed = 0;
 
-  async push(chunk: Buffer): Promise<void> {
-    if (this.broken || this.readable.destroyed) return;
-    if (!this.readable.write(chunk)) {
+  /** `chunk` is the blob's bytes from `offset` on. */
+  async push(chunk: Buffer, offset: number): Promise<void> {
+    if (this.readable.destroyed) return;
+    const skip = this.fed - offset;
+    if (skip >= chunk.length) return;
+    if (skip < 0) return this.fail(new Error(`the download skipped bytes ${this.fed} to ${offset}`));
+    const data = skip > 0 ? chunk.subarray(skip) : chunk;
+    this.fed += data.length;
+    if (!this.readable.write(data)) {
       await new Promise<void>((resolve) => {
         const done = () => {
           this.readable.off("drain", done);
@@ -388,29 +421,35 @@ class LiveFeed {
     }
   }
 
+  /** Only once the whole blob is verified: the end lets the layer be registered. */
   end(): void {
-    if (this.broken) return;
     this.ended = true;
     this.readable.end();
   }
 
-  fail(): void {
-    if (this.ended || this.broken) return;
-    this.broken = true;
-    this.readable.destroy(new Error("the download started over"));
+  fail(err: Error): void {
+    if (!this.ended) this.readable.destroy(err);
   }
 }
 
 /** At most `n` at once, in the order asked; `onWait` when one has to queue. */
 class Slots {
   private active = 0;
+  private closed = false;
   private readonly queue: (() => void)[] = [];
   constructor(private readonly n: number) {}
+
+  /** What waits for a slot fails (as cancelled) instead of starting. */
+  close(): void {
+    this.closed = true;
+    for (const next of this.queue.splice(0)) next();
+  }
 
   async run<T>(onWait: () => void, work: () => Promise<T>): Promise<T> {
     if (this.active >= this.n) {
       onWait();
       await new Promise<void>((r) => this.queue.push(r));
+      if (this.closed) throw Object.assign(new Error("the pull was cancelled"), { name: "AbortError" });
     } else {
       this.active++;
     }

@@ -12,5 +12,5 @@ export const manifest: PluginManifest = {
   },
   // What the driver can have. What a given daemon has depends on the backing filesystem: the
   // driver's `capabilities` property says it (`quota` only on xfs with pquota).
-  capabilities: ["native-diff", "quota"],
+  capabilities: ["native-diff", "parallel-apply", "quota"],
 };

@@ -30,7 +30,7 @@ import { lstat, mkdir, readdir, readFile, realpath, rename, rm, statfs, symlink,
 import { dirname, join, resolve } from "node:path";
 import type { Readable } from "node:stream";
 import { promisify } from "node:util";
-import type { CreateOptions, LayerUsage, MountSpec, StorageContext, StorageDriver } from "../../core/contracts/storage.js";
+import type { CreateOptions, LayerUsage, MountSpec, StorageCapability, StorageContext, StorageDriver } from "../../core/contracts/storage.js";
 import { parseBytes, showBytes } from "../../core/options/value-types-structured.js";
 
 /** The tar code (tar-stream, the xattr binding) is loaded on first use, not at daemon start. */
@@ -137,7 +137,8 @@ interface QuotaSetup {
 
 export class Overlay2Driver implements StorageDriver {
   readonly name = "overlay2";
-  capabilities: readonly ("quota" | "native-diff")[] = ["native-diff"];
+  // parallel-apply: a layer's diff goes into its own `diff` folder and nowhere else
+  capabilities: readonly StorageCapability[] = ["native-diff", "parallel-apply"];
   readonly home: string;
   private backingFs = "unknown";
   private quota?: QuotaSetup;
@@ -186,7 +187,7 @@ export class Overlay2Driver implements StorageDriver {
     } else if (typeof quotaMount !== "string") {
       this.quota = { mountPoint: quotaMount.mountPoint };
     }
-    if (this.quota) this.capabilities = ["native-diff", "quota"];
+    if (this.quota) this.capabilities = [...this.capabilities, "quota"];
     await mkdir(join(this.home, LINK_DIR), { recursive: true, mode: 0o700 });
   }
 
