@@ -86,33 +86,16 @@ async function* decompressed(input: Readable, disablePigz: boolean): AsyncGenera
     else if (kind === "zstd") yield* throughZlib(all(), createZstdDecompress({ chunkSize: CHUNK }));
     else {
       const unpigz = disablePigz ? null : findUnpigz();
-      // a pipe reads 64 KiB at a time; the tar reader's cost is per chunk
-      if (unpigz) yield* coalesce(throughUnpigz(all(), unpigz), 1 << 20);
+      // unpigz's 64 KiB pipe reads go to the tar reader as they are: joining them into larger
+      // chunks cost more (a copy of every byte, and the garbage collections the copies bring)
+      // than the reader saves (measured: a 200 MB pull 3.6 CPU s joined, 3.1 not; a 165 MB
+      // tree of small files extracts as fast or faster)
+      if (unpigz) yield* throughUnpigz(all(), unpigz);
       else yield* throughZlib(all(), createGunzip({ chunkSize: CHUNK }));
     }
   } finally {
     await it.return?.(); // destroys the input when we stop early; a no-op once it has ended
   }
-}
-
-/** Joins small chunks into ones of about `size` bytes. */
-export async function* coalesce(source: AsyncIterable<Buffer>, size: number): AsyncGenerator<Buffer> {
-  let parts: Buffer[] = [];
-  let have = 0;
-  for await (const chunk of source) {
-    if (have === 0 && chunk.length >= size) {
-      yield chunk;
-      continue;
-    }
-    parts.push(chunk);
-    have += chunk.length;
-    if (have >= size) {
-      yield parts.length === 1 ? parts[0] : Buffer.concat(parts, have);
-      parts = [];
-      have = 0;
-    }
-  }
-  if (have > 0) yield parts.length === 1 ? parts[0] : Buffer.concat(parts, have);
 }
 
 async function* throughZlib(source: AsyncIterable<Buffer>, decoder: NodeJS.ReadWriteStream & Readable): AsyncGenerator<Buffer> {
