@@ -1,85 +1,155 @@
 /**
- * How the client reaches a daemon: `-H` / `ENGINE_HOST` (unix:// or tcp://; the default is
- * the unix socket `/var/run/engine.sock`), TLS from `--tls`, `--tlsverify` / `ENGINE_TLS_VERIFY`
- * and the files in `ENGINE_CERT_PATH` (default `~/.engine/`), and the API version agreed
- * through `/_ping` (or pinned by `ENGINE_API_VERSION`).
+ * The client's view of the daemon: requests on the API version agreed through `/_ping` (the
+ * newest both speak, or `ENGINE_API_VERSION`), JSON in and out, streams, and hijacked
+ * connections for attach. Transport: transport/dial.ts; HTTP: transport/http1.ts.
  */
-import { readFileSync } from "node:fs";
-import { homedir } from "node:os";
-import { join } from "node:path";
-import { Client } from "undici";
-import { parseHost } from "../host/listeners/parse-host.js";
-import { API_VERSION, compareApiVersions } from "../core/version.js";
+import type { Duplex, Readable } from "node:stream";
+import { dial, type Target, type TlsFiles } from "./transport/dial.js";
+import { send, type HttpResponse } from "./transport/http1.js";
 
-export interface ConnectionOptions {
-  host?: string;
-  tls: boolean;
-  tlsverify: boolean;
-  tlscacert?: string;
-  tlscert?: string;
-  tlskey?: string;
+/** The newest API version this client speaks. */
+export const CLIENT_API_VERSION = "1.51";
+
+export type QueryValue = string | number | boolean | undefined | null | readonly string[];
+
+export interface RequestOptions {
+  query?: Record<string, QueryValue>;
+  /** A JSON body (any value but a Buffer or a stream). */
+  json?: unknown;
+  /** A raw body, with its content type. */
+  raw?: Buffer | Readable;
+  contentType?: string;
+  headers?: Record<string, string>;
+  /** Without the `/vX.Y` prefix (for `/_ping`). */
+  unversioned?: boolean;
+}
+
+/** An error answer of the daemon; `message` is what the Docker CLI prints for it. */
+export class DaemonError extends Error {
+  constructor(
+    readonly status: number,
+    readonly daemonMessage: string,
+  ) {
+    super(`Error response from daemon: ${daemonMessage}`);
+  }
 }
 
 export interface Connection {
-  /** GETs `path` (after the version prefix) and returns the parsed JSON answer. */
-  getJson<T>(path: string): Promise<T>;
+  /** The API version requests use ("1.51"). */
+  apiVersion(): Promise<string>;
+  /** Any answer, error or not; the body is left to the caller. */
+  request(method: string, path: string, opts?: RequestOptions): Promise<HttpResponse>;
+  /** A successful answer (a DaemonError otherwise); the body is left to the caller. */
+  call(method: string, path: string, opts?: RequestOptions): Promise<HttpResponse>;
+  /** A successful answer's JSON (undefined for an empty body). */
+  json<T>(method: string, path: string, opts?: RequestOptions): Promise<T>;
+  getJson<T>(path: string, opts?: RequestOptions): Promise<T>;
+  /** The raw connection after an upgrade (attach, exec start). */
+  hijack(method: string, path: string, opts?: RequestOptions): Promise<{ stream: Readable; socket: Duplex; headers: Record<string, string> }>;
   close(): Promise<void>;
 }
 
-export class DaemonError extends Error {}
+export interface ConnectionSettings {
+  target: Target;
+  tls?: TlsFiles;
+  env: NodeJS.ProcessEnv;
+}
 
-export function connect(opts: ConnectionOptions, env: NodeJS.ProcessEnv): Connection {
-  const verify = opts.tlsverify || Boolean(env.ENGINE_TLS_VERIFY);
-  const tls = opts.tls || verify;
-  const addr = parseHost(opts.host ?? env.ENGINE_HOST ?? "", tls);
-  const certDir = env.ENGINE_CERT_PATH || join(homedir(), ".engine");
-  let client: Client;
-  let prefix = "";
-  if (addr.proto === "unix") {
-    client = new Client("http://localhost", { socketPath: addr.path });
-  } else if (addr.proto === "tcp") {
-    prefix = addr.prefix;
-    const host = addr.host.includes(":") ? `[${addr.host}]` : addr.host;
-    client = new Client(`${tls ? "https" : "http"}://${host}:${addr.port}`, {
-      connect: tls
-        ? {
-            ca: readFileSync(opts.tlscacert ?? join(certDir, "ca.pem")),
-            ...(verify || opts.tlscert
-              ? { cert: readFileSync(opts.tlscert ?? join(certDir, "cert.pem")), key: readFileSync(opts.tlskey ?? join(certDir, "key.pem")) }
-              : {}),
-            rejectUnauthorized: verify,
-          }
-        : undefined,
-    });
-  } else {
-    throw new DaemonError("fd:// is for the daemon only; the client connects with unix:// or tcp://");
+export function encodeQuery(query: Record<string, QueryValue> | undefined): string {
+  if (!query) return "";
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(query)) {
+    if (v === undefined || v === null) continue;
+    const values = Array.isArray(v) ? v : [v];
+    for (const one of values) parts.push(`${encodeURIComponent(k)}=${encodeURIComponent(typeof one === "boolean" ? (one ? "1" : "0") : String(one))}`);
   }
+  return parts.length ? `?${parts.join("&")}` : "";
+}
 
+/** The message of an error answer: `{"message"}` when the body is JSON, else the text. */
+export async function errorMessage(res: HttpResponse): Promise<string> {
+  const text = (await readAll(res.body)).toString("utf8");
+  try {
+    return (JSON.parse(text) as { message?: string }).message ?? text.trim();
+  } catch {
+    return text.trim() || `status ${res.status}`;
+  }
+}
+
+export async function readAll(body: Readable): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const chunk of body) parts.push(chunk as Buffer);
+  return Buffer.concat(parts);
+}
+
+export function connect(settings: ConnectionSettings): Connection {
+  const { target, env } = settings;
+  const open = new Set<Duplex>();
+  const prefix = target.proto === "tcp" ? target.prefix : "";
+  const hostHeader = target.proto === "tcp" ? `${target.host.includes(":") ? `[${target.host}]` : target.host}:${target.port}` : "api.engine";
   let version: Promise<string> | undefined;
-  const negotiate = async (): Promise<string> => {
-    if (env.ENGINE_API_VERSION) return env.ENGINE_API_VERSION;
-    const res = await client.request({ path: `${prefix}/_ping`, method: "GET" });
-    await res.body.dump();
-    const server = String(res.headers["api-version"] ?? API_VERSION);
-    return compareApiVersions(server, API_VERSION) < 0 ? server : API_VERSION;
+
+  const raw = async (method: string, path: string, opts: RequestOptions = {}, upgrade = false): Promise<HttpResponse> => {
+    const v = opts.unversioned ? "" : `/v${await apiVersion()}`;
+    const socket = await dial(settings);
+    open.add(socket);
+    socket.once("close", () => open.delete(socket));
+    const headers: Record<string, string> = { ...opts.headers };
+    let body: Buffer | Readable | undefined = opts.raw;
+    if (opts.json !== undefined) {
+      body = Buffer.from(JSON.stringify(opts.json));
+      headers["Content-Type"] = "application/json";
+    } else if (opts.raw) {
+      headers["Content-Type"] = opts.contentType ?? "application/octet-stream";
+    }
+    try {
+      return await send(socket, hostHeader, { method, path: `${prefix}${v}${path}${encodeQuery(opts.query)}`, headers, body, upgrade });
+    } catch (err) {
+      socket.destroy();
+      throw err;
+    }
+  };
+
+  const apiVersion = (): Promise<string> =>
+    (version ??= (async () => {
+      if (env.ENGINE_API_VERSION) return env.ENGINE_API_VERSION.replace(/^v/, "");
+      const res = await raw("GET", "/_ping", { unversioned: true });
+      res.body.resume();
+      const server = res.headers["api-version"];
+      if (!server) return CLIENT_API_VERSION;
+      return compare(server, CLIENT_API_VERSION) < 0 ? server : CLIENT_API_VERSION;
+    })());
+
+  const call = async (method: string, path: string, opts?: RequestOptions) => {
+    const res = await raw(method, path, opts);
+    if (res.status >= 400) throw new DaemonError(res.status, await errorMessage(res));
+    return res;
+  };
+
+  const json = async <T>(method: string, path: string, opts?: RequestOptions): Promise<T> => {
+    const text = (await readAll((await call(method, path, opts)).body)).toString("utf8");
+    return (text.trim() === "" ? undefined : JSON.parse(text)) as T;
   };
 
   return {
-    async getJson<T>(path: string): Promise<T> {
-      const v = await (version ??= negotiate());
-      const res = await client.request({ path: `${prefix}/v${v}${path}`, method: "GET" });
-      const text = await res.body.text();
-      if (res.statusCode >= 400) {
-        let message = text;
-        try {
-          message = (JSON.parse(text) as { message?: string }).message ?? text;
-        } catch {
-          // not JSON: show it as it came
-        }
-        throw new DaemonError(`Error response from daemon: ${message}`);
-      }
-      return JSON.parse(text) as T;
+    apiVersion,
+    request: raw,
+    call,
+    json,
+    getJson: (path, opts) => json("GET", path, opts),
+    async hijack(method, path, opts) {
+      const res = await raw(method, path, opts, true);
+      if (res.status >= 400) throw new DaemonError(res.status, await errorMessage(res));
+      return { stream: res.body, socket: res.socket, headers: res.headers };
     },
-    close: () => client.close(),
+    async close() {
+      for (const s of open) s.destroy();
+    },
   };
+}
+
+function compare(a: string, b: string): number {
+  const [am, an] = a.split(".").map(Number);
+  const [bm, bn] = b.split(".").map(Number);
+  return am - bm || an - bn;
 }

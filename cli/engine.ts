@@ -1,62 +1,168 @@
 /**
- * `engine`, the command-line client: global connection flags, then a command.
+ * `engine`, the command-line client: global flags, then a command and its own flags.
  *   engine [-H HOST] [--tls] [--tlsverify] [--tlscacert F] [--tlscert F] [--tlskey F] COMMAND
+ * Exit statuses as the Docker CLI's: 0, 1 for a failure, 125 for a usage error (and for run and
+ * create when the daemon refuses), the container's own for `run`, 126 and 127 from the runtime.
  */
-import meow from "meow";
-import { commands } from "./commands/index.js";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { ExitError, type CommandContext } from "./command.js";
+import { commands, findCommand, groupCommands } from "./commands/index.js";
 import { connect, DaemonError, type Connection } from "./connection.js";
+import { flagsHelp, parseFlags, UsageError, type FlagSpec } from "./flags.js";
+import { HostError, parseTarget, tlsFiles } from "./transport/dial.js";
 
-const usage = `Usage:  engine [OPTIONS] COMMAND
+const GLOBAL_FLAGS: FlagSpec[] = [
+  { name: "config", type: "string", description: "Location of client config files (ENGINE_CONFIG)", default: "~/.engine" },
+  { name: "debug", short: "D", type: "bool", description: "Enable debug mode" },
+  { name: "host", short: "H", type: "list", description: "Daemon socket to connect to (ENGINE_HOST; default unix:///var/run/engine.sock)" },
+  { name: "log-level", short: "l", type: "string", description: `Set the logging level ("debug"|"info"|"warn"|"error"|"fatal")`, default: "info" },
+  { name: "tls", type: "bool", description: "Use TLS; implied by --tlsverify" },
+  { name: "tlscacert", type: "string", description: "Trust certs signed only by this CA", default: "~/.engine/ca.pem" },
+  { name: "tlscert", type: "string", description: "Path to TLS certificate file", default: "~/.engine/cert.pem" },
+  { name: "tlskey", type: "string", description: "Path to TLS key file", default: "~/.engine/key.pem" },
+  { name: "tlsverify", type: "bool", description: "Use TLS and verify the remote (ENGINE_TLS_VERIFY)" },
+  { name: "version", short: "v", type: "bool", description: "Print version information and quit" },
+  { name: "help", type: "bool", description: "Print usage", hidden: true },
+];
 
-A client for engined, the container engine.
+function usage(): string {
+  const width = Math.max(...commands.map((c) => c.name.length));
+  return `
+Usage:  engine [OPTIONS] COMMAND
 
-Options:
-  -H, --host string      Daemon socket to connect to (ENGINE_HOST; default unix:///var/run/engine.sock)
-      --tls              Use TLS; implied by --tlsverify
-      --tlscacert string Trust certs signed only by this CA (default ~/.engine/ca.pem)
-      --tlscert string   Path to TLS certificate file (default ~/.engine/cert.pem)
-      --tlskey string    Path to TLS key file (default ~/.engine/key.pem)
-      --tlsverify        Use TLS and verify the remote (ENGINE_TLS_VERIFY)
+A client for engined, the container engine
 
 Commands:
-${commands.map((c) => `  ${c.name.padEnd(10)} ${c.description}`).join("\n")}
-`;
+${commands.map((c) => `  ${c.name.padEnd(width)}  ${c.description}`).join("\n")}
 
-async function main(): Promise<number> {
-  const cli = meow(usage, {
-    importMeta: import.meta,
-    autoVersion: false,
-    allowUnknownFlags: false,
-    flags: {
-      host: { type: "string", shortFlag: "H" },
-      tls: { type: "boolean", default: false },
-      tlsverify: { type: "boolean", default: false },
-      tlscacert: { type: "string" },
-      tlscert: { type: "string" },
-      tlskey: { type: "string" },
-    },
-  });
-  const [name, ...args] = cli.input;
-  const command = commands.find((c) => c.name === name);
-  if (!command) {
-    process.stderr.write(name ? `engine: '${name}' is not an engine command.\nSee 'engine --help'\n` : usage);
-    return name ? 1 : 0;
-  }
-  let connection: Connection | undefined;
+Global Options:
+${flagsHelp(GLOBAL_FLAGS)}
+
+Run 'engine COMMAND --help' for more information on a command.
+`;
+}
+
+const out = (t: string) => void process.stdout.write(t);
+const err = (t: string) => void process.stderr.write(t);
+
+async function main(argv: string[]): Promise<number> {
+  let global;
   try {
-    return await command.run({
-      args,
-      connection: () => (connection ??= connect(cli.flags, process.env)),
-      stdout: (t) => process.stdout.write(t),
-      stderr: (t) => process.stderr.write(t),
-    });
-  } catch (err) {
-    const text = err instanceof DaemonError ? err.message : `Cannot connect to the engine daemon: ${(err as Error).message}`;
-    process.stderr.write(`${text}\n`);
+    global = parseFlags(argv, GLOBAL_FLAGS, false);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    err(`${e.message}\nSee 'engine --help'.\n`);
+    return 125;
+  }
+  const g = global.flags;
+  if (g.version) {
+    const { ENGINE_VERSION, GIT_COMMIT } = await import("../core/version.js");
+    out(`engine version ${ENGINE_VERSION}, build ${GIT_COMMIT.slice(0, 7)}\n`);
+    return 0;
+  }
+  const words = global.args;
+  const found = findCommand(words);
+  if (!found) {
+    const group = words[0] ? groupCommands(words[0]) : [];
+    if (group.length > 0) {
+      const width = Math.max(...group.map((c) => c.name.length - words[0].length - 1));
+      (words[1] ? err : out)(
+        `${words[1] ? `engine: unknown command: engine ${words[0]} ${words[1]}\n\n` : ""}Usage:  engine ${words[0]} COMMAND\n\nCommands:\n${group.map((c) => `  ${c.name.slice(words[0].length + 1).padEnd(width)}  ${c.description}`).join("\n")}\n\nRun 'engine ${words[0]} COMMAND --help' for more information on a command.\n`,
+      );
+      return words[1] ? 1 : 0;
+    }
+    if (!words[0]) {
+      out(usage());
+      return 0;
+    }
+    err(`engine: unknown command: engine ${words[0]}\n\nRun 'engine --help' for more information\n`);
     return 1;
+  }
+  const name = found.entry.name;
+  const command = await found.entry.load();
+  const specs: FlagSpec[] = [...command.flags, { name: "help", type: "bool", description: "Print usage", hidden: true }];
+  const helpText = () => `\nUsage:  engine ${name} ${command.usage}\n\n${found.entry.description}\n${command.flags.length ? `\nOptions:\n${flagsHelp(command.flags)}\n` : ""}`;
+  let input;
+  try {
+    input = parseFlags(words.slice(found.used), specs, !command.stopAtFirstArg);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    err(`${e.message}\nSee 'engine ${name} --help'.\n`);
+    return 125;
+  }
+  if (input.flags.help) {
+    out(helpText());
+    return 0;
+  }
+  const { min = 0, max = Infinity } = command.args ?? {};
+  if (input.args.length < min || input.args.length > max) {
+    const want =
+      max === 0 ? "accepts no arguments" : min === max ? `requires exactly ${min} argument${min === 1 ? "" : "s"}` : input.args.length < min ? `requires at least ${min} argument${min === 1 ? "" : "s"}` : `accepts at most ${max} argument${max === 1 ? "" : "s"}`;
+    err(`"engine ${name}" ${want}.\nSee 'engine ${name} --help'.\n\nUsage:  engine ${name} ${command.usage}\n\n${found.entry.description}\n`);
+    return 1;
+  }
+
+  const env = process.env;
+  const configDir = expandHome(String(g.config) === "~/.engine" ? (env.ENGINE_CONFIG ?? "~/.engine") : String(g.config));
+  let connection: Connection | undefined;
+  const ctx: CommandContext = {
+    name,
+    env,
+    configDir,
+    stdout: out,
+    stderr: err,
+    connection: () => {
+      if (connection) return connection;
+      const hosts = g.host as string[];
+      if (hosts.length > 1) throw new HostError("Specify only one -H");
+      const verify = Boolean(g.tlsverify) || (env.ENGINE_TLS_VERIFY ?? "") !== "";
+      const useTls = Boolean(g.tls) || verify;
+      const target = parseTarget(hosts[0] ?? env.ENGINE_HOST ?? "", useTls);
+      const path = (flag: string) => (global.given.has(flag) ? expandHome(String(g[flag])) : undefined);
+      const tls = useTls && target.proto === "tcp" ? tlsFiles({ verify, cacert: path("tlscacert"), cert: path("tlscert"), key: path("tlskey") }, env) : undefined;
+      connection = connect({ target, tls, env });
+      return connection;
+    },
+  };
+  try {
+    return await command.run(ctx, input);
+  } catch (e) {
+    if (e instanceof ExitError) {
+      if (e.message) err(`${e.message}\n`);
+      return e.status;
+    }
+    if (e instanceof DaemonError || e instanceof HostError) {
+      err(`${e.message}\n`);
+      return e instanceof DaemonError ? (command.failureStatus ?? 1) : 1;
+    }
+    if (e instanceof UsageError) {
+      err(`${e.message}\nSee 'engine ${name} --help'.\n`);
+      return 125;
+    }
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ECONNRESET" || code === "EPIPE" || (e as Error).name === "ConnectionClosed") {
+      err(`error during connect: the connection to the engine daemon was lost: ${(e as Error).message}\n`);
+      return 1;
+    }
+    throw e;
   } finally {
     await connection?.close();
   }
 }
 
-main().then((code) => process.exit(code));
+function expandHome(p: string): string {
+  return p === "~" ? homedir() : p.startsWith("~/") ? join(homedir(), p.slice(2)) : p;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+    // stdout may still be draining into a pipe: exit once it is flushed
+    process.stdout.write("", () => process.exit(code));
+  },
+  (e) => {
+    err(`engine: ${(e as Error).stack ?? e}\n`);
+    process.exit(1);
+  },
+);

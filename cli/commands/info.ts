@@ -13,9 +13,10 @@ function bytes(n: number): string {
   return `${Math.round(v * 100) / 100}${units[i]}`;
 }
 
-export const infoCommand: Command = {
-  name: "info",
-  description: "Display system-wide information",
+export const command: Command = {
+  usage: "[OPTIONS]",
+  flags: [],
+  args: { max: 0 },
   async run(ctx) {
     const i = await ctx.connection().getJson<SystemInfo>("/info");
     const lines = [

@@ -3,9 +3,10 @@ import { API_VERSION, ENGINE_VERSION, GIT_COMMIT } from "../../core/version.js";
 import type { VersionInfo } from "../../core/system-info.js";
 import type { Command } from "../command.js";
 
-export const versionCommand: Command = {
-  name: "version",
-  description: "Show the engine version information",
+export const command: Command = {
+  usage: "[OPTIONS]",
+  flags: [],
+  args: { max: 0 },
   async run(ctx) {
     const out = [
       "Client:",

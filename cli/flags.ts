@@ -1,0 +1,127 @@
+/**
+ * Command-line flags as the Docker CLI reads them (Go's pflag): `--name value`, `--name=value`,
+ * `-n value`, `-nvalue`, `-n=value`, boolean groups (`-it`, `-dit`), `--bool=false`,
+ * repeatable flags (`-e A -e B`), `--` ending the flags, and flags anywhere among the arguments
+ * unless a command stops at its first argument (`run IMAGE CMD -l`: `-l` is the container's).
+ * Parse errors are UsageErrors: the CLI prints them with a pointer to `--help` and exits 125.
+ */
+
+export type FlagType = "bool" | "string" | "int" | "list";
+
+export interface FlagSpec {
+  /** The long name, without dashes. */
+  name: string;
+  short?: string;
+  type: FlagType;
+  description: string;
+  /** What the help shows after the name (`string`, `list`, `int` by default). */
+  valueName?: string;
+  default?: string | number | boolean;
+  /** Parsed but not shown in the help. */
+  hidden?: boolean;
+}
+
+export type FlagValue = string | number | boolean | string[];
+
+export interface Parsed {
+  /** By long name; a flag not given has its default (lists: []). */
+  flags: Record<string, FlagValue>;
+  /** Flags given on the command line (by long name), for "was it set". */
+  given: Set<string>;
+  args: string[];
+}
+
+export class UsageError extends Error {}
+
+export function parseFlags(argv: readonly string[], specs: readonly FlagSpec[], interspersed = true): Parsed {
+  const byLong = new Map(specs.map((s) => [s.name, s]));
+  const byShort = new Map(specs.filter((s) => s.short).map((s) => [s.short!, s]));
+  const flags: Record<string, FlagValue> = {};
+  for (const s of specs) flags[s.name] = s.type === "list" ? [] : s.type === "bool" ? (s.default ?? false) : (s.default ?? (s.type === "int" ? 0 : ""));
+  const given = new Set<string>();
+  const args: string[] = [];
+  const set = (spec: FlagSpec, value: string | undefined, shown: string) => {
+    given.add(spec.name);
+    if (spec.type === "bool") {
+      if (value === undefined) flags[spec.name] = true;
+      else if (/^(1|t|true|TRUE|True)$/.test(value)) flags[spec.name] = true;
+      else if (/^(0|f|false|FALSE|False)$/.test(value)) flags[spec.name] = false;
+      else throw new UsageError(`invalid argument "${value}" for "${shown}" flag: strconv.ParseBool: parsing "${value}": invalid syntax`);
+      return;
+    }
+    if (value === undefined) throw new UsageError(`flag needs an argument: ${shown}`);
+    if (spec.type === "int") {
+      if (!/^-?\d+$/.test(value)) throw new UsageError(`invalid argument "${value}" for "${shown}" flag: strconv.ParseInt: parsing "${value}": invalid syntax`);
+      flags[spec.name] = Number(value);
+    } else if (spec.type === "list") {
+      (flags[spec.name] as string[]).push(value);
+    } else {
+      flags[spec.name] = value;
+    }
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--") {
+      args.push(...argv.slice(i + 1));
+      break;
+    }
+    if (arg.startsWith("--") && arg.length > 2) {
+      const eq = arg.indexOf("=");
+      const name = eq < 0 ? arg.slice(2) : arg.slice(2, eq);
+      const spec = byLong.get(name);
+      if (!spec) throw new UsageError(`unknown flag: --${name}`);
+      let value = eq < 0 ? undefined : arg.slice(eq + 1);
+      if (value === undefined && spec.type !== "bool") {
+        if (i + 1 >= argv.length) throw new UsageError(`flag needs an argument: --${name}`);
+        value = argv[++i];
+      }
+      set(spec, value, `--${name}`);
+      continue;
+    }
+    if (arg.startsWith("-") && arg.length > 1) {
+      // a group of shorthands; the first that takes a value takes the rest (or the next argument)
+      for (let j = 1; j < arg.length; j++) {
+        const c = arg[j];
+        const spec = byShort.get(c);
+        if (!spec) throw new UsageError(`unknown shorthand flag: '${c}' in ${arg}`);
+        const shown = `'${c}' in ${arg}`;
+        if (spec.type === "bool") {
+          if (arg[j + 1] === "=") {
+            set(spec, arg.slice(j + 2), shown);
+            break;
+          }
+          set(spec, undefined, shown);
+          continue;
+        }
+        let value = arg.slice(j + 1).replace(/^=/, "");
+        if (value === "") {
+          if (i + 1 >= argv.length) throw new UsageError(`flag needs an argument: ${shown}`);
+          value = argv[++i];
+        }
+        set(spec, value, `-${c}, --${spec.name}`);
+        break;
+      }
+      continue;
+    }
+    args.push(arg);
+    if (!interspersed) {
+      args.push(...argv.slice(i + 1));
+      break;
+    }
+  }
+  return { flags, given, args };
+}
+
+/** The "Options:" block of a help text, aligned as the Docker CLI aligns it. */
+export function flagsHelp(specs: readonly FlagSpec[]): string {
+  const rows = specs
+    .filter((s) => !s.hidden)
+    .map((s) => {
+      const value = s.type === "bool" ? "" : ` ${s.valueName ?? s.type}`;
+      const names = s.short ? `-${s.short}, --${s.name}${value}` : `    --${s.name}${value}`;
+      const dflt = s.default !== undefined && s.default !== "" && s.default !== false ? ` (default ${typeof s.default === "string" ? `"${s.default}"` : s.default})` : "";
+      return [names, `${s.description}${dflt}`];
+    });
+  const width = Math.max(0, ...rows.map((r) => r[0].length));
+  return rows.map(([n, d]) => `  ${n.padEnd(width)}   ${d}`).join("\n");
+}
