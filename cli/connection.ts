@@ -144,6 +144,8 @@ export function connect(settings: ConnectionSettings): Connection {
     },
     async close() {
       for (const s of open) s.destroy();
+      // a clean SSH disconnect, rather than a reset the server logs
+      if (target.proto === "ssh") (await import("./transport/ssh.js")).closeSshConnections();
     },
   };
 }

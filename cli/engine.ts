@@ -82,13 +82,15 @@ async function main(argv: string[]): Promise<number> {
   const name = found.entry.name;
   const command = await found.entry.load();
   const specs: FlagSpec[] = [...command.flags, { name: "help", type: "bool", description: "Print usage", hidden: true }];
-  const helpText = () => `\nUsage:  engine ${name} ${command.usage}\n\n${found.entry.description}\n${command.flags.length ? `\nOptions:\n${flagsHelp(command.flags)}\n` : ""}`;
+  const names = [name, ...(found.entry.aliases ?? [])];
+  const aliases = names.length > 1 ? `\nAliases:\n  ${names.map((n) => `engine ${n}`).join(", ")}\n` : "";
+  const helpText = () => `Usage:  engine ${name} ${command.usage}\n\n${found.entry.description}\n${aliases}${command.flags.length ? `\nOptions:\n${flagsHelp(command.flags)}\n` : ""}`;
   let input;
   try {
     input = parseFlags(words.slice(found.used), specs, !command.stopAtFirstArg);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
-    err(`${e.message}\nSee 'engine ${name} --help'.\n`);
+    err(`${e.message}\n\nUsage:  engine ${name} ${command.usage}\n\nRun 'engine ${name} --help' for more information\n`);
     return 125;
   }
   if (input.flags.help) {
@@ -97,9 +99,10 @@ async function main(argv: string[]): Promise<number> {
   }
   const { min = 0, max = Infinity } = command.args ?? {};
   if (input.args.length < min || input.args.length > max) {
+    // the Docker CLI's two argument checks word their last line differently ("Run" / "See")
     const want =
-      max === 0 ? "accepts no arguments" : min === max ? `requires exactly ${min} argument${min === 1 ? "" : "s"}` : input.args.length < min ? `requires at least ${min} argument${min === 1 ? "" : "s"}` : `accepts at most ${max} argument${max === 1 ? "" : "s"}`;
-    err(`"engine ${name}" ${want}.\nSee 'engine ${name} --help'.\n\nUsage:  engine ${name} ${command.usage}\n\n${found.entry.description}\n`);
+      max === 0 ? "accepts no arguments" : min === max ? `requires ${min} argument${min === 1 ? "" : "s"}` : input.args.length < min ? `requires at least ${min} argument${min === 1 ? "" : "s"}` : `accepts at most ${max} argument${max === 1 ? "" : "s"}`;
+    err(`engine: 'engine ${name}' ${want}\n\nUsage:  engine ${name} ${command.usage}\n\n${want.includes("at least") ? "See" : "Run"} 'engine ${name} --help' for more information\n`);
     return 1;
   }
 
@@ -137,7 +140,7 @@ async function main(argv: string[]): Promise<number> {
       return e instanceof DaemonError ? (command.failureStatus ?? 1) : 1;
     }
     if (e instanceof UsageError) {
-      err(`${e.message}\nSee 'engine ${name} --help'.\n`);
+      err(`${e.message}\n\nUsage:  engine ${name} ${command.usage}\n\nRun 'engine ${name} --help' for more information\n`);
       return 125;
     }
     const code = (e as NodeJS.ErrnoException).code;

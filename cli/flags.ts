@@ -40,7 +40,9 @@ export function parseFlags(argv: readonly string[], specs: readonly FlagSpec[], 
   for (const s of specs) flags[s.name] = s.type === "list" ? [] : s.type === "bool" ? (s.default ?? false) : (s.default ?? (s.type === "int" ? 0 : ""));
   const given = new Set<string>();
   const args: string[] = [];
-  const set = (spec: FlagSpec, value: string | undefined, shown: string) => {
+  // pflag names a flag in a bad-value error as "-n, --last" whichever form was typed
+  const set = (spec: FlagSpec, value: string | undefined, missing: string) => {
+    const shown = spec.short ? `-${spec.short}, --${spec.name}` : `--${spec.name}`;
     given.add(spec.name);
     if (spec.type === "bool") {
       if (value === undefined) flags[spec.name] = true;
@@ -49,7 +51,7 @@ export function parseFlags(argv: readonly string[], specs: readonly FlagSpec[], 
       else throw new UsageError(`invalid argument "${value}" for "${shown}" flag: strconv.ParseBool: parsing "${value}": invalid syntax`);
       return;
     }
-    if (value === undefined) throw new UsageError(`flag needs an argument: ${shown}`);
+    if (value === undefined) throw new UsageError(`flag needs an argument: ${missing}`);
     if (spec.type === "int") {
       if (!/^-?\d+$/.test(value)) throw new UsageError(`invalid argument "${value}" for "${shown}" flag: strconv.ParseInt: parsing "${value}": invalid syntax`);
       flags[spec.name] = Number(value);
@@ -98,7 +100,7 @@ export function parseFlags(argv: readonly string[], specs: readonly FlagSpec[], 
           if (i + 1 >= argv.length) throw new UsageError(`flag needs an argument: ${shown}`);
           value = argv[++i];
         }
-        set(spec, value, `-${c}, --${spec.name}`);
+        set(spec, value, shown);
         break;
       }
       continue;

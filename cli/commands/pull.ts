@@ -1,10 +1,34 @@
-/** PLACEHOLDER: to be written in this session (issue 8). */
+/** `engine pull`: download an image from a registry, with the daemon's progress as `docker pull` shows it. */
 import { ExitError, type Command } from "../command.js";
+import { registryAuthFor } from "../auth/registry-auth.js";
+import { referenceString, ReferenceError, repositoryName, transferReference } from "../reference.js";
+import { followProgress } from "../progress/stream-output.js";
 
 export const command: Command = {
-  usage: "[OPTIONS]",
-  flags: [],
-  async run() {
-    throw new ExitError(1, "engine pull: not written yet");
+  usage: "[OPTIONS] NAME[:TAG|@DIGEST]",
+  flags: [
+    { name: "all-tags", short: "a", type: "bool", description: "Download all tagged images in the repository" },
+    { name: "platform", type: "string", description: "Set platform if server is multi-platform capable" },
+    { name: "quiet", short: "q", type: "bool", description: "Suppress verbose output" },
+  ],
+  args: { min: 1, max: 1 },
+  async run(ctx, { flags, args }) {
+    const all = Boolean(flags["all-tags"]);
+    const quiet = Boolean(flags.quiet);
+    let ref, defaulted;
+    try {
+      ({ ref, defaulted } = transferReference(args[0], all));
+    } catch (e) {
+      if (e instanceof ReferenceError) throw new ExitError(1, e.message);
+      throw e;
+    }
+    if (defaulted && !quiet) ctx.stdout("Using default tag: latest\n");
+    const res = await ctx.connection().call("POST", "/images/create", {
+      query: { fromImage: repositoryName(ref), tag: all ? undefined : (ref.digest ?? ref.tag), platform: flags.platform ? String(flags.platform) : undefined },
+      headers: { "X-Registry-Auth": registryAuthFor(ctx.configDir, ref, ctx.stderr) },
+    });
+    await followProgress(ctx, res.body, quiet);
+    ctx.stdout(`${referenceString(ref)}\n`);
+    return 0;
   },
 };

@@ -1,10 +1,4 @@
-/** PLACEHOLDER: to be written in this session (issue 8). */
-import { ExitError, type Command } from "../command.js";
+/** `engine restart`: stop (as `stop` does) and start again each container, printing each name as given. */
+import { stopLikeCommand } from "../container/stop-like.js";
 
-export const command: Command = {
-  usage: "[OPTIONS]",
-  flags: [],
-  async run() {
-    throw new ExitError(1, "engine restart: not written yet");
-  },
-};
+export const command = stopLikeCommand("restart");

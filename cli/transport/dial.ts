@@ -1,10 +1,11 @@
 /**
  * Where the client connects (`-H` / `ENGINE_HOST`) and how: a unix socket, TCP, TLS on TCP, an
- * SSH channel to the daemon's socket on another host, each optionally through an HTTP proxy
- * (tcp:// only; HTTPS_PROXY wins over HTTP_PROXY, NO_PROXY excludes). Each request opens its
- * own connection (see http1.ts); TLS, SSH and proxy code load only when a host needs them.
+ * SSH channel to the daemon's socket on another host (ssh.ts), tcp:// optionally through an
+ * HTTP proxy (proxy.ts: HTTPS_PROXY for TLS, HTTP_PROXY otherwise, NO_PROXY, never for
+ * loopback). Each request opens its own connection (see http1.ts; ssh:// shares one SSH
+ * connection among them); TLS, SSH and proxy code load only when a host needs them.
  */
-import { connect as netConnect, type Socket } from "node:net";
+import { isIP, connect as netConnect, type Socket } from "node:net";
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -87,16 +88,36 @@ export async function dial({ target, tls, env }: DialOptions): Promise<Duplex> {
   const { connect: tlsConnect } = await import("node:tls");
   const secure = tlsConnect({
     socket: raw as Socket,
-    servername: /^[\d.]+$|:/.test(target.host) ? undefined : target.host,
+    // the name the certificate must show: the daemon's, also when `raw` is a proxy's tunnel
+    host: target.host,
+    servername: isIP(target.host) ? undefined : target.host,
     ca: tls.ca,
     cert: tls.cert,
     key: tls.key,
     rejectUnauthorized: tls.verify,
   });
+  if (tls.cert) {
+    // With TLS 1.3 the daemon checks the client's certificate after the handshake has completed
+    // on this side: a refused one shows as the connection ending before any answer. Name that.
+    secure.prependOnceListener("end", () => {
+      if (!secure.readableDidRead) secure.emit("error", new HostError(`error during connect: ${addressOf(target)}: tls: the daemon closed the connection after the handshake: it did not accept the client certificate`));
+    });
+  }
   return new Promise((resolve, reject) => {
     secure.once("secureConnect", () => resolve(secure));
-    secure.once("error", reject);
+    secure.once("error", (err: NodeJS.ErrnoException) => reject(tlsError(err, target)));
   });
+}
+
+const addressOf = (t: { host: string; port: number }) => `tcp://${t.host.includes(":") ? `[${t.host}]` : t.host}:${t.port}`;
+
+/** Certificate problems as the Docker CLI words them ("tls: failed to verify certificate: ..."). */
+function tlsError(err: NodeJS.ErrnoException, target: { host: string; port: number }): HostError {
+  const where = addressOf(target);
+  const verifying = /CERT|SIGNATURE|ISSUER|ALTNAME/.test(err.code ?? "");
+  const alert = /alert (.+)$/i.exec(err.message)?.[1];
+  const why = verifying ? `failed to verify certificate: ${err.message}` : alert ? `the daemon refused the connection: ${alert}` : err.message;
+  return new HostError(`error during connect: ${where}: tls: ${why}`);
 }
 
 /** Resolves once `socket` is connected; a failure names `where`. */

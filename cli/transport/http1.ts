@@ -64,14 +64,27 @@ async function writeBody(socket: Duplex, body: HttpRequest["body"]): Promise<voi
   for await (const chunk of body as AsyncIterable<Buffer | string>) {
     const data = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
     if (data.length === 0) continue;
-    if (!socket.write(`${data.length.toString(16)}\r\n`) || !socket.write(data) || !socket.write("\r\n")) {
-      await new Promise<void>((resolve, reject) => {
-        socket.once("drain", resolve);
-        socket.once("close", () => reject(new ConnectionClosed("while sending the request")));
-      });
-    }
+    // all three parts always go out; a full buffer only means waiting before the next chunk
+    socket.write(`${data.length.toString(16)}\r\n`);
+    socket.write(data);
+    if (!socket.write("\r\n")) await drained(socket);
   }
   socket.write("0\r\n\r\n");
+}
+
+function drained(socket: Duplex): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onDrain = () => {
+      socket.off("close", onClose);
+      resolve();
+    };
+    const onClose = () => {
+      socket.off("drain", onDrain);
+      reject(new ConnectionClosed("while sending the request"));
+    };
+    socket.once("drain", onDrain);
+    socket.once("close", onClose);
+  });
 }
 
 function bodyOf(reader: Reader, req: HttpRequest, status: number, headers: Record<string, string>): Readable {

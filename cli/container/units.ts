@@ -1,0 +1,66 @@
+/**
+ * The value types of container flags as the Docker CLI reads them: sizes (`64m`, `1.5g`,
+ * binary multiples), CPU counts as rationals turned into nanoCPUs, ulimits (`nofile=100:200`),
+ * and `KEY=VALUE` lists. Errors are worded as the Docker CLI's, for the flag-error message.
+ */
+
+const SIZE_UNITS: Record<string, number> = { "": 0, k: 1, m: 2, g: 3, t: 4, p: 5 };
+
+/** go-units' RAMInBytes: `512`, `64m`, `1.5G`, `10kb`, `2MiB`; 1k is 1024. */
+export function parseBytes(value: string): number {
+  const m = /^(\d+(?:\.\d+)*) ?([kKmMgGtTpP])?[iI]?[bB]?$/.exec(value);
+  if (!m) throw new Error(`invalid size: '${value}'`);
+  return Math.trunc(Number.parseFloat(m[1]) * 1024 ** SIZE_UNITS[(m[2] ?? "").toLowerCase()]);
+}
+
+/** A CPU count (`1.5`, `3/2`) as nanoCPUs, exactly: a value finer than a nanoCPU is refused. */
+export function parseNanoCpus(value: string): number {
+  const frac = /^(-?)(\d+)\/(\d+)$/.exec(value);
+  if (frac) {
+    const nanos = (BigInt(frac[2]) * 1_000_000_000n) / BigInt(frac[3]);
+    if ((BigInt(frac[2]) * 1_000_000_000n) % BigInt(frac[3]) !== 0n) throw new Error("value is too precise");
+    return Number(frac[1] ? -nanos : nanos);
+  }
+  const dec = /^([+-]?)(\d*)(?:\.(\d*))?$/.exec(value);
+  if (!dec || (dec[2] === "" && !dec[3])) throw new Error(`failed to parse ${value} as a rational number`);
+  const fraction = (dec[3] ?? "").replace(/0+$/, "");
+  if (fraction.length > 9) throw new Error("value is too precise");
+  const nanos = BigInt(dec[2] || "0") * 1_000_000_000n + BigInt((fraction || "0").padEnd(9, "0"));
+  return Number(dec[1] === "-" ? -nanos : nanos);
+}
+
+const ULIMIT_NAMES = ["core", "cpu", "data", "fsize", "locks", "memlock", "msgqueue", "nice", "nofile", "nproc", "rss", "rtprio", "rttime", "sigpending", "stack"];
+
+export interface Ulimit {
+  Name: string;
+  Hard: number;
+  Soft: number;
+}
+
+/** `name=soft[:hard]`, the hard limit the soft one when not given. */
+export function parseUlimit(value: string): Ulimit {
+  const eq = value.indexOf("=");
+  if (eq < 0) throw new Error(`invalid ulimit argument: ${value}`);
+  const name = value.slice(0, eq);
+  if (!ULIMIT_NAMES.includes(name)) throw new Error(`invalid ulimit type: ${name}`);
+  const [softText, hardText] = value.slice(eq + 1).split(/:(.*)/s);
+  const int = (s: string) => {
+    if (!/^[+-]?\d+$/.test(s)) throw new Error(`strconv.ParseInt: parsing "${s}": invalid syntax`);
+    return Number(s);
+  };
+  const soft = int(softText);
+  const hard = hardText === undefined ? soft : int(hardText);
+  if (soft > hard) throw new Error(`ulimit soft limit must be less than or equal to hard limit: ${soft} > ${hard}`);
+  return { Name: name, Hard: hard, Soft: soft };
+}
+
+/** `KEY=VALUE` strings as a map; a key alone gets the empty value. */
+export function keyValueMap(items: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of items) {
+    const eq = item.indexOf("=");
+    if (eq < 0) out[item] = "";
+    else out[item.slice(0, eq)] = item.slice(eq + 1);
+  }
+  return out;
+}

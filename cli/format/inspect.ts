@@ -1,0 +1,68 @@
+/**
+ * The Docker CLI's inspect output, shared by `inspect` and `network inspect`: without a format,
+ * the daemon's JSON objects in an array indented by 4 spaces (its bytes, re-indented only);
+ * "json", the same on one line; a template, one line per object, run on the object's JSON
+ * (a missing key is an error there, as in the Docker CLI's fallback). Objects that cannot be
+ * had are reported after the output, one line each, and make the exit status 1.
+ */
+import { ExitError } from "../command.js";
+import { compactJson, indentJson } from "./json-indent.js";
+import { parseTemplate, TemplateError, type Template } from "./template.js";
+
+/**
+ * The Docker CLI runs an inspect template on the typed object first, where a null field is a
+ * nil slice ("[]"), a nil map ("map[]") or a nil pointer ("<nil>"). The JSON does not say which;
+ * the API's maps and pointers that can be null (or that this daemon leaves out) are listed
+ * here; other nulls are slices.
+ */
+const NULL_MAPS = new Set(["Volumes", "ExposedPorts", "Labels", "Sysctls", "StorageOpt", "Tmpfs", "DriverOpts", "Options", "Ports", "PortBindings", "Networks", "Data", "Containers", "Peers", "Annotations", "Details", "Status"]);
+const NULL_POINTERS = new Set(["Health", "Healthcheck", "IPAMConfig", "Init", "OomKillDisable", "PidsLimit", "MemorySwappiness", "ConfigFrom", "Node", "Metadata", "LogConfig", "RestartPolicy", "Platform", "Descriptor", "Manifests", "UsageData"]);
+/** How a null (or absent but typed) field prints; undefined: not one the types are known for. */
+function nullText(key: string): string | undefined {
+  return NULL_MAPS.has(key) ? "map[]" : NULL_POINTERS.has(key) ? "<nil>" : undefined;
+}
+
+/** Fetches one object's raw JSON, or throws an Error whose message is what to print. */
+export type GetRaw = (ref: string) => Promise<string>;
+
+export async function inspectObjects(refs: readonly string[], format: string, getRaw: GetRaw, out: (text: string) => void): Promise<number> {
+  let tmpl: Template | undefined;
+  if (format !== "" && format !== "json") {
+    try {
+      tmpl = parseTemplate(format);
+    } catch (e) {
+      if (e instanceof TemplateError) throw new ExitError(64, `template parsing error: ${e.message}`);
+      throw e;
+    }
+  }
+  const errors: string[] = [];
+  const raws: string[] = [];
+  let text = "";
+  for (const ref of refs) {
+    let raw: string;
+    try {
+      raw = await getRaw(ref);
+    } catch (e) {
+      errors.push((e as Error).message);
+      continue;
+    }
+    if (!tmpl) {
+      raws.push(raw.trim());
+      continue;
+    }
+    try {
+      text += tmpl.execute(JSON.parse(raw), { missingKeyError: true, nullText }) + "\n";
+    } catch (e) {
+      if (!(e instanceof TemplateError)) throw e;
+      errors.push(`template parsing error: ${e.message}`);
+    }
+  }
+  if (tmpl) out(text === "" ? "\n" : text);
+  else if (raws.length === 0) out("[]\n");
+  else {
+    const all = `[${raws.join(",")}]`;
+    out(`${format === "json" ? compactJson(all) : indentJson(all)}\n`);
+  }
+  if (errors.length) throw new ExitError(1, errors.join("\n"));
+  return 0;
+}

@@ -1,0 +1,698 @@
+/**
+ * Go's text/template, the part the Docker CLI's `--format` uses: text and `{{ }}` actions with
+ * `{{-`/`-}}` trimming, fields (`.A.B`), methods with arguments (`.Label "k"`), variables
+ * (`$`, `$x := ...`), pipelines (`|`), parentheses, `if`/`else if`/`else`/`range`/`with`/`end`,
+ * and the functions the CLI adds (json, join, split, title, lower, upper, pad, truncate) with
+ * Go's own (index, len, printf, print, println, eq, ne, lt, le, gt, ge, and, or, not).
+ * Errors read as Go's do ("template: :1:2: executing "" at <.Foo>: ...").
+ *
+ * Values: plain JSON data (maps, lists, strings, numbers) and "structs": objects made with
+ * `struct()`, whose members are the fields and methods a template may name, as the Docker
+ * CLI's formatter contexts are.
+ */
+
+export class TemplateError extends Error {}
+
+const STRUCT = Symbol("struct");
+
+/** A value whose members are fields and methods (a Go struct); `typeName` is for errors. */
+export interface GoStruct {
+  [STRUCT]: string;
+  [member: string]: unknown;
+}
+
+export function struct<T extends object>(typeName: string, members: T): T & GoStruct {
+  return Object.assign(Object.create(null), members, { [STRUCT]: typeName }) as T & GoStruct;
+}
+
+export function isStruct(v: unknown): v is GoStruct {
+  return typeof v === "object" && v !== null && STRUCT in v;
+}
+
+/** A Go map value (map[string]string from a struct), printed and marshalled with sorted keys. */
+export class GoMap {
+  constructor(readonly entries: Record<string, unknown>) {}
+}
+
+// ---- parsing ----
+
+type Node =
+  | { kind: "text"; text: string }
+  | { kind: "action"; pipe: Pipe; pos: number }
+  | { kind: "if" | "with"; pipe: Pipe; then: Node[]; else?: Node[]; pos: number }
+  | { kind: "range"; pipe: Pipe; body: Node[]; else?: Node[]; pos: number };
+
+interface Pipe {
+  decl: string[];
+  cmds: Arg[][];
+}
+
+type Arg =
+  | { kind: "field"; base: "dot" | string; names: string[]; pos: number; text: string }
+  | { kind: "call"; name: string; pos: number }
+  | { kind: "lit"; value: unknown }
+  | { kind: "pipe"; pipe: Pipe; names: string[]; pos: number; text: string };
+
+interface Token {
+  type: "text" | "action";
+  value: string;
+  /** Where the action's content starts in the template. */
+  pos: number;
+}
+
+function lineOf(src: string, pos: number): number {
+  let n = 1;
+  for (let i = 0; i < pos && i < src.length; i++) if (src[i] === "\n") n++;
+  return n;
+}
+
+function tokenize(src: string, name: string): Token[] {
+  const tokens: Token[] = [];
+  let i = 0;
+  while (i < src.length) {
+    const open = src.indexOf("{{", i);
+    if (open < 0) {
+      tokens.push({ type: "text", value: src.slice(i), pos: i });
+      break;
+    }
+    let text = src.slice(i, open);
+    let start = open + 2;
+    if (src.startsWith("- ", start) || src.startsWith("-\t", start) || src.startsWith("-\n", start) || src.startsWith("-\r", start)) {
+      text = text.replace(/[ \t\r\n]+$/, "");
+      start += 1;
+    }
+    if (text) tokens.push({ type: "text", value: text, pos: i });
+    // the action ends at the first "}}" outside of quotes
+    let j = start;
+    let quote = "";
+    let close = -1;
+    while (j < src.length) {
+      const c = src[j];
+      if (quote) {
+        if (c === "\\" && quote !== "`") j++;
+        else if (c === quote) quote = "";
+      } else if (c === '"' || c === "`" || c === "'") quote = c;
+      else if (src.startsWith("}}", j)) {
+        close = j;
+        break;
+      }
+      j++;
+    }
+    if (close < 0) throw new TemplateError(`template: ${name}:${lineOf(src, open)}: unclosed action`);
+    let end = close;
+    let after = close + 2;
+    if (/[ \t\r\n]-$/.test(src.slice(start, close))) {
+      end = close - 1;
+      while (after < src.length && /[ \t\r\n]/.test(src[after])) after++;
+    }
+    tokens.push({ type: "action", value: src.slice(start, end), pos: start });
+    i = after;
+  }
+  return tokens;
+}
+
+interface Lexeme {
+  t: "field" | "var" | "ident" | "string" | "number" | "pipe" | "lparen" | "rparen" | "decl" | "comma";
+  v: string;
+  pos: number;
+}
+
+function lexAction(text: string, base: number, name: string, src: string): Lexeme[] {
+  const out: Lexeme[] = [];
+  let i = 0;
+  const fail = (msg: string) => {
+    throw new TemplateError(`template: ${name}:${lineOf(src, base)}: ${msg}`);
+  };
+  while (i < text.length) {
+    const c = text[i];
+    const pos = base + i;
+    if (/\s/.test(c)) {
+      i++;
+    } else if (c === "|") {
+      out.push({ t: "pipe", v: c, pos });
+      i++;
+    } else if (c === "(") {
+      out.push({ t: "lparen", v: c, pos });
+      i++;
+    } else if (c === ")") {
+      out.push({ t: "rparen", v: c, pos });
+      i++;
+    } else if (c === ",") {
+      out.push({ t: "comma", v: c, pos });
+      i++;
+    } else if (text.startsWith(":=", i) || c === "=") {
+      out.push({ t: "decl", v: ":=", pos });
+      i += c === "=" ? 1 : 2;
+    } else if (c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
+      if (j >= text.length) fail("unterminated quoted string");
+      out.push({ t: "string", v: JSON.parse(text.slice(i, j + 1).replace(/\\x([0-9a-fA-F]{2})/g, "\\u00$1")) as string, pos });
+      i = j + 1;
+    } else if (c === "`") {
+      const j = text.indexOf("`", i + 1);
+      if (j < 0) fail("unterminated raw quoted string");
+      out.push({ t: "string", v: text.slice(i + 1, j), pos });
+      i = j + 1;
+    } else if (c === "'") {
+      const m = /^'(\\.|[^'])'/.exec(text.slice(i));
+      if (!m) fail("unterminated character constant");
+      out.push({ t: "number", v: String((JSON.parse(`"${m![1]}"`) as string).codePointAt(0)), pos });
+      i += m![0].length;
+    } else if (c === "." || c === "$") {
+      const m = /^(\$[\w]*|\.)?((?:\.[A-Za-z_]\w*)*)/.exec(text.slice(i))!;
+      let word = m[0];
+      if (c === "." && /^\.\d/.test(text.slice(i))) {
+        const num = /^\.\d+([eE][+-]?\d+)?/.exec(text.slice(i))![0];
+        out.push({ t: "number", v: num, pos });
+        i += num.length;
+        continue;
+      }
+      if (c === ".") {
+        // "." alone, or ".A.B"
+        word = /^(\.[A-Za-z_]\w*)+|^\./.exec(text.slice(i))![0];
+        out.push({ t: "field", v: word, pos });
+      } else {
+        out.push({ t: "var", v: word, pos });
+      }
+      i += word.length;
+    } else if (/[-+\d]/.test(c)) {
+      const m = /^[-+]?(0x[0-9a-fA-F]+|\d+(\.\d*)?([eE][+-]?\d+)?)/.exec(text.slice(i));
+      if (!m) fail(`unexpected "${c}" in command`);
+      out.push({ t: "number", v: m![0], pos });
+      i += m![0].length;
+    } else if (/[A-Za-z_]/.test(c)) {
+      const word = /^[A-Za-z_]\w*/.exec(text.slice(i))![0];
+      out.push({ t: "ident", v: word, pos });
+      i += word.length;
+      if (text[i] === ".") fail("unexpected <.> in operand");
+    } else {
+      fail(`unexpected "${c}" in command`);
+    }
+  }
+  return out;
+}
+
+class Parser {
+  private tokens: Token[];
+  private i = 0;
+
+  constructor(
+    private readonly src: string,
+    private readonly name: string,
+  ) {
+    this.tokens = tokenize(src, name);
+  }
+
+  private fail(pos: number, msg: string): never {
+    throw new TemplateError(`template: ${this.name}:${lineOf(this.src, pos)}: ${msg}`);
+  }
+
+  parse(): Node[] {
+    const { nodes, end } = this.list();
+    if (end) this.fail(end.pos, `unexpected {{${end.value.trim()}}}`);
+    return nodes;
+  }
+
+  /** Nodes up to an {{end}}, {{else ...}} (returned) or the end of the template. */
+  private list(): { nodes: Node[]; end?: Token } {
+    const nodes: Node[] = [];
+    while (this.i < this.tokens.length) {
+      const tok = this.tokens[this.i++];
+      if (tok.type === "text") {
+        nodes.push({ kind: "text", text: tok.value });
+        continue;
+      }
+      const body = tok.value.trim();
+      if (body.startsWith("/*")) {
+        if (!body.endsWith("*/")) this.fail(tok.pos, "unclosed comment");
+        continue;
+      }
+      const kw = /^(if|range|with|end|else|define|template|block|break|continue)\b/.exec(body)?.[1];
+      if (kw === "end" || kw === "else") return { nodes, end: tok };
+      if (kw === "if" || kw === "with" || kw === "range") {
+        nodes.push(this.control(kw, tok, body.slice(kw.length)));
+        continue;
+      }
+      if (kw) this.fail(tok.pos, `{{${kw}}} is not supported here`);
+      if (body === "") this.fail(tok.pos, "missing value for command");
+      nodes.push({ kind: "action", pipe: this.pipe(body, tok.pos + tok.value.indexOf(body[0])), pos: tok.pos });
+    }
+    return { nodes };
+  }
+
+  private control(kw: "if" | "with" | "range", tok: Token, rest: string): Node {
+    const offset = tok.pos + tok.value.indexOf(kw) + kw.length;
+    const pipe = this.pipe(rest, offset);
+    const { nodes, end } = this.list();
+    if (!end) this.fail(tok.pos, `unexpected EOF`);
+    let elseNodes: Node[] | undefined;
+    const endBody = end.value.trim();
+    if (endBody.startsWith("else")) {
+      const after = endBody.slice(4).trim();
+      if (after.startsWith("if ") && kw === "if") {
+        // {{else if X}} is {{else}}{{if X}}...{{end}}, the two sharing the one {{end}}
+        const innerTok: Token = { type: "action", value: after, pos: end.pos + end.value.indexOf(after) };
+        const inner = this.control("if", innerTok, after.slice(2));
+        return { kind: kw, pipe, then: nodes, else: [inner], pos: tok.pos };
+      }
+      if (after) this.fail(end.pos, `unexpected "${after}" in else`);
+      const tail = this.list();
+      if (!tail.end || tail.end.value.trim() !== "end") this.fail(tok.pos, "expected end; found EOF");
+      elseNodes = tail.nodes;
+    }
+    if (kw === "range") return { kind: "range", pipe, body: nodes, else: elseNodes, pos: tok.pos };
+    return { kind: kw, pipe, then: nodes, else: elseNodes, pos: tok.pos };
+  }
+
+  private pipe(text: string, base: number): Pipe {
+    const lex = lexAction(text, base, this.name, this.src);
+    let k = 0;
+    const decl: string[] = [];
+    // $x := ...   or   $i, $e := ...
+    const declEnd = lex.findIndex((l) => l.t === "decl");
+    if (declEnd > 0 && lex.slice(0, declEnd).every((l) => l.t === "var" || l.t === "comma")) {
+      for (const l of lex.slice(0, declEnd)) if (l.t === "var") decl.push(l.v);
+      k = declEnd + 1;
+    }
+    const parsePipe = (stopAtParen: boolean): Arg[][] => {
+      const cmds: Arg[][] = [[]];
+      for (; k < lex.length; k++) {
+        const l = lex[k];
+        const cmd = cmds[cmds.length - 1];
+        if (l.t === "pipe") {
+          if (cmd.length === 0) this.fail(l.pos, "missing command");
+          cmds.push([]);
+        } else if (l.t === "rparen") {
+          if (!stopAtParen) this.fail(l.pos, "unexpected right paren");
+          return cmds;
+        } else if (l.t === "lparen") {
+          k++;
+          const startPos = l.pos;
+          const inner = parsePipe(true);
+          if (lex[k]?.t !== "rparen") this.fail(l.pos, "unclosed left paren");
+          // a field chain glued to the paren: (index . "a").B
+          let names: string[] = [];
+          const next = lex[k + 1];
+          if (next && next.t === "field" && next.v !== "." && next.pos === lex[k].pos + 1) {
+            names = next.v.split(".").slice(1);
+            k++;
+          }
+          cmd.push({ kind: "pipe", pipe: { decl: [], cmds: inner }, names, pos: startPos, text: this.src.slice(startPos, (lex[k].pos ?? startPos) + lex[k].v.length) });
+        } else if (l.t === "field") {
+          cmd.push({ kind: "field", base: "dot", names: l.v === "." ? [] : l.v.split(".").slice(1), pos: l.v === "." ? l.pos : l.pos + l.v.lastIndexOf("."), text: l.v });
+        } else if (l.t === "var") {
+          const [v, ...names] = l.v.split(".");
+          cmd.push({ kind: "field", base: v, names, pos: l.pos + (names.length ? l.v.lastIndexOf(".") : 0), text: l.v });
+        } else if (l.t === "string") {
+          cmd.push({ kind: "lit", value: l.v });
+        } else if (l.t === "number") {
+          cmd.push({ kind: "lit", value: Number(l.v) });
+        } else if (l.t === "ident") {
+          if (l.v === "true" || l.v === "false") cmd.push({ kind: "lit", value: l.v === "true" });
+          else if (l.v === "nil") cmd.push({ kind: "lit", value: null });
+          else cmd.push({ kind: "call", name: l.v, pos: l.pos });
+        } else {
+          this.fail(l.pos, `unexpected "${l.v}" in command`);
+        }
+      }
+      if (stopAtParen) this.fail(base, "unclosed left paren");
+      return cmds;
+    };
+    const cmds = parsePipe(false);
+    if (cmds[cmds.length - 1].length === 0) this.fail(base, "missing value for command");
+    return { decl, cmds };
+  }
+}
+
+// ---- values ----
+
+const NO_VALUE = Symbol("no value");
+
+/** Go's `%v`. */
+export function goString(v: unknown): string {
+  if (v === NO_VALUE || v === undefined) return "<no value>";
+  if (v instanceof TypedNull) return v.text;
+  if (v === null) return "<nil>";
+  if (typeof v === "string") return v;
+  if (typeof v === "number") return String(v);
+  if (typeof v === "boolean") return String(v);
+  if (Array.isArray(v)) return `[${v.map(goString).join(" ")}]`;
+  if (v instanceof GoMap) return `map[${Object.keys(v.entries).sort().map((k) => `${k}:${goString(v.entries[k])}`).join(" ")}]`;
+  if (isStruct(v)) {
+    if (typeof v.String === "function") return String((v.String as () => unknown)());
+    return `{${Object.keys(v).filter((k) => typeof v[k] !== "function").map((k) => goString(v[k])).join(" ")}}`;
+  }
+  if (typeof v === "object") return `map[${Object.keys(v).sort().map((k) => `${k}:${goString((v as Record<string, unknown>)[k])}`).join(" ")}]`;
+  return String(v);
+}
+
+/** What `json` makes of a value: structs marshal their fields and argument-less methods. */
+function toJsonValue(v: unknown): unknown {
+  if (v === NO_VALUE || v === undefined || v instanceof TypedNull) return null;
+  if (v instanceof GoMap) {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(v.entries).sort()) out[k] = toJsonValue(v.entries[k]);
+    return out;
+  }
+  if (isStruct(v)) {
+    if (typeof v.toJSON === "function") return toJsonValue((v.toJSON as () => unknown)());
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(v).sort()) {
+      const m = v[k];
+      if (typeof m === "function") {
+        if (m.length === 0 && /^[A-Z]/.test(k)) out[k] = toJsonValue((m as () => unknown).call(v));
+      } else if (/^[A-Z]/.test(k)) out[k] = toJsonValue(m);
+    }
+    return out;
+  }
+  if (Array.isArray(v)) return v.map(toJsonValue);
+  if (v && typeof v === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = toJsonValue(x);
+    return out;
+  }
+  return v;
+}
+
+/** Go's encoding/json without HTML escaping, as the CLI's `json` function writes. */
+export function goJson(v: unknown): string {
+  let text = (JSON.stringify(toJsonValue(v)) ?? "null").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+  // a struct marshals itself with json.Marshal, which escapes HTML characters; the CLI's
+  // encoder (HTML escaping off) keeps what a Marshaler wrote
+  if (isStruct(v)) text = text.replace(/</g, "\\u003c").replace(/>/g, "\\u003e").replace(/&/g, "\\u0026");
+  return text;
+}
+
+function truth(v: unknown): boolean {
+  if (v === NO_VALUE || v === undefined || v === null || v instanceof TypedNull) return false;
+  if (typeof v === "boolean") return v;
+  if (typeof v === "number") return v !== 0;
+  if (typeof v === "string") return v.length > 0;
+  if (Array.isArray(v)) return v.length > 0;
+  if (v instanceof GoMap) return Object.keys(v.entries).length > 0;
+  if (isStruct(v)) return true;
+  if (typeof v === "object") return Object.keys(v).length > 0;
+  return true;
+}
+
+type Fn = (...args: unknown[]) => unknown;
+
+function typeName(v: unknown): string {
+  if (isStruct(v)) return v[STRUCT];
+  if (v === null || v === NO_VALUE || v === undefined) return "interface {}";
+  if (typeof v === "string") return "string";
+  if (typeof v === "number") return Number.isInteger(v) ? "int" : "float64";
+  if (typeof v === "boolean") return "bool";
+  if (Array.isArray(v)) return "[]interface {}";
+  return "map[string]interface {}";
+}
+
+function compare(name: string, a: unknown, b: unknown): number {
+  const norm = (x: unknown) => (x === NO_VALUE || x === undefined ? null : x);
+  const [x, y] = [norm(a), norm(b)];
+  if (typeof x === "number" && typeof y === "number") return x - y;
+  if (typeof x === "string" && typeof y === "string") return x < y ? -1 : x > y ? 1 : 0;
+  if (name === "eq" || name === "ne") return x === y ? 0 : 1;
+  throw new TemplateError(`error calling ${name}: incompatible types for comparison`);
+}
+
+function sprintf(format: string, args: unknown[]): string {
+  let k = 0;
+  return format.replace(/%([-+# 0]*)(\d*)(?:\.(\d+))?([vsdqtfgx%])/g, (_m, flags: string, width: string, prec: string | undefined, verb: string) => {
+    if (verb === "%") return "%";
+    if (k >= args.length) return `%!${verb}(MISSING)`;
+    const a = args[k++];
+    let s: string;
+    if (verb === "q") s = JSON.stringify(goString(a));
+    else if (verb === "d") s = typeof a === "number" ? String(Math.trunc(a)) : `%!d(${typeName(a)}=${goString(a)})`;
+    else if (verb === "f") s = typeof a === "number" ? a.toFixed(prec ? Number(prec) : 6) : `%!f(${typeName(a)}=${goString(a)})`;
+    else if (verb === "x") s = typeof a === "number" ? a.toString(16) : Buffer.from(goString(a)).toString("hex");
+    else s = goString(a);
+    if (verb === "s" && prec) s = [...s].slice(0, Number(prec)).join("");
+    const w = Number(width || 0);
+    if (s.length < w) s = flags.includes("-") ? s.padEnd(w) : s.padStart(w, flags.includes("0") && verb !== "s" ? "0" : " ");
+    return s;
+  });
+}
+
+const BASIC: Record<string, Fn> = {
+  json: (v) => goJson(v),
+  split: (s, sep) => String(s).split(String(sep)),
+  join: (list, sep) => {
+    if (!Array.isArray(list)) throw new TemplateError(`wrong type for value; expected []string; got ${typeName(list)}`);
+    return list.map(goString).join(String(sep));
+  },
+  title: (s) => String(goString(s)).replace(/(^|[^\p{L}\p{N}_'])(\p{L})/gu, (_m, a: string, b: string) => a + b.toUpperCase()),
+  lower: (s) => goString(s).toLowerCase(),
+  upper: (s) => goString(s).toUpperCase(),
+  pad: (s, prefix, suffix) => (goString(s) === "" ? "" : " ".repeat(Number(prefix)) + goString(s) + " ".repeat(Number(suffix))),
+  truncate: (s, n) => {
+    const text = goString(s);
+    return Buffer.byteLength(text) < Number(n) ? text : Buffer.from(text).subarray(0, Number(n)).toString();
+  },
+  index: (v, ...keys) => {
+    let cur = v;
+    for (const key of keys) {
+      if (cur instanceof GoMap) cur = cur.entries[String(key)] ?? "";
+      else if (Array.isArray(cur)) {
+        if (typeof key !== "number" || key < 0 || key >= cur.length) throw new TemplateError(`error calling index: index out of range: ${goString(key)}`);
+        cur = cur[key];
+      } else if (cur && typeof cur === "object" && !isStruct(cur)) {
+        const rec = cur as Record<string, unknown>;
+        cur = Object.prototype.hasOwnProperty.call(rec, String(key)) ? rec[String(key)] : NO_VALUE;
+      } else if (cur === null || cur === NO_VALUE || cur === undefined) {
+        throw new TemplateError("error calling index: index of untyped nil");
+      } else throw new TemplateError(`error calling index: can't index item of type ${typeName(cur)}`);
+    }
+    return cur;
+  },
+  len: (v) => {
+    if (typeof v === "string") return Buffer.byteLength(v);
+    if (Array.isArray(v)) return v.length;
+    if (v instanceof GoMap) return Object.keys(v.entries).length;
+    if (v && typeof v === "object") return Object.keys(v).length;
+    throw new TemplateError(`error calling len: len of type ${typeName(v)}`);
+  },
+  printf: (format, ...args) => sprintf(String(format), args),
+  print: (...args) => args.map(goString).join(""),
+  println: (...args) => `${args.map(goString).join(" ")}\n`,
+  eq: (a, ...bs) => bs.some((b) => compare("eq", a, b) === 0),
+  ne: (a, b) => compare("ne", a, b) !== 0,
+  lt: (a, b) => compare("lt", a, b) < 0,
+  le: (a, b) => compare("le", a, b) <= 0,
+  gt: (a, b) => compare("gt", a, b) > 0,
+  ge: (a, b) => compare("ge", a, b) >= 0,
+  not: (v) => !truth(v),
+  and: (...vs) => vs.find((v) => !truth(v)) ?? vs[vs.length - 1],
+  or: (...vs) => vs.find((v) => truth(v)) ?? vs[vs.length - 1],
+  urlquery: (...vs) => encodeURIComponent(vs.map(goString).join("")),
+};
+
+/** The functions a table's header row is made with: they hand the column's name through. */
+const HEADER: Record<string, Fn> = {
+  json: (v) => v,
+  split: (v) => v,
+  join: (v) => v,
+  title: (v) => v,
+  lower: (v) => v,
+  upper: (v) => v,
+  truncate: (v) => v,
+};
+
+/** A JSON null that prints as the Go type behind it would ("[]", "map[]", "<nil>"). */
+export class TypedNull {
+  constructor(readonly text: string) {}
+}
+
+export interface ExecOptions {
+  /** How a null field prints, by its key (inspect: typed nil slices, maps and pointers). */
+  nullText?: (key: string) => string | undefined;
+  /** Missing map keys are errors ("map has no entry for key"), as inspect's fallback runs. */
+  missingKeyError?: boolean;
+  /** Make the header row: the header functions replace the CLI's. */
+  header?: boolean;
+  /** Extra functions (`getDetailsOrder` for version). */
+  funcs?: Record<string, Fn>;
+}
+
+export class Template {
+  private readonly nodes: Node[];
+
+  constructor(
+    readonly source: string,
+    readonly name = "",
+  ) {
+    this.nodes = new Parser(source, name).parse();
+  }
+
+  /** Runs the template on `data`; a failure is a TemplateError worded as Go's. */
+  execute(data: unknown, opts: ExecOptions = {}): string {
+    const funcs: Record<string, Fn> = { ...BASIC, ...(opts.header ? HEADER : {}), ...opts.funcs };
+    const out: string[] = [];
+    const vars: [string, unknown][] = [["$", data]];
+    const src = this.source;
+    const name = this.name;
+
+    const fail = (pos: number, at: string, msg: string): never => {
+      const before = src.slice(0, pos);
+      const line = before.split("\n").length;
+      const col = pos - (before.lastIndexOf("\n") + 1);
+      throw new TemplateError(`template: ${name}:${line}:${col}: executing "${name}" at <${at}>: ${msg}`);
+    };
+
+    /** An error at a pipeline's first operand (where Go reports range and if errors). */
+    const failAtPipe = (pipe: Pipe, msg: string): never => {
+      const head = pipe.cmds[0][0];
+      if (head.kind === "field" || head.kind === "pipe") return fail(head.pos, head.text, msg);
+      return fail(0, "", msg);
+    };
+
+    const lookupVar = (v: string, pos: number): unknown => {
+      for (let i = vars.length - 1; i >= 0; i--) if (vars[i][0] === v) return vars[i][1];
+      return fail(pos, v, `undefined variable: ${v}`);
+    };
+
+    const field = (recv: unknown, names: string[], args: unknown[], arg: { pos: number; text: string }): unknown => {
+      let cur = recv;
+      for (let n = 0; n < names.length; n++) {
+        const key = names[n];
+        const last = n === names.length - 1;
+        if (isStruct(cur)) {
+          if (!(key in cur)) return fail(arg.pos, arg.text, `can't evaluate field ${key} in type ${cur[STRUCT]}`);
+          const m = cur[key];
+          if (typeof m === "function") {
+            const callArgs = last ? args : [];
+            if (m.length !== callArgs.length) return fail(arg.pos, arg.text, `wrong number of args for ${key}: want ${m.length} got ${callArgs.length}`);
+            try {
+              cur = (m as Fn).apply(cur, callArgs);
+            } catch (e) {
+              if (e instanceof TemplateError) return fail(arg.pos, arg.text, `error calling ${key}: ${e.message}`);
+              throw e;
+            }
+            continue;
+          }
+          if (last && args.length) return fail(arg.pos, arg.text, `${key} has arguments but cannot be invoked as function`);
+          cur = m;
+        } else if (cur instanceof GoMap) {
+          cur = key in cur.entries ? cur.entries[key] : "";
+        } else if (cur !== null && typeof cur === "object" && !Array.isArray(cur)) {
+          if (last && args.length) return fail(arg.pos, arg.text, `${key} is not a method but has arguments`);
+          const rec = cur as Record<string, unknown>;
+          if (Object.prototype.hasOwnProperty.call(rec, key)) cur = rec[key] === null && opts.nullText ? new TypedNull(opts.nullText(key) ?? "[]") : rec[key];
+          else if (opts.nullText?.(key) !== undefined) cur = new TypedNull(opts.nullText(key)!);
+          else if (opts.missingKeyError) return fail(arg.pos, arg.text, `map has no entry for key "${key}"`);
+          else cur = NO_VALUE;
+        } else if (cur === null || cur === NO_VALUE || cur === undefined) {
+          return fail(arg.pos, arg.text, `nil pointer evaluating interface {}.${key}`);
+        } else {
+          return fail(arg.pos, arg.text, `can't evaluate field ${key} in type ${typeName(cur)}`);
+        }
+      }
+      if (names.length === 0 && args.length) return fail(arg.pos, arg.text, `can't give argument to non-function ${arg.text}`);
+      return cur;
+    };
+
+    const evalArg = (a: Arg, dot: unknown): unknown => {
+      if (a.kind === "lit") return a.value;
+      if (a.kind === "field") return field(a.base === "dot" ? dot : lookupVar(a.base, a.pos), a.names, [], a);
+      if (a.kind === "pipe") {
+        const v = evalPipe(a.pipe, dot);
+        return a.names.length ? field(v, a.names, [], a) : v;
+      }
+      return callFn(a.name, [], a.pos, undefined);
+    };
+
+    const callFn = (fname: string, args: unknown[], pos: number, piped: unknown): unknown => {
+      const fn = funcs[fname];
+      if (!fn) return fail(pos, fname, `function "${fname}" not defined`);
+      const all = piped === undefined ? args : [...args, piped];
+      try {
+        return fn(...all);
+      } catch (e) {
+        if (e instanceof TemplateError) return fail(pos, fname, e.message.startsWith("error calling") ? e.message : `error calling ${fname}: ${e.message}`);
+        throw e;
+      }
+    };
+
+    const evalCmd = (cmd: Arg[], dot: unknown, piped: unknown): unknown => {
+      const [head, ...rest] = cmd;
+      const args = () => rest.map((r) => evalArg(r, dot));
+      if (head.kind === "call") return callFn(head.name, args(), head.pos, piped);
+      if (head.kind === "field" && (rest.length > 0 || piped !== undefined)) {
+        const a = args();
+        if (piped !== undefined) a.push(piped);
+        return field(head.base === "dot" ? dot : lookupVar(head.base, head.pos), head.names, a, head);
+      }
+      if (rest.length > 0) return fail(head.kind === "lit" ? 0 : head.pos, "", "can't give argument to non-function");
+      return evalArg(head, dot);
+    };
+
+    const evalPipe = (pipe: Pipe, dot: unknown): unknown => {
+      let v: unknown = undefined;
+      for (const cmd of pipe.cmds) v = evalCmd(cmd, dot, v);
+      return v;
+    };
+
+    const run = (nodes: Node[], dot: unknown) => {
+      for (const node of nodes) {
+        if (node.kind === "text") {
+          out.push(node.text);
+        } else if (node.kind === "action") {
+          const v = evalPipe(node.pipe, dot);
+          if (node.pipe.decl.length) vars.push([node.pipe.decl[0], v]);
+          else out.push(goString(v));
+        } else if (node.kind === "if" || node.kind === "with") {
+          const mark = vars.length;
+          const v = evalPipe(node.pipe, dot);
+          if (node.pipe.decl.length) vars.push([node.pipe.decl[0], v]);
+          if (truth(v)) run(node.then, node.kind === "with" ? v : dot);
+          else if (node.else) run(node.else, dot);
+          vars.length = mark;
+        } else if (node.kind === "range") {
+          const v = evalPipe(node.pipe, dot);
+          const items: [unknown, unknown][] = Array.isArray(v)
+            ? v.map((x, i) => [i, x])
+            : v instanceof GoMap
+              ? Object.keys(v.entries).sort().map((k) => [k, v.entries[k]])
+              : v && typeof v === "object" && !isStruct(v)
+                ? Object.keys(v).sort().map((k) => [k, (v as Record<string, unknown>)[k]])
+                : typeof v === "number"
+                  ? Array.from({ length: Math.max(0, v) }, (_x, i) => [i, i])
+                  : v === null || v === NO_VALUE || v === undefined
+                    ? []
+                    : failAtPipe(node.pipe, `range can't iterate over ${goString(v)}`);
+          if (items.length === 0) {
+            if (node.else) run(node.else, dot);
+            continue;
+          }
+          for (const [k, x] of items) {
+            const mark = vars.length;
+            if (node.pipe.decl.length === 1) vars.push([node.pipe.decl[0], x]);
+            else if (node.pipe.decl.length === 2) vars.push([node.pipe.decl[0], k], [node.pipe.decl[1], x]);
+            run(node.body, x);
+            vars.length = mark;
+          }
+        }
+      }
+    };
+    run(this.nodes, data);
+    return out.join("");
+  }
+}
+
+/** Parses a template; errors as the Go parser words them. */
+export function parseTemplate(source: string, name = ""): Template {
+  return new Template(source, name);
+}
+
+/** A header context: every field a column's name, `.Label "a.b"` the label's last part. */
+export function headerContext(typeName: string, headers: Record<string, string>): GoStruct {
+  return struct(typeName, {
+    ...headers,
+    Label(name: string) {
+      const parts = String(name).split(".");
+      return parts[parts.length - 1].replace(/[-_]/g, " ");
+    },
+  });
+}
