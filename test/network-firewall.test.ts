@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { type CommandRunner, netnsRunner } from "../plugins/network-bridge/commands.js";
 import { Firewall, type FirewallConfig, type NetworkRules, type PortRule } from "../plugins/network-bridge/firewall.js";
 import { makeTempDir } from "./helpers/engined.js";
+import { fromKernelDefaults } from "./helpers/net-daemon.js";
 
 /** A network namespace bound at a file, and the commands run inside it. */
 class Netns {
@@ -22,6 +23,7 @@ class Netns {
     const path = join(dir, name);
     writeFileSync(path, "");
     execFileSync("unshare", [`--net=${path}`, "true"]);
+    fromKernelDefaults(path);
     const ns = new Netns(path);
     ns.run("ip", ["link", "set", "lo", "up"]);
     return ns;

@@ -24,10 +24,20 @@ export interface Netns {
   remove(): void;
 }
 
+/**
+ * A new namespace inherits IPv4 settings (forwarding among them) from the host's: a host where
+ * something turned forwarding on would change what the tests see. They start from the kernel's
+ * defaults instead, whatever the host has.
+ */
+export function fromKernelDefaults(nsFile: string): void {
+  execFileSync("nsenter", [`--net=${nsFile}`, "--", "sysctl", "-q", "-w", "net.ipv4.ip_forward=0"]);
+}
+
 export function makeNetns(): Netns {
   const file = join(makeTempDir("engine-netns-"), "ns");
   writeFileSync(file, "");
   execFileSync("unshare", [`--net=${file}`, "--", "ip", "link", "set", "lo", "up"]);
+  fromKernelDefaults(file);
   return {
     file,
     run: (cmd, ...args) => execFileSync("nsenter", [`--net=${file}`, "--", cmd, ...args], { encoding: "utf8", timeout: 20_000 }),
