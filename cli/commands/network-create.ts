@@ -1,5 +1,6 @@
 /** `engine network create`: a network, with its IPAM settings checked as `docker network create` does. */
 import { ExitError, type Command } from "../command.js";
+import { keyValueMap } from "../container/units.js";
 
 /** An address or CIDR as a number and its family's width, or undefined. */
 function parseIp(text: string): { value: bigint; bits: number } | undefined {
@@ -90,17 +91,6 @@ function consolidateIpam(subnets: string[], ranges: string[], gateways: string[]
   }));
 }
 
-/** `key=value` options into a map ("key" alone is an empty value, as the Docker CLI's map flags). */
-function toMap(values: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const v of values) {
-    const eq = v.indexOf("=");
-    if (eq < 0) out[v] = "";
-    else out[v.slice(0, eq)] = v.slice(eq + 1);
-  }
-  return out;
-}
-
 /** A "strings" flag: repeatable, and each value may hold several, comma-separated. */
 const strings = (v: unknown) => (v as string[]).flatMap((s) => s.split(",")).filter((s) => s !== "");
 
@@ -127,7 +117,7 @@ export const command: Command = {
   ],
   args: { min: 1, max: 1 },
   async run(ctx, { flags, args, given }) {
-    const ipam = consolidateIpam(strings(flags.subnet), strings(flags["ip-range"]), strings(flags.gateway), toMap(flags["aux-address"] as string[]));
+    const ipam = consolidateIpam(strings(flags.subnet), strings(flags["ip-range"]), strings(flags.gateway), keyValueMap(flags["aux-address"] as string[]));
     const configFrom = flags["config-from"] as string;
     const body = {
       Name: args[0],
@@ -136,14 +126,14 @@ export const command: Command = {
       // only what was asked: the daemon's default applies otherwise
       EnableIPv4: given.has("ipv4") ? flags.ipv4 : undefined,
       EnableIPv6: given.has("ipv6") ? flags.ipv6 : undefined,
-      IPAM: { Driver: flags["ipam-driver"] as string, Config: ipam, Options: toMap(flags["ipam-opt"] as string[]) },
+      IPAM: { Driver: flags["ipam-driver"] as string, Config: ipam, Options: keyValueMap(flags["ipam-opt"] as string[]) },
       Internal: flags.internal as boolean,
       Attachable: flags.attachable as boolean,
       Ingress: flags.ingress as boolean,
       ConfigOnly: flags["config-only"] as boolean,
       ConfigFrom: configFrom ? { Network: configFrom } : undefined,
-      Options: toMap(flags.opt as string[]),
-      Labels: toMap(flags.label as string[]),
+      Options: keyValueMap(flags.opt as string[]),
+      Labels: keyValueMap(flags.label as string[]),
     };
     const res = await ctx.connection().json<{ Id: string; Warning?: string }>("POST", "/networks/create", { json: body });
     if (res.Warning) ctx.stderr(`WARNING: ${res.Warning}\n`);
