@@ -72,6 +72,11 @@ export const errors = {
     403,
     (plugin: string, msg: string) => `authorization denied by plugin ${plugin}: ${msg}`,
   ),
+  authzPluginFailed: define(
+    "ENGINE_ERR_AUTHZ_PLUGIN_FAILED",
+    403,
+    (plugin: string, detail: string) => `plugin ${plugin} failed with error: ${detail}`,
+  ),
 
   // --- options and configuration ---
   optionInvalidValue: define(
@@ -124,6 +129,11 @@ export const errors = {
     "ENGINE_ERR_PLUGIN_INVALID",
     500,
     (where: string, detail: string) => `${where} is not a valid engine plugin: ${detail}`,
+  ),
+  pluginSpecInvalid: define(
+    "ENGINE_ERR_PLUGIN_SPEC_INVALID",
+    500,
+    (path: string, detail: string) => `plugin spec file ${path} is not valid: ${detail}`,
   ),
   pluginLoadFailed: define(
     "ENGINE_ERR_PLUGIN_LOAD_FAILED",

@@ -176,7 +176,7 @@ describe("API machinery", () => {
     it("lets the response hook see the answer and replace it with a 403", async () => {
       const { app, hooks } = await buildTestApi();
       hooks.authorizeResponse.tap("test", (res) =>
-        res.uri.endsWith("/version") && res.responseBody?.toString().includes('"Version"')
+        res.request.uri.endsWith("/version") && res.body?.toString().includes('"Version"')
           ? { plugin: "test", message: "versions are private" }
           : undefined,
       );

@@ -2,15 +2,29 @@
  * The authorization contract: who may do what through the API.
  *
  * Vocabulary
+ * - chain: the plugins named by `--authorization-plugin`, in the operator's order. Each request
+ *   is judged by the chain that was in force when it arrived, for its request and its response
+ *   check, even if a reload swaps the chain meanwhile.
  * - request check: runs for every API request after its body is read and before its handler.
- * - response check: runs for every answer before it is sent.
- * - decision: a plugin returns `undefined` to allow (it has no objection) or a denial with a
- *   message. The chain runs plugins in the order the operator listed them; the first denial
- *   wins and the rest are not asked.
+ * - response check: runs for every answer before it is sent (not after a request denial, and
+ *   not for hijacked streams such as attach, whose bytes never pass through a reply).
+ * - decision: a plugin returns `undefined` to allow (it has no objection) or a denial. The chain
+ *   asks plugins in order; the first denial wins and the rest are not asked.
+ * - denial: `{ plugin, message }` answers 403 `authorization denied by plugin <plugin>:
+ *   <message>`; with `failed: true` the plugin could not decide (down, timed out, broken
+ *   answer) and the answer is 403 `plugin <plugin> failed with error: <message>`. Either way
+ *   the request does not run: authorization fails closed.
  * - user: the common name of the client's TLS certificate, when it presented one.
  *
- * Headers that carry credentials (`Authorization`, `X-Registry-Auth`) are removed before a
- * plugin sees them. A body is passed only when it is JSON and at most `AUTHZ_MAX_BODY` bytes.
+ * Kinds of plugin
+ * - in-process: a module whose `apply` taps `hooks.authorizeRequest` / `authorizeResponse`
+ *   (see `plugins/authz-readonly`); header names are Node's, lower case.
+ * - out-of-process: a server speaking the authorization plugin protocol over HTTP (unix socket
+ *   or TCP), found by name or spec file; `plugins/authz/README.md` describes the protocol.
+ *
+ * What a plugin never sees: the headers that carry credentials (`Authorization`,
+ * `X-Registry-Auth`, `X-Registry-Config`) and the bodies of `/auth` (a login's password).
+ * A body is passed only when it is JSON and at most `AUTHZ_MAX_BODY` bytes.
  */
 
 export const AUTHZ_MAX_BODY = 1024 * 1024;
@@ -26,17 +40,23 @@ export interface AuthzRequest {
   headers: Record<string, string>;
   /** The JSON body, when there is one of at most AUTHZ_MAX_BODY bytes. */
   body?: Buffer;
+  /** The client's certificate chain in PEM, leaf first, when it presented one. */
+  peerCertificates?: string[];
 }
 
-export interface AuthzResponse extends AuthzRequest {
+export interface AuthzResponse {
+  /** The request this answers, as the request check saw it. */
+  request: AuthzRequest;
   statusCode: number;
-  responseHeaders: Record<string, string>;
+  headers: Record<string, string>;
   /** The answer's body when it is JSON and small enough; absent for streams. */
-  responseBody?: Buffer;
+  body?: Buffer;
 }
 
 export interface AuthzDenial {
   /** The plugin that said no, as named in the error the client sees. */
   plugin: string;
   message: string;
+  /** The plugin could not give an answer (unreachable, timed out, an error of its own). */
+  failed?: boolean;
 }

@@ -1,23 +1,26 @@
 /**
  * Runs every API request and answer through the authorization hooks. With no plugin tapped
  * this costs nothing (the hooks are not called); with plugins, the request check runs before
- * the handler and the response check before the answer is written.
+ * the handler and the response check before the answer is written. A request the chain
+ * denied is answered at once: its 403 is not put to the response check.
  */
 import type { IncomingHttpHeaders } from "node:http";
-import type { TLSSocket } from "node:tls";
+import type { PeerCertificate, TLSSocket } from "node:tls";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { AUTHZ_MAX_BODY, type AuthzRequest } from "../../core/contracts/authz.js";
+import { AUTHZ_MAX_BODY, type AuthzDenial, type AuthzRequest } from "../../core/contracts/authz.js";
 import { errors } from "../../core/errors.js";
 import type { EngineHooks } from "../../core/hooks.js";
 
 /** Headers that carry credentials never reach a plugin. */
-const HIDDEN_HEADERS = new Set(["authorization", "x-registry-auth"]);
+const HIDDEN_HEADERS = new Set(["authorization", "x-registry-auth", "x-registry-config"]);
 
 declare module "fastify" {
   interface FastifyRequest {
     /** The JSON body as it arrived, kept for authorization plugins. */
     rawJsonBody?: Buffer;
     authzRequest?: AuthzRequest;
+    /** The request check denied it: its answer is the denial, not checked again. */
+    authzDenied?: boolean;
   }
 }
 
@@ -27,37 +30,64 @@ export function installAuthorization(app: FastifyInstance, hooks: EngineHooks): 
     const authz = authzRequestOf(request);
     request.authzRequest = authz;
     const denial = await hooks.authorizeRequest.promise(authz);
-    if (denial) throw errors.authzDenied(denial.plugin, denial.message);
+    if (!denial) return;
+    request.authzDenied = true;
+    throw denialError(denial);
   });
 
   app.addHook("onSend", async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    if (!hooks.authorizeResponse.isUsed()) return payload;
+    if (request.authzDenied || !hooks.authorizeResponse.isUsed()) return payload;
     const authz = request.authzRequest ?? authzRequestOf(request);
     const denial = await hooks.authorizeResponse.promise({
-      ...authz,
+      request: authz,
       statusCode: reply.statusCode,
-      responseHeaders: flatten(reply.getHeaders() as IncomingHttpHeaders),
-      responseBody: jsonPayload(reply, payload),
+      headers: flatten(reply.getHeaders() as IncomingHttpHeaders),
+      body: isLogin(authz.uri) ? undefined : jsonPayload(reply, payload),
     });
     if (!denial) return payload;
-    const err = errors.authzResponseDenied(denial.plugin, denial.message);
+    const err = denial.failed ? errors.authzPluginFailed(denial.plugin, denial.message) : errors.authzResponseDenied(denial.plugin, denial.message);
     reply.code(err.statusCode).type("application/json");
     return JSON.stringify({ message: err.message }) + "\n";
   });
 }
 
+function denialError(denial: AuthzDenial) {
+  return denial.failed ? errors.authzPluginFailed(denial.plugin, denial.message) : errors.authzDenied(denial.plugin, denial.message);
+}
+
 function authzRequestOf(request: FastifyRequest): AuthzRequest {
   const socket = request.raw.socket as Partial<TLSSocket>;
-  const cert = typeof socket.getPeerCertificate === "function" ? socket.getPeerCertificate() : undefined;
+  const cert = typeof socket.getPeerCertificate === "function" ? socket.getPeerCertificate(true) : undefined;
   const commonName = cert && typeof cert.subject?.CN === "string" ? cert.subject.CN : "";
+  const uri = request.originalUrl;
+  const body = request.rawJsonBody;
   return {
     user: commonName,
     userAuthNMethod: commonName ? "TLS" : "",
     method: request.method,
-    uri: request.originalUrl,
+    uri,
     headers: flatten(request.headers),
-    body: request.rawJsonBody && request.rawJsonBody.length <= AUTHZ_MAX_BODY ? request.rawJsonBody : undefined,
+    body: body && body.length > 0 && body.length <= AUTHZ_MAX_BODY && !isLogin(uri) ? body : undefined,
+    peerCertificates: commonName ? chainPem(cert!) : undefined,
   };
+}
+
+/** `/auth` carries a registry password in its body, and its answer a token. */
+function isLogin(uri: string): boolean {
+  const path = uri.split("?")[0];
+  return path.endsWith("/auth");
+}
+
+/** The presented chain, leaf first, in PEM: what a plugin needs to check it itself. */
+function chainPem(leaf: PeerCertificate & { issuerCertificate?: PeerCertificate }): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  for (let cert: typeof leaf | undefined = leaf; cert?.raw && !seen.has(cert.fingerprint256); cert = cert.issuerCertificate) {
+    seen.add(cert.fingerprint256);
+    const base64 = cert.raw.toString("base64").replace(/.{64}/g, "$&\n");
+    out.push(`-----BEGIN CERTIFICATE-----\n${base64.replace(/\n$/, "")}\n-----END CERTIFICATE-----\n`);
+  }
+  return out;
 }
 
 function flatten(headers: IncomingHttpHeaders | Record<string, unknown>): Record<string, string> {

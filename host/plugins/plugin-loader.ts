@@ -21,6 +21,8 @@ export interface PluginSelection {
   name: string;
   /** A candidate that may be skipped when it is not for this host. */
   optional?: boolean;
+  /** The plugin, already made by the caller (an out-of-process authorization plugin's bridge). */
+  provided?: LoadedPlugin;
 }
 
 export interface LoaderDeps {
@@ -99,7 +101,7 @@ async function tryLoad(
   deps: LoaderDeps,
 ): Promise<LoadedPlugin | undefined> {
   try {
-    return await importPlugin(resolvePlugin(sel.kind, sel.name, deps.resolve));
+    return sel.provided ?? (await importPlugin(resolvePlugin(sel.kind, sel.name, deps.resolve)));
   } catch (err) {
     if (!sel.optional) throw err;
     deps.log.warn({ kind: sel.kind, name: sel.name, err: (err as Error).message }, "optional plugin could not be loaded");

@@ -5,6 +5,8 @@
  *   3. an installed package `engine-plugin-<kind>-<name>`, in the `node_modules` folders of the
  *      daemon's working directory and its parents, then of the engine's own installation.
  * What was tried is kept, so that a plugin that is nowhere is reported with every place looked.
+ * (Authorization plugins may also be servers in other processes: `host/authz-chain.ts` looks
+ * for those when no module has the name.)
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
@@ -38,14 +40,20 @@ export function isPathReference(name: string): boolean {
 }
 
 export function resolvePlugin(kind: string, name: string, opts: ResolveOptions): PluginLocation {
+  const found = findPluginModule(kind, name, opts);
+  if ("file" in found) return found;
+  throw errors.pluginNotFound(`${kind} plugin`, name, found.tried);
+}
+
+/** The plugin's module, or every place looked at when there is none. */
+export function findPluginModule(kind: string, name: string, opts: ResolveOptions): PluginLocation | { tried: string[] } {
   const tried: string[] = [];
   if (isPathReference(name)) {
     const file = moduleIn(resolve(name));
-    if (file) return { file, source: "path" };
-    throw errors.pluginNotFound(`${kind} plugin`, name, [`the path ${resolve(name)}`]);
+    return file ? { file, source: "path" } : { tried: [`the path ${resolve(name)}`] };
   }
   if (!/^[a-z0-9][a-z0-9._-]*$/.test(name)) {
-    throw errors.pluginNotFound(`${kind} plugin`, name, ["nothing: a plugin name has only a-z, 0-9, '.', '_' and '-'"]);
+    return { tried: ["nothing: a plugin name has only a-z, 0-9, '.', '_' and '-'"] };
   }
   const builtin = join(opts.builtinDir, `${kind}-${name}`);
   tried.push(`the built-in plugin ${builtin}`);
@@ -62,7 +70,7 @@ export function resolvePlugin(kind: string, name: string, opts: ResolveOptions):
       if (dirname(dir) === dir) break;
     }
   }
-  throw errors.pluginNotFound(`${kind} plugin`, name, dedupe(tried));
+  return { tried: dedupe(tried) };
 }
 
 /** The entry module of a file or package folder, or undefined when there is none. */
