@@ -1,11 +1,8 @@
 #!/usr/bin/env node
 /**
- * policy-server: an example authorization plugin for engined, in one file with no
- * dependencies, written to be copied. It speaks the authorization plugin protocol (JSON over
- * HTTP on a unix socket or TCP) and enforces a small policy:
- *   - certificate names listed in `readOnlyUsers` may only read (GET and HEAD);
- *   - no privileged containers (`docker run --privileged`, `docker exec --privileged`);
- *   - no bind mount of the host's `/` (`-v /:/host`, `--mount type=bind,source=/`).
+ * The example policy (policy.mjs) as an authorization plugin server: plain Node.js with no
+ * dependencies, written to be copied. It speaks the authorization plugin protocol, JSON over
+ * HTTP on a unix socket or TCP.
  *
  *   node server.mjs [--socket PATH | --listen HOST:PORT] [--policy FILE]
  *
@@ -14,8 +11,9 @@
  */
 import { createServer } from "node:http";
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
-import { dirname, posix } from "node:path";
+import { dirname } from "node:path";
 import { parseArgs } from "node:util";
+import { DEFAULT_POLICY, judge } from "./policy.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -25,35 +23,7 @@ const { values: args } = parseArgs({
   },
 });
 
-const DEFAULT_POLICY = { readOnlyUsers: [], denyPrivileged: true, denyRootBind: true };
 const policy = { ...DEFAULT_POLICY, ...(args.policy ? JSON.parse(readFileSync(args.policy, "utf8")) : {}) };
-
-// --- the policy ------------------------------------------------------------------------------
-
-/** Returns undefined to allow, or the reason to deny. */
-function judgeRequest(req) {
-  const method = req.RequestMethod ?? "";
-  const path = apiPath(req.RequestUri ?? "");
-  if (req.User && policy.readOnlyUsers.includes(req.User) && method !== "GET" && method !== "HEAD") {
-    return `${req.User} may only read`;
-  }
-  const body = jsonBody(req.RequestBody);
-  if (!body) return undefined;
-  if (method === "POST" && path === "/containers/create") {
-    const host = body.HostConfig ?? {};
-    if (policy.denyPrivileged && host.Privileged === true) return "privileged containers are not allowed";
-    if (policy.denyRootBind && bindsRoot(host)) return "bind mounts of / are not allowed";
-  }
-  if (method === "POST" && /^\/containers\/[^/]+\/exec$/.test(path) && policy.denyPrivileged && body.Privileged === true) {
-    return "privileged exec sessions are not allowed";
-  }
-  return undefined;
-}
-
-/** `/v1.51/containers/create?name=x` -> `/containers/create`. */
-function apiPath(uri) {
-  return uri.split("?")[0].replace(/^\/v\d+\.\d+(?=\/)/, "");
-}
 
 /** The request body: base64 of JSON, sent only when it is JSON and at most 1 MiB. */
 function jsonBody(base64) {
@@ -65,14 +35,6 @@ function jsonBody(base64) {
   }
 }
 
-function bindsRoot(host) {
-  const sources = [
-    ...(host.Binds ?? []).map((bind) => bind.split(":")[0]),
-    ...(host.Mounts ?? []).filter((m) => m.Type === "bind").map((m) => m.Source),
-  ];
-  return sources.some((source) => typeof source === "string" && source.startsWith("/") && posix.normalize(source) === "/");
-}
-
 // --- the protocol ----------------------------------------------------------------------------
 
 const MEDIA_TYPE = "application/vnd.docker.plugins.v1.2+json";
@@ -82,7 +44,7 @@ const handlers = {
   "/Plugin.Activate": () => ({ Implements: ["authz"] }),
   // Every API request, before it runs.
   "/AuthZPlugin.AuthZReq": (req) => {
-    const reason = judgeRequest(req);
+    const reason = judge(policy, { method: req.RequestMethod ?? "", uri: req.RequestUri ?? "", user: req.User, body: jsonBody(req.RequestBody) });
     log(reason ? "deny" : "allow", req, reason);
     return reason ? { Allow: false, Msg: reason } : { Allow: true };
   },
