@@ -20,8 +20,13 @@ interface Answer {
 }
 
 /** One request with the headers the test chooses (and TLS options when given). */
-function send(where: RequestOptions & { ca?: Buffer; cert?: Buffer; key?: Buffer }, method: string, path: string, opts: { headers?: Record<string, string>; body?: unknown; tls?: boolean } = {}): Promise<Answer> {
-  const payload = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
+function send(
+  where: RequestOptions & { ca?: Buffer; cert?: Buffer; key?: Buffer },
+  method: string,
+  path: string,
+  opts: { headers?: Record<string, string>; body?: unknown; raw?: string; tls?: boolean } = {},
+): Promise<Answer> {
+  const payload = opts.raw !== undefined ? Buffer.from(opts.raw) : opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
   const headers = { ...(payload ? { "content-type": "application/json", "content-length": String(payload.length) } : {}), ...opts.headers };
   return new Promise((resolve, reject) => {
     const req = (opts.tls ? httpsRequest : httpRequestRaw)({ ...where, method, path, headers, timeout: 20_000 }, (res) => {
@@ -153,6 +158,16 @@ describe("authorization plugins in other processes", function () {
       // A body that is not JSON is not sent either.
       await send(sock, "POST", "/v1.51/containers/x/wait?not-json=1", { headers: { "content-type": "application/x-tar" } });
       expect(callsFor("not-json=1")[0].body).to.not.have.property("RequestBody");
+    });
+
+    it("asks about a body that is not valid JSON before answering that it is not", async () => {
+      const answer = await send(sock, "POST", "/v1.51/containers/create?name=bad-json", { headers: { "content-type": "application/json" }, body: undefined, raw: "{not json" });
+      expect(answer.status).to.equal(400);
+      expect(message(answer)).to.match(/^invalid JSON: /);
+      const seen = callsFor("bad-json");
+      expect(seen.map((c) => `${c.plugin} ${c.call}`)).to.deep.equal([`${first} AuthZReq`, `${second} AuthZReq`, `${first} AuthZRes`, `${second} AuthZRes`]);
+      expect(Buffer.from(seen[0].body.RequestBody, "base64").toString()).to.equal("{not json");
+      expect(seen[2].body.ResponseStatusCode).to.equal(400);
     });
 
     it("lists the chain in /info", async () => {

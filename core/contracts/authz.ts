@@ -6,8 +6,10 @@
  *   is judged by the chain that was in force when it arrived, for its request and its response
  *   check, even if a reload swaps the chain meanwhile.
  * - request check: runs for every API request after its body is read and before its handler.
- * - response check: runs for every answer before it is sent (not after a request denial, and
- *   not for hijacked streams such as attach, whose bytes never pass through a reply).
+ * - response check: runs for every answer to a request the chain judged, before it is sent;
+ *   not after a request denial, not for hijacked streams such as attach (their bytes never
+ *   pass through a reply), and not for the few answers given before the request check (an
+ *   unsupported API version, a body over the size limit), where no handler ran.
  * - decision: a plugin returns `undefined` to allow (it has no objection) or a denial. The chain
  *   asks plugins in order; the first denial wins and the rest are not asked.
  * - denial: `{ plugin, message }` answers 403 `authorization denied by plugin <plugin>:

@@ -74,6 +74,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     sampleInterval: (deps.load ?? DEFAULT_LOAD_LIMITS).sampleInterval,
   });
   installAuthorization(app, deps.hooks);
+  reportBadJson(app);
   app.register(systemRoutes(deps));
   for (const routes of deps.routes ?? []) app.register(async (scope) => routes(scope));
   await app.ready();
@@ -84,7 +85,8 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
  * Docker's clients send JSON, sometimes with an empty body under `application/json`, and
  * sometimes bodies with no or another type on endpoints that ignore them. Empty JSON is no
  * body; the raw bytes are kept for authorization plugins; other types are left unread for the
- * routes that stream them.
+ * routes that stream them. Malformed JSON is reported after the authorization check (see
+ * `reportBadJson`), so that plugins are asked about every request that carries a body.
  */
 function installJsonParser(app: FastifyInstance): void {
   app.removeContentTypeParser(["application/json", "text/plain"]);
@@ -95,10 +97,18 @@ function installJsonParser(app: FastifyInstance): void {
     try {
       done(null, JSON.parse(buf.toString("utf8")));
     } catch (err) {
-      done(errors.apiInvalidJson((err as Error).message), undefined);
+      request.badJson = errors.apiInvalidJson((err as Error).message);
+      done(null, undefined);
     }
   });
   app.addContentTypeParser("*", (_request, _payload, done) => done(null, undefined));
+}
+
+/** Registered after the authorization check: a body that is not JSON fails before any handler. */
+function reportBadJson(app: FastifyInstance): void {
+  app.addHook("preHandler", async (request) => {
+    if (request.badJson) throw request.badJson;
+  });
 }
 
 /** Every error answer is `{"message": "..."}` with the catalogue's status. */

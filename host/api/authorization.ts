@@ -21,14 +21,17 @@ declare module "fastify" {
     authzRequest?: AuthzRequest;
     /** The request check denied it: its answer is the denial, not checked again. */
     authzDenied?: boolean;
+    /** The body was declared JSON and is not; the error answers after the request check. */
+    badJson?: Error;
   }
 }
 
 export function installAuthorization(app: FastifyInstance, hooks: EngineHooks): void {
   app.addHook("preHandler", async (request) => {
-    if (!hooks.authorizeRequest.isUsed()) return;
+    if (!hooks.authorizeRequest.isUsed() && !hooks.authorizeResponse.isUsed()) return;
     const authz = authzRequestOf(request);
     request.authzRequest = authz;
+    if (!hooks.authorizeRequest.isUsed()) return;
     const denial = await hooks.authorizeRequest.promise(authz);
     if (!denial) return;
     request.authzDenied = true;
@@ -36,8 +39,10 @@ export function installAuthorization(app: FastifyInstance, hooks: EngineHooks): 
   });
 
   app.addHook("onSend", async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    if (request.authzDenied || !hooks.authorizeResponse.isUsed()) return payload;
-    const authz = request.authzRequest ?? authzRequestOf(request);
+    // Answers to requests the chain never saw (an unsupported API version, a body over the
+    // limit: refused before any handler could run) and to denied requests are not put to it.
+    const authz = request.authzRequest;
+    if (!authz || request.authzDenied || !hooks.authorizeResponse.isUsed()) return payload;
     const denial = await hooks.authorizeResponse.promise({
       request: authz,
       statusCode: reply.statusCode,
