@@ -15,6 +15,7 @@
  */
 import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook, HookMap, SyncHook } from "tapable";
 import type { AuthzDenial, AuthzRequest, AuthzResponse } from "./contracts/authz.js";
+import type { EngineEvent } from "./events/event.js";
 import type { ReloadContext } from "./reload.js";
 import type { StorageContext, StorageDriver } from "./contracts/storage.js";
 import type { LogDriver, LogDriverContext } from "./contracts/log.js";
@@ -61,6 +62,12 @@ export function createHooks() {
 
     /** Notification: a reload took effect; `ctx.next` is now the configuration. */
     reloaded: new SyncHook<[ReloadContext]>(["reload"]),
+
+    /**
+     * Notification: something happened to a container, image, network or the daemon
+     * (`core/events/event.ts`). `GET /events` streams these; taps must not throw or block.
+     */
+    event: new SyncHook<[EngineEvent]>(["event"]),
 
     // --- drivers ---------------------------------------------------------------------------------
 

@@ -10,8 +10,11 @@ import { ContainerStore } from "../core/containers/container-store.js";
 import { ImageStore } from "../core/images/image-store.js";
 import { containerRunRoutes } from "./api/routes/container-run.js";
 import { containerRoutes } from "./api/routes/containers.js";
+import { eventRoutes } from "./api/routes/events.js";
 import { networkRoutes } from "./api/routes/networks.js";
 import { ContainerRunner } from "./containers/runner.js";
+import { EventLog } from "./events/event-log.js";
+import { makeEvent } from "../core/events/event.js";
 import { openNetwork } from "./network/open-network.js";
 import { openRuntime } from "./containers/open-runtime.js";
 import { logDriverSource } from "./plugins/log-drivers.js";
@@ -37,6 +40,7 @@ import { defaultResolveOptions, type ResolveOptions } from "./plugins/resolve-pl
 import { reloadDaemon, type ReloadOutcome } from "./reload.js";
 import { prepareRoots, type Roots } from "./roots.js";
 import { buildSystemInfo, buildVersionInfo, loadDaemonId, type InfoSources } from "./system-info.js";
+import { hostname } from "node:os";
 
 export interface DaemonOptions {
   loaded: LoadedConfig;
@@ -85,6 +89,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // The default log driver and its --log-opt defaults are checked now: a typo stops the start.
     await logDrivers(config["log-driver"]).then((d) => d.validateOptions(config["log-opt"]));
     const network = await openNetwork({ ...loader, hooks }, { containers, config: () => config, log: log.child({ component: "network" }) });
+    const eventLog = new EventLog(hooks);
     const runner = new ContainerRunner({
       containers, images, storage: driver, runtime, logDrivers, hooks, config: () => config, host: ruleHost(host),
       execRoot: roots.execRoot, log: log.child({ component: "containers" }), network: network.containers,
@@ -116,12 +121,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       proxies: { http: config["http-proxy"], https: config["https-proxy"], noProxy: config["no-proxy"] },
     }));
     undo.push(() => registry.close());
+    const daemonId = loadDaemonId(roots.dataRoot);
+    hooks.reloaded.tap("events", () => hooks.event.call(makeEvent("daemon", "reload", daemonId, { name: hostname() })));
     const sources: InfoSources = {
       config: () => config,
       host,
       hooks,
       dataRoot: roots.dataRoot,
-      daemonId: loadDaemonId(roots.dataRoot),
+      daemonId,
       authorization: () => authz.ids(),
       warnings: () => warnings,
     };
@@ -145,8 +152,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           }),
         }),
         authRoutes({ registry }),
-        containerRoutes({ containers, images, driver, runner, logDrivers, config: () => config, network: network.containers }),
-        containerRunRoutes({ containers, runner, logDrivers, config: () => config }),
+        containerRoutes({ containers, images, driver, runner, logDrivers, config: () => config, network: network.containers, hooks }),
+        containerRunRoutes({ containers, runner, logDrivers, config: () => config, hooks }),
+        eventRoutes(eventLog),
         networkRoutes({ networks: network.networks, endpoints: network.containers, containers }),
         systemDfRoute(images),
       ],

@@ -37,6 +37,7 @@ import { SupervisorClientError, type SupervisorClient } from "../supervisor/clie
 import { ensureSupervisor, type SupervisorHandle } from "../supervisor/launch.js";
 import { loggerContext, logSettings } from "./log-settings.js";
 import { selectRuntime } from "./runtime-select.js";
+import { containerEvent, signalNumber } from "./container-events.js";
 
 export interface RunnerDeps {
   containers: ContainerStore;
@@ -230,6 +231,7 @@ export class ContainerRunner {
           Pid: state.pid, ExitCode: 0, Error: "", StartedAt: state.startedAt,
         };
         this.deps.containers.save(c);
+        this.deps.hooks.event.call(containerEvent(c, "start"));
         return true;
       } catch (err) {
         await this.release(c.Id).catch((e: Error) => this.deps.log.error({ err: e, container: c.Id }, "cleanup after a failed start failed"));
@@ -306,6 +308,7 @@ export class ContainerRunner {
       if (wasRunning) {
         c.State = { ...c.State, Status: "exited", Running: false, Pid: 0, ExitCode: exitCode, Error: error, FinishedAt: new Date().toISOString() };
         this.deps.containers.save(c);
+        this.deps.hooks.event.call(containerEvent(c, "die", { exitCode: String(exitCode) }));
         // Waiters learn it now; whatever they do next (start, remove) queues behind the cleanup.
         this.events.emit(`exit:${id}`, exitCode);
       }
@@ -346,6 +349,7 @@ export class ContainerRunner {
     const sup = await this.supervisor();
     const seconds = opts.seconds ?? c.Config.StopTimeout ?? 10;
     const signal = opts.signal ?? c.Config.StopSignal ?? "TERM";
+    this.deps.hooks.event.call(containerEvent(c, "kill", { signal: signalNumber(signal) }));
     const code = await sup.stop(c.Id, seconds, signal).catch((err: Error) => {
       if (err instanceof SupervisorClientError && err.status === 404) return 255;
       throw err;
@@ -353,6 +357,7 @@ export class ContainerRunner {
     // The event stream brings the same exit; whichever comes first records it, and this
     // returns once it is recorded.
     await this.exited(c.Id, code);
+    this.deps.hooks.event.call(containerEvent(c, "stop"));
     return true;
   }
 
@@ -363,6 +368,7 @@ export class ContainerRunner {
       if (err instanceof SupervisorClientError && err.status === 409) throw errors.containerNotRunning("kill", ref, c.Id);
       throw err;
     });
+    this.deps.hooks.event.call(containerEvent(c, "kill", { signal: signalNumber(signal) }));
   }
 
   /** The exit code once `condition` holds; the caller has the container's record. */
@@ -397,6 +403,7 @@ export class ContainerRunner {
     await this.release(c.Id, { wait: false });
     await this.deps.storage.remove(c.Id);
     this.deps.containers.remove(c.Id);
+    this.deps.hooks.event.call(containerEvent(c, "destroy"));
     this.events.emit(`removed:${c.Id}`, c.State.ExitCode);
   }
 

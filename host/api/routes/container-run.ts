@@ -16,14 +16,18 @@ import { logSettings, loggerContext } from "../../containers/log-settings.js";
 import type { ContainerRunner, WaitCondition } from "../../containers/runner.js";
 import type { LogDriverSource } from "../../plugins/log-drivers.js";
 import { requestedApiVersion } from "../api-version.js";
+import { rawResponse } from "../raw-response.js";
 import { queryBool, queryString, type Query } from "../query.js";
 import { frame, streamContentType } from "../stream-frames.js";
+import type { EngineHooks } from "../../../core/hooks.js";
+import { containerEvent } from "../../containers/container-events.js";
 
 export interface ContainerRunDeps {
   containers: ContainerStore;
   runner: ContainerRunner;
   logDrivers: LogDriverSource;
   config: () => DaemonConfig;
+  hooks: EngineHooks;
 }
 
 const WAIT_CONDITIONS: readonly WaitCondition[] = ["not-running", "next-exit", "removed"];
@@ -51,6 +55,7 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
       const { c } = target(request);
       await runner.stop(c, stopOptions(request.query as Query));
       await runner.start(c);
+      deps.hooks.event.call(containerEvent(c, "restart"));
       return reply.code(204).send();
     });
 
@@ -113,6 +118,7 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
       const reader = await readerOf(deps, c);
       const tty = c.Config.Tty === true;
       const socket = hijack(request, reply, tty);
+      deps.hooks.event.call(containerEvent(c, "attach"));
       const gone = new AbortController();
       socket.once("close", () => gone.abort());
       socket.on("error", () => gone.abort());
@@ -183,14 +189,6 @@ async function pipeMessages(
 const NEWLINE = Buffer.from("\n");
 
 /** Takes the response over from Fastify: the daemon's headers, `headers`, sent at once. */
-function rawResponse(reply: FastifyReply, status: number, headers: Record<string, string>) {
-  reply.hijack();
-  const res = reply.raw;
-  res.writeHead(status, { ...(reply.getHeaders() as Record<string, string>), ...headers });
-  res.flushHeaders();
-  return res;
-}
-
 /**
  * Docker's attach: with `Upgrade: tcp` the answer is `101 UPGRADED` and the connection becomes
  * the stream; without it, a `200` whose body is the stream until the connection closes.

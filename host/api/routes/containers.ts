@@ -22,6 +22,8 @@ import type { LogDriverSource } from "../../plugins/log-drivers.js";
 import { validateBody } from "../validate-body.js";
 import { hasLabel, labelsMatch, untilTime } from "../filter-values.js";
 import { checkFilterKeys, queryBool, queryFilters, queryString, type Query } from "../query.js";
+import type { EngineHooks } from "../../../core/hooks.js";
+import { containerEvent } from "../../containers/container-events.js";
 
 const validateCreate = typia.createValidate<ContainerCreateRequest>();
 
@@ -33,6 +35,7 @@ export interface ContainerRouteDeps {
   logDrivers: LogDriverSource;
   config: () => DaemonConfig;
   network: ContainerNetworks;
+  hooks: EngineHooks;
 }
 
 /**
@@ -107,6 +110,7 @@ export function containerRoutes(deps: ContainerRouteDeps) {
         await driver.remove(id);
         throw err;
       }
+      deps.hooks.event.call(containerEvent(record, "create"));
       return reply.code(201).send({ Id: id, Warnings: [] });
     });
 

@@ -1,0 +1,63 @@
+/**
+ * `GET /events`: the daemon's events as a stream of JSON lines. `since` replays the kept
+ * history from that time, then follows; `until` ends the stream at that time (at once, with
+ * the history up to it, when it has passed). Without either, only new events are sent, until
+ * the client goes away. Times are Unix seconds with up to nine decimals, as the Docker CLI
+ * sends them (it turns `10m` and dates into that itself).
+ */
+import type { FastifyInstance } from "fastify";
+import { eventJson, parseEventTime, type EngineEvent } from "../../../core/events/event.js";
+import { eventMatches, EVENT_FILTER_KEYS } from "../../../core/events/event-filter.js";
+import { errors } from "../../../core/errors.js";
+import type { EventLog } from "../../events/event-log.js";
+import { checkFilterKeys, queryFilters, queryString, type Query } from "../query.js";
+import { rawResponse } from "../raw-response.js";
+
+/** A timer cannot wait longer than this; a later `until` is waited for in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export function eventRoutes(log: EventLog) {
+  return (app: FastifyInstance) => {
+    app.get("/events", async (request, reply) => {
+      const query = request.query as Query;
+      const since = timeParam(query, "since");
+      const until = timeParam(query, "until");
+      const filters = queryFilters(query);
+      checkFilterKeys(filters, EVENT_FILTER_KEYS);
+      const wanted = (e: EngineEvent) => eventMatches(e, filters) && (until === undefined || e.timeNano <= until);
+
+      const res = rawResponse(reply, 200, { "content-type": "application/json" });
+      const write = (e: EngineEvent) => {
+        if (wanted(e)) res.write(`${eventJson(e)}\n`);
+      };
+      const live: EngineEvent[] = [];
+      let replaying = true;
+      const { past, unsubscribe } = log.subscribe(since ?? (until !== undefined ? 0n : undefined), (e) => (replaying ? live.push(e) : write(e)));
+      let timer: NodeJS.Timeout | undefined;
+      const finish = () => {
+        unsubscribe();
+        clearTimeout(timer);
+        res.end();
+      };
+      res.once("close", finish);
+      for (const e of past) write(e);
+      replaying = false;
+      for (const e of live) write(e);
+      if (until === undefined) return;
+      const waitUntil = () => {
+        const ms = Number((until - BigInt(Date.now()) * 1_000_000n) / 1_000_000n);
+        if (ms <= 0) return finish();
+        timer = setTimeout(waitUntil, Math.min(ms + 1, MAX_TIMER_MS));
+      };
+      waitUntil();
+    });
+  };
+}
+
+function timeParam(query: Query, name: string): bigint | undefined {
+  const raw = queryString(query, name);
+  if (raw === undefined || raw === "") return undefined;
+  const nanos = parseEventTime(raw);
+  if (nanos === undefined) throw errors.apiInvalidParameter(name, raw);
+  return nanos;
+}
