@@ -3,6 +3,7 @@
  * ParseNormalizedNamed), with its error messages: the registry a reference names decides
  * which credentials go with a pull or push, and the CLI prints the normalised reference.
  */
+import { ExitError } from "./command.js";
 
 export const DEFAULT_DOMAIN = "docker.io";
 
@@ -21,7 +22,12 @@ export interface NamedReference {
   digest?: string;
 }
 
-export class ReferenceError extends Error {}
+/** A reference the CLI refuses: the command exits 1 with the message, as the Docker CLI does. */
+export class ReferenceError extends ExitError {
+  constructor(message: string) {
+    super(1, message);
+  }
+}
 
 /** `busybox` -> docker.io/library/busybox (no tag added: see withDefaultTag). */
 export function parseNormalizedNamed(text: string): NamedReference {

@@ -1,7 +1,7 @@
 /** `engine commit`: make an image from a container's changes (POST /commit, as `docker commit`). */
 import { ExitError, type Command } from "../command.js";
 import { DaemonError, errorMessage, readAll } from "../connection.js";
-import { familiarString, parseNormalizedNamed, ReferenceError } from "../reference.js";
+import { familiarString, parseNormalizedNamed } from "../reference.js";
 
 export const command: Command = {
   usage: "[OPTIONS] CONTAINER [REPOSITORY[:TAG]]",
@@ -17,13 +17,7 @@ export const command: Command = {
     let repo: string | undefined;
     let tag: string | undefined;
     if (reference) {
-      let ref;
-      try {
-        ref = parseNormalizedNamed(reference);
-      } catch (e) {
-        if (e instanceof ReferenceError) throw new ExitError(1, e.message);
-        throw e;
-      }
+      const ref = parseNormalizedNamed(reference);
       if (ref.digest) throw new ExitError(1, "refusing to create a tag with a digest reference");
       tag = ref.tag;
       repo = familiarString({ ...ref, tag: undefined });

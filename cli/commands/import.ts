@@ -1,6 +1,6 @@
 /** `engine import`: make an image from a tarball's contents (a file, a URL or stdin), streamed to the daemon. */
-import { ExitError, type Command } from "../command.js";
-import { parseNormalizedNamed, ReferenceError } from "../reference.js";
+import type { Command } from "../command.js";
+import { parseNormalizedNamed } from "../reference.js";
 import { openInput } from "../progress/open-input.js";
 import { followProgress } from "../progress/stream-output.js";
 
@@ -14,14 +14,7 @@ export const command: Command = {
   args: { min: 1, max: 2 },
   async run(ctx, { flags, args }) {
     const [source, repository = ""] = args;
-    if (repository) {
-      try {
-        parseNormalizedNamed(repository);
-      } catch (e) {
-        if (e instanceof ReferenceError) throw new ExitError(1, e.message);
-        throw e;
-      }
-    }
+    if (repository) parseNormalizedNamed(repository); // a bad name exits 1 before anything is sent
     // a URL is fetched by the daemon itself; a file or stdin is the request's body
     const url = /^https?:\/\//.test(source);
     const body = url ? undefined : openInput(source);

@@ -1,7 +1,7 @@
 /** `engine pull`: download an image from a registry, with the daemon's progress as `docker pull` shows it. */
-import { ExitError, type Command } from "../command.js";
+import type { Command } from "../command.js";
 import { registryAuthFor } from "../auth/registry-auth.js";
-import { referenceString, ReferenceError, repositoryName, transferReference } from "../reference.js";
+import { referenceString, repositoryName, transferReference } from "../reference.js";
 import { followProgress } from "../progress/stream-output.js";
 
 export const command: Command = {
@@ -15,13 +15,7 @@ export const command: Command = {
   async run(ctx, { flags, args }) {
     const all = Boolean(flags["all-tags"]);
     const quiet = Boolean(flags.quiet);
-    let ref, defaulted;
-    try {
-      ({ ref, defaulted } = transferReference(args[0], all));
-    } catch (e) {
-      if (e instanceof ReferenceError) throw new ExitError(1, e.message);
-      throw e;
-    }
+    const { ref, defaulted } = transferReference(args[0], all);
     if (defaulted && !quiet) ctx.stdout("Using default tag: latest\n");
     const res = await ctx.connection().call("POST", "/images/create", {
       query: { fromImage: repositoryName(ref), tag: all ? undefined : (ref.digest ?? ref.tag), platform: flags.platform ? String(flags.platform) : undefined },

@@ -1,7 +1,7 @@
 /** `engine push`: upload an image to a registry, with the daemon's progress as `docker push` shows it. */
 import { ExitError, type Command } from "../command.js";
 import { registryAuthFor } from "../auth/registry-auth.js";
-import { referenceString, ReferenceError, repositoryName, transferReference } from "../reference.js";
+import { referenceString, repositoryName, transferReference } from "../reference.js";
 import { followProgress } from "../progress/stream-output.js";
 
 export const command: Command = {
@@ -14,13 +14,7 @@ export const command: Command = {
   async run(ctx, { flags, args }) {
     const all = Boolean(flags["all-tags"]);
     const quiet = Boolean(flags.quiet);
-    let ref, defaulted;
-    try {
-      ({ ref, defaulted } = transferReference(args[0], all));
-    } catch (e) {
-      if (e instanceof ReferenceError) throw new ExitError(1, e.message);
-      throw e;
-    }
+    const { ref, defaulted } = transferReference(args[0], all);
     if (ref.digest) throw new ExitError(1, "cannot push a digest reference");
     if (defaulted && !quiet) ctx.stdout("Using default tag: latest\n");
     const res = await ctx.connection().call("POST", `/images/${repositoryName(ref)}/push`, {
