@@ -171,6 +171,7 @@ export const errors = {
     (what: string, expected: string, actual: string) => `${what}: digest mismatch: expected ${expected}, got ${actual}`,
   ),
   imageInvalidChange: define("ENGINE_ERR_IMAGE_INVALID_CHANGE", 400, (change: string, why: string) => `invalid change "${change}": ${why}`),
+  imageCommitToDigest: define("ENGINE_ERR_IMAGE_COMMIT_TO_DIGEST", 400, () => "cannot commit to digest reference"),
 
   // --- registries ---
   registryInvalidAuthHeader: define("ENGINE_ERR_REGISTRY_INVALID_AUTH_HEADER", 400, (why: string) => `invalid X-Registry-Auth header: ${why}`),
@@ -245,12 +246,26 @@ export const errors = {
   containerCommandFailed: define("ENGINE_ERR_CONTAINER_COMMAND_FAILED", 400, (why: string) => `failed to create task for container: ${why}`),
   containerStartFailed: define("ENGINE_ERR_CONTAINER_START_FAILED", 500, (why: string) => `failed to start container: ${why}`),
   containerInvalidSpec: define("ENGINE_ERR_CONTAINER_INVALID_SPEC", 400, (why: string) => why),
-  containerTtyUnsupported: define(
-    "ENGINE_ERR_CONTAINER_TTY_UNSUPPORTED",
-    501,
-    () => "containers with a TTY (-t) or an open stdin (-i) are not supported yet: run without them",
+  execNotFound: define("ENGINE_ERR_EXEC_NOT_FOUND", 404, (id: string) => `No such exec instance: ${id}`),
+  execNoCommand: define("ENGINE_ERR_EXEC_NO_COMMAND", 400, () => "No exec command specified"),
+  execContainerNotRunning: define("ENGINE_ERR_EXEC_CONTAINER_NOT_RUNNING", 409, (id: string) => `container ${id} is not running`),
+  execAlreadyStarted: define(
+    "ENGINE_ERR_EXEC_ALREADY_STARTED",
+    409,
+    (id: string, ran: boolean) => `Error: Exec command ${id} ${ran ? "has already run" : "is already running"}`,
+  ),
+  execStartFailed: define("ENGINE_ERR_EXEC_START_FAILED", 500, (message: string) => `cannot start the exec process: ${message}`),
+  detachKeysInvalid: define(
+    "ENGINE_ERR_DETACH_KEYS_INVALID",
+    400,
+    (keys: string, why: string) => `Invalid detach keys (${keys}) provided: ${why}`,
   ),
   containerInvalidSignal: define("ENGINE_ERR_CONTAINER_INVALID_SIGNAL", 400, (signal: string) => `Invalid signal: ${signal}`),
+  containerCommitConflict: define(
+    "ENGINE_ERR_CONTAINER_COMMIT_CONFLICT",
+    409,
+    (id: string, state: string) => `You cannot commit container ${id} which is ${state}`,
+  ),
   containerInvalidWaitCondition: define(
     "ENGINE_ERR_CONTAINER_INVALID_WAIT_CONDITION",
     400,
@@ -263,6 +278,38 @@ export const errors = {
     (driver: string) => `configured logging driver does not support reading: ${driver}`,
   ),
   containerLogConfigInvalid: define("ENGINE_ERR_CONTAINER_LOG_CONFIG_INVALID", 400, (why: string) => `invalid log configuration: ${why}`),
+  // files: docker cp (archive), export
+  containerPathEmpty: define("ENGINE_ERR_CONTAINER_PATH_EMPTY", 400, () => "bad parameter: path cannot be empty"),
+  containerFileNotFound: define(
+    "ENGINE_ERR_CONTAINER_FILE_NOT_FOUND",
+    404,
+    (path: string, ref: string) => `Could not find the file ${path} in container ${ref}`,
+  ),
+  containerPathInvalid: define("ENGINE_ERR_CONTAINER_PATH_INVALID", 400, (path: string, why: string) => `invalid path ${path}: ${why}`),
+  containerExtractNotDirectory: define("ENGINE_ERR_CONTAINER_EXTRACT_NOT_DIRECTORY", 400, () => "extraction point is not a directory"),
+  containerRootfsReadOnly: define("ENGINE_ERR_CONTAINER_ROOTFS_READ_ONLY", 400, () => "container rootfs is marked read-only"),
+  containerArchiveInvalid: define("ENGINE_ERR_CONTAINER_ARCHIVE_INVALID", 400, (why: string) => why),
+  containerUserNotFound: define("ENGINE_ERR_CONTAINER_USER_NOT_FOUND", 400, (why: string) => why),
+  // restart policies, pause, rename, update, top, stats
+  containerInvalidRestartPolicy: define("ENGINE_ERR_CONTAINER_INVALID_RESTART_POLICY", 400, (why: string) => `invalid restart policy: ${why}`),
+  containerAutoRemoveRestart: define("ENGINE_ERR_CONTAINER_AUTOREMOVE_RESTART", 400, () => "can't create 'AutoRemove' container with restart policy"),
+  containerStateNotRunning: define("ENGINE_ERR_CONTAINER_STATE_NOT_RUNNING", 409, (id: string) => `Container ${id} is not running`),
+  containerRestarting: define(
+    "ENGINE_ERR_CONTAINER_RESTARTING",
+    409,
+    (id: string) => `Container ${id} is restarting, wait until the container is running`,
+  ),
+  containerAlreadyPaused: define("ENGINE_ERR_CONTAINER_ALREADY_PAUSED", 409, (id: string) => `Container ${id} is already paused`),
+  containerNotPaused: define("ENGINE_ERR_CONTAINER_NOT_PAUSED", 409, (id: string) => `Container ${id} is not paused`),
+  containerPausedStart: define("ENGINE_ERR_CONTAINER_PAUSED_START", 409, () => "cannot start a paused container, try unpause instead"),
+  containerPauseFailed: define("ENGINE_ERR_CONTAINER_PAUSE_FAILED", 500, (action: string, id: string, why: string) => `Cannot ${action} container ${id}: ${why}`),
+  containerRenameEmpty: define("ENGINE_ERR_CONTAINER_RENAME_EMPTY", 400, () => "Neither old nor new names may be empty"),
+  containerRenameSame: define("ENGINE_ERR_CONTAINER_RENAME_SAME", 400, () => "Renaming a container with the same name as its current name"),
+  containerUpdateFailed: define("ENGINE_ERR_CONTAINER_UPDATE_FAILED", 400, (id: string, why: string) => `Cannot update container ${id}: ${why}`),
+  containerUpdateRuntimeFailed: define("ENGINE_ERR_CONTAINER_UPDATE_RUNTIME_FAILED", 500, (id: string, why: string) => `Cannot update container ${id}: ${why}`),
+  containerTopInvalidArgs: define("ENGINE_ERR_CONTAINER_TOP_INVALID_ARGS", 400, (key: string, value: string) => `specifying "${key}=${value}" is not allowed`),
+  containerTopFailed: define("ENGINE_ERR_CONTAINER_TOP_FAILED", 500, (why: string) => why),
+  containerStatsUnavailable: define("ENGINE_ERR_CONTAINER_STATS_UNAVAILABLE", 500, (id: string, why: string) => `cannot read the statistics of container ${id}: ${why}`),
   // --- networks ---
   networkNotFound: define("ENGINE_ERR_NETWORK_NOT_FOUND", 404, (ref: string) => `network ${ref} not found`),
   networkContainerNotRunning: define(
@@ -303,6 +350,46 @@ export const errors = {
     (mode: string) => `container sharing network namespace with another container or host (network mode ${mode}) cannot be connected to any other network`,
   ),
   supervisorUnavailable: define("ENGINE_ERR_SUPERVISOR_UNAVAILABLE", 503, (why: string) => `the supervisor is not available: ${why}`),
+
+  // --- volumes and mounts ---
+  volumeNotFound: define("ENGINE_ERR_VOLUME_NOT_FOUND", 404, (name: string) => `get ${name}: no such volume`),
+  volumeInvalidName: define(
+    "ENGINE_ERR_VOLUME_INVALID_NAME",
+    400,
+    (name: string) =>
+      `create ${name}: "${name}" includes invalid characters for a local volume name, only "[a-zA-Z0-9][a-zA-Z0-9_.-]" are allowed. If you intended to pass a host directory, use absolute path`,
+  ),
+  volumeInUse: define(
+    "ENGINE_ERR_VOLUME_IN_USE",
+    409,
+    (name: string, containers: string[]) => `remove ${name}: volume is in use - [${containers.join(", ")}]`,
+  ),
+  volumeNameConflict: define(
+    "ENGINE_ERR_VOLUME_NAME_CONFLICT",
+    409,
+    (name: string, driver: string, asked: string) =>
+      `create ${name}: volume name must be unique: a volume named ${name} already exists with driver ${driver}, not ${asked}`,
+  ),
+  volumeDriverNotFound: define(
+    "ENGINE_ERR_VOLUME_DRIVER_NOT_FOUND",
+    404,
+    (driver: string) => `error looking up volume plugin ${driver}: plugin "${driver}" not found`,
+  ),
+  volumeInvalidOptions: define("ENGINE_ERR_VOLUME_INVALID_OPTIONS", 400, (name: string, why: string) => `create ${name}: ${why}`),
+  volumeDriverFailed: define("ENGINE_ERR_VOLUME_DRIVER_FAILED", 500, (op: string, name: string, why: string) => `${op} ${name}: ${why}`),
+  mountInvalidSpec: define(
+    "ENGINE_ERR_MOUNT_INVALID_SPEC",
+    400,
+    (spec: string, why?: string) => `invalid volume specification: '${spec}'${why ? `: ${why}` : ""}`,
+  ),
+  mountInvalidMode: define("ENGINE_ERR_MOUNT_INVALID_MODE", 400, (mode: string) => `invalid mode: ${mode}`),
+  mountInvalidConfig: define(
+    "ENGINE_ERR_MOUNT_INVALID_CONFIG",
+    400,
+    (type: string, why: string) => `invalid mount config for type "${type}": ${why}`,
+  ),
+  mountDuplicate: define("ENGINE_ERR_MOUNT_DUPLICATE", 400, (destination: string) => `Duplicate mount point: ${destination}`),
+  mountFailed: define("ENGINE_ERR_MOUNT_FAILED", 500, (destination: string, why: string) => `error while mounting volume '${destination}': ${why}`),
 
   // --- storage ---
   storageDriverAmbiguous: define(

@@ -20,6 +20,7 @@ import type { ReloadContext } from "./reload.js";
 import type { StorageContext, StorageDriver } from "./contracts/storage.js";
 import type { LogDriver, LogDriverContext } from "./contracts/log.js";
 import type { NetworkContext, NetworkDriver } from "./contracts/network.js";
+import type { VolumeDriver, VolumeDriverContext } from "./contracts/volume.js";
 import type { OciSpec, RuntimeContext, RuntimeDriver, SpecContext } from "./contracts/runtime.js";
 import type { SystemInfo, VersionInfo } from "./system-info.js";
 
@@ -101,6 +102,14 @@ export function createHooks() {
      * first tap that returns a driver wins (see core/contracts/network.ts).
      */
     createNetworkDriver: new HookMap(() => new AsyncSeriesBailHook<[NetworkContext], NetworkDriver | undefined>(["ctx"])),
+
+    /**
+     * Volume drivers by name (`hooks.createVolumeDriver.for("local")`). The daemon calls the hook
+     * of a driver name once, on first use (a volume create, a container that names the driver,
+     * a recorded volume of that driver), and keeps the driver; the first tap that returns one
+     * wins (see core/contracts/volume.ts).
+     */
+    createVolumeDriver: new HookMap(() => new AsyncSeriesBailHook<[VolumeDriverContext], VolumeDriver | undefined>(["ctx"])),
 
     /**
      * A container's OCI runtime spec (config.json) on its way into the bundle. The start value is

@@ -9,9 +9,17 @@ import { join } from "node:path";
 import { ContainerStore } from "../core/containers/container-store.js";
 import { ImageStore } from "../core/images/image-store.js";
 import { containerRunRoutes } from "./api/routes/container-run.js";
+import { containerOpsRoutes } from "./api/routes/container-ops.js";
 import { containerRoutes } from "./api/routes/containers.js";
 import { eventRoutes } from "./api/routes/events.js";
+import { commitRoutes } from "./api/routes/commit.js";
+import { containerFileRoutes } from "./api/routes/container-files.js";
+import { execRoutes } from "./api/routes/exec.js";
+import { ExecSessions } from "./containers/exec-sessions.js";
 import { networkRoutes } from "./api/routes/networks.js";
+import { volumeRoutes } from "./api/routes/volumes.js";
+import { openVolumes } from "./volumes/open-volumes.js";
+import { volumesWithUsage } from "./volumes/volume-view.js";
 import { ContainerRunner } from "./containers/runner.js";
 import { EventLog } from "./events/event-log.js";
 import { makeEvent } from "../core/events/event.js";
@@ -89,12 +97,15 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // The default log driver and its --log-opt defaults are checked now: a typo stops the start.
     await logDrivers(config["log-driver"]).then((d) => d.validateOptions(config["log-opt"]));
     const network = await openNetwork({ ...loader, hooks }, { containers, config: () => config, log: log.child({ component: "network" }) });
+    const volumes = openVolumes({ ...loader, hooks }, { containers, log: log.child({ component: "volumes" }) });
     const eventLog = new EventLog(hooks);
     const runner = new ContainerRunner({
       containers, images, storage: driver, runtime, logDrivers, hooks, config: () => config, host: ruleHost(host),
       execRoot: roots.execRoot, log: log.child({ component: "containers" }), network: network.containers,
+      volumes: volumes.containers,
     });
     await runner.restore(config["live-restore"]);
+    await volumes.containers.restore();
     undo.push(() => runner.shutdown(config["live-restore"], config["shutdown-timeout"]));
     hooks.processInfo.tapPromise("images and containers", async (info) => {
       const all = containers.list();
@@ -113,6 +124,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     tapDaemonReload(hooks, authz, log);
     undo.push(() => callEach(hooks.shutdown, [shutdownReason], (tap, err) => log.error({ tap, err }, "shutdown step failed")));
     await hooks.start.promise();
+    // Containers whose restart policy says so come back, once every plugin has started.
+    await runner.autoRestart();
 
     const warnings = insecureTcpWarnings(addresses, Boolean(tls?.requestCert));
     const registry = new RegistryService(() => ({
@@ -145,6 +158,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           disablePigz: () => config["disable-pigz"],
           inUse: (id) => containers.usesImage(id),
           registry,
+          hooks,
           limits: () => ({
             downloads: config["max-concurrent-downloads"],
             uploads: config["max-concurrent-uploads"],
@@ -152,11 +166,16 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           }),
         }),
         authRoutes({ registry }),
-        containerRoutes({ containers, images, driver, runner, logDrivers, config: () => config, network: network.containers, hooks }),
+        containerRoutes({ containers, images, driver, runner, logDrivers, config: () => config, network: network.containers, hooks, volumes: volumes.containers }),
         containerRunRoutes({ containers, runner, logDrivers, config: () => config, hooks }),
+        containerOpsRoutes({ containers, runner, hooks }),
+        execRoutes({ containers, execs: new ExecSessions({ runner, runtime, hooks, log: log.child({ component: "exec" }) }) }),
         eventRoutes(eventLog),
+        commitRoutes({ containers, images, storage: driver, pauser: runner, hooks }),
+        containerFileRoutes({ containers, runner, storage: driver, hooks, execRoot: roots.execRoot, disablePigz: () => config["disable-pigz"] }),
         networkRoutes({ networks: network.networks, endpoints: network.containers, containers }),
-        systemDfRoute(images),
+        volumeRoutes(volumes.service),
+        systemDfRoute(images, () => volumesWithUsage(volumes.service)),
       ],
     });
     undo.push(() => api.app.close());

@@ -5,6 +5,7 @@
  * mode while a TTY container has it, and the detach keys (on a TTY) ending the session while
  * the container keeps running.
  */
+import { spawnSync } from "node:child_process";
 import type { Duplex, Readable } from "node:stream";
 import type { Connection } from "../connection.js";
 import { DEFAULT_DETACH_KEYS, DetachMatcher, parseDetachKeys } from "./detach-keys.js";
@@ -72,10 +73,14 @@ export class AttachSession {
     const stdin = process.stdin;
     if (this.opts.tty && stdin.isTTY) {
       stdin.setRawMode(true);
+      // libuv's raw mode keeps output processing (a "\n" shown as "\r\n"); the container's
+      // terminal has done that already, so it is turned off as the Docker CLI's raw mode does.
+      setOutputProcessing(false);
       let restored = false;
       this.restoreTerminal = () => {
         if (restored) return;
         restored = true;
+        setOutputProcessing(true);
         stdin.setRawMode(false);
       };
     }
@@ -120,4 +125,9 @@ export class AttachSession {
     this.restoreTerminal();
     this.socket.destroy();
   }
+}
+
+/** `stty opost` / `stty -opost` on the terminal that is stdin (Node has no call for it). */
+function setOutputProcessing(on: boolean): void {
+  spawnSync("stty", [on ? "opost" : "-opost"], { stdio: ["inherit", "ignore", "ignore"] });
 }

@@ -49,6 +49,35 @@ export function findUnpigz(): string | null {
 }
 
 /**
+ * The first `n` bytes of a stream (fewer when it is shorter), to tell its format by its magic
+ * bytes, and the whole stream again from its start (`all`, to be read once).
+ */
+export async function peek(it: AsyncIterator<Buffer>, n: number): Promise<{ first: Buffer; all: () => AsyncGenerator<Buffer> }> {
+  const head: Buffer[] = [];
+  let have = 0;
+  let ended = false;
+  while (have < n) {
+    const next = await it.next();
+    if (next.done) {
+      ended = true;
+      break;
+    }
+    head.push(next.value);
+    have += next.value.length;
+  }
+  const first = Buffer.concat(head);
+  const all = async function* (): AsyncGenerator<Buffer> {
+    if (first.length > 0) yield first;
+    while (!ended) {
+      const next = await it.next();
+      if (next.done) return;
+      yield next.value;
+    }
+  };
+  return { first, all };
+}
+
+/**
  * The decompressed form of `input`. Errors of the input, of the data (a corrupt stream) and of
  * `unpigz` come out as errors of the returned stream; destroying it destroys the input.
  */
@@ -60,27 +89,7 @@ export function decompress(input: Readable, opts: DecompressOptions = {}): Reada
 async function* decompressed(input: Readable, disablePigz: boolean): AsyncGenerator<Buffer> {
   const it = input[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   try {
-    const head: Buffer[] = [];
-    let have = 0;
-    let ended = false;
-    while (have < 4) {
-      const next = await it.next();
-      if (next.done) {
-        ended = true;
-        break;
-      }
-      head.push(next.value);
-      have += next.value.length;
-    }
-    const first = Buffer.concat(head);
-    const all = async function* (): AsyncGenerator<Buffer> {
-      if (first.length > 0) yield first;
-      while (!ended) {
-        const next = await it.next();
-        if (next.done) return;
-        yield next.value;
-      }
-    };
+    const { first, all } = await peek(it, 4);
     const kind = sniffCompression(first);
     if (kind === "plain") yield* all();
     else if (kind === "zstd") yield* throughZlib(all(), createZstdDecompress({ chunkSize: CHUNK }));

@@ -5,6 +5,7 @@
  * Fields the engine does not read yet are left out; an unknown field is kept, not refused.
  */
 import type { EndpointConfigRequest } from "../network/network-request.js";
+import type { MountRequest } from "./mount-point.js";
 
 /** One `--ulimit`: `nofile=1024:2048` is `{ Name: "nofile", Soft: 1024, Hard: 2048 }`; -1 is unlimited. */
 export interface ContainerUlimit {
@@ -21,14 +22,21 @@ export interface LogConfig {
 
 /** `--restart`. */
 export interface RestartPolicy {
-  Name: "" | "no" | "always" | "unless-stopped" | "on-failure";
+  /** "", "no", "always", "unless-stopped" or "on-failure": checked with Docker's messages (core/containers/restart-policy.ts). */
+  Name: string;
   MaximumRetryCount?: number;
 }
 
 export interface HostConfig {
   AutoRemove?: boolean;
+  /** `[height, width]` of the terminal at start (with `Tty`). */
+  ConsoleSize?: [number, number] | null;
   /** `host-src:container-dest[:options]` or `volume:container-dest[:options]`. */
   Binds?: string[] | null;
+  /** `--mount`: binds, volumes and tmpfs mounts, each with its options. */
+  Mounts?: MountRequest[] | null;
+  /** The driver of the named volumes `Binds` create (`--volume-driver`); default `local`. */
+  VolumeDriver?: string;
   LogConfig?: LogConfig;
   RestartPolicy?: RestartPolicy;
   /** A runtime name registered with `--add-runtime` (default `--default-runtime`). */

@@ -11,6 +11,7 @@ import { errors } from "../errors.js";
 import { writeJsonAtomic } from "../images/atomic-file.js";
 import type { EndpointSpec } from "../contracts/network.js";
 import type { ContainerCreateConfig, HostConfig } from "./container-config.js";
+import type { ContainerMount } from "./mount-point.js";
 import { generateName } from "./names.js";
 
 export type ContainerStatus = "created" | "running" | "paused" | "restarting" | "removing" | "exited" | "dead";
@@ -67,6 +68,12 @@ export interface ContainerRecord {
   Networks?: Record<string, NetworkAttachment>;
   /** The endpoints of its current run, one per network it joined; absent while it does not run. */
   Endpoints?: ContainerEndpoint[];
+  /** Its binds, volumes and tmpfs mounts as its create resolved them; absent when it has none. */
+  Mounts?: ContainerMount[];
+  /** Restarts its restart policy made since the last start by a user (Docker's RestartCount). */
+  RestartCount?: number;
+  /** A user stopped (or killed) it: `unless-stopped` leaves it stopped, even across a daemon restart. */
+  HasBeenManuallyStopped?: boolean;
 }
 
 const NAME = /^\/?[a-zA-Z0-9][a-zA-Z0-9_.-]+$/;

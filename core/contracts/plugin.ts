@@ -26,7 +26,7 @@
 import type { Logger } from "pino";
 import type { EngineHooks } from "../hooks.js";
 
-export const PLUGIN_KINDS = ["storage", "runtime", "network", "log", "authz"] as const;
+export const PLUGIN_KINDS = ["storage", "runtime", "network", "log", "authz", "volume"] as const;
 export type PluginKind = (typeof PLUGIN_KINDS)[number];
 
 export interface PluginOptionSpec {

@@ -157,6 +157,29 @@ export interface RuntimeDriver {
   writeBundle(ctx: SpecContext, processSpec: ProcessSpec): Promise<OciSpec>;
   /** Whether `create` must not pivot_root(2) (ENGINE_RAMDISK: the root is on a ramdisk). */
   noPivot(daemon: DaemonConfig): boolean;
+  /**
+   * The process of an exec session in a running container, from the container's spec as its
+   * bundle holds it. Throws (a SpecError for the API's 400) for a user the image does not know.
+   */
+  execProcess(ctx: ExecProcessContext): OciProcess;
+}
+
+/** What an exec asks for (`POST /containers/{id}/exec`), as the runtime needs it. */
+export interface ExecProcessContext {
+  /** The container's config.json, as written at its start. */
+  spec: OciSpec;
+  /** Where the container's root filesystem is mounted (users and groups are read there). */
+  rootfs: string;
+  exec: {
+    Cmd: string[];
+    Env?: string[];
+    User?: string;
+    WorkingDir?: string;
+    Tty?: boolean;
+    Privileged?: boolean;
+    /** `[height, width]` of the terminal. */
+    ConsoleSize?: [number, number] | null;
+  };
 }
 
 /** What the daemon gives a runtime plugin's factory, once, at start. */

@@ -4,6 +4,7 @@
  * `network`, `daemon`. Values of one key are alternatives; keys must all hold.
  */
 import type { EngineEvent } from "./event.js";
+import { familiarName, parseReference, repositoryOf } from "../images/reference.js";
 
 export const EVENT_FILTER_KEYS = ["type", "container", "image", "event", "label", "network", "daemon", "volume", "plugin", "scope"] as const;
 
@@ -19,7 +20,7 @@ export function eventMatches(e: EngineEvent, filters: ReadonlyMap<string, string
     any("event", (v) => e.Action === v || e.Action.startsWith(`${v}: `)) &&
     any("scope", (v) => e.scope === v) &&
     any("container", actorIs("container")) &&
-    any("network", actorIs("network")) &&
+    any("network", (v) => networkMatches(e, v)) &&
     any("volume", actorIs("volume")) &&
     any("plugin", actorIs("plugin")) &&
     any("daemon", actorIs("daemon")) &&
@@ -31,10 +32,32 @@ export function eventMatches(e: EngineEvent, filters: ReadonlyMap<string, string
   );
 }
 
-/** An image filter matches image events by id or name, and container events by their image. */
+/**
+ * A network filter, as Docker's: the actor's ID or `name` is the value or starts with it (so
+ * `bridge`, an ID prefix and a network's name all select that network's events).
+ */
+function networkMatches(e: EngineEvent, value: string): boolean {
+  const name = e.Actor.Attributes.name ?? "";
+  return e.Type === "network" && (e.Actor.ID.startsWith(value) || name.startsWith(value));
+}
+
+/**
+ * An image filter, as Docker's: exactly the actor's ID or its image name (`name` on image
+ * events, `image` on the others), or either without its tag or digest (`busybox` selects
+ * `busybox:1.36` too). The bare hex of an ID selects it as well.
+ */
 function imageMatches(e: EngineEvent, value: string): boolean {
-  const strip = (ref: string) => ref.replace(/:latest$/, "");
-  if (e.Type === "image") return e.Actor.ID === value || strip(e.Actor.Attributes.name ?? "") === strip(value) || e.Actor.ID === `sha256:${value}`;
-  if (e.Type === "container") return strip(e.Actor.Attributes.image ?? "") === strip(value);
-  return false;
+  const name = (e.Type === "image" ? e.Actor.Attributes.name : e.Actor.Attributes.image) ?? "";
+  const candidates = [e.Actor.ID, name, repositoryName(e.Actor.ID), repositoryName(name)];
+  return candidates.includes(value) || e.Actor.ID === `sha256:${value}`;
+}
+
+/** `busybox:1.36` -> `busybox`; an image ID or something that is no reference stays as it is. */
+function repositoryName(text: string): string {
+  if (text === "" || /^sha256:[a-f0-9]{64}$/.test(text)) return text;
+  try {
+    return familiarName(repositoryOf(parseReference(text, null)));
+  } catch {
+    return text;
+  }
 }

@@ -27,6 +27,8 @@ export interface ImageRecord {
   /** When this store got the image (RFC 3339). */
   stored: string;
   lastTagTime?: string;
+  /** The image a commit was made from (Docker's parent link), by ID. */
+  parent?: string;
 }
 
 export interface Image extends ImageRecord {
@@ -226,6 +228,34 @@ export class ImageStore {
     });
   }
 
+  /**
+   * Stores a committed image: its new layer (an uncompressed tar file, moved into the store;
+   * undefined for a commit whose layer is empty) on `parent`'s chain, its config, its record
+   * linked to the parent, and its names (full form).
+   */
+  commit(configBytes: Buffer, parent: Image, layerTar: string | undefined, references: readonly string[]): Promise<Image> {
+    return this.exclusive(async () => {
+      const config = parseImageConfig(configBytes, "image config");
+      const chain = [...parent.chain];
+      if (layerTar) {
+        const { layer } = await this.layers.register(chain.at(-1), layerTar, config.rootfs.diff_ids.at(-1));
+        chain.push(layer.chainId);
+      }
+      if (config.rootfs.diff_ids.length !== chain.length) throw errors.imageInvalidArchive(`the config lists ${config.rootfs.diff_ids.length} layers, the commit has ${chain.length}`);
+      const { digest: id } = await this.blobs.putBuffer(configBytes);
+      const now = new Date().toISOString();
+      if (!this.record(id)) writeJsonAtomic(join(this.imagesDir, `${hex(id)}.json`), { id, chain, stored: now, parent: parent.id });
+      for (const ref of references) this.refs.set(ref, id);
+      if (references.length) this.saveRefs(id, now);
+      return this.image(this.record(id)!);
+    });
+  }
+
+  /** The images committed from this one. */
+  children(id: string): string[] {
+    return this.records().filter((r) => r.parent === id).map((r) => r.id);
+  }
+
   /** Removes layers and blobs no image uses (after a pull that failed half way). */
   pruneUnused(): Promise<void> {
     return this.exclusive(async () => {
@@ -253,6 +283,13 @@ export class ImageStore {
       const { image, reference } = this.lookup(name);
       const out: DeleteEntry[] = [];
       if (reference && image.references.length > 1) {
+        this.refs.delete(reference);
+        this.saveRefs();
+        return [{ Untagged: familiarName(reference) }];
+      }
+      // A parent of committed images stays while they do (Docker's hard conflict); its last name still goes.
+      if (this.children(image.id).length > 0) {
+        if (!reference) throw errors.imageConflict(`unable to delete ${hex(image.id).slice(0, 12)} (cannot be forced) - image has dependent child images`);
         this.refs.delete(reference);
         this.saveRefs();
         return [{ Untagged: familiarName(reference) }];

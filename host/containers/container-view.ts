@@ -4,6 +4,7 @@
  */
 import { dirname, join } from "node:path";
 import type { ContainerEndpoint, ContainerRecord, NetworkAttachment } from "../../core/containers/container-store.js";
+import { mountView } from "../volumes/volume-view.js";
 
 /** `{ port/proto: [{HostIp, HostPort}] | null }`: published ports, and exposed ones (null) of a running container. */
 function portMap(c: ContainerRecord): Record<string, { HostIp: string; HostPort: string }[] | null> {
@@ -89,6 +90,10 @@ export function statusText(c: ContainerRecord, now = Date.now()): string {
       return "Created";
     case "running":
       return `Up ${humanDuration(now - Date.parse(c.State.StartedAt))}`;
+    case "paused":
+      return `Up ${humanDuration(now - Date.parse(c.State.StartedAt))} (Paused)`;
+    case "restarting":
+      return `Restarting (${c.State.ExitCode}) ${humanDuration(now - Date.parse(c.State.FinishedAt))} ago`;
     case "exited":
       return `Exited (${c.State.ExitCode}) ${humanDuration(now - Date.parse(c.State.FinishedAt))} ago`;
     default:
@@ -110,7 +115,7 @@ export function listItem(c: ContainerRecord): Record<string, unknown> {
     Status: statusText(c),
     HostConfig: { NetworkMode: c.HostConfig.NetworkMode ?? "none" },
     NetworkSettings: { Networks: networks(c) },
-    Mounts: [],
+    Mounts: (c.Mounts ?? []).map(mountView),
   };
 }
 
@@ -127,7 +132,7 @@ export function inspectDocument(c: ContainerRecord): Record<string, unknown> {
     HostsPath: join(dirname(c.LogPath), "hosts"),
     LogPath: c.LogPath,
     Name: c.Name,
-    RestartCount: 0,
+    RestartCount: c.RestartCount ?? 0,
     Driver: c.Driver,
     Platform: "linux",
     MountLabel: "",
@@ -136,7 +141,7 @@ export function inspectDocument(c: ContainerRecord): Record<string, unknown> {
     ExecIDs: null,
     HostConfig: c.HostConfig,
     GraphDriver: { Name: c.Driver, Data: null },
-    Mounts: [],
+    Mounts: (c.Mounts ?? []).map(mountView),
     Config: c.Config,
     NetworkSettings: networkSettings(c),
   };

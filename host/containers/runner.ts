@@ -9,7 +9,8 @@
  *   the record says running.
  *   exit: the supervisor announces it once the output is all in the log driver -> the record
  *   says exited with the code -> the supervisor forgets it, the bundle goes, the root filesystem
- *   is unmounted -> waiters are told -> with AutoRemove, the container is removed.
+ *   is unmounted -> waiters are told -> with AutoRemove, the container is removed; with a restart
+ *   policy that says so, it is "restarting" and started again after the back-off (restart-manager.ts).
  * Each container's steps run one after another (`serial`): an exit announced while its start is
  * still being recorded waits for the record.
  *
@@ -19,18 +20,20 @@
  */
 import { EventEmitter } from "node:events";
 import { existsSync } from "node:fs";
-import { rm } from "node:fs/promises";
+import { rm, rmdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import type { RuntimeDriver } from "../../core/contracts/runtime.js";
 import type { StorageDriver } from "../../core/contracts/storage.js";
 import { ZERO_TIME, type ContainerRecord, type ContainerStore } from "../../core/containers/container-store.js";
+import type { HostConfig } from "../../core/containers/container-config.js";
 import { EngineError, errors } from "../../core/errors.js";
 import type { EngineHooks } from "../../core/hooks.js";
 import type { ImageStore } from "../../core/images/image-store.js";
 import type { RuleHost } from "../../core/options/rules.js";
 import type { DaemonConfig } from "../../core/options/table.js";
 import type { ContainerNetworks } from "../network/container-networks.js";
+import type { ContainerVolumes } from "../volumes/container-volumes.js";
 import type { LogDriverSource } from "../plugins/log-drivers.js";
 import { mountSpecs, unmountAll } from "../storage/mount-specs.js";
 import { SupervisorClientError, type SupervisorClient } from "../supervisor/client.js";
@@ -38,6 +41,9 @@ import { ensureSupervisor, type SupervisorHandle } from "../supervisor/launch.js
 import { loggerContext, logSettings } from "./log-settings.js";
 import { selectRuntime } from "./runtime-select.js";
 import { containerEvent, signalNumber } from "./container-events.js";
+import { RestartManager } from "./restart-manager.js";
+import { policyRestarts } from "../../core/containers/restart-policy.js";
+import { resourcesUpdate } from "./resource-update.js";
 
 export interface RunnerDeps {
   containers: ContainerStore;
@@ -51,6 +57,8 @@ export interface RunnerDeps {
   execRoot: string;
   log: Logger;
   network: ContainerNetworks;
+  /** Binds, volumes and tmpfs mounts: mounted before a start, released after an exit. */
+  volumes?: ContainerVolumes;
 }
 
 export type WaitCondition = "not-running" | "next-exit" | "removed";
@@ -64,10 +72,15 @@ export class ContainerRunner {
   private readonly forgetting = new Map<string, Promise<void>>();
   private readonly following = new AbortController();
   private closed = false;
+  /** Restart policies at work: back-off, waiting restarts, a user's cancellation. */
+  private readonly restarts = new RestartManager();
+  /** The daemon stops: its own stops are no user's, and no exit is restarted. */
+  private shuttingDown = false;
 
   constructor(private readonly deps: RunnerDeps) {}
 
-  private paths(id: string) {
+  /** Where a container's run lives: its root filesystem mount and its OCI bundle. */
+  paths(id: string) {
     const base = join(this.deps.execRoot, "containers", id);
     return { base, rootfs: join(base, "rootfs"), bundle: join(base, "bundle") };
   }
@@ -190,7 +203,6 @@ export class ContainerRunner {
       if (c.State.Running) return false;
       const p = this.paths(c.Id);
       try {
-        if (c.Config.Tty || c.Config.OpenStdin) throw errors.containerTtyUnsupported();
         const sup = await this.supervisor();
         const config = this.deps.config();
         const runtime = selectRuntime(config, c.HostConfig.Runtime, this.deps.host);
@@ -200,6 +212,7 @@ export class ContainerRunner {
         if (c.State.StartedAt !== ZERO_TIME) await this.forget(c.Id).catch(() => {});
         if (existsSync(p.base)) await this.release(c.Id);
         await mountSpecs(await this.deps.storage.mounts(c.Id), p.rootfs);
+        await this.deps.volumes?.mount(c, p.rootfs);
         await this.deps.network.attach(c).catch((err: Error) => {
           throw err instanceof EngineError ? err : errors.networkSetupFailed(err.message);
         });
@@ -224,6 +237,7 @@ export class ContainerRunner {
           runtime: { path: runtime.path, args: runtime.args },
           log: { driver: log.driver, context: loggerContext(c, this.deps.containers.dir(c.Id), log.options) },
           ...(this.deps.runtime.noPivot(config) ? { noPivot: true } : {}),
+          ...stdio(c),
         });
         c.State = {
           ...c.State,
@@ -232,6 +246,7 @@ export class ContainerRunner {
         };
         this.deps.containers.save(c);
         this.deps.hooks.event.call(containerEvent(c, "start"));
+        this.events.emit(`start:${c.Id}`);
         return true;
       } catch (err) {
         await this.release(c.Id).catch((e: Error) => this.deps.log.error({ err: e, container: c.Id }, "cleanup after a failed start failed"));
@@ -242,6 +257,28 @@ export class ContainerRunner {
         // waits for that after a failed start).
         if (c.HostConfig.AutoRemove) await this.destroy(c).catch((e: Error) => this.deps.log.error({ err: e, container: c.Id }, "removing after a failed start failed"));
         throw failure.error;
+      }
+    });
+  }
+
+  /**
+   * Runs `fn` with the path of the container's root filesystem, in the container's queue, for
+   * `docker cp` and export (host/containers/files). A running container's is its own mount, and
+   * `running` is true: `fn` should only open what it needs and return (its descriptors keep the
+   * mount usable), so an exit is not held up. A stopped container's layer is mounted for `fn`
+   * and unmounted after it, and no start of the container runs in between.
+   */
+  withRootfs<T>(c: ContainerRecord, fn: (rootfs: string, running: boolean) => Promise<T>): Promise<T> {
+    return this.serial(c.Id, async () => {
+      const p = this.paths(c.Id);
+      if (c.State.Running) return fn(p.rootfs, true);
+      await mountSpecs(await this.deps.storage.mounts(c.Id), p.rootfs);
+      try {
+        return await fn(p.rootfs, false);
+      } finally {
+        // rmdir, never a recursive rm: should the unmount have failed, the layer stays whole
+        await unmountAll(p.rootfs);
+        await rmdir(p.rootfs).then(() => rmdir(p.base)).catch(() => {});
       }
     });
   }
@@ -267,12 +304,13 @@ export class ContainerRunner {
     // not after the forgetting: the process is gone (or never ran), and a lazy unmount of its
     // sandbox is safe even while the runtime's state still names it
     const unnetworked = this.deps.network.release(id);
+    const unvolumed = this.deps.volumes?.unmount(id);
     const unmounted = unmountAll(p.rootfs).then(() => rm(p.base, { recursive: true, force: true }));
     if (opts.wait) {
-      const results = await Promise.allSettled([forgetting, unmounted, unnetworked]);
+      const results = await Promise.allSettled([forgetting, unmounted, unnetworked, unvolumed]);
       for (const r of results) if (r.status === "rejected") throw r.reason;
     } else {
-      const results = await Promise.allSettled([unmounted, unnetworked]);
+      const results = await Promise.allSettled([unmounted, unnetworked, unvolumed]);
       for (const r of results) if (r.status === "rejected") throw r.reason;
     }
   }
@@ -304,16 +342,27 @@ export class ContainerRunner {
         await this.release(id).catch(() => {});
         return;
       }
-      const wasRunning = c.State.Running;
+      // A container waiting for its policy's restart has no process: news of its last run is old.
+      const wasRunning = c.State.Running && !c.State.Restarting;
+      let restartIn: number | undefined;
       if (wasRunning) {
-        c.State = { ...c.State, Status: "exited", Running: false, Pid: 0, ExitCode: exitCode, Error: error, FinishedAt: new Date().toISOString() };
+        const finishedAt = new Date().toISOString();
+        restartIn = this.shuttingDown ? undefined : this.restarts.decide(c, exitCode, c.HasBeenManuallyStopped === true);
+        if (restartIn === undefined) {
+          c.State = { ...c.State, Status: "exited", Running: false, Paused: false, Restarting: false, Pid: 0, ExitCode: exitCode, Error: error, FinishedAt: finishedAt };
+        } else {
+          // As Docker shows it: still "running" for every check, restarting, the last code kept.
+          c.RestartCount = (c.RestartCount ?? 0) + 1;
+          c.State = { ...c.State, Status: "restarting", Running: true, Paused: false, Restarting: true, Pid: 0, ExitCode: exitCode, Error: error, FinishedAt: finishedAt };
+        }
         this.deps.containers.save(c);
         this.deps.hooks.event.call(containerEvent(c, "die", { exitCode: String(exitCode) }));
         // Waiters learn it now; whatever they do next (start, remove) queues behind the cleanup.
         this.events.emit(`exit:${id}`, exitCode);
       }
       await this.release(id, { wait: false }).catch((err: Error) => this.deps.log.error({ err, container: id }, "cleanup after exit failed"));
-      if (wasRunning && c.HostConfig.AutoRemove) await this.destroy(c);
+      if (restartIn !== undefined) this.restarts.schedule(id, restartIn, () => this.restartByPolicy(c));
+      else if (wasRunning && c.HostConfig.AutoRemove) await this.destroy(c);
     }).catch((err: Error) => this.deps.log.error({ err, container: id }, "recording an exit failed"));
   }
 
@@ -333,6 +382,39 @@ export class ContainerRunner {
     });
   }
 
+  /** Resolves once the container runs (at once when it does); rejects when `signal` aborts. */
+  running(c: ContainerRecord, signal?: AbortSignal): Promise<void> {
+    if (c.State.Running) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const onStart = () => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        this.events.off(`start:${c.Id}`, onStart);
+        reject(signal!.reason);
+      };
+      this.events.once(`start:${c.Id}`, onStart);
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  /** Where input for the running container's stdin goes: conmon's attach socket. */
+  async attachPath(c: ContainerRecord): Promise<string> {
+    const state = await (await this.supervisor()).get(c.Id);
+    if (!state.attachPath) throw errors.containerNotRunning("attach", c.Id, c.Id);
+    return state.attachPath;
+  }
+
+  /** Resizes the running container's terminal. */
+  async resize(c: ContainerRecord, ref: string, height: number, width: number): Promise<void> {
+    if (!c.State.Running) throw errors.containerNotRunning("resize", ref, c.Id);
+    await (await this.supervisor()).resize(c.Id, height, width).catch((err: Error) => {
+      if (err instanceof SupervisorClientError && (err.status === 409 || err.status === 404)) throw errors.containerNotRunning("resize", ref, c.Id);
+      throw err;
+    });
+  }
+
   /** Settles when the container stops running (at once when it is not running): for log followers. */
   stopped(c: ContainerRecord, signal?: AbortSignal): Promise<unknown> {
     return c.State.Running ? this.nextExit(c.Id, signal).catch(() => {}) : Promise.resolve();
@@ -344,11 +426,21 @@ export class ContainerRunner {
    * `signal` (else the container's StopSignal, else SIGTERM), then SIGKILL after `seconds` (else
    * its StopTimeout, else 10; -1 never). False when it was not running (304).
    */
-  async stop(c: ContainerRecord, opts: { seconds?: number; signal?: string } = {}): Promise<boolean> {
-    if (!c.State.Running) return false;
-    const sup = await this.supervisor();
+  async stop(c: ContainerRecord, opts: { seconds?: number; signal?: string; byDaemon?: boolean } = {}): Promise<boolean> {
+    if (!c.State.Running && !c.State.Restarting) return false;
     const seconds = opts.seconds ?? c.Config.StopTimeout ?? 10;
     const signal = opts.signal ?? c.Config.StopSignal ?? "TERM";
+    // A stop ends the restart policy's work (until a user starts it again); a restart that
+    // waits gives up, one under way finishes first and is stopped here.
+    this.noteStop(c, opts.byDaemon === true);
+    await this.restarts.cancel(c.Id);
+    if (!c.State.Running) {
+      this.deps.hooks.event.call(containerEvent(c, "stop"));
+      return true;
+    }
+    const sup = await this.supervisor();
+    // A frozen process takes no signal: it is thawed first (Docker resumes it with the signal).
+    if (c.State.Paused) await this.thaw(c);
     this.deps.hooks.event.call(containerEvent(c, "kill", { signal: signalNumber(signal) }));
     const code = await sup.stop(c.Id, seconds, signal).catch((err: Error) => {
       if (err instanceof SupervisorClientError && err.status === 404) return 255;
@@ -362,13 +454,138 @@ export class ContainerRunner {
   }
 
   async kill(c: ContainerRecord, ref: string, signal: string): Promise<void> {
-    if (!c.State.Running) throw errors.containerNotRunning("kill", ref, c.Id);
+    if (!c.State.Running && !c.State.Restarting) throw errors.containerNotRunning("kill", ref, c.Id);
+    // Docker's rule: the stop signal (any signal when the container names none, and KILL)
+    // ends the restart policy's work; a user's kill counts as a stop for unless-stopped.
+    const stopSignal = c.Config.StopSignal ? signalNumber(c.Config.StopSignal) : undefined;
+    const endsRestarts = !stopSignal || signalNumber(signal) === "9" || signalNumber(signal) === stopSignal;
+    this.noteStop(c, false);
+    if (endsRestarts) await this.restarts.cancel(c.Id);
+    // Waiting for a restart: there is no process, and no restart now.
+    if (!c.State.Running || c.State.Restarting) return;
     const sup = await this.supervisor();
     await sup.kill(c.Id, signal).catch((err: Error) => {
       if (err instanceof SupervisorClientError && err.status === 409) throw errors.containerNotRunning("kill", ref, c.Id);
       throw err;
     });
+    if (endsRestarts && c.State.Paused) await this.thaw(c);
     this.deps.hooks.event.call(containerEvent(c, "kill", { signal: signalNumber(signal) }));
+  }
+
+  /** A user's stop or kill is remembered (unless-stopped reads it); the daemon's own are not. */
+  private noteStop(c: ContainerRecord, byDaemon: boolean): void {
+    if (byDaemon || this.shuttingDown || c.HasBeenManuallyStopped) return;
+    c.HasBeenManuallyStopped = true;
+    this.deps.containers.save(c);
+  }
+
+  // --- restart policies --------------------------------------------------------------------------
+
+  /**
+   * A user's start (or restart): the policy counts from zero again and applies even after a
+   * stop by hand, as Docker's start resets its restart manager.
+   */
+  resetRestarts(c: ContainerRecord): void {
+    if (c.State.Running || c.State.Restarting) return; // a start of what runs changes nothing (304)
+    this.restarts.reset(c.Id);
+    if ((c.RestartCount ?? 0) === 0 && !c.HasBeenManuallyStopped) return;
+    c.RestartCount = 0;
+    c.HasBeenManuallyStopped = false;
+    this.deps.containers.save(c);
+  }
+
+  /** The policy's restart, once its delay is over: given up when cancelled meanwhile. */
+  private async restartByPolicy(c: ContainerRecord): Promise<void> {
+    const go = await this.serial(c.Id, async () => {
+      if (!this.deps.containers.has(c.Id) || !c.State.Restarting) return false;
+      if (this.restarts.isCancelled(c.Id) || this.closed) {
+        c.State = { ...c.State, Status: "exited", Running: false, Restarting: false };
+        this.deps.containers.save(c);
+        return false;
+      }
+      c.State = { ...c.State, Running: false }; // start() starts only what does not run
+      return true;
+    });
+    if (!go) return;
+    try {
+      await this.start(c);
+    } catch (err) {
+      // As Docker: a restart that fails leaves the container stopped, and the policy is done.
+      c.State = { ...c.State, Status: "exited", Running: false, Restarting: false };
+      if (this.deps.containers.has(c.Id)) this.deps.containers.save(c);
+      this.deps.log.error({ err, container: c.Id }, "the restart policy's restart failed");
+    }
+  }
+
+  /**
+   * At daemon start, after restore: every container that ran before and whose policy says so
+   * is started again (always; unless-stopped when no user stopped it; on-failure after a
+   * non-zero exit within its retries), as a user's start would (its count from zero).
+   */
+  async autoRestart(): Promise<void> {
+    const due = this.deps.containers.list().filter((c) =>
+      !c.State.Running && c.State.StartedAt !== ZERO_TIME &&
+      policyRestarts(c.HostConfig.RestartPolicy, c.State.ExitCode, c.HasBeenManuallyStopped === true, c.RestartCount ?? 0));
+    await Promise.all(due.map(async (c) => {
+      this.resetRestarts(c);
+      await this.start(c).catch((err: Error) => this.deps.log.error({ err, container: c.Id }, "starting a container by its restart policy failed"));
+    }));
+  }
+
+  // --- pause, unpause, update ----------------------------------------------------------------------
+
+  /** Freezes the container's processes (the runtime's freezer cgroup). */
+  async pause(c: ContainerRecord, _ref: string): Promise<void> {
+    if (!c.State.Running) throw errors.containerStateNotRunning(c.Id);
+    if (c.State.Paused) throw errors.containerAlreadyPaused(c.Id);
+    if (c.State.Restarting) throw errors.containerRestarting(c.Id);
+    await this.freeze(c, "pause");
+    c.State = { ...c.State, Status: "paused", Paused: true };
+    this.deps.containers.save(c);
+    this.deps.hooks.event.call(containerEvent(c, "pause"));
+  }
+
+  async unpause(c: ContainerRecord, _ref: string): Promise<void> {
+    if (!c.State.Paused) throw errors.containerNotPaused(c.Id);
+    await this.freeze(c, "resume");
+    c.State = { ...c.State, Status: "running", Paused: false };
+    this.deps.containers.save(c);
+    this.deps.hooks.event.call(containerEvent(c, "unpause"));
+  }
+
+  /** Thaws a paused container on its way to a stop or kill (no unpause event, as Docker). */
+  private async thaw(c: ContainerRecord): Promise<void> {
+    await this.freeze(c, "resume").catch((err: Error) => this.deps.log.warn({ err, container: c.Id }, "cannot unpause the container"));
+    c.State = { ...c.State, Status: c.State.Running ? "running" : c.State.Status, Paused: false };
+    this.deps.containers.save(c);
+  }
+
+  private async freeze(c: ContainerRecord, action: "pause" | "resume"): Promise<void> {
+    const sup = await this.supervisor();
+    await sup.freeze(c.Id, action).catch((err: Error) => {
+      if (err instanceof SupervisorClientError && (err.status === 409 || err.status === 404)) throw errors.containerStateNotRunning(c.Id);
+      throw errors.containerPauseFailed(action === "pause" ? "pause" : "unpause", c.Id, err.message);
+    });
+  }
+
+  /**
+   * New limits (and restart policy), kept in the record and applied to the running process;
+   * the record keeps its old ones when the runtime refuses them.
+   */
+  async update(c: ContainerRecord, next: HostConfig): Promise<void> {
+    const before = c.HostConfig;
+    c.HostConfig = next;
+    this.deps.containers.save(c);
+    if (c.State.Running && !c.State.Restarting) {
+      try {
+        await (await this.supervisor()).update(c.Id, resourcesUpdate(next));
+      } catch (err) {
+        c.HostConfig = before;
+        this.deps.containers.save(c);
+        throw errors.containerUpdateRuntimeFailed(c.Id, (err as Error).message);
+      }
+    }
+    this.deps.hooks.event.call(containerEvent(c, "update"));
   }
 
   /** The exit code once `condition` holds; the caller has the container's record. */
@@ -388,22 +605,27 @@ export class ContainerRunner {
     return this.nextExit(c.Id, signal);
   }
 
-  /** Removes the container; a running one only with `force` (killed first). */
-  async remove(c: ContainerRecord, force: boolean): Promise<void> {
+  /** Removes the container; a running one only with `force` (killed first); its anonymous volumes too with `volumes` (`rm -v`). */
+  async remove(c: ContainerRecord, force: boolean, volumes = false): Promise<void> {
     if (c.State.Running) {
       if (!force) throw errors.containerRunning(c.Id);
       await this.stop(c, { seconds: 0, signal: "KILL" });
     }
-    await this.serial(c.Id, () => this.destroy(c));
+    await this.serial(c.Id, () => this.destroy(c, volumes));
   }
 
-  /** The container's layer and record go; waiters for `removed` are told. Safe to repeat. */
-  private async destroy(c: ContainerRecord): Promise<void> {
+  /**
+   * The container's layer and record go (and its anonymous volumes with `volumes` or
+   * AutoRemove, as Docker's `--rm` does); waiters for `removed` are told. Safe to repeat.
+   */
+  private async destroy(c: ContainerRecord, volumes = false): Promise<void> {
     if (!this.deps.containers.has(c.Id)) return;
     await this.release(c.Id, { wait: false });
     await this.deps.storage.remove(c.Id);
     this.deps.containers.remove(c.Id);
+    this.restarts.forget(c.Id);
     this.deps.hooks.event.call(containerEvent(c, "destroy"));
+    await this.deps.volumes?.removed(c, volumes || c.HostConfig.AutoRemove === true);
     this.events.emit(`removed:${c.Id}`, c.State.ExitCode);
   }
 
@@ -415,6 +637,11 @@ export class ContainerRunner {
    * stopped, as a daemon that stopped without stopping them would have done.
    */
   async restore(liveRestore: boolean): Promise<void> {
+    // A restart that was waiting when the daemon went is not waited for again: autoRestart decides.
+    for (const c of this.deps.containers.list().filter((x) => x.State.Restarting)) {
+      c.State = { ...c.State, Status: "exited", Running: false, Restarting: false, Paused: false, Pid: 0 };
+      this.deps.containers.save(c);
+    }
     const running = this.deps.containers.list().filter((c) => c.State.Running);
     if (running.length === 0) return;
     let sup: SupervisorClient;
@@ -429,13 +656,14 @@ export class ContainerRunner {
       const s = states.find((x) => x.id === c.Id);
       if (!s) return this.exited(c.Id, 255, "the supervisor lost the container (its exit code is unknown)");
       if (s.status === "exited") return this.exited(c.Id, s.exitCode ?? 255);
-      if (!liveRestore) return this.stop(c, { seconds: 0, signal: "KILL" }).then(() => {});
+      if (!liveRestore) return this.stop(c, { seconds: 0, signal: "KILL", byDaemon: true }).then(() => {});
       this.deps.log.info({ container: c.Id }, "container restored");
     }));
   }
 
   /** At daemon stop: without live restore, every running container is stopped within `timeoutSeconds`. */
   async shutdown(liveRestore: boolean, timeoutSeconds: number): Promise<void> {
+    this.shuttingDown = true;
     if (!this.handle) return (this.closed = true), undefined;
     if (!liveRestore) {
       const running = this.deps.containers.list().filter((c) => c.State.Running);
@@ -446,6 +674,7 @@ export class ContainerRunner {
       }));
     }
     await Promise.allSettled([...this.forgetting.values()]);
+    this.restarts.close();
     this.closed = true;
     this.following.abort();
     const handle = await this.handle.catch(() => undefined);
@@ -460,6 +689,19 @@ export class ContainerRunner {
       }
     }
   }
+}
+
+/**
+ * The container's stdio as conmon is to set it up: a terminal with `Tty`, a stdin with
+ * `OpenStdin`, kept open across attachments unless StdinOnce (without a TTY: Docker does not
+ * close a terminal's input when its client goes).
+ */
+function stdio(c: ContainerRecord): { terminal?: true; stdin?: true; leaveStdinOpen?: true } {
+  return {
+    ...(c.Config.Tty ? { terminal: true } : {}),
+    ...(c.Config.OpenStdin ? { stdin: true } : {}),
+    ...(c.Config.OpenStdin && (c.Config.Tty || !c.Config.StdinOnce) ? { leaveStdinOpen: true } : {}),
+  };
 }
 
 /** The API error for a start that failed, and the exit code Docker records for it. */

@@ -5,6 +5,7 @@
  */
 import { createServer as createHttpServer, type RequestListener, type Server as HttpServer } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
+import { serveUpgrades } from "./upgrade.js";
 import type { AddressInfo, Server } from "node:net";
 import type { TlsOptions } from "node:tls";
 import type { Logger } from "pino";
@@ -85,6 +86,7 @@ function makeServer(handler: RequestListener, tls: TlsOptions | undefined): Http
   // container's output) must still flow, so a client's FIN does not end the socket. (A
   // property, not a constructor option.)
   (server as HttpServer & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+  serveUpgrades(server, handler);
   return server;
 }
 

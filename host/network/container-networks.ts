@@ -29,6 +29,7 @@ import { DEFAULT_NETWORK, isModeNetwork, MODE_NETWORKS, type NetworkManager } fr
 import type { NetworkRecord } from "./network-store.js";
 import { addressFailure } from "./new-network.js";
 import type { Sandboxes } from "./sandbox.js";
+import { networkEvent } from "./network-events.js";
 
 export interface ContainerNetworksDeps {
   networks: NetworkManager;
@@ -44,10 +45,14 @@ interface Prepared {
   /** The namespace file to join; null: the host's namespace; undefined: a fresh empty one. */
   netns?: string | null;
   files: FilePaths;
+  /** The `host` or `none` network the container is on (announced at attach, and at release). */
+  modeNetwork?: NetworkRecord;
 }
 
 export class ContainerNetworks {
   private readonly prepared = new Map<string, Prepared>();
+  /** Endpoints whose driver join failed: their leave is no `disconnect` (there was no `connect`). */
+  private readonly unjoined = new Set<string>();
 
   constructor(private readonly deps: ContainerNetworksDeps) {}
 
@@ -118,7 +123,10 @@ export class ContainerNetworks {
     c.Endpoints = undefined;
     if (mode === "none" || mode === "host") {
       this.writeFiles(c, files, mode, undefined);
-      this.prepared.set(c.Id, { netns: mode === "host" ? null : undefined, files });
+      // Docker's host and none are networks a container joins too, with their events
+      const modeNetwork = this.deps.networks.find(mode);
+      this.prepared.set(c.Id, { netns: mode === "host" ? null : undefined, files, modeNetwork });
+      if (modeNetwork) this.deps.hooks.event.call(networkEvent(modeNetwork.spec, "connect", c.Id));
       return;
     }
     if (mode.startsWith("container:")) {
@@ -157,7 +165,14 @@ export class ContainerNetworks {
     const ep = this.allocate(rec, c, att, first ? "eth0" : `eth${nextIndex(endpoints)}`, first);
     ep.sandbox = sandbox;
     endpoints.push(ep);
-    const result = await (await this.deps.networks.driverOf(rec.spec)).join(rec.spec, ep, sandbox);
+    let result;
+    try {
+      result = await (await this.deps.networks.driverOf(rec.spec)).join(rec.spec, ep, sandbox);
+    } catch (err) {
+      this.unjoined.add(ep.endpointId);
+      throw err;
+    }
+    this.deps.hooks.event.call(networkEvent(rec.spec, "connect", c.Id));
     ep.published = result.published;
     if (result.nameserver) ep.nameserver = result.nameserver;
     return result.nameserver;
@@ -165,7 +180,9 @@ export class ContainerNetworks {
 
   /** After the container's process is gone (or its start failed): everything its run held. */
   async release(containerId: string): Promise<void> {
+    const modeNetwork = this.prepared.get(containerId)?.modeNetwork;
     this.prepared.delete(containerId);
+    if (modeNetwork) this.deps.hooks.event.call(networkEvent(modeNetwork.spec, "disconnect", containerId));
     const c = this.deps.containers.find(containerId);
     if (c?.Endpoints) {
       // Without the sandbox: the driver need not delete the container's ends of the veth pairs,
@@ -183,10 +200,12 @@ export class ContainerNetworks {
     c.Endpoints = undefined;
   }
 
-  private async leave(ep: ContainerEndpoint, sandbox: string | undefined): Promise<void> {
+  /** Leaves one network; `announce`: with its `disconnect` event (unless its join failed). */
+  private async leave(ep: ContainerEndpoint, sandbox: string | undefined, announce = true): Promise<void> {
     const rec = this.deps.networks.find(ep.networkId);
     if (!rec || !ep.endpointId) return;
     await (await this.deps.networks.driverOf(rec.spec)).leave(rec.spec, ep, sandbox).catch((err: Error) => this.deps.log.warn({ err, network: rec.spec.name }, "cannot leave a network"));
+    if (!this.unjoined.delete(ep.endpointId) && announce) this.deps.hooks.event.call(networkEvent(rec.spec, "disconnect", ep.containerId));
     const ipam = NetworkIpam.fromJSON(rec.ipam);
     ipam.releaseOwner(ep.endpointId);
     rec.ipam = ipam.toJSON();
@@ -231,13 +250,15 @@ export class ContainerNetworks {
     if (!name) throw errors.networkNotConnected(c.Name.replace(/^\//, ""), rec?.spec.name ?? ref);
     const ep = c.Endpoints?.find((e) => e.networkId === networks[name].NetworkID);
     if (ep) {
-      await this.leave(ep, this.deps.sandboxes.exists(c.Id) ? this.deps.sandboxes.path(c.Id) : undefined);
+      await this.leave(ep, this.deps.sandboxes.exists(c.Id) ? this.deps.sandboxes.path(c.Id) : undefined, false);
       c.Endpoints = c.Endpoints!.filter((e) => e !== ep);
     }
     const rest = { ...networks };
     delete rest[name];
     c.Networks = rest;
     this.deps.containers.save(c);
+    // as Docker: announced whether the container runs or not, when the network still exists
+    if (rec) this.deps.hooks.event.call(networkEvent(rec.spec, "disconnect", c.Id));
     if (c.State.Running) this.rewriteFiles(c);
   }
 

@@ -19,6 +19,8 @@ import { defaultNetworkSpec, hostRoutes } from "./default-network.js";
 import { NetworkIpam } from "../../core/network/ipam.js";
 import { newNetworkSpec } from "./new-network.js";
 import type { NetworkRecord, NetworkStore } from "./network-store.js";
+import type { EngineHooks } from "../../core/hooks.js";
+import { networkEvent } from "./network-events.js";
 
 export interface NetworkManagerDeps {
   store: NetworkStore;
@@ -27,6 +29,8 @@ export interface NetworkManagerDeps {
   log: Logger;
   /** The driver of a name, made once (createNetworkDriver); rejects for a driver no plugin makes. */
   driver: (name: string) => Promise<NetworkDriver>;
+  /** For the `create` and `destroy` events of networks made and removed through the API. */
+  hooks: EngineHooks;
 }
 
 export const DEFAULT_NETWORK = "bridge";
@@ -137,6 +141,7 @@ export class NetworkManager {
       this.deps.store.remove(spec.id);
       throw errors.networkSetupFailed(`cannot create network ${spec.name}: ${(err as Error).message}`);
     }
+    this.deps.hooks.event.call(networkEvent(spec, "create"));
     return rec;
   }
 
@@ -146,6 +151,7 @@ export class NetworkManager {
     if (this.activeEndpoints(rec.spec.id).length) throw errors.networkActiveEndpoints(rec.spec.name, rec.spec.id);
     await (await this.deps.driver(rec.spec.driver)).deleteNetwork(rec.spec);
     this.deps.store.remove(rec.spec.id);
+    this.deps.hooks.event.call(networkEvent(rec.spec, "destroy"));
   }
 
   /** Removes the user-defined networks no running container uses that `keep` does not keep; their names. */

@@ -36,7 +36,7 @@ export async function openNetwork(
     }
     return d;
   };
-  const networks = new NetworkManager({ store: new NetworkStore(join(loader.dataRoot, "network")), containers: deps.containers, config: deps.config, log: deps.log, driver });
+  const networks = new NetworkManager({ store: new NetworkStore(join(loader.dataRoot, "network")), containers: deps.containers, config: deps.config, log: deps.log, driver, hooks: loader.hooks });
   const containers = new ContainerNetworks({ networks, sandboxes: new Sandboxes(loader.execRoot), containers: deps.containers, hooks: loader.hooks, config: deps.config, log: deps.log });
   const running = deps.containers.list().filter((c) => c.State.Running);
   await networks.start(running.flatMap((c) => c.Endpoints ?? []));

@@ -1,7 +1,7 @@
 /** engined's client of the supervisor's API (server.ts), over its unix socket. */
 import { Pool } from "undici";
 import type { K8sLogLine } from "./conmon.js";
-import type { ContainerState, ExitEvent, RunRequest } from "./supervisor.js";
+import type { ContainerState, ExecRequest, ExecState, ExitEvent, RunRequest } from "./supervisor.js";
 
 export class SupervisorClientError extends Error {
   constructor(
@@ -83,6 +83,27 @@ export class SupervisorClient {
   }
   async remove(id: string, force = false): Promise<void> {
     await this.call("DELETE", `/v1/containers/${encodeURIComponent(id)}${force ? "?force=1" : ""}`);
+  }
+  async resize(id: string, height: number, width: number): Promise<void> {
+    await this.call("POST", `/v1/containers/${encodeURIComponent(id)}/resize?h=${height}&w=${width}`);
+  }
+  exec(id: string, req: ExecRequest): Promise<ExecState> {
+    return this.call("POST", `/v1/containers/${encodeURIComponent(id)}/execs`, req);
+  }
+  async execWait(id: string, execId: string, signal?: AbortSignal): Promise<number> {
+    return (await this.call<{ exitCode: number }>("POST", `/v1/containers/${encodeURIComponent(id)}/execs/${encodeURIComponent(execId)}/wait`, undefined, signal)).exitCode;
+  }
+  async execResize(id: string, execId: string, height: number, width: number): Promise<void> {
+    await this.call("POST", `/v1/containers/${encodeURIComponent(id)}/execs/${encodeURIComponent(execId)}/resize?h=${height}&w=${width}`);
+  }
+  async execRemove(id: string, execId: string): Promise<void> {
+    await this.call("DELETE", `/v1/containers/${encodeURIComponent(id)}/execs/${encodeURIComponent(execId)}`);
+  }
+  async freeze(id: string, action: "pause" | "resume"): Promise<void> {
+    await this.call("POST", `/v1/containers/${encodeURIComponent(id)}/${action}`);
+  }
+  async update(id: string, resources: Record<string, unknown>): Promise<void> {
+    await this.call("POST", `/v1/containers/${encodeURIComponent(id)}/update`, resources);
   }
   logs(id: string): Promise<K8sLogLine[]> {
     return this.call("GET", `/v1/containers/${encodeURIComponent(id)}/logs`);

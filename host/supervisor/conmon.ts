@@ -44,9 +44,19 @@ export interface StartContainerOptions extends RuntimeRef {
   logPath: string;
   /** Short-path attach sockets: `<dir>/<id>` links to the bundle. Default: `<bundle>/attach`. */
   attachSocketDir?: string;
-  /** Only pipes for now: no tty, no stdin. */
-  terminal?: false;
-  stdin?: false;
+  /**
+   * A pseudo-terminal (`-t`): conmon takes the pty master from runc (its console socket), logs
+   * what the container writes to it as stdout, and forwards attached input into it. The
+   * bundle's process.terminal must say true as well.
+   */
+  terminal?: boolean;
+  /** A pipe for the container's stdin (`-i`), fed from the attach socket. */
+  stdin?: boolean;
+  /**
+   * Keep stdin open when the attached client goes (`--leave-stdin-open`). Without it the
+   * container's stdin ends with its first attached client: Docker's StdinOnce.
+   */
+  leaveStdinOpen?: boolean;
   /** Bound on conmon + `runc create` (default 30 s). */
   timeoutMs?: number;
   /** conmon's `--no-pivot`: runc creates without pivot_root(2) (a root filesystem on a ramdisk). */
@@ -92,6 +102,9 @@ export function conmonArgs(opts: StartContainerOptions): string[] {
   ];
   for (const a of opts.runtimeArgs ?? []) args.push("--runtime-arg", a);
   if (opts.noPivot) args.push("--no-pivot");
+  if (opts.terminal) args.push("-t");
+  if (opts.stdin) args.push("-i");
+  if (opts.stdin && opts.leaveStdinOpen) args.push("--leave-stdin-open");
   if (opts.attachSocketDir) args.push("--socket-dir-path", opts.attachSocketDir);
   else args.push("--socket-dir-path", opts.persistDir, "--full-attach");
   return args;
@@ -107,17 +120,52 @@ export async function startContainer(opts: StartContainerOptions): Promise<Start
     ["persistDir", opts.persistDir], ["logPath", opts.logPath]] as const) {
     if (!isAbsolute(p)) throw new Error(`conmon: ${name} must be an absolute path, got ${JSON.stringify(p)}`);
   }
-  if (opts.terminal || opts.stdin) throw new Error("conmon: terminal and stdin are not supported yet");
   mkdirSync(opts.exitDir, { recursive: true });
   mkdirSync(opts.persistDir, { recursive: true });
   mkdirSync(opts.runtimeRoot, { recursive: true });
   if (opts.attachSocketDir) mkdirSync(opts.attachSocketDir, { recursive: true });
 
   const stderrPath = join(opts.persistDir, "conmon.stderr");
+  const message = await spawnConmon(conmonArgs(opts), stderrPath, opts.timeoutMs);
+
+  if (message.data <= 0) {
+    await deleteContainer(opts, opts.id).catch(() => {});
+    const why = message.message ? runtimeMessage(message.message) : conmonStderr(stderrPath);
+    throw new Error(`cannot create container ${opts.id}: ${why}`);
+  }
+
+  try {
+    await runtime(opts, ["start", opts.id]);
+  } catch (e) {
+    await deleteContainer(opts, opts.id).catch(() => {});
+    throw new Error(`cannot start container ${opts.id}: ${(e as Error).message}`);
+  }
+  const conmonPid = readPid(conmonPidfile(opts.persistDir));
+  return {
+    pid: message.data,
+    conmonPid: conmonPid ?? 0,
+    attachPath: opts.attachSocketDir ? join(opts.attachSocketDir, opts.id, "attach") : join(opts.bundle, "attach"),
+    ctlPath: join(opts.bundle, "ctl"),
+    conmonPidfile: conmonPidfile(opts.persistDir),
+  };
+}
+
+/** What conmon says on its sync pipe: the container's (or exec's) pid, or -1 and the runtime's message. */
+export interface SyncMessage {
+  data: number;
+  message?: string;
+}
+
+/**
+ * Starts conmon with `args` and resolves with the first message of its sync pipe (fd 3), the
+ * pid of what it ran. conmon's own output goes to `stderrPath`, quoted in the error when it
+ * says nothing on the pipe.
+ */
+export function spawnConmon(args: string[], stderrPath: string, timeoutMs = 30_000): Promise<SyncMessage> {
   const errFd = openSync(stderrPath, "a", 0o600);
   let child;
   try {
-    child = spawn(CONMON, conmonArgs(opts), {
+    child = spawn(CONMON, args, {
       // fd 3 is the sync pipe. stdout/stderr go to a file, never to a pipe of ours: conmon
       // outlives this process and must not get EPIPE when we are gone.
       stdio: ["ignore", errFd, errFd, "pipe"],
@@ -128,13 +176,12 @@ export async function startContainer(opts: StartContainerOptions): Promise<Start
     closeSync(errFd);
   }
   const sync = child.stdio[3] as NodeJS.ReadableStream & { destroy(): void };
-  const timeoutMs = opts.timeoutMs ?? 30_000;
 
-  const message = await new Promise<{ data: number; message?: string }>((resolve, reject) => {
+  return new Promise<SyncMessage>((resolve, reject) => {
     let buf = "";
     let exitCode: number | null | undefined;
     const timer = setTimeout(() => finish(new Error(`conmon: no answer on the sync pipe within ${timeoutMs} ms`)), timeoutMs);
-    const finish = (err: Error | null, msg?: { data: number; message?: string }) => {
+    const finish = (err: Error | null, msg?: SyncMessage) => {
       clearTimeout(timer);
       sync.removeAllListeners("data");
       sync.destroy();
@@ -163,29 +210,9 @@ export async function startContainer(opts: StartContainerOptions): Promise<Start
     child.once("error", (e) => finish(new Error(`conmon: cannot run ${CONMON}: ${e.message}`)));
   });
 
-  if (message.data <= 0) {
-    await deleteContainer(opts, opts.id).catch(() => {});
-    const why = message.message ? runtimeMessage(message.message) : conmonStderr(stderrPath);
-    throw new Error(`cannot create container ${opts.id}: ${why}`);
-  }
-
-  try {
-    await runtime(opts, ["start", opts.id]);
-  } catch (e) {
-    await deleteContainer(opts, opts.id).catch(() => {});
-    throw new Error(`cannot start container ${opts.id}: ${(e as Error).message}`);
-  }
-  const conmonPid = readPid(conmonPidfile(opts.persistDir));
-  return {
-    pid: message.data,
-    conmonPid: conmonPid ?? 0,
-    attachPath: opts.attachSocketDir ? join(opts.attachSocketDir, opts.id, "attach") : join(opts.bundle, "attach"),
-    ctlPath: join(opts.bundle, "ctl"),
-    conmonPidfile: conmonPidfile(opts.persistDir),
-  };
 }
 
-function conmonStderr(path: string): string {
+export function conmonStderr(path: string): string {
   try {
     return readFileSync(path, "utf8").trim().split("\n").slice(-5).join("; ") || "(no message)";
   } catch {
@@ -274,7 +301,8 @@ export interface K8sLogLine {
   line: string;
 }
 
-const K8S_LINE = /^(\S+) (stdout|stderr) ([PF]) (.*)$/;
+/** One k8s-file entry. A terminal's output holds carriage returns, so the text is matched with `s` (any character). */
+export const K8S_LINE = /^(\S+) (stdout|stderr) ([PF]) (.*)$/s;
 
 /** Parses a k8s-file log text; an unterminated last line (being written) is left out. */
 export function parseK8sLog(text: string): K8sLogLine[] {

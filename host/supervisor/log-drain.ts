@@ -11,13 +11,13 @@ import { basename, dirname } from "node:path";
 import type { LogWriter } from "../../core/contracts/log.js";
 import { writeJsonAtomic } from "../../core/images/atomic-file.js";
 import { parseRFC3339Nano } from "../../core/rfc3339-nano.js";
+import { K8S_LINE } from "./conmon.js";
 
 interface DrainState {
   offset: number;
   done: boolean;
 }
 
-const K8S_LINE = /^(\S+) (stdout|stderr) ([PF]) (.*)$/;
 const CHUNK = 256 * 1024;
 
 export interface DrainOptions {

@@ -9,12 +9,19 @@
  *   POST   /v1/containers/ID/stop?t=10&signal=TERM -> {"exitCode"} (t=-1: no SIGKILL)
  *   DELETE /v1/containers/ID?force=1
  *   GET    /v1/containers/ID/logs        -> [{time, stream, partial, line}]
+ *   POST   /v1/containers/ID/resize?h=&w=
+ *   POST   /v1/containers/ID/pause, /resume  (the runtime's freezer)
+ *   POST   /v1/containers/ID/update {OCI LinuxResources} (`runtime update`)
+ *   POST   /v1/containers/ID/execs {ExecRequest} -> 201 {execId, pid, attachPath, ctlPath, logPath, exitDir}
+ *   POST   /v1/containers/ID/execs/EXEC/wait -> {"exitCode"} when it has exited (the answer waits)
+ *   POST   /v1/containers/ID/execs/EXEC/resize?h=&w=
+ *   DELETE /v1/containers/ID/execs/EXEC
  *   GET    /v1/events                    -> newline-delimited {"type":"exit","id","exitCode"}, for as
  *                                           long as the connection stays open
  * Errors are {"message"} with the status of the SupervisorError.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { Supervisor, SupervisorError, type RunRequest } from "./supervisor.js";
+import { Supervisor, SupervisorError, type ExecRequest, type RunRequest } from "./supervisor.js";
 
 function send(res: ServerResponse, status: number, body?: unknown): void {
   const text = body === undefined ? "" : JSON.stringify(body);
@@ -79,8 +86,53 @@ async function handle(sup: Supervisor, req: IncomingMessage, res: ServerResponse
     return send(res, 200, { exitCode: await sup.stop(id, seconds * 1000, url.searchParams.get("signal") ?? "TERM") });
   } else if (req.method === "GET" && action === "logs") {
     return send(res, 200, await sup.logs(id));
+  } else if (req.method === "POST" && action === "resize") {
+    await sup.resize(id, dimension(url, "h"), dimension(url, "w"));
+    return send(res, 204);
+  } else if (req.method === "POST" && (action === "pause" || action === "resume")) {
+    await sup.freeze(id, action);
+    return send(res, 204);
+  } else if (req.method === "POST" && action === "update") {
+    const body = await readJson(req);
+    if (typeof body !== "object" || body === null || Array.isArray(body)) throw new SupervisorError(400, "an update needs an object of OCI resources");
+    await sup.update(id, body as Record<string, unknown>);
+    return send(res, 204);
+  } else if (action === "execs") {
+    return handleExec(sup, id, parts[4], parts[5], req, res, url);
   }
   throw new SupervisorError(404, "not found");
+}
+
+async function handleExec(sup: Supervisor, id: string, execId: string | undefined, action: string | undefined, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  if (!execId && req.method === "POST") return send(res, 201, await sup.exec(id, checkExec(await readJson(req))));
+  if (execId && !action && req.method === "DELETE") {
+    sup.execRemove(id, execId);
+    return send(res, 204);
+  }
+  if (execId && action === "wait" && req.method === "POST") {
+    const abort = new AbortController();
+    req.socket.once("close", () => abort.abort());
+    return send(res, 200, { exitCode: await sup.execWait(id, execId, abort.signal) });
+  }
+  if (execId && action === "resize" && req.method === "POST") {
+    await sup.execResize(id, execId, dimension(url, "h"), dimension(url, "w"));
+    return send(res, 204);
+  }
+  throw new SupervisorError(404, "not found");
+}
+
+function dimension(url: URL, name: string): number {
+  const value = Number(url.searchParams.get(name));
+  if (!Number.isInteger(value) || value < 0 || value > 65535) throw new SupervisorError(400, `invalid ${name} "${url.searchParams.get(name)}"`);
+  return value;
+}
+
+function checkExec(body: unknown): ExecRequest {
+  const b = body as Partial<ExecRequest> | null;
+  if (!b || typeof b.execId !== "string" || typeof b.process !== "object" || b.process === null || !Array.isArray((b.process as { args?: unknown }).args)) {
+    throw new SupervisorError(400, "an exec request needs execId and a process with args");
+  }
+  return { execId: b.execId, process: b.process, terminal: b.terminal === true, stdin: b.stdin === true, leaveStdinOpen: b.leaveStdinOpen === true };
 }
 
 /** Exits as they happen, one JSON object per line; a blank line every 30 s keeps idle proxies and timers from closing it. */
@@ -109,5 +161,8 @@ function checkRun(body: unknown): RunRequest {
     runtime: { path: b.runtime.path, ...(b.runtime.args ? { args: b.runtime.args } : {}) },
     ...(b.log ? { log: b.log } : {}),
     ...(b.noPivot === true ? { noPivot: true } : {}),
+    ...(b.terminal === true ? { terminal: true } : {}),
+    ...(b.stdin === true ? { stdin: true } : {}),
+    ...(b.leaveStdinOpen === true ? { leaveStdinOpen: true } : {}),
   };
 }

@@ -11,12 +11,15 @@ import type { LoggerContext, LogWriter } from "../../core/contracts/log.js";
 import type { LogDriverSource } from "../plugins/log-drivers.js";
 import { writeJsonAtomic } from "../../core/images/atomic-file.js";
 import { drainState, LogDrain } from "./log-drain.js";
+import { execExitCode, execPaths, startExec, waitExec, type ExecPaths } from "./conmon-exec.js";
 import {
   conmonAlive,
   deleteContainer,
   killContainer,
   readExitCode,
   readK8sLog,
+  resizeTerminal,
+  runtime,
   startContainer,
   stopContainer,
   waitExit,
@@ -33,6 +36,27 @@ export interface RunRequest {
   log?: { driver: string; context: LoggerContext };
   /** Create without pivot_root(2) (ENGINE_RAMDISK: a root filesystem on a ramdisk). */
   noPivot?: boolean;
+  /** A pseudo-terminal (the bundle's process.terminal says so too). */
+  terminal?: boolean;
+  /** Stdin open, fed through the attach socket. */
+  stdin?: boolean;
+  /** Stdin stays open when an attached client goes (else the first one's end closes it). */
+  leaveStdinOpen?: boolean;
+}
+
+/** An exec session to start in a running container (see conmon-exec.ts). */
+export interface ExecRequest {
+  execId: string;
+  /** The OCI process (args, env, cwd, user, terminal, ...). */
+  process: Record<string, unknown>;
+  terminal?: boolean;
+  stdin?: boolean;
+  leaveStdinOpen?: boolean;
+}
+
+export interface ExecState extends ExecPaths {
+  execId: string;
+  pid: number;
 }
 
 /** Told to subscribers (engined) when a container has exited and its output has all reached its log driver. */
@@ -53,6 +77,10 @@ export interface ContainerState {
   status: "running" | "exited";
   exitCode?: number;
   log?: RunRequest["log"];
+  /** conmon's SOCK_SEQPACKET attach socket: input for stdin, output as it comes. */
+  attachPath?: string;
+  /** conmon's control FIFO (terminal resize). */
+  ctlPath?: string;
 }
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
@@ -187,6 +215,7 @@ export class Supervisor {
     try {
       const started = await startContainer({
         ...runtime, id: req.id, bundle: req.bundle, exitDir: this.exitDir, persistDir: p.persist, logPath: p.log, noPivot: req.noPivot,
+        terminal: req.terminal, stdin: req.stdin, leaveStdinOpen: req.leaveStdinOpen,
       });
       const state: ContainerState = {
         id: req.id,
@@ -197,6 +226,8 @@ export class Supervisor {
         startedAt: new Date().toISOString(),
         status: "running",
         ...(req.log ? { log: req.log } : {}),
+        attachPath: started.attachPath,
+        ctlPath: started.ctlPath,
       };
       writeJsonAtomic(p.state, state);
       if (req.log) await this.startDrain(req.id, req.log, writer);
@@ -263,10 +294,113 @@ export class Supervisor {
     rmSync(this.paths(id).base, { recursive: true, force: true });
   }
 
+  /** Resizes the container's terminal (nothing happens without one). */
+  async resize(id: string, height: number, width: number): Promise<void> {
+    const state = this.running(id);
+    if (state.ctlPath) await resizeCtl(state.ctlPath, height, width);
+  }
+
+  /** Freezes (`pause`) or thaws (`resume`) the running container's processes: the runtime's freezer cgroup. */
+  async freeze(id: string, action: "pause" | "resume"): Promise<void> {
+    const state = this.running(id);
+    await runtime(state.runtime, [action, id]).catch((err: Error) => {
+      throw new SupervisorError(/not running|does not exist|stopped/i.test(err.message) ? 409 : 500, err.message);
+    });
+  }
+
+  /** Applies new limits to the running container (`runtime update -r`): OCI LinuxResources. */
+  async update(id: string, resources: Record<string, unknown>): Promise<void> {
+    const state = this.running(id);
+    const file = join(this.paths(id).base, "resources.json");
+    writeJsonAtomic(file, resources);
+    try {
+      await runtime(state.runtime, ["update", "--resources", file, id]);
+    } catch (err) {
+      throw new SupervisorError(500, (err as Error).message);
+    } finally {
+      rmSync(file, { force: true });
+    }
+  }
+
+  // --- exec sessions (their folders live in the container's, and go with it) ---------------------
+
+  private execDir(id: string, execId: string): string {
+    if (!ID.test(execId)) throw new SupervisorError(400, `invalid exec id "${execId}"`);
+    return join(this.paths(id).base, "execs", execId);
+  }
+
+  private running(id: string): ContainerState {
+    const state = this.get(id);
+    if (state.status !== "running") throw new SupervisorError(409, `container ${id} is not running`);
+    return state;
+  }
+
+  async exec(id: string, req: ExecRequest): Promise<ExecState> {
+    const state = this.running(id);
+    const dir = this.execDir(id, req.execId);
+    if (existsSync(dir)) throw new SupervisorError(409, `exec ${req.execId} exists already`);
+    mkdirSync(dir, { recursive: true });
+    try {
+      const started = await startExec({
+        ...state.runtime, containerId: id, execId: req.execId, dir, process: req.process,
+        terminal: req.terminal, stdin: req.stdin, leaveStdinOpen: req.leaveStdinOpen,
+      });
+      return { execId: req.execId, ...started };
+    } catch (err) {
+      rmSync(dir, { recursive: true, force: true });
+      throw new SupervisorError(500, (err as Error).message);
+    }
+  }
+
+  /** The session's exit code once its process has exited (the answer waits). */
+  async execWait(id: string, execId: string, signal?: AbortSignal): Promise<number> {
+    const dir = this.execDir(id, execId);
+    if (!existsSync(dir)) throw new SupervisorError(404, `no such exec: ${execId}`);
+    return execExitCode(dir, id) ?? (await waitExec(dir, id, signal));
+  }
+
+  async execResize(id: string, execId: string, height: number, width: number): Promise<void> {
+    const dir = this.execDir(id, execId);
+    if (!existsSync(dir)) throw new SupervisorError(404, `no such exec: ${execId}`);
+    await resizeCtl(execPaths(dir).ctlPath, height, width);
+  }
+
+  /** Forgets a session that has ended (its folder goes). */
+  execRemove(id: string, execId: string): void {
+    rmSync(this.execDir(id, execId), { recursive: true, force: true });
+  }
+
   logs(id: string): Promise<K8sLogLine[]> {
     this.get(id);
     return readK8sLog(this.paths(id).log);
   }
+}
+
+/** The resizes under way, by FIFO: one at a time. */
+const resizing = new Map<string, Promise<void>>();
+
+/**
+ * A resize through conmon's FIFO; a conmon that is gone (ENXIO, ENOENT) means the process is
+ * not running. Resizes of one FIFO are written one at a time, a moment apart: conmon takes
+ * one command per read, so two written back to back (the Docker CLI's h+1 then h, which makes
+ * a shell redraw) would leave the terminal at the first size.
+ */
+function resizeCtl(ctlPath: string, height: number, width: number): Promise<void> {
+  const before = resizing.get(ctlPath) ?? Promise.resolve();
+  const mine = before.then(async () => {
+    try {
+      resizeTerminal(ctlPath, height, width);
+    } catch (err) {
+      throw new SupervisorError(409, `cannot resize: the process is not running (${(err as Error).message})`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  });
+  const tail = mine.catch(() => {});
+  resizing.set(ctlPath, tail);
+  void tail.then(() => {
+    if (resizing.get(ctlPath) === tail) resizing.delete(ctlPath);
+  });
+  return mine;
 }
 
 /** A refusal with the HTTP status the supervisor's API answers with. */

@@ -12,6 +12,7 @@
 import type { EnginePlugin } from "../../core/contracts/plugin.js";
 import type { RuntimeDriver } from "../../core/contracts/runtime.js";
 import { runtimeArgs, writeBundle } from "./bundle.js";
+import { execProcess } from "./exec-process.js";
 import { manifest } from "./manifest.js";
 
 export { baseSpec, SpecError } from "./spec.js";
@@ -27,6 +28,7 @@ const plugin: EnginePlugin = {
       name: "ocirun",
       writeBundle,
       noPivot: (daemon) => runtimeArgs(daemon).includes("--no-pivot"),
+      execProcess,
     };
     hooks.createRuntime.for("ocirun").tap("runtime.ocirun", () => driver);
   },

@@ -406,6 +406,9 @@ export function baseSpec(ctx: SpecContext): OciSpec {
     ociVersion: OCI_VERSION,
     process: {
       terminal: cfg.Tty === true,
+      ...(cfg.Tty && hc.ConsoleSize && hc.ConsoleSize[0] > 0 && hc.ConsoleSize[1] > 0
+        ? { consoleSize: { height: hc.ConsoleSize[0], width: hc.ConsoleSize[1] } }
+        : {}),
       user: resolveUser(ctx.rootfs, cfg.User || ctx.imageConfig.User, hc.GroupAdd ?? []),
       args: resolveArgs(ctx),
       env: resolveEnv(ctx, hostname),

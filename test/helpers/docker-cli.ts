@@ -7,12 +7,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCommand, type RunResult } from "./engined.js";
 
-export async function docker(host: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<RunResult> {
+export async function docker(host: string, args: string[], env: NodeJS.ProcessEnv = {}, opts: { input?: string; timeoutMs?: number } = {}): Promise<RunResult> {
   const config = mkdtempSync(join(tmpdir(), "engine-docker-config-"));
   try {
     return await runCommand("docker", ["-H", host, ...args], {
       env: { DOCKER_HOST: undefined, DOCKER_CONTEXT: undefined, DOCKER_TLS_VERIFY: undefined, DOCKER_CERT_PATH: undefined, DOCKER_CONFIG: config, ...env },
-      timeoutMs: 30_000,
+      timeoutMs: opts.timeoutMs ?? 30_000,
+      ...(opts.input !== undefined ? { input: opts.input } : {}),
     });
   } finally {
     rmSync(config, { recursive: true, force: true });

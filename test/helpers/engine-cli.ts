@@ -4,11 +4,11 @@
  * Each run gets a configuration folder of its own unless the test passes one, so nothing of the
  * machine's ~/.engine is read or changed.
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, runCommand, type RunResult } from "./engined.js";
+import { inTerminal } from "./terminal.js";
 
 export const ENGINE = join(ROOT, "bin/engine");
 
@@ -51,32 +51,18 @@ export interface PtyOptions {
   rows?: number;
 }
 
-const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-
 /**
- * Runs `argv` in a pseudo-terminal (`script -qfec CMD /dev/null`): its stdin, stdout and stderr
- * are the terminal. `keys` are typed into it; the exit status is the command's (`-e`).
+ * Runs `argv` in a pseudo-terminal (test/helpers/terminal.ts): its stdin, stdout and stderr
+ * are the terminal. `keys` are typed into it; the exit status is the command's.
  */
-export function inPty(argv: string[], opts: PtyOptions = {}): Promise<PtyRun> {
-  const size = `stty cols ${opts.cols ?? 120} rows ${opts.rows ?? 40} 2>/dev/null; `;
-  const cmd = `${size}exec ${argv.map(quote).join(" ")}`;
-  return new Promise((resolve) => {
-    const proc = spawn("script", ["-qfec", cmd, "/dev/null"], { cwd: ROOT, env: { ...process.env, TERM: "xterm", ...opts.env }, stdio: ["pipe", "pipe", "pipe"] });
-    let output = "";
-    proc.stdout.on("data", (d: Buffer) => (output += d.toString()));
-    proc.stderr.on("data", (d: Buffer) => (output += d.toString()));
-    const timer = setTimeout(() => proc.kill("SIGKILL"), opts.timeoutMs ?? 30_000);
-    void (async () => {
-      for (const key of opts.keys ?? []) {
-        if (typeof key === "number") await new Promise((r) => setTimeout(r, key));
-        else if (!proc.stdin.destroyed) proc.stdin.write(key);
-      }
-    })();
-    proc.once("close", (code) => {
-      clearTimeout(timer);
-      resolve({ output, code });
-    });
-  });
+export async function inPty(argv: string[], opts: PtyOptions = {}): Promise<PtyRun> {
+  const t = inTerminal(argv, { rows: opts.rows ?? 40, cols: opts.cols ?? 120, env: opts.env, cwd: ROOT, timeoutMs: opts.timeoutMs ?? 30_000 });
+  for (const key of opts.keys ?? []) {
+    if (typeof key === "number") await new Promise((r) => setTimeout(r, key));
+    else t.type(key);
+  }
+  const code = await t.exited;
+  return { output: t.shown(), code };
 }
 
 /** `engine` in a pseudo-terminal, with its own configuration folder as `engine()` has. */

@@ -4,8 +4,8 @@
  * shapes: 204/304, `{StatusCode}` with the headers sent at once, multiplexed frames, and the
  * hijacked attach connection.
  */
-import type { Socket } from "node:net";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Duplex } from "node:stream";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { LogMessage } from "../../../core/contracts/log.js";
 import type { ContainerRecord, ContainerStore } from "../../../core/containers/container-store.js";
 import { parseSignal } from "../../../core/containers/signals.js";
@@ -17,6 +17,9 @@ import type { ContainerRunner, WaitCondition } from "../../containers/runner.js"
 import type { LogDriverSource } from "../../plugins/log-drivers.js";
 import { requestedApiVersion } from "../api-version.js";
 import { rawResponse } from "../raw-response.js";
+import { forwardInput, hijack } from "../hijack.js";
+import { AttachInput } from "../../containers/attach-socket.js";
+import { detachKeysOf } from "../../containers/detach-keys.js";
 import { queryBool, queryString, type Query } from "../query.js";
 import { frame, streamContentType } from "../stream-frames.js";
 import type { EngineHooks } from "../../../core/hooks.js";
@@ -42,6 +45,8 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
   return (app: FastifyInstance) => {
     app.post("/containers/:id/start", async (request, reply) => {
       const { c } = target(request);
+      if (c.State.Paused) throw errors.containerPausedStart();
+      runner.resetRestarts(c);
       return reply.code((await runner.start(c)) ? 204 : 304).send();
     });
 
@@ -54,6 +59,7 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
     app.post("/containers/:id/restart", async (request, reply) => {
       const { c } = target(request);
       await runner.stop(c, stopOptions(request.query as Query));
+      runner.resetRestarts(c);
       await runner.start(c);
       deps.hooks.event.call(containerEvent(c, "restart"));
       return reply.code(204).send();
@@ -110,21 +116,34 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
       res.end();
     });
 
+    app.post("/containers/:id/resize", async (request, reply) => {
+      const { ref, c } = target(request);
+      const { height, width } = terminalSize(request.query as Query);
+      await runner.resize(c, ref, height, width);
+      return reply.code(200).send();
+    });
+
     app.post("/containers/:id/attach", async (request, reply) => {
       const { c } = target(request);
       const query = request.query as Query;
       const stdout = queryBool(query, "stdout");
       const stderr = queryBool(query, "stderr");
+      const detachKeys = detachKeysOf(queryString(query, "detachKeys"));
       const reader = await readerOf(deps, c);
       const tty = c.Config.Tty === true;
       const socket = hijack(request, reply, tty);
       deps.hooks.event.call(containerEvent(c, "attach"));
+      // Aborted when the client goes away or detaches: the output stops then.
       const gone = new AbortController();
       socket.once("close", () => gone.abort());
       socket.on("error", () => gone.abort());
-      socket.resume(); // stdin is not taken yet: what the client sends is read and dropped
       // `stream=0` is a one-shot read of what is stored (with `logs=1`), not a follow.
       const follow = queryBool(query, "stream");
+      if (follow && queryBool(query, "stdin") && c.Config.OpenStdin) {
+        void attachStdin(runner, c, socket, detachKeys, gone);
+      } else {
+        socket.resume(); // no stdin wanted (or none open): what the client sends is read and dropped
+      }
       if (stdout || stderr) {
         const messages = reader.read({
           follow,
@@ -144,6 +163,16 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
   };
 }
 
+/** `h` and `w` of a resize: both required, whole numbers a terminal can have. */
+export function terminalSize(query: Query): { height: number; width: number } {
+  const size = (name: string) => {
+    const raw = queryString(query, name) ?? "";
+    if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) throw errors.apiInvalidParameter(name, raw);
+    return Number(raw);
+  };
+  return { height: size("h"), width: size("w") };
+}
+
 /** `t` and `signal` of stop and restart. */
 function stopOptions(query: Query): { seconds?: number; signal?: string } {
   const t = queryString(query, "t");
@@ -159,6 +188,27 @@ function stopOptions(query: Query): { seconds?: number; signal?: string } {
     out.signal = signal;
   }
   return out;
+}
+
+/**
+ * The client's input to the container's stdin, once the container runs (input sent before is
+ * kept). The client's end of input ends the attachment's stdin (conmon closes the container's
+ * with it when StdinOnce); the detach keys end the whole attachment.
+ */
+async function attachStdin(runner: ContainerRunner, c: ContainerRecord, socket: Duplex, detachKeys: Buffer, gone: AbortController): Promise<void> {
+  let input: AttachInput | undefined;
+  let ended = false;
+  const early: Buffer[] = [];
+  const connected = runner.running(c, gone.signal).then(async () => {
+    input = new AttachInput(await runner.attachPath(c));
+    for (const data of early) input.write(data);
+    if (ended) input.close();
+  });
+  connected.catch(() => {}); // gone before it ran, or it is not running any more: no input to give
+  const how = await forwardInput(socket, (data) => (input ? input.write(data) : early.push(data)), detachKeys);
+  ended = true;
+  input?.close();
+  if (how === "detach") gone.abort();
 }
 
 /** An attach ends when the container's run ends: the next exit for a container not started yet. */
@@ -187,25 +237,6 @@ async function pipeMessages(
 }
 
 const NEWLINE = Buffer.from("\n");
-
-/** Takes the response over from Fastify: the daemon's headers, `headers`, sent at once. */
-/**
- * Docker's attach: with `Upgrade: tcp` the answer is `101 UPGRADED` and the connection becomes
- * the stream; without it, a `200` whose body is the stream until the connection closes.
- */
-function hijack(request: FastifyRequest, reply: FastifyReply, tty: boolean): Socket {
-  reply.hijack();
-  const socket = request.raw.socket;
-  const upgrade = /\btcp\b/i.test(String(request.headers.upgrade ?? ""));
-  const type = streamContentType(requestedApiVersion(request.raw), tty);
-  const own = Object.entries(reply.getHeaders()).map(([k, v]) => `${k}: ${String(v)}\r\n`).join("");
-  const head = upgrade
-    ? `HTTP/1.1 101 UPGRADED\r\nContent-Type: ${type}\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n${own}\r\n`
-    : `HTTP/1.1 200 OK\r\nContent-Type: ${type}\r\nConnection: close\r\n${own}\r\n`;
-  socket.setTimeout(0);
-  socket.write(head);
-  return socket;
-}
 
 /** `since`/`until`: Unix seconds with an optional fraction (what the CLI sends), or an RFC 3339 time. */
 function timeQuery(query: Query, name: string): Date | undefined {

@@ -18,12 +18,14 @@ import { checkLogSettings, logSettings } from "../../containers/log-settings.js"
 import type { ContainerRunner } from "../../containers/runner.js";
 import type { ContainerNetworks } from "../../network/container-networks.js";
 import { checkRuntimeName } from "../../containers/runtime-select.js";
+import { checkCreatePolicy } from "../../../core/containers/restart-policy.js";
 import type { LogDriverSource } from "../../plugins/log-drivers.js";
 import { validateBody } from "../validate-body.js";
 import { hasLabel, labelsMatch, untilTime } from "../filter-values.js";
 import { checkFilterKeys, queryBool, queryFilters, queryString, type Query } from "../query.js";
 import type { EngineHooks } from "../../../core/hooks.js";
 import { containerEvent } from "../../containers/container-events.js";
+import type { ContainerVolumes } from "../../volumes/container-volumes.js";
 
 const validateCreate = typia.createValidate<ContainerCreateRequest>();
 
@@ -36,6 +38,8 @@ export interface ContainerRouteDeps {
   config: () => DaemonConfig;
   network: ContainerNetworks;
   hooks: EngineHooks;
+  /** Binds, volumes and tmpfs mounts of a create; `rm -v`. */
+  volumes?: ContainerVolumes;
 }
 
 /**
@@ -61,12 +65,13 @@ export function containerRoutes(deps: ContainerRouteDeps) {
       const body = validateBody(validateCreate, request.body ?? {});
       const image = images.resolve(body.Image);
       // What the start would refuse is refused now, before a layer or a name is taken.
-      if (body.Tty || body.OpenStdin) throw errors.containerTtyUnsupported();
       checkRuntimeName(deps.config(), body.HostConfig?.Runtime);
+      checkCreatePolicy(body.HostConfig);
       const log = logSettings(body.HostConfig ?? {}, deps.config());
       await checkLogSettings(log, deps.logDrivers);
       const networkMode = networkModeOf(body.HostConfig?.NetworkMode, deps.config());
       const networks = deps.network.attachmentsFor(networkMode, endpointsConfig(body, networkMode));
+      const mounts = await deps.volumes?.plan(body.HostConfig ?? {}, Object.keys({ ...(image.config.config?.Volumes ?? {}), ...(body.Volumes ?? {}) }));
       const name = containers.claimName(queryString(request.query as Query, "name"));
       const base = image.config.config ?? {};
       const { entrypoint, cmd } = resolveCommand(body, base);
@@ -101,14 +106,25 @@ export function containerRoutes(deps: ContainerRouteDeps) {
         LogPath: join(containers.dir(id), `${id}-json.log`),
         State: newState(),
       };
-      // The writable layer first: a container is listed only when it has one.
-      const top = image.chain[image.chain.length - 1];
-      await driver.create(id, top?.slice("sha256:".length), { writable: true });
+      // Its volumes are made now, and held against removal until the record names them.
+      const made = mounts?.length ? await deps.volumes!.realize(mounts) : undefined;
+      if (made) record.Mounts = made.mounts;
       try {
-        containers.save(record);
+        // The writable layer first: a container is listed only when it has one.
+        const top = image.chain[image.chain.length - 1];
+        await driver.create(id, top?.slice("sha256:".length), { writable: true });
+        try {
+          containers.save(record);
+        } catch (err) {
+          await driver.remove(id);
+          throw err;
+        }
       } catch (err) {
-        await driver.remove(id);
+        made?.release();
+        await deps.volumes?.discard(record.Mounts ?? []);
         throw err;
+      } finally {
+        made?.release();
       }
       deps.hooks.event.call(containerEvent(record, "create"));
       return reply.code(201).send({ Id: id, Warnings: [] });
@@ -137,7 +153,7 @@ export function containerRoutes(deps: ContainerRouteDeps) {
 
     app.delete("/containers/:id", async (request, reply) => {
       const c = containers.get((request.params as { id: string }).id);
-      await runner.remove(c, queryBool(request.query as Query, "force"));
+      await runner.remove(c, queryBool(request.query as Query, "force"), queryBool(request.query as Query, "v"));
       return reply.code(204).send();
     });
 

@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Readable } from "node:stream";
 import { errors } from "../../../core/errors.js";
+import { makeEvent } from "../../../core/events/event.js";
 import type { Image, ImageStore } from "../../../core/images/image-store.js";
 import { familiarName, formatReference, parseReference, repositoryOf } from "../../../core/images/reference.js";
 import type { SaveItem } from "../../images/save-images.js";
@@ -17,6 +18,8 @@ import { progressStream } from "../progress-stream.js";
 import { decodeAuthHeader } from "../../registry/auth-header.js";
 import { parsePlatform } from "../../registry/manifests.js";
 import type { RegistryService } from "../../registry/registry.js";
+import type { EngineHooks } from "../../../core/hooks.js";
+import { imageDeleteEvents, imageEvent, imageTagEvent, imageTransferEvent } from "../../images/image-events.js";
 
 // Import, load and save bring undici, tar-stream and the archive code: loaded on first use so
 // that a daemon start does not pay for them.
@@ -35,16 +38,20 @@ export interface ImageRouteDeps {
   limits: () => { downloads: number; uploads: number; attempts: number };
   /** Whether a container uses the image (409 on removal); none do until containers exist. */
   inUse?: (id: string) => boolean;
+  hooks: EngineHooks;
 }
 
 const seconds = (iso?: string) => (iso ? Math.floor(Date.parse(iso) / 1000) : 0);
 const tagsOf = (image: Image) => image.references.filter((r) => !r.includes("@")).map(familiarName);
 const digestsOf = (image: Image) => image.references.filter((r) => r.includes("@")).map(familiarName);
 
-export function summary(image: Image, apiVersion: string): Record<string, unknown> {
+/** The image a commit was made from, while the store has it. */
+const parentOf = (image: Image, store: ImageStore) => (image.parent && store.byId(image.parent) ? image.parent : "");
+
+export function summary(image: Image, apiVersion: string, store?: ImageStore): Record<string, unknown> {
   return {
     Id: image.id,
-    ParentId: "",
+    ParentId: store ? parentOf(image, store) : "",
     RepoTags: tagsOf(image),
     RepoDigests: digestsOf(image),
     Created: seconds(image.config.created),
@@ -56,15 +63,27 @@ export function summary(image: Image, apiVersion: string): Record<string, unknow
   };
 }
 
-function inspect(image: Image, driverName: string): Record<string, unknown> {
+/** What API versions before 1.45 show for an image that was not committed: Docker's empty container config. */
+const EMPTY_CONTAINER_CONFIG = {
+  Hostname: "", Domainname: "", User: "", AttachStdin: false, AttachStdout: false, AttachStderr: false,
+  Tty: false, OpenStdin: false, StdinOnce: false, Env: null, Cmd: null, Image: "", Volumes: null,
+  WorkingDir: "", Entrypoint: null, OnBuild: null, Labels: null,
+};
+
+function inspect(image: Image, store: ImageStore, driverName: string, apiVersion: string): Record<string, unknown> {
   const c = image.config;
+  const history = c.history ?? [];
   return {
     Id: image.id,
     RepoTags: tagsOf(image),
     RepoDigests: digestsOf(image),
-    Parent: "",
-    Comment: c.comment ?? "",
+    Parent: parentOf(image, store),
+    // Docker shows the last history entry's comment when the image has none of its own (a commit's -m)
+    Comment: c.comment || (history.at(-1)?.comment ?? ""),
     Created: c.created ?? "",
+    ...(compareApiVersions(apiVersion, "1.45") < 0
+      ? { Container: typeof c.container === "string" ? c.container : "", ContainerConfig: c.container_config ?? EMPTY_CONTAINER_CONFIG }
+      : {}),
     DockerVersion: c.docker_version ?? "",
     Author: c.author ?? "",
     Config: c.config ?? null,
@@ -94,7 +113,13 @@ function history(image: Image, store: ImageStore): Record<string, unknown>[] {
     });
   }
   out.reverse();
-  if (out.length) Object.assign(out[0], { Id: image.id, Tags: tagsOf(image).length ? tagsOf(image) : null });
+  // The newest entries are the image and, one by one, the images it was committed from.
+  let current: Image | undefined = image;
+  for (const entry of out) {
+    if (!current) break;
+    Object.assign(entry, { Id: current.id, Tags: tagsOf(current).length ? tagsOf(current) : null });
+    current = current.parent ? store.byId(current.parent) : undefined;
+  }
   return out;
 }
 
@@ -124,7 +149,9 @@ export function imageRoutes(deps: ImageRouteDeps) {
       checkFilterKeys(filters, ["reference", "dangling", "label", "before", "since", "until"]);
       const keep = imageFilter(filters, store);
       const version = requestedApiVersion(request.raw);
-      return store.list().filter(keep).sort((a, b) => seconds(b.config.created) - seconds(a.config.created)).map((i) => summary(i, version));
+      // newest first, to the millisecond: a committed image comes before its parent (`rmi $(images -aq)` then works)
+      const created = (i: Image) => Date.parse(i.config.created ?? "") || 0;
+      return store.list().filter(keep).sort((a, b) => created(b) - created(a) || (a.parent === b.id ? -1 : b.parent === a.id ? 1 : 0)).map((i) => summary(i, version, store));
     });
 
     app.get("/images/get", async (request, reply) => {
@@ -141,6 +168,7 @@ export function imageRoutes(deps: ImageRouteDeps) {
         onLoaded: (image, tags) => {
           if (tags.length === 0) lines.push({ stream: `Loaded image ID: ${image.id}\n` });
           for (const tag of tags) lines.push({ stream: `Loaded image: ${familiarName(formatReference(parseReference(tag)))}\n` });
+          deps.hooks.event.call(imageEvent(image, "load", image.id));
         },
       });
       return jsonLines(reply, lines);
@@ -164,6 +192,8 @@ export function imageRoutes(deps: ImageRouteDeps) {
         changes: queryList(query, "changes"),
         disablePigz: deps.disablePigz(),
       });
+      for (const t of tags) deps.hooks.event.call(imageTagEvent(image, formatReference(parseReference(t))));
+      deps.hooks.event.call(imageEvent(image, "import", image.id));
       return jsonLines(reply, [{ status: image.id }]);
     });
 
@@ -176,10 +206,14 @@ export function imageRoutes(deps: ImageRouteDeps) {
       let reclaimed = 0;
       for (const image of store.list()) {
         if (danglingOnly && image.references.length > 0) continue;
-        if (!keep(image) || deps.inUse?.(image.id)) continue;
-        deleted.push(...(await store.delete(image.id, { force: true, noprune: false })));
+        // a parent of committed images is not dangling, and stays while they do
+        if (!keep(image) || deps.inUse?.(image.id) || store.children(image.id).length > 0) continue;
+        const entries = await store.delete(image.id, { force: true, noprune: false });
+        for (const e of imageDeleteEvents(image, entries)) deps.hooks.event.call(e);
+        deleted.push(...entries);
         reclaimed += image.size;
       }
+      deps.hooks.event.call(makeEvent("image", "prune", "", { reclaimed: String(reclaimed) }));
       return { ImagesDeleted: deleted.length ? deleted : null, SpaceReclaimed: reclaimed };
     });
 
@@ -187,7 +221,7 @@ export function imageRoutes(deps: ImageRouteDeps) {
       const { name, action } = nameAndAction(request, ["json", "history", "get"]);
       if (action === "get") return sendSave(reply, [name]);
       const image = store.resolve(name);
-      if (action === "json") return inspect(image, deps.driverName);
+      if (action === "json") return inspect(image, store, deps.driverName, requestedApiVersion(request.raw));
       if (action === "history") return history(image, store);
       throw errors.apiPageNotFound();
     });
@@ -203,13 +237,17 @@ export function imageRoutes(deps: ImageRouteDeps) {
       const target = parseReference(tag ? `${repo}:${tag}` : repo);
       if (target.digest) throw errors.apiInvalidBody("refusing to create a tag with a digest reference");
       await store.tag(name, formatReference(target));
+      deps.hooks.event.call(imageTagEvent(store.resolve(formatReference(target)), formatReference(target)));
       return reply.code(201).send();
     });
 
     app.delete("/images/*", async (request) => {
       const { name } = nameAndAction(request, []);
       const query = request.query as Query;
-      return store.delete(name, { force: queryBool(query, "force"), noprune: queryBool(query, "noprune"), inUse: deps.inUse });
+      const image = store.resolve(name);
+      const entries = await store.delete(name, { force: queryBool(query, "force"), noprune: queryBool(query, "noprune"), inUse: deps.inUse });
+      for (const e of imageDeleteEvents(image, entries)) deps.hooks.event.call(e);
+      return entries;
     });
   };
 
@@ -223,12 +261,13 @@ export function imageRoutes(deps: ImageRouteDeps) {
     const platform = parsePlatform(queryString(query, "platform"));
     const { pullImage } = await pulling();
     const limits = deps.limits();
-    return progressStream(reply, (w) =>
-      pullImage(
+    return progressStream(reply, async (w) => {
+      await pullImage(
         { store, registry: deps.registry, limits: () => ({ downloads: limits.downloads, attempts: limits.attempts, disablePigz: deps.disablePigz() }) },
         { reference: ref, allTags: !ref.tag && !ref.digest, credentials, platform, ...w },
-      ),
-    );
+      );
+      deps.hooks.event.call(imageTransferEvent(store, "pull", formatReference(ref)));
+    });
   }
 
   async function push(request: FastifyRequest, reply: FastifyReply, name: string) {
@@ -241,7 +280,10 @@ export function imageRoutes(deps: ImageRouteDeps) {
     const { pushImage, pushTargets } = await pushing();
     pushTargets(store, ref); // 404 before the stream starts
     const uploads = deps.limits().uploads;
-    return progressStream(reply, (w) => pushImage({ store, registry: deps.registry, uploads: () => uploads }, { reference: ref, credentials, signal: w.signal, emit: w.emit }));
+    return progressStream(reply, async (w) => {
+      await pushImage({ store, registry: deps.registry, uploads: () => uploads }, { reference: ref, credentials, signal: w.signal, emit: w.emit });
+      deps.hooks.event.call(imageTransferEvent(store, "push", formatReference(ref)));
+    });
   }
 
   async function sendSave(reply: FastifyReply, names: readonly string[]) {
@@ -254,6 +296,7 @@ export function imageRoutes(deps: ImageRouteDeps) {
       const refs = ref.tag || ref.digest ? [reference] : image.references.filter((r) => r.startsWith(`${repositoryOf(ref)}:`));
       return { image, refs };
     });
+    for (const { image } of items) deps.hooks.event.call(imageEvent(image, "save", image.id));
     return reply.type("application/x-tar").send(saveImages(store, items));
   }
 }

@@ -8,7 +8,8 @@ import type { ImageStore } from "../../../core/images/image-store.js";
 import { requestedApiVersion } from "../api-version.js";
 import { summary } from "./images.js";
 
-export function systemDfRoute(store: ImageStore) {
+/** `volumes`: the volumes with their `UsageData` (host/volumes/volume-service.ts). */
+export function systemDfRoute(store: ImageStore, volumes?: () => Promise<Record<string, unknown>[]>) {
   return (app: FastifyInstance) => {
     app.get("/system/df", async (request) => {
       const images = store.list();
@@ -19,12 +20,12 @@ export function systemDfRoute(store: ImageStore) {
       return {
         LayersSize: [...users.keys()].reduce((sum, c) => sum + layerSize(c), 0),
         Images: images.map((image) => ({
-          ...summary(image, version),
+          ...summary(image, version, store),
           SharedSize: image.chain.filter((c) => (users.get(c) ?? 0) > 1).reduce((sum, c) => sum + layerSize(c), 0),
           Containers: 0,
         })),
         Containers: [],
-        Volumes: [],
+        Volumes: volumes ? await volumes() : [],
         BuildCache: [],
       };
     });

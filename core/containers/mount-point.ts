@@ -1,0 +1,58 @@
+/**
+ * A container's mounts besides its root filesystem: what `HostConfig.Mounts` asks for (Docker's
+ * `mount.Mount`), and what the container's record keeps of each mount once its create has
+ * resolved `Binds`, `Mounts` and the image's `VOLUME`s (Docker's MountPoint, shown as `Mounts`
+ * by inspect and the list, with the daemon's own fields beside).
+ */
+
+/** One entry of `HostConfig.Mounts` (`docker run --mount`). */
+export interface MountRequest {
+  Target?: string;
+  Source?: string;
+  Type?: string;
+  ReadOnly?: boolean;
+  Consistency?: string;
+  BindOptions?: {
+    Propagation?: string;
+    NonRecursive?: boolean;
+    CreateMountpoint?: boolean;
+    ReadOnlyNonRecursive?: boolean;
+    ReadOnlyForceRecursive?: boolean;
+  } | null;
+  VolumeOptions?: {
+    NoCopy?: boolean;
+    Labels?: Record<string, string> | null;
+    DriverConfig?: { Name?: string; Options?: Record<string, string> | null } | null;
+    Subpath?: string;
+  } | null;
+  TmpfsOptions?: { SizeBytes?: number; Mode?: number; Options?: string[][] | null } | null;
+}
+
+export type ContainerMountType = "bind" | "volume" | "tmpfs";
+
+/** One mount of a container, as its create resolved it. */
+export interface ContainerMount {
+  Type: ContainerMountType;
+  /** The volume's name (volumes only). */
+  Name?: string;
+  /** The host path: a bind's source, a volume's mountpoint; "" for tmpfs. */
+  Source: string;
+  Destination: string;
+  /** The volume's driver (volumes only). */
+  Driver?: string;
+  /** The mode as `Binds` gave it (`ro`, `z`, `rw,nocopy`); "" for `Mounts`. */
+  Mode: string;
+  RW: boolean;
+  Propagation: string;
+  // --- the daemon's own, not shown ---
+  /** volume: filled from the image's content at Destination while it is empty (not `nocopy`). */
+  CopyData?: boolean;
+  /** volume: made for this container (an image VOLUME, `-v /path`, a mount without Source); `rm -v` removes it. */
+  Anonymous?: boolean;
+  /** bind: the host path is made when missing (`-v` binds, `CreateMountpoint`). */
+  CreateSource?: boolean;
+  /** bind: not recursive (`bind-nonrecursive`). */
+  NonRecursive?: boolean;
+  /** tmpfs: mount options (`size=64m`, `mode=1777`, `exec`). */
+  TmpfsOptions?: string[];
+}

@@ -1,0 +1,58 @@
+/**
+ * Docker's attach-style streams (container attach, exec start): the response takes the
+ * connection over, and what the client sends afterwards is the process's stdin.
+ */
+import type { Duplex } from "node:stream";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { DetachMatcher } from "../../core/containers/detach-keys.js";
+import { requestedApiVersion } from "./api-version.js";
+import { streamContentType } from "./stream-frames.js";
+
+/**
+ * Takes the response over from Fastify. With `Upgrade: tcp` the answer is `101 UPGRADED` and
+ * the connection becomes the stream; without it, a `200` whose body is the stream until the
+ * connection closes. The daemon's own headers (Api-Version, Server...) go with it.
+ */
+export function hijack(request: FastifyRequest, reply: FastifyReply, tty: boolean): Duplex {
+  reply.hijack();
+  const socket = request.raw.socket as Duplex & { setTimeout(ms: number): void };
+  const upgrade = /\btcp\b/i.test(String(request.headers.upgrade ?? ""));
+  const type = streamContentType(requestedApiVersion(request.raw), tty);
+  const own = Object.entries(reply.getHeaders()).map(([k, v]) => `${k}: ${String(v)}\r\n`).join("");
+  const head = upgrade
+    ? `HTTP/1.1 101 UPGRADED\r\nContent-Type: ${type}\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n${own}\r\n`
+    : `HTTP/1.1 200 OK\r\nContent-Type: ${type}\r\nConnection: close\r\n${own}\r\n`;
+  socket.setTimeout(0);
+  socket.write(head);
+  return socket;
+}
+
+/** How the client's input ended: its end of stream, the detach keys, or the connection's loss. */
+export type InputEnd = "eof" | "detach" | "closed";
+
+/**
+ * Passes what the client sends to `write` until it ends its input, types the detach keys
+ * (which are not passed on), or goes away.
+ */
+export function forwardInput(socket: Duplex, write: (data: Buffer) => void, detachKeys: Buffer): Promise<InputEnd> {
+  const matcher = new DetachMatcher(detachKeys);
+  return new Promise((resolve) => {
+    const done = (how: InputEnd) => {
+      socket.off("data", onData);
+      socket.off("end", onEnd);
+      socket.off("close", onClose);
+      resolve(how);
+    };
+    const onData = (chunk: Buffer) => {
+      const { pass, detach } = matcher.feed(chunk);
+      if (pass.length > 0) write(pass);
+      if (detach) done("detach");
+    };
+    const onEnd = () => done("eof");
+    const onClose = () => done("closed");
+    socket.on("data", onData);
+    socket.once("end", onEnd);
+    socket.once("close", onClose);
+    socket.resume();
+  });
+}

@@ -1,0 +1,40 @@
+/**
+ * `POST /commit?container=&repo=&tag=&comment=&author=&pause=&changes=`: a new image from a
+ * container's changes (host/containers/commit-container.ts). The body, when there is one, is a
+ * container configuration for the image (the Docker CLI sends none, or `null`).
+ */
+import type { FastifyInstance } from "fastify";
+import typia from "typia";
+import type { ContainerStore } from "../../../core/containers/container-store.js";
+import type { ContainerConfig } from "../../../core/images/image-config.js";
+import { commitContainer, type CommitDeps } from "../../containers/commit-container.js";
+import { queryBool, queryList, queryString, type Query } from "../query.js";
+import { validateBody } from "../validate-body.js";
+
+const validateConfig = typia.createValidate<ContainerConfig | null | undefined>();
+
+export interface CommitRouteDeps extends CommitDeps {
+  containers: ContainerStore;
+}
+
+export function commitRoutes(deps: CommitRouteDeps) {
+  return (app: FastifyInstance) => {
+    app.post("/commit", async (request, reply) => {
+      const query = request.query as Query;
+      const ref = queryString(query, "container") ?? "";
+      const c = deps.containers.get(ref);
+      const config = validateBody(validateConfig, request.body);
+      const image = await commitContainer(deps, c, {
+        ref,
+        repo: queryString(query, "repo"),
+        tag: queryString(query, "tag"),
+        comment: queryString(query, "comment"),
+        author: queryString(query, "author"),
+        pause: queryBool(query, "pause", true),
+        changes: queryList(query, "changes"),
+        config,
+      });
+      return reply.code(201).send({ Id: image.id });
+    });
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * A container's files: `HEAD`/`GET`/`PUT /containers/{id}/archive` (`docker cp` both ways),
+ * `GET /containers/{id}/export` and `GET /containers/{id}/changes` (`docker diff`). The work is
+ * in host/containers/files; this file speaks HTTP.
+ */
+import { join } from "node:path";
+import type { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { StorageDriver } from "../../../core/contracts/storage.js";
+import type { ContainerStore } from "../../../core/containers/container-store.js";
+import { errors } from "../../../core/errors.js";
+import type { EngineHooks } from "../../../core/hooks.js";
+import { containerChanges } from "../../containers/files/changes.js";
+import { ContainerFiles, type RootfsSource } from "../../containers/files/container-files.js";
+import { statHeader } from "../../containers/files/path-stat.js";
+import { queryBool, queryString, type Query } from "../query.js";
+import { rawResponse } from "../raw-response.js";
+
+export interface ContainerFileRouteDeps {
+  containers: ContainerStore;
+  runner: RootfsSource;
+  storage: StorageDriver;
+  hooks: EngineHooks;
+  /** The daemon's exec root: image chains are mounted under it for `changes`. */
+  execRoot: string;
+  disablePigz?: () => boolean;
+}
+
+const STAT_HEADER = "X-Docker-Container-Path-Stat";
+
+export function containerFileRoutes(deps: ContainerFileRouteDeps) {
+  const files = new ContainerFiles({ runner: deps.runner, hooks: deps.hooks, disablePigz: deps.disablePigz });
+
+  const target = (request: FastifyRequest) => {
+    const ref = (request.params as { id: string }).id;
+    const c = deps.containers.get(ref);
+    const path = queryString(request.query as Query, "path") ?? "";
+    if (path === "") throw errors.containerPathEmpty();
+    return { ref, c, path };
+  };
+
+  /** Streams a tar as the whole answer; headers go out first, a failure later cuts the connection. */
+  const sendTar = async (reply: import("fastify").FastifyReply, tar: Readable, headers: Record<string, string> = {}) => {
+    const res = rawResponse(reply, 200, { "Content-Type": "application/x-tar", ...headers });
+    await pipeline(tar, res).catch(() => res.destroy());
+  };
+
+  return (app: FastifyInstance) => {
+    app.head("/containers/:id/archive", async (request, reply) => {
+      const { ref, c, path } = target(request);
+      const stat = await files.stat(c, ref, path);
+      return reply.header(STAT_HEADER, statHeader(stat)).code(200).send();
+    });
+
+    app.get("/containers/:id/archive", { exposeHeadRoute: false }, async (request, reply) => {
+      const { ref, c, path } = target(request);
+      await files.archive(c, ref, path, (stat, tar) => sendTar(reply, tar, { [STAT_HEADER]: statHeader(stat) }));
+      return reply;
+    });
+
+    app.put("/containers/:id/archive", async (request, reply) => {
+      const { ref, c, path } = target(request);
+      const query = request.query as Query;
+      await files.extract(c, ref, {
+        path,
+        noOverwriteDirNonDir: queryBool(query, "noOverwriteDirNonDir", false),
+        copyUIDGID: queryBool(query, "copyUIDGID", false),
+        body: request.raw as Readable,
+      });
+      return reply.code(200).send();
+    });
+
+    app.get("/containers/:id/export", { exposeHeadRoute: false }, async (request, reply) => {
+      const c = deps.containers.get((request.params as { id: string }).id);
+      await files.export(c, (tar) => sendTar(reply, tar));
+      return reply;
+    });
+
+    app.get("/containers/:id/changes", async (request) => {
+      const c = deps.containers.get((request.params as { id: string }).id);
+      return containerChanges(deps.storage, c.Id, join(deps.execRoot, "container-files"));
+    });
+  };
+}

@@ -1,0 +1,123 @@
+/**
+ * The smaller container calls of Docker's API: pause and unpause (the runtime's freezer),
+ * rename, update (limits and restart policy), top (`ps` over the container's processes) and
+ * stats (from its cgroup: one-shot, one sample against the one a second before, or a stream
+ * of one object a second).
+ */
+import type { ServerResponse } from "node:http";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import typia from "typia";
+import type { ContainerRecord, ContainerStore } from "../../../core/containers/container-store.js";
+import { errors } from "../../../core/errors.js";
+import type { EngineHooks } from "../../../core/hooks.js";
+import { containerEvent } from "../../containers/container-events.js";
+import { emptyStats, sampleStats, type StatsSample } from "../../containers/container-stats.js";
+import { containerTop } from "../../containers/container-top.js";
+import { applyUpdate, type ContainerUpdateRequest } from "../../containers/resource-update.js";
+import type { ContainerRunner } from "../../containers/runner.js";
+import { queryBool, queryString, type Query } from "../query.js";
+import { rawResponse } from "../raw-response.js";
+import { validateBody } from "../validate-body.js";
+
+const validateUpdate = typia.createValidate<ContainerUpdateRequest>();
+
+export interface ContainerOpsDeps {
+  containers: ContainerStore;
+  runner: ContainerRunner;
+  hooks: EngineHooks;
+}
+
+const STATS_INTERVAL_MS = 1000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function containerOpsRoutes(deps: ContainerOpsDeps) {
+  const { containers, runner } = deps;
+  const target = (request: FastifyRequest) => {
+    const ref = (request.params as { id: string }).id;
+    return { ref, c: containers.get(ref) };
+  };
+
+  return (app: FastifyInstance) => {
+    app.post("/containers/:id/pause", async (request, reply) => {
+      const { ref, c } = target(request);
+      await runner.pause(c, ref);
+      return reply.code(204).send();
+    });
+
+    app.post("/containers/:id/unpause", async (request, reply) => {
+      const { ref, c } = target(request);
+      await runner.unpause(c, ref);
+      return reply.code(204).send();
+    });
+
+    app.post("/containers/:id/rename", async (request, reply) => {
+      const { c } = target(request);
+      const wanted = queryString(request.query as Query, "name") ?? "";
+      if (wanted === "") throw errors.containerRenameEmpty();
+      if ((wanted.startsWith("/") ? wanted : `/${wanted}`) === c.Name) throw errors.containerRenameSame();
+      const oldName = c.Name;
+      c.Name = containers.claimName(wanted);
+      containers.save(c);
+      deps.hooks.event.call(containerEvent(c, "rename", { oldName }));
+      return reply.code(204).send();
+    });
+
+    app.post("/containers/:id/update", async (request) => {
+      const { c } = target(request);
+      const body = validateBody(validateUpdate, request.body ?? {});
+      await runner.update(c, applyUpdate(c.Id, c.HostConfig, body));
+      return { Warnings: [] };
+    });
+
+    app.get("/containers/:id/top", async (request) => {
+      const { c } = target(request);
+      if (!c.State.Running) throw errors.containerStateNotRunning(c.Id);
+      if (c.State.Restarting) throw errors.containerRestarting(c.Id);
+      const psArgs = queryString(request.query as Query, "ps_args") || "-ef";
+      return containerTop(c.State.Pid, psArgs);
+    });
+
+    app.get("/containers/:id/stats", async (request, reply) => {
+      const { c } = target(request);
+      const query = request.query as Query;
+      const stream = queryBool(query, "stream", true);
+      const oneShot = queryBool(query, "one-shot");
+      if (oneShot && stream) throw errors.apiInvalidBody("cannot have stream=true and one-shot=true");
+      const res = rawResponse(reply, 200, { "content-type": "application/json" });
+      let gone = false;
+      res.once("close", () => (gone = true));
+      if (!stream) {
+        // Without one-shot, Docker samples twice so that the CPU share can be computed.
+        let sample = take(c);
+        if (!oneShot && sample) {
+          await sleep(STATS_INTERVAL_MS);
+          sample = take(c, sample);
+        }
+        return void res.end(`${JSON.stringify(sample ?? emptyStats(c))}\n`);
+      }
+      let previous: StatsSample | undefined;
+      while (!gone && containers.has(c.Id)) {
+        previous = take(c, previous);
+        if (!write(res, previous ?? emptyStats(c))) break;
+        await sleep(STATS_INTERVAL_MS);
+      }
+      res.end();
+    });
+  };
+}
+
+/** A sample of a running container; undefined when it does not run (its process may just have gone). */
+function take(c: ContainerRecord, previous?: StatsSample): StatsSample | undefined {
+  if (!c.State.Running || c.State.Restarting || c.State.Pid <= 0) return undefined;
+  try {
+    return sampleStats(c, previous);
+  } catch {
+    return undefined;
+  }
+}
+
+function write(res: ServerResponse, body: unknown): boolean {
+  if (res.destroyed || res.writableEnded) return false;
+  res.write(`${JSON.stringify(body)}\n`);
+  return true;
+}

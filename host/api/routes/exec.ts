@@ -1,0 +1,105 @@
+/**
+ * Docker's exec endpoints: create, start (attached on a hijacked connection with the same
+ * stream rules as attach, or detached), inspect and resize. The work is ExecSessions'
+ * (host/containers/exec-sessions.ts).
+ */
+import type { Duplex } from "node:stream";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import typia from "typia";
+import type { ContainerStore } from "../../../core/containers/container-store.js";
+import { detachKeysOf } from "../../containers/detach-keys.js";
+import { AttachInput } from "../../containers/attach-socket.js";
+import { execInspect, type ExecCreateRequest, type ExecInstance, type ExecSessions } from "../../containers/exec-sessions.js";
+import { followK8sLog } from "../../containers/k8s-log-follow.js";
+import { forwardInput, hijack } from "../hijack.js";
+import type { Query } from "../query.js";
+import { frame } from "../stream-frames.js";
+import { validateBody } from "../validate-body.js";
+import { errors } from "../../../core/errors.js";
+import { terminalSize } from "./container-run.js";
+
+interface ExecStartRequest {
+  Detach?: boolean;
+  Tty?: boolean;
+  ConsoleSize?: [number, number] | null;
+}
+
+const validateCreate = typia.createValidate<ExecCreateRequest>();
+const validateStart = typia.createValidate<ExecStartRequest>();
+
+export interface ExecRouteDeps {
+  containers: ContainerStore;
+  execs: ExecSessions;
+}
+
+export function execRoutes(deps: ExecRouteDeps) {
+  const { containers, execs } = deps;
+  const instance = (request: FastifyRequest) => execs.get((request.params as { id: string }).id);
+
+  return (app: FastifyInstance) => {
+    app.post("/containers/:id/exec", async (request, reply) => {
+      const c = containers.get((request.params as { id: string }).id);
+      const body = validateBody(validateCreate, request.body ?? {});
+      detachKeysOf(body.DetachKeys); // refused now rather than at start
+      return reply.code(201).send({ Id: execs.create(c, body).id });
+    });
+
+    app.post("/exec/:id/start", async (request, reply) => {
+      const e = instance(request);
+      const body = validateBody(validateStart, request.body ?? {});
+      if (body.Detach) {
+        const started = await execs.start(e, { tty: body.Tty, consoleSize: body.ConsoleSize });
+        void started.exit.then(() => execs.release(e));
+        return reply.code(200).send();
+      }
+      const tty = body.Tty ?? e.request.Tty === true;
+      const detachKeys = detachKeysOf(e.request.DetachKeys);
+      if (e.started || e.running) throw errors.execAlreadyStarted(e.id, e.exitCode !== null);
+      // As Docker: the stream is taken first; a process that cannot start says why on it, and
+      // the client reads the exit code (126) from the instance.
+      const socket = hijack(request, reply, tty);
+      let started;
+      try {
+        started = await execs.start(e, { tty, consoleSize: body.ConsoleSize });
+      } catch (err) {
+        const text = Buffer.from(`${(err as Error).message}\r\n`);
+        socket.end(tty ? text : frame("stdout", text));
+        return;
+      }
+      const gone = new AbortController();
+      socket.once("close", () => gone.abort());
+      socket.on("error", () => gone.abort());
+      if (e.request.AttachStdin) void execStdin(e, started.state.attachPath, socket, detachKeys, gone);
+      else socket.resume();
+      const wantOut = e.request.AttachStdout === true;
+      const wantErr = e.request.AttachStderr === true;
+      try {
+        for await (const l of followK8sLog(started.state.logPath, started.exit, gone.signal)) {
+          if (l.stream === "stdout" ? !wantOut : !wantErr) continue;
+          const data = Buffer.from(l.partial ? l.line : `${l.line}\n`);
+          socket.write(tty ? data : frame(l.stream, data));
+        }
+      } finally {
+        socket.end();
+        void execs.release(e);
+      }
+    });
+
+    app.get("/exec/:id/json", async (request) => execInspect(instance(request)));
+
+    app.post("/exec/:id/resize", async (request, reply) => {
+      const e = instance(request);
+      const { height, width } = terminalSize(request.query as Query);
+      await execs.resize(e, height, width);
+      return reply.code(200).send();
+    });
+  };
+}
+
+/** The client's input to the exec's stdin; its end closes the process's stdin (without a TTY), the detach keys end the stream. */
+async function execStdin(e: ExecInstance, attachPath: string, socket: Duplex, detachKeys: Buffer, gone: AbortController): Promise<void> {
+  const input = new AttachInput(attachPath);
+  const how = await forwardInput(socket, (data) => input.write(data), detachKeys);
+  input.close();
+  if (how === "detach" || (how === "closed" && e.running)) gone.abort();
+}

@@ -1,0 +1,131 @@
+/**
+ * `POST /commit`: a container's writable layer as a new image. The storage driver's diff of the
+ * container (an OCI layer tar, deleted files as whiteouts) becomes a layer on the chain of the
+ * container's image; the new image config is the parent's with that layer's diff ID and a history
+ * entry added, the container's configuration (with the `changes` applied) as its `config`, and,
+ * as Docker writes them, `container` and `container_config`. The container is paused while its
+ * layer is read, unless asked not to be.
+ */
+import { randomBytes } from "node:crypto";
+import { createWriteStream, readFileSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { pipeline } from "node:stream/promises";
+import type { StorageDriver } from "../../core/contracts/storage.js";
+import type { ContainerRecord } from "../../core/containers/container-store.js";
+import { errors } from "../../core/errors.js";
+import type { EngineHooks } from "../../core/hooks.js";
+import { digestOfFile } from "../../core/images/blob-store.js";
+import type { ContainerConfig, ImageConfig } from "../../core/images/image-config.js";
+import type { Image, ImageStore } from "../../core/images/image-store.js";
+import { familiarName, formatReference, parseReference, repositoryOf } from "../../core/images/reference.js";
+import { ENGINE_VERSION } from "../../core/version.js";
+import { imageTagEvent } from "../images/image-events.js";
+import { applyChanges } from "../images/changes.js";
+import { containerEvent } from "./container-events.js";
+import { mergeCommitConfig } from "./commit-config.js";
+
+/** What pauses a container (the runner's freezer). */
+export interface Pauser {
+  pause(c: ContainerRecord, ref: string): Promise<void>;
+  unpause(c: ContainerRecord, ref: string): Promise<void>;
+}
+
+export interface CommitDeps {
+  images: ImageStore;
+  storage: StorageDriver;
+  pauser: Pauser;
+  hooks: EngineHooks;
+}
+
+export interface CommitOptions {
+  /** The container as the client named it (for the pause's errors). */
+  ref: string;
+  repo?: string;
+  tag?: string;
+  comment?: string;
+  author?: string;
+  pause: boolean;
+  /** Dockerfile instructions, one or more lines each. */
+  changes: readonly string[];
+  /** A configuration sent with the request: it replaces the container's, which fills what it leaves out. */
+  config?: ContainerConfig | null;
+}
+
+/** The full reference a commit tags, from `repo` and `tag` (`latest` when no tag is given); undefined without a repo. */
+export function commitReference(repo: string | undefined, tag: string | undefined): string | undefined {
+  if (!repo) return undefined;
+  const ref = parseReference(repo, null);
+  if (ref.digest) throw errors.imageCommitToDigest();
+  return formatReference(parseReference(`${repositoryOf(ref)}:${tag || ref.tag || "latest"}`));
+}
+
+export async function commitContainer(deps: CommitDeps, c: ContainerRecord, opts: CommitOptions): Promise<Image> {
+  if (c.State.Dead) throw errors.containerCommitConflict(c.Id, "Dead");
+  if (c.State.Status === "removing") throw errors.containerCommitConflict(c.Id, "being removed");
+  // Everything the request can get wrong is refused before the container is paused.
+  const target = commitReference(opts.repo, opts.tag);
+  const lines = opts.changes.flatMap((change) => change.split(/\r?\n/)).filter((line) => line.trim() !== "" && !line.trim().startsWith("#"));
+  const containerConfig = c.Config as ContainerConfig;
+  let config = applyChanges(opts.config ?? containerConfig, lines);
+  if (opts.config) config = mergeCommitConfig(config, containerConfig);
+  const parent = deps.images.resolve(c.Image);
+
+  const tarFile = join(deps.images.tmpDir, `commit-${randomBytes(8).toString("hex")}.tar`);
+  try {
+    await readLayer(deps, c, opts, tarFile);
+    const empty = isEmptyTar(tarFile);
+    const diffId = empty ? undefined : (await digestOfFile(tarFile)).digest;
+    const configBytes = Buffer.from(JSON.stringify(childConfig(parent.config, c, config, opts, diffId)));
+    const image = await deps.images.commit(configBytes, parent, empty ? undefined : tarFile, target ? [target] : []);
+    if (target) deps.hooks.event.call(imageTagEvent(image, target));
+    deps.hooks.event.call(containerEvent(c, "commit", { comment: opts.comment ?? "", imageID: image.id, imageRef: target ? familiarName(target) : "" }));
+    return image;
+  } finally {
+    rmSync(tarFile, { force: true });
+  }
+}
+
+/** The container's layer into `tarFile`, with the container paused meanwhile when it runs (and asked for). */
+async function readLayer(deps: CommitDeps, c: ContainerRecord, opts: CommitOptions, tarFile: string): Promise<void> {
+  const pausing = opts.pause && c.State.Running && !c.State.Paused;
+  if (pausing) await deps.pauser.pause(c, opts.ref);
+  try {
+    await pipeline(await deps.storage.diff(c.Id), createWriteStream(tarFile));
+  } finally {
+    if (pausing) await deps.pauser.unpause(c, opts.ref);
+  }
+}
+
+/**
+ * A tar without entries (only the zero blocks that end it): the container changed nothing, and
+ * the image gets no layer, only a history entry marked `empty_layer`, as Docker's commit does.
+ */
+function isEmptyTar(file: string): boolean {
+  if (statSync(file).size > 64 * 1024) return false;
+  return readFileSync(file).every((b) => b === 0);
+}
+
+/** The parent's config with the new layer and history entry, the container's configuration and the commit's fields. */
+function childConfig(parent: ImageConfig, c: ContainerRecord, config: ContainerConfig, opts: CommitOptions, diffId: string | undefined): ImageConfig {
+  const created = new Date().toISOString();
+  const entry = {
+    created,
+    ...(opts.author ? { author: opts.author } : {}),
+    created_by: [c.Config.Cmd ?? []].flat().join(" "),
+    ...(opts.comment ? { comment: opts.comment } : {}),
+    ...(diffId ? {} : { empty_layer: true }),
+  };
+  return {
+    architecture: parent.architecture,
+    ...(parent.variant ? { variant: parent.variant } : {}),
+    os: parent.os ?? "linux",
+    ...(opts.author ? { author: opts.author } : {}),
+    created,
+    docker_version: ENGINE_VERSION,
+    config,
+    container: c.Id,
+    container_config: c.Config,
+    rootfs: { type: "layers", diff_ids: [...parent.rootfs.diff_ids, ...(diffId ? [diffId] : [])] },
+    history: [...(parent.history ?? []), entry],
+  };
+}

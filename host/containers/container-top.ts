@@ -1,0 +1,56 @@
+/**
+ * `GET /containers/{id}/top?ps_args=`: the host's `ps` with the client's arguments (default
+ * `-ef`), its lines kept when their PID is one of the container's processes (its cgroup's),
+ * as Docker does: `{Titles, Processes}`, the last column holding the rest of a line.
+ */
+import { execFile } from "node:child_process";
+import { errors } from "../../core/errors.js";
+import { cgroupOfPid, cgroupPids } from "./cgroup-files.js";
+
+export interface TopResult {
+  Titles: string[];
+  Processes: string[][];
+}
+
+/** Docker refuses arguments that would put another column under the PID title. */
+export function checkPsArgs(psArgs: string): void {
+  for (const m of psArgs.matchAll(/\s+(\S*)=\s*(PID\S*)/g)) {
+    if (m[1] !== "pid") throw errors.containerTopInvalidArgs(m[1], m[2]);
+  }
+}
+
+export async function containerTop(initPid: number, psArgs: string): Promise<TopResult> {
+  checkPsArgs(psArgs);
+  const pids = new Set(cgroupPids(cgroupOfPid(initPid)));
+  const args = psArgs.split(" ").filter((a) => a !== "");
+  const output = await new Promise<string>((resolve, reject) => {
+    execFile("ps", args, { encoding: "utf8", timeout: 30_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) reject(errors.containerTopFailed(`Error running ps: ${(stderr || err.message).trim()}`));
+      else resolve(stdout);
+    });
+  });
+  return parsePs(output, pids);
+}
+
+/** ASCII whitespace only: ps may print other spaces inside a command. */
+const fields = (line: string) => line.split(/[ \t\n\v\f\r]+/).filter((f) => f !== "");
+
+export function parsePs(output: string, pids: ReadonlySet<number>): TopResult {
+  const lines = output.split("\n");
+  const titles = fields(lines[0] ?? "");
+  const pidIndex = titles.indexOf("PID");
+  if (pidIndex < 0) throw errors.containerTopFailed("Couldn't find PID field in ps output");
+  const processes: string[][] = [];
+  let lastPid = 0;
+  for (const line of lines.slice(1)) {
+    if (line.trim() === "") continue;
+    const f = fields(line);
+    // Thread lines (`-L`, `-T`) show "-" for the PID: they belong to the process above.
+    const pid = f[pidIndex] === "-" ? lastPid : Number(f[pidIndex]);
+    if (!Number.isInteger(pid)) throw errors.containerTopFailed(`Unexpected pid '${f[pidIndex]}'`);
+    lastPid = pid;
+    if (!pids.has(pid)) continue;
+    processes.push([...f.slice(0, titles.length - 1), f.slice(titles.length - 1).join(" ")]);
+  }
+  return { Titles: titles, Processes: processes };
+}

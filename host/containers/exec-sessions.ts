@@ -1,0 +1,174 @@
+/**
+ * Docker's exec instances: a command to run in a running container, created first
+ * (`POST /containers/{id}/exec`), then started once (`POST /exec/{id}/start`), inspected until
+ * its container goes. The process runs under a conmon of its own through the supervisor
+ * (host/supervisor/conmon-exec.ts); its output is read from that conmon's log, its stdin given
+ * through that conmon's attach socket.
+ *
+ * Lifecycle of an instance: created -> running (pid known) -> exited (ExitCode) -> forgotten
+ * with its container. The records live in memory only, as Docker's do: a daemon restart
+ * forgets them (the processes, if any, go on under their conmon).
+ */
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Logger } from "pino";
+import type { OciSpec, RuntimeDriver } from "../../core/contracts/runtime.js";
+import type { ContainerRecord } from "../../core/containers/container-store.js";
+import { errors } from "../../core/errors.js";
+import type { EngineHooks } from "../../core/hooks.js";
+import type { ExecState } from "../supervisor/supervisor.js";
+import { containerEvent } from "./container-events.js";
+import type { ContainerRunner } from "./runner.js";
+
+/** The body of `POST /containers/{id}/exec`. */
+export interface ExecCreateRequest {
+  AttachStdin?: boolean;
+  AttachStdout?: boolean;
+  AttachStderr?: boolean;
+  DetachKeys?: string;
+  Tty?: boolean;
+  Env?: string[] | null;
+  Cmd?: string[] | null;
+  Privileged?: boolean;
+  User?: string;
+  WorkingDir?: string;
+  ConsoleSize?: [number, number] | null;
+}
+
+export interface ExecInstance {
+  id: string;
+  container: ContainerRecord;
+  request: ExecCreateRequest & { Cmd: string[] };
+  running: boolean;
+  exitCode: number | null;
+  pid: number;
+  /** Set once started: where its output and input are, and its exit code when it comes. */
+  started?: { state: ExecState; exit: Promise<number> };
+}
+
+/** `GET /exec/{id}/json`, as Docker answers it. */
+export function execInspect(e: ExecInstance) {
+  const [entrypoint, ...args] = e.request.Cmd;
+  return {
+    ID: e.id,
+    Running: e.running,
+    ExitCode: e.exitCode,
+    ProcessConfig: {
+      tty: e.request.Tty === true,
+      entrypoint,
+      arguments: args,
+      privileged: e.request.Privileged === true,
+      user: e.request.User ?? "",
+    },
+    OpenStdin: e.request.AttachStdin === true,
+    OpenStderr: e.request.AttachStderr === true,
+    OpenStdout: e.request.AttachStdout === true,
+    CanRemove: false,
+    ContainerID: e.container.Id,
+    DetachKeys: e.request.DetachKeys ?? "",
+    Pid: e.pid,
+  };
+}
+
+export interface ExecDeps {
+  runner: ContainerRunner;
+  runtime: RuntimeDriver;
+  hooks: EngineHooks;
+  log: Logger;
+}
+
+export class ExecSessions {
+  private readonly instances = new Map<string, ExecInstance>();
+
+  constructor(private readonly deps: ExecDeps) {
+    deps.hooks.event.tap("exec-sessions", (event) => {
+      if (event.Type === "container" && event.Action === "destroy") this.forget(event.Actor.ID);
+    });
+  }
+
+  create(c: ContainerRecord, request: ExecCreateRequest): ExecInstance {
+    const cmd = request.Cmd ?? [];
+    if (cmd.length === 0 || cmd[0] === "") throw errors.execNoCommand();
+    if (!c.State.Running) throw errors.execContainerNotRunning(c.Id);
+    const e: ExecInstance = { id: randomBytes(32).toString("hex"), container: c, request: { ...request, Cmd: cmd }, running: false, exitCode: null, pid: 0 };
+    this.instances.set(e.id, e);
+    this.event(e, `exec_create: ${cmd.join(" ")}`);
+    return e;
+  }
+
+  get(id: string): ExecInstance {
+    const e = this.instances.get(id) ?? [...this.instances.values()].find((x) => id.length >= 12 && x.id.startsWith(id));
+    if (!e) throw errors.execNotFound(id);
+    return e;
+  }
+
+  /** Starts the process; resolves once it runs. `exit` settles with its code (and the record says so). */
+  async start(e: ExecInstance, opts: { tty?: boolean; consoleSize?: [number, number] | null } = {}): Promise<NonNullable<ExecInstance["started"]>> {
+    if (e.started || e.running) throw errors.execAlreadyStarted(e.id, e.exitCode !== null);
+    const c = e.container;
+    if (!c.State.Running) throw errors.execContainerNotRunning(c.Id);
+    const tty = opts.tty ?? e.request.Tty === true;
+    const paths = this.deps.runner.paths(c.Id);
+    let process;
+    try {
+      const spec = JSON.parse(readFileSync(join(paths.bundle, "config.json"), "utf8")) as OciSpec;
+      process = this.deps.runtime.execProcess({
+        spec,
+        rootfs: paths.rootfs,
+        exec: { ...e.request, Env: e.request.Env ?? [], Tty: tty, ConsoleSize: opts.consoleSize ?? e.request.ConsoleSize ?? null },
+      });
+    } catch (err) {
+      e.exitCode = 126;
+      if ((err as Error).name === "SpecError") throw errors.containerInvalidSpec((err as Error).message);
+      throw errors.execStartFailed((err as Error).message);
+    }
+    const sup = await this.deps.runner.supervisor();
+    // Placeholder while starting: a second start is refused at once.
+    e.running = true;
+    let state: ExecState;
+    try {
+      state = await sup.exec(c.Id, { execId: e.id, process, terminal: tty, stdin: e.request.AttachStdin === true, leaveStdinOpen: tty });
+    } catch (err) {
+      e.running = false;
+      e.exitCode = 126;
+      throw errors.execStartFailed((err as Error).message);
+    }
+    e.pid = state.pid;
+    this.event(e, `exec_start: ${e.request.Cmd.join(" ")}`);
+    const exit = sup.execWait(c.Id, e.id).catch((err: Error) => {
+      this.deps.log.warn({ err, exec: e.id }, "lost track of an exec process");
+      return 255;
+    });
+    e.started = { state, exit };
+    void exit.then((code) => {
+      e.running = false;
+      e.exitCode = code;
+      this.event(e, "exec_die", { exitCode: String(code) });
+    });
+    return e.started;
+  }
+
+  async resize(e: ExecInstance, height: number, width: number): Promise<void> {
+    if (!e.started || !e.running) throw errors.execContainerNotRunning(e.container.Id);
+    await (await this.deps.runner.supervisor()).execResize(e.container.Id, e.id, height, width).catch(() => {
+      throw errors.execContainerNotRunning(e.container.Id);
+    });
+  }
+
+  /** Its conmon's folder goes once nobody reads its output any more (the record stays). */
+  async release(e: ExecInstance): Promise<void> {
+    if (!e.started) return;
+    await e.started.exit;
+    await (await this.deps.runner.supervisor()).execRemove(e.container.Id, e.id).catch(() => {});
+  }
+
+  /** The container is gone: so are its exec instances. */
+  forget(containerId: string): void {
+    for (const [id, e] of this.instances) if (e.container.Id === containerId) this.instances.delete(id);
+  }
+
+  private event(e: ExecInstance, action: string, extra: Record<string, string> = {}): void {
+    this.deps.hooks.event.call(containerEvent(e.container, action, { execID: e.id, ...extra }));
+  }
+}

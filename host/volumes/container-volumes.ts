@@ -1,0 +1,241 @@
+/**
+ * A container's use of volumes and binds, from its create to its removal:
+ *   create: `plan` checks the request's mounts (mount-plan.ts) and the drivers' options, before
+ *   a name or a layer is taken; `realize` makes the named volumes that do not exist yet and the
+ *   anonymous ones, and returns the mounts the record keeps (`discard` undoes it when the
+ *   create fails later).
+ *   start: `mount` (the rootfs is mounted) has each volume's driver mount it for the container,
+ *   makes missing `-v` bind sources, and fills a volume that is still empty from the image's
+ *   content at its destination (copy-up, unless `nocopy`); `spec` (a processSpec tap) adds the
+ *   binds, volumes and tmpfs mounts to the OCI spec.
+ *   exit: `unmount` ends the container's use of each volume (safe to repeat).
+ *   removal: `removed` removes the anonymous volumes with `rm -v` and AutoRemove.
+ */
+import { execFile } from "node:child_process";
+import { lstat, mkdir, readdir, readlink } from "node:fs/promises";
+import { posix } from "node:path";
+import { promisify } from "node:util";
+import type { Logger } from "pino";
+import type { ContainerRecord, ContainerStore } from "../../core/containers/container-store.js";
+import type { ContainerMount } from "../../core/containers/mount-point.js";
+import type { OciMount, OciSpec, SpecContext } from "../../core/contracts/runtime.js";
+import { EngineError, errors } from "../../core/errors.js";
+import { makeEvent } from "../../core/events/event.js";
+import type { EngineHooks } from "../../core/hooks.js";
+import { planMounts, type PlannedMount } from "./mount-plan.js";
+import type { VolumeService } from "./volume-service.js";
+
+const run = promisify(execFile);
+
+export interface ContainerVolumesDeps {
+  volumes: VolumeService;
+  containers: ContainerStore;
+  hooks: EngineHooks;
+  log: Logger;
+}
+
+export class ContainerVolumes {
+  /** Per running container: the volumes its drivers mounted, destination -> name and host path. */
+  private readonly active = new Map<string, Map<string, { name: string; driver: string; path: string }>>();
+
+  constructor(private readonly deps: ContainerVolumesDeps) {}
+
+  // --- create --------------------------------------------------------------------------------
+
+  /** Every mount of a create request, checked; throws the 400/404/409 a create answers with. */
+  async plan(hc: ContainerRecord["HostConfig"], configVolumes: readonly string[]): Promise<PlannedMount[]> {
+    const planned = planMounts(hc, configVolumes);
+    for (const m of planned) {
+      if (m.Type === "volume") await this.deps.volumes.check(m.Name ?? "<anonymous>", m.Driver ?? "", m.create?.options ?? {});
+    }
+    return planned;
+  }
+
+  /** Makes the volumes the plan needs; resolves with the mounts to record and the release of their holds. */
+  async realize(planned: readonly PlannedMount[]): Promise<{ mounts: ContainerMount[]; release: () => void }> {
+    const holds: (() => void)[] = [];
+    const mounts: ContainerMount[] = [];
+    const release = () => holds.forEach((h) => h());
+    try {
+      for (const { create, ...m } of planned) {
+        if (m.Type !== "volume") {
+          mounts.push(m);
+          continue;
+        }
+        const { volume, created } = await this.deps.volumes.create({
+          ...(m.Name ? { name: m.Name } : {}),
+          driver: m.Driver ?? "",
+          options: create?.options,
+          labels: create?.labels,
+          anonymous: !m.Name,
+        });
+        holds.push(this.deps.volumes.hold(volume.Name));
+        mounts.push({ ...m, Name: volume.Name, Driver: volume.Driver, Source: volume.Mountpoint, ...(created && !m.Name ? { Anonymous: true } : {}) });
+      }
+    } catch (err) {
+      release();
+      await this.discard(mounts);
+      throw err;
+    }
+    return { mounts, release };
+  }
+
+  /** Removes the anonymous volumes a create made, when the create fails after `realize`. */
+  async discard(mounts: readonly ContainerMount[]): Promise<void> {
+    for (const m of mounts) {
+      if (m.Type === "volume" && m.Anonymous && m.Name) await this.deps.volumes.remove(m.Name).catch(() => {});
+    }
+  }
+
+  // --- start and exit ------------------------------------------------------------------------
+
+  /** Before the container starts (its rootfs mounted at `rootfs`): volumes mounted and filled, bind sources made. */
+  async mount(c: ContainerRecord, rootfs: string): Promise<void> {
+    const mine = new Map<string, { name: string; driver: string; path: string }>();
+    this.active.set(c.Id, mine);
+    try {
+      for (const m of c.Mounts ?? []) {
+        if (m.Type === "bind" && m.CreateSource) {
+          // As Docker does for `-v /host:/ctr`: a missing host path becomes a folder.
+          await mkdir(m.Source, { recursive: true, mode: 0o755 }).catch((err: NodeJS.ErrnoException) => {
+            if (err.code !== "EEXIST") throw errors.mountFailed(m.Destination, `cannot create the bind source ${m.Source}: ${err.message}`);
+          });
+        }
+        if (m.Type !== "volume" || !m.Name) continue;
+        const rec = this.deps.volumes.get(m.Name);
+        const driver = await this.deps.volumes.driver(rec.Driver);
+        const path = await driver.mount(m.Name, c.Id).catch((err: Error) => {
+          throw errors.mountFailed(m.Destination, err.message);
+        });
+        mine.set(m.Destination, { name: m.Name, driver: rec.Driver, path });
+        this.deps.hooks.event.call(makeEvent("volume", "mount", m.Name, {
+          container: c.Id, destination: m.Destination, driver: rec.Driver, propagation: m.Propagation, "read/write": String(m.RW),
+        }));
+        if (m.CopyData) await copyUp(rootfs, m.Destination, path);
+      }
+    } catch (err) {
+      await this.unmount(c.Id);
+      throw err instanceof EngineError ? err : errors.mountFailed("", (err as Error).message);
+    }
+  }
+
+  /** After the container exits (or failed to start): its drivers' mounts released. Safe to repeat. */
+  async unmount(containerId: string): Promise<void> {
+    const mine = this.active.get(containerId);
+    if (!mine) return;
+    this.active.delete(containerId);
+    for (const { name, driver: driverName } of mine.values()) {
+      try {
+        const driver = await this.deps.volumes.driver(driverName);
+        await driver.unmount(name, containerId);
+        this.deps.hooks.event.call(makeEvent("volume", "unmount", name, { container: containerId, driver: driverName }));
+      } catch (err) {
+        this.deps.log.error({ err, container: containerId, volume: name }, "cannot unmount a volume");
+      }
+    }
+  }
+
+  /** At daemon start: the volumes of containers still running are mounted for them again (their drivers count them). */
+  async restore(): Promise<void> {
+    for (const c of this.deps.containers.list()) {
+      if (!c.State.Running) continue;
+      const mine = new Map<string, { name: string; driver: string; path: string }>();
+      for (const m of c.Mounts ?? []) {
+        if (m.Type !== "volume" || !m.Name) continue;
+        try {
+          const rec = this.deps.volumes.get(m.Name);
+          const path = await (await this.deps.volumes.driver(rec.Driver)).mount(m.Name, c.Id);
+          mine.set(m.Destination, { name: m.Name, driver: rec.Driver, path });
+        } catch (err) {
+          this.deps.log.warn({ err, container: c.Id, volume: m.Name }, "cannot restore a running container's volume");
+        }
+      }
+      this.active.set(c.Id, mine);
+    }
+  }
+
+  // --- removal -------------------------------------------------------------------------------
+
+  /** After the record is gone: with `removeAnonymous` (`rm -v`, AutoRemove) its anonymous volumes go too. */
+  async removed(c: ContainerRecord, removeAnonymous: boolean): Promise<void> {
+    await this.unmount(c.Id);
+    if (!removeAnonymous) return;
+    for (const m of c.Mounts ?? []) {
+      if (m.Type !== "volume" || !m.Anonymous || !m.Name) continue;
+      await this.deps.volumes.remove(m.Name).catch((err: Error) => {
+        // still used by another container, or gone already: it stays, as with Docker
+        if (!(err instanceof EngineError && (err.statusCode === 409 || err.statusCode === 404))) {
+          this.deps.log.error({ err, container: c.Id, volume: m.Name }, "cannot remove an anonymous volume");
+        }
+      });
+    }
+  }
+
+  // --- the OCI spec --------------------------------------------------------------------------
+
+  /** The processSpec tap: the container's binds, volumes and tmpfs mounts replace whatever else would mount there. */
+  async spec(spec: OciSpec, ctx: SpecContext): Promise<OciSpec> {
+    const c = this.deps.containers.find(ctx.containerId);
+    const mounts = c?.Mounts ?? [];
+    if (mounts.length === 0) return spec;
+    const mine = this.active.get(ctx.containerId);
+    const ours = [...mounts]
+      .sort((a, b) => depth(a.Destination) - depth(b.Destination))
+      .map((m) => ociMount(m, mine?.get(m.Destination)?.path ?? m.Source));
+    const dests = new Set(ours.map((m) => m.destination));
+    return { ...spec, mounts: [...(spec.mounts ?? []).filter((m) => !dests.has(posix.normalize(m.destination))), ...ours] };
+  }
+}
+
+const depth = (p: string) => p.split("/").filter(Boolean).length;
+
+function ociMount(m: ContainerMount, source: string): OciMount {
+  const rw = m.RW ? "rw" : "ro";
+  if (m.Type === "tmpfs") {
+    return { destination: m.Destination, type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev", "noexec", ...(m.TmpfsOptions ?? []), rw] };
+  }
+  return { destination: m.Destination, type: "bind", source, options: [m.NonRecursive ? "bind" : "rbind", m.Propagation || "rprivate", rw] };
+}
+
+/**
+ * Fills an empty volume with what the image holds at `dest` (ownership, modes, links kept), as
+ * Docker does when a volume is first mounted. `dest` is resolved inside the root filesystem
+ * (its symbolic links as if the root were `/`), so an image cannot point the copy at the host.
+ */
+async function copyUp(rootfs: string, dest: string, volumePath: string): Promise<void> {
+  if ((await readdir(volumePath)).length > 0) return;
+  const src = await pathInRoot(rootfs, dest);
+  const st = await lstat(src).catch(() => undefined);
+  if (!st?.isDirectory()) return;
+  try {
+    await run("cp", ["-a", "--", `${src}/.`, `${volumePath}/`]);
+  } catch (err) {
+    throw errors.mountFailed(dest, `cannot copy the image's content into the volume: ${String((err as { stderr?: string }).stderr || (err as Error).message).trim()}`);
+  }
+}
+
+/** The host path of `path` inside `root`, symbolic links resolved with `root` as `/` (at most 40 of them). */
+async function pathInRoot(root: string, path: string): Promise<string> {
+  const parts = posix.normalize(`/${path}`).split("/").filter(Boolean);
+  const done: string[] = [];
+  let links = 0;
+  while (parts.length > 0) {
+    const part = parts.shift()!;
+    if (part === "..") {
+      done.pop();
+      continue;
+    }
+    if (part === ".") continue;
+    const host = posix.join(root, ...done, part);
+    const st = await lstat(host).catch(() => undefined);
+    if (st?.isSymbolicLink()) {
+      if (++links > 40) throw errors.mountFailed(path, "too many levels of symbolic links");
+      const target = await readlink(host);
+      if (target.startsWith("/")) done.length = 0;
+      parts.unshift(...target.split("/").filter(Boolean));
+      continue;
+    }
+    done.push(part);
+  }
+  return posix.join(root, ...done);
+}

@@ -1,0 +1,27 @@
+/**
+ * Opens the volume side of the daemon: the records under `<data-root>/volumes/_meta`, the
+ * drivers (loaded as `volume` plugins on first use), the volume service and containers' use of
+ * volumes, whose processSpec tap puts binds, volumes and tmpfs mounts into each OCI spec.
+ */
+import { join } from "node:path";
+import type { Logger } from "pino";
+import type { ContainerStore } from "../../core/containers/container-store.js";
+import type { EngineHooks } from "../../core/hooks.js";
+import type { LoaderDeps } from "../plugins/plugin-loader.js";
+import { ContainerVolumes } from "./container-volumes.js";
+import { volumeDriverSource } from "./volume-drivers.js";
+import { VolumeService } from "./volume-service.js";
+import { VolumeStore } from "./volume-store.js";
+
+export function openVolumes(
+  loader: LoaderDeps & { hooks: EngineHooks },
+  deps: { containers: ContainerStore; log: Logger },
+): { service: VolumeService; containers: ContainerVolumes } {
+  const store = new VolumeStore(join(loader.dataRoot, "volumes"));
+  const service = new VolumeService({ store, drivers: volumeDriverSource(loader), containers: deps.containers, hooks: loader.hooks });
+  const containers = new ContainerVolumes({ volumes: service, containers: deps.containers, hooks: loader.hooks, log: deps.log });
+  loader.hooks.processSpec.tapPromise("volumes", (spec, ctx) => containers.spec(spec, ctx));
+  // `/info` lists the volume drivers this daemon has: the built-in one, and those loaded since.
+  loader.hooks.processInfo.tap("volumes", (info) => ({ ...info, Plugins: { ...info.Plugins, Volume: [...new Set(["local", ...service.driverNames()])] } }));
+  return { service, containers };
+}

@@ -1,0 +1,198 @@
+/**
+ * The volumes of the daemon: create (idempotent for a name and its driver), look-up, list,
+ * remove and prune, over the records (volume-store.ts) and the drivers (volume-drivers.ts).
+ *
+ * A volume is in use while a container's record names it in `Mounts`, running or not, as
+ * Docker counts it; the references are read from the container records, so they survive a
+ * restart with them. A container create that is making its volumes holds them too (`hold`),
+ * so that a prune at that moment cannot take them. Creates and removals run one at a time.
+ */
+import { randomBytes } from "node:crypto";
+import type { VolumeDriver } from "../../core/contracts/volume.js";
+import type { ContainerStore } from "../../core/containers/container-store.js";
+import { EngineError, errors } from "../../core/errors.js";
+import { makeEvent } from "../../core/events/event.js";
+import type { EngineHooks } from "../../core/hooks.js";
+import { VOLUME_NAME } from "./mount-plan.js";
+import type { VolumeDriverSource } from "./volume-drivers.js";
+import { ANONYMOUS_LABEL, isAnonymous, type VolumeRecord, type VolumeStore } from "./volume-store.js";
+
+export interface VolumeCreate {
+  name?: string;
+  driver?: string;
+  options?: Record<string, string> | null;
+  labels?: Record<string, string> | null;
+  /** A volume made for one container: a 64-hex name and the anonymous label. */
+  anonymous?: boolean;
+}
+
+export interface VolumeServiceDeps {
+  store: VolumeStore;
+  drivers: VolumeDriverSource;
+  containers: ContainerStore;
+  hooks: EngineHooks;
+}
+
+export class VolumeService {
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly held = new Map<string, number>();
+
+  constructor(private readonly deps: VolumeServiceDeps) {}
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.queue.catch(() => {}).then(fn);
+    this.queue = next.catch(() => {});
+    return next;
+  }
+
+  private readonly loaded = new Set<string>();
+
+  driver(name: string): Promise<VolumeDriver> {
+    return this.deps.drivers(name).then((d) => (this.loaded.add(name), d));
+  }
+
+  /** The drivers made so far. */
+  driverNames(): string[] {
+    return [...this.loaded];
+  }
+
+  /** The volume; 404 when there is none. */
+  get(name: string): VolumeRecord {
+    const rec = this.deps.store.get(name);
+    if (!rec) throw errors.volumeNotFound(name);
+    return rec;
+  }
+
+  find(name: string): VolumeRecord | undefined {
+    return this.deps.store.get(name);
+  }
+
+  list(): VolumeRecord[] {
+    return this.deps.store.list();
+  }
+
+  /** Ids of the containers whose records use the volume. */
+  users(name: string): string[] {
+    return this.deps.containers
+      .list()
+      .filter((c) => c.Mounts?.some((m) => m.Type === "volume" && m.Name === name))
+      .map((c) => c.Id);
+  }
+
+  inUse(name: string): boolean {
+    return (this.held.get(name) ?? 0) > 0 || this.users(name).length > 0;
+  }
+
+  /** Keeps the volume from removal until the returned release is called. */
+  hold(name: string): () => void {
+    this.held.set(name, (this.held.get(name) ?? 0) + 1);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      const n = (this.held.get(name) ?? 1) - 1;
+      if (n > 0) this.held.set(name, n);
+      else this.held.delete(name);
+    };
+  }
+
+  /**
+   * Checks a create's driver and options without making anything. No driver (`""`) takes an
+   * existing volume's, whatever it is, else `local`.
+   */
+  async check(name: string, driverName: string, options: Record<string, string>): Promise<void> {
+    const existing = this.deps.store.get(name);
+    if (existing) {
+      if (driverName && existing.Driver !== driverName) throw errors.volumeNameConflict(name, existing.Driver, driverName);
+      return;
+    }
+    const driver = await this.driver(driverName || "local");
+    try {
+      driver.validateOptions(options);
+    } catch (err) {
+      throw errors.volumeInvalidOptions(name, (err as Error).message);
+    }
+  }
+
+  /** The volume of that name (made when missing); the same name with another driver is a 409. */
+  create(req: VolumeCreate): Promise<{ volume: VolumeRecord; created: boolean }> {
+    const name = req.name || randomBytes(32).toString("hex");
+    if (!VOLUME_NAME.test(name)) return Promise.reject(errors.volumeInvalidName(name));
+    const options = req.options ?? {};
+    return this.serial(async () => {
+      await this.check(name, req.driver ?? "", options);
+      const existing = this.deps.store.get(name);
+      if (existing) return { volume: existing, created: false };
+      const driverName = req.driver || "local";
+      const driver = await this.driver(driverName);
+      let info;
+      try {
+        // A volume the driver kept but the daemon lost the record of (a crash between the two) is taken back.
+        info = (await driver.get(name)) ?? (await driver.create(name, options));
+      } catch (err) {
+        throw err instanceof EngineError ? err : errors.volumeDriverFailed("create", name, (err as Error).message);
+      }
+      const labels = req.anonymous ? { ...(req.labels ?? {}), [ANONYMOUS_LABEL]: "" } : req.labels ?? null;
+      const volume: VolumeRecord = {
+        Name: name,
+        Driver: driverName,
+        CreatedAt: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+        Labels: labels,
+        Options: Object.keys(options).length > 0 ? { ...options } : null,
+        Mountpoint: info.mountpoint,
+      };
+      this.deps.store.save(volume);
+      this.deps.hooks.event.call(makeEvent("volume", "create", name, { driver: driverName }));
+      return { volume, created: true };
+    });
+  }
+
+  /** Removes the volume and its data; 409 while a container uses it, 404 when there is none. */
+  remove(name: string): Promise<void> {
+    return this.serial(async () => {
+      const rec = this.get(name);
+      const users = this.users(name);
+      if (users.length > 0 || (this.held.get(name) ?? 0) > 0) throw errors.volumeInUse(name, users);
+      const driver = await this.driver(rec.Driver);
+      try {
+        await driver.remove(name);
+      } catch (err) {
+        throw errors.volumeDriverFailed("remove", name, (err as Error).message);
+      }
+      this.deps.store.remove(name);
+      this.deps.hooks.event.call(makeEvent("volume", "destroy", name, { driver: rec.Driver }));
+    });
+  }
+
+  /** Bytes the volume holds, -1 when its driver cannot say. */
+  async usage(rec: VolumeRecord): Promise<number> {
+    try {
+      const driver = await this.driver(rec.Driver);
+      return driver.usage ? await driver.usage(rec.Name) : -1;
+    } catch {
+      return -1;
+    }
+  }
+
+  /** Removes every unused volume `pick` accepts; resolves with their names and bytes. */
+  async prune(pick: (v: VolumeRecord) => boolean): Promise<{ deleted: string[]; reclaimed: number }> {
+    const deleted: string[] = [];
+    let reclaimed = 0;
+    for (const v of this.list()) {
+      if (!pick(v) || this.inUse(v.Name)) continue;
+      const size = await this.usage(v);
+      try {
+        await this.remove(v.Name);
+      } catch (err) {
+        // taken by a container meanwhile, or its driver refused: it stays, as with Docker
+        if (err instanceof EngineError && err.statusCode === 409) continue;
+        throw err;
+      }
+      deleted.push(v.Name);
+      if (size > 0) reclaimed += size;
+    }
+    return { deleted, reclaimed };
+  }
+}
+
+export { isAnonymous };

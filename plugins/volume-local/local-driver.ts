@@ -1,0 +1,171 @@
+/**
+ * The local volume driver (core/contracts/volume.ts). Under its home (`<data-root>/volumes`)
+ * each volume is a folder `<name>/` holding `_data/` (what containers see) and, when it was
+ * created with options, `opts.json`. A volume with `type`/`device` has that filesystem mounted
+ * on `_data` while at least one container uses it; the users are counted by container id, in
+ * memory: after a daemon restart a mount found in place is taken over (the daemon mounts again
+ * for the containers that still run, which counts them).
+ */
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync } from "node:fs";
+import { lstat, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import type { VolumeDriver, VolumeInfo } from "../../core/contracts/volume.js";
+import { mountOptionsOf, validateLocalOptions } from "./options.js";
+
+const run = promisify(execFile);
+const NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]+$/;
+
+export function createLocalVolumeDriver(home: string): VolumeDriver {
+  mkdirSync(home, { recursive: true, mode: 0o701 });
+  const users = new Map<string, Set<string>>();
+  const paths = (name: string) => {
+    // The daemon checks names first; this keeps a bad one from ever naming a path outside home.
+    if (!NAME.test(name)) throw new Error(`"${name}" includes invalid characters for a local volume name, only "[a-zA-Z0-9][a-zA-Z0-9_.-]" are allowed`);
+    const root = join(home, name);
+    return { root, data: join(root, "_data"), opts: join(root, "opts.json") };
+  };
+  const readOptions = async (name: string): Promise<Record<string, string>> => {
+    try {
+      return JSON.parse(await readFile(paths(name).opts, "utf8")) as Record<string, string>;
+    } catch {
+      return {};
+    }
+  };
+  const info = async (name: string): Promise<VolumeInfo | undefined> => {
+    const p = paths(name);
+    let st;
+    try {
+      st = await stat(p.root);
+      if (!(await stat(p.data)).isDirectory()) return undefined;
+    } catch {
+      return undefined;
+    }
+    const created = st.birthtimeMs > 0 ? st.birthtime : st.ctime;
+    return { name, mountpoint: p.data, createdAt: created.toISOString(), options: await readOptions(name) };
+  };
+
+  return {
+    name: "local",
+    scope: "local",
+    capabilities: ["usage"],
+    validateOptions: validateLocalOptions,
+
+    async create(name, options) {
+      validateLocalOptions(options);
+      const p = paths(name);
+      if (existsSync(p.root)) throw new Error(`volume ${name} already exists`);
+      await mkdir(p.root, { mode: 0o701 });
+      try {
+        if (Object.keys(options).length > 0) await writeFile(p.opts, JSON.stringify(options), { mode: 0o600 });
+        await mkdir(p.data, { mode: 0o755 });
+      } catch (err) {
+        await rm(p.root, { recursive: true, force: true });
+        throw err;
+      }
+      return (await info(name))!;
+    },
+
+    get: info,
+
+    async list() {
+      const out: VolumeInfo[] = [];
+      for (const entry of await readdir(home)) {
+        if (!NAME.test(entry)) continue;
+        const v = await info(entry);
+        if (v) out.push(v);
+      }
+      return out;
+    },
+
+    async mount(name, containerId) {
+      const p = paths(name);
+      if (!(await info(name))) throw new Error(`no such volume: ${name}`);
+      const holders = users.get(name) ?? new Set<string>();
+      const how = mountOptionsOf(await readOptions(name));
+      if (how && !(await mountedAt(p.data))) {
+        const args = ["-t", how.type || "none"];
+        if (how.o) args.push("-o", how.o);
+        try {
+          await run("mount", [...args, how.device, p.data]);
+        } catch (err) {
+          const why = String((err as { stderr?: string }).stderr || (err as Error).message).trim();
+          throw new Error(`failed to mount local volume: mount ${how.device}:${p.data}, type ${how.type}, data ${how.o}: ${why}`);
+        }
+      }
+      holders.add(containerId);
+      users.set(name, holders);
+      return p.data;
+    },
+
+    async unmount(name, containerId) {
+      const holders = users.get(name);
+      holders?.delete(containerId);
+      if (holders && holders.size > 0) return;
+      users.delete(name);
+      const p = paths(name);
+      if (mountOptionsOf(await readOptions(name))) await unmountPath(p.data);
+    },
+
+    async remove(name) {
+      const p = paths(name);
+      if (!existsSync(p.root)) return;
+      users.delete(name);
+      await unmountPath(p.data);
+      // Never delete through a mount: with o=bind that would be the host's own folder.
+      if (await mountedAt(p.data)) throw new Error(`cannot remove volume ${name}: ${p.data} is still mounted`);
+      await rm(p.root, { recursive: true, force: true });
+    },
+
+    async usage(name) {
+      return treeSize(paths(name).data);
+    },
+
+    async status() {
+      const names = (await readdir(home)).filter((n) => NAME.test(n));
+      return [["Volumes", String(names.length)]];
+    },
+  };
+}
+
+/** Bytes of the regular files under `dir` (each inode once), as Docker's local driver counts them. */
+async function treeSize(dir: string): Promise<number> {
+  const seen = new Set<string>();
+  let total = 0;
+  const walk = async (path: string, depth: number): Promise<void> => {
+    if (depth > 256) return;
+    const st = await lstat(path).catch(() => undefined);
+    if (!st) return;
+    if (st.isFile()) {
+      const key = `${st.dev}:${st.ino}`;
+      if (!seen.has(key)) {
+        seen.add(key);
+        total += st.size;
+      }
+      return;
+    }
+    if (!st.isDirectory()) return;
+    for (const entry of await readdir(path).catch(() => [] as string[])) await walk(join(path, entry), depth + 1);
+  };
+  await walk(dir, 0);
+  return total;
+}
+
+async function unmountPath(target: string): Promise<void> {
+  for (let i = 0; i < 4 && (await mountedAt(target)); i++) {
+    await run("umount", [target]).catch(() => run("umount", ["-l", target]).catch(() => {}));
+  }
+}
+
+/** Whether something is mounted at `target` (mountinfo's field 5, octal escapes as the kernel writes them). */
+async function mountedAt(target: string): Promise<boolean> {
+  let text: string;
+  try {
+    text = await readFile("/proc/self/mountinfo", "utf8");
+  } catch {
+    return false;
+  }
+  const escaped = target.replace(/[ \t\n\\]/g, (ch) => `\\${ch.charCodeAt(0).toString(8).padStart(3, "0")}`);
+  return text.split("\n").some((line) => line.split(" ")[4] === escaped);
+}
