@@ -495,8 +495,8 @@ describe("plugin loader", function () {
         },
         {
           title: "kind not in the list",
-          source: `export default { manifest: { id: "volume.bad", kind: "volume" }, apply() {} };\n`,
-          detail: /manifest\.kind should be \((?=.*"storage")(?=.*"runtime")(?=.*"network")(?=.*"log")(?=.*"authz")/,
+          source: `export default { manifest: { id: "metrics.bad", kind: "metrics" }, apply() {} };\n`,
+          detail: /manifest\.kind should be \((?=.*"storage")(?=.*"runtime")(?=.*"network")(?=.*"log")(?=.*"authz")(?=.*"volume")/,
         },
         {
           title: "id whose kind part is not the kind",
