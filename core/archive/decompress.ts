@@ -7,7 +7,7 @@
  */
 import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
-import { delimiter, join } from "node:path";
+import { basename, delimiter, join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGunzip, createZstdDecompress } from "node:zlib";
@@ -118,10 +118,21 @@ async function* throughZlib(source: AsyncIterable<Buffer>, decoder: NodeJS.ReadW
   }
 }
 
-async function* throughUnpigz(source: AsyncIterable<Buffer>, unpigz: string): AsyncGenerator<Buffer> {
+function throughUnpigz(source: AsyncIterable<Buffer>, unpigz: string): AsyncGenerator<Buffer> {
   // one thread: pigz decompresses in one anyway, and its helper threads (read, write, check)
   // only contend with the daemon for the cores (measured: half the time with -p 1 on 2 cores)
-  const child = spawn(unpigz, ["-d", "-c", "-p", "1"], { stdio: ["pipe", "pipe", "pipe"] });
+  // 2 is pigz's "warning" status (trailing junk after the last member), which zlib ignores too
+  return throughCommand(unpigz, ["-d", "-c", "-p", "1"], source, [0, 2]);
+}
+
+/**
+ * `source` through a decompressing command (`unpigz`, `xz`, `bzip2` with `-d -c`): its output
+ * as it comes. An exit status other than `ok` is an error with the command's message (a
+ * failed input explains it better, and is thrown first); the command is killed when the
+ * reader stops early.
+ */
+export async function* throughCommand(command: string, args: string[], source: AsyncIterable<Buffer>, ok: number[] = [0]): AsyncGenerator<Buffer> {
+  const child = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((res, rej) => {
@@ -134,13 +145,8 @@ async function* throughUnpigz(source: AsyncIterable<Buffer>, unpigz: string): As
   try {
     yield* child.stdout;
     const code = await exited;
-    // 2 is pigz's "warning" status (trailing junk after the last member), which zlib ignores too
-    if (code !== 0 && code !== 2) {
-      // a failed input explains a failed unpigz better than unpigz does
-      await feeding;
-      throw new Error(`unpigz failed (exit ${code}): ${stderr.trim() || "no message"}`);
-    }
     await feeding;
+    if (code === null || !ok.includes(code)) throw new Error(`${basename(command)} failed (exit ${code}): ${stderr.trim() || "no message"}`);
   } finally {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   }
