@@ -104,15 +104,25 @@ describe("container lifecycle: restart policies, pause, rename, update, top, sta
     });
 
     it("backs off: restarts of a container that keeps failing come further and further apart", async () => {
+      const since = Math.floor(Date.now() / 1000) - 1;
       await cli("run", "-d", "--restart", "always", "--name", "crashy", "busybox", "false");
-      await sleep(2500);
-      // 100 ms, 200, 400, 800, 1600...: a few restarts in 2.5 s, not dozens.
-      const s = await inspect("crashy");
-      expect(s.RestartCount).to.be.within(3, 6);
-      expect(["restarting", "running", "exited"]).to.include(s.State.Status);
+      // A count of 5 is 5 exits each with a restart scheduled: at least 4 of them made.
+      await eventually("five restarts", async () => (await inspect("crashy")).RestartCount >= 5, 30_000);
       await cli("stop", "crashy");
       const stopped = await inspect("crashy");
       expect([stopped.State.Status, stopped.State.Restarting, stopped.State.Running]).to.deep.equal(["exited", false, false]);
+      // The wait from each die to the next start: 100 ms, then 200, 400, 800 (at least; a slow
+      // machine adds to them, never takes away), as the events' nanosecond times tell.
+      const until = String(Math.ceil(Date.now() / 1000) + 1);
+      const lines = await cli("events", "--since", String(since), "--until", until, "--filter", "container=crashy", "--format", "{{.Action}} {{.TimeNano}}");
+      const events = lines.split("\n").filter(Boolean).map((l) => l.split(" ")).filter(([a]) => a === "start" || a === "die");
+      const gaps: number[] = [];
+      for (let i = 1; i + 1 < events.length && gaps.length < 4; i += 2) {
+        expect([events[i][0], events[i + 1][0]]).to.deep.equal(["die", "start"]);
+        gaps.push(Number((BigInt(events[i + 1][1]) - BigInt(events[i][1])) / 1_000_000n));
+      }
+      expect(gaps).to.have.length(4);
+      gaps.forEach((gap, k) => expect(gap, `restart ${k + 1} came ${gap} ms after the exit`).to.be.at.least(100 * 2 ** k - 5));
       await sleep(1000);
       expect((await inspect("crashy")).RestartCount).to.equal(stopped.RestartCount);
     });

@@ -288,10 +288,13 @@ export class Supervisor {
     if (state.status === "running") await stopContainer(state.runtime, id, this.exitDir, { signal: "KILL", graceMs: 5000 });
     // It has exited: the drain finishes once the spool is read to its end, so no line is cut.
     await this.drained(id);
-    this.announced.delete(id);
     await deleteContainer(state.runtime, id);
     rmSync(join(this.exitDir, id), { force: true });
     rmSync(this.paths(id).base, { recursive: true, force: true });
+    // Only now, with the exit file gone: forgotten earlier, the exit watcher (or its poll) would
+    // announce the old exit again and mark it announced, and the next run's exit, under the
+    // same id (a restart), would never be told.
+    this.announced.delete(id);
   }
 
   /** Resizes the container's terminal (nothing happens without one). */
