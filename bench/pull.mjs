@@ -10,13 +10,14 @@
 // storage folder read-only on the same port.
 //
 //   node_modules/node/bin/node bench/pull.mjs [--runs N] [--mb SIZE] [--layers K] [--only engined|dockerd]
+//                                             [--detail] [--profile DIR]
 import { spawn, execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { closeSync, createReadStream, createWriteStream, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve as resolvePath } from "node:path";
 import { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
@@ -26,8 +27,18 @@ import { alive, endPid, procs, sleep } from "./processes.mjs";
 import tarStream from "tar-stream";
 
 const { values } = parseArgs({
-  options: { runs: { type: "string", default: "3" }, mb: { type: "string", default: "200" }, layers: { type: "string", default: "4" }, only: { type: "string" } },
+  options: {
+    runs: { type: "string", default: "3" },
+    mb: { type: "string", default: "200" },
+    layers: { type: "string", default: "4" },
+    only: { type: "string" },
+    detail: { type: "boolean", default: false },
+    profile: { type: "string" },
+  },
 });
+// --profile DIR: engined runs with --cpu-prof into DIR (an absolute path; made if missing)
+const PROFILE = values.profile ? resolvePath(values.profile) : undefined;
+if (PROFILE) mkdirSync(PROFILE, { recursive: true });
 const RUNS = Math.max(1, Math.min(Number(values.runs) || 3, 10));
 const MB = Math.max(1, Math.min(Number(values.mb) || 200, 1024));
 const LAYERS = Math.max(1, Math.min(Number(values.layers) || 4, 64));
@@ -341,21 +352,85 @@ function sampleRss(pid) {
   };
 }
 
+/** utime, stime, cutime, cstime (ticks) of /proc/PID/stat or /proc/PID/task/TID/stat; zeros when gone. */
+function times(statFile) {
+  const stat = readIf(statFile);
+  if (!stat) return [0, 0, 0, 0];
+  // after the name: state is field 3, utime..cstime are fields 14..17
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ").slice(11, 15).map(Number);
+}
+
 /**
  * CPU seconds (user + system) the daemon and its descendants spend from now to the call of the
  * returned function: the live ones' own time, plus the time of children they have reaped
- * (unpigz, for example), from /proc/PID/stat.
+ * (unpigz, for example), from /proc/PID/stat. The call gives `{ total, parts }`: `parts` splits
+ * it into user and system seconds of the daemon's threads by name (MainThread, libuv-worker,
+ * ...; "exited threads" for those gone), of its live descendants by command, and of the
+ * children the daemon and its descendants reaped ("reaped children").
  */
 function cpuMeter(pid) {
-  const ticks = () =>
-    [pid, ...descendants(pid)].reduce((sum, p) => {
-      const stat = readIf(`/proc/${p}/stat`);
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      // after the name: state is field 3, utime..cstime are fields 14..17
-      return sum + (stat ? fields.slice(11, 15).reduce((a, b) => a + Number(b), 0) : 0);
-    }, 0);
-  const start = ticks();
-  return () => (ticks() - start) / 100; // USER_HZ is 100 on Linux
+  const snapshot = () => {
+    const threads = new Map(); // tid -> [comm, user, system]
+    let reapedU = 0;
+    let reapedS = 0;
+    const [pu, ps, pcu, pcs] = times(`/proc/${pid}/stat`);
+    reapedU += pcu;
+    reapedS += pcs;
+    let live = [0, 0];
+    for (const tid of readdirIf(`/proc/${pid}/task`)) {
+      const [u, s] = times(`/proc/${pid}/task/${tid}/stat`);
+      threads.set(tid, [readIf(`/proc/${pid}/task/${tid}/comm`), u, s]);
+      live = [live[0] + u, live[1] + s];
+    }
+    const exited = [pu - live[0], ps - live[1]];
+    const children = new Map(); // pid -> [comm, user, system]
+    for (const d of descendants(pid)) {
+      const [u, s, cu, cs] = times(`/proc/${d}/stat`);
+      children.set(d, [readIf(`/proc/${d}/comm`) || "child", u, s]);
+      reapedU += cu;
+      reapedS += cs;
+    }
+    return { threads, exited, children, reaped: [reapedU, reapedS] };
+  };
+  const start = snapshot();
+  return () => {
+    const end = snapshot();
+    const parts = new Map();
+    const add = (who, u, s) => {
+      const p = parts.get(who) ?? [0, 0];
+      parts.set(who, [p[0] + u / 100, p[1] + s / 100]); // USER_HZ is 100 on Linux
+    };
+    for (const [tid, [comm, u, s]] of end.threads) {
+      const [, u0, s0] = start.threads.get(tid) ?? [comm, 0, 0];
+      add(`${comm}`, u - u0, s - s0);
+    }
+    // threads gone by the end: their time is in the process's now, less what they had used
+    // by the start (then it was theirs, and not in the start's figure for gone threads)
+    let [eu, es] = [end.exited[0] - start.exited[0], end.exited[1] - start.exited[1]];
+    for (const [tid, [, u0, s0]] of start.threads) if (!end.threads.has(tid)) (eu -= u0), (es -= s0);
+    add("exited threads", eu, es);
+    let [ru, rs] = [end.reaped[0] - start.reaped[0], end.reaped[1] - start.reaped[1]];
+    for (const [child, [comm, u, s]] of end.children) {
+      const [, u0, s0] = start.children.get(child) ?? [comm, 0, 0];
+      add(`child ${comm}`, u - u0, s - s0);
+    }
+    for (const [child, [, u0, s0]] of start.children) {
+      // reaped during the pull: what it had used before the start is in the reaped time now
+      if (!end.children.has(child)) (ru -= u0), (rs -= s0);
+    }
+    add("reaped children", ru, rs);
+    const total = [...parts.values()].reduce((sum, [u, s]) => sum + u + s, 0);
+    for (const [who, [u, s]] of parts) if (u + s <= 0) parts.delete(who);
+    return { total, parts };
+  };
+}
+
+function readdirIf(dir) {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
 }
 
 function readIf(file) {
@@ -427,18 +502,26 @@ async function waitReady(socketPath, proc, limitMs) {
   throw new Error("the daemon was not ready in 30 s");
 }
 
-/** N pulls into fresh data roots: { rate (MB/s), rss (MiB), n } of medians, or { na: reason }. */
-async function measure(name, image, port) {
+/**
+ * N pulls into fresh data roots: { rate (MB/s), rss (MiB), cpu (s), n } of medians, with each
+ * run's CPU split (`splits`) and the CPU seconds of the registry that served it (`registryCpus`),
+ * or { na: reason }. `hostRegistry` serves engined (Docker's daemon gets one in its namespace).
+ */
+async function measure(name, image, port, hostRegistry) {
   const rates = [];
   const peaks = [];
   const cpus = [];
+  const splits = [];
+  const registryCpus = [];
   const t0 = now();
   for (let i = 0; i < RUNS && !interrupted && now() - t0 < PART_LIMIT_MS; i++) {
     const dir = mkdtempSync(join(work, `${name}-`));
     const sock = `${dir}/d.sock`;
     const [cmd, args] = daemons[name](dir);
     const fd = openSync(`${dir}/daemon.log`, "a");
-    const proc = spawn(cmd, args, { stdio: ["ignore", fd, fd] });
+    // --profile: engined writes a V8 CPU profile of its whole life (start, pull, stop) there
+    const env = name === "engined" && PROFILE ? { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --cpu-prof --cpu-prof-dir=${PROFILE}`.trim() } : process.env;
+    const proc = spawn(cmd, args, { stdio: ["ignore", fd, fd], env });
     closeSync(fd);
     let registry;
     try {
@@ -461,6 +544,7 @@ async function measure(name, image, port) {
       await warmRegistry();
       const peak = sampleRss(proc.pid);
       const cpu = cpuMeter(proc.pid);
+      const registryCpu = cpuMeter((registry ?? hostRegistry).pid);
       let ms;
       let rss;
       try {
@@ -468,7 +552,10 @@ async function measure(name, image, port) {
       } finally {
         rss = peak();
       }
-      cpus.push(cpu());
+      const used = cpu();
+      cpus.push(used.total);
+      splits.push(used.parts);
+      registryCpus.push(registryCpu().total);
       const inspect = await call(sock, "GET", `/v1.41/images/${encodeURIComponent(ref)}/json`);
       if (inspect.status !== 200) throw new Error(`GET /images/{ref}/json after the pull answered ${inspect.status}: ${message(inspect.text).slice(0, 160)}`);
       const got = JSON.parse(inspect.text).RootFS?.Layers ?? [];
@@ -491,7 +578,7 @@ async function measure(name, image, port) {
     }
   }
   if (!rates.length) return { na: interrupted ? "interrupted" : "no run in the time limit" };
-  return { rate: median(rates), rss: median(peaks), cpu: median(cpus), n: rates.length, rates };
+  return { rate: median(rates), rss: median(peaks), cpu: median(cpus), n: rates.length, rates, cpus, splits, registryCpus };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -519,11 +606,11 @@ try {
   // engined pulls from this registry; Docker's daemon from its own, over the same storage.
   if (values.only !== "dockerd") {
     if (!existsSync(join(ROOT, "dist/host/engined.js"))) results.engined = { na: "not built (run the build first)" };
-    else results.engined = await measure("engined", image, port);
+    else results.engined = await measure("engined", image, port, registry);
   }
   if (values.only !== "engined") {
     if (interrupted) results.dockerd = { na: "interrupted" };
-    else if (have("dockerd") && have("unshare") && have("nsenter")) results.dockerd = await measure("dockerd", image, port);
+    else if (have("dockerd") && have("unshare") && have("nsenter")) results.dockerd = await measure("dockerd", image, port, registry);
     else results.dockerd = { na: "dockerd is not installed: no same-run comparison (install Debian's docker.io with its service kept from starting)" };
   }
 } finally {
@@ -562,4 +649,16 @@ console.log(" peak RSS: the daemon and all its child processes (unpigz, Docker's
 console.log(" summed, sampled every 100 ms during the pull;");
 console.log(" CPU s: user + system seconds of the daemon and its child processes during the pull; medians of the runs)");
 notes.forEach((note, i) => console.log(`(${i + 1}) ${note}`));
+if (values.detail) {
+  // each run's CPU seconds, user/system, by thread of the daemon and by child process
+  for (const [name, r] of Object.entries(results)) {
+    if (!r.splits) continue;
+    console.log(`\n${name}: CPU s of each run, user/system`);
+    r.splits.forEach((parts, i) => {
+      const rows = [...parts].sort((a, b) => b[1][0] + b[1][1] - a[1][0] - a[1][1]).map(([who, [u, s]]) => `${who} ${u.toFixed(2)}/${s.toFixed(2)}`);
+      console.log(`  run ${i + 1}: ${r.cpus[i].toFixed(2)} (${rows.join(", ")}); the registry ${r.registryCpus[i].toFixed(2)}`);
+    });
+  }
+}
+if (PROFILE) console.log(`(engined's CPU profiles: ${PROFILE})`);
 if (interrupted) process.exitCode = 130;
