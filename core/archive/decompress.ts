@@ -11,6 +11,7 @@ import { basename, delimiter, join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGunzip, createZstdDecompress } from "node:zlib";
+import { chunksOf } from "./chunks.js";
 
 export interface DecompressOptions {
   /** Use zlib even when `unpigz` is installed. Defaults to ENGINE_DISABLE_PIGZ being set and non-empty. */
@@ -87,7 +88,7 @@ export function decompress(input: Readable, opts: DecompressOptions = {}): Reada
 }
 
 async function* decompressed(input: Readable, disablePigz: boolean): AsyncGenerator<Buffer> {
-  const it = input[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const it = chunksOf(input);
   try {
     const { first, all } = await peek(it, 4);
     const kind = sniffCompression(first);
@@ -103,7 +104,7 @@ async function* decompressed(input: Readable, disablePigz: boolean): AsyncGenera
       else yield* throughZlib(all(), createGunzip({ chunkSize: CHUNK }));
     }
   } finally {
-    await it.return?.(); // destroys the input when we stop early; a no-op once it has ended
+    await it.return(undefined); // destroys the input when we stop early; a no-op once it has ended
   }
 }
 
@@ -111,7 +112,7 @@ async function* throughZlib(source: AsyncIterable<Buffer>, decoder: NodeJS.ReadW
   const feeding = pipeline(source, decoder);
   feeding.catch(() => {}); // awaited below; this only keeps an early rejection from being "unhandled"
   try {
-    yield* decoder;
+    yield* chunksOf(decoder);
     await feeding;
   } finally {
     decoder.destroy();
@@ -143,7 +144,7 @@ export async function* throughCommand(command: string, args: string[], source: A
   const feeding = pipeline(source, child.stdin);
   feeding.catch(() => {});
   try {
-    yield* child.stdout;
+    yield* chunksOf(child.stdout);
     const code = await exited;
     await feeding;
     if (code === null || !ok.includes(code)) throw new Error(`${basename(command)} failed (exit ${code}): ${stderr.trim() || "no message"}`);

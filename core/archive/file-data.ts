@@ -10,11 +10,20 @@
  *   `GNU.sparse.name`/`GNU.sparse.realsize` (`sparseInfo`). The old GNU `S` type and PAX 0.0 are
  *   refused by the extractor (tar-stream does not expose their maps).
  */
-import { ftruncateSync, write, writeSync } from "node:fs";
+import { ftruncateSync, writev, writevSync } from "node:fs";
 import { promisify } from "node:util";
 
 const BLOCK = 4096;
 const ZERO = Buffer.alloc(BLOCK);
+/**
+ * A file's data is gathered (as references to the chunks, not copies) and written with one
+ * `writev` per this many bytes, and at the end of the file: one system call for up to 512 KiB,
+ * not one for each of the 16-64 KiB chunks the decompressor hands on (a 200 MB pull made 6900
+ * writes, which cost its event loop 0.6 s). Not more: on this kernel (Linux 6.18, ext4 with
+ * large folios) a write of 1 MiB or more costs three times the system time of the same bytes
+ * in writes of up to 768 KiB (measured: 200 files of 1 MiB, 0.45-0.6 s against 0.15-0.2 s).
+ */
+const BATCH = 512 * 1024;
 /**
  * Writes at least this long go to libuv's thread pool instead of blocking the event loop: the
  * copy into the page cache costs about 4 ms a MiB here, which would otherwise stall every other
@@ -22,7 +31,7 @@ const ZERO = Buffer.alloc(BLOCK);
  * ones stay synchronous, where a round trip to the pool would cost more than the write.
  */
 const ASYNC_WRITE = 64 * 1024;
-const writeAsync = promisify(write);
+const writevAsync = promisify(writev);
 
 export interface SparseInfo {
   /** The file's name (the entry's own name is a made-up `GNUSparseFile.N/...`). */
@@ -55,10 +64,19 @@ export function sparseInfo(pax: Record<string, string> | null | undefined): Spar
   return undefined;
 }
 
-/** Writes at increasing offsets, skipping all-zero aligned blocks. */
+/**
+ * Writes at increasing offsets, skipping all-zero aligned blocks: the data is queued as runs of
+ * non-zero blocks (each run a list of pieces of the caller's chunks, at its file offset) and
+ * written run by run with `writev` once BATCH bytes are queued, and at `flush`. The chunks are
+ * not copied: a source hands each chunk on once and never writes into it again (Node's streams,
+ * tar-stream's pieces of them), so the pieces stay as they were until they are written.
+ */
 class HoleWriter {
   private carry: Buffer = Buffer.alloc(0);
   private pos = 0; // file offset of carry[0]; a multiple of BLOCK unless moved by seek()
+  /** Runs of data waiting to be written: each a file offset and its pieces, in order. */
+  private runs: { at: number; pieces: Buffer[]; length: number }[] = [];
+  private queued = 0;
   /** Where the data written so far ends. */
   end = 0;
 
@@ -80,57 +98,92 @@ class HoleWriter {
         this.carry = Buffer.concat([this.carry, data]);
         return;
       }
-      await this.putBlocks(Buffer.concat([this.carry, data.subarray(0, need)]));
+      this.queueBlocks(Buffer.concat([this.carry, data.subarray(0, need)]));
       this.pos += this.carry.length + need;
       this.carry = Buffer.alloc(0);
       data = data.subarray(need);
     }
-    // keep blocks aligned to the file offset: what lies before the next boundary is written as is
+    // keep blocks aligned to the file offset: what lies before the next boundary is queued as is
     const lead = this.pos % BLOCK === 0 ? 0 : Math.min(data.length, BLOCK - (this.pos % BLOCK));
     const whole = lead + Math.floor((data.length - lead) / BLOCK) * BLOCK;
-    await this.putBlocks(data.subarray(0, whole), lead);
-    this.carry = Buffer.from(data.subarray(whole)); // a copy: the source may reuse its buffer
+    this.queueBlocks(data.subarray(0, whole), lead);
+    // the partial block at the end waits for the next chunk (to tell whether it is all zeros)
+    this.carry = Buffer.from(data.subarray(whole));
     this.pos += whole;
+    if (this.queued >= BATCH) await this.writeQueued();
   }
 
-  /** Writes `data` (at this.pos) but for the 4 KiB blocks after `lead` that are all zeros. */
-  private async putBlocks(data: Buffer, lead = 0): Promise<void> {
-    if (lead > 0) await this.put(data.subarray(0, lead), this.pos);
+  /** Queues `data` (at this.pos) but for the 4 KiB blocks after `lead` that are all zeros. */
+  private queueBlocks(data: Buffer, lead = 0): void {
+    if (lead > 0) this.queue(data.subarray(0, lead), this.pos);
     let runStart = -1;
     for (let at = lead; at < data.length; at += BLOCK) {
       // a block with a non-zero first or last byte is data (the usual case): no compare needed
       const zero = data[at] === 0 && data[at + BLOCK - 1] === 0 && data.subarray(at, at + BLOCK).equals(ZERO);
       if (!zero && runStart < 0) runStart = at;
       if (zero && runStart >= 0) {
-        await this.put(data.subarray(runStart, at), this.pos + runStart);
+        this.queue(data.subarray(runStart, at), this.pos + runStart);
         runStart = -1;
       }
     }
-    if (runStart >= 0) await this.put(data.subarray(runStart), this.pos + runStart);
+    if (runStart >= 0) this.queue(data.subarray(runStart), this.pos + runStart);
+  }
+
+  /** Adds `piece` at file offset `at`: to the last run when it continues it, else as a new run. */
+  private queue(piece: Buffer, at: number): void {
+    if (piece.length === 0) return;
+    const last = this.runs.at(-1);
+    if (last && last.at + last.length === at) {
+      last.pieces.push(piece);
+      last.length += piece.length;
+    } else {
+      this.runs.push({ at, pieces: [piece], length: piece.length });
+    }
+    this.queued += piece.length;
   }
 
   async flush(): Promise<void> {
     if (this.carry.length > 0 && !this.carry.equals(ZERO.subarray(0, this.carry.length))) {
-      await this.put(this.carry, this.pos);
+      this.queue(this.carry, this.pos);
     }
     this.pos += this.carry.length;
     this.carry = Buffer.alloc(0);
+    await this.writeQueued();
   }
 
-  private async put(buf: Buffer, position: number): Promise<void> {
-    let done = 0;
-    while (done < buf.length) {
-      const left = buf.length - done;
-      done += left >= ASYNC_WRITE ? (await writeAsync(this.fd, buf, done, left, position + done)).bytesWritten : writeSync(this.fd, buf, done, left, position + done);
+  /** Writes every queued run: small ones on the event loop, the rest on the thread pool. */
+  private async writeQueued(): Promise<void> {
+    const runs = this.runs;
+    this.runs = [];
+    this.queued = 0;
+    for (const run of runs) {
+      let pieces = run.pieces;
+      let done = 0;
+      while (done < run.length) {
+        const written = run.length - done >= ASYNC_WRITE ? (await writevAsync(this.fd, pieces, run.at + done)).bytesWritten : writevSync(this.fd, pieces, run.at + done);
+        done += written;
+        if (done < run.length) pieces = rest(pieces, written);
+      }
+      this.end = Math.max(this.end, run.at + run.length);
     }
-    this.end = Math.max(this.end, position + buf.length);
   }
+}
+
+/** What is left of `pieces` after its first `n` bytes. */
+function rest(pieces: Buffer[], n: number): Buffer[] {
+  let skip = n;
+  let i = 0;
+  while (i < pieces.length && skip >= pieces[i].length) skip -= pieces[i++].length;
+  const out = pieces.slice(i);
+  if (out.length > 0 && skip > 0) out[0] = out[0].subarray(skip);
+  return out;
 }
 
 /**
  * Copies an entry's data into the new, empty file `fd`, leaving holes for zeros; `size` is the
  * file's final size. With `sparse`, the data is the packed regions of a PAX sparse file. Small
- * writes are synchronous (see safe-path.ts), large ones go to the thread pool (ASYNC_WRITE).
+ * writes are synchronous (see safe-path.ts), large ones go to the thread pool (ASYNC_WRITE);
+ * either way a file's data goes in one `writev` per BATCH bytes.
  */
 export async function writeFileData(
   fd: number,

@@ -4,6 +4,7 @@
  * layer folder back into a tar in the OCI form.
  */
 export { decompress, sniffCompression, type Compression, type DecompressOptions } from "./decompress.js";
+export { chunksOf } from "./chunks.js";
 export { applyLayer, type ApplyOptions } from "./apply-layer.js";
 export { packLayer, type PackOptions } from "./pack-layer.js";
 export { LayerEntryError } from "./safe-path.js";

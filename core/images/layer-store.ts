@@ -9,7 +9,7 @@
 import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { PassThrough, Writable, type Readable } from "node:stream";
+import { PassThrough, Transform, Writable, type Readable } from "node:stream";
 import { finished, pipeline } from "node:stream/promises";
 import type { StorageDriver } from "../contracts/storage.js";
 import { errors } from "../errors.js";
@@ -238,27 +238,41 @@ export class LayerStore {
     let tarSize = 0;
     const hash = createHash("sha256");
     const file = keepTar ? createWriteStream(tmp, { mode: 0o600 }) : undefined;
-    const toDriver = new PassThrough({ highWaterMark: 1 << 20 });
-    // one pass, two readers: the blob file and the driver; the slower one sets the pace
-    const fanOut = new Writable({
-      highWaterMark: 1 << 20,
-      write(chunk: Buffer, _enc, done) {
-        hash.update(chunk);
-        tarSize += chunk.length;
-        let waiting = 2;
-        const one = () => --waiting === 0 && done();
-        if (!file || file.write(chunk)) one();
-        else file.once("drain", one);
-        if (toDriver.write(chunk)) one();
-        else toDriver.once("drain", one);
-      },
-      final(done) {
-        toDriver.end();
-        if (!file) return done();
-        file.end();
-        finished(file).then(() => done(), done);
-      },
-    });
+    // One pass: the tar is digested on its way to the driver and, when it is the blob to keep,
+    // written to the blob file too (the slower of the two readers sets the pace). Without a
+    // file, one Transform stage: every stage a chunk goes through costs the event loop.
+    let toDriver: Transform | PassThrough;
+    let fanOut: Writable;
+    if (!file) {
+      toDriver = fanOut = new Transform({
+        highWaterMark: 1 << 20,
+        transform(chunk: Buffer, _enc, done) {
+          hash.update(chunk);
+          tarSize += chunk.length;
+          done(null, chunk);
+        },
+      });
+    } else {
+      const driverSide = (toDriver = new PassThrough({ highWaterMark: 1 << 20 }));
+      fanOut = new Writable({
+        highWaterMark: 1 << 20,
+        write(chunk: Buffer, _enc, done) {
+          hash.update(chunk);
+          tarSize += chunk.length;
+          let waiting = 2;
+          const one = () => --waiting === 0 && done();
+          if (file.write(chunk)) one();
+          else file.once("drain", one);
+          if (driverSide.write(chunk)) one();
+          else driverSide.once("drain", one);
+        },
+        final(done) {
+          driverSide.end();
+          file.end();
+          finished(file).then(() => done(), done);
+        },
+      });
+    }
     // failures surface through the two promises below; a stream destroyed after its reader
     // has gone (the other side failed first) must not make an uncaught error of it
     for (const s of [toDriver, fanOut, file]) s?.on("error", () => undefined);

@@ -15,7 +15,7 @@ import { open, rm } from "node:fs/promises";
 import { PassThrough, Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { setTimeout as sleep } from "node:timers/promises";
-import { decompress } from "../../core/archive/index.js";
+import { chunksOf, decompress } from "../../core/archive/index.js";
 import { errors, EngineError } from "../../core/errors.js";
 import type { ImageStore } from "../../core/images/image-store.js";
 import { chainIdOf, type ChainItem } from "../../core/images/layer-store.js";
@@ -263,7 +263,9 @@ async function download(session: RegistrySession, job: LayerJob, path: string, a
           offset = 0;
           await file.truncate(0);
         }
-        // written in batches of about 1 MiB: the registry's 64 KiB chunks cost a write each otherwise
+        // written in batches of about 512 KiB: the registry's 64 KiB chunks cost a write each
+        // otherwise, and writes of 1 MiB or more cost the kernel three times as much (see
+        // core/archive/file-data.ts)
         let batch: Buffer[] = [];
         let batched = 0;
         const flush = async () => {
@@ -275,13 +277,13 @@ async function download(session: RegistrySession, job: LayerJob, path: string, a
           await file.writev(data, at);
         };
         try {
-          for await (const chunk of res.body as AsyncIterable<Buffer>) {
+          for await (const chunk of chunksOf(res.body)) {
             hash.update(chunk);
             if (feed) await feed.push(chunk, offset);
             batch.push(chunk);
             batched += chunk.length;
             offset += chunk.length;
-            if (batched >= 1 << 20) await flush();
+            if (batched >= 512 * 1024) await flush();
             report(offset);
           }
         } finally {
@@ -383,7 +385,7 @@ function readDownloaded(store: ImageStore, digest: string, download: Promise<str
         if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
         handle = await open(store.blobs.path(digest), "r");
       }
-      yield* handle.createReadStream({ highWaterMark: 1 << 20 });
+      yield* chunksOf(handle.createReadStream({ highWaterMark: 1 << 20 }));
     })(),
     { objectMode: false },
   );
