@@ -5,13 +5,14 @@
  * decompresses on another core and is much faster than zlib) unless the daemon's `disable-pigz`
  * option (ENGINE_DISABLE_PIGZ) says not to; zstd through Node's own zlib.
  */
-import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
-import { basename, delimiter, join } from "node:path";
-import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
+import { delimiter, join } from "node:path";
+import type { Readable } from "node:stream";
 import { createGunzip, createZstdDecompress } from "node:zlib";
 import { chunksOf } from "./chunks.js";
+import { commandSource, Outlet, plainSource, streamSource, type Decoder, type Source } from "./decoders.js";
+
+export type { Decoder } from "./decoders.js";
 
 export interface DecompressOptions {
   /** Use zlib even when `unpigz` is installed. Defaults to ENGINE_DISABLE_PIGZ being set and non-empty. */
@@ -79,76 +80,100 @@ export async function peek(it: AsyncIterator<Buffer>, n: number): Promise<{ firs
 }
 
 /**
- * The decompressed form of `input`. Errors of the input, of the data (a corrupt stream) and of
- * `unpigz` come out as errors of the returned stream; destroying it destroys the input.
+ * A decompressor to push a compressed stream into as it arrives (a download): the format is
+ * told by the first 4 bytes, then the bytes go to `unpigz` (gzip, when installed and not
+ * disabled), Node's zlib (gzip otherwise, zstd), or straight through (plain). Errors of the
+ * data (a corrupt stream) and of `unpigz` come out as errors of `output`, as does the error
+ * `fail` is given (the input's, which explains best); destroying `output` stops it all.
  */
-export function decompress(input: Readable, opts: DecompressOptions = {}): Readable {
+export function createDecompressor(opts: DecompressOptions = {}): Decoder {
   const disablePigz = opts.disablePigz ?? (process.env.ENGINE_DISABLE_PIGZ ?? "") !== "";
-  return Readable.from(decompressed(input, disablePigz), { objectMode: false });
-}
-
-async function* decompressed(input: Readable, disablePigz: boolean): AsyncGenerator<Buffer> {
-  const it = chunksOf(input);
-  try {
-    const { first, all } = await peek(it, 4);
+  const outlet = new Outlet();
+  const head: Buffer[] = [];
+  let headLength = 0;
+  let source: Source | undefined;
+  const choose = (): Source => {
+    const first = Buffer.concat(head);
     const kind = sniffCompression(first);
-    if (kind === "plain") yield* all();
-    else if (kind === "zstd") yield* throughZlib(all(), createZstdDecompress({ chunkSize: CHUNK }));
+    let chosen: Source;
+    if (kind === "plain") chosen = plainSource(outlet);
+    else if (kind === "zstd") chosen = streamSource(outlet, createZstdDecompress({ chunkSize: CHUNK }));
     else {
       const unpigz = disablePigz ? null : findUnpigz();
-      // unpigz's 64 KiB pipe reads go to the tar reader as they are: joining them into larger
-      // chunks cost more (a copy of every byte, and the garbage collections the copies bring)
-      // than the reader saves (measured: a 200 MB pull 3.6 CPU s joined, 3.1 not; a 165 MB
-      // tree of small files extracts as fast or faster)
-      if (unpigz) yield* throughUnpigz(all(), unpigz);
-      else yield* throughZlib(all(), createGunzip({ chunkSize: CHUNK }));
+      // one thread: pigz decompresses in one anyway, and its helper threads (read, write,
+      // check) only contend with the daemon for the cores (measured: half the time with -p 1
+      // on 2 cores); 2 is pigz's "warning" status (trailing junk after the last member),
+      // which zlib ignores too. unpigz's 64 KiB reads go to the tar reader as they are:
+      // joining them into larger chunks cost more (a copy of every byte, and the garbage
+      // collections the copies bring) than the reader saves.
+      if (unpigz) chosen = commandSource(outlet, unpigz, ["-d", "-c", "-p", "1"], [0, 2]);
+      else chosen = streamSource(outlet, createGunzip({ chunkSize: CHUNK }));
     }
-  } finally {
-    await it.return(undefined); // destroys the input when we stop early; a no-op once it has ended
-  }
-}
-
-async function* throughZlib(source: AsyncIterable<Buffer>, decoder: NodeJS.ReadWriteStream & Readable): AsyncGenerator<Buffer> {
-  const feeding = pipeline(source, decoder);
-  feeding.catch(() => {}); // awaited below; this only keeps an early rejection from being "unhandled"
-  try {
-    yield* chunksOf(decoder);
-    await feeding;
-  } finally {
-    decoder.destroy();
-  }
-}
-
-function throughUnpigz(source: AsyncIterable<Buffer>, unpigz: string): AsyncGenerator<Buffer> {
-  // one thread: pigz decompresses in one anyway, and its helper threads (read, write, check)
-  // only contend with the daemon for the cores (measured: half the time with -p 1 on 2 cores)
-  // 2 is pigz's "warning" status (trailing junk after the last member), which zlib ignores too
-  return throughCommand(unpigz, ["-d", "-c", "-p", "1"], source, [0, 2]);
+    outlet.plug(chosen);
+    return chosen;
+  };
+  return {
+    output: outlet.output,
+    write(chunk) {
+      if (outlet.output.destroyed) return undefined;
+      if (source) return source.write(chunk);
+      head.push(chunk);
+      headLength += chunk.length;
+      if (headLength < 4) return undefined;
+      source = choose();
+      return source.write(head.length === 1 ? head[0] : Buffer.concat(head));
+    },
+    end() {
+      if (outlet.output.destroyed) return;
+      if (!source) {
+        // shorter than the magic bytes: told by what there is (plain, or a truncated stream)
+        source = choose();
+        if (headLength > 0) source.write(Buffer.concat(head));
+      }
+      source.end();
+    },
+    fail: (err) => outlet.fail(err),
+  };
 }
 
 /**
- * `source` through a decompressing command (`unpigz`, `xz`, `bzip2` with `-d -c`): its output
- * as it comes. An exit status other than `ok` is an error with the command's message (a
- * failed input explains it better, and is thrown first); the command is killed when the
- * reader stops early.
+ * The decompressed form of `input` (see `createDecompressor`). Errors of the input come out as
+ * errors of the returned stream; destroying it destroys the input.
+ */
+export function decompress(input: Readable, opts: DecompressOptions = {}): Readable {
+  const decoder = createDecompressor(opts);
+  pump(input, decoder);
+  decoder.output.once("close", () => {
+    if (!input.readableEnded) input.destroy();
+  });
+  return decoder.output;
+}
+
+/** Writes all of `input` into `decoder`, with its backpressure, and ends it (or fails it). */
+export async function pump(input: AsyncIterable<Buffer> | Readable, decoder: Decoder): Promise<void> {
+  try {
+    for await (const chunk of isReadable(input) ? chunksOf(input) : input) {
+      if (decoder.output.destroyed) return; // its reader is gone: so is the input (the loop's end destroys it)
+      const wait = decoder.write(chunk);
+      if (wait) await wait;
+    }
+    decoder.end();
+  } catch (err) {
+    decoder.fail(err as Error);
+  }
+}
+
+const isReadable = (x: AsyncIterable<Buffer> | Readable): x is Readable => typeof (x as Readable).pipe === "function";
+
+/**
+ * `source` through a decompressing command (`xz`, `bzip2` with `-d -c`): its output as it
+ * comes. An exit status other than `ok` is an error with the command's message (a failed
+ * input explains it better, and is thrown first); the command is killed when the reader stops
+ * early.
  */
 export async function* throughCommand(command: string, args: string[], source: AsyncIterable<Buffer>, ok: number[] = [0]): AsyncGenerator<Buffer> {
-  const child = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"] });
-  let stderr = "";
-  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((res, rej) => {
-    child.once("error", rej);
-    child.once("close", (code) => res(code));
-  });
-  exited.catch(() => {});
-  const feeding = pipeline(source, child.stdin);
-  feeding.catch(() => {});
-  try {
-    yield* chunksOf(child.stdout);
-    const code = await exited;
-    await feeding;
-    if (code === null || !ok.includes(code)) throw new Error(`${basename(command)} failed (exit ${code}): ${stderr.trim() || "no message"}`);
-  } finally {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  }
+  const outlet = new Outlet();
+  const running = outlet.plug(commandSource(outlet, command, args, ok));
+  void pump(source, { write: (chunk) => running.write(chunk), end: () => running.end(), fail: (err) => outlet.fail(err), output: outlet.output });
+  yield* chunksOf(outlet.output);
 }

@@ -3,7 +3,7 @@
  * downloaded blob, `applyLayer` a tar into a layer folder (a security boundary), `packLayer` a
  * layer folder back into a tar in the OCI form.
  */
-export { decompress, sniffCompression, type Compression, type DecompressOptions } from "./decompress.js";
+export { createDecompressor, decompress, pump, sniffCompression, type Compression, type Decoder, type DecompressOptions } from "./decompress.js";
 export { chunksOf } from "./chunks.js";
 export { applyLayer, type ApplyOptions } from "./apply-layer.js";
 export { packLayer, type PackOptions } from "./pack-layer.js";

@@ -12,10 +12,8 @@
  */
 import { createHash } from "node:crypto";
 import { open, rm } from "node:fs/promises";
-import { PassThrough, Readable, Transform } from "node:stream";
-import { pipeline } from "node:stream/promises";
 import { setTimeout as sleep } from "node:timers/promises";
-import { chunksOf, decompress } from "../../core/archive/index.js";
+import { chunksOf, createDecompressor, pump, type Decoder } from "../../core/archive/index.js";
 import { errors, EngineError } from "../../core/errors.js";
 import type { ImageStore } from "../../core/images/image-store.js";
 import { chainIdOf, type ChainItem } from "../../core/images/layer-store.js";
@@ -191,30 +189,31 @@ async function fetchLayers(
   // downloaded file afterwards.
   const parallel = store.layers.driver.capabilities.includes("parallel-apply");
   const downloads: Promise<string>[] = [];
-  const inputs: { stream: Readable; feed?: LiveFeed }[] = [];
+  const layerArgs: { item: ChainItem; registered: () => void }[] = [];
   for (const [i, job] of jobs.entries()) {
+    const input = new LayerInput(job, limits.disablePigz, opts.emit, abort.signal);
     let file = files.get(job.desc.digest);
     if (!file) {
       const path = store.blobs.tempPath("pull");
       temps.set(job.desc.digest, path);
-      const feed = parallel || i === 0 ? new LiveFeed() : undefined;
+      const live = parallel || i === 0;
       file = slots.run(
         () => opts.emit(status(job.id, "Waiting")),
         async () => {
-          await download(session, job, path, limits.attempts, opts.emit, abort.signal, feed);
+          await download(session, job, path, limits.attempts, opts.emit, abort.signal, live ? input : undefined);
           return path;
         },
       );
       file.catch(() => abort.abort()); // one failure stops the rest
       files.set(job.desc.digest, file);
-      inputs.push(feed ? { stream: feed.readable, feed } : { stream: readDownloaded(store, job.desc.digest, file) });
+      if (!live) input.feedFrom(readDownloaded(store, job.desc.digest, file));
     } else {
-      inputs.push({ stream: readDownloaded(store, job.desc.digest, file) });
+      input.feedFrom(readDownloaded(store, job.desc.digest, file));
     }
     downloads.push(file);
+    layerArgs.push(layerItem(store, job, temps.get(job.desc.digest)!, input));
   }
   try {
-    const layerArgs = jobs.map((job, i) => layerInput({ store, job, file: temps.get(job.desc.digest)!, disablePigz: limits.disablePigz, emit: opts.emit, signal: abort.signal }, inputs[i]));
     try {
       await store.layers.registerChain(
         jobs[0].parent,
@@ -246,7 +245,7 @@ async function fetchLayers(
 const isAbort = (err: unknown) => (err as Error)?.name === "AbortError";
 
 /** One blob to a file: digested on the way, resumed from where it broke when the registry allows. */
-async function download(session: RegistrySession, job: LayerJob, path: string, attempts: number, emit: Emit, signal: AbortSignal, live?: LiveFeed): Promise<void> {
+async function download(session: RegistrySession, job: LayerJob, path: string, attempts: number, emit: Emit, signal: AbortSignal, live?: LayerInput): Promise<void> {
   const { desc, id } = job;
   const feed = live;
   const file = await open(path, "w", 0o600);
@@ -279,7 +278,8 @@ async function download(session: RegistrySession, job: LayerJob, path: string, a
         try {
           for await (const chunk of chunksOf(res.body)) {
             hash.update(chunk);
-            if (feed) await feed.push(chunk, offset);
+            const wait = feed?.push(chunk, offset);
+            if (wait) await wait;
             batch.push(chunk);
             batched += chunk.length;
             offset += chunk.length;
@@ -320,52 +320,15 @@ async function download(session: RegistrySession, job: LayerJob, path: string, a
   }
 }
 
-interface LayerArgs {
-  store: ImageStore;
-  job: LayerJob;
-  /** Where the blob downloads (kept as the layer's blob). */
-  file: string;
-  disablePigz: boolean;
-  emit: Emit;
-  signal: AbortSignal;
-}
-
-/**
- * A layer's tar for the layer store: its compressed bytes (`input`: fed live from the download,
- * or read from the finished file) metered for `Extracting`, decompressed; `registered` reports
- * the layer done once the store has recorded it.
- */
-function layerInput({ store, job, file, disablePigz, emit, signal }: LayerArgs, input: { stream: Readable; feed?: LiveFeed }): { item: ChainItem; registered: () => void } {
-  const total = job.desc.size;
-  let read = 0;
-  // fed live, the layer is reported as extracting from when its download is complete, as Docker does
-  const report = throttled((n) => (!input.feed || input.feed.ended) && emit(bytesMessage(job.id, "Extracting", n, total)));
-  const meter = new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      read += chunk.length;
-      report(read);
-      done(null, chunk);
-    },
-  });
-  const source = input.stream;
-  const stop = () => source.destroy(signal.reason instanceof Error ? signal.reason : new Error("the pull was cancelled"));
-  if (signal.aborted) stop();
-  else signal.addEventListener("abort", stop, { once: true });
-  // A failure reaches the registration through `meter` (its reader sees it as errored); the
-  // listeners only keep an abort that lands between two reads from being an uncaught error.
-  source.on("error", () => undefined);
-  meter.on("error", () => undefined);
-  const feeding = pipeline(source, meter).finally(() => signal.removeEventListener("abort", stop));
-  feeding.catch(() => undefined);
-  const tar = decompress(meter, { disablePigz });
+/** A layer's blob for the layer store: its tar (the decompressor's output), the blob to keep. */
+function layerItem(store: ImageStore, job: LayerJob, file: string, input: LayerInput): { item: ChainItem; registered: () => void } {
   // the store keeps the blob from this file, unless it has it already (a blob listed twice)
   const compressed = { file, digest: job.desc.digest, mediaType: job.desc.mediaType, size: job.desc.size };
   return {
-    item: { tar, diffId: job.diffId, compressed },
+    item: { tar: input.decoder.output, diffId: job.diffId, compressed },
     registered: () => {
-      report(read, true);
       store.distribution.add(job.diffId, { digest: job.desc.digest, size: job.desc.size, mediaType: job.desc.mediaType, registry: job.registry, repository: job.repository });
-      emit(status(job.id, "Pull complete"));
+      input.finished();
     },
   };
 }
@@ -374,63 +337,94 @@ function layerInput({ store, job, file, disablePigz, emit, signal }: LayerArgs, 
  * A downloaded blob, read once its download is over: from the temporary file, or from the store
  * if a layer of the same blob has kept it meanwhile (the kept blob is the file, renamed).
  */
-function readDownloaded(store: ImageStore, digest: string, download: Promise<string>): Readable {
-  return Readable.from(
-    (async function* () {
-      const file = await download;
-      let handle;
-      try {
-        handle = await open(file, "r");
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-        handle = await open(store.blobs.path(digest), "r");
-      }
-      yield* chunksOf(handle.createReadStream({ highWaterMark: 1 << 20 }));
-    })(),
-    { objectMode: false },
-  );
+async function* readDownloaded(store: ImageStore, digest: string, download: Promise<string>): AsyncGenerator<Buffer> {
+  const file = await download;
+  let handle;
+  try {
+    handle = await open(file, "r");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    handle = await open(store.blobs.path(digest), "r");
+  }
+  yield* chunksOf(handle.createReadStream({ highWaterMark: 1 << 20 }));
 }
 
 /**
- * A download's bytes, handed to an extraction as they come (with backpressure). A download that
- * starts over, or resumes, sends bytes the feed has had: those are skipped. What the feed hands
- * on is checked in the end by the layer's diff ID (the digest of the uncompressed tar), so a
- * registry that sends other bytes the second time fails the layer rather than corrupting it.
+ * A layer's compressed bytes going into its decompressor: pushed by its download as they
+ * arrive (`push`, with the decompressor's backpressure), or read from the downloaded file
+ * (`feedFrom`). A download that starts over, or resumes, sends bytes the decompressor has had:
+ * those are skipped. What goes in is checked in the end by the layer's diff ID (the digest of
+ * the uncompressed tar), so a registry that sends other bytes the second time fails the layer
+ * rather than corrupting it. Reports `Extracting` by the bytes that went in; `Pull complete`.
  */
-class LiveFeed {
-  readonly readable = new PassThrough({ highWaterMark: 4 << 20 });
+class LayerInput {
+  readonly decoder: Decoder;
+  /** The input is whole (the blob verified): the end lets the layer be registered. */
   ended = false;
   private fed = 0;
+  private readonly report: (n: number, force?: boolean) => void;
 
-  /** `chunk` is the blob's bytes from `offset` on. */
-  async push(chunk: Buffer, offset: number): Promise<void> {
-    if (this.readable.destroyed) return;
+  constructor(
+    private readonly job: LayerJob,
+    disablePigz: boolean,
+    private readonly emit: Emit,
+    signal: AbortSignal,
+  ) {
+    this.decoder = createDecompressor({ disablePigz });
+    // fed live, the layer is reported as extracting from when its download is complete, as Docker does
+    this.report = throttled((n) => this.ended && emit(bytesMessage(job.id, "Extracting", n, job.desc.size)));
+    // a cancelled pull stops the extraction, whether or not its input is whole
+    const stop = () => this.decoder.fail(signal.reason instanceof Error ? signal.reason : new Error("the pull was cancelled"));
+    if (signal.aborted) stop();
+    else signal.addEventListener("abort", stop, { once: true });
+    this.decoder.output.once("close", () => signal.removeEventListener("abort", stop));
+  }
+
+  /** `chunk` is the blob's bytes from `offset` on. Resolves when more may be pushed. */
+  push(chunk: Buffer, offset: number): Promise<void> | undefined {
+    if (this.decoder.output.destroyed) return undefined;
     const skip = this.fed - offset;
-    if (skip >= chunk.length) return;
-    if (skip < 0) return this.fail(new Error(`the download skipped bytes ${this.fed} to ${offset}`));
+    if (skip >= chunk.length) return undefined;
+    if (skip < 0) {
+      this.fail(new Error(`the download skipped bytes ${this.fed} to ${offset}`));
+      return undefined;
+    }
     const data = skip > 0 ? chunk.subarray(skip) : chunk;
     this.fed += data.length;
-    if (!this.readable.write(data)) {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          this.readable.off("drain", done);
-          this.readable.off("close", done);
-          resolve();
-        };
-        this.readable.on("drain", done);
-        this.readable.on("close", done);
-      });
-    }
+    this.report(this.fed);
+    return this.decoder.write(data);
   }
 
   /** Only once the whole blob is verified: the end lets the layer be registered. */
   end(): void {
     this.ended = true;
-    this.readable.end();
+    this.report(this.fed);
+    this.decoder.end();
   }
 
   fail(err: Error): void {
-    if (!this.ended) this.readable.destroy(err);
+    if (!this.ended) this.decoder.fail(err);
+  }
+
+  /** Feeds the decompressor from a downloaded file (a layer not extracted while it downloads). */
+  feedFrom(chunks: AsyncIterable<Buffer>): void {
+    this.ended = true;
+    void pump(
+      (async function* (input: LayerInput) {
+        for await (const chunk of chunks) {
+          input.fed += chunk.length;
+          input.report(input.fed);
+          yield chunk;
+        }
+      })(this),
+      this.decoder,
+    );
+  }
+
+  /** The layer is registered. */
+  finished(): void {
+    this.report(this.fed, true);
+    this.emit(status(this.job.id, "Pull complete"));
   }
 }
 
