@@ -76,3 +76,63 @@ export async function* chunksOf(stream: Readable, max = 1 << 20): AsyncGenerator
 function prematureClose(): Error {
   return Object.assign(new Error("Premature close"), { code: "ERR_STREAM_PREMATURE_CLOSE" });
 }
+
+/**
+ * Calls `fn` with each chunk of `stream` as it comes ('data' events, nothing joined), pausing
+ * the stream while a promise `fn` returned is pending. Resolves at the stream's end; rejects
+ * with the stream's error or `fn`'s (and then destroys the stream).
+ */
+export function forEachChunk(stream: Readable, fn: (chunk: Buffer) => Promise<void> | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let done = false;
+    let pending: Promise<unknown> | undefined; // what `fn` is doing with the last chunk
+    const finish = (err?: Error) => {
+      if (done) return;
+      done = true;
+      stream.off("data", onData);
+      stream.off("end", onEnd);
+      stream.off("error", fail);
+      stream.off("close", onClose);
+      if (!err) return resolve();
+      stream.on("error", () => undefined); // a late error of the stream it is destroyed with
+      stream.destroy();
+      // the caller cleans up after a failure: not while `fn` is still at work
+      if (pending) pending.then(() => reject(err), () => reject(err));
+      else reject(err);
+    };
+    const fail = (err: Error) => finish(err);
+    const onData = (chunk: Buffer) => {
+      let wait;
+      try {
+        wait = fn(chunk);
+      } catch (err) {
+        return finish(err as Error);
+      }
+      if (!wait) return;
+      stream.pause();
+      pending = wait.then(
+        () => {
+          pending = undefined;
+          if (!done) stream.resume();
+        },
+        (err: Error) => {
+          pending = undefined;
+          finish(err);
+        },
+      );
+    };
+    // the stream may end (and close) while `fn` is still at work on the last chunk: done only after that
+    const onEnd = () => (pending ? pending.then(() => finish()) : finish());
+    const onClose = () => {
+      const err = stream.errored ?? (stream.readableEnded ? undefined : prematureClose());
+      if (err) finish(err);
+      else onEnd();
+    };
+    if (stream.readableEnded) return resolve();
+    if (stream.destroyed) return reject(stream.errored ?? prematureClose());
+    stream.on("data", onData);
+    stream.on("end", onEnd);
+    stream.on("error", fail);
+    stream.on("close", onClose);
+  });
+}

@@ -1,13 +1,17 @@
 /**
  * Decoders a writer pushes compressed bytes into, chunk by chunk, and whose decoded bytes come
- * out of one Readable (`output`) made up front: a decompressing command (`unpigz`, `xz`,
+ * out of an `Outlet` (outlet.ts) made up front: a decompressing command (`unpigz`, `xz`,
  * `bzip2` with `-d -c`), a zlib stream, or nothing at all (plain). A download feeds one as its
  * chunks arrive, with no stream stages in between: each stage a chunk goes through costs the
  * daemon's event loop a few microseconds, thousands of times per layer.
  */
 import { spawn } from "node:child_process";
 import { basename } from "node:path";
-import { Readable, type Writable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
+import { Outlet, type Delivered, type Source } from "./outlet.js";
+import { socketPair } from "./socket-pair.js";
+
+export { Outlet, type Source } from "./outlet.js";
 
 /** What a writer sees of a decoder. */
 export interface Decoder {
@@ -19,57 +23,6 @@ export interface Decoder {
   fail(err: Error): void;
   /** The decoded bytes; destroying it stops the decoder too. */
   readonly output: Readable;
-}
-
-/** The decoding half a decoder plugs into its output (see `Outlet`). */
-export interface Source {
-  write(chunk: Buffer): Promise<void> | undefined;
-  end(): void;
-  /** The output was read from: let the source push again. */
-  resume(): void;
-  /** The output was destroyed: release what the source holds (kill a command). */
-  stop(): void;
-}
-
-/** Output chunks are up to 1 MiB before the reader is asked to catch up. */
-const OUTPUT_BUFFER = 1 << 20;
-
-/**
- * The output Readable, made before its source is known (the format is told by the first bytes),
- * and the source plugged in later.
- */
-export class Outlet {
-  private source: Source | undefined;
-  readonly output: Readable;
-
-  constructor() {
-    this.output = new Readable({
-      highWaterMark: OUTPUT_BUFFER,
-      read: () => this.source?.resume(),
-      destroy: (err, cb) => {
-        this.source?.stop();
-        cb(err);
-      },
-    });
-  }
-
-  plug(source: Source): Source {
-    this.source = source;
-    return source;
-  }
-
-  /** Hands a decoded chunk on; false when the reader has enough for now (the source pauses). */
-  push(chunk: Buffer): boolean {
-    return this.output.destroyed ? false : this.output.push(chunk);
-  }
-
-  close(): void {
-    if (!this.output.destroyed) this.output.push(null);
-  }
-
-  fail(err: Error): void {
-    this.output.destroy(err);
-  }
 }
 
 /** Resolves once `stream` drains, or closes (a stream that is gone will never drain). */
@@ -95,18 +48,28 @@ export function plainSource(outlet: Outlet): Source {
   };
   outlet.output.on("close", wake);
   return {
-    write: (chunk) => (outlet.push(chunk) || outlet.output.destroyed ? undefined : new Promise<void>((resolve) => (waiting = resolve))),
+    write(chunk) {
+      const delivered = outlet.deliver(chunk, false);
+      if (delivered === true || outlet.output.destroyed) return undefined;
+      if (delivered === false) return new Promise<void>((resolve) => (waiting = resolve));
+      return delivered.then(() => undefined, () => undefined);
+    },
     end: () => outlet.close(),
     resume: wake,
     stop: wake,
   };
 }
 
+/** Pauses `pausable` for what `delivered` says: until `resume()` (false) or the promise. */
+function obey(delivered: Delivered, pausable: { pause(): unknown; resume(): unknown }): void {
+  if (delivered === true) return;
+  pausable.pause();
+  if (delivered !== false) delivered.then(() => pausable.resume(), () => undefined);
+}
+
 /** Through a zlib (or any Duplex) decoder in this process. */
 export function streamSource(outlet: Outlet, decoder: NodeJS.ReadWriteStream & Readable & Writable): Source {
-  decoder.on("data", (chunk: Buffer) => {
-    if (!outlet.push(chunk)) decoder.pause();
-  });
+  decoder.on("data", (chunk: Buffer) => obey(outlet.deliver(chunk, false), decoder));
   decoder.on("end", () => outlet.close());
   decoder.on("error", (err) => outlet.fail(err));
   return {
@@ -117,22 +80,45 @@ export function streamSource(outlet: Outlet, decoder: NodeJS.ReadWriteStream & R
   };
 }
 
+/** Bytes a command's output is read into, one buffer per command, over and over. */
+const READ_BUFFER = 256 * 1024;
+
 /**
- * Through a decompressing command (`unpigz -d -c`, `xz -d -c`, ...). An exit status other than
- * those in `ok` fails the output with the command's message; a command that cannot start fails
- * it with the reason; the command is killed when the output is destroyed.
+ * Through a decompressing command (`unpigz -d -c`, `xz -d -c`, ...). Its output is read into
+ * one buffer, again and again (socket-pair.ts), and handed on borrowed (outlet.ts). An exit
+ * status other than those in `ok` fails the output with the command's message; a command that
+ * cannot start fails it with the reason; the command is killed when the output is destroyed.
  */
-export function commandSource(outlet: Outlet, command: string, args: string[], ok: number[] = [0]): Source {
-  const child = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"] });
+export async function commandSource(outlet: Outlet, command: string, args: string[], ok: number[] = [0]): Promise<Source> {
+  let paused = false;
+  const { ours, theirs } = await socketPair({
+    buffer: Buffer.allocUnsafe(READ_BUFFER),
+    callback(n, buffer) {
+      const delivered = outlet.deliver(buffer.subarray(0, n), true);
+      if (delivered === true) return true;
+      paused = true;
+      if (delivered !== false) delivered.then(resume, () => undefined);
+      return false; // Node stops reading until ours.resume()
+    },
+  });
+  const resume = () => {
+    if (!paused) return;
+    paused = false;
+    ours.resume();
+  };
+  ours.resume(); // flowing, so that its end is told (the data itself comes through `callback`)
+  let child;
+  try {
+    child = spawn(command, args, { stdio: ["pipe", theirs, "pipe"] });
+  } finally {
+    theirs.destroy(); // the child has its own copy
+  }
   let stderr = "";
   child.stderr.on("data", (d: Buffer) => {
     if (stderr.length < 4096) stderr += d.toString();
   });
   // EPIPE when the command exits before it has read everything: its exit status says why
   child.stdin.on("error", () => undefined);
-  child.stdout.on("data", (chunk: Buffer) => {
-    if (!outlet.push(chunk)) child.stdout.pause();
-  });
   let outputEnded = false;
   let status: number | null | undefined;
   const settle = () => {
@@ -140,21 +126,23 @@ export function commandSource(outlet: Outlet, command: string, args: string[], o
     if (status !== null && ok.includes(status)) outlet.close();
     else outlet.fail(new Error(`${basename(command)} failed (exit ${status}): ${stderr.trim() || "no message"}`));
   };
-  child.stdout.on("end", () => {
+  ours.on("end", () => {
     outputEnded = true;
     settle();
   });
+  ours.on("error", (err) => outlet.fail(err));
   child.once("error", (err) => outlet.fail(err));
   child.once("close", (code) => {
     status = code;
-    outputEnded = true; // its output is closed too by now
     settle();
   });
+  const stdin = child.stdin;
   return {
-    write: (chunk) => (child.stdin.write(chunk) || child.stdin.destroyed ? undefined : drained(child.stdin)),
-    end: () => child.stdin.end(),
-    resume: () => child.stdout.resume(),
+    write: (chunk) => (stdin.write(chunk) || stdin.destroyed ? undefined : drained(stdin)),
+    end: () => stdin.end(),
+    resume,
     stop: () => {
+      ours.destroy();
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     },
   };

@@ -92,45 +92,56 @@ export function createDecompressor(opts: DecompressOptions = {}): Decoder {
   const head: Buffer[] = [];
   let headLength = 0;
   let source: Source | undefined;
-  const choose = (): Source => {
-    const first = Buffer.concat(head);
-    const kind = sniffCompression(first);
-    let chosen: Source;
-    if (kind === "plain") chosen = plainSource(outlet);
-    else if (kind === "zstd") chosen = streamSource(outlet, createZstdDecompress({ chunkSize: CHUNK }));
-    else {
-      const unpigz = disablePigz ? null : findUnpigz();
-      // one thread: pigz decompresses in one anyway, and its helper threads (read, write,
-      // check) only contend with the daemon for the cores (measured: half the time with -p 1
-      // on 2 cores); 2 is pigz's "warning" status (trailing junk after the last member),
-      // which zlib ignores too. unpigz's 64 KiB reads go to the tar reader as they are:
-      // joining them into larger chunks cost more (a copy of every byte, and the garbage
-      // collections the copies bring) than the reader saves.
-      if (unpigz) chosen = commandSource(outlet, unpigz, ["-d", "-c", "-p", "1"], [0, 2]);
-      else chosen = streamSource(outlet, createGunzip({ chunkSize: CHUNK }));
-    }
-    outlet.plug(chosen);
-    return chosen;
+  /** The source being made (a command's takes a socket pair first): writes wait for it. */
+  let making: Promise<Source> | undefined;
+  const choose = (): Source | Promise<Source> => {
+    const kind = sniffCompression(head.length === 1 ? head[0] : Buffer.concat(head));
+    if (kind === "plain") return outlet.plug(plainSource(outlet));
+    if (kind === "zstd") return outlet.plug(streamSource(outlet, createZstdDecompress({ chunkSize: CHUNK })));
+    const unpigz = disablePigz ? null : findUnpigz();
+    if (!unpigz) return outlet.plug(streamSource(outlet, createGunzip({ chunkSize: CHUNK })));
+    // one thread: pigz decompresses in one anyway, and its helper threads (read, write,
+    // check) only contend with the daemon for the cores (measured: half the time with -p 1
+    // on 2 cores); 2 is pigz's "warning" status (trailing junk after the last member),
+    // which zlib ignores too
+    return commandSource(outlet, unpigz, ["-d", "-c", "-p", "1"], [0, 2]).then((made) => outlet.plug(made));
   };
+  /** The source, then `then` with it (at once when it is made). */
+  const withSource = (then: (s: Source) => Promise<void> | undefined | void): Promise<void> | undefined => {
+    if (source) return then(source) ?? undefined;
+    if (!making) {
+      const chosen = choose();
+      if (!(chosen instanceof Promise)) {
+        source = chosen;
+        return then(chosen) ?? undefined;
+      }
+      making = chosen.then((made) => (source = made));
+    }
+    return making.then(
+      (made) => then(made) ?? undefined,
+      (err: Error) => outlet.fail(err),
+    );
+  };
+  const headBytes = () => (head.length === 1 ? head[0] : Buffer.concat(head));
   return {
     output: outlet.output,
     write(chunk) {
       if (outlet.output.destroyed) return undefined;
       if (source) return source.write(chunk);
+      if (making) return withSource((s) => s.write(chunk));
       head.push(chunk);
       headLength += chunk.length;
       if (headLength < 4) return undefined;
-      source = choose();
-      return source.write(head.length === 1 ? head[0] : Buffer.concat(head));
+      return withSource((s) => s.write(headBytes()));
     },
     end() {
       if (outlet.output.destroyed) return;
-      if (!source) {
-        // shorter than the magic bytes: told by what there is (plain, or a truncated stream)
-        source = choose();
-        if (headLength > 0) source.write(Buffer.concat(head));
-      }
-      source.end();
+      if (source || making) return void withSource((s) => s.end());
+      // shorter than the magic bytes: told by what there is (plain, or a truncated stream)
+      void withSource((s) => {
+        if (headLength > 0) void s.write(headBytes());
+        s.end();
+      });
     },
     fail: (err) => outlet.fail(err),
   };
@@ -173,7 +184,13 @@ const isReadable = (x: AsyncIterable<Buffer> | Readable): x is Readable => typeo
  */
 export async function* throughCommand(command: string, args: string[], source: AsyncIterable<Buffer>, ok: number[] = [0]): AsyncGenerator<Buffer> {
   const outlet = new Outlet();
-  const running = outlet.plug(commandSource(outlet, command, args, ok));
+  let running: Source;
+  try {
+    running = outlet.plug(await commandSource(outlet, command, args, ok));
+  } catch (err) {
+    outlet.fail(err as Error);
+    throw err;
+  }
   void pump(source, { write: (chunk) => running.write(chunk), end: () => running.end(), fail: (err) => outlet.fail(err), output: outlet.output });
   yield* chunksOf(outlet.output);
 }

@@ -5,6 +5,7 @@
  */
 export { createDecompressor, decompress, pump, sniffCompression, type Compression, type Decoder, type DecompressOptions } from "./decompress.js";
 export { chunksOf } from "./chunks.js";
+export { directOutlet, type Outlet } from "./outlet.js";
 export { applyLayer, type ApplyOptions } from "./apply-layer.js";
 export { packLayer, type PackOptions } from "./pack-layer.js";
 export { LayerEntryError } from "./safe-path.js";

@@ -12,7 +12,8 @@
  */
 import { closeSync, constants, linkSync, lstatSync, mkdirSync, openSync, symlinkSync, unlinkSync, type Stats } from "node:fs";
 import { rm } from "node:fs/promises";
-import { writeFileData, type SparseInfo } from "./file-data.js";
+import { fileData, type FileData, type SparseInfo } from "./file-data.js";
+import { WriteSlots } from "./file-writer.js";
 import {
   applyDirMeta,
   applyDirTimes,
@@ -23,6 +24,7 @@ import {
 } from "./metadata.js";
 import { NodeBatch, type NodeRequest } from "./mknod.js";
 import { cleanEntryName, LayerEntryError, SafeResolver, type Resolved } from "./safe-path.js";
+import type { EntryData } from "./tar-reader.js";
 
 export interface ApplyOptions {
   /** How OCI whiteouts land: overlayfs's form, or deleting what they name (full-copy drivers). */
@@ -46,6 +48,10 @@ export class LayerWriter {
   private readonly written = new Set<string>();
   private readonly dirTimes: { rel: string; ino: number; meta: EntryMeta }[] = [];
   private readonly nodes = new NodeBatch<EntryMeta>();
+  /** The write buffers of this layer's files (file-writer.ts). */
+  private readonly slots = new WriteSlots();
+  /** The file whose data is being written. */
+  private open: { fd: number; data: FileData } | undefined;
 
   constructor(
     readonly root: string,
@@ -81,7 +87,11 @@ export class LayerWriter {
     }
   }
 
-  async file(entry: string, parts: string[], meta: EntryMeta, data: AsyncIterable<Buffer>, size: number, sparse?: SparseInfo): Promise<void> {
+  /**
+   * A regular file: made now, its data to come (see EntryData); its metadata is applied and it
+   * is closed once the data is all written.
+   */
+  async file(entry: string, parts: string[], meta: EntryMeta, size: number, sparse?: SparseInfo): Promise<EntryData> {
     const r = this.resolve(entry, parts);
     const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
     let fd: number;
@@ -92,14 +102,37 @@ export class LayerWriter {
       await this.remove(r.path);
       fd = openSync(r.path, flags, 0o600);
     }
+    let data: FileData;
     try {
-      await writeFileData(fd, data, size, sparse);
-      applyFileMeta(fd, r.path, meta);
-    } finally {
+      data = fileData(fd, size, this.slots, sparse);
+    } catch (e) {
       closeSync(fd);
+      throw e;
     }
-    this.size += size;
+    this.open = { fd, data };
     this.markWritten(r.rel);
+    return {
+      data: (piece) => data.data(piece),
+      end: async () => {
+        await data.end();
+        applyFileMeta(fd, r.path, meta);
+        this.open = undefined;
+        closeSync(fd);
+        this.size += size;
+      },
+    };
+  }
+
+  /**
+   * After a failure: closes the file whose data was being written, once the writes under way
+   * are done (closed earlier, its descriptor's number could go to another file meanwhile).
+   */
+  async closeOpenFile(): Promise<void> {
+    const open = this.open;
+    if (!open) return;
+    this.open = undefined;
+    await open.data.drain().catch(() => undefined);
+    closeSync(open.fd);
   }
 
   async directory(entry: string, parts: string[], meta: EntryMeta): Promise<void> {

@@ -11,6 +11,7 @@ import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync
 import { join } from "node:path";
 import { PassThrough, Transform, Writable, type Readable } from "node:stream";
 import { finished, pipeline } from "node:stream/promises";
+import { directOutlet } from "../archive/outlet.js";
 import type { StorageDriver } from "../contracts/storage.js";
 import { errors } from "../errors.js";
 import { writeJsonAtomic } from "./atomic-file.js";
@@ -239,16 +240,25 @@ export class LayerStore {
     const hash = createHash("sha256");
     const file = keepTar ? createWriteStream(tmp, { mode: 0o600 }) : undefined;
     // One pass: the tar is digested on its way to the driver and, when it is the blob to keep,
-    // written to the blob file too (the slower of the two readers sets the pace). Without a
-    // file, one Transform stage: every stage a chunk goes through costs the event loop.
-    let toDriver: Transform | PassThrough;
-    let fanOut: Writable;
-    if (!file) {
+    // written to the blob file too (the slower of the two readers sets the pace). A decoder's
+    // output is digested by a tap, with no stream stage between it and the driver (whose reader
+    // may then take its chunks directly: see core/archive/outlet.ts); any other tar through a
+    // Transform.
+    const hashing = (chunk: Buffer) => {
+      hash.update(chunk);
+      tarSize += chunk.length;
+    };
+    const outlet = file ? undefined : directOutlet(tar);
+    outlet?.tap(hashing);
+    let toDriver: Readable;
+    let fanOut: Writable | undefined;
+    if (outlet) {
+      toDriver = tar;
+    } else if (!file) {
       toDriver = fanOut = new Transform({
         highWaterMark: 1 << 20,
         transform(chunk: Buffer, _enc, done) {
-          hash.update(chunk);
-          tarSize += chunk.length;
+          hashing(chunk);
           done(null, chunk);
         },
       });
@@ -257,8 +267,7 @@ export class LayerStore {
       fanOut = new Writable({
         highWaterMark: 1 << 20,
         write(chunk: Buffer, _enc, done) {
-          hash.update(chunk);
-          tarSize += chunk.length;
+          hashing(chunk);
           let waiting = 2;
           const one = () => --waiting === 0 && done();
           if (file.write(chunk)) one();
@@ -275,9 +284,10 @@ export class LayerStore {
     }
     // failures surface through the two promises below; a stream destroyed after its reader
     // has gone (the other side failed first) must not make an uncaught error of it
-    for (const s of [toDriver, fanOut, file]) s?.on("error", () => undefined);
+    for (const s of [toDriver, fanOut, file] as (NodeJS.EventEmitter | undefined)[]) s?.on("error", () => undefined);
     try {
-      const feeding = pipeline(tar, fanOut);
+      // every byte has gone through the digest once the tar is read to its end
+      const feeding = fanOut ? pipeline(tar, fanOut) : outlet!.done;
       const applying = this.driver.applyDiff(id, toDriver);
       const [, size] = await Promise.all([
         feeding.catch((e) => {
@@ -286,7 +296,7 @@ export class LayerStore {
         }),
         applying.catch((e) => {
           tar.destroy(e);
-          fanOut.destroy(e);
+          fanOut?.destroy(e);
           throw e;
         }),
       ]);
