@@ -2,6 +2,7 @@
  * `engined`: the only file that starts the daemon process, handles its signals and exits.
  * Everything else is in `daemon.ts` and below, and can be started in-process by tests.
  */
+import "./restore-env.js"; // first: before anything could start a process
 import { EngineError } from "../core/errors.js";
 import { loadConfig, type LoadedConfig } from "../core/options/load-config.js";
 import { resolveOptions } from "../core/options/resolve.js";
