@@ -31,7 +31,7 @@ export async function applyLayer(tar: Readable, dir: string, opts: ApplyOptions)
   if (!(await stat(root)).isDirectory()) throw new Error(`${dir} is not a directory`);
   const writer = new LayerWriter(root, opts);
   // old v7 tars have no "ustar" magic
-  const reader = new TarReader((header) => onEntry(writer, header), { allowUnknownFormat: true });
+  const reader = new TarReader((header) => onEntry(writer, header), { allowUnknownFormat: true, record: opts.layout });
   try {
     // a decoder's output hands its chunks over directly when it can (outlet.ts); any other
     // stream is read as it comes
@@ -73,7 +73,7 @@ function named(name: string, data: EntryData): EntryData {
     }
     return result instanceof Promise ? result.catch((e) => Promise.reject(entryError(name, e))) : undefined;
   };
-  return { data: (piece) => wrap(() => data.data(piece)), end: () => wrap(() => data.end()) };
+  return { layoutPath: data.layoutPath, data: (piece) => wrap(() => data.data(piece)), end: () => wrap(() => data.end()) };
 }
 
 async function applyEntry(w: LayerWriter, h: TarHeader): Promise<EntryData | undefined> {

@@ -8,5 +8,6 @@ export { chunksOf } from "./chunks.js";
 export { directOutlet, type Outlet } from "./outlet.js";
 export { applyLayer, type ApplyOptions } from "./apply-layer.js";
 export { packLayer, type PackOptions } from "./pack-layer.js";
+export { LayoutRecorder, tarFromLayout } from "./tar-layout.js";
 export { LayerEntryError } from "./safe-path.js";
 export { OPAQUE_MARKER, WHITEOUT_PREFIX } from "./whiteouts.js";

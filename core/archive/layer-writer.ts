@@ -24,6 +24,7 @@ import {
 } from "./metadata.js";
 import { NodeBatch, type NodeRequest } from "./mknod.js";
 import { cleanEntryName, LayerEntryError, SafeResolver, type Resolved } from "./safe-path.js";
+import type { LayoutRecorder } from "./tar-layout.js";
 import type { EntryData } from "./tar-reader.js";
 
 export interface ApplyOptions {
@@ -31,6 +32,8 @@ export interface ApplyOptions {
   whiteouts: "overlay" | "remove";
   /** Let character/block devices and fifos through (default: refuse them). */
   allowDevices?: boolean;
+  /** Records the tar's layout (tar-layout.ts), its regular files' data by their paths here. */
+  layout?: LayoutRecorder;
 }
 
 const CREATE = { create: true, followSymlinks: true } as const;
@@ -78,6 +81,7 @@ export class LayerWriter {
   async remove(path: string, st?: Stats | null): Promise<void> {
     const old = st === undefined ? lstatOrNull(path) : st;
     if (!old) return;
+    this.opts.layout?.removing(path.slice(this.root.length + 1));
     if (old.isDirectory()) {
       await rm(path, { recursive: true, force: true }); // rm does not follow symlinks inside
       this.resolver.forget();
@@ -112,6 +116,8 @@ export class LayerWriter {
     this.open = { fd, data };
     this.markWritten(r.rel);
     return {
+      // a sparse file's data (its map, its packed regions) is not the file's content
+      layoutPath: sparse ? undefined : r.rel,
       data: (piece) => data.data(piece),
       end: async () => {
         await data.end();

@@ -18,6 +18,11 @@ import { installBinaryPax } from "./pax-binary.js";
 
 /** What becomes of an entry's data: `data` gets it piece by piece, `end` once it is all there. */
 export interface EntryData {
+  /**
+   * The data is the whole content of this regular file (relative to the layer folder), as a
+   * tar layout records it (tar-layout.ts) instead of the bytes.
+   */
+  layoutPath?: string;
   /** A piece of the data, borrowed until the call returns (or its promise settles). */
   data(piece: Buffer): Promise<void> | void;
   end(): Promise<void> | void;
@@ -25,6 +30,12 @@ export interface EntryData {
 
 /** Called for each entry, in order; undefined skips the entry's data. */
 export type EntryHandler = (header: TarHeader) => Promise<EntryData | undefined> | EntryData | undefined;
+
+/** Sees the whole tar as it is read (tar-layout.ts's recorder): its bytes, but file data by path. */
+export interface TarRecording {
+  raw(bytes: Buffer): void;
+  fileData(path: string, size: number): void;
+}
 
 interface HeaderCodec {
   decode(buf: Buffer, filenameEncoding: string, allowUnknownFormat: boolean): TarHeader | null;
@@ -68,10 +79,12 @@ export class TarReader {
   private pax: Record<string, string> | undefined;
   private paxGlobal: Record<string, string> | undefined;
   private failed: Error | undefined;
+  /** The entry's data goes to the recording as bytes (not as its file's path). */
+  private recordBytes = true;
 
   constructor(
     private readonly onEntry: EntryHandler,
-    private readonly opts: { allowUnknownFormat?: boolean } = {},
+    private readonly opts: { allowUnknownFormat?: boolean; record?: TarRecording } = {},
   ) {}
 
   /** The entry being read (for error messages). */
@@ -108,12 +121,14 @@ export class TarReader {
           const piece = chunk.subarray(at, at + n);
           at += n;
           this.missing -= n;
+          if (this.recordBytes) this.opts.record?.raw(piece);
           const wait = this.sink?.data(piece);
           if (wait) return this.resume(chunk, at, wait);
           continue;
         }
         if (this.phase === "skip") {
           const n = Math.min(this.missing, left);
+          this.opts.record?.raw(chunk.subarray(at, at + n));
           at += n;
           this.missing -= n;
           if (this.missing === 0) this.phase = "header";
@@ -122,6 +137,7 @@ export class TarReader {
         if (this.phase === "long-header") {
           const n = Math.min(this.long!.length - this.longFill, left);
           chunk.copy(this.long!, this.longFill, at, at + n);
+          this.opts.record?.raw(chunk.subarray(at, at + n));
           this.longFill += n;
           at += n;
           if (this.longFill === this.long!.length) this.decodeLongHeader();
@@ -133,6 +149,7 @@ export class TarReader {
         at += n;
         if (this.headerFill < BLOCK) continue;
         this.headerFill = 0;
+        this.opts.record?.raw(this.header);
         const wait = this.onHeader();
         if (wait) return this.resume(chunk, at, wait);
       }
@@ -186,6 +203,9 @@ export class TarReader {
     const start = (sink: EntryData | undefined): Promise<void> | undefined => {
       if (noData) return this.finishEntry(sink);
       this.sink = sink;
+      // a regular file's data is recorded by its path (read back from the file); any other, as it is
+      this.recordBytes = !sink?.layoutPath;
+      if (sink?.layoutPath !== undefined) this.opts.record?.fileData(sink.layoutPath, header.size);
       this.missing = header.size;
       this.pad = padding(header.size);
       this.phase = "data";

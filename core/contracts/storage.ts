@@ -32,6 +32,7 @@
  * once its parent's diff is applied (a snapshot driver copies the parent's files).
  */
 import type { Readable } from "node:stream";
+import type { LayoutRecorder } from "../archive/tar-layout.js";
 
 export type StorageCapability = "quota" | "native-diff" | "parallel-apply";
 
@@ -53,6 +54,11 @@ export interface LayerUsage {
   inodes: number;
 }
 
+export interface ApplyDiffOptions {
+  /** Records the tar's layout (core/archive/tar-layout.ts) while it is applied. */
+  layout?: LayoutRecorder;
+}
+
 export interface CreateOptions {
   /** A writable layer (a container's) rather than an image layer. */
   writable?: boolean;
@@ -71,8 +77,20 @@ export interface StorageDriver {
   exists(id: string): Promise<boolean>;
   /** Creates an empty layer on `parent`. Throws if `id` exists or `parent` does not. */
   create(id: string, parent: string | undefined, opts?: CreateOptions): Promise<void>;
-  /** Extracts an uncompressed layer tar (OCI form) into a freshly created layer; resolves with the bytes it holds. */
-  applyDiff(id: string, tar: Readable): Promise<number>;
+  /**
+   * Extracts an uncompressed layer tar (OCI form) into a freshly created layer; resolves with
+   * the bytes it holds. A driver that implements `diffDir` passes `opts.layout` on to
+   * core/archive's `applyLayer`.
+   */
+  applyDiff(id: string, tar: Readable, opts?: ApplyDiffOptions): Promise<number>;
+  /**
+   * Optional: the folder that holds the layer's own files as its diff was applied, regular
+   * files at their names in the tar (overlay2's `diff`). With it (and the layout recorded while
+   * the diff was applied) the image store makes a layer's tar again from its files, byte for
+   * byte, instead of keeping a pulled layer's compressed blob. The folder is read, never
+   * written, by the caller.
+   */
+  diffDir?(id: string): string;
   /** What to mount to see the chain that ends in `id`. */
   mounts(id: string): Promise<MountSpec[]>;
   /** The layer's changes against its parent, as an uncompressed tar in the OCI form. */

@@ -352,7 +352,10 @@ export class ImageStore {
   private pruneBlobs(): void {
     const keep = new Set<string>();
     for (const rec of this.records()) keep.add(rec.id);
-    for (const layer of this.layers.list()) keep.add(keptBlobOf(layer));
+    for (const layer of this.layers.list()) {
+      const kept = keptBlobOf(layer);
+      if (kept) keep.add(kept);
+    }
     for (const diffId of this.layers.registeringDiffIds) keep.add(diffId);
     for (const blob of this.blobs.list()) if (!keep.has(blob)) this.blobs.remove(blob);
   }

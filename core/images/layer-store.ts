@@ -1,20 +1,23 @@
 /**
  * Layers of images, by chain ID: the layer's own content is the storage driver's layer named
- * by the chain ID's hex, its uncompressed tar is a blob named by its diff ID, and
- * `layers/<chain hex>.json` records that both are whole. That record is written last, so a
- * layer without one is a leftover of a crash, removed at the next start.
+ * by the chain ID's hex, its uncompressed tar is a blob named by its diff ID (or, for a pulled
+ * layer, `layers/<chain hex>.layout`, from which the driver's files make the tar again, or the
+ * compressed blob it came as), and `layers/<chain hex>.json` records that all is whole. That
+ * record is written last, so a layer without one is a leftover of a crash, removed at the next
+ * start.
  *
  *   chainID(L0) = diffID(L0);  chainID(Ln) = sha256(chainID(Ln-1) + " " + diffID(Ln))
  */
 import { createHash } from "node:crypto";
-import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough, Transform, Writable, type Readable } from "node:stream";
 import { finished, pipeline } from "node:stream/promises";
 import { directOutlet } from "../archive/outlet.js";
+import { LayoutRecorder, tarFromLayout } from "../archive/tar-layout.js";
 import type { StorageDriver } from "../contracts/storage.js";
 import { errors } from "../errors.js";
-import { writeJsonAtomic } from "./atomic-file.js";
+import { syncDir, syncFileInBackground, writeJsonAtomic } from "./atomic-file.js";
 import type { BlobStore } from "./blob-store.js";
 import { digestOfFile } from "./blob-store.js";
 
@@ -25,16 +28,20 @@ export interface LayerRecord {
   /** Bytes of the files the layer holds, as the driver applied them. */
   size: number;
   /**
-   * A pulled layer keeps the blob it was downloaded as (gzip or zstd) instead of its
-   * uncompressed tar: no second copy written at pull time, and a push of it sends the same
-   * bytes. `tarSize` is the uncompressed tar's length (a save needs it before it streams).
+   * A pulled layer keeps no uncompressed tar. With a driver that shows its files (`diffDir`) it
+   * keeps the tar's layout (`layout`, core/archive/tar-layout.ts), as Docker keeps tar-split
+   * data, and its tar is made again from the files; otherwise it keeps the blob it was
+   * downloaded as (gzip or zstd, `compressed`), and a push of it sends the same bytes. A pull
+   * records where registries hold its blob either way (distribution.ts). `tarSize` is the
+   * uncompressed tar's length (a save needs it before it streams).
    */
   compressed?: { digest: string; mediaType: string; size: number };
+  layout?: true;
   tarSize?: number;
 }
 
-/** A layer's kept blob, compressed or not: what pruning keeps. */
-export const keptBlobOf = (l: LayerRecord) => l.compressed?.digest ?? l.diffId;
+/** A layer's kept blob, compressed or not (none for a layer kept as a layout): what pruning keeps. */
+export const keptBlobOf = (l: LayerRecord): string | undefined => (l.compressed ? l.compressed.digest : l.layout ? undefined : l.diffId);
 
 /** One layer of `registerChain`: its tar as it streams, what its digest must be, the blob to keep. */
 export interface ChainItem {
@@ -43,17 +50,25 @@ export interface ChainItem {
   compressed?: CompressedSource;
 }
 
-interface Filled {
-  size: number;
-  tarSize: number;
-}
-
-/** A downloaded blob to keep in place of the tar (see LayerRecord.compressed). */
+/**
+ * The blob a layer was downloaded as (see LayerRecord.compressed): kept in place of the tar
+ * from `file` when the layer cannot be kept as a layout; `file` is absent when the download
+ * was not written to a file (the driver keeps layouts).
+ */
 export interface CompressedSource {
-  file: string;
+  file?: string;
   digest: string;
   mediaType: string;
   size: number;
+}
+
+interface Filled {
+  size: number;
+  tarSize: number;
+  /** The layout file, made whole and flushed, to rename into place with the record. */
+  layout?: string;
+  /** The compressed blob is kept (no layout). */
+  keptCompressed: boolean;
 }
 
 export function chainIdOf(parent: string | undefined, diffId: string): string {
@@ -72,6 +87,11 @@ export class LayerStore {
   constructor(root: string, private readonly blobs: BlobStore, readonly driver: StorageDriver) {
     this.dir = join(root, "layers");
     mkdirSync(this.dir, { recursive: true });
+  }
+
+  /** Whether pulled layers are kept as layouts (the driver shows its files). */
+  get keepsLayouts(): boolean {
+    return typeof this.driver.diffDir === "function";
   }
 
   get(chainId: string): LayerRecord | undefined {
@@ -210,7 +230,9 @@ export class LayerStore {
       }
     } catch (err) {
       for (const item of items) item.tar.destroy();
-      await Promise.allSettled(filled); // nothing may still write into a layer that goes
+      const settled = await Promise.allSettled(filled); // nothing may still write into a layer that goes
+      // layouts of layers that will not be recorded
+      for (const r of settled.slice(committed)) if (r.status === "fulfilled" && r.value.layout) rmSync(r.value.layout, { force: true });
       // children before parents: a driver refuses to remove a parent that has children
       for (const chainId of made.slice(committed).reverse()) {
         await this.driver.remove(hex(chainId)).catch(() => undefined);
@@ -285,10 +307,14 @@ export class LayerStore {
     // failures surface through the two promises below; a stream destroyed after its reader
     // has gone (the other side failed first) must not make an uncaught error of it
     for (const s of [toDriver, fanOut, file] as (NodeJS.EventEmitter | undefined)[]) s?.on("error", () => undefined);
+    // a pulled layer's layout, when the driver shows its files: its tar is made again from them
+    const layoutFile = compressed && this.keepsLayouts ? this.blobs.tempPath("layout") : undefined;
+    const layout = layoutFile ? new LayoutRecorder(layoutFile) : undefined;
+    let kept = false;
     try {
       // every byte has gone through the digest once the tar is read to its end
       const feeding = fanOut ? pipeline(tar, fanOut) : outlet!.done;
-      const applying = this.driver.applyDiff(id, toDriver);
+      const applying = this.driver.applyDiff(id, toDriver, layout ? { layout } : undefined);
       const [, size] = await Promise.all([
         feeding.catch((e) => {
           toDriver.destroy(e);
@@ -303,12 +329,23 @@ export class LayerStore {
       const digest = `sha256:${hash.digest("hex")}`;
       if (digest !== diffId) throw errors.imageDigestMismatch("layer", diffId, digest);
       if (keepTar && !this.blobs.has(digest)) await this.blobs.adopt(tmp, digest);
-      if (compressed && !this.blobs.has(compressed.digest)) await this.blobs.adopt(compressed.file, compressed.digest);
-      return { size, tarSize };
+      if (layout && (await layout.finish()).complete) {
+        await syncFileInBackground(layoutFile!);
+        kept = true;
+        return { size, tarSize, layout: layoutFile, keptCompressed: false };
+      }
+      // no layout (or one a later entry of the tar made incomplete): the downloaded blob, if it was kept
+      const keptCompressed = !!compressed?.file;
+      if (compressed?.file && !this.blobs.has(compressed.digest)) await this.blobs.adopt(compressed.file, compressed.digest);
+      return { size, tarSize, keptCompressed };
     } catch (err) {
       tar.destroy();
       throw err;
     } finally {
+      if (layout && !kept) {
+        await layout.abort();
+        rmSync(layoutFile!, { force: true });
+      }
       if (file) {
         // the file is opened asynchronously: removed before it is, it would be made afterwards
         file.destroy();
@@ -318,35 +355,63 @@ export class LayerStore {
     }
   }
 
-  /** Writes the record of a filled layer: from here on it is whole. */
-  private commit(parent: string | undefined, chainId: string, { diffId, compressed }: ChainItem, { size, tarSize }: Filled): LayerRecord {
+  /** Writes the record of a filled layer (its layout first): from here on it is whole. */
+  private commit(parent: string | undefined, chainId: string, { diffId, compressed }: ChainItem, filled: Filled): LayerRecord {
+    const { size, tarSize } = filled;
     const layer: LayerRecord = {
       chainId,
       diffId,
       ...(parent ? { parent } : {}),
       size,
-      ...(compressed ? { compressed: { digest: compressed.digest, mediaType: compressed.mediaType, size: compressed.size }, tarSize } : {}),
+      ...(filled.layout ? { layout: true as const, tarSize } : {}),
+      ...(compressed && filled.keptCompressed ? { compressed: { digest: compressed.digest, mediaType: compressed.mediaType, size: compressed.size }, tarSize } : {}),
+      ...(compressed && !filled.layout && !filled.keptCompressed ? { tarSize } : {}),
     };
+    if (filled.layout) {
+      renameSync(filled.layout, this.layoutPath(hex(chainId)));
+      syncDir(this.dir);
+    }
     writeJsonAtomic(join(this.dir, `${hex(chainId)}.json`), layer);
     rmSync(this.pendingPath(hex(chainId)), { force: true });
     return layer;
   }
 
-  /** The layer's uncompressed tar: its blob, or its compressed blob decompressed on the way. */
+  /**
+   * The layer's uncompressed tar: its blob, made again from its files and layout (checked
+   * against its diff ID as it streams), or its compressed blob decompressed on the way.
+   */
   async openTar(layer: LayerRecord): Promise<{ size: number; stream: Readable }> {
+    this.assertExportable(layer);
     if (this.blobs.has(layer.diffId)) return { size: this.blobs.size(layer.diffId), stream: this.blobs.open(layer.diffId) };
+    if (layer.layout && layer.tarSize !== undefined && this.driver.diffDir) {
+      return { size: layer.tarSize, stream: tarFromLayout(this.layoutPath(hex(layer.chainId)), this.driver.diffDir(hex(layer.chainId)), layer.diffId) };
+    }
     if (!layer.compressed || layer.tarSize === undefined) throw errors.imageNotFound(`layer ${layer.diffId}`);
     const { decompress } = await import("../archive/decompress.js");
     return { size: layer.tarSize, stream: decompress(this.blobs.open(layer.compressed.digest)) };
+  }
+
+  /** Throws unless `openTar` can give the layer's tar (to answer before a stream starts). */
+  assertExportable(layer: LayerRecord): void {
+    if (layer.layout || layer.compressed || this.blobs.has(layer.diffId) || layer.tarSize === undefined) return;
+    // a pulled layer kept neither as a layout nor as its blob: a later entry of its tar replaced a file
+    throw errors.imageLayerUnexportable(layer.diffId, "a later entry of its tar replaced an earlier one's file, whose data is gone (Docker cannot export such a layer either)");
   }
 
   private pendingPath(id: string): string {
     return join(this.dir, `${id}.pending`);
   }
 
+  private layoutPath(id: string): string {
+    return join(this.dir, `${id}.layout`);
+  }
+
   /** After a crash: the driver layers of registrations and removals that did not finish go. */
   async recoverPending(): Promise<void> {
     for (const f of readdirSync(this.dir)) {
+      // a layout renamed into place just before a crash, its record never written
+      const layout = /^([a-f0-9]{64})\.layout$/.exec(f);
+      if (layout && !this.recordExists(`sha256:${layout[1]}`)) rmSync(join(this.dir, f), { force: true });
       const m = /^([a-f0-9]{64})\.pending$/.exec(f);
       if (!m) continue;
       try {
@@ -369,6 +434,7 @@ export class LayerStore {
   async remove(chainId: string): Promise<void> {
     writeFileSync(this.pendingPath(hex(chainId)), "");
     rmSync(join(this.dir, `${hex(chainId)}.json`), { force: true });
+    rmSync(this.layoutPath(hex(chainId)), { force: true });
     await this.driver.remove(hex(chainId));
     rmSync(this.pendingPath(hex(chainId)), { force: true });
   }

@@ -181,22 +181,26 @@ async function fetchLayers(
   const onAbort = () => abort.abort(opts.signal.reason);
   opts.signal.addEventListener("abort", onAbort, { once: true });
   const slots = new Slots(Math.max(1, limits.downloads));
-  const files = new Map<string, Promise<string>>(); // by blob digest: a blob listed twice downloads once
+  const files = new Map<string, Promise<string | undefined>>(); // by blob digest: a blob listed twice downloads once
   const temps = new Map<string, string>(); // by blob digest
   // A layer is extracted while it downloads (fed from the download) when its extraction can run
   // then: every layer's with a driver that applies a chain's layers at once (`parallel-apply`),
   // only the first's otherwise. The others, and a blob listed twice, are extracted from the
-  // downloaded file afterwards.
+  // downloaded file afterwards. A layer extracted while it downloads is not written to a file
+  // at all when the store keeps layers as layouts (and a blob listed twice is): as Docker, a
+  // pull keeps no compressed blob, only where registries hold it (distribution.ts).
   const parallel = store.layers.driver.capabilities.includes("parallel-apply");
-  const downloads: Promise<string>[] = [];
+  const digests = jobs.map((j) => j.desc.digest);
+  const listedTwice = new Set(digests.filter((d, i) => digests.indexOf(d) !== i));
+  const downloads: Promise<string | undefined>[] = [];
   const layerArgs: { item: ChainItem; registered: () => void }[] = [];
   for (const [i, job] of jobs.entries()) {
     const input = new LayerInput(job, limits.disablePigz, opts.emit, abort.signal);
     let file = files.get(job.desc.digest);
     if (!file) {
-      const path = store.blobs.tempPath("pull");
-      temps.set(job.desc.digest, path);
       const live = parallel || i === 0;
+      const path = !live || !store.layers.keepsLayouts || listedTwice.has(job.desc.digest) ? store.blobs.tempPath("pull") : undefined;
+      if (path) temps.set(job.desc.digest, path);
       file = slots.run(
         () => opts.emit(status(job.id, "Waiting")),
         async () => {
@@ -211,7 +215,7 @@ async function fetchLayers(
       input.feedFrom(readDownloaded(store, job.desc.digest, file));
     }
     downloads.push(file);
-    layerArgs.push(layerItem(store, job, temps.get(job.desc.digest)!, input));
+    layerArgs.push(layerItem(store, job, temps.get(job.desc.digest), input));
   }
   try {
     try {
@@ -244,11 +248,14 @@ async function fetchLayers(
 
 const isAbort = (err: unknown) => (err as Error)?.name === "AbortError";
 
-/** One blob to a file: digested on the way, resumed from where it broke when the registry allows. */
-async function download(session: RegistrySession, job: LayerJob, path: string, attempts: number, emit: Emit, signal: AbortSignal, live?: LayerInput): Promise<void> {
+/**
+ * One blob, digested on the way, into a file at `path` (when given) and into `live`'s
+ * decompressor (when given), resumed from where it broke when the registry allows.
+ */
+async function download(session: RegistrySession, job: LayerJob, path: string | undefined, attempts: number, emit: Emit, signal: AbortSignal, live?: LayerInput): Promise<void> {
   const { desc, id } = job;
   const feed = live;
-  const file = await open(path, "w", 0o600);
+  const file = path ? await open(path, "w", 0o600) : undefined;
   try {
     let hash = createHash("sha256");
     let offset = 0;
@@ -260,11 +267,11 @@ async function download(session: RegistrySession, job: LayerJob, path: string, a
           // the registry ignored the range: start again (the feed skips what it has had)
           hash = createHash("sha256");
           offset = 0;
-          await file.truncate(0);
+          await file?.truncate(0);
         }
         // written in batches of about 512 KiB: the registry's 64 KiB chunks cost a write each
         // otherwise, and writes of 1 MiB or more cost the kernel three times as much (see
-        // core/archive/file-data.ts)
+        // core/archive/file-writer.ts)
         let batch: Buffer[] = [];
         let batched = 0;
         const flush = async () => {
@@ -273,17 +280,19 @@ async function download(session: RegistrySession, job: LayerJob, path: string, a
           const at = offset - batched;
           batch = [];
           batched = 0;
-          await file.writev(data, at);
+          await file?.writev(data, at);
         };
         try {
           for await (const chunk of chunksOf(res.body)) {
             hash.update(chunk);
             const wait = feed?.push(chunk, offset);
             if (wait) await wait;
-            batch.push(chunk);
-            batched += chunk.length;
             offset += chunk.length;
-            if (batched >= 512 * 1024) await flush();
+            if (file) {
+              batch.push(chunk);
+              batched += chunk.length;
+              if (batched >= 512 * 1024) await flush();
+            }
             report(offset);
           }
         } finally {
@@ -298,7 +307,7 @@ async function download(session: RegistrySession, job: LayerJob, path: string, a
         if (offset > desc.size) {
           hash = createHash("sha256");
           offset = 0;
-          await file.truncate(0);
+          await file?.truncate(0);
         }
         if (attempt >= attempts) throw errors.registryDownloadFailed(desc.digest, attempt, (err as Error).message);
         const delay = Math.min(2 ** (attempt - 1), 10);
@@ -316,13 +325,14 @@ async function download(session: RegistrySession, job: LayerJob, path: string, a
     feed?.fail(err as Error);
     throw err;
   } finally {
-    await file.close();
+    await file?.close();
   }
 }
 
 /** A layer's blob for the layer store: its tar (the decompressor's output), the blob to keep. */
-function layerItem(store: ImageStore, job: LayerJob, file: string, input: LayerInput): { item: ChainItem; registered: () => void } {
-  // the store keeps the blob from this file, unless it has it already (a blob listed twice)
+function layerItem(store: ImageStore, job: LayerJob, file: string | undefined, input: LayerInput): { item: ChainItem; registered: () => void } {
+  // the store keeps the layer's layout, or the blob from this file (unless it has it already: a
+  // blob listed twice), and where the registry holds the blob
   const compressed = { file, digest: job.desc.digest, mediaType: job.desc.mediaType, size: job.desc.size };
   return {
     item: { tar: input.decoder.output, diffId: job.diffId, compressed },
@@ -337,8 +347,9 @@ function layerItem(store: ImageStore, job: LayerJob, file: string, input: LayerI
  * A downloaded blob, read once its download is over: from the temporary file, or from the store
  * if a layer of the same blob has kept it meanwhile (the kept blob is the file, renamed).
  */
-async function* readDownloaded(store: ImageStore, digest: string, download: Promise<string>): AsyncGenerator<Buffer> {
+async function* readDownloaded(store: ImageStore, digest: string, download: Promise<string | undefined>): AsyncGenerator<Buffer> {
   const file = await download;
+  if (!file) throw new Error(`blob ${digest} was not kept in a file`); // (a blob read back is always written to one)
   let handle;
   try {
     handle = await open(file, "r");

@@ -2,8 +2,9 @@
  * `GET /images/get` and `GET /images/{name}/get`: images as one tar that is at once a `docker
  * save` archive (manifest.json) and an OCI image layout (oci-layout, index.json, blobs/), so
  * that both `docker load` and OCI tools read it. Layers go out exactly as they came in (the
- * uncompressed tars are kept as blobs, or for pulled layers the downloaded compressed blob,
- * decompressed on the way), so a saved image loads again with the same ID.
+ * uncompressed tars kept as blobs; a pulled layer's tar made again from its files and layout,
+ * or its downloaded compressed blob decompressed on the way), so a saved image loads again
+ * with the same ID.
  */
 import { createHash } from "node:crypto";
 

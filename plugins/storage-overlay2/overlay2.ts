@@ -30,7 +30,7 @@ import { lstat, mkdir, readdir, readFile, realpath, rename, rm, statfs, symlink,
 import { dirname, join, resolve } from "node:path";
 import type { Readable } from "node:stream";
 import { promisify } from "node:util";
-import type { CreateOptions, LayerUsage, MountSpec, StorageCapability, StorageContext, StorageDriver } from "../../core/contracts/storage.js";
+import type { ApplyDiffOptions, CreateOptions, LayerUsage, MountSpec, StorageCapability, StorageContext, StorageDriver } from "../../core/contracts/storage.js";
 import { parseBytes, showBytes } from "../../core/options/value-types-structured.js";
 
 /** The tar code (tar-stream, the xattr binding) is loaded on first use, not at daemon start. */
@@ -370,14 +370,18 @@ export class Overlay2Driver implements StorageDriver {
     }
   }
 
-  async applyDiff(id: string, tar: Readable): Promise<number> {
+  async applyDiff(id: string, tar: Readable, opts: ApplyDiffOptions = {}): Promise<number> {
     const dir = await this.complete(id);
     await writeFile(join(dir, INCOMPLETE), "");
     // Device nodes are let through as Docker does for root: the devices cgroup guards their use.
     const { applyLayer } = await archive();
-    await applyLayer(tar, join(dir, "diff"), { whiteouts: "overlay", allowDevices: true });
+    await applyLayer(tar, join(dir, "diff"), { whiteouts: "overlay", allowDevices: true, layout: opts.layout });
     await unlink(join(dir, INCOMPLETE));
     return (await this.usage(id)).size;
+  }
+
+  diffDir(id: string): string {
+    return join(this.dir(id), "diff");
   }
 
   async mounts(id: string): Promise<Overlay2MountSpec[]> {

@@ -296,6 +296,13 @@ export function imageRoutes(deps: ImageRouteDeps) {
       const refs = ref.tag || ref.digest ? [reference] : image.references.filter((r) => r.startsWith(`${repositoryOf(ref)}:`));
       return { image, refs };
     });
+    // a layer that cannot be exported is an error before the archive starts, not a cut archive
+    for (const { image } of items) {
+      for (const chainId of image.chain) {
+        const layer = store.layers.get(chainId);
+        if (layer) store.layers.assertExportable(layer);
+      }
+    }
     for (const { image } of items) deps.hooks.event.call(imageEvent(image, "save", image.id));
     return reply.type("application/x-tar").send(saveImages(store, items));
   }
