@@ -36,10 +36,14 @@ export async function progressStream(reply: FastifyReply, work: (w: ProgressWork
     }
     write(m);
   };
+  const buffered = () => out.writableLength > 0 || out.readableLength > 0 || res.writableLength > 0;
   const drained = async () => {
-    // the lines written so far have left the stream and the socket's buffer
-    for (let i = 0; i < 600 && !abort.signal.aborted && (out.writableLength > 0 || out.readableLength > 0 || res.writableLength > 0); i++) {
-      await new Promise((r) => setTimeout(r, 50));
+    // the lines written so far have left the stream and the socket's buffer: usually within a
+    // few event-loop turns, so looked at after 1 ms, then 2, 4... up to every 50 ms (a fixed 50
+    // ms poll cost every pull 50 ms at its end); at most 30 s
+    const deadline = Date.now() + 30_000;
+    for (let wait = 1; !abort.signal.aborted && buffered() && Date.now() < deadline; wait = Math.min(wait * 2, 50)) {
+      await new Promise((r) => setTimeout(r, wait));
     }
   };
   const done = work({ emit, signal: abort.signal, drained }).then(
