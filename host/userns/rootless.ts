@@ -48,15 +48,8 @@ export function hostProbe(env: NodeJS.ProcessEnv): RootlessProbe {
     euid,
     user,
     uidMap: readOr("/proc/self/uid_map"),
-    onPath: (command) => (env.PATH ?? "").split(delimiter).some((dir) => dir !== "" && isExecutable(join(dir, command))),
-    writable: (path) => {
-      try {
-        accessSync(path, constants.W_OK | constants.X_OK);
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    onPath: (command) => (env.PATH ?? "").split(delimiter).some((dir) => dir !== "" && allows(join(dir, command), constants.X_OK)),
+    writable: (path) => allows(path, constants.W_OK | constants.X_OK),
     subordinateIds: (file) => idRangesOf(file, [String(euid), user]).reduce((n, r) => n + r.size, 0),
     kernel: release(),
     cgroup2: existsSync("/sys/fs/cgroup/cgroup.controllers"),
@@ -107,9 +100,10 @@ function kernelAtLeast(releaseText: string, major: number, minor: number): boole
   return Number(m[1]) > major || (Number(m[1]) === major && Number(m[2]) >= minor);
 }
 
-function isExecutable(path: string): boolean {
+/** access(2): whether this process may use `path` so. */
+function allows(path: string, mode: number): boolean {
   try {
-    accessSync(path, constants.X_OK);
+    accessSync(path, mode);
     return true;
   } catch {
     return false;
