@@ -442,6 +442,54 @@ export const errors = {
     (what: string, path: string, why: string) => `could not read the TLS ${what} ${path}: ${why}`,
   ),
 
+  // --- user namespaces (--userns-remap) and rootless mode ---
+  usernsLookup: define("ENGINE_ERR_USERNS_LOOKUP", 500, (detail: string) => detail),
+  usernsUserCreate: define(
+    "ENGINE_ERR_USERNS_USER_CREATE",
+    500,
+    (user: string, why: string) => `Error during "${user}" user creation: ${why}`,
+  ),
+  usernsNoRanges: define(
+    "ENGINE_ERR_USERNS_NO_RANGES",
+    500,
+    (kind: "subuid" | "subgid", who: string, file: string) =>
+      `Can't create ID mappings: no ${kind} ranges found for ${who} in ${file}; add a line <name>:<first id>:<count> for it (usermod ${kind === "subuid" ? "-v" : "-w"} <first>-<last> <user>)`,
+  ),
+  usernsRootAccess: define(
+    "ENGINE_ERR_USERNS_ROOT_ACCESS",
+    500,
+    (root: string, dir: string) =>
+      `a subdirectory in your graphroot path (${root}) restricts access to the remapped root uid/gid: ${dir}; please fix by allowing 'o+x' permissions on existing directories`,
+  ),
+  usernsSetupFailed: define("ENGINE_ERR_USERNS_SETUP_FAILED", 500, (what: string, why: string) => `user namespace: ${what}: ${why}`),
+  usernsPrivileged: define(
+    "ENGINE_ERR_USERNS_PRIVILEGED",
+    400,
+    () => "privileged mode is incompatible with user namespaces.  You must run the container in the host namespace when running privileged mode",
+  ),
+  usernsHostNetwork: define(
+    "ENGINE_ERR_USERNS_HOST_NETWORK",
+    400,
+    () => "cannot share the host's network namespace when user namespaces are enabled",
+  ),
+  usernsHostPid: define("ENGINE_ERR_USERNS_HOST_PID", 400, () => "cannot share the host PID namespace when user namespaces are enabled"),
+  rootlessAsRoot: define(
+    "ENGINE_ERR_ROOTLESS_AS_ROOT",
+    500,
+    () =>
+      "rootless mode: engined must be executed as a non-privileged user (it runs as root in the host's user namespace); start it as an ordinary user inside RootlessKit, or drop --rootless",
+  ),
+  rootlessMissing: define(
+    "ENGINE_ERR_ROOTLESS_MISSING",
+    500,
+    (missing: string[]) => `rootless mode needs what this host does not give it: ${missing.join("; ")}`,
+  ),
+  rootlessWithRemap: define(
+    "ENGINE_ERR_ROOTLESS_WITH_REMAP",
+    500,
+    () => "--userns-remap cannot be used in rootless mode: the daemon's own user namespace already maps the containers' ids",
+  ),
+
   // --- runtimes ---
   runtimeUnknown: define("ENGINE_ERR_RUNTIME_UNKNOWN", 400, (name: string) => `unknown or invalid runtime name: ${name}`),
   runtimeNotSupported: define(

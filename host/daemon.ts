@@ -47,6 +47,9 @@ import { claimPidfile } from "./pidfile.js";
 import { defaultResolveOptions, type ResolveOptions } from "./plugins/resolve-plugin.js";
 import { reloadDaemon, type ReloadOutcome } from "./reload.js";
 import { prepareRoots, type Roots } from "./roots.js";
+import { checkRootless } from "./userns/rootless.js";
+import { inRootlessKit, rootlessPaths } from "../core/options/rootless-defaults.js";
+import { setupUsernsRemap, shareWithRemappedRoot } from "./userns/remap.js";
 import { buildSystemInfo, buildVersionInfo, loadDaemonId, type InfoSources } from "./system-info.js";
 import { hostname } from "node:os";
 
@@ -77,11 +80,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   const activationFds = takeActivationFds(env);
   const tlsOn = config.tls || config.tlsverify;
   // Parse every address before anything is created, so that a typo changes nothing.
-  const addresses = listenAddresses(config.host, tlsOn);
+  const addresses = listenAddresses(config.host, tlsOn, env);
   const tls = tlsOn
     ? loadTlsOptions({ verify: config.tlsverify, cacert: config.tlscacert, cert: config.tlscert, key: config.tlskey })
     : undefined;
-  const roots = prepareRoots(config["data-root"], config["exec-root"], env);
+  const rootlessWarnings = checkRootless(config, env);
+  for (const warning of rootlessWarnings) log.warn(warning);
+  const remap = setupUsernsRemap(config["userns-remap"], log);
+  const roots = prepareRoots(config["data-root"], config["exec-root"], env, remap);
   const undo: (() => Promise<void> | void)[] = [claimPidfile(config.pidfile)];
   const hooks = createHooks();
   let shutdownReason: ShutdownReason = "error";
@@ -89,20 +95,21 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const loader = { log, host, dataRoot: roots.dataRoot, execRoot: roots.execRoot, resolve: opts.resolve ?? defaultResolveOptions() };
     const authz = new AuthzChain(hooks, loader);
     await authz.replace(config["authorization-plugin"]);
-    const driver = await openStorage(config["storage-driver"], config["storage-opt"], { ...loader, hooks });
+    const driver = await openStorage(config["storage-driver"], config["storage-opt"], { ...loader, hooks }, remap?.idMap);
     const images = await ImageStore.open(join(roots.dataRoot, "image"), join(roots.tmpDir, "image"), driver);
     const containers = new ContainerStore(join(roots.dataRoot, "containers"));
+    if (remap) shareWithRemappedRoot(remap, containers.root);
     const runtime = await openRuntime({ ...loader, hooks });
     const logDrivers = logDriverSource({ ...loader, hooks }, () => config["log-opt"]);
     // The default log driver and its --log-opt defaults are checked now: a typo stops the start.
     await logDrivers(config["log-driver"]).then((d) => d.validateOptions(config["log-opt"]));
-    const network = await openNetwork({ ...loader, hooks }, { containers, config: () => config, log: log.child({ component: "network" }) });
-    const volumes = openVolumes({ ...loader, hooks }, { containers, log: log.child({ component: "volumes" }) });
+    const network = await openNetwork({ ...loader, hooks }, { containers, config: () => config, log: log.child({ component: "network" }), remap });
+    const volumes = openVolumes({ ...loader, hooks }, { containers, log: log.child({ component: "volumes" }), rootOwner: remap?.root });
     const eventLog = new EventLog(hooks);
     const runner = new ContainerRunner({
       containers, images, storage: driver, runtime, logDrivers, hooks, config: () => config, host: ruleHost(host),
       execRoot: roots.execRoot, log: log.child({ component: "containers" }), network: network.containers,
-      volumes: volumes.containers,
+      volumes: volumes.containers, remap,
     });
     await runner.restore(config["live-restore"]);
     await volumes.containers.restore();
@@ -127,7 +134,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // Containers whose restart policy says so come back, once every plugin has started.
     await runner.autoRestart();
 
-    const warnings = insecureTcpWarnings(addresses, Boolean(tls?.requestCert));
+    const warnings = [...insecureTcpWarnings(addresses, Boolean(tls?.requestCert)), ...rootlessWarnings];
     const registry = new RegistryService(() => ({
       insecureRegistries: config["insecure-registry"],
       mirrors: config["registry-mirror"],
@@ -166,13 +173,13 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           }),
         }),
         authRoutes({ registry }),
-        containerRoutes({ containers, images, driver, runner, logDrivers, config: () => config, network: network.containers, hooks, volumes: volumes.containers }),
+        containerRoutes({ containers, images, driver, runner, logDrivers, config: () => config, network: network.containers, hooks, volumes: volumes.containers, remap }),
         containerRunRoutes({ containers, runner, logDrivers, config: () => config, hooks }),
         containerOpsRoutes({ containers, runner, hooks }),
         execRoutes({ containers, execs: new ExecSessions({ runner, runtime, hooks, log: log.child({ component: "exec" }) }) }),
         eventRoutes(eventLog),
         commitRoutes({ containers, images, storage: driver, pauser: runner, hooks }),
-        containerFileRoutes({ containers, runner, storage: driver, hooks, execRoot: roots.execRoot, disablePigz: () => config["disable-pigz"] }),
+        containerFileRoutes({ containers, runner, storage: driver, hooks, execRoot: roots.execRoot, disablePigz: () => config["disable-pigz"], idMap: remap?.idMap }),
         networkRoutes({ networks: network.networks, endpoints: network.containers, containers }),
         volumeRoutes(volumes.service),
         systemDfRoute(images, () => volumesWithUsage(volumes.service)),
@@ -239,10 +246,11 @@ function tapDaemonReload(hooks: EngineHooks, authz: AuthzChain, log: Logger): vo
   });
 }
 
-/** `-H` values, or the default socket; an empty `-H` counts as none. */
-function listenAddresses(hosts: readonly string[], tls: boolean): ListenAddress[] {
+/** `-H` values, or the default socket (inside RootlessKit, `$XDG_RUNTIME_DIR/engine.sock`); an empty `-H` counts as none. */
+function listenAddresses(hosts: readonly string[], tls: boolean, env: NodeJS.ProcessEnv): ListenAddress[] {
   const given = hosts.filter((h) => h.trim() !== "");
-  return (given.length ? given : [""]).map((h) => parseHost(h, tls));
+  const fallback = inRootlessKit(env) ? `unix://${rootlessPaths.socket(env)}` : "";
+  return (given.length ? given : [fallback]).map((h) => parseHost(h, tls));
 }
 
 function insecureTcpWarnings(addresses: readonly ListenAddress[], verified: boolean): string[] {

@@ -23,12 +23,18 @@ import {
 } from "./metadata.js";
 import { NodeBatch, type NodeRequest } from "./mknod.js";
 import { cleanEntryName, LayerEntryError, SafeResolver, type Resolved } from "./safe-path.js";
+import { rootOwner, type IdMap } from "../userns/id-map.js";
 
 export interface ApplyOptions {
   /** How OCI whiteouts land: overlayfs's form, or deleting what they name (full-copy drivers). */
   whiteouts: "overlay" | "remove";
   /** Let character/block devices and fifos through (default: refuse them). */
   allowDevices?: boolean;
+  /**
+   * A user namespace's id map (`--userns-remap`): every owner in the tar is a container id and
+   * is written as its host id; an id the map does not cover fails the entry.
+   */
+  idMap?: IdMap;
 }
 
 const CREATE = { create: true, followSymlinks: true } as const;
@@ -51,7 +57,7 @@ export class LayerWriter {
     readonly root: string,
     readonly opts: ApplyOptions,
   ) {
-    this.resolver = new SafeResolver(root);
+    this.resolver = new SafeResolver(root, opts.idMap ? rootOwner(opts.idMap) : undefined);
   }
 
   resolve(entry: string, parts: string[]): Resolved {

@@ -22,10 +22,17 @@ import { Readable } from "node:stream";
 import { pack as tarPack, type Header as TarStreamHeader, type Pack } from "tar-stream";
 import { installBinaryPax, XATTR_PREFIX, xattrRecord } from "./pax-binary.js";
 import { OPAQUE_MARKER, WHITEOUT_PREFIX } from "./whiteouts.js";
+import { containerOwner, type IdMap } from "../userns/id-map.js";
 
 export interface PackOptions {
   /** "overlay": the folder holds overlayfs whiteouts, to be turned into the OCI form. */
   whiteouts: "overlay" | "none";
+  /**
+   * A user namespace's id map (`--userns-remap`): owners are written as the container ids the
+   * host ids stand for, so the tar is what it would be without the map (whiteouts, which
+   * overlayfs makes 0:0, are written as they are).
+   */
+  idMap?: IdMap;
 }
 
 type Header = Partial<Omit<TarStreamHeader, "pax">> & { name: string; pax?: Record<string, string> };
@@ -83,19 +90,20 @@ class Packer {
     }
   }
 
-  private base(name: string, st: Stats, xattrs: boolean, abs: string): Header {
+  private base(name: string, st: Stats, xattrs: boolean, abs: string, whiteout = false): Header {
+    const { uid, gid } = this.opts.idMap && !whiteout ? containerOwner(this.opts.idMap, st) : st;
     const h: Header = {
       name,
       // tar-stream replaces a mode of 0 with its default; the type bits keep it non-zero and
       // are masked off when the header is written
       mode: st.mode,
-      uid: st.uid,
-      gid: st.gid,
+      uid,
+      gid,
       mtime: new Date(Math.floor(st.mtimeMs / 1000) * 1000),
     };
     const pax: Record<string, string> = {};
-    if (st.uid > USTAR_MAX_ID) pax.uid = String(st.uid);
-    if (st.gid > USTAR_MAX_ID) pax.gid = String(st.gid);
+    if (uid > USTAR_MAX_ID) pax.uid = String(uid);
+    if (gid > USTAR_MAX_ID) pax.gid = String(gid);
     if (xattrs) {
       for (const key of listAttributesSync(abs).sort(byteOrder)) {
         if (key.startsWith("trusted.overlay.")) continue;
@@ -111,7 +119,7 @@ class Packer {
     const overlay = this.opts.whiteouts === "overlay";
     if (st.isCharacterDevice() && st.rdev === 0 && overlay) {
       const dir = rel.slice(0, rel.length - name.length);
-      const h = this.base(`${dir}${WHITEOUT_PREFIX}${name}`, st, false, abs);
+      const h = this.base(`${dir}${WHITEOUT_PREFIX}${name}`, st, false, abs, true);
       return this.entry({ ...h, type: "file", mode: constants.S_IFREG | 0o600, size: 0 });
     }
     if (st.isDirectory()) {

@@ -78,6 +78,8 @@ export interface HostConfig {
   NetworkMode?: string;
   PidMode?: string;
   UTSMode?: string;
+  /** `host` opts the container out of the daemon's `--userns-remap` user namespace; anything else keeps it. */
+  UsernsMode?: string;
   /** Mount point -> tmpfs options (`size=64m,noexec`). */
   Tmpfs?: Record<string, string> | null;
   /** `sysctl name -> value`. */

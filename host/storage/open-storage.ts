@@ -11,18 +11,20 @@ import { errors } from "../../core/errors.js";
 import type { EngineHooks } from "../../core/hooks.js";
 import { loadPlugins, type LoaderDeps } from "../plugins/plugin-loader.js";
 import { builtinStorageDrivers, selectStorageDriver, storageOptions } from "./select-driver.js";
+import type { IdMap } from "../../core/userns/id-map.js";
 
 export async function openStorage(
   configured: string,
   storageOpts: readonly string[],
   loader: LoaderDeps & { hooks: EngineHooks },
+  idMap?: IdMap,
 ): Promise<StorageDriver> {
   const wanted = selectStorageDriver(configured, loader.dataRoot, builtinStorageDrivers(loader.resolve.builtinDir));
   const options = storageOptions(storageOpts);
   const plugins = await loadPlugins([{ kind: "storage", name: wanted }], loader);
   const plugin = plugins.find((p) => p.plugin.manifest.kind === "storage");
   const name = plugin ? parsePluginId(plugin.id).name : wanted;
-  const driver = await loader.hooks.createStorageDriver.get(name)?.promise({ home: join(loader.dataRoot, name), options });
+  const driver = await loader.hooks.createStorageDriver.get(name)?.promise({ home: join(loader.dataRoot, name), options, ...(idMap ? { idMap } : {}) });
   if (!driver) throw errors.storageDriverUnavailable(name);
   // cleanup() runs when the image store opens (ImageStore.open), which owns the layers.
   loader.log.info({ driver: name }, "storage driver ready");

@@ -26,12 +26,13 @@
 import { execFile } from "node:child_process";
 import { randomBytes, randomInt } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { lstat, mkdir, readdir, readFile, realpath, rename, rm, statfs, symlink, unlink, writeFile } from "node:fs/promises";
+import { chown, lstat, mkdir, readdir, readFile, realpath, rename, rm, statfs, symlink, unlink, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import type { Readable } from "node:stream";
 import { promisify } from "node:util";
 import type { CreateOptions, LayerUsage, MountSpec, StorageCapability, StorageContext, StorageDriver } from "../../core/contracts/storage.js";
 import { parseBytes, showBytes } from "../../core/options/value-types-structured.js";
+import { rootOwner } from "../../core/userns/id-map.js";
 
 /** The tar code (tar-stream, the xattr binding) is loaded on first use, not at daemon start. */
 const archive = () => import("../../core/archive/index.js");
@@ -280,6 +281,7 @@ export class Overlay2Driver implements StorageDriver {
     try {
       await writeFile(join(dir, INCOMPLETE), "");
       await mkdir(join(dir, "diff"), { mode: 0o755 });
+      await this.giveToRemappedRoot(join(dir, "diff"));
       short = await this.makeLink(id);
       await writeFile(join(dir, "link"), short);
       if (parent !== undefined) {
@@ -288,6 +290,7 @@ export class Overlay2Driver implements StorageDriver {
       }
       if (opts.writable) {
         await mkdir(join(dir, "work"), { mode: 0o700 });
+        await this.giveToRemappedRoot(join(dir, "work"));
         if (quotaBytes !== undefined) await this.setQuota(dir, quotaBytes);
       }
       await unlink(join(dir, INCOMPLETE));
@@ -296,6 +299,13 @@ export class Overlay2Driver implements StorageDriver {
       await this.removeDir(id).catch(() => {});
       throw err;
     }
+  }
+
+  /** Under `--userns-remap`, a layer's own folders belong to the remapped root (the root of what a container sees). */
+  private async giveToRemappedRoot(path: string): Promise<void> {
+    if (!this.ctx.idMap) return;
+    const owner = rootOwner(this.ctx.idMap);
+    await chown(path, owner.uid, owner.gid);
   }
 
   /** The quota a new layer gets, in bytes, or undefined; throws for options it cannot honour. */
@@ -375,7 +385,7 @@ export class Overlay2Driver implements StorageDriver {
     await writeFile(join(dir, INCOMPLETE), "");
     // Device nodes are let through as Docker does for root: the devices cgroup guards their use.
     const { applyLayer } = await archive();
-    await applyLayer(tar, join(dir, "diff"), { whiteouts: "overlay", allowDevices: true });
+    await applyLayer(tar, join(dir, "diff"), { whiteouts: "overlay", allowDevices: true, idMap: this.ctx.idMap });
     await unlink(join(dir, INCOMPLETE));
     return (await this.usage(id)).size;
   }
@@ -412,7 +422,7 @@ export class Overlay2Driver implements StorageDriver {
   async diff(id: string): Promise<Readable> {
     const dir = await this.complete(id);
     const { packLayer } = await archive();
-    return packLayer(join(dir, "diff"), { whiteouts: "overlay" });
+    return packLayer(join(dir, "diff"), { whiteouts: "overlay", idMap: this.ctx.idMap });
   }
 
   async usage(id: string): Promise<LayerUsage> {

@@ -140,7 +140,7 @@ export const runtimeOptions = {
   }),
   "userns-remap": option({
     flag: "userns-remap", key: "userns-remap", type: string(checkUsernsRemap), default: "", platforms: LINUX,
-    group: "security", help: "User/Group setting for user namespaces", example: { args: ["--userns-remap", "default"], value: "default" },
+    group: "security", help: "User/group for user namespaces: default (engine-remap, made if missing), user[:group] or uid[:gid]", example: { args: ["--userns-remap", "default"], value: "default" },
   }),
   "authorization-plugin": option({
     flag: "authorization-plugin", key: "authorization-plugins", type: list(), default: [], platforms: BOTH,
