@@ -7,7 +7,8 @@
  * The comparison is Docker's "naive diff": a path only in the layer is added; only in the
  * parent, deleted (a `.wh.NAME` whiteout); in both, modified when its type, mode, owner or
  * device differ, or (not for directories, whose size and mtime say nothing) its size, mtime
- * (to the nanosecond) or symlink target, or its `security.capability`. A directory that holds
+ * (to the nanosecond, unless one side has whole seconds only) or symlink target, or its
+ * `security.capability`. A directory that holds
  * changes is listed too (before them), so that the tar carries its metadata.
  *
  * With `snapshot` (btrfs and zfs snapshots keep every inode's number and ctime until it
@@ -54,6 +55,12 @@ function byteOrder(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a), Buffer.from(b));
 }
 
+/** Equal times, or the same second where one side has no fraction (it came from a tar, or a filesystem without nanoseconds), as Docker compares. */
+function sameTime(a: bigint, b: bigint): boolean {
+  const second = 1_000_000_000n;
+  return a === b || (a / second === b / second && (a % second === 0n || b % second === 0n));
+}
+
 function isDir(st: BigIntStats): boolean {
   return (st.mode & S_IFMT) === S_IFDIR;
 }
@@ -81,7 +88,7 @@ class Walk {
   /** Whether a non-directory (or a type change) differs. */
   private differs(oldAbs: string, newAbs: string, o: BigIntStats, n: BigIntStats): boolean {
     if (o.mode !== n.mode || o.uid !== n.uid || o.gid !== n.gid || o.rdev !== n.rdev) return true;
-    if (o.size !== n.size || o.mtimeNs !== n.mtimeNs) return true;
+    if (o.size !== n.size || !sameTime(o.mtimeNs, n.mtimeNs)) return true;
     if (this.opts.snapshot && (o.ino !== n.ino || o.ctimeNs !== n.ctimeNs)) return true;
     if (n.isSymbolicLink()) return readlinkSync(oldAbs) !== readlinkSync(newAbs);
     // a snapshot's ctime already tells an attribute change; elsewhere, the one Docker compares
