@@ -408,6 +408,25 @@ export const errors = {
     500,
     (name: string) => `storage driver ${name} was loaded but made no driver (its plugin tapped no createStorageDriver hook)`,
   ),
+  storageDriverOptionUnknown: define("ENGINE_ERR_STORAGE_DRIVER_OPTION_UNKNOWN", 400, (driver: string, key: string) => `${driver}: unknown option ${key}`),
+  storageDriverOptionInvalid: define(
+    "ENGINE_ERR_STORAGE_DRIVER_OPTION_INVALID",
+    400,
+    (driver: string, key: string, value: string, why: string) => `${driver}: invalid ${key} ${JSON.stringify(value)}: ${why}`,
+  ),
+  // A container's own storage options (`docker create --storage-opt size=10G`), refused at create.
+  storageLayerOptionUnknown: define("ENGINE_ERR_STORAGE_LAYER_OPTION_UNKNOWN", 400, (driver: string, key: string) => `${driver}: unknown storage option ${key}`),
+  storageLayerSizeInvalid: define(
+    "ENGINE_ERR_STORAGE_LAYER_SIZE_INVALID",
+    400,
+    (driver: string, value: string, why: string) => `${driver}: invalid size ${JSON.stringify(value)}: ${why}`,
+  ),
+  storageLayerSizeUnsupported: define("ENGINE_ERR_STORAGE_LAYER_SIZE_UNSUPPORTED", 400, (driver: string, why: string) => `${driver}: the size option ${why}`),
+  storageLayerSizeBelowMinimum: define(
+    "ENGINE_ERR_STORAGE_LAYER_SIZE_BELOW_MINIMUM",
+    400,
+    (size: string, minimum: string) => `btrfs: storage size ${size} cannot be less than btrfs.min_space (${minimum})`,
+  ),
 
   // --- daemon process ---
   daemonAlreadyRunning: define(

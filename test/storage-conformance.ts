@@ -4,10 +4,15 @@
  * specifications, and files are read and written through the mounts.
  *
  * A driver's test file calls `storageConformance("<name>", makeDriver)`; `makeDriver(home,
- * options)` makes a driver whose home is `home` (a fresh temporary folder per test).
+ * options)` makes a driver whose home is `home` (a fresh temporary folder per test). A driver
+ * that needs a particular filesystem says where homes are made (`homesIn`, on that filesystem).
+ * What a driver may do in its own way is checked for its effect: a snapshot driver's diff
+ * hides a directory's old entries with a whiteout each or with an opaque marker, and any diff
+ * applied on the parent gives the layer back.
  */
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
 import { readdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
+import { constants } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { expect } from "chai";
@@ -91,7 +96,8 @@ export async function withMount<T>(driver: StorageDriver, id: string, fn: (root:
   }
 }
 
-async function rejects(promise: Promise<unknown>, pattern?: RegExp): Promise<Error> {
+/** The error `promise` is rejected with (whose message matches `pattern`, when given). */
+export async function rejection(promise: Promise<unknown>, pattern?: RegExp): Promise<Error> {
   try {
     await promise;
   } catch (err) {
@@ -99,6 +105,12 @@ async function rejects(promise: Promise<unknown>, pattern?: RegExp): Promise<Err
     return err as Error;
   }
   throw new Error("expected a rejection");
+}
+
+/** `promise` (a write) fails for want of space: ENOSPC, or EDQUOT past a quota (which Node names only by its number). */
+export async function expectOutOfSpace(promise: Promise<unknown>): Promise<void> {
+  const err = (await rejection(promise)) as NodeJS.ErrnoException;
+  expect(-(err.errno ?? 0), `${err.code}: ${err.message}`).to.be.oneOf([constants.errno.ENOSPC, constants.errno.EDQUOT]);
 }
 
 /** A tar stream that breaks after its first entry, as a download cut off half way would. */
@@ -122,18 +134,30 @@ async function brokenTar(): Promise<Readable> {
 
 // --- the suite ---------------------------------------------------------------------------------
 
+export interface ConformanceOptions {
+  /** The folder a test's driver home is made in (default: a fresh temporary folder); asked in each test. */
+  homesIn?: () => string;
+}
+
 export function storageConformance(
   name: string,
   makeDriver: (home: string, options: Record<string, string>) => Promise<StorageDriver>,
+  opts: ConformanceOptions = {},
 ): void {
+  /** A fresh, empty home for a driver. */
+  const newHome = () => {
+    const home = join(opts.homesIn ? mkdtempSync(join(opts.homesIn(), "engine-storage-")) : makeTempDir("engine-storage-"), name);
+    mkdirSync(home);
+    return home;
+  };
+
   describe(`storage conformance: ${name}`, function () {
     this.timeout(120_000);
     let home: string;
     let driver: StorageDriver;
 
     beforeEach(async () => {
-      home = join(makeTempDir("engine-storage-"), name);
-      mkdirSync(home);
+      home = newHome();
       driver = await makeDriver(home, {});
       await driver.cleanup();
     });
@@ -151,11 +175,11 @@ export function storageConformance(
 
     it("refuses to create a layer twice", async () => {
       await driver.create("base", undefined);
-      await rejects(driver.create("base", undefined), /exists/);
+      await rejection(driver.create("base", undefined), /exists/);
     });
 
     it("refuses to create a layer on a missing parent", async () => {
-      await rejects(driver.create("child", "nosuch"), /nosuch/);
+      await rejection(driver.create("child", "nosuch"), /nosuch/);
       expect(await driver.exists("child")).to.equal(false);
     });
 
@@ -176,7 +200,7 @@ export function storageConformance(
         expect(await readFile(join(root, "etc/hostname"), "utf8")).to.equal("base\n");
         expect(await readFile(join(root, "bin/alias"), "utf8")).to.equal("#!/bin/sh\n");
         // An image layer is mounted read-only.
-        await rejects(writeFile(join(root, "etc/new"), "x"), /EROFS|read-only/i);
+        await rejection(writeFile(join(root, "etc/new"), "x"), /EROFS|read-only/i);
       });
       await driver.create("second", "base");
       await driver.applyDiff("second", await makeTar([{ name: "etc/hostname", content: "second\n" }, { name: "added", content: "a" }]));
@@ -226,9 +250,22 @@ export function storageConformance(
         expect((await readdir(root)).sort()).to.deep.equal(["a", "b", "dir", "keep", "other"]);
         expect((await readdir(join(root, "dir"))).sort()).to.deep.equal(["x", "y", "z"]);
       });
-      // And its diff gives the whiteouts back in the OCI form.
+      // And its diff gives the whiteouts back in the OCI form: overlay's own, or what a tree
+      // comparison finds (dir's old entries hidden by an opaque marker or a whiteout each).
       const names = (await readTar(await driver.diff("l3"))).map((e) => e.name).sort();
-      expect(names).to.include.members([".wh.a", "dir/.wh..wh..opq", "dir/new", "other/.wh.o"]);
+      expect(names).to.include.members([".wh.a", "dir/new", "other/.wh.o"]);
+      const hidden = names.includes("dir/.wh..wh..opq") || ["x", "y", "z"].every((n) => names.includes(`dir/.wh.${n}`));
+      expect(hidden, `dir's old entries are hidden: ${names.join(" ")}`).to.equal(true);
+      if (driver.capabilities.includes("native-diff")) expect(names).to.include("dir/.wh..wh..opq");
+      expect(names.filter((n) => !n.includes(".wh.") && !["dir", "other"].includes(n))).to.deep.equal(["dir/new"]);
+      // Applied on l2 as a layer of its own, that diff shows what l3 shows.
+      await driver.create("l3again", "l2");
+      await driver.applyDiff("l3again", await driver.diff("l3"));
+      await withMount(driver, "l3again", async (root) => {
+        expect((await readdir(root)).sort()).to.deep.equal(["b", "dir", "keep", "other"]);
+        expect(await readdir(join(root, "dir"))).to.deep.equal(["new"]);
+        expect(await readdir(join(root, "other"))).to.deep.equal([]);
+      });
     });
 
     it("writes through a writable layer; its diff has the new file and a whiteout for the deleted one", async () => {
@@ -296,7 +333,7 @@ export function storageConformance(
     it("refuses to remove a parent that has children; removing twice is fine", async () => {
       await driver.create("base", undefined);
       await driver.create("child", "base");
-      await rejects(driver.remove("base"), /child|parent/);
+      await rejection(driver.remove("base"), /child|parent/);
       expect(await driver.exists("base")).to.equal(true);
       await driver.remove("child");
       await driver.remove("child");
@@ -358,7 +395,7 @@ export function storageConformance(
       await driver.create("base", undefined);
       await driver.applyDiff("base", await makeTar([{ name: "ok", content: "ok" }]));
       await driver.create("half", "base");
-      await rejects(driver.applyDiff("half", await brokenTar()));
+      await rejection(driver.applyDiff("half", await brokenTar()));
       // The daemon "crashed" here: no remove. The next start cleans up.
       const again = await makeDriver(home, {});
       await again.cleanup();
@@ -371,9 +408,8 @@ export function storageConformance(
     });
 
     it("rejects an unknown option, naming it", async () => {
-      const other = join(makeTempDir("engine-storage-"), name);
-      mkdirSync(other);
-      await rejects(makeDriver(other, { [`${name}.nosuchoption`]: "1" }), new RegExp(`unknown option ${name}\\.nosuchoption`));
+      const other = newHome();
+      await rejection(makeDriver(other, { [`${name}.nosuchoption`]: "1" }), new RegExp(`unknown option ${name}\\.nosuchoption`));
     });
   });
 }

@@ -4,16 +4,20 @@
  */
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { lstat, mkdir, readdir, readFile, readlink, rm, symlink, unlink, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readdir, readFile, readlink, symlink, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { gunzipSync } from "node:zlib";
 import { expect } from "chai";
 import plugin, { overlaySupported } from "../plugins/storage-overlay2/index.js";
 import { createOverlay2Driver, MAX_DEPTH, mountOf, type Overlay2Driver } from "../plugins/storage-overlay2/overlay2.js";
-import { makeTempDir } from "./helpers/engined.js";
+import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
+import { docker } from "./helpers/docker-cli.js";
+import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
+import { httpRequest } from "./helpers/http.js";
+import { makeLoopFilesystem, type LoopFilesystem } from "./helpers/loop-fs.js";
 import "./helpers/root-hooks.js";
-import { makeTar, storageConformance, withMount } from "./storage-conformance.js";
+import { expectOutOfSpace, makeTar, rejection, storageConformance, withMount } from "./storage-conformance.js";
 
 const run = promisify(execFile);
 
@@ -36,15 +40,6 @@ function kernelConfig(name: string): boolean | undefined {
     // no /proc/config.gz
   }
   return undefined;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error("expected a rejection");
 }
 
 describe("storage overlay2", function () {
@@ -217,37 +212,21 @@ describe("storage overlay2", function () {
   });
 
   describe("on xfs (a loop file)", () => {
-    let dir: string;
-    let image: string;
+    let xfs: LoopFilesystem | undefined;
     let mnt: string;
 
-    /** Unmounts the loop file, and detaches any loop device left on it. */
-    const umount = async () => {
-      await run("umount", [mnt]).catch(() => run("umount", ["-l", mnt]).catch(() => {}));
-      const { stdout } = await run("losetup", ["-j", image]).catch(() => ({ stdout: "" }));
-      for (const line of stdout.split("\n")) {
-        const dev = line.split(":")[0];
-        if (dev) await run("losetup", ["-d", dev]).catch(() => {});
-      }
-    };
-
     beforeEach(async function () {
-      dir = makeTempDir("engine-xfs-");
-      image = join(dir, "xfs.img");
-      mnt = join(dir, "mnt");
-      await mkdir(mnt);
-      await run("truncate", ["-s", "300M", image]);
-      await run("mkfs.xfs", ["-q", image]);
       try {
-        await run("mount", ["-o", "loop", image, mnt]);
+        xfs = await makeLoopFilesystem("xfs", "300M");
       } catch (err) {
-        skipBecause(this, `loop devices do not work here: ${(err as Error).message.trim()}`);
+        skipBecause(this, `loop devices do not work here: ${(err as Error).message}`);
       }
+      mnt = xfs.mountPoint;
     });
 
     afterEach(async () => {
-      await umount();
-      await rm(dir, { recursive: true, force: true });
+      await xfs?.remove();
+      xfs = undefined;
     });
 
     it("refuses overlay2.size on xfs mounted without pquota", async () => {
@@ -260,10 +239,10 @@ describe("storage overlay2", function () {
     });
 
     it("accepts overlay2.size on xfs mounted with pquota, and enforces it on writable layers", async function () {
-      await umount();
+      await xfs!.unmount();
       const noQuota = kernelConfig("CONFIG_XFS_QUOTA") === false;
       try {
-        await run("mount", ["-o", "loop,pquota", image, mnt]);
+        await xfs!.mount(["pquota"]);
       } catch (err) {
         if (noQuota) skipBecause(this, "this kernel's XFS has no quota support (CONFIG_XFS_QUOTA is not set)");
         throw err;
@@ -282,25 +261,54 @@ describe("storage overlay2", function () {
       expect(stdout).to.contain(`projid = ${project}`);
 
       const mib = (n: number) => Buffer.alloc(n * 1024 * 1024, 1);
-      const full = async (p: Promise<unknown>) => expect(((await rejection(p)) as NodeJS.ErrnoException).code).to.be.oneOf(["ENOSPC", "EDQUOT"]);
       await withMount(d, "ctr", async (root) => {
         await writeFile(join(root, "small"), mib(10));
-        await full(writeFile(join(root, "big"), mib(15)));
+        await expectOutOfSpace(writeFile(join(root, "big"), mib(15)));
         await writeFile(join(root, "etc", "copied-up"), mib(1)); // in a directory copied up from below
-        await full(writeFile(join(root, "etc", "more"), mib(12)));
+        await expectOutOfSpace(writeFile(join(root, "etc", "more"), mib(12)));
       });
 
       // A per-layer size wins over overlay2.size.
       await d.create("ctr2", "base", { writable: true, storageOpts: { size: "5M" } });
       await withMount(d, "ctr2", async (root) => {
         await writeFile(join(root, "four"), mib(4));
-        await full(writeFile(join(root, "eight"), mib(8)));
+        await expectOutOfSpace(writeFile(join(root, "eight"), mib(8)));
       });
       // Image layers have no quota and refuse a size.
       expect(existsSync(join(xfsHome, "base", "quota"))).to.equal(false);
       await rejection(d.create("img", "base", { storageOpts: { size: "5M" } }));
       await d.remove("ctr");
       await d.remove("ctr2");
+    });
+  });
+
+  describe("with the Docker CLI (a data root on ext4)", () => {
+    let d: TestDaemon | undefined;
+
+    before(async () => {
+      d = await startEngined();
+      const work = makeTempDir("engine-overlay2-cli-");
+      const r = await docker(`unix://${d.socket}`, ["import", "-c", 'CMD ["sh"]', writeFixture(work, "rootfs.tar", await busyboxRootfs()), "busybox"]);
+      expect(r.code, r.stderr).to.equal(0);
+    });
+    after(async () => d?.stop());
+
+    it("docker create --storage-opt size is refused where overlay2 has no quota (400, its message), leaving nothing", async () => {
+      const host = `unix://${d!.socket}`;
+      const home = join(d!.dir, "data", "overlay2");
+      const r = await docker(host, ["create", "--name", "sized", "--storage-opt", "size=1G", "busybox"]);
+      expect(r.code).to.not.equal(0);
+      expect(r.stderr).to.contain(`Error response from daemon: overlay2: the size option is only supported on xfs mounted with the pquota option; ${home} is on extfs`);
+      const api = await httpRequest({ socketPath: d!.socket }, "POST", "/v1.51/containers/create", { Image: "busybox", HostConfig: { StorageOpt: { size: "1G" } } });
+      expect(api.status).to.equal(400);
+      expect(JSON.parse(api.body).message).to.match(/^overlay2: the size option is only supported on xfs/);
+      expect((await docker(host, ["ps", "-aq"])).stdout).to.equal("");
+      const layers = (await readdir(home)).filter((e) => e !== "l");
+      expect(layers).to.have.length(1); // the image's only
+      // without the option the same container is made
+      const ok = await docker(host, ["create", "--name", "sized", "busybox"]);
+      expect(ok.code, ok.stderr).to.equal(0);
+      expect((await docker(host, ["rm", "sized"])).code).to.equal(0);
     });
   });
 });

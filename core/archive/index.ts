@@ -1,10 +1,12 @@
 /**
  * Layer tars in and out, shared by every storage driver (see README.md): `decompress` a
  * downloaded blob, `applyLayer` a tar into a layer folder (a security boundary), `packLayer` a
- * layer folder back into a tar in the OCI form.
+ * layer folder back into a tar in the OCI form, `treeChanges` + `packChanges` for a layer kept
+ * as a whole tree (a snapshot of its parent).
  */
 export { decompress, sniffCompression, type Compression, type DecompressOptions } from "./decompress.js";
 export { applyLayer, type ApplyOptions } from "./apply-layer.js";
-export { packLayer, type PackOptions } from "./pack-layer.js";
+export { packChanges, packLayer, type PackOptions } from "./pack-layer.js";
+export { treeChanges, type TreeChange, type TreeChangeKind, type TreeDiffOptions } from "./tree-diff.js";
 export { LayerEntryError } from "./safe-path.js";
 export { OPAQUE_MARKER, WHITEOUT_PREFIX } from "./whiteouts.js";

@@ -94,6 +94,8 @@ export interface HostConfig {
   /** Publishes every exposed port on a free host port. */
   PublishAllPorts?: boolean;
   OomKillDisable?: boolean;
+  /** The container's own storage options (`--storage-opt size=10G`), given to the storage driver when its writable layer is made. */
+  StorageOpt?: Record<string, string> | null;
   /** Paths to mask and to make read-only; when given they replace the defaults. */
   MaskedPaths?: string[] | null;
   ReadonlyPaths?: string[] | null;

@@ -64,7 +64,11 @@ export interface LayerUsage {
 export interface CreateOptions {
   /** A writable layer (a container's) rather than an image layer. */
   writable?: boolean;
-  /** Per-layer options, such as `size` for a quota, already namespace-free. */
+  /**
+   * Per-layer options, such as `size` for a quota, already namespace-free: a container's
+   * `HostConfig.StorageOpt`. What the driver cannot honour it refuses before it makes anything,
+   * with a 400 from the catalogue (`ENGINE_ERR_STORAGE_LAYER_*`) that names the option.
+   */
   storageOpts?: Record<string, string>;
 }
 

@@ -116,7 +116,7 @@ async function tryLoad(
 function dropUnsupported(candidates: Candidate[], deps: LoaderDeps): Candidate[] {
   const dropped = new Set<string>();
   for (const c of candidates) {
-    const answer = c.plugin.supported ? c.plugin.supported(deps.host) : true;
+    const answer = c.plugin.supported ? c.plugin.supported({ ...deps.host, dataRoot: deps.dataRoot }) : true;
     if (answer === true) continue;
     if (!c.optional) throw errors.pluginNotSupported(c.id, answer);
     deps.log.info({ plugin: c.id, reason: answer }, "plugin skipped: not for this host");

@@ -26,11 +26,13 @@
 import { execFile } from "node:child_process";
 import { randomBytes, randomInt } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { chown, lstat, mkdir, readdir, readFile, realpath, rename, rm, statfs, symlink, unlink, writeFile } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { chown, lstat, mkdir, readdir, readFile, realpath, rename, rm, symlink, unlink, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
 import type { Readable } from "node:stream";
 import { promisify } from "node:util";
 import type { CreateOptions, LayerUsage, MountSpec, StorageCapability, StorageContext, StorageDriver } from "../../core/contracts/storage.js";
+import { errors } from "../../core/errors.js";
+import { backingFilesystem } from "../../core/storage/backing-fs.js";
 import { parseBytes, showBytes } from "../../core/options/value-types-structured.js";
 import { rootOwner } from "../../core/userns/id-map.js";
 
@@ -54,23 +56,6 @@ const INCOMPLETE = ".incomplete";
 const REMOVING = ".removing-";
 const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 const BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-
-/** statfs f_type values, named as `/info` names them (Docker's names). */
-const FS_NAMES: Record<number, string> = {
-  0xef53: "extfs",
-  0x58465342: "xfs",
-  0x9123683e: "btrfs",
-  0x01021994: "tmpfs",
-  0x794c7630: "overlayfs",
-  0x2fc12fc1: "zfs",
-  0x6969: "nfs",
-  0xf2f52010: "f2fs",
-  0x65735546: "fuse",
-  0x73717368: "squashfs",
-  0x61756673: "aufs",
-  0xf15f: "ecryptfs",
-  0x858458f6: "ramfs",
-};
 
 /** Backing filesystems overlay cannot keep an upper directory on. */
 const UNSUITABLE = new Set(["overlayfs", "aufs", "ecryptfs", "zfs"]);
@@ -117,18 +102,6 @@ export function mountOf(path: string, mountinfo = readFileSync("/proc/self/mount
   return best;
 }
 
-/** `path`, or its nearest ancestor that exists. */
-async function existingAncestor(path: string): Promise<string> {
-  for (let p = path; ; p = dirname(p)) {
-    try {
-      await lstat(p);
-      return p;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "ENOENT" || dirname(p) === p) throw err;
-    }
-  }
-}
-
 interface QuotaSetup {
   /** The xfs mount point that holds `home`, for xfs_quota. */
   mountPoint: string;
@@ -153,12 +126,11 @@ export class Overlay2Driver implements StorageDriver {
   /** Validates the options, makes the folders and finds what the backing filesystem can do. */
   async init(): Promise<void> {
     for (const key of Object.keys(this.ctx.options)) {
-      if (key !== "overlay2.size") throw new Error(`overlay2: unknown option ${key}`);
+      if (key !== "overlay2.size") throw errors.storageDriverOptionUnknown("overlay2", key);
     }
     // Judged where home is (or will be): a driver that refuses to start leaves no folder behind.
-    const probe = await existingAncestor(this.home);
-    const st = await statfs(probe);
-    this.backingFs = FS_NAMES[Number(st.type)] ?? `unknown (0x${Number(st.type).toString(16)})`;
+    const { name: backingFs, probe, stats: st } = await backingFilesystem(this.home);
+    this.backingFs = backingFs;
     if (UNSUITABLE.has(this.backingFs)) {
       throw new Error(`overlay2: ${this.home} is on ${this.backingFs}, which overlay cannot use for its upper directories`);
     }
@@ -308,25 +280,25 @@ export class Overlay2Driver implements StorageDriver {
     await chown(path, owner.uid, owner.gid);
   }
 
-  /** The quota a new layer gets, in bytes, or undefined; throws for options it cannot honour. */
+  /** The quota a new layer gets, in bytes, or undefined; throws (400s: the caller's options) for options it cannot honour. */
   private layerQuota(id: string, opts: CreateOptions): number | undefined {
     const storageOpts = opts.storageOpts ?? {};
     for (const key of Object.keys(storageOpts)) {
-      if (key.toLowerCase() !== "size") throw new Error(`overlay2: unknown storage option ${key}`);
+      if (key.toLowerCase() !== "size") throw errors.storageLayerOptionUnknown("overlay2", key);
     }
     const size = Object.entries(storageOpts).find(([k]) => k.toLowerCase() === "size")?.[1];
     if (size !== undefined) {
-      if (!opts.writable) throw new Error(`overlay2: the size option applies to writable layers only (layer ${id})`);
+      if (!opts.writable) throw errors.storageLayerSizeUnsupported("overlay2", `applies to writable layers only (layer ${id})`);
       if (!this.quota) {
-        throw new Error(`overlay2: the size option is only supported on xfs mounted with the pquota option; ${this.home} is on ${this.backingFs}`);
+        throw errors.storageLayerSizeUnsupported("overlay2", `is only supported on xfs mounted with the pquota option; ${this.home} is on ${this.backingFs}`);
       }
       let bytes: number;
       try {
         bytes = parseBytes(size);
       } catch (err) {
-        throw new Error(`overlay2: invalid size ${JSON.stringify(size)}: ${(err as Error).message}`);
+        throw errors.storageLayerSizeInvalid("overlay2", size, (err as Error).message);
       }
-      if (bytes <= 0) throw new Error(`overlay2: size must be larger than 0`);
+      if (bytes <= 0) throw errors.storageLayerSizeInvalid("overlay2", size, "must be larger than 0");
       return bytes;
     }
     return opts.writable ? this.quota?.defaultBytes : undefined;

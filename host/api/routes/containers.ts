@@ -116,7 +116,9 @@ export function containerRoutes(deps: ContainerRouteDeps) {
       try {
         // The writable layer first: a container is listed only when it has one.
         const top = image.chain[image.chain.length - 1];
-        await driver.create(id, top?.slice("sha256:".length), { writable: true });
+        // A driver refuses options it cannot honour (a 400 naming them) before it makes anything.
+        const storageOpts = { ...(HostConfig?.StorageOpt ?? {}) };
+        await driver.create(id, top?.slice("sha256:".length), { writable: true, storageOpts });
         try {
           containers.save(record);
         } catch (err) {
