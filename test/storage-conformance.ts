@@ -91,7 +91,8 @@ export async function withMount<T>(driver: StorageDriver, id: string, fn: (root:
   }
 }
 
-async function rejects(promise: Promise<unknown>, pattern?: RegExp): Promise<Error> {
+/** The error `promise` rejects with (matching `pattern`, when given); fails if it resolves. */
+export async function rejects(promise: Promise<unknown>, pattern?: RegExp): Promise<Error> {
   try {
     await promise;
   } catch (err) {
