@@ -403,6 +403,17 @@ export const errors = {
     400,
     (entry: string) => `invalid storage option "${entry}": expected <driver>.<option>=<value>`,
   ),
+  storageOptionOtherDriver: define(
+    "ENGINE_ERR_STORAGE_OPTION_OTHER_DRIVER",
+    400,
+    (key: string, owner: string, selected: string) => `${key} is an option of the ${owner} storage driver, not of ${selected}`,
+  ),
+  storageOptionUnknown: define(
+    "ENGINE_ERR_STORAGE_OPTION_UNKNOWN",
+    400,
+    (key: string, selected: string, own: string[]) =>
+      `unknown storage option ${key}: no storage driver has it (${selected} takes ${own.length > 0 ? own.join(", ") : "no options"})`,
+  ),
   storageDriverUnavailable: define(
     "ENGINE_ERR_STORAGE_DRIVER_UNAVAILABLE",
     500,

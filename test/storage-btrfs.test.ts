@@ -19,7 +19,7 @@ import { daemonArgs, makeTempDir, runEngined, startEngined, type RunResult, type
 import { httpRequest } from "./helpers/http.js";
 import { makeLoopFilesystem, type LoopFilesystem } from "./helpers/loop-fs.js";
 import "./helpers/root-hooks.js";
-import { expectOutOfSpace, makeTar, readTar, rejection, storageConformance, withMount } from "./storage-conformance.js";
+import { expectOutOfSpace, makeTar, readTar, rejects, storageConformance, withMount } from "./storage-conformance.js";
 
 const run = promisify(execFile);
 const btrfs = async (...args: string[]) => (await run("btrfs", args)).stdout;
@@ -116,7 +116,7 @@ describe("storage btrfs", function () {
       const d = await createBtrfsDriver({ home, options: { "btrfs.min_space": "16M" } });
       await d.create("base", undefined);
       const refused = async (id: string, opts: Parameters<BtrfsDriver["create"]>[2], message: string | RegExp) => {
-        const err = await rejection(d.create(id, "base", opts));
+        const err = await rejects(d.create(id, "base", opts));
         expect(err).to.be.instanceOf(EngineError);
         expect((err as EngineError).statusCode).to.equal(400);
         if (typeof message === "string") expect(err.message).to.equal(message);
@@ -133,11 +133,11 @@ describe("storage btrfs", function () {
     });
 
     it("refuses a bad btrfs.min_space, an unknown option, and a home that is not on btrfs", async () => {
-      const err = await rejection(createBtrfsDriver({ home: newHome(), options: { "btrfs.min_space": "much" } }));
+      const err = await rejects(createBtrfsDriver({ home: newHome(), options: { "btrfs.min_space": "much" } }));
       expect(err.message).to.match(/^btrfs: invalid btrfs.min_space "much": expected a size/);
-      expect((await rejection(createBtrfsDriver({ home: newHome(), options: { "btrfs.size": "1G" } }))).message).to.equal("btrfs: unknown option btrfs.size");
+      expect((await rejects(createBtrfsDriver({ home: newHome(), options: { "btrfs.size": "1G" } }))).message).to.equal("btrfs: unknown option btrfs.size");
       const elsewhere = join(makeTempDir("engine-storage-"), "btrfs");
-      const notBtrfs = await rejection(createBtrfsDriver({ home: elsewhere, options: {} }));
+      const notBtrfs = await rejects(createBtrfsDriver({ home: elsewhere, options: {} }));
       expect(notBtrfs.message).to.match(new RegExp(`^btrfs: ${elsewhere} is on \\w+, not btrfs`));
       expect(existsSync(elsewhere), "a driver that refused to start leaves no folder").to.equal(false);
     });

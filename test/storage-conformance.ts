@@ -96,20 +96,20 @@ export async function withMount<T>(driver: StorageDriver, id: string, fn: (root:
   }
 }
 
-/** The error `promise` is rejected with (whose message matches `pattern`, when given). */
-export async function rejection(promise: Promise<unknown>, pattern?: RegExp): Promise<Error> {
+/** The error `promise` rejects with (matching `pattern`, when given); fails if it resolves. */
+export async function rejects(promise: Promise<unknown>, pattern?: RegExp): Promise<Error> {
   try {
     await promise;
   } catch (err) {
     if (pattern) expect((err as Error).message).to.match(pattern);
     return err as Error;
   }
-  throw new Error("expected a rejection");
+  throw new Error("expected a rejects");
 }
 
 /** `promise` (a write) fails for want of space: ENOSPC, or EDQUOT past a quota (which Node names only by its number). */
 export async function expectOutOfSpace(promise: Promise<unknown>): Promise<void> {
-  const err = (await rejection(promise)) as NodeJS.ErrnoException;
+  const err = (await rejects(promise)) as NodeJS.ErrnoException;
   expect(-(err.errno ?? 0), `${err.code}: ${err.message}`).to.be.oneOf([constants.errno.ENOSPC, constants.errno.EDQUOT]);
 }
 
@@ -175,11 +175,11 @@ export function storageConformance(
 
     it("refuses to create a layer twice", async () => {
       await driver.create("base", undefined);
-      await rejection(driver.create("base", undefined), /exists/);
+      await rejects(driver.create("base", undefined), /exists/);
     });
 
     it("refuses to create a layer on a missing parent", async () => {
-      await rejection(driver.create("child", "nosuch"), /nosuch/);
+      await rejects(driver.create("child", "nosuch"), /nosuch/);
       expect(await driver.exists("child")).to.equal(false);
     });
 
@@ -200,7 +200,7 @@ export function storageConformance(
         expect(await readFile(join(root, "etc/hostname"), "utf8")).to.equal("base\n");
         expect(await readFile(join(root, "bin/alias"), "utf8")).to.equal("#!/bin/sh\n");
         // An image layer is mounted read-only.
-        await rejection(writeFile(join(root, "etc/new"), "x"), /EROFS|read-only/i);
+        await rejects(writeFile(join(root, "etc/new"), "x"), /EROFS|read-only/i);
       });
       await driver.create("second", "base");
       await driver.applyDiff("second", await makeTar([{ name: "etc/hostname", content: "second\n" }, { name: "added", content: "a" }]));
@@ -333,7 +333,7 @@ export function storageConformance(
     it("refuses to remove a parent that has children; removing twice is fine", async () => {
       await driver.create("base", undefined);
       await driver.create("child", "base");
-      await rejection(driver.remove("base"), /child|parent/);
+      await rejects(driver.remove("base"), /child|parent/);
       expect(await driver.exists("base")).to.equal(true);
       await driver.remove("child");
       await driver.remove("child");
@@ -395,7 +395,7 @@ export function storageConformance(
       await driver.create("base", undefined);
       await driver.applyDiff("base", await makeTar([{ name: "ok", content: "ok" }]));
       await driver.create("half", "base");
-      await rejection(driver.applyDiff("half", await brokenTar()));
+      await rejects(driver.applyDiff("half", await brokenTar()));
       // The daemon "crashed" here: no remove. The next start cleans up.
       const again = await makeDriver(home, {});
       await again.cleanup();
@@ -409,7 +409,7 @@ export function storageConformance(
 
     it("rejects an unknown option, naming it", async () => {
       const other = newHome();
-      await rejection(makeDriver(other, { [`${name}.nosuchoption`]: "1" }), new RegExp(`unknown option ${name}\\.nosuchoption`));
+      await rejects(makeDriver(other, { [`${name}.nosuchoption`]: "1" }), new RegExp(`unknown option ${name}\\.nosuchoption`));
     });
   });
 }

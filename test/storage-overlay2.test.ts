@@ -17,7 +17,7 @@ import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js
 import { httpRequest } from "./helpers/http.js";
 import { makeLoopFilesystem, type LoopFilesystem } from "./helpers/loop-fs.js";
 import "./helpers/root-hooks.js";
-import { expectOutOfSpace, makeTar, rejection, storageConformance, withMount } from "./storage-conformance.js";
+import { expectOutOfSpace, makeTar, rejects, storageConformance, withMount } from "./storage-conformance.js";
 
 const run = promisify(execFile);
 
@@ -102,7 +102,7 @@ describe("storage overlay2", function () {
       `upperdir=${home}/ctr/diff`,
       `workdir=${home}/ctr/work`,
     ]);
-    await rejection(driver.mounts("nosuch"));
+    await rejects(driver.mounts("nosuch"));
   });
 
   it("names lower directories relative to its home, with a cwd, when absolute paths do not fit in a page", async () => {
@@ -133,14 +133,14 @@ describe("storage overlay2", function () {
       await driver.create(`layer${i}`, parent);
       parent = `layer${i}`;
     }
-    const err = await rejection(driver.create("toodeep", parent));
+    const err = await rejects(driver.create("toodeep", parent));
     expect(err.message).to.equal(`overlay2: cannot create layer toodeep: more than ${MAX_DEPTH} layers in its chain`);
     expect(await driver.exists("toodeep")).to.equal(false);
   });
 
   it("refuses layer ids that are not plain names", async () => {
     for (const id of ["../x", "a/b", "l", ".hidden", ""]) {
-      expect((await rejection(driver.create(id, undefined))).message).to.match(/invalid layer id/);
+      expect((await rejects(driver.create(id, undefined))).message).to.match(/invalid layer id/);
     }
   });
 
@@ -172,17 +172,17 @@ describe("storage overlay2", function () {
 
   it("refuses overlay2.size on ext4, naming the backing filesystem", async () => {
     const other = join(makeTempDir("engine-storage-"), "overlay2");
-    const err = await rejection(createOverlay2Driver({ home: other, options: { "overlay2.size": "10G" } }));
+    const err = await rejects(createOverlay2Driver({ home: other, options: { "overlay2.size": "10G" } }));
     expect(err.message).to.equal(`overlay2.size is only supported on xfs mounted with the pquota option; ${other} is on extfs`);
     expect(existsSync(other), "a driver that refused to start leaves no folder").to.equal(false);
   });
 
   it("refuses a per-layer size where there is no quota, and unknown per-layer options", async () => {
     await driver.create("base", undefined);
-    expect((await rejection(driver.create("c1", "base", { writable: true, storageOpts: { size: "1G" } }))).message).to.match(
+    expect((await rejects(driver.create("c1", "base", { writable: true, storageOpts: { size: "1G" } }))).message).to.match(
       /size option is only supported on xfs mounted with the pquota option/,
     );
-    expect((await rejection(driver.create("c2", "base", { writable: true, storageOpts: { nosuch: "1" } }))).message).to.equal(
+    expect((await rejects(driver.create("c2", "base", { writable: true, storageOpts: { nosuch: "1" } }))).message).to.equal(
       "overlay2: unknown storage option nosuch",
     );
     expect(await driver.exists("c1")).to.equal(false);
@@ -231,7 +231,7 @@ describe("storage overlay2", function () {
 
     it("refuses overlay2.size on xfs mounted without pquota", async () => {
       const xfsHome = join(mnt, "overlay2");
-      const err = await rejection(createOverlay2Driver({ home: xfsHome, options: { "overlay2.size": "20M" } }));
+      const err = await rejects(createOverlay2Driver({ home: xfsHome, options: { "overlay2.size": "20M" } }));
       expect(err.message).to.equal(`overlay2.size is only supported on xfs mounted with the pquota option; ${xfsHome} is on xfs without pquota`);
       const d = await createOverlay2Driver({ home: xfsHome, options: {} });
       expect(d.capabilities).to.deep.equal(["native-diff", "parallel-apply"]);
@@ -248,7 +248,7 @@ describe("storage overlay2", function () {
         throw err;
       }
       const xfsHome = join(mnt, "overlay2");
-      const tooBig = await rejection(createOverlay2Driver({ home: xfsHome, options: { "overlay2.size": "10T" } }));
+      const tooBig = await rejects(createOverlay2Driver({ home: xfsHome, options: { "overlay2.size": "10T" } }));
       expect(tooBig.message).to.match(/not below the size of the backing filesystem/);
 
       const d = await createOverlay2Driver({ home: xfsHome, options: { "overlay2.size": "20M" } });
@@ -276,7 +276,7 @@ describe("storage overlay2", function () {
       });
       // Image layers have no quota and refuse a size.
       expect(existsSync(join(xfsHome, "base", "quota"))).to.equal(false);
-      await rejection(d.create("img", "base", { storageOpts: { size: "5M" } }));
+      await rejects(d.create("img", "base", { storageOpts: { size: "5M" } }));
       await d.remove("ctr");
       await d.remove("ctr2");
     });

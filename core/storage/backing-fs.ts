@@ -1,8 +1,10 @@
 /**
- * Which filesystems the kernel has, and which filesystem a storage driver's folder is on, for the drivers that need a particular one
- * (overlay2 cannot keep its upper directories on overlayfs; btrfs needs btrfs) and for `/info`'s
- * `Backing Filesystem`. A driver's home may not exist yet when this is asked (a fresh data root):
- * its nearest existing ancestor is judged instead, which is where it will be made.
+/**
+ * What a storage driver's home sits on: the filesystem type as `/info` names it (statfs f_type,
+ * Docker's names), and the mount that holds a path (from /proc/self/mountinfo), for the drivers
+ * that need a particular one (overlay2 cannot keep its upper directories on overlayfs, and its
+ * quota needs xfs; btrfs needs btrfs). A driver's home may not exist yet when this is asked (a
+ * fresh data root): its nearest existing ancestor is judged instead, which is where it will be made.
  */
 import { lstatSync, readFileSync, statfsSync, type StatsFs } from "node:fs";
 import { lstat, statfs } from "node:fs/promises";
@@ -25,12 +27,30 @@ const FS_NAMES: Record<number, string> = {
   0x858458f6: "ramfs",
 };
 
-/** The name of a statfs f_type (`extfs`, `btrfs`), or `unknown (0x...)`. */
-export function filesystemName(type: number | bigint): string {
-  return FS_NAMES[Number(type)] ?? `unknown (0x${Number(type).toString(16)})`;
+/** The name of a statfs f_type: `extfs`, `xfs`, ..., or `unknown (0x...)`. */
+export function filesystemName(fsType: number | bigint): string {
+  return FS_NAMES[Number(fsType)] ?? `unknown (0x${Number(fsType).toString(16)})`;
 }
 
-/** `path`, or its nearest ancestor that exists. */
+/** The mount of `/proc/self/mountinfo` that holds `path` (the last, longest match). */
+export function mountOf(path: string, mountinfo = readFileSync("/proc/self/mountinfo", "utf8")): { mountPoint: string; fsType: string; superOptions: string[] } | undefined {
+  const unescape = (s: string) => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+  let best: { mountPoint: string; fsType: string; superOptions: string[] } | undefined;
+  for (const line of mountinfo.split("\n")) {
+    if (!line) continue;
+    const [left, right] = line.split(" - ");
+    if (!right) continue;
+    const mountPoint = unescape(left.split(" ")[4]);
+    const [fsType, , superOpts = ""] = right.split(" ");
+    const inside = mountPoint === "/" || path === mountPoint || path.startsWith(mountPoint + "/");
+    if (inside && (!best || mountPoint.length >= best.mountPoint.length)) {
+      best = { mountPoint, fsType, superOptions: superOpts.split(",") };
+    }
+  }
+  return best;
+}
+
+/** `path`, or its nearest ancestor that exists (a driver is judged where its home will be). */
 export async function existingAncestor(path: string): Promise<string> {
   for (let p = path; ; p = dirname(p)) {
     try {
