@@ -4,7 +4,10 @@
  * specifications, and files are read and written through the mounts.
  *
  * A driver's test file calls `storageConformance("<name>", makeDriver)`; `makeDriver(home,
- * options)` makes a driver whose home is `home` (a fresh temporary folder per test).
+ * options)` makes a driver whose home is `home` (a fresh temporary folder per test). A driver
+ * whose mount specifications mount(8) cannot mount on this machine (zfs without ZFS, tested
+ * through a fake) passes `{ mount }`: how its specifications are mounted instead; one that runs
+ * a command per operation may pass a longer `timeoutMs` per test (120 s by default).
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { readdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
@@ -73,16 +76,19 @@ export async function readTar(stream: Readable): Promise<ReadEntry[]> {
 
 // --- mounts ------------------------------------------------------------------------------------
 
-/** Mounts `specs` on `target` (host/storage/mount-specs.ts); resolves with the function that unmounts them. */
-export async function mountSpecs(specs: MountSpec[], target: string): Promise<() => Promise<void>> {
-  await mountAt(specs, target);
+/** How a driver's mount specifications are mounted on a folder (host/storage/mount-specs.ts by default). */
+export type MountFunction = (specs: readonly MountSpec[], target: string) => Promise<void>;
+
+/** Mounts `specs` on `target`; resolves with the function that unmounts them. */
+export async function mountSpecs(specs: MountSpec[], target: string, mount: MountFunction = mountAt): Promise<() => Promise<void>> {
+  await mount(specs, target);
   return () => unmountAll(target, specs.length);
 }
 
 /** Mounts the chain of `id` on a fresh folder, runs `fn` with its path, and always unmounts. */
-export async function withMount<T>(driver: StorageDriver, id: string, fn: (root: string) => Promise<T>): Promise<T> {
+export async function withMount<T>(driver: StorageDriver, id: string, fn: (root: string) => Promise<T>, mount?: MountFunction): Promise<T> {
   const target = makeTempDir("engine-storage-mnt-");
-  const unmount = await mountSpecs((await driver.mounts(id)), target);
+  const unmount = await mountSpecs(await driver.mounts(id), target, mount);
   try {
     return await fn(target);
   } finally {
@@ -90,6 +96,9 @@ export async function withMount<T>(driver: StorageDriver, id: string, fn: (root:
     await rm(target, { recursive: true, force: true });
   }
 }
+
+/** The module's withMount, for the suite, whose own `withMount` passes the driver's mount function on. */
+const withMountOf = withMount;
 
 async function rejects(promise: Promise<unknown>, pattern?: RegExp): Promise<Error> {
   try {
@@ -125,9 +134,12 @@ async function brokenTar(): Promise<Readable> {
 export function storageConformance(
   name: string,
   makeDriver: (home: string, options: Record<string, string>) => Promise<StorageDriver>,
+  opts: { mount?: MountFunction; timeoutMs?: number } = {},
 ): void {
+  const withMount = <T>(driver: StorageDriver, id: string, fn: (root: string) => Promise<T>) => withMountOf(driver, id, fn, opts.mount);
   describe(`storage conformance: ${name}`, function () {
-    this.timeout(120_000);
+    // A driver that runs a command per layer operation (zfs) needs longer on a loaded machine.
+    this.timeout(opts.timeoutMs ?? 120_000);
     let home: string;
     let driver: StorageDriver;
 
@@ -226,9 +238,11 @@ export function storageConformance(
         expect((await readdir(root)).sort()).to.deep.equal(["a", "b", "dir", "keep", "other"]);
         expect((await readdir(join(root, "dir"))).sort()).to.deep.equal(["x", "y", "z"]);
       });
-      // And its diff gives the whiteouts back in the OCI form.
+      // And its diff gives the whiteouts back in the OCI form. A driver without native diffs
+      // compares trees and cannot tell an opaque directory from one whose names were all deleted.
       const names = (await readTar(await driver.diff("l3"))).map((e) => e.name).sort();
-      expect(names).to.include.members([".wh.a", "dir/.wh..wh..opq", "dir/new", "other/.wh.o"]);
+      const hidden = driver.capabilities.includes("native-diff") ? ["dir/.wh..wh..opq"] : ["dir/.wh.x", "dir/.wh.y", "dir/.wh.z"];
+      expect(names).to.include.members([".wh.a", ...hidden, "dir/new", "other/.wh.o"]);
     });
 
     it("writes through a writable layer; its diff has the new file and a whiteout for the deleted one", async () => {

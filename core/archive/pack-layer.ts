@@ -21,6 +21,7 @@ import { once } from "node:events";
 import { Readable } from "node:stream";
 import { pack as tarPack, type Header as TarStreamHeader, type Pack } from "tar-stream";
 import { installBinaryPax, XATTR_PREFIX, xattrRecord } from "./pax-binary.js";
+import type { TreeChange } from "./tree-changes.js";
 import { OPAQUE_MARKER, WHITEOUT_PREFIX } from "./whiteouts.js";
 
 export interface PackOptions {
@@ -39,10 +40,29 @@ const USTAR_MAX_ID = 0o777777;
 
 /** A tar of everything under `dir`. Errors (an unreadable file) come out as stream errors. */
 export function packLayer(dir: string, opts: PackOptions): Readable {
+  return packWith(opts, (packer) => packer.walk(dir, ""));
+}
+
+/**
+ * A tar of what `changes` (tree-changes.ts, in tar order) name in the tree `dir`: each added or
+ * modified entry as it is in `dir` (a directory's own entry only: its changed contents have
+ * entries of their own), each deletion as an empty `.wh.<name>` file (mode 0600, 0:0, the time
+ * of the directory that lost it, so that the same tree always gives the same tar).
+ */
+export function packChanges(dir: string, changes: readonly TreeChange[]): Readable {
+  return packWith({ whiteouts: "none" }, async (packer, pack) => {
+    for (const change of changes) {
+      if (pack.destroyed) return;
+      await packer.change(dir, change);
+    }
+  });
+}
+
+function packWith(opts: PackOptions, fill: (packer: Packer, pack: Pack) => Promise<void>): Readable {
   installBinaryPax();
   const pack = tarPack();
   const out = Readable.from(pack, { objectMode: false });
-  new Packer(pack, opts).walk(dir, "").then(
+  fill(new Packer(pack, opts), pack).then(
     () => pack.finalize(),
     (e: Error) => pack.destroy(e),
   );
@@ -81,6 +101,20 @@ class Packer {
       await this.add(childAbs, childRel, name, st);
       if (st.isDirectory()) await this.walk(childAbs, childRel);
     }
+  }
+
+  /** One entry of a naive diff: the changed entry itself, or a whiteout for a deleted one. */
+  async change(dir: string, change: TreeChange): Promise<void> {
+    const slash = change.rel.lastIndexOf("/");
+    const name = change.rel.slice(slash + 1);
+    if (change.kind === "delete") {
+      const parentDir = slash < 0 ? dir : join(dir, change.rel.slice(0, slash));
+      const mtime = new Date(Math.floor(lstatSync(parentDir).mtimeMs / 1000) * 1000);
+      const whiteout = `${change.rel.slice(0, slash + 1)}${WHITEOUT_PREFIX}${name}`;
+      return this.entry({ name: whiteout, type: "file", mode: constants.S_IFREG | 0o600, uid: 0, gid: 0, mtime, size: 0 });
+    }
+    const abs = join(dir, change.rel);
+    return this.add(abs, change.rel, name, lstatSync(abs));
   }
 
   private base(name: string, st: Stats, xattrs: boolean, abs: string): Header {

@@ -25,12 +25,13 @@
  */
 import { execFile } from "node:child_process";
 import { randomBytes, randomInt } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { lstat, mkdir, readdir, readFile, realpath, rename, rm, statfs, symlink, unlink, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import type { Readable } from "node:stream";
 import { promisify } from "node:util";
 import type { CreateOptions, LayerUsage, MountSpec, StorageCapability, StorageContext, StorageDriver } from "../../core/contracts/storage.js";
+import { mountOf as mountOfPath, readMountinfo } from "../../core/mountinfo.js";
 import { parseBytes, showBytes } from "../../core/options/value-types-structured.js";
 
 /** The tar code (tar-stream, the xattr binding) is loaded on first use, not at daemon start. */
@@ -99,21 +100,9 @@ export function shortId(): string {
 }
 
 /** The mount of `/proc/self/mountinfo` that holds `path` (the last, longest match). */
-export function mountOf(path: string, mountinfo = readFileSync("/proc/self/mountinfo", "utf8")): { mountPoint: string; fsType: string; superOptions: string[] } | undefined {
-  const unescape = (s: string) => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
-  let best: { mountPoint: string; fsType: string; superOptions: string[] } | undefined;
-  for (const line of mountinfo.split("\n")) {
-    if (!line) continue;
-    const [left, right] = line.split(" - ");
-    if (!right) continue;
-    const mountPoint = unescape(left.split(" ")[4]);
-    const [fsType, , superOpts = ""] = right.split(" ");
-    const inside = mountPoint === "/" || path === mountPoint || path.startsWith(mountPoint + "/");
-    if (inside && (!best || mountPoint.length >= best.mountPoint.length)) {
-      best = { mountPoint, fsType, superOptions: superOpts.split(",") };
-    }
-  }
-  return best;
+export function mountOf(path: string, mountinfo = readMountinfo()): { mountPoint: string; fsType: string; superOptions: string[] } | undefined {
+  const m = mountOfPath(path, mountinfo);
+  return m && { mountPoint: m.mountPoint, fsType: m.fsType, superOptions: m.superOptions };
 }
 
 /** `path`, or its nearest ancestor that exists. */

@@ -1,0 +1,45 @@
+/**
+ * winfilter's options: `size`, the size of the sandbox made for each container (default 20G),
+ * given with `--storage-opt size=40G` for every container or `docker run --storage-opt size=40G`
+ * for one. Sizes are read as Docker reads them (units.RAMInBytes: `20G`, `20GB`, `20GiB` and
+ * `20g` are all 20 x 1024^3 bytes; a decimal number is allowed). These checks run on every
+ * platform: on Linux they are what the tests can prove of this driver.
+ */
+import { parseBytes } from "../../core/options/value-types-structured.js";
+
+export const DEFAULT_SANDBOX_SIZE = "20G";
+
+export interface WinfilterOptions {
+  /** Bytes of a container's sandbox unless the container asks for another size. */
+  sandboxBytes: number;
+}
+
+/** A size in bytes, or an error naming the option and what is wrong with it. */
+export function parseSandboxSize(option: string, value: string): number {
+  let bytes: number;
+  try {
+    bytes = parseBytes(value);
+  } catch (err) {
+    throw new Error(`winfilter: invalid ${option} ${JSON.stringify(value)}: ${(err as Error).message}`);
+  }
+  if (bytes <= 0) throw new Error(`winfilter: ${option} must be larger than 0`);
+  return bytes;
+}
+
+/** The daemon's `--storage-opt` entries for winfilter (names already lower-cased). */
+export function parseWinfilterOptions(options: Record<string, string>): WinfilterOptions {
+  for (const key of Object.keys(options)) {
+    if (key !== "size") throw new Error(`winfilter: unknown option ${key}`);
+  }
+  return { sandboxBytes: parseSandboxSize("size", options.size ?? DEFAULT_SANDBOX_SIZE) };
+}
+
+/** The sandbox size for one container: its own `size` storage option, else the daemon's. */
+export function sandboxSizeFor(storageOpts: Record<string, string> | undefined, defaults: WinfilterOptions): number {
+  let bytes = defaults.sandboxBytes;
+  for (const [key, value] of Object.entries(storageOpts ?? {})) {
+    if (key.toLowerCase() !== "size") throw new Error(`winfilter: unknown storage option ${key}`);
+    bytes = parseSandboxSize("size", value);
+  }
+  return bytes;
+}
