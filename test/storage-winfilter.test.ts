@@ -63,11 +63,11 @@ describe("storage winfilter", function () {
 
     it("a container's own size wins over the daemon's; it is checked the same way", () => {
       const defaults = parseWinfilterOptions({ size: "30G" });
-      expect(sandboxSizeFor(undefined, defaults)).to.equal(30 * GiB);
-      expect(sandboxSizeFor({ size: "50G" }, defaults)).to.equal(50 * GiB);
-      expect(sandboxSizeFor({ Size: "60G" }, defaults)).to.equal(60 * GiB);
-      expect(() => sandboxSizeFor({ size: "lots" }, defaults)).to.throw('winfilter: invalid size "lots"');
-      expect(() => sandboxSizeFor({ quota: "1G" }, defaults)).to.throw("winfilter: unknown storage option quota");
+      expect(sandboxSizeFor({ writable: true }, defaults)).to.equal(30 * GiB);
+      expect(sandboxSizeFor({ writable: true, storageOpts: { size: "50G" } }, defaults)).to.equal(50 * GiB);
+      expect(sandboxSizeFor({ writable: true, storageOpts: { Size: "60G" } }, defaults)).to.equal(60 * GiB);
+      expect(() => sandboxSizeFor({ storageOpts: { size: "lots" } }, defaults)).to.throw('winfilter: invalid size "lots"');
+      expect(() => sandboxSizeFor({ storageOpts: { quota: "1G" } }, defaults)).to.throw("winfilter: unknown storage option quota");
     });
   });
 

@@ -32,7 +32,8 @@ import type { Readable } from "node:stream";
 import { promisify } from "node:util";
 import type { CreateOptions, LayerUsage, MountSpec, StorageCapability, StorageContext, StorageDriver } from "../../core/contracts/storage.js";
 import { mountOf as mountOfPath, readMountinfo } from "../../core/mountinfo.js";
-import { parseBytes, showBytes } from "../../core/options/value-types-structured.js";
+import { showBytes } from "../../core/options/value-types-structured.js";
+import { layerSizeOption, parseStorageSize } from "../../core/storage-options.js";
 
 /** The tar code (tar-stream, the xattr binding) is loaded on first use, not at daemon start. */
 const archive = () => import("../../core/archive/index.js");
@@ -161,13 +162,7 @@ export class Overlay2Driver implements StorageDriver {
       if (typeof quotaMount === "string") {
         throw new Error(`overlay2.size is only supported on xfs mounted with the pquota option; ${this.home} is on ${quotaMount}`);
       }
-      let bytes: number;
-      try {
-        bytes = parseBytes(size);
-      } catch (err) {
-        throw new Error(`overlay2: invalid overlay2.size ${JSON.stringify(size)}: ${(err as Error).message}`);
-      }
-      if (bytes <= 0) throw new Error(`overlay2: overlay2.size must be larger than 0`);
+      const bytes = parseStorageSize("overlay2", "overlay2.size", size);
       const fsBytes = Number(st.blocks) * Number(st.bsize);
       if (bytes >= fsBytes) {
         throw new Error(`overlay2: overlay2.size ${size} is not below the size of the backing filesystem (${showBytes(fsBytes)})`);
@@ -289,24 +284,13 @@ export class Overlay2Driver implements StorageDriver {
 
   /** The quota a new layer gets, in bytes, or undefined; throws for options it cannot honour. */
   private layerQuota(id: string, opts: CreateOptions): number | undefined {
-    const storageOpts = opts.storageOpts ?? {};
-    for (const key of Object.keys(storageOpts)) {
-      if (key.toLowerCase() !== "size") throw new Error(`overlay2: unknown storage option ${key}`);
-    }
-    const size = Object.entries(storageOpts).find(([k]) => k.toLowerCase() === "size")?.[1];
+    const size = layerSizeOption("overlay2", opts);
     if (size !== undefined) {
       if (!opts.writable) throw new Error(`overlay2: the size option applies to writable layers only (layer ${id})`);
       if (!this.quota) {
         throw new Error(`overlay2: the size option is only supported on xfs mounted with the pquota option; ${this.home} is on ${this.backingFs}`);
       }
-      let bytes: number;
-      try {
-        bytes = parseBytes(size);
-      } catch (err) {
-        throw new Error(`overlay2: invalid size ${JSON.stringify(size)}: ${(err as Error).message}`);
-      }
-      if (bytes <= 0) throw new Error(`overlay2: size must be larger than 0`);
-      return bytes;
+      return parseStorageSize("overlay2", "size", size);
     }
     return opts.writable ? this.quota?.defaultBytes : undefined;
   }

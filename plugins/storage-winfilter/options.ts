@@ -5,7 +5,8 @@
  * `20g` are all 20 x 1024^3 bytes; a decimal number is allowed). These checks run on every
  * platform: on Linux they are what the tests can prove of this driver.
  */
-import { parseBytes } from "../../core/options/value-types-structured.js";
+import type { CreateOptions } from "../../core/contracts/storage.js";
+import { layerSizeOption, parseStorageSize } from "../../core/storage-options.js";
 
 export const DEFAULT_SANDBOX_SIZE = "20G";
 
@@ -14,32 +15,16 @@ export interface WinfilterOptions {
   sandboxBytes: number;
 }
 
-/** A size in bytes, or an error naming the option and what is wrong with it. */
-export function parseSandboxSize(option: string, value: string): number {
-  let bytes: number;
-  try {
-    bytes = parseBytes(value);
-  } catch (err) {
-    throw new Error(`winfilter: invalid ${option} ${JSON.stringify(value)}: ${(err as Error).message}`);
-  }
-  if (bytes <= 0) throw new Error(`winfilter: ${option} must be larger than 0`);
-  return bytes;
-}
-
 /** The daemon's `--storage-opt` entries for winfilter (names already lower-cased). */
 export function parseWinfilterOptions(options: Record<string, string>): WinfilterOptions {
   for (const key of Object.keys(options)) {
     if (key !== "size") throw new Error(`winfilter: unknown option ${key}`);
   }
-  return { sandboxBytes: parseSandboxSize("size", options.size ?? DEFAULT_SANDBOX_SIZE) };
+  return { sandboxBytes: parseStorageSize("winfilter", "size", options.size ?? DEFAULT_SANDBOX_SIZE) };
 }
 
 /** The sandbox size for one container: its own `size` storage option, else the daemon's. */
-export function sandboxSizeFor(storageOpts: Record<string, string> | undefined, defaults: WinfilterOptions): number {
-  let bytes = defaults.sandboxBytes;
-  for (const [key, value] of Object.entries(storageOpts ?? {})) {
-    if (key.toLowerCase() !== "size") throw new Error(`winfilter: unknown storage option ${key}`);
-    bytes = parseSandboxSize("size", value);
-  }
-  return bytes;
+export function sandboxSizeFor(opts: CreateOptions, defaults: WinfilterOptions): number {
+  const size = layerSizeOption("winfilter", opts);
+  return size === undefined ? defaults.sandboxBytes : parseStorageSize("winfilter", "size", size);
 }

@@ -63,7 +63,7 @@ export class WinfilterDriver implements StorageDriver {
       }
       throw this.wouldCall("creating an image layer", "CreateLayer");
     }
-    const bytes = sandboxSizeFor(opts.storageOpts, this.options);
+    const bytes = sandboxSizeFor(opts, this.options);
     throw this.wouldCall(`creating a ${showBytes(bytes)} sandbox`, `CreateSandboxLayer on the parent's layer chain, then ExpandSandboxSize to ${bytes} bytes`);
   }
 

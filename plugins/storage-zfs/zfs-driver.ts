@@ -25,7 +25,7 @@ import { promisify } from "node:util";
 import { Readable } from "node:stream";
 import type { CreateOptions, LayerUsage, MountSpec, StorageCapability, StorageContext, StorageDriver } from "../../core/contracts/storage.js";
 import { mountOf, readMountinfo } from "../../core/mountinfo.js";
-import { parseBytes } from "../../core/options/value-types-structured.js";
+import { layerSizeOption, parseStorageSize } from "../../core/storage-options.js";
 import { saysMissing, ZfsCommand, ZfsCommandError } from "./zfs-command.js";
 
 /** The tar code is loaded on first use, not at daemon start. */
@@ -221,21 +221,10 @@ export class ZfsDriver implements StorageDriver {
 
   /** The quota a new layer gets, in bytes, or undefined; throws for options it cannot honour. */
   private layerQuota(id: string, opts: CreateOptions): number | undefined {
-    const storageOpts = opts.storageOpts ?? {};
-    for (const key of Object.keys(storageOpts)) {
-      if (key.toLowerCase() !== "size") throw new Error(`zfs: unknown storage option ${key}`);
-    }
-    const size = Object.entries(storageOpts).find(([k]) => k.toLowerCase() === "size")?.[1];
+    const size = layerSizeOption("zfs", opts);
     if (size === undefined) return undefined;
     if (!opts.writable) throw new Error(`zfs: the size option applies to writable layers only (layer ${id})`);
-    let bytes: number;
-    try {
-      bytes = parseBytes(size);
-    } catch (err) {
-      throw new Error(`zfs: invalid size ${JSON.stringify(size)}: ${(err as Error).message}`);
-    }
-    if (bytes <= 0) throw new Error(`zfs: size must be larger than 0`);
-    return bytes;
+    return parseStorageSize("zfs", "size", size);
   }
 
   /** Destroys what a failed or interrupted `create` made, then its marker. */
