@@ -7,10 +7,12 @@
  * messages it passes on, zfs.fsname), the fake's own faithfulness, and the refusal to start on
  * a host without ZFS.
  */
-import { mkdirSync } from "node:fs";
-import { mkdir, open, readdir, writeFile } from "node:fs/promises";
+import { setAttributeSync } from "@napi-rs/xattr";
+import { chmodSync, mkdirSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdir, open, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { expect } from "chai";
+import { changesUsage, packChanges, treeChanges } from "../core/archive/index.js";
 import plugin, { zfsSupported } from "../plugins/storage-zfs/index.js";
 import { createZfsDriver, type ZfsDriver, type ZfsDriverHooks } from "../plugins/storage-zfs/zfs-driver.js";
 import { daemonArgs, makeTempDir, runEngined } from "./helpers/engined.js";
@@ -302,7 +304,7 @@ describe("storage zfs: the fake zfs fails where zfs fails", function () {
     expect((await zfs("create", "tank/f")).code).to.equal(0);
   });
 
-  it("create: an existing dataset, a missing parent, an unknown or read-only property, a bad number", async () => {
+  it("create, snapshot, clone: an existing dataset, a missing parent, an unknown or read-only property, a bad number", async () => {
     const cases: [string[], string, number][] = [
       [["create", "tank/f"], "cannot create 'tank/f': dataset already exists", 1],
       [["create", "tank/nope/x"], "cannot create 'tank/nope/x': parent does not exist", 1],
@@ -312,6 +314,9 @@ describe("storage zfs: the fake zfs fails where zfs fails", function () {
       [["create", "-o", "quota=lots", "tank/f/x"], "cannot create 'tank/f/x': bad numeric value 'lots'", 1],
       [["create", "-o", "quota=5Q", "tank/f/x"], "cannot create 'tank/f/x': invalid numeric suffix 'Q'", 1],
       [["frobnicate"], "unrecognized command 'frobnicate'", 2],
+      [["snapshot", "tank/nope@s"], "cannot open 'tank/nope': dataset does not exist\nusage:\n\tsnapshot [-r] [-o property=value] ... <filesystem|volume>@<snap> ...", 2],
+      [["clone", "tank/f", "tank/x"], "cannot open 'tank/f': missing '@' delimiter in snapshot name", 1],
+      [["destroy", "-d", "tank/f"], "cannot open 'tank/f': missing '@' delimiter in snapshot name", 1],
     ];
     for (const [args, stderr, code] of cases) {
       const res = await zfs(...args);
@@ -362,3 +367,53 @@ describe("storage zfs: the fake zfs fails where zfs fails", function () {
     expect(await zfsList("tank", "filesystem")).to.not.include("tank/k");
   });
 });
+
+describe("storage zfs: the naive diff of a layer's tree against its parent's", () => {
+  it("lists what Docker's naive diff lists, in tar order, and packs deletions as whiteouts", async () => {
+    const base = makeTempDir("engine-naive-");
+    const [parent, layer] = [join(base, "parent"), join(base, "layer")];
+    const then = new Date(1_700_000_000_000);
+    // The same starting tree in both, with the same times (as a clone has them).
+    for (const root of [parent, layer]) {
+      mkdirSync(join(root, "dir"), { recursive: true });
+      mkdirSync(join(root, "gone"));
+      mkdirSync(join(root, "touched"));
+      for (const [name, content] of [["same", "s"], ["content", "aaaa"], ["mode", "m"], ["dir/x", "x"], ["dir/y", "y"], ["gone/z", "z"], ["becomes-dir", "f"], ["ping", "p"]]) {
+        writeFileSync(join(root, name), content);
+        utimesSync(join(root, name), then, then);
+      }
+      symlinkSync("same", join(root, "link"));
+    }
+    // The layer's changes.
+    writeFileSync(join(layer, "content"), "bbbb"); // same size, new time
+    chmodSync(join(layer, "mode"), 0o600);
+    writeFileSync(join(layer, "dir", "new"), "new");
+    await rm(join(layer, "dir", "x"));
+    await rm(join(layer, "gone"), { recursive: true });
+    await rm(join(layer, "becomes-dir"));
+    mkdirSync(join(layer, "becomes-dir"));
+    writeFileSync(join(layer, "becomes-dir", "inside"), "i");
+    utimesSync(join(layer, "touched"), new Date(), new Date()); // a directory's own time says nothing
+    setAttributeSync(join(layer, "ping"), "security.capability", Buffer.from("0100000200200000000000000000000000000000", "hex"));
+
+    const changes = treeChanges(layer, parent);
+    expect(changes).to.deep.equal([
+      { rel: "becomes-dir", kind: "modify" },
+      { rel: "becomes-dir/inside", kind: "add" },
+      { rel: "content", kind: "modify" },
+      { rel: "dir", kind: "modify" },
+      { rel: "dir/new", kind: "add" },
+      { rel: "dir/x", kind: "delete" },
+      { rel: "gone", kind: "delete" },
+      { rel: "mode", kind: "modify" },
+      { rel: "ping", kind: "modify" },
+    ]);
+    expect(changesUsage(layer, changes)).to.deep.equal({ size: 4 + 3 + 1 + 1 + 1, inodes: 7 });
+    const entries = await readTar(packChanges(layer, changes));
+    expect(entries.map((e) => e.name)).to.deep.equal(["becomes-dir", "becomes-dir/inside", "content", "dir", "dir/new", "dir/.wh.x", ".wh.gone", "mode", "ping"]);
+    expect(entries.find((e) => e.name === "content")?.content).to.equal("bbbb");
+    // Without a parent, everything is added.
+    expect(treeChanges(parent, undefined).filter((c) => c.kind !== "add")).to.deep.equal([]);
+  });
+});
+
