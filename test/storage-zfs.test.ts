@@ -8,7 +8,7 @@
  * a host without ZFS.
  */
 import { setAttributeSync } from "@napi-rs/xattr";
-import { chmodSync, mkdirSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, lutimesSync, mkdirSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { mkdir, open, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { expect } from "chai";
@@ -383,6 +383,7 @@ describe("storage zfs: the naive diff of a layer's tree against its parent's", (
         utimesSync(join(root, name), then, then);
       }
       symlinkSync("same", join(root, "link"));
+      lutimesSync(join(root, "link"), then, then);
     }
     // The layer's changes.
     writeFileSync(join(layer, "content"), "bbbb"); // same size, new time
