@@ -16,29 +16,25 @@
  *
  * Diffs are naive (Docker's NaiveDiffDriver): the layer's tree is compared with its parent's.
  */
-import { execFile } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, readdir, readFile, realpath, rm, rmdir, unlink, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, realpath, rm, unlink, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { promisify } from "node:util";
 import { Readable } from "node:stream";
 import type { CreateOptions, LayerUsage, MountSpec, StorageCapability, StorageContext, StorageDriver } from "../../core/contracts/storage.js";
 import { mountOf, readMountinfo } from "../../core/mountinfo.js";
 import { layerSizeOption, parseStorageSize } from "../../core/storage-options.js";
+import { OwnMounts, type MountFunction } from "./own-mounts.js";
 import { saysMissing, ZfsCommand, ZfsCommandError } from "./zfs-command.js";
 
 /** The tar code is loaded on first use, not at daemon start. */
 const archive = () => import("../../core/archive/index.js");
-
-const run = promisify(execFile);
 
 /** Ways in that only the tests use: the fake zfs command, and how its datasets are mounted. */
 export interface ZfsDriverHooks {
   zfsCommand?: string;
   zpoolCommand?: string;
   /** Mounts one of the driver's mount specifications at `target` (default: `mount -t zfs`). */
-  mount?: (spec: MountSpec, target: string) => Promise<void>;
+  mount?: MountFunction;
   /** The text of /proc/self/mountinfo, where the default `zfs.fsname` is looked up. */
   mountinfo?: string;
 }
@@ -59,12 +55,6 @@ export async function createZfsDriver(ctx: StorageContext, hooks: ZfsDriverHooks
   return driver;
 }
 
-/** Mounts a zfs specification with mount(8), as the daemon does for a container. */
-async function mountWithMount8(spec: MountSpec, target: string): Promise<void> {
-  const options = spec.options.length > 0 ? ["-o", spec.options.join(",")] : [];
-  await run("mount", ["-t", spec.type, ...options, spec.source, target]);
-}
-
 export class ZfsDriver implements StorageDriver {
   readonly name = "zfs";
   readonly capabilities: readonly StorageCapability[] = ["quota"];
@@ -73,6 +63,7 @@ export class ZfsDriver implements StorageDriver {
   fsname = "";
   private readonly cmd: ZfsCommand;
   private readonly layers = new Map<string, Layer>();
+  private readonly own: OwnMounts;
 
   constructor(
     private readonly ctx: StorageContext,
@@ -80,6 +71,7 @@ export class ZfsDriver implements StorageDriver {
   ) {
     this.home = resolve(ctx.home);
     this.cmd = new ZfsCommand(hooks.zfsCommand, hooks.zpoolCommand);
+    this.own = new OwnMounts(join(this.home, MOUNTS), hooks.mount);
   }
 
   /** Checks the options, finds the dataset, and learns the layers already in it. */
@@ -99,7 +91,7 @@ export class ZfsDriver implements StorageDriver {
     }
     for (const row of rows.slice(1)) this.remember(row);
     await mkdir(join(this.home, INCOMPLETE), { recursive: true, mode: 0o700 });
-    await mkdir(join(this.home, MOUNTS), { recursive: true, mode: 0o700 });
+    await this.own.init();
   }
 
   /** The ZFS filesystem mounted where the data root is (Docker's default for zfs.fsname). */
@@ -249,7 +241,8 @@ export class ZfsDriver implements StorageDriver {
     await writeFile(this.marker(id), layer.parent ?? "");
     const { applyLayer } = await archive();
     // Writable while it is filled, whatever it is: no one else has mounted a layer being made.
-    const { size } = await this.withMount(id, [], (root) => applyLayer(tar, root, { whiteouts: "remove", allowDevices: true }));
+    const spec = { ...this.spec(id, layer), options: [] };
+    const { size } = await this.own.with(id, spec, (root) => applyLayer(tar, root, { whiteouts: "remove", allowDevices: true }));
     await unlink(this.marker(id));
     return size;
   }
@@ -312,7 +305,7 @@ export class ZfsDriver implements StorageDriver {
   }
 
   async cleanup(): Promise<void> {
-    for (const entry of await readdir(join(this.home, MOUNTS))) await this.unmount(join(this.home, MOUNTS, entry));
+    await this.own.cleanup();
     for (const id of await readdir(join(this.home, INCOMPLETE))) {
       if (!ID_RE.test(id)) continue;
       const parent = (await readFile(this.marker(id), "utf8")) || undefined;
@@ -321,47 +314,17 @@ export class ZfsDriver implements StorageDriver {
     }
   }
 
-  // --- the driver's own mounts -------------------------------------------------------------------
-
-  /** Mounts the layer (as its specification says) and its parent (read-only) for a diff. */
+  /** Mounts the layer (as its specification says) and its parent (read-only) aside, for a diff. */
   private async mountChain(id: string, layer: Layer): Promise<{ root: string; parentRoot?: string; release: () => Promise<void> }> {
-    const root = await this.mountAside(id, this.spec(id, layer).options);
-    if (layer.parent === undefined) return { root, release: () => this.unmount(root) };
+    const root = await this.own.mountAside(id, this.spec(id, layer));
+    if (layer.parent === undefined) return { root, release: () => this.own.unmount(root) };
     try {
-      const parentRoot = await this.mountAside(layer.parent, ["ro"]);
-      return { root, parentRoot, release: () => Promise.all([this.unmount(root), this.unmount(parentRoot)]).then(() => {}) };
+      const parentRoot = await this.own.mountAside(layer.parent, this.spec(layer.parent, { writable: false }));
+      return { root, parentRoot, release: () => Promise.all([this.own.unmount(root), this.own.unmount(parentRoot)]).then(() => {}) };
     } catch (err) {
-      await this.unmount(root);
+      await this.own.unmount(root);
       throw err;
     }
-  }
-
-  private async withMount<T>(id: string, options: string[], fn: (root: string) => Promise<T>): Promise<T> {
-    const root = await this.mountAside(id, options);
-    try {
-      return await fn(root);
-    } finally {
-      await this.unmount(root);
-    }
-  }
-
-  private async mountAside(id: string, options: string[]): Promise<string> {
-    const target = join(this.home, MOUNTS, `${id}-${randomBytes(4).toString("hex")}`);
-    await mkdir(target, { mode: 0o700 });
-    try {
-      await (this.hooks.mount ?? mountWithMount8)({ type: "zfs", source: this.dataset(id), options }, target);
-    } catch (err) {
-      await rmdir(target).catch(() => {});
-      const reason = (err as { stderr?: string }).stderr?.trim() || (err as Error).message;
-      throw new Error(`zfs: cannot mount ${this.dataset(id)}: ${reason}`);
-    }
-    return target;
-  }
-
-  /** Unmounts a folder of `mnt/` (lazily when busy) and removes it; fine when it is not mounted. */
-  private async unmount(target: string): Promise<void> {
-    await run("umount", [target]).catch(() => run("umount", ["-l", target]).catch(() => {}));
-    await rmdir(target).catch(() => {});
   }
 }
 
