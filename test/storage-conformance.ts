@@ -100,7 +100,8 @@ export async function withMount<T>(driver: StorageDriver, id: string, fn: (root:
 /** The module's withMount, for the suite, whose own `withMount` passes the driver's mount function on. */
 const withMountOf = withMount;
 
-async function rejects(promise: Promise<unknown>, pattern?: RegExp): Promise<Error> {
+/** The error `promise` rejects with (matching `pattern` when given); fails the test when it resolves. */
+export async function rejects(promise: Promise<unknown>, pattern?: RegExp): Promise<Error> {
   try {
     await promise;
   } catch (err) {

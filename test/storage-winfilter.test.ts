@@ -11,18 +11,10 @@ import plugin, { createWinfilterDriver, winfilterSupported } from "../plugins/st
 import { DEFAULT_SANDBOX_SIZE, parseWinfilterOptions, sandboxSizeFor } from "../plugins/storage-winfilter/options.js";
 import { daemonArgs, makeTempDir, runEngined } from "./helpers/engined.js";
 import "./helpers/root-hooks.js";
+import { rejects as rejection } from "./storage-conformance.js";
 
 const GiB = 1024 ** 3;
 const host = { platform: "linux" as NodeJS.Platform, arch: "x64", kernel: "6.1.0", cgroupVersion: 2 as const };
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error("expected a rejection");
-}
 
 describe("storage winfilter", function () {
   this.timeout(60_000);

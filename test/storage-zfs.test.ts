@@ -18,7 +18,7 @@ import { createZfsDriver, type ZfsDriver, type ZfsDriverHooks } from "../plugins
 import { daemonArgs, makeTempDir, runEngined } from "./helpers/engined.js";
 import { startFakeZfs } from "./helpers/fake-zfs.js";
 import "./helpers/root-hooks.js";
-import { makeTar, readTar, storageConformance, withMount } from "./storage-conformance.js";
+import { makeTar, readTar, rejects as rejection, storageConformance, withMount } from "./storage-conformance.js";
 
 const fake = startFakeZfs(["tank"]);
 const hooks: ZfsDriverHooks = { zfsCommand: fake.zfsPath, zpoolCommand: fake.zpoolPath, mount: fake.mount };
@@ -44,15 +44,6 @@ async function makeDriver(home: string, options: Record<string, string>): Promis
 
 // The 120-layer chain is 360 runs of the fake (a Node.js start each): minutes on a loaded machine.
 storageConformance("zfs", makeDriver, { mount: (specs, target) => fake.mountAll(specs, target), timeoutMs: 600_000 });
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error("expected a rejection");
-}
 
 /** `zfs get -H -p -o value <prop> <name>` through the fake. */
 async function prop(name: string, property: string): Promise<string> {
