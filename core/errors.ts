@@ -414,6 +414,11 @@ export const errors = {
     (key: string, selected: string, own: string[]) =>
       `unknown storage option ${key}: no storage driver has it (${selected} takes ${own.length > 0 ? own.join(", ") : "no options"})`,
   ),
+  storageDriverNoUserns: define(
+    "ENGINE_ERR_STORAGE_DRIVER_NO_USERNS",
+    500,
+    (name: string) => `the ${name} storage driver does not support --userns-remap (its layers cannot be kept with remapped owners); use overlay2 or fuse-overlayfs`,
+  ),
   storageDriverUnavailable: define(
     "ENGINE_ERR_STORAGE_DRIVER_UNAVAILABLE",
     500,

@@ -8,7 +8,10 @@
  * that needs a particular filesystem says where homes are made (`homesIn`, on that filesystem).
  * What a driver may do in its own way is checked for its effect: a snapshot driver's diff
  * hides a directory's old entries with a whiteout each or with an opaque marker, and any diff
- * applied on the parent gives the layer back.
+ * applied on the parent gives the layer back. A driver whose mount specifications mount(8)
+ * cannot mount on this machine (zfs without ZFS, tested through a fake) passes `mount`: how its
+ * specifications are mounted instead; one that runs a command per operation may pass a longer
+ * `timeoutMs` per test (120 s by default).
  */
 import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
 import { readdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
@@ -78,16 +81,19 @@ export async function readTar(stream: Readable): Promise<ReadEntry[]> {
 
 // --- mounts ------------------------------------------------------------------------------------
 
-/** Mounts `specs` on `target` (host/storage/mount-specs.ts); resolves with the function that unmounts them. */
-export async function mountSpecs(specs: MountSpec[], target: string): Promise<() => Promise<void>> {
-  await mountAt(specs, target);
+/** How a driver's mount specifications are mounted on a folder (host/storage/mount-specs.ts by default). */
+export type MountFunction = (specs: readonly MountSpec[], target: string) => Promise<void>;
+
+/** Mounts `specs` on `target`; resolves with the function that unmounts them. */
+export async function mountSpecs(specs: MountSpec[], target: string, mount: MountFunction = mountAt): Promise<() => Promise<void>> {
+  await mount(specs, target);
   return () => unmountAll(target, specs.length);
 }
 
 /** Mounts the chain of `id` on a fresh folder, runs `fn` with its path, and always unmounts. */
-export async function withMount<T>(driver: StorageDriver, id: string, fn: (root: string) => Promise<T>): Promise<T> {
+export async function withMount<T>(driver: StorageDriver, id: string, fn: (root: string) => Promise<T>, mount?: MountFunction): Promise<T> {
   const target = makeTempDir("engine-storage-mnt-");
-  const unmount = await mountSpecs((await driver.mounts(id)), target);
+  const unmount = await mountSpecs(await driver.mounts(id), target, mount);
   try {
     return await fn(target);
   } finally {
@@ -95,6 +101,9 @@ export async function withMount<T>(driver: StorageDriver, id: string, fn: (root:
     await rm(target, { recursive: true, force: true });
   }
 }
+
+/** The module's withMount, for the suite, whose own `withMount` passes the driver's mount function on. */
+const withMountOf = withMount;
 
 /** The error `promise` rejects with (matching `pattern`, when given); fails if it resolves. */
 export async function rejects(promise: Promise<unknown>, pattern?: RegExp): Promise<Error> {
@@ -137,6 +146,10 @@ async function brokenTar(): Promise<Readable> {
 export interface ConformanceOptions {
   /** The folder a test's driver home is made in (default: a fresh temporary folder); asked in each test. */
   homesIn?: () => string;
+  /** How the driver's mount specifications are mounted, when mount(8) cannot (a fake's). */
+  mount?: MountFunction;
+  /** The time a test may take (default 120 s). */
+  timeoutMs?: number;
 }
 
 export function storageConformance(
@@ -151,8 +164,10 @@ export function storageConformance(
     return home;
   };
 
+  const withMount = <T>(driver: StorageDriver, id: string, fn: (root: string) => Promise<T>) => withMountOf(driver, id, fn, opts.mount);
   describe(`storage conformance: ${name}`, function () {
-    this.timeout(120_000);
+    // A driver that runs a command per layer operation (zfs) needs longer on a loaded machine.
+    this.timeout(opts.timeoutMs ?? 120_000);
     let home: string;
     let driver: StorageDriver;
 

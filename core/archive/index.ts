@@ -7,6 +7,6 @@
 export { decompress, sniffCompression, type Compression, type DecompressOptions } from "./decompress.js";
 export { applyLayer, type ApplyOptions } from "./apply-layer.js";
 export { packChanges, packLayer, type PackOptions } from "./pack-layer.js";
-export { treeChanges, type TreeChange, type TreeChangeKind, type TreeDiffOptions } from "./tree-diff.js";
+export { treeChanges, changesUsage, type TreeChange, type TreeChangeKind, type TreeDiffOptions } from "./tree-diff.js";
 export { LayerEntryError } from "./safe-path.js";
 export { OPAQUE_MARKER, WHITEOUT_PREFIX } from "./whiteouts.js";

@@ -166,3 +166,18 @@ export async function treeChanges(layer: string, parent: string | undefined, opt
   else await walk.compare(layer, parent, "");
   return walk.out;
 }
+
+/** Bytes of the regular files and number of inodes that a layer's `changes` hold (hard links once). */
+export function changesUsage(layer: string, changes: readonly TreeChange[]): { size: number; inodes: number } {
+  const seen = new Set<string>();
+  let size = 0;
+  for (const change of changes) {
+    if (change.kind === "deleted") continue;
+    const st = lstatSync(join(layer, change.path));
+    const key = `${st.dev}:${st.ino}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    if (st.isFile()) size += st.size;
+  }
+  return { size, inodes: seen.size };
+}

@@ -32,23 +32,8 @@ export function filesystemName(fsType: number | bigint): string {
   return FS_NAMES[Number(fsType)] ?? `unknown (0x${Number(fsType).toString(16)})`;
 }
 
-/** The mount of `/proc/self/mountinfo` that holds `path` (the last, longest match). */
-export function mountOf(path: string, mountinfo = readFileSync("/proc/self/mountinfo", "utf8")): { mountPoint: string; fsType: string; superOptions: string[] } | undefined {
-  const unescape = (s: string) => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
-  let best: { mountPoint: string; fsType: string; superOptions: string[] } | undefined;
-  for (const line of mountinfo.split("\n")) {
-    if (!line) continue;
-    const [left, right] = line.split(" - ");
-    if (!right) continue;
-    const mountPoint = unescape(left.split(" ")[4]);
-    const [fsType, , superOpts = ""] = right.split(" ");
-    const inside = mountPoint === "/" || path === mountPoint || path.startsWith(mountPoint + "/");
-    if (inside && (!best || mountPoint.length >= best.mountPoint.length)) {
-      best = { mountPoint, fsType, superOptions: superOpts.split(",") };
-    }
-  }
-  return best;
-}
+/** The mount of `/proc/self/mountinfo` that holds `path` (see core/mountinfo.ts). */
+export { mountOf } from "../mountinfo.js";
 
 /** `path`, or its nearest ancestor that exists (a driver is judged where its home will be). */
 export async function existingAncestor(path: string): Promise<string> {

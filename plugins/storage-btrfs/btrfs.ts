@@ -28,6 +28,7 @@ import { backingFilesystem } from "../../core/storage/backing-fs.js";
 import { showBytes } from "../../core/options/value-types-structured.js";
 import * as progs from "./btrfs-progs.js";
 import { layerQuota, parseDriverOptions, type BtrfsOptions } from "./options.js";
+import { errors } from "../../core/errors.js";
 
 /** The tar code is loaded on first use, not at daemon start. */
 const archive = () => import("../../core/archive/index.js");
@@ -36,6 +37,8 @@ const INCOMPLETE = ".incomplete";
 const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
 export async function createBtrfsDriver(ctx: StorageContext): Promise<StorageDriver> {
+  // Its diffs come from comparing trees (packChanges), which keeps the owners it finds.
+  if (ctx.idMap) throw errors.storageDriverNoUserns("btrfs");
   const driver = new BtrfsDriver(ctx);
   await driver.init();
   return driver;
@@ -205,17 +208,8 @@ export class BtrfsDriver implements StorageDriver {
 
   async usage(id: string): Promise<LayerUsage> {
     const { subvolume, changes } = await this.changes(id);
-    const seen = new Set<string>();
-    let size = 0;
-    for (const change of changes) {
-      if (change.kind === "deleted") continue;
-      const st = lstatSync(join(subvolume, change.path));
-      const key = `${st.dev}:${st.ino}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      if (st.isFile()) size += st.size;
-    }
-    return { size, inodes: seen.size };
+    const { changesUsage } = await archive();
+    return changesUsage(subvolume, changes);
   }
 
   async remove(id: string): Promise<void> {

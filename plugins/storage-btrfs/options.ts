@@ -5,7 +5,8 @@
  * refusal of a container's options is a 400 from the catalogue, before anything is made.
  */
 import { errors } from "../../core/errors.js";
-import { parseBytes, showBytes } from "../../core/options/value-types-structured.js";
+import { showBytes } from "../../core/options/value-types-structured.js";
+import { driverSize, layerSize, layerSizeOption } from "../../core/storage/options.js";
 
 export const MIN_SPACE = "btrfs.min_space";
 
@@ -14,23 +15,12 @@ export interface BtrfsOptions {
   minSpace?: number;
 }
 
-function positiveBytes(value: string, invalid: (why: string) => Error): number {
-  let bytes: number;
-  try {
-    bytes = parseBytes(value);
-  } catch (err) {
-    throw invalid((err as Error).message);
-  }
-  if (!(bytes > 0)) throw invalid("must be larger than 0");
-  return bytes;
-}
-
 /** The daemon's options for the driver (keys already lower case). */
 export function parseDriverOptions(options: Record<string, string>): BtrfsOptions {
   const out: BtrfsOptions = {};
   for (const [key, value] of Object.entries(options)) {
     if (key !== MIN_SPACE) throw errors.storageDriverOptionUnknown("btrfs", key);
-    out.minSpace = positiveBytes(value, (why) => errors.storageDriverOptionInvalid("btrfs", key, value, why));
+    out.minSpace = driverSize("btrfs", key, value);
   }
   return out;
 }
@@ -40,14 +30,10 @@ export function parseDriverOptions(options: Record<string, string>): BtrfsOption
  * (any case), only on a writable layer, and not below `btrfs.min_space`.
  */
 export function layerQuota(driver: BtrfsOptions, id: string, writable: boolean, storageOpts: Record<string, string> = {}): number | undefined {
-  let size: string | undefined;
-  for (const [key, value] of Object.entries(storageOpts)) {
-    if (key.toLowerCase() !== "size") throw errors.storageLayerOptionUnknown("btrfs", key);
-    size = value;
-  }
+  const size = layerSizeOption("btrfs", { storageOpts });
   if (size === undefined) return undefined;
   if (!writable) throw errors.storageLayerSizeUnsupported("btrfs", `applies to writable layers only (layer ${id})`);
-  const bytes = positiveBytes(size, (why) => errors.storageLayerSizeInvalid("btrfs", size, why));
+  const bytes = layerSize("btrfs", size);
   if (driver.minSpace !== undefined && bytes < driver.minSpace) {
     throw errors.storageLayerSizeBelowMinimum(showBytes(bytes), showBytes(driver.minSpace));
   }

@@ -19,7 +19,8 @@ import type { Readable } from "node:stream";
 import { promisify } from "node:util";
 import type { CreateOptions, MountSpec, StorageCapability, StorageContext, StorageDriver } from "../../core/contracts/storage.js";
 import { errors } from "../../core/errors.js";
-import { parseBytes, showBytes } from "../../core/options/value-types-structured.js";
+import { showBytes } from "../../core/options/value-types-structured.js";
+import { driverSize, layerSize, layerSizeOption } from "../../core/storage/options.js";
 import { existingAncestor, filesystemName, mountOf } from "../../core/storage/backing-fs.js";
 import { OverlayLayout, type LayerSetup } from "../../core/storage/overlay-layout.js";
 
@@ -88,13 +89,7 @@ export class Overlay2Driver extends OverlayLayout implements StorageDriver {
       if (typeof quotaMount === "string") {
         throw new Error(`overlay2.size is only supported on xfs mounted with the pquota option; ${this.home} is on ${quotaMount}`);
       }
-      let bytes: number;
-      try {
-        bytes = parseBytes(size);
-      } catch (err) {
-        throw new Error(`overlay2: invalid overlay2.size ${JSON.stringify(size)}: ${(err as Error).message}`);
-      }
-      if (bytes <= 0) throw new Error(`overlay2: overlay2.size must be larger than 0`);
+      const bytes = driverSize("overlay2", "overlay2.size", size);
       const fsBytes = Number(st.blocks) * Number(st.bsize);
       if (bytes >= fsBytes) {
         throw new Error(`overlay2: overlay2.size ${size} is not below the size of the backing filesystem (${showBytes(fsBytes)})`);
@@ -143,24 +138,13 @@ export class Overlay2Driver extends OverlayLayout implements StorageDriver {
 
   /** The quota a new layer gets, in bytes, or undefined; throws (400s: the caller's options) for options it cannot honour. */
   private layerQuota(id: string, opts: CreateOptions): number | undefined {
-    const storageOpts = opts.storageOpts ?? {};
-    for (const key of Object.keys(storageOpts)) {
-      if (key.toLowerCase() !== "size") throw errors.storageLayerOptionUnknown("overlay2", key);
-    }
-    const size = Object.entries(storageOpts).find(([k]) => k.toLowerCase() === "size")?.[1];
+    const size = layerSizeOption("overlay2", opts);
     if (size !== undefined) {
       if (!opts.writable) throw errors.storageLayerSizeUnsupported("overlay2", `applies to writable layers only (layer ${id})`);
       if (!this.quota) {
         throw errors.storageLayerSizeUnsupported("overlay2", `is only supported on xfs mounted with the pquota option; ${this.home} is on ${this.backingFs}`);
       }
-      let bytes: number;
-      try {
-        bytes = parseBytes(size);
-      } catch (err) {
-        throw errors.storageLayerSizeInvalid("overlay2", size, (err as Error).message);
-      }
-      if (bytes <= 0) throw errors.storageLayerSizeInvalid("overlay2", size, "must be larger than 0");
-      return bytes;
+      return layerSize("overlay2", size);
     }
     return opts.writable ? this.quota?.defaultBytes : undefined;
   }
