@@ -196,7 +196,7 @@ describe("storage overlay2", function () {
       "51 27 7:1 / /srv/data\\040two rw,relatime - xfs /dev/loop1 rw,noquota",
       "",
     ].join("\n");
-    expect(mountOf("/srv/data/engine/overlay2", info)).to.deep.equal({ mountPoint: "/srv/data", fsType: "xfs", superOptions: ["rw", "attr2", "inode64", "prjquota"] });
+    expect(mountOf("/srv/data/engine/overlay2", info)).to.deep.include({ mountPoint: "/srv/data", fsType: "xfs", superOptions: ["rw", "attr2", "inode64", "prjquota"] });
     expect(mountOf("/srv/data two/x", info)?.superOptions).to.deep.equal(["rw", "noquota"]);
     expect(mountOf("/srv/database", info)?.fsType).to.equal("ext4");
   });

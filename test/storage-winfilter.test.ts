@@ -46,7 +46,7 @@ describe("storage winfilter", function () {
         [{ size: "-1G" }, 'winfilter: invalid size "-1G": expected a size such as 64m, 64MiB or 1g'],
         [{ size: "" }, 'winfilter: invalid size "": expected a size such as 64m, 64MiB or 1g'],
         [{ size: "iB" }, 'winfilter: invalid size "iB": expected a size such as 64m, 64MiB or 1g'],
-        [{ size: "0" }, "winfilter: size must be larger than 0"],
+        [{ size: "0" }, 'winfilter: invalid size "0": must be larger than 0'],
         [{ "winfilter.size": "20G" }, "winfilter: unknown option winfilter.size"],
         [{ "overlay2.size": "20G" }, "winfilter: unknown option overlay2.size"],
       ];

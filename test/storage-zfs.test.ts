@@ -124,7 +124,7 @@ describe("storage zfs", function () {
     const cases: [string, Parameters<ZfsDriver["create"]>[2], string][] = [
       ["img", { storageOpts: { size: "1G" } }, "zfs: the size option applies to writable layers only (layer img)"],
       ["c1", { writable: true, storageOpts: { size: "lots" } }, 'zfs: invalid size "lots": expected a size such as 64m, 64MiB or 1g'],
-      ["c2", { writable: true, storageOpts: { size: "0" } }, "zfs: size must be larger than 0"],
+      ["c2", { writable: true, storageOpts: { size: "0" } }, 'zfs: invalid size "0": must be larger than 0'],
       ["c3", { writable: true, storageOpts: { nosuch: "1" } }, "zfs: unknown storage option nosuch"],
     ];
     for (const [id, opts, message] of cases) {
