@@ -461,6 +461,11 @@ export const errors = {
     500,
     (address: string) => `${address} is already in use by another process (is another daemon listening there?)`,
   ),
+  metricsListenFailed: define(
+    "ENGINE_ERR_METRICS_LISTEN_FAILED",
+    500,
+    (address: string, why: string) => `cannot serve metrics on ${address} (--metrics-addr): ${why}`,
+  ),
   listenerNoActivationSocket: define(
     "ENGINE_ERR_LISTENER_NO_ACTIVATION_SOCKET",
     500,

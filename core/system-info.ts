@@ -71,6 +71,8 @@ export interface SystemInfo {
   /** Cluster mode's state on this node; "inactive" until the node joins a cluster. */
   Swarm: { NodeID: string; NodeAddr: string; LocalNodeState: string; ControlAvailable: boolean; Error: string; RemoteManagers: null };
   Warnings: string[];
+  /** Where CDI specifications are read; empty when the `cdi` feature is off. */
+  CDISpecDirs?: string[];
 }
 
 export interface VersionComponent {

@@ -52,6 +52,13 @@ import { inRootlessKit, rootlessPaths } from "../core/options/rootless-defaults.
 import { setupUsernsRemap, shareWithRemappedRoot } from "./userns/remap.js";
 import { buildSystemInfo, buildVersionInfo, loadDaemonId, type InfoSources } from "./system-info.js";
 import { hostname } from "node:os";
+import { tapFeatures } from "./features.js";
+import { EngineMetrics } from "./metrics/engine-metrics.js";
+import { serveMetrics } from "./metrics/metrics-server.js";
+import { supervisorAnswers } from "./supervisor/launch.js";
+
+/** How long a metrics scrape waits for the supervisor's answer before calling it down. */
+const SUPERVISOR_PING_MS = 2000;
 
 export interface DaemonOptions {
   loaded: LoadedConfig;
@@ -90,6 +97,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   const roots = prepareRoots(config["data-root"], config["exec-root"], env, remap);
   const undo: (() => Promise<void> | void)[] = [claimPidfile(config.pidfile)];
   const hooks = createHooks();
+  // Tapped before the first plugin loads, so that it sees every one (see host/metrics/).
+  const metrics = config["metrics-addr"] ? new EngineMetrics(hooks) : undefined;
   let shutdownReason: ShutdownReason = "error";
   try {
     const loader = { log, host, dataRoot: roots.dataRoot, execRoot: roots.execRoot, resolve: opts.resolve ?? defaultResolveOptions() };
@@ -128,6 +137,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         DriverStatus: await driver.status(),
       };
     });
+    tapFeatures({ hooks, config: () => config, platform: ruleHost(host).platform, log: log.child({ component: "features" }) });
     tapDaemonReload(hooks, authz, log);
     undo.push(() => callEach(hooks.shutdown, [shutdownReason], (tap, err) => log.error({ tap, err }, "shutdown step failed")));
     await hooks.start.promise();
@@ -186,6 +196,17 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       ],
     });
     undo.push(() => api.app.close());
+
+    if (metrics) {
+      metrics.watch({
+        containerStatuses: () => containers.list().map((c) => c.State.Status),
+        supervisorUp: () =>
+          supervisorAnswers({ address: config.supervisor || undefined, execRoot: roots.execRoot, namespace: config["supervisor-namespace"] }, SUPERVISOR_PING_MS),
+        authorizationPlugins: () => authz.ids(),
+      });
+      const served = await serveMetrics(config["metrics-addr"], metrics.registry, log.child({ component: "metrics" }));
+      undo.push(() => served.close());
+    }
 
     const listeners = await openListeners(addresses, {
       handler: api.handler,

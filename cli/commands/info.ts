@@ -11,7 +11,7 @@ import { goJson, parseTemplate, struct, TemplateError } from "../format/template
 import { bytesSize } from "../format/units.js";
 
 /** Fields of Docker's Info that this daemon's type does not list; read when present. */
-interface MoreInfo extends SystemInfo {
+interface MoreInfo extends Omit<SystemInfo, "CDISpecDirs"> {
   SystemStatus?: [string, string][] | null;
   CDISpecDirs?: string[] | null;
   ContainerdCommit?: { ID: string };

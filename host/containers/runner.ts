@@ -260,6 +260,7 @@ export class ContainerRunner {
         const failure = startFailure(err as Error);
         c.State = { ...c.State, Error: failure.message, ExitCode: failure.exitCode ?? c.State.ExitCode };
         this.deps.containers.save(c);
+        this.deps.hooks.failedContainerStart.call({ containerId: c.Id, message: failure.message });
         // As Docker does: an AutoRemove container that cannot start is removed (`docker run --rm`
         // waits for that after a failed start).
         if (c.HostConfig.AutoRemove) await this.destroy(c).catch((e: Error) => this.deps.log.error({ err: e, container: c.Id }, "removing after a failed start failed"));

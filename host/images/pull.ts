@@ -36,6 +36,8 @@ export interface PullDeps {
   store: ImageStore;
   registry: RegistryService;
   limits: () => PullLimits;
+  /** Told the size of each piece of a layer blob as it arrives from the registry (for metrics). */
+  received?: (bytes: number) => void;
 }
 
 export interface PullOptions {
@@ -201,7 +203,7 @@ async function fetchLayers(
       file = slots.run(
         () => opts.emit(status(job.id, "Waiting")),
         async () => {
-          await download(session, job, path, limits.attempts, opts.emit, abort.signal, feed);
+          await download(session, job, path, limits.attempts, opts.emit, abort.signal, feed, deps.received);
           return path;
         },
       );
@@ -246,7 +248,16 @@ async function fetchLayers(
 const isAbort = (err: unknown) => (err as Error)?.name === "AbortError";
 
 /** One blob to a file: digested on the way, resumed from where it broke when the registry allows. */
-async function download(session: RegistrySession, job: LayerJob, path: string, attempts: number, emit: Emit, signal: AbortSignal, live?: LiveFeed): Promise<void> {
+async function download(
+  session: RegistrySession,
+  job: LayerJob,
+  path: string,
+  attempts: number,
+  emit: Emit,
+  signal: AbortSignal,
+  live?: LiveFeed,
+  received?: (bytes: number) => void,
+): Promise<void> {
   const { desc, id } = job;
   const feed = live;
   const file = await open(path, "w", 0o600);
@@ -277,6 +288,7 @@ async function download(session: RegistrySession, job: LayerJob, path: string, a
         try {
           for await (const chunk of res.body as AsyncIterable<Buffer>) {
             hash.update(chunk);
+            received?.(chunk.length);
             if (feed) await feed.push(chunk, offset);
             batch.push(chunk);
             batched += chunk.length;

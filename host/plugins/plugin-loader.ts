@@ -157,6 +157,7 @@ function applyOne(candidate: Candidate, deps: LoaderDeps): boolean {
     return false;
   }
   log.info({ source: candidate.location.source }, "plugin loaded");
+  deps.hooks.appliedPlugin.call({ id: candidate.id, kind: candidate.plugin.manifest.kind, source: candidate.location.source });
   return true;
 }
 

@@ -107,7 +107,8 @@ export const runtimeOptions = {
   }),
   feature: option({
     flag: "feature", key: "features", type: features, default: {}, platforms: BOTH, group: "runtime", reloadable: true,
-    metavar: "map", help: "Enable or disable features (<name>[=<bool>])",
+    metavar: "map",
+    help: "Enable or disable features (<name>[=<bool>]): cdi (on by default), containerd-snapshotter, windows-dns-proxy (win)",
     example: { args: ["--feature", "cdi=false", "--feature", "containerd-snapshotter"], value: { cdi: false, "containerd-snapshotter": true } },
   }),
   // --- storage ---
