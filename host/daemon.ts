@@ -19,6 +19,8 @@ import { ExecSessions } from "./containers/exec-sessions.js";
 import { networkRoutes } from "./api/routes/networks.js";
 import { volumeRoutes } from "./api/routes/volumes.js";
 import { openVolumes } from "./volumes/open-volumes.js";
+import { openDevices } from "./devices/open-devices.js";
+import { openClusterInfo } from "./cluster/cluster-info.js";
 import { volumesWithUsage } from "./volumes/volume-view.js";
 import { ContainerRunner } from "./containers/runner.js";
 import { EventLog } from "./events/event-log.js";
@@ -86,6 +88,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   const hooks = createHooks();
   let shutdownReason: ShutdownReason = "error";
   try {
+    // The advertise address names an interface or an address of this host: checked first.
+    openClusterInfo(hooks, () => config);
     const loader = { log, host, dataRoot: roots.dataRoot, execRoot: roots.execRoot, resolve: opts.resolve ?? defaultResolveOptions() };
     const authz = new AuthzChain(hooks, loader);
     await authz.replace(config["authorization-plugin"]);
@@ -98,6 +102,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     await logDrivers(config["log-driver"]).then((d) => d.validateOptions(config["log-opt"]));
     const network = await openNetwork({ ...loader, hooks }, { containers, config: () => config, log: log.child({ component: "network" }) });
     const volumes = openVolumes({ ...loader, hooks }, { containers, log: log.child({ component: "volumes" }) });
+    openDevices({ hooks, config: () => config, log: log.child({ component: "devices" }) });
     const eventLog = new EventLog(hooks);
     const runner = new ContainerRunner({
       containers, images, storage: driver, runtime, logDrivers, hooks, config: () => config, host: ruleHost(host),

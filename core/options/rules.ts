@@ -5,6 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { errors } from "../errors.js";
+import { parseGenericResources } from "../cluster/generic-resources.js";
 import type { DaemonConfig, Platform } from "./table.js";
 
 export interface RuleHost {
@@ -48,6 +49,11 @@ export function checkRules(config: DaemonConfig, host: RuleHost): void {
   }
   if (config["metrics-addr"] && !config.experimental) {
     problems.push("metrics-addr is only supported when experimental is enabled");
+  }
+  try {
+    parseGenericResources(config["node-generic-resource"]);
+  } catch (err) {
+    problems.push((err as Error).message);
   }
   const seccomp = config["seccomp-profile"];
   if (seccomp !== "builtin" && seccomp !== "unconfined") {
