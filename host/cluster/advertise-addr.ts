@@ -8,24 +8,33 @@
  * The daemon resolves it once at start and stops with a message naming the value when it
  * cannot be used; an empty value is nothing to advertise.
  */
-import { readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { isIP } from "node:net";
-import { networkInterfaces } from "node:os";
 import { errors } from "../../core/errors.js";
 
-/** Interface names of this process's network namespace, with or without addresses. */
-function interfaceNames(): Set<string> {
-  // /proc/self/net follows the reader's namespace (/sys/class/net follows the one sysfs was mounted in).
-  const lines = readFileSync("/proc/self/net/dev", "utf8").split("\n").slice(2);
-  return new Set(lines.map((l) => l.split(":")[0].trim()).filter(Boolean));
+/**
+ * The addresses of interface `name` in this process's network namespace, up or down (Node's
+ * os.networkInterfaces leaves out interfaces that are down), or undefined when there is no
+ * interface of that name.
+ */
+function interfaceAddresses(name: string): { v4: string[]; v6: string[] } | undefined {
+  let out: string;
+  try {
+    out = execFileSync("ip", ["-j", "addr", "show", "dev", name], { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "pipe"] });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") throw errors.clusterAdvertiseAddrInvalid(name, "cannot look up interfaces: the ip command (iproute2) is missing");
+    return undefined; // "Device ... does not exist", or not a valid interface name
+  }
+  const links = JSON.parse(out || "[]") as { addr_info?: { family: string; local: string }[] }[];
+  const addrs = links[0]?.addr_info ?? [];
+  return { v4: addrs.filter((a) => a.family === "inet").map((a) => a.local), v6: addrs.filter((a) => a.family === "inet6").map((a) => a.local) };
 }
 
 export function resolveAdvertiseAddr(value: string): string {
   if (value === "") return "";
-  if (interfaceNames().has(value)) {
-    const addrs = (networkInterfaces()[value] ?? []).filter((a) => a.family === "IPv4" || a.family === "IPv6");
-    const v4 = addrs.filter((a) => a.family === "IPv4").map((a) => a.address);
-    const v6 = addrs.filter((a) => a.family === "IPv6").map((a) => a.address);
+  const found = interfaceAddresses(value);
+  if (found) {
+    const { v4, v6 } = found;
     if (v4.length > 1) throw errors.clusterAdvertiseAddrInvalid(value, `interface ${value} has more than one IPv4 address (${v4[0]} and ${v4[1]})`);
     if (v6.length > 1) throw errors.clusterAdvertiseAddrInvalid(value, `interface ${value} has more than one IPv6 address (${v6[0]} and ${v6[1]})`);
     const address = v4[0] ?? v6[0];

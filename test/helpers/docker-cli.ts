@@ -19,3 +19,17 @@ export async function docker(host: string, args: string[], env: NodeJS.ProcessEn
     rmSync(config, { recursive: true, force: true });
   }
 }
+
+/**
+ * `docker info` with these arguments. The CLI exits 0 even when the daemon refused `/info`
+ * (only stderr says so): a daemon just started on a loaded machine may answer 503 "overloaded"
+ * for a moment, so that answer is asked again (bounded: 40 tries, 250 ms apart).
+ */
+export async function dockerInfo(host: string, args: string[] = []): Promise<RunResult> {
+  let r = await docker(host, ["info", ...args]);
+  for (let i = 0; i < 40 && r.stderr.includes("the daemon is overloaded"); i++) {
+    await new Promise((res) => setTimeout(res, 250));
+    r = await docker(host, ["info", ...args]);
+  }
+  return r;
+}
