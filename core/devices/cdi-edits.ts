@@ -32,7 +32,7 @@ interface FilledNode {
 }
 
 /** The type, major and minor of a device node on the host (the CDI library's rules). */
-export function hostDeviceInfo(path: string): { type: "b" | "c" | "p"; major: number; minor: number } {
+function hostDeviceInfo(path: string): { type: "b" | "c" | "p"; major: number; minor: number } {
   const st = lstatSync(path, { bigint: true });
   const type = st.isBlockDevice() ? "b" : st.isCharacterDevice() ? "c" : st.isFIFO() ? "p" : undefined;
   if (!type) throw new Error(`${path} is not a device node`);

@@ -55,12 +55,3 @@ export function parseQualifiedName(device: string): QualifiedName {
   return { vendor, class: cls, name };
 }
 
-/** Whether `device` is a fully qualified CDI name (as the Docker CLI decides for `--device`). */
-export function isQualifiedName(device: string): boolean {
-  try {
-    parseQualifiedName(device);
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -83,7 +83,7 @@ export interface CdiSpec extends CdiSpecFile {
 
 const validateSpecFile = typia.createValidateEquals<CdiSpecFile>();
 
-export const HOOK_NAMES: readonly string[] = ["prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop"];
+const HOOK_NAMES: readonly string[] = ["prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop"];
 
 /** The versions of the CDI spec this engine reads, oldest first. */
 const VERSIONS = ["0.1.0", "0.2.0", "0.3.0", "0.4.0", "0.5.0", "0.6.0", "0.7.0", "0.8.0", "1.0.0"] as const;
@@ -153,7 +153,7 @@ function checkEnv(env: readonly string[] | undefined, where: string): void {
 }
 
 /** The checks of one `containerEdits`. */
-export function checkEdits(e: CdiContainerEdits): void {
+function checkEdits(e: CdiContainerEdits): void {
   checkEnv(e.env, "env");
   for (const n of e.deviceNodes ?? []) {
     if (n.path === "") throw new Error("a device node has an empty path");

@@ -46,7 +46,6 @@ const isSpecFile = (name: string) => name.endsWith(".json") || name.endsWith(".y
 
 export class CdiCache {
   private readonly files = new Map<string, CachedFile>();
-  private last: CdiScan = { devices: new Map(), errors: new Map() };
 
   /** `dirs` in priority order, lowest first. */
   constructor(readonly dirs: readonly string[]) {}
@@ -78,13 +77,7 @@ export class CdiCache {
     }
     for (const id of conflicts) devices.delete(id);
     for (const path of this.files.keys()) if (!seen.has(path)) this.files.delete(path);
-    this.last = { devices: new Map([...devices].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))), errors };
-    return this.last;
-  }
-
-  /** What the last refresh found (for a caller that must not touch the disk). */
-  lastScan(): CdiScan {
-    return this.last;
+    return { devices: new Map([...devices].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))), errors };
   }
 
   /**
