@@ -20,7 +20,8 @@ import { networkRoutes } from "./api/routes/networks.js";
 import { volumeRoutes } from "./api/routes/volumes.js";
 import { openVolumes } from "./volumes/open-volumes.js";
 import { openDevices } from "./devices/open-devices.js";
-import { openClusterInfo } from "./cluster/cluster-info.js";
+import { tapClusterInfo } from "./cluster/cluster-info.js";
+import { resolveAdvertiseAddr } from "./cluster/advertise-addr.js";
 import { volumesWithUsage } from "./volumes/volume-view.js";
 import { ContainerRunner } from "./containers/runner.js";
 import { EventLog } from "./events/event-log.js";
@@ -80,6 +81,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   const tlsOn = config.tls || config.tlsverify;
   // Parse every address before anything is created, so that a typo changes nothing.
   const addresses = listenAddresses(config.host, tlsOn);
+  // The advertise address names an interface or an address of this host: checked before too.
+  const nodeAddr = resolveAdvertiseAddr(config["cluster-default-advertise-addr"]);
   const tls = tlsOn
     ? loadTlsOptions({ verify: config.tlsverify, cacert: config.tlscacert, cert: config.tlscert, key: config.tlskey })
     : undefined;
@@ -88,8 +91,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   const hooks = createHooks();
   let shutdownReason: ShutdownReason = "error";
   try {
-    // The advertise address names an interface or an address of this host: checked first.
-    openClusterInfo(hooks, () => config);
+    tapClusterInfo(hooks, () => config, nodeAddr);
     const loader = { log, host, dataRoot: roots.dataRoot, execRoot: roots.execRoot, resolve: opts.resolve ?? defaultResolveOptions() };
     const authz = new AuthzChain(hooks, loader);
     await authz.replace(config["authorization-plugin"]);

@@ -7,7 +7,7 @@
  */
 import "./helpers/root-hooks.js";
 import { expect } from "chai";
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { dockerInfo } from "./helpers/docker-cli.js";
 import { daemonArgs, ENGINED, makeTempDir, runCommand, runEngined, startEngined, type RunResult, type TestDaemon } from "./helpers/engined.js";
@@ -20,11 +20,12 @@ async function infoOf(d: TestDaemon, format: string): Promise<string> {
   return r.stdout.trim();
 }
 
-/** A start that must fail: the daemon's exit code and what it printed. */
-function failedStart(args: string[], netns?: string): Promise<RunResult> {
+/** A start that must fail: the daemon's exit code and what it printed, and whether it made its data root. */
+async function failedStart(args: string[], netns?: string): Promise<RunResult & { madeDataRoot: boolean }> {
   const dir = makeTempDir();
   const all = [...daemonArgs(dir), "-H", `unix://${join(dir, "engine.sock")}`, ...args];
-  return netns ? runCommand("nsenter", [`--net=${netns}`, "--", ENGINED, ...all]) : runEngined(all);
+  const r = await (netns ? runCommand("nsenter", [`--net=${netns}`, "--", ENGINED, ...all]) : runEngined(all));
+  return { ...r, madeDataRoot: existsSync(join(dir, "data")) };
 }
 
 const unquote = (s: string) => s.replaceAll('\\"', '"');
@@ -125,7 +126,7 @@ describe("cluster advertisement: --cluster-default-advertise-addr", function () 
     expect(await infoOf(v6, "{{.Swarm.NodeAddr}}"), `${ns.run("ip", "-br", "addr")}\n${v6.output()}`).to.equal("2001:db8::6");
   });
 
-  it("refuses to start with an interface without an address, one with two, a name that is nothing, an unspecified address or a port", async () => {
+  it("refuses to start, before making anything, with an interface without an address, one with two, a name that is nothing, an unspecified address or a port", async () => {
     const cases: [string, string][] = [
       ["eng-adv1", 'invalid cluster-default-advertise-addr "eng-adv1": interface eng-adv1 has no IPv4 or IPv6 address'],
       ["eng-adv2", 'invalid cluster-default-advertise-addr "eng-adv2": interface eng-adv2 has more than one IPv4 address (198.51.100.1 and 198.51.100.2)'],
@@ -137,6 +138,7 @@ describe("cluster advertisement: --cluster-default-advertise-addr", function () 
       const r = await failedStart(["--bridge", "none", "--cluster-default-advertise-addr", value], ns.file);
       expect(r.code, value).to.equal(1);
       expect(unquote(r.stderr), value).to.include(message);
+      expect(r.madeDataRoot, `${value}: nothing is created before the check`).to.equal(false);
     }
   });
 });
