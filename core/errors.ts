@@ -543,6 +543,22 @@ export const errors = {
     400,
     (name: string, path: string, why: string) => `runtime ${name}: cannot use the binary ${path}: ${why}`,
   ),
+
+  // --- devices (HostConfig.DeviceRequests; Docker answers these at start, with 500) ---
+  deviceDriverUnavailable: define(
+    "ENGINE_ERR_DEVICE_DRIVER_UNAVAILABLE",
+    500,
+    (driver: string, capabilities: string) => `could not select device driver "${driver}" with capabilities: ${capabilities}`,
+  ),
+  deviceRequestInvalid: define("ENGINE_ERR_DEVICE_REQUEST_INVALID", 500, (why: string) => why),
+  deviceCdiInjectionFailed: define("ENGINE_ERR_DEVICE_CDI_INJECTION_FAILED", 500, (why: string) => `CDI device injection failed: ${why}`),
+
+  // --- cluster advertisement ---
+  clusterAdvertiseAddrInvalid: define(
+    "ENGINE_ERR_CLUSTER_ADVERTISE_ADDR_INVALID",
+    400,
+    (value: string, why: string) => `invalid cluster-default-advertise-addr "${value}": ${why}`,
+  ),
 } as const;
 
 export type ErrorCatalogue = typeof errors;

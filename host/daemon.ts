@@ -19,6 +19,9 @@ import { ExecSessions } from "./containers/exec-sessions.js";
 import { networkRoutes } from "./api/routes/networks.js";
 import { volumeRoutes } from "./api/routes/volumes.js";
 import { openVolumes } from "./volumes/open-volumes.js";
+import { openDevices } from "./devices/open-devices.js";
+import { tapClusterInfo } from "./cluster/cluster-info.js";
+import { resolveAdvertiseAddr } from "./cluster/advertise-addr.js";
 import { volumesWithUsage } from "./volumes/volume-view.js";
 import { ContainerRunner } from "./containers/runner.js";
 import { EventLog } from "./events/event-log.js";
@@ -88,6 +91,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   const tlsOn = config.tls || config.tlsverify;
   // Parse every address before anything is created, so that a typo changes nothing.
   const addresses = listenAddresses(config.host, tlsOn, env);
+  // The advertise address names an interface or an address of this host: checked before too.
+  const nodeAddr = resolveAdvertiseAddr(config["cluster-default-advertise-addr"]);
   const tls = tlsOn
     ? loadTlsOptions({ verify: config.tlsverify, cacert: config.tlscacert, cert: config.tlscert, key: config.tlskey })
     : undefined;
@@ -101,6 +106,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   const metrics = config["metrics-addr"] ? new EngineMetrics(hooks) : undefined;
   let shutdownReason: ShutdownReason = "error";
   try {
+    tapClusterInfo(hooks, () => config, nodeAddr);
     const loader = { log, host, dataRoot: roots.dataRoot, execRoot: roots.execRoot, resolve: opts.resolve ?? defaultResolveOptions() };
     const authz = new AuthzChain(hooks, loader);
     await authz.replace(config["authorization-plugin"]);
@@ -114,6 +120,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     await logDrivers(config["log-driver"]).then((d) => d.validateOptions(config["log-opt"]));
     const network = await openNetwork({ ...loader, hooks }, { containers, config: () => config, log: log.child({ component: "network" }), remap });
     const volumes = openVolumes({ ...loader, hooks }, { containers, log: log.child({ component: "volumes" }), rootOwner: remap?.root });
+    openDevices({ hooks, config: () => config, log: log.child({ component: "devices" }) });
     const eventLog = new EventLog(hooks);
     const runner = new ContainerRunner({
       containers, images, storage: driver, runtime, logDrivers, hooks, config: () => config, host: ruleHost(host),

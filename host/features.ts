@@ -1,7 +1,7 @@
 /**
  * What the `features` map shows and says. Docker's `/info` has no features field: a feature
- * shows through what it changes, and so it does here. `cdi` fills `CDISpecDirs` (an empty list
- * means CDI is off, as the API documents); `containerd-snapshotter`, which this engine accepts
+ * shows through what it changes, and so it does here: with `cdi` off, host/devices/ reports
+ * `CDISpecDirs` empty (as the API documents) and refuses CDI requests; `containerd-snapshotter`, which this engine accepts
  * but cannot act on, adds a warning line. `EngineOptions.features` carries the map as given.
  * The CDI code itself asks `featureEnabled(config, "cdi")` (core/features.ts) when it acts.
  *
@@ -27,7 +27,6 @@ export function tapFeatures({ hooks, config, platform, log }: FeatureDeps): void
     const warnings = featureWarnings(now, info.Driver);
     return {
       ...info,
-      CDISpecDirs: featureEnabled(now, "cdi") ? [...now["cdi-spec-dir"]] : [],
       Warnings: [...info.Warnings, ...warnings],
     };
   });

@@ -27,6 +27,21 @@ export interface RestartPolicy {
   MaximumRetryCount?: number;
 }
 
+/**
+ * One entry of `HostConfig.DeviceRequests`: devices a driver adds to the container. `docker run
+ * --device vendor.com/class=name` sends `{ Driver: "cdi", DeviceIDs: ["vendor.com/class=name"] }`;
+ * `--gpus` sends a Count or DeviceIDs with Capabilities (`[["gpu"]]`) and no Driver.
+ */
+export interface DeviceRequest {
+  Driver?: string;
+  /** -1 is all. */
+  Count?: number;
+  DeviceIDs?: string[] | null;
+  /** Alternatives (OR) of capability sets (AND). */
+  Capabilities?: string[][] | null;
+  Options?: Record<string, string> | null;
+}
+
 export interface HostConfig {
   AutoRemove?: boolean;
   /** `[height, width]` of the terminal at start (with `Tty`). */
@@ -96,6 +111,8 @@ export interface HostConfig {
   OomKillDisable?: boolean;
   /** The container's own storage options (`--storage-opt size=10G`), given to the storage driver when its writable layer is made. */
   StorageOpt?: Record<string, string> | null;
+  /** Devices asked of device drivers (CDI); applied to the OCI spec at each start. */
+  DeviceRequests?: DeviceRequest[] | null;
   /** Paths to mask and to make read-only; when given they replace the defaults. */
   MaskedPaths?: string[] | null;
   ReadonlyPaths?: string[] | null;

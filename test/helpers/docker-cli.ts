@@ -33,3 +33,8 @@ export async function dockerPatiently(host: string, args: string[], attempts = 5
   }
   return result;
 }
+
+/** `docker info` with these arguments, asked again while the daemon says it is overloaded. */
+export function dockerInfo(host: string, args: string[] = []): Promise<RunResult> {
+  return dockerPatiently(host, ["info", ...args], 20);
+}
