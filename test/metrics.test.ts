@@ -1,12 +1,14 @@
 /**
  * Metrics (`--metrics-addr`, experimental) against a real engined: the whole scrape parsed by a
- * Prometheus text-format parser (prom2javascript) into families of their declared types, and
+ * Prometheus text-format parser (prom2javascript) into families of their declared types, checked
+ * by Prometheus's own `promtool check metrics` (its parser and linter), and
  * the series moving with real work done through the real Docker CLI: runs of busybox (one that
  * starts, one whose command is missing, one left running), a pull from a real local registry,
  * plain API calls. Then the refusals: no --experimental (start and --validate), a port in use,
  * and the listener gone once the daemon stops.
  */
 import "./helpers/root-hooks.js";
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, writeFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
@@ -49,6 +51,9 @@ async function scrape(port: number): Promise<Scrape> {
   expect(res.headers["content-type"]).to.equal("text/plain; version=0.0.4; charset=utf-8");
   // The parser throws on a line it cannot read and on a histogram whose +Inf bucket is not its count.
   const families = await getMetricsFromIterator(res.body.split("\n")[Symbol.iterator]());
+  // And Prometheus's own parser and linter (promtool, Debian's prometheus) take it as it is.
+  const promtool = spawnSync("promtool", ["check", "metrics"], { input: res.body, encoding: "utf8", timeout: 30_000 });
+  expect([promtool.status, promtool.stdout + promtool.stderr], "promtool check metrics").to.deep.equal([0, ""]);
   return { text: res.body, families };
 }
 
