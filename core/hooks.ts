@@ -151,8 +151,9 @@ export function createHooks() {
      * A container's OCI runtime spec (config.json) on its way into the bundle. The start value is
      * runtime.ocirun's baseSpec; storage adds the root filesystem mounts, network sets the network
      * namespace path (or removes it for host) and, under `--userns-remap`, the path of the user
-     * namespace that owns it, log adds nothing. Each tap returns the spec; a
-     * throw fails the create with its message.
+     * namespace that owns it, devices (host/devices/) the nodes, mounts, environment and hooks of
+     * the CDI devices the container asks for, log adds nothing. Each tap returns the spec; a
+     * throw fails the start with its message.
      */
     processSpec: new AsyncSeriesWaterfallHook<[OciSpec, SpecContext]>(["spec", "ctx"]),
 
