@@ -404,10 +404,45 @@ export const errors = {
     400,
     (entry: string) => `invalid storage option "${entry}": expected <driver>.<option>=<value>`,
   ),
+  storageOptionOtherDriver: define(
+    "ENGINE_ERR_STORAGE_OPTION_OTHER_DRIVER",
+    400,
+    (key: string, owner: string, selected: string) => `${key} is an option of the ${owner} storage driver, not of ${selected}`,
+  ),
+  storageOptionUnknown: define(
+    "ENGINE_ERR_STORAGE_OPTION_UNKNOWN",
+    400,
+    (key: string, selected: string, own: string[]) =>
+      `unknown storage option ${key}: no storage driver has it (${selected} takes ${own.length > 0 ? own.join(", ") : "no options"})`,
+  ),
+  storageDriverNoUserns: define(
+    "ENGINE_ERR_STORAGE_DRIVER_NO_USERNS",
+    500,
+    (name: string) => `the ${name} storage driver does not support --userns-remap (its layers cannot be kept with remapped owners); use overlay2 or fuse-overlayfs`,
+  ),
   storageDriverUnavailable: define(
     "ENGINE_ERR_STORAGE_DRIVER_UNAVAILABLE",
     500,
     (name: string) => `storage driver ${name} was loaded but made no driver (its plugin tapped no createStorageDriver hook)`,
+  ),
+  storageDriverOptionUnknown: define("ENGINE_ERR_STORAGE_DRIVER_OPTION_UNKNOWN", 400, (driver: string, key: string) => `${driver}: unknown option ${key}`),
+  storageDriverOptionInvalid: define(
+    "ENGINE_ERR_STORAGE_DRIVER_OPTION_INVALID",
+    400,
+    (driver: string, key: string, value: string, why: string) => `${driver}: invalid ${key} ${JSON.stringify(value)}: ${why}`,
+  ),
+  // A container's own storage options (`docker create --storage-opt size=10G`), refused at create.
+  storageLayerOptionUnknown: define("ENGINE_ERR_STORAGE_LAYER_OPTION_UNKNOWN", 400, (driver: string, key: string) => `${driver}: unknown storage option ${key}`),
+  storageLayerSizeInvalid: define(
+    "ENGINE_ERR_STORAGE_LAYER_SIZE_INVALID",
+    400,
+    (driver: string, value: string, why: string) => `${driver}: invalid size ${JSON.stringify(value)}: ${why}`,
+  ),
+  storageLayerSizeUnsupported: define("ENGINE_ERR_STORAGE_LAYER_SIZE_UNSUPPORTED", 400, (driver: string, why: string) => `${driver}: the size option ${why}`),
+  storageLayerSizeBelowMinimum: define(
+    "ENGINE_ERR_STORAGE_LAYER_SIZE_BELOW_MINIMUM",
+    400,
+    (size: string, minimum: string) => `btrfs: storage size ${size} cannot be less than btrfs.min_space (${minimum})`,
   ),
 
   // --- daemon process ---
@@ -427,6 +462,11 @@ export const errors = {
     500,
     (address: string) => `${address} is already in use by another process (is another daemon listening there?)`,
   ),
+  metricsListenFailed: define(
+    "ENGINE_ERR_METRICS_LISTEN_FAILED",
+    500,
+    (address: string, why: string) => `cannot serve metrics on ${address} (--metrics-addr): ${why}`,
+  ),
   listenerNoActivationSocket: define(
     "ENGINE_ERR_LISTENER_NO_ACTIVATION_SOCKET",
     500,
@@ -443,6 +483,54 @@ export const errors = {
     (what: string, path: string, why: string) => `could not read the TLS ${what} ${path}: ${why}`,
   ),
 
+  // --- user namespaces (--userns-remap) and rootless mode ---
+  usernsLookup: define("ENGINE_ERR_USERNS_LOOKUP", 500, (detail: string) => detail),
+  usernsUserCreate: define(
+    "ENGINE_ERR_USERNS_USER_CREATE",
+    500,
+    (user: string, why: string) => `Error during "${user}" user creation: ${why}`,
+  ),
+  usernsNoRanges: define(
+    "ENGINE_ERR_USERNS_NO_RANGES",
+    500,
+    (kind: "subuid" | "subgid", who: string, file: string) =>
+      `Can't create ID mappings: no ${kind} ranges found for ${who} in ${file}; add a line <name>:<first id>:<count> for it (usermod ${kind === "subuid" ? "-v" : "-w"} <first>-<last> <user>)`,
+  ),
+  usernsRootAccess: define(
+    "ENGINE_ERR_USERNS_ROOT_ACCESS",
+    500,
+    (root: string, dir: string) =>
+      `a subdirectory in your graphroot path (${root}) restricts access to the remapped root uid/gid: ${dir}; please fix by allowing 'o+x' permissions on existing directories`,
+  ),
+  usernsSetupFailed: define("ENGINE_ERR_USERNS_SETUP_FAILED", 500, (what: string, why: string) => `user namespace: ${what}: ${why}`),
+  usernsPrivileged: define(
+    "ENGINE_ERR_USERNS_PRIVILEGED",
+    400,
+    () => "privileged mode is incompatible with user namespaces.  You must run the container in the host namespace when running privileged mode",
+  ),
+  usernsHostNetwork: define(
+    "ENGINE_ERR_USERNS_HOST_NETWORK",
+    400,
+    () => "cannot share the host's network namespace when user namespaces are enabled",
+  ),
+  usernsHostPid: define("ENGINE_ERR_USERNS_HOST_PID", 400, () => "cannot share the host PID namespace when user namespaces are enabled"),
+  rootlessAsRoot: define(
+    "ENGINE_ERR_ROOTLESS_AS_ROOT",
+    500,
+    () =>
+      "rootless mode: engined must be executed as a non-privileged user (it runs as root in the host's user namespace); start it as an ordinary user inside RootlessKit, or drop --rootless",
+  ),
+  rootlessMissing: define(
+    "ENGINE_ERR_ROOTLESS_MISSING",
+    500,
+    (missing: string[]) => `rootless mode needs what this host does not give it: ${missing.join("; ")}`,
+  ),
+  rootlessWithRemap: define(
+    "ENGINE_ERR_ROOTLESS_WITH_REMAP",
+    500,
+    () => "--userns-remap cannot be used in rootless mode: the daemon's own user namespace already maps the containers' ids",
+  ),
+
   // --- runtimes ---
   runtimeUnknown: define("ENGINE_ERR_RUNTIME_UNKNOWN", 400, (name: string) => `unknown or invalid runtime name: ${name}`),
   runtimeNotSupported: define(
@@ -455,6 +543,22 @@ export const errors = {
     "ENGINE_ERR_RUNTIME_BINARY_UNUSABLE",
     400,
     (name: string, path: string, why: string) => `runtime ${name}: cannot use the binary ${path}: ${why}`,
+  ),
+
+  // --- devices (HostConfig.DeviceRequests; Docker answers these at start, with 500) ---
+  deviceDriverUnavailable: define(
+    "ENGINE_ERR_DEVICE_DRIVER_UNAVAILABLE",
+    500,
+    (driver: string, capabilities: string) => `could not select device driver "${driver}" with capabilities: ${capabilities}`,
+  ),
+  deviceRequestInvalid: define("ENGINE_ERR_DEVICE_REQUEST_INVALID", 500, (why: string) => why),
+  deviceCdiInjectionFailed: define("ENGINE_ERR_DEVICE_CDI_INJECTION_FAILED", 500, (why: string) => `CDI device injection failed: ${why}`),
+
+  // --- cluster advertisement ---
+  clusterAdvertiseAddrInvalid: define(
+    "ENGINE_ERR_CLUSTER_ADVERTISE_ADDR_INVALID",
+    400,
+    (value: string, why: string) => `invalid cluster-default-advertise-addr "${value}": ${why}`,
   ),
 } as const;
 

@@ -27,6 +27,29 @@ import type { SystemInfo, VersionInfo } from "./system-info.js";
 /** Why the daemon is stopping. */
 export type ShutdownReason = "signal" | "error" | "api";
 
+/** An API request, once answered (or once its connection closed, for a stream the client took over). */
+export interface AnsweredRequest {
+  method: string;
+  /** The route's pattern (`/containers/:id/start`), never the raw URL; `unmatched` when no route took it. */
+  route: string;
+  statusCode: number;
+  seconds: number;
+}
+
+/** A container start that failed, as its client was told. */
+export interface FailedContainerStart {
+  containerId: string;
+  message: string;
+}
+
+/** A plugin the loader applied. */
+export interface AppliedPluginInfo {
+  id: string;
+  kind: string;
+  /** Where it came from: `built-in`, `package <name>`, `path`, or an out-of-process plugin's source. */
+  source: string;
+}
+
 /** Where the daemon listens, once it does. */
 export interface ListeningInfo {
   /** The addresses as `-H` would name them: `unix:///run/x.sock`, `tcp://127.0.0.1:2376`. */
@@ -69,6 +92,19 @@ export function createHooks() {
      * (`core/events/event.ts`). `GET /events` streams these; taps must not throw or block.
      */
     event: new SyncHook<[EngineEvent]>(["event"]),
+
+    /**
+     * Notification: a container start failed (the runtime refused it, the command was not
+     * found, its network could not be set up). Docker sends no event for this; taps count or
+     * log it and must not throw.
+     */
+    failedContainerStart: new SyncHook<[FailedContainerStart]>(["failure"]),
+
+    /** Notification: bytes of an image pull arrived from a registry (a retried range counts again). */
+    receivedImageBytes: new SyncHook<[number]>(["bytes"]),
+
+    /** Notification: the plugin loader applied a plugin (at start, on first use, on a reload). */
+    appliedPlugin: new SyncHook<[AppliedPluginInfo]>(["plugin"]),
 
     // --- drivers ---------------------------------------------------------------------------------
 
@@ -114,8 +150,10 @@ export function createHooks() {
     /**
      * A container's OCI runtime spec (config.json) on its way into the bundle. The start value is
      * runtime.ocirun's baseSpec; storage adds the root filesystem mounts, network sets the network
-     * namespace path (or removes it for host), log adds nothing. Each tap returns the spec; a
-     * throw fails the create with its message.
+     * namespace path (or removes it for host) and, under `--userns-remap`, the path of the user
+     * namespace that owns it, devices (host/devices/) the nodes, mounts, environment and hooks of
+     * the CDI devices the container asks for, log adds nothing. Each tap returns the spec; a
+     * throw fails the start with its message.
      */
     processSpec: new AsyncSeriesWaterfallHook<[OciSpec, SpecContext]>(["spec", "ctx"]),
 
@@ -133,6 +171,13 @@ export function createHooks() {
      * A denial replaces the answer with 403 and the denial's message.
      */
     authorizeResponse: new AsyncSeriesBailHook<[AuthzResponse], AuthzDenial | undefined>(["response"]),
+
+    /**
+     * Notification: an API request was answered, with its route pattern, status and duration.
+     * A stream the client took over (attach, exec) is reported when its connection closes.
+     * Nothing is measured while no tap listens.
+     */
+    answeredRequest: new SyncHook<[AnsweredRequest]>(["request"]),
 
     /**
      * `GET /info`: the daemon's own fields pass through every tap; each subsystem fills what it

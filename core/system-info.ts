@@ -16,6 +16,17 @@ export interface RegistryConfigInfo {
   Mirrors: string[];
 }
 
+/** A device a device driver offers (`DiscoveredDevices`): `{ Source: "cdi", ID: "vendor.com/class=name" }`. */
+export interface DeviceInfo {
+  Source: string;
+  ID: string;
+}
+
+/** A resource this node advertises to a cluster (`--node-generic-resource`). */
+export type GenericResource =
+  | { DiscreteResourceSpec: { Kind: string; Value: number } }
+  | { NamedResourceSpec: { Kind: string; Value: string } };
+
 export interface SystemInfo {
   ID: string;
   Containers: number;
@@ -70,6 +81,12 @@ export interface SystemInfo {
   EngineOptions: Record<string, unknown>;
   /** Cluster mode's state on this node; "inactive" until the node joins a cluster. */
   Swarm: { NodeID: string; NodeAddr: string; LocalNodeState: string; ControlAvailable: boolean; Error: string; RemoteManagers: null };
+  /** What this node advertises to a cluster (`--node-generic-resource`); null when none, as Docker has it. */
+  GenericResources?: GenericResource[] | null;
+  /** Devices the device drivers discovered; left out when none. */
+  DiscoveredDevices?: DeviceInfo[];
+  /** Where CDI spec files are read from; empty when CDI is off. */
+  CDISpecDirs?: string[];
   Warnings: string[];
 }
 

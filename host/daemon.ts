@@ -19,6 +19,9 @@ import { ExecSessions } from "./containers/exec-sessions.js";
 import { networkRoutes } from "./api/routes/networks.js";
 import { volumeRoutes } from "./api/routes/volumes.js";
 import { openVolumes } from "./volumes/open-volumes.js";
+import { openDevices } from "./devices/open-devices.js";
+import { tapClusterInfo } from "./cluster/cluster-info.js";
+import { resolveAdvertiseAddr } from "./cluster/advertise-addr.js";
 import { volumesWithUsage } from "./volumes/volume-view.js";
 import { ContainerRunner } from "./containers/runner.js";
 import { EventLog } from "./events/event-log.js";
@@ -47,8 +50,18 @@ import { claimPidfile } from "./pidfile.js";
 import { defaultResolveOptions, type ResolveOptions } from "./plugins/resolve-plugin.js";
 import { reloadDaemon, type ReloadOutcome } from "./reload.js";
 import { prepareRoots, type Roots } from "./roots.js";
+import { checkRootless } from "./userns/rootless.js";
+import { inRootlessKit, rootlessPaths } from "../core/options/rootless-defaults.js";
+import { setupUsernsRemap, shareWithRemappedRoot } from "./userns/remap.js";
 import { buildSystemInfo, buildVersionInfo, loadDaemonId, type InfoSources } from "./system-info.js";
 import { hostname } from "node:os";
+import { tapFeatures } from "./features.js";
+import { EngineMetrics } from "./metrics/engine-metrics.js";
+import { serveMetrics } from "./metrics/metrics-server.js";
+import { supervisorAnswers } from "./supervisor/launch.js";
+
+/** How long a metrics scrape waits for the supervisor's answer before calling it down. */
+const SUPERVISOR_PING_MS = 2000;
 
 export interface DaemonOptions {
   loaded: LoadedConfig;
@@ -77,32 +90,42 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   const activationFds = takeActivationFds(env);
   const tlsOn = config.tls || config.tlsverify;
   // Parse every address before anything is created, so that a typo changes nothing.
-  const addresses = listenAddresses(config.host, tlsOn);
+  const addresses = listenAddresses(config.host, tlsOn, env);
+  // The advertise address names an interface or an address of this host: checked before too.
+  const nodeAddr = resolveAdvertiseAddr(config["cluster-default-advertise-addr"]);
   const tls = tlsOn
     ? loadTlsOptions({ verify: config.tlsverify, cacert: config.tlscacert, cert: config.tlscert, key: config.tlskey })
     : undefined;
-  const roots = prepareRoots(config["data-root"], config["exec-root"], env);
+  const rootlessWarnings = checkRootless(config, env);
+  for (const warning of rootlessWarnings) log.warn(warning);
+  const remap = setupUsernsRemap(config["userns-remap"], log);
+  const roots = prepareRoots(config["data-root"], config["exec-root"], env, remap);
   const undo: (() => Promise<void> | void)[] = [claimPidfile(config.pidfile)];
   const hooks = createHooks();
+  // Tapped before the first plugin loads, so that it sees every one (see host/metrics/).
+  const metrics = config["metrics-addr"] ? new EngineMetrics(hooks) : undefined;
   let shutdownReason: ShutdownReason = "error";
   try {
+    tapClusterInfo(hooks, () => config, nodeAddr);
     const loader = { log, host, dataRoot: roots.dataRoot, execRoot: roots.execRoot, resolve: opts.resolve ?? defaultResolveOptions() };
     const authz = new AuthzChain(hooks, loader);
     await authz.replace(config["authorization-plugin"]);
-    const driver = await openStorage(config["storage-driver"], config["storage-opt"], { ...loader, hooks });
+    const driver = await openStorage(config["storage-driver"], config["storage-opt"], { ...loader, hooks }, remap?.idMap);
     const images = await ImageStore.open(join(roots.dataRoot, "image"), join(roots.tmpDir, "image"), driver);
     const containers = new ContainerStore(join(roots.dataRoot, "containers"));
+    if (remap) shareWithRemappedRoot(remap, containers.root);
     const runtime = await openRuntime({ ...loader, hooks });
     const logDrivers = logDriverSource({ ...loader, hooks }, () => config["log-opt"]);
     // The default log driver and its --log-opt defaults are checked now: a typo stops the start.
     await logDrivers(config["log-driver"]).then((d) => d.validateOptions(config["log-opt"]));
-    const network = await openNetwork({ ...loader, hooks }, { containers, config: () => config, log: log.child({ component: "network" }) });
-    const volumes = openVolumes({ ...loader, hooks }, { containers, log: log.child({ component: "volumes" }) });
+    const network = await openNetwork({ ...loader, hooks }, { containers, config: () => config, log: log.child({ component: "network" }), remap });
+    const volumes = openVolumes({ ...loader, hooks }, { containers, log: log.child({ component: "volumes" }), rootOwner: remap?.root });
+    openDevices({ hooks, config: () => config, log: log.child({ component: "devices" }) });
     const eventLog = new EventLog(hooks);
     const runner = new ContainerRunner({
       containers, images, storage: driver, runtime, logDrivers, hooks, config: () => config, host: ruleHost(host),
       execRoot: roots.execRoot, log: log.child({ component: "containers" }), network: network.containers,
-      volumes: volumes.containers,
+      volumes: volumes.containers, remap,
     });
     await runner.restore(config["live-restore"]);
     await volumes.containers.restore();
@@ -121,13 +144,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         DriverStatus: await driver.status(),
       };
     });
+    tapFeatures({ hooks, config: () => config, platform: ruleHost(host).platform, log: log.child({ component: "features" }) });
     tapDaemonReload(hooks, authz, log);
     undo.push(() => callEach(hooks.shutdown, [shutdownReason], (tap, err) => log.error({ tap, err }, "shutdown step failed")));
     await hooks.start.promise();
     // Containers whose restart policy says so come back, once every plugin has started.
     await runner.autoRestart();
 
-    const warnings = insecureTcpWarnings(addresses, Boolean(tls?.requestCert));
+    const warnings = [...insecureTcpWarnings(addresses, Boolean(tls?.requestCert)), ...rootlessWarnings];
     const registry = new RegistryService(() => ({
       insecureRegistries: config["insecure-registry"],
       mirrors: config["registry-mirror"],
@@ -166,19 +190,30 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           }),
         }),
         authRoutes({ registry }),
-        containerRoutes({ containers, images, driver, runner, logDrivers, config: () => config, network: network.containers, hooks, volumes: volumes.containers }),
+        containerRoutes({ containers, images, driver, runner, logDrivers, config: () => config, network: network.containers, hooks, volumes: volumes.containers, remap }),
         containerRunRoutes({ containers, runner, logDrivers, config: () => config, hooks }),
         containerOpsRoutes({ containers, runner, hooks }),
         execRoutes({ containers, execs: new ExecSessions({ runner, runtime, hooks, log: log.child({ component: "exec" }) }) }),
         eventRoutes(eventLog),
         commitRoutes({ containers, images, storage: driver, pauser: runner, hooks }),
-        containerFileRoutes({ containers, runner, storage: driver, hooks, execRoot: roots.execRoot, disablePigz: () => config["disable-pigz"] }),
+        containerFileRoutes({ containers, runner, storage: driver, hooks, execRoot: roots.execRoot, disablePigz: () => config["disable-pigz"], idMap: remap?.idMap }),
         networkRoutes({ networks: network.networks, endpoints: network.containers, containers }),
         volumeRoutes(volumes.service),
         systemDfRoute(images, () => volumesWithUsage(volumes.service)),
       ],
     });
     undo.push(() => api.app.close());
+
+    if (metrics) {
+      metrics.watch({
+        containerStatuses: () => containers.list().map((c) => c.State.Status),
+        supervisorUp: () =>
+          supervisorAnswers({ address: config.supervisor || undefined, execRoot: roots.execRoot, namespace: config["supervisor-namespace"] }, SUPERVISOR_PING_MS),
+        authorizationPlugins: () => authz.ids(),
+      });
+      const served = await serveMetrics(config["metrics-addr"], metrics.registry, log.child({ component: "metrics" }));
+      undo.push(() => served.close());
+    }
 
     const listeners = await openListeners(addresses, {
       handler: api.handler,
@@ -239,10 +274,11 @@ function tapDaemonReload(hooks: EngineHooks, authz: AuthzChain, log: Logger): vo
   });
 }
 
-/** `-H` values, or the default socket; an empty `-H` counts as none. */
-function listenAddresses(hosts: readonly string[], tls: boolean): ListenAddress[] {
+/** `-H` values, or the default socket (inside RootlessKit, `$XDG_RUNTIME_DIR/engine.sock`); an empty `-H` counts as none. */
+function listenAddresses(hosts: readonly string[], tls: boolean, env: NodeJS.ProcessEnv): ListenAddress[] {
   const given = hosts.filter((h) => h.trim() !== "");
-  return (given.length ? given : [""]).map((h) => parseHost(h, tls));
+  const fallback = inRootlessKit(env) ? `unix://${rootlessPaths.socket(env)}` : "";
+  return (given.length ? given : [fallback]).map((h) => parseHost(h, tls));
 }
 
 function insecureTcpWarnings(addresses: readonly ListenAddress[], verified: boolean): string[] {

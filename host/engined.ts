@@ -13,6 +13,8 @@ import { daemonHelp } from "./daemon-help.js";
 import { startDaemon, type RunningDaemon } from "./daemon.js";
 import { readHostFacts, ruleHost } from "./host-facts.js";
 import { createLogger } from "./logger.js";
+import { defaultResolveOptions } from "./plugins/resolve-plugin.js";
+import { validateStorageOptions } from "./storage/option-owners.js";
 
 function fail(message: string): number {
   process.stderr.write(`engined: ${message}\n`);
@@ -45,6 +47,12 @@ async function main(): Promise<number> {
   }
   const { config } = loaded;
   if (config.validate) {
+    // What can be judged without loading a driver: whose the storage options are.
+    try {
+      await validateStorageOptions(config["storage-driver"], config["data-root"], config["storage-opt"], defaultResolveOptions().builtinDir);
+    } catch (err) {
+      return fail((err as Error).message);
+    }
     process.stdout.write("configuration OK\n");
     return 0;
   }

@@ -6,6 +6,8 @@
  */
 import { chmodSync, mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
+import type { UsernsRemap } from "./userns/remap.js";
+import { remappedDataRoot, remappedExecRoot } from "./userns/remapped-roots.js";
 
 export interface Roots {
   dataRoot: string;
@@ -13,9 +15,12 @@ export interface Roots {
   tmpDir: string;
 }
 
-export function prepareRoots(dataRoot: string, execRoot: string, env: NodeJS.ProcessEnv): Roots {
-  const data = ensureDir(dataRoot, 0o711);
+/** With `remap` (`--userns-remap`), the state goes to `<data-root>/<uid>.<gid>` (userns/remapped-roots.ts). */
+export function prepareRoots(dataRoot: string, execRoot: string, env: NodeJS.ProcessEnv, remap?: UsernsRemap): Roots {
+  const top = ensureDir(dataRoot, 0o711);
+  const data = remap ? remappedDataRoot(top, remap) : top;
   const exec = ensureDir(execRoot, 0o700);
+  if (remap) remappedExecRoot(exec, remap);
   const tmp = ensureDir(env.ENGINE_TMPDIR || join(data, "tmp"), 0o700);
   return { dataRoot: data, execRoot: exec, tmpDir: tmp };
 }

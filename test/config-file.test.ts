@@ -12,7 +12,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { daemonArgs, makeTempDir, runEngined, startEngined, type RunResult, type TestDaemon } from "./helpers/engined.js";
-import { httpRequest } from "./helpers/http.js";
+import { httpRequest, patientRequest } from "./helpers/http.js";
 
 const CONFLICT = "the following directives are specified both as a flag and in the configuration file";
 const UNKNOWN = "the following directives don't match any configuration option: ";
@@ -40,7 +40,7 @@ function expectFailedStart(res: RunResult, dir: string): void {
 }
 
 async function info(d: TestDaemon): Promise<Record<string, unknown>> {
-  const res = await httpRequest({ socketPath: d.socket }, "GET", "/info");
+  const res = await patientRequest({ socketPath: d.socket }, "GET", "/info");
   expect(res.status).to.equal(200);
   return JSON.parse(res.body) as Record<string, unknown>;
 }
@@ -311,7 +311,8 @@ describe("configuration file and --validate", function () {
       expectFailedStart(res, dir);
       expect(res.stderr).to.include("metrics-addr is only supported when experimental is enabled");
 
-      const d = await startEngined({ args: ["--metrics-addr", "127.0.0.1:9323", "--experimental"] });
+      // port 0: the metrics listener is real now, and 9323 may be taken on a shared machine
+      const d = await startEngined({ args: ["--metrics-addr", "127.0.0.1:0", "--experimental"] });
       try {
         expect((await info(d)).ExperimentalBuild).to.equal(true);
       } finally {

@@ -323,6 +323,24 @@ describe("layer archive", function () {
       expect(readdirSync(dir).sort()).to.deep.equal(["etc", "opt", "tmp"]);
     });
 
+    it('"oci": keeps the .wh. files as they are, and no whiteout of a path the layer itself writes', async () => {
+      const dir = freshDir();
+      await apply(
+        [...whiteoutLayerEntries(), { name: "etc/.wh.mine", mode: 0o600 }, { name: "etc/mine", data: "mine\n" }, { name: "own", data: "own\n" }, { name: ".wh.own", mode: 0o600 }],
+        dir,
+        { whiteouts: "oci" },
+      );
+      expect(readdirSync(dir).sort()).to.deep.equal([".wh.tmp", "etc", "opt", "own"]);
+      expect(readdirSync(join(dir, "etc")).sort()).to.deep.equal([".wh.app.conf", "mine"]);
+      expect(readdirSync(join(dir, "opt/data")).sort()).to.deep.equal([".wh..wh..opq", "new.txt"]);
+      const wh = lstatSync(join(dir, "etc/.wh.app.conf"));
+      expect([wh.isFile(), wh.size, wh.mode & 0o7777, Math.floor(wh.mtimeMs / 1000)]).to.deep.equal([true, 0, 0o600, MTIME - 10]);
+      expect(listAttributesSync(join(dir, "opt/data"))).to.deep.equal([]);
+      // and packed, the same whiteouts come back once each
+      const packed = await readTar(packLayer(dir, { whiteouts: "mixed" }));
+      expect(packed.map((r) => r.name).filter((n) => n.includes(".wh.")).sort()).to.deep.equal([".wh.tmp", "etc/.wh.app.conf", "opt/data/.wh..wh..opq"]);
+    });
+
     it('"remove": deletes what whiteouts name and empties opaque directories', async () => {
       const dir = freshDir();
       await apply(lowerLayerEntries(), dir, { whiteouts: "remove" });
@@ -387,6 +405,7 @@ describe("layer archive", function () {
       "whiteout through a symlink": { contains: [] },
       "opaque marker through a symlink": { contains: [] },
       "whiteout of ..": { rejects: "x/.wh..." },
+      "whiteout dropped after its directory became a symlink outside": { contains: ["k"] },
       "character device": { rejects: "dev/sda" },
       fifo: { rejects: "run/fifo" },
       "a very long path": { contains: [`${longPath()}/file`] },
@@ -395,7 +414,7 @@ describe("layer archive", function () {
     });
 
     const names = Object.keys(hostileLayers("/x"));
-    for (const mode of ["overlay", "remove"] as const) {
+    for (const mode of ["overlay", "remove", "oci"] as const) {
       for (const name of names) {
         it(`${name} (${mode})`, async () => {
           const tmp = makeTempDir("engine-hostile-");
@@ -407,6 +426,7 @@ describe("layer archive", function () {
           writeFileSync(join(etc, "passwd"), "root:x:0:0:root:/root:/bin/bash\n");
           writeFileSync(join(etc, "shadow"), "root:*:19000:0:99999:7:::\n", { mode: 0o640 });
           writeFileSync(join(etc, "sub/dir/x"), "x");
+          writeFileSync(join(etc, ".wh.passwd"), ""); // what a whiteout kept as a file must never reach
           writeFileSync(join(root, "outside-file"), "outside\n");
           writeFileSync(join(tmp, "outside-file"), "outside too\n");
           const want = expected(etc)[name];

@@ -64,7 +64,8 @@ describe("live restore and daemon shutdown", function () {
 
     await start(["--live-restore"]);
     expect(supervisorPid()).to.equal(pid); // the same supervisor, found again
-    const ps = await cli("ps", "--format", "{{.Names}}");
+    // -a: on a slow machine the ticker may have ended before this engined was up.
+    const ps = await cli("ps", "-a", "--format", "{{.Names}}");
     expect(ps.split("\n").filter(Boolean).sort()).to.deep.equal(["sleeper", "ticker"]);
     // logs -f follows to the end: each line once, in order, none lost while engined was gone.
     const logs = await cli("logs", "-f", "ticker");

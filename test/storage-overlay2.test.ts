@@ -4,16 +4,20 @@
  */
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { lstat, mkdir, readdir, readFile, readlink, rm, symlink, unlink, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readdir, readFile, readlink, symlink, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { gunzipSync } from "node:zlib";
 import { expect } from "chai";
 import plugin, { overlaySupported } from "../plugins/storage-overlay2/index.js";
 import { createOverlay2Driver, MAX_DEPTH, mountOf, type Overlay2Driver } from "../plugins/storage-overlay2/overlay2.js";
-import { makeTempDir } from "./helpers/engined.js";
+import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
+import { docker } from "./helpers/docker-cli.js";
+import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
+import { httpRequest } from "./helpers/http.js";
+import { makeLoopFilesystem, type LoopFilesystem } from "./helpers/loop-fs.js";
 import "./helpers/root-hooks.js";
-import { makeTar, storageConformance, withMount } from "./storage-conformance.js";
+import { expectOutOfSpace, makeTar, rejects, storageConformance, withMount } from "./storage-conformance.js";
 
 const run = promisify(execFile);
 
@@ -36,15 +40,6 @@ function kernelConfig(name: string): boolean | undefined {
     // no /proc/config.gz
   }
   return undefined;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error("expected a rejection");
 }
 
 describe("storage overlay2", function () {
@@ -107,7 +102,7 @@ describe("storage overlay2", function () {
       `upperdir=${home}/ctr/diff`,
       `workdir=${home}/ctr/work`,
     ]);
-    await rejection(driver.mounts("nosuch"));
+    await rejects(driver.mounts("nosuch"));
   });
 
   it("names lower directories relative to its home, with a cwd, when absolute paths do not fit in a page", async () => {
@@ -138,14 +133,14 @@ describe("storage overlay2", function () {
       await driver.create(`layer${i}`, parent);
       parent = `layer${i}`;
     }
-    const err = await rejection(driver.create("toodeep", parent));
+    const err = await rejects(driver.create("toodeep", parent));
     expect(err.message).to.equal(`overlay2: cannot create layer toodeep: more than ${MAX_DEPTH} layers in its chain`);
     expect(await driver.exists("toodeep")).to.equal(false);
   });
 
   it("refuses layer ids that are not plain names", async () => {
     for (const id of ["../x", "a/b", "l", ".hidden", ""]) {
-      expect((await rejection(driver.create(id, undefined))).message).to.match(/invalid layer id/);
+      expect((await rejects(driver.create(id, undefined))).message).to.match(/invalid layer id/);
     }
   });
 
@@ -177,17 +172,17 @@ describe("storage overlay2", function () {
 
   it("refuses overlay2.size on ext4, naming the backing filesystem", async () => {
     const other = join(makeTempDir("engine-storage-"), "overlay2");
-    const err = await rejection(createOverlay2Driver({ home: other, options: { "overlay2.size": "10G" } }));
+    const err = await rejects(createOverlay2Driver({ home: other, options: { "overlay2.size": "10G" } }));
     expect(err.message).to.equal(`overlay2.size is only supported on xfs mounted with the pquota option; ${other} is on extfs`);
     expect(existsSync(other), "a driver that refused to start leaves no folder").to.equal(false);
   });
 
   it("refuses a per-layer size where there is no quota, and unknown per-layer options", async () => {
     await driver.create("base", undefined);
-    expect((await rejection(driver.create("c1", "base", { writable: true, storageOpts: { size: "1G" } }))).message).to.match(
+    expect((await rejects(driver.create("c1", "base", { writable: true, storageOpts: { size: "1G" } }))).message).to.match(
       /size option is only supported on xfs mounted with the pquota option/,
     );
-    expect((await rejection(driver.create("c2", "base", { writable: true, storageOpts: { nosuch: "1" } }))).message).to.equal(
+    expect((await rejects(driver.create("c2", "base", { writable: true, storageOpts: { nosuch: "1" } }))).message).to.equal(
       "overlay2: unknown storage option nosuch",
     );
     expect(await driver.exists("c1")).to.equal(false);
@@ -201,7 +196,7 @@ describe("storage overlay2", function () {
       "51 27 7:1 / /srv/data\\040two rw,relatime - xfs /dev/loop1 rw,noquota",
       "",
     ].join("\n");
-    expect(mountOf("/srv/data/engine/overlay2", info)).to.deep.equal({ mountPoint: "/srv/data", fsType: "xfs", superOptions: ["rw", "attr2", "inode64", "prjquota"] });
+    expect(mountOf("/srv/data/engine/overlay2", info)).to.deep.include({ mountPoint: "/srv/data", fsType: "xfs", superOptions: ["rw", "attr2", "inode64", "prjquota"] });
     expect(mountOf("/srv/data two/x", info)?.superOptions).to.deep.equal(["rw", "noquota"]);
     expect(mountOf("/srv/database", info)?.fsType).to.equal("ext4");
   });
@@ -217,42 +212,26 @@ describe("storage overlay2", function () {
   });
 
   describe("on xfs (a loop file)", () => {
-    let dir: string;
-    let image: string;
+    let xfs: LoopFilesystem | undefined;
     let mnt: string;
 
-    /** Unmounts the loop file, and detaches any loop device left on it. */
-    const umount = async () => {
-      await run("umount", [mnt]).catch(() => run("umount", ["-l", mnt]).catch(() => {}));
-      const { stdout } = await run("losetup", ["-j", image]).catch(() => ({ stdout: "" }));
-      for (const line of stdout.split("\n")) {
-        const dev = line.split(":")[0];
-        if (dev) await run("losetup", ["-d", dev]).catch(() => {});
-      }
-    };
-
     beforeEach(async function () {
-      dir = makeTempDir("engine-xfs-");
-      image = join(dir, "xfs.img");
-      mnt = join(dir, "mnt");
-      await mkdir(mnt);
-      await run("truncate", ["-s", "300M", image]);
-      await run("mkfs.xfs", ["-q", image]);
       try {
-        await run("mount", ["-o", "loop", image, mnt]);
+        xfs = await makeLoopFilesystem("xfs", "300M");
       } catch (err) {
-        skipBecause(this, `loop devices do not work here: ${(err as Error).message.trim()}`);
+        skipBecause(this, `loop devices do not work here: ${(err as Error).message}`);
       }
+      mnt = xfs.mountPoint;
     });
 
     afterEach(async () => {
-      await umount();
-      await rm(dir, { recursive: true, force: true });
+      await xfs?.remove();
+      xfs = undefined;
     });
 
     it("refuses overlay2.size on xfs mounted without pquota", async () => {
       const xfsHome = join(mnt, "overlay2");
-      const err = await rejection(createOverlay2Driver({ home: xfsHome, options: { "overlay2.size": "20M" } }));
+      const err = await rejects(createOverlay2Driver({ home: xfsHome, options: { "overlay2.size": "20M" } }));
       expect(err.message).to.equal(`overlay2.size is only supported on xfs mounted with the pquota option; ${xfsHome} is on xfs without pquota`);
       const d = await createOverlay2Driver({ home: xfsHome, options: {} });
       expect(d.capabilities).to.deep.equal(["native-diff", "parallel-apply"]);
@@ -260,16 +239,16 @@ describe("storage overlay2", function () {
     });
 
     it("accepts overlay2.size on xfs mounted with pquota, and enforces it on writable layers", async function () {
-      await umount();
+      await xfs!.unmount();
       const noQuota = kernelConfig("CONFIG_XFS_QUOTA") === false;
       try {
-        await run("mount", ["-o", "loop,pquota", image, mnt]);
+        await xfs!.mount(["pquota"]);
       } catch (err) {
         if (noQuota) skipBecause(this, "this kernel's XFS has no quota support (CONFIG_XFS_QUOTA is not set)");
         throw err;
       }
       const xfsHome = join(mnt, "overlay2");
-      const tooBig = await rejection(createOverlay2Driver({ home: xfsHome, options: { "overlay2.size": "10T" } }));
+      const tooBig = await rejects(createOverlay2Driver({ home: xfsHome, options: { "overlay2.size": "10T" } }));
       expect(tooBig.message).to.match(/not below the size of the backing filesystem/);
 
       const d = await createOverlay2Driver({ home: xfsHome, options: { "overlay2.size": "20M" } });
@@ -282,25 +261,54 @@ describe("storage overlay2", function () {
       expect(stdout).to.contain(`projid = ${project}`);
 
       const mib = (n: number) => Buffer.alloc(n * 1024 * 1024, 1);
-      const full = async (p: Promise<unknown>) => expect(((await rejection(p)) as NodeJS.ErrnoException).code).to.be.oneOf(["ENOSPC", "EDQUOT"]);
       await withMount(d, "ctr", async (root) => {
         await writeFile(join(root, "small"), mib(10));
-        await full(writeFile(join(root, "big"), mib(15)));
+        await expectOutOfSpace(writeFile(join(root, "big"), mib(15)));
         await writeFile(join(root, "etc", "copied-up"), mib(1)); // in a directory copied up from below
-        await full(writeFile(join(root, "etc", "more"), mib(12)));
+        await expectOutOfSpace(writeFile(join(root, "etc", "more"), mib(12)));
       });
 
       // A per-layer size wins over overlay2.size.
       await d.create("ctr2", "base", { writable: true, storageOpts: { size: "5M" } });
       await withMount(d, "ctr2", async (root) => {
         await writeFile(join(root, "four"), mib(4));
-        await full(writeFile(join(root, "eight"), mib(8)));
+        await expectOutOfSpace(writeFile(join(root, "eight"), mib(8)));
       });
       // Image layers have no quota and refuse a size.
       expect(existsSync(join(xfsHome, "base", "quota"))).to.equal(false);
-      await rejection(d.create("img", "base", { storageOpts: { size: "5M" } }));
+      await rejects(d.create("img", "base", { storageOpts: { size: "5M" } }));
       await d.remove("ctr");
       await d.remove("ctr2");
+    });
+  });
+
+  describe("with the Docker CLI (a data root on ext4)", () => {
+    let d: TestDaemon | undefined;
+
+    before(async () => {
+      d = await startEngined();
+      const work = makeTempDir("engine-overlay2-cli-");
+      const r = await docker(`unix://${d.socket}`, ["import", "-c", 'CMD ["sh"]', writeFixture(work, "rootfs.tar", await busyboxRootfs()), "busybox"]);
+      expect(r.code, r.stderr).to.equal(0);
+    });
+    after(async () => d?.stop());
+
+    it("docker create --storage-opt size is refused where overlay2 has no quota (400, its message), leaving nothing", async () => {
+      const host = `unix://${d!.socket}`;
+      const home = join(d!.dir, "data", "overlay2");
+      const r = await docker(host, ["create", "--name", "sized", "--storage-opt", "size=1G", "busybox"]);
+      expect(r.code).to.not.equal(0);
+      expect(r.stderr).to.contain(`Error response from daemon: overlay2: the size option is only supported on xfs mounted with the pquota option; ${home} is on extfs`);
+      const api = await httpRequest({ socketPath: d!.socket }, "POST", "/v1.51/containers/create", { Image: "busybox", HostConfig: { StorageOpt: { size: "1G" } } });
+      expect(api.status).to.equal(400);
+      expect(JSON.parse(api.body).message).to.match(/^overlay2: the size option is only supported on xfs/);
+      expect((await docker(host, ["ps", "-aq"])).stdout).to.equal("");
+      const layers = (await readdir(home)).filter((e) => e !== "l");
+      expect(layers).to.have.length(1); // the image's only
+      // without the option the same container is made
+      const ok = await docker(host, ["create", "--name", "sized", "busybox"]);
+      expect(ok.code, ok.stderr).to.equal(0);
+      expect((await docker(host, ["rm", "sized"])).code).to.equal(0);
     });
   });
 });

@@ -13,7 +13,6 @@ import { bytesSize } from "../format/units.js";
 /** Fields of Docker's Info that this daemon's type does not list; read when present. */
 interface MoreInfo extends SystemInfo {
   SystemStatus?: [string, string][] | null;
-  CDISpecDirs?: string[] | null;
   ContainerdCommit?: { ID: string };
   RuncCommit?: { ID: string };
   InitCommit?: { ID: string };
@@ -41,6 +40,7 @@ function serverLines(i: MoreInfo, warn: (t: string) => void): string[] {
   if (i.Plugins?.Authorization?.length) out.push(ln("  Authorization:", i.Plugins.Authorization.join(" ")));
   out.push(ln("  Log:", (i.Plugins?.Log ?? []).join(" ")));
   if (i.CDISpecDirs?.length) out.push(" CDI spec directories:", ...i.CDISpecDirs.map((d) => `  ${d}`));
+  if (i.DiscoveredDevices?.length) out.push(" Discovered Devices:", ...i.DiscoveredDevices.map((d) => `  ${d.Source}: ${d.ID}`));
   out.push(ln(" Swarm:", i.Swarm?.LocalNodeState ?? ""));
   if (i.Swarm && i.Swarm.LocalNodeState !== "inactive" && i.Swarm.LocalNodeState !== "locked") {
     out.push(ln("  NodeID:", i.Swarm.NodeID));

@@ -15,6 +15,7 @@ import { directOutlet } from "./outlet.js";
 import { entryMeta, type TarHeader } from "./metadata.js";
 import { cleanEntryName, LayerEntryError } from "./safe-path.js";
 import { TarReader, type EntryData } from "./tar-reader.js";
+import { hostOwner } from "../userns/id-map.js";
 import { applyWhiteout, classifyWhiteout, whiteoutMakesNode } from "./whiteouts.js";
 
 export type { ApplyOptions } from "./layer-writer.js";
@@ -82,8 +83,11 @@ async function applyEntry(w: LayerWriter, h: TarHeader): Promise<EntryData | und
   let sparse: SparseInfo | undefined;
   if (isFile) sparse = sparseInfo(h.pax);
   const parts = cleanEntryName(sparse?.name ?? h.name);
-  const meta = entryMeta(h);
   const wh = parts.length > 0 ? classifyWhiteout(parts[parts.length - 1]) : undefined;
+  // Owners move to the host's ids under a user namespace map; whiteouts keep theirs (overlayfs
+  // itself makes them 0:0, whoever deletes).
+  const asked = entryMeta(h);
+  const meta = w.opts.idMap && !wh ? { ...asked, ...hostOwner(w.opts.idMap, asked) } : asked;
   const nodeType = h.type && h.type in NODE_TYPES ? NODE_TYPES[h.type as keyof typeof NODE_TYPES] : undefined;
 
   const makesNode = wh ? whiteoutMakesNode(wh, w.opts.whiteouts) : nodeType !== undefined;

@@ -26,14 +26,23 @@ import { NodeBatch, type NodeRequest } from "./mknod.js";
 import { cleanEntryName, LayerEntryError, SafeResolver, type Resolved } from "./safe-path.js";
 import type { LayoutRecorder } from "./tar-layout.js";
 import type { EntryData } from "./tar-reader.js";
+import { rootOwner, type IdMap } from "../userns/id-map.js";
 
 export interface ApplyOptions {
-  /** How OCI whiteouts land: overlayfs's form, or deleting what they name (full-copy drivers). */
-  whiteouts: "overlay" | "remove";
+  /**
+   * How OCI whiteouts land: overlayfs's form, deleting what they name (full-copy drivers), or
+   * kept as the `.wh.` files they are (fuse-overlayfs). See whiteouts.ts.
+   */
+  whiteouts: "overlay" | "remove" | "oci";
   /** Let character/block devices and fifos through (default: refuse them). */
   allowDevices?: boolean;
   /** Records the tar's layout (tar-layout.ts), its regular files' data by their paths here. */
   layout?: LayoutRecorder;
+  /**
+   * A user namespace's id map (`--userns-remap`): every owner in the tar is a container id and
+   * is written as its host id; an id the map does not cover fails the entry.
+   */
+  idMap?: IdMap;
 }
 
 const CREATE = { create: true, followSymlinks: true } as const;
@@ -50,6 +59,8 @@ export class LayerWriter {
   /** Paths (relative, resolved) this layer wrote, and every directory above them. */
   private readonly written = new Set<string>();
   private readonly dirTimes: { rel: string; ino: number; meta: EntryMeta }[] = [];
+  /** Whiteouts kept as files ("oci"), and the path each names: dropped at the end if this layer wrote that path. */
+  private readonly keptWhiteouts: { rel: string; target: string }[] = [];
   private readonly nodes = new NodeBatch<EntryMeta>();
   /** The write buffers of this layer's files (file-writer.ts). */
   private readonly slots = new WriteSlots();
@@ -60,7 +71,7 @@ export class LayerWriter {
     readonly root: string,
     readonly opts: ApplyOptions,
   ) {
-    this.resolver = new SafeResolver(root);
+    this.resolver = new SafeResolver(root, opts.idMap ? rootOwner(opts.idMap) : undefined);
   }
 
   resolve(entry: string, parts: string[]): Resolved {
@@ -209,10 +220,24 @@ export class LayerWriter {
     await this.nodes.flush(async (node, meta) => applyNodeMeta(node.path, meta));
   }
 
-  /** Ends the layer: pending nodes, then directory times (for directories still there). */
+  /** Notes the whiteout file at `rel` that names `target` (both resolved, relative). */
+  keepWhiteout(rel: string, target: string): void {
+    this.keptWhiteouts.push({ rel, target });
+  }
+
+  /**
+   * Ends the layer: pending nodes, kept whiteouts of paths this layer wrote after them, then
+   * directory times (for directories still there).
+   */
   async finish(): Promise<void> {
     await this.flushNodes();
     this.resolver.forget();
+    for (const { rel, target } of this.keptWhiteouts) {
+      if (!this.wroteHere(target)) continue;
+      // resolved again: a later entry may have replaced a directory on the way with a symlink
+      const r = this.resolver.resolve(rel, rel.split("/"), { create: false, followSymlinks: true });
+      if (r && lstatOrNull(r.path)?.isFile()) unlinkSync(r.path);
+    }
     for (const { rel, ino, meta } of this.dirTimes.reverse()) {
       const parts = rel === "" ? [] : rel.split("/");
       let path = this.root;

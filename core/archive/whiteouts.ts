@@ -12,12 +12,16 @@
  *   not written so far. The rule for ordering: an opaque marker removes what was there before
  *   this layer, so entries of this layer under `D` that come before the marker in the tar stay,
  *   and entries after it land in the emptied `D`.
- * Other `.wh..wh.*` names (aufs bookkeeping) are skipped. No whiteout is ever written as a file.
+ * - "oci" (fuse-overlayfs, which reads whiteouts in this form): `.wh.NAME` and `.wh..wh..opq`
+ *   stay what they are, empty files (owned and dated as the entry says); this needs neither
+ *   mknod nor `trusted.*` attributes. A `.wh.NAME` whose `NAME` this layer writes too (before or
+ *   after it in the tar) is not kept.
+ * Other `.wh..wh.*` names (aufs bookkeeping) are skipped. Only "oci" writes whiteouts as files.
  */
 import { setAttributeSync } from "@napi-rs/xattr";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { lstatOrNull, type LayerWriter } from "./layer-writer.js";
+import { lstatOrNull, type ApplyOptions, type LayerWriter } from "./layer-writer.js";
 import type { EntryMeta } from "./metadata.js";
 import { LayerEntryError } from "./safe-path.js";
 
@@ -36,7 +40,7 @@ export function classifyWhiteout(base: string): Whiteout | undefined {
 }
 
 /** Whether the entry becomes a device node (so it can join a mknod batch). */
-export function whiteoutMakesNode(wh: Whiteout, mode: "overlay" | "remove"): boolean {
+export function whiteoutMakesNode(wh: Whiteout, mode: ApplyOptions["whiteouts"]): boolean {
   return wh.kind === "delete" && mode === "overlay";
 }
 
@@ -55,12 +59,23 @@ export async function applyWhiteout(w: LayerWriter, entry: string, parts: string
       await w.node(entry, target, dirParts.join("/"), { type: "c", major: 0, minor: 0 }, whiteoutMeta);
       return;
     }
+    if (w.opts.whiteouts === "oci") {
+      const r = w.resolve(entry, target);
+      if (w.wroteHere(r.rel)) return;
+      await emptyFile(w, entry, parts, meta);
+      w.keepWhiteout(w.resolve(entry, parts).rel, r.rel);
+      return;
+    }
     const r = w.resolver.resolve(entry, target, { create: false, followSymlinks: true });
     if (!r || w.wroteHere(r.rel)) return;
     await w.remove(r.path);
     return;
   }
   // opaque
+  if (w.opts.whiteouts === "oci") {
+    await emptyFile(w, entry, parts, meta);
+    return;
+  }
   if (w.opts.whiteouts === "overlay") {
     const dir = w.resolver.resolveDir(entry, dirParts, { create: true, followSymlinks: true });
     const rel = dir!.join("/");
@@ -71,6 +86,12 @@ export async function applyWhiteout(w: LayerWriter, entry: string, parts: string
   const dir = w.resolver.resolveDir(entry, dirParts, { create: false, followSymlinks: true });
   if (!dir) return;
   await prune(w, dir.join("/"));
+}
+
+/** A whiteout kept as the empty file it is (whatever data its entry has is skipped). */
+async function emptyFile(w: LayerWriter, entry: string, parts: string[], meta: EntryMeta): Promise<void> {
+  const data = await w.file(entry, parts, { ...meta, xattrs: [] }, 0);
+  await data.end();
 }
 
 /** Deletes what is under the directory `rel` that this layer did not write. */

@@ -27,6 +27,21 @@ export interface RestartPolicy {
   MaximumRetryCount?: number;
 }
 
+/**
+ * One entry of `HostConfig.DeviceRequests`: devices a driver adds to the container. `docker run
+ * --device vendor.com/class=name` sends `{ Driver: "cdi", DeviceIDs: ["vendor.com/class=name"] }`;
+ * `--gpus` sends a Count or DeviceIDs with Capabilities (`[["gpu"]]`) and no Driver.
+ */
+export interface DeviceRequest {
+  Driver?: string;
+  /** -1 is all. */
+  Count?: number;
+  DeviceIDs?: string[] | null;
+  /** Alternatives (OR) of capability sets (AND). */
+  Capabilities?: string[][] | null;
+  Options?: Record<string, string> | null;
+}
+
 export interface HostConfig {
   AutoRemove?: boolean;
   /** `[height, width]` of the terminal at start (with `Tty`). */
@@ -78,6 +93,8 @@ export interface HostConfig {
   NetworkMode?: string;
   PidMode?: string;
   UTSMode?: string;
+  /** `host` opts the container out of the daemon's `--userns-remap` user namespace; anything else keeps it. */
+  UsernsMode?: string;
   /** Mount point -> tmpfs options (`size=64m,noexec`). */
   Tmpfs?: Record<string, string> | null;
   /** `sysctl name -> value`. */
@@ -92,6 +109,10 @@ export interface HostConfig {
   /** Publishes every exposed port on a free host port. */
   PublishAllPorts?: boolean;
   OomKillDisable?: boolean;
+  /** The container's own storage options (`--storage-opt size=10G`), given to the storage driver when its writable layer is made. */
+  StorageOpt?: Record<string, string> | null;
+  /** Devices asked of device drivers (CDI); applied to the OCI spec at each start. */
+  DeviceRequests?: DeviceRequest[] | null;
   /** Paths to mask and to make read-only; when given they replace the defaults. */
   MaskedPaths?: string[] | null;
   ReadonlyPaths?: string[] | null;

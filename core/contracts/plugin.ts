@@ -53,6 +53,8 @@ export interface HostFacts {
   arch: string;
   kernel: string;
   cgroupVersion: 1 | 2;
+  /** The daemon's data root (`--data-root`), given to `supported` by the loader: a storage plugin may need a filesystem there. */
+  dataRoot?: string;
 }
 
 export interface PluginContext {

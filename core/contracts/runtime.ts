@@ -31,6 +31,7 @@ import type { ContainerConfig } from "../images/image-config.js";
 import type { RuleHost } from "../options/rules.js";
 import type { DaemonConfig } from "../options/table.js";
 import type { RuntimeEntry } from "../options/value-types-structured.js";
+import type { IdMap } from "../userns/id-map.js";
 
 export type { RuntimeEntry };
 
@@ -134,6 +135,13 @@ export interface SpecContext {
    * by name and entry; `ocirun` is the built-in runc.
    */
   runtime?: { name: string; entry?: RuntimeEntry };
+  /**
+   * The user namespace map of the container (`--userns-remap`, unless `UsernsMode` is `host`);
+   * absent when it runs in the host's user namespace. The base spec then has a `user` namespace
+   * with this map; the network plugin may name the namespace to join (one that owns the
+   * network namespace it made).
+   */
+  idMap?: IdMap;
 }
 
 /** The waterfall a runtime driver passes the base spec through (the daemon's `hooks.processSpec`). */

@@ -30,9 +30,17 @@
  * a chain may all be created first, in order, and their diffs then applied at the same time; a
  * pull extracts every layer as it downloads). Without `parallel-apply`, a layer is created only
  * once its parent's diff is applied (a snapshot driver copies the parent's files).
+ *
+ * User namespaces (`--userns-remap`): the context's `idMap` says which host ids the ids of the
+ * diffs stand for. A driver given one extracts with the owners moved to the host ids
+ * (`applyLayer`'s `idMap`), packs its diffs with them moved back (`packLayer`'s `idMap`), and
+ * gives the directories it makes for a layer's content (overlay2's `diff` and `work`) to the
+ * remapped root, so that a container's root owns its root filesystem. Tars go in and come out
+ * with container ids whatever the map: images stay portable.
  */
 import type { Readable } from "node:stream";
 import type { LayoutRecorder } from "../archive/tar-layout.js";
+import type { IdMap } from "../userns/id-map.js";
 
 export type StorageCapability = "quota" | "native-diff" | "parallel-apply";
 
@@ -62,7 +70,11 @@ export interface ApplyDiffOptions {
 export interface CreateOptions {
   /** A writable layer (a container's) rather than an image layer. */
   writable?: boolean;
-  /** Per-layer options, such as `size` for a quota, already namespace-free. */
+  /**
+   * Per-layer options, such as `size` for a quota, already namespace-free: a container's
+   * `HostConfig.StorageOpt`. What the driver cannot honour it refuses before it makes anything,
+   * with a 400 from the catalogue (`ENGINE_ERR_STORAGE_LAYER_*`) that names the option.
+   */
   storageOpts?: Record<string, string>;
 }
 
@@ -108,4 +120,6 @@ export interface StorageContext {
   home: string;
   /** The driver's options from `--storage-opt`, namespace included (`overlay2.size`). */
   options: Record<string, string>;
+  /** The daemon's user namespace map (`--userns-remap`); absent when it remaps nothing. */
+  idMap?: IdMap;
 }

@@ -88,4 +88,9 @@ export interface VolumeDriverContext {
   dataRoot: string;
   /** `<data-root>/volumes`: the folder drivers keep volumes in, each under its own name. */
   home: string;
+  /**
+   * Who a new volume's data belongs to when it is not root: the remapped root under
+   * `--userns-remap` (container root must own what it writes to), as Docker's local driver does.
+   */
+  rootOwner?: { uid: number; gid: number };
 }

@@ -5,6 +5,8 @@
  */
 import { readFileSync } from "node:fs";
 import { errors } from "../errors.js";
+import { parseGenericResources } from "../cluster/generic-resources.js";
+import { featuresRefusedOn, KNOWN_FEATURES } from "../features.js";
 import type { DaemonConfig, Platform } from "./table.js";
 
 export interface RuleHost {
@@ -48,6 +50,15 @@ export function checkRules(config: DaemonConfig, host: RuleHost): void {
   }
   if (config["metrics-addr"] && !config.experimental) {
     problems.push("metrics-addr is only supported when experimental is enabled");
+  }
+  // As Docker's Linux daemon: the feature is refused whatever its value.
+  for (const name of featuresRefusedOn(config, host.platform)) {
+    problems.push(`feature option '${name}' is only available on the ${KNOWN_FEATURES[name].platforms.join(" and ")} platform`);
+  }
+  try {
+    parseGenericResources(config["node-generic-resource"]);
+  } catch (err) {
+    problems.push((err as Error).message);
   }
   const seccomp = config["seccomp-profile"];
   if (seccomp !== "builtin" && seccomp !== "unconfined") {

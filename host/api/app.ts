@@ -66,6 +66,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     if (request.method !== "GET" && request.method !== "HEAD") request.log.debug({ method: request.method, url: request.url }, "API call");
   });
 
+  reportAnswers(app, deps.hooks);
   installJsonParser(app);
   installErrorShape(app, deps.log);
   await app.register(underPressure, {
@@ -79,6 +80,26 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   for (const routes of deps.routes ?? []) app.register(async (scope) => routes(scope));
   await app.ready();
   return { app, handler: handler! };
+}
+
+/**
+ * `hooks.answeredRequest`: each request's route pattern, status and duration, told when its
+ * response closes: after the last byte, or when a stream the client took over (attach, exec)
+ * ends, which Fastify's own onResponse never sees. Nothing is measured while no tap listens.
+ */
+function reportAnswers(app: FastifyInstance, hooks: EngineHooks): void {
+  app.addHook("onRequest", async (request, reply) => {
+    if (!hooks.answeredRequest.isUsed()) return;
+    const began = process.hrtime.bigint();
+    reply.raw.once("close", () => {
+      hooks.answeredRequest.call({
+        method: request.method,
+        route: request.routeOptions.url ?? "unmatched",
+        statusCode: reply.raw.statusCode,
+        seconds: Number(process.hrtime.bigint() - began) / 1e9,
+      });
+    });
+  });
 }
 
 /**

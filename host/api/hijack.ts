@@ -23,6 +23,7 @@ export function hijack(request: FastifyRequest, reply: FastifyReply, tty: boolea
     ? `HTTP/1.1 101 UPGRADED\r\nContent-Type: ${type}\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n${own}\r\n`
     : `HTTP/1.1 200 OK\r\nContent-Type: ${type}\r\nConnection: close\r\n${own}\r\n`;
   socket.setTimeout(0);
+  reply.raw.statusCode = upgrade ? 101 : 200; // what the head says, for hooks.answeredRequest
   socket.write(head);
   return socket;
 }

@@ -20,8 +20,8 @@
  */
 import { EventEmitter } from "node:events";
 import { existsSync } from "node:fs";
-import { rm, rmdir } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, rm, rmdir } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import type { Logger } from "pino";
 import type { RuntimeDriver } from "../../core/contracts/runtime.js";
 import type { StorageDriver } from "../../core/contracts/storage.js";
@@ -44,6 +44,7 @@ import { containerEvent, signalNumber } from "./container-events.js";
 import { RestartManager } from "./restart-manager.js";
 import { policyRestarts } from "../../core/containers/restart-policy.js";
 import { resourcesUpdate } from "./resource-update.js";
+import { checkUsernsSettings, containerIdMap, shareWithRemappedRoot, type UsernsRemap } from "../userns/remap.js";
 
 export interface RunnerDeps {
   containers: ContainerStore;
@@ -59,6 +60,8 @@ export interface RunnerDeps {
   network: ContainerNetworks;
   /** Binds, volumes and tmpfs mounts: mounted before a start, released after an exit. */
   volumes?: ContainerVolumes;
+  /** `--userns-remap`: containers run in a user namespace with its map unless they opt out. */
+  remap?: UsernsRemap;
 }
 
 export type WaitCondition = "not-running" | "next-exit" | "removed";
@@ -211,6 +214,9 @@ export class ContainerRunner {
         // a crash between its exit and its cleanup.
         if (c.State.StartedAt !== ZERO_TIME) await this.forget(c.Id).catch(() => {});
         if (existsSync(p.base)) await this.release(c.Id);
+        checkUsernsSettings(this.deps.remap, c.HostConfig);
+        const idMap = containerIdMap(this.deps.remap, c.HostConfig);
+        if (this.deps.remap) await this.openRunDir(p.base, this.deps.remap);
         await mountSpecs(await this.deps.storage.mounts(c.Id), p.rootfs);
         await this.deps.volumes?.mount(c, p.rootfs);
         await this.deps.network.attach(c).catch((err: Error) => {
@@ -228,6 +234,7 @@ export class ContainerRunner {
             rootfs: p.rootfs,
             bundleDir: p.bundle,
             runtime: { name: runtime.name, entry: config["add-runtime"]?.[runtime.name] },
+            ...(idMap ? { idMap } : {}),
           },
           (spec, ctx) => this.deps.hooks.processSpec.promise(spec, ctx),
         );
@@ -253,6 +260,7 @@ export class ContainerRunner {
         const failure = startFailure(err as Error);
         c.State = { ...c.State, Error: failure.message, ExitCode: failure.exitCode ?? c.State.ExitCode };
         this.deps.containers.save(c);
+        this.deps.hooks.failedContainerStart.call({ containerId: c.Id, message: failure.message });
         // As Docker does: an AutoRemove container that cannot start is removed (`docker run --rm`
         // waits for that after a failed start).
         if (c.HostConfig.AutoRemove) await this.destroy(c).catch((e: Error) => this.deps.log.error({ err: e, container: c.Id }, "removing after a failed start failed"));
@@ -281,6 +289,13 @@ export class ContainerRunner {
         await rmdir(p.rootfs).then(() => rmdir(p.base)).catch(() => {});
       }
     });
+  }
+
+  /** The remapped root passes through `<exec-root>/containers/<id>` to its root filesystem. */
+  private async openRunDir(base: string, remap: UsernsRemap): Promise<void> {
+    await mkdir(base, { recursive: true, mode: 0o710 });
+    shareWithRemappedRoot(remap, dirname(base));
+    shareWithRemappedRoot(remap, base);
   }
 
   private imageConfig(imageId: string) {

@@ -34,6 +34,8 @@ export interface PullDeps {
   store: ImageStore;
   registry: RegistryService;
   limits: () => PullLimits;
+  /** Told the size of each piece of a layer blob as it arrives from the registry (for metrics). */
+  received?: (bytes: number) => void;
 }
 
 export interface PullOptions {
@@ -204,7 +206,7 @@ async function fetchLayers(
       file = slots.run(
         () => opts.emit(status(job.id, "Waiting")),
         async () => {
-          await download(session, job, path, limits.attempts, opts.emit, abort.signal, live ? input : undefined);
+          await download(session, job, path, limits.attempts, opts.emit, abort.signal, live ? input : undefined, deps.received);
           return path;
         },
       );
@@ -250,9 +252,19 @@ const isAbort = (err: unknown) => (err as Error)?.name === "AbortError";
 
 /**
  * One blob, digested on the way, into a file at `path` (when given) and into `live`'s
- * decompressor (when given), resumed from where it broke when the registry allows.
+ * decompressor (when given), resumed from where it broke when the registry allows; `received`
+ * counts the bytes as they arrive (the metrics).
  */
-async function download(session: RegistrySession, job: LayerJob, path: string | undefined, attempts: number, emit: Emit, signal: AbortSignal, live?: LayerInput): Promise<void> {
+async function download(
+  session: RegistrySession,
+  job: LayerJob,
+  path: string | undefined,
+  attempts: number,
+  emit: Emit,
+  signal: AbortSignal,
+  live?: LayerInput,
+  received?: (bytes: number) => void,
+): Promise<void> {
   const { desc, id } = job;
   const feed = live;
   const file = path ? await open(path, "w", 0o600) : undefined;
@@ -285,6 +297,7 @@ async function download(session: RegistrySession, job: LayerJob, path: string | 
         try {
           for await (const chunk of chunksOf(res.body)) {
             hash.update(chunk);
+            received?.(chunk.length);
             const wait = feed?.push(chunk, offset);
             if (wait) await wait;
             offset += chunk.length;

@@ -5,7 +5,7 @@
  * `ExtraHosts` with `host-gateway` resolved) and `/etc/hostname`. With NetworkMode `host`,
  * as in Docker, the host's own files and hostname.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { chownSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { ContainerRecord } from "../../core/containers/container-store.js";
 import { hostnameFile, hostsFile } from "../../core/network/hosts-file.js";
 import { containerResolvConf, hostResolvConfPath, ETC_RESOLV_CONF, SYSTEMD_RESOLV_CONF } from "../../core/network/resolv-conf.js";
@@ -27,6 +27,8 @@ export interface FileInputs {
   hostGateway: string[];
   /** The network's name server (user-defined networks): the only one in resolv.conf. */
   nameserver?: string;
+  /** Who the files belong to: the remapped root under `--userns-remap` (so container root may change them), else root. */
+  owner?: { uid: number; gid: number };
 }
 
 function readOr(path: string, fallback: string): string {
@@ -45,6 +47,12 @@ export function hostResolvConf(): { text: string; path: string } {
 }
 
 export function containerFiles(paths: FilePaths, input: FileInputs): void {
+  writeContainerFiles(paths, input);
+  const owner = input.owner;
+  if (owner) for (const file of [paths.resolvConf, paths.hosts, paths.hostname]) chownSync(file, owner.uid, owner.gid);
+}
+
+function writeContainerFiles(paths: FilePaths, input: FileInputs): void {
   const { c, config, mode } = input;
   const host = hostResolvConf();
   if (mode === "host") {

@@ -30,6 +30,7 @@ import type { NetworkRecord } from "./network-store.js";
 import { addressFailure } from "./new-network.js";
 import type { Sandboxes } from "./sandbox.js";
 import { networkEvent } from "./network-events.js";
+import { containerIdMap, type UsernsRemap } from "../userns/remap.js";
 
 export interface ContainerNetworksDeps {
   networks: NetworkManager;
@@ -38,12 +39,16 @@ export interface ContainerNetworksDeps {
   hooks: EngineHooks;
   config: () => DaemonConfig;
   log: Logger;
+  /** `--userns-remap`: remapped containers get a network namespace their user namespace owns, and the files are the remapped root's. */
+  remap?: UsernsRemap;
 }
 
 /** What a started container's spec needs from its network. */
 interface Prepared {
   /** The namespace file to join; null: the host's namespace; undefined: a fresh empty one. */
   netns?: string | null;
+  /** The user namespace that owns `netns`, for a remapped container to join (undefined: its own, made by the runtime). */
+  userns?: string;
   files: FilePaths;
   /** The `host` or `none` network the container is on (announced at attach, and at release). */
   modeNetwork?: NetworkRecord;
@@ -129,17 +134,22 @@ export class ContainerNetworks {
       if (modeNetwork) this.deps.hooks.event.call(networkEvent(modeNetwork.spec, "connect", c.Id));
       return;
     }
+    const idMap = containerIdMap(this.deps.remap, c.HostConfig);
     if (mode.startsWith("container:")) {
       const other = this.deps.containers.get(mode.slice("container:".length));
       if (!other.State.Running) throw errors.networkContainerNotRunning(other.Id);
       const theirs = this.prepared.get(other.Id);
+      // A remapped container joins the other's user namespace too, as Docker does: its network
+      // namespace belongs to that one.
+      const userns = this.deps.sandboxes.hasUserns(other.Id) ? this.deps.sandboxes.usernsPath(other.Id) : `/proc/${other.State.Pid}/ns/user`;
       this.prepared.set(c.Id, {
         netns: this.deps.sandboxes.exists(other.Id) ? this.deps.sandboxes.path(other.Id) : theirs?.netns === null ? null : `/proc/${other.State.Pid}/ns/net`,
+        ...(idMap ? { userns } : {}),
         files: theirs?.files ?? this.filePaths(other.Id),
       });
       return;
     }
-    const sandbox = await this.deps.sandboxes.create(c.Id);
+    const sandbox = await this.deps.sandboxes.create(c.Id, idMap);
     const endpoints: ContainerEndpoint[] = [];
     c.Endpoints = endpoints;
     try {
@@ -149,7 +159,7 @@ export class ContainerNetworks {
         nameserver ??= ns;
       }
       this.writeFiles(c, files, mode, nameserver);
-      this.prepared.set(c.Id, { netns: sandbox, files });
+      this.prepared.set(c.Id, { netns: sandbox, ...(idMap ? { userns: this.deps.sandboxes.usernsPath(c.Id) } : {}), files });
     } catch (err) {
       await this.leaveAll(c, sandbox);
       await this.deps.sandboxes.remove(c.Id).catch(() => undefined);
@@ -266,7 +276,7 @@ export class ContainerNetworks {
 
   private writeFiles(c: ContainerRecord, files: FilePaths, mode: string, nameserver: string | undefined): void {
     const addresses = (c.Endpoints ?? []).flatMap((ep) => [ep.ipv4, ep.ipv6]).filter((a): a is string => !!a).map((a) => a.split("/")[0]);
-    containerFiles(files, { c, config: this.deps.config(), mode, addresses, hostGateway: this.deps.networks.hostGateway(), nameserver });
+    containerFiles(files, { c, config: this.deps.config(), mode, addresses, hostGateway: this.deps.networks.hostGateway(), nameserver, owner: this.deps.remap?.root });
   }
 
   /** After a connect or disconnect of a running container: its hosts and resolv.conf anew (the same files, so its mounts see them). */
@@ -277,11 +287,16 @@ export class ContainerNetworks {
     this.writeFiles(c, files, this.modeOf(c), nameserver);
   }
 
-  /** `processSpec`: the network namespace to join (or none for host), and the three files mounted. */
+  /**
+   * `processSpec`: the network namespace to join (or none for host), the user namespace that owns
+   * it (when the spec has one), and the three files mounted.
+   */
   private applyToSpec(spec: OciSpec, containerId: string): OciSpec {
     const p = this.prepared.get(containerId);
     if (!p) return spec;
-    const namespaces = (spec.linux?.namespaces ?? []).filter((n) => n.type !== "network");
+    const namespaces = (spec.linux?.namespaces ?? [])
+      .filter((n) => n.type !== "network")
+      .map((n) => (n.type === "user" && p.userns ? { type: "user" as const, path: p.userns } : n));
     if (p.netns !== null) namespaces.push(p.netns ? { type: "network", path: p.netns } : { type: "network" });
     const mounts = (spec.mounts ?? []).filter((m) => !["/etc/hosts", "/etc/resolv.conf", "/etc/hostname"].includes(m.destination));
     for (const [dest, src] of [["/etc/resolv.conf", p.files.resolvConf], ["/etc/hostname", p.files.hostname], ["/etc/hosts", p.files.hosts]]) {

@@ -15,10 +15,11 @@ import { ContainerNetworks } from "./container-networks.js";
 import { NetworkManager } from "./network-manager.js";
 import { NetworkStore } from "./network-store.js";
 import { Sandboxes } from "./sandbox.js";
+import type { UsernsRemap } from "../userns/remap.js";
 
 export async function openNetwork(
   loader: LoaderDeps & { hooks: EngineHooks },
-  deps: { containers: ContainerStore; config: () => DaemonConfig; log: Logger },
+  deps: { containers: ContainerStore; config: () => DaemonConfig; log: Logger; remap?: UsernsRemap },
 ): Promise<{ networks: NetworkManager; containers: ContainerNetworks }> {
   const drivers = new Map<string, Promise<NetworkDriver>>();
   const tag = NetworkManager.tagOf(loader.execRoot);
@@ -37,7 +38,7 @@ export async function openNetwork(
     return d;
   };
   const networks = new NetworkManager({ store: new NetworkStore(join(loader.dataRoot, "network")), containers: deps.containers, config: deps.config, log: deps.log, driver, hooks: loader.hooks });
-  const containers = new ContainerNetworks({ networks, sandboxes: new Sandboxes(loader.execRoot), containers: deps.containers, hooks: loader.hooks, config: deps.config, log: deps.log });
+  const containers = new ContainerNetworks({ networks, sandboxes: new Sandboxes(loader.execRoot), containers: deps.containers, hooks: loader.hooks, config: deps.config, log: deps.log, remap: deps.remap });
   const running = deps.containers.list().filter((c) => c.State.Running);
   await networks.start(running.flatMap((c) => c.Endpoints ?? []));
   await containers.start();

@@ -1,39 +1,65 @@
 /**
- * Sandboxes: a container's network namespace, bound to `<exec-root>/netns/<container id>` with
- * util-linux `unshare --net=FILE`, made before the container's process exists (the OCI spec
- * names the file) and removed after it is gone. The binding is a mount: removing it is an
- * unmount, and a leftover after a crash is found by its file.
+ * Sandboxes: a container's network namespace, bound to `<exec-root>/netns/<container id>`, made
+ * before the container's process exists (the OCI spec names the file) and removed after it is
+ * gone. The binding is a mount: removing it is an unmount, and a leftover after a crash is found
+ * by its file.
+ *
+ * A container in a user namespace (`--userns-remap`) must have a network namespace its user
+ * namespace owns, or the kernel refuses it a sysfs mount. So for one, both are made together
+ * (userns-netns.ts) and the user namespace is bound beside, at `<exec-root>/userns/<id>`: the
+ * runtime joins both. Otherwise util-linux `unshare --net=FILE` makes it.
  */
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import type { IdMap } from "../../core/userns/id-map.js";
+import { makeUsernsNetns } from "./userns-netns.js";
 
 const exec = promisify(execFile);
 
 export class Sandboxes {
   readonly dir: string;
+  readonly usernsDir: string;
 
   constructor(execRoot: string) {
     this.dir = join(execRoot, "netns");
+    this.usernsDir = join(execRoot, "userns");
   }
 
   path(containerId: string): string {
     return join(this.dir, containerId);
   }
 
+  /** The bound user namespace of a sandbox made with an id map. */
+  usernsPath(containerId: string): string {
+    return join(this.usernsDir, containerId);
+  }
+
   exists(containerId: string): boolean {
     return existsSync(this.path(containerId));
   }
 
-  /** A fresh namespace with its loopback up. */
-  async create(containerId: string): Promise<string> {
+  hasUserns(containerId: string): boolean {
+    return existsSync(this.usernsPath(containerId));
+  }
+
+  /** A fresh namespace with its loopback up; with `idMap`, owned by a new user namespace with that map. */
+  async create(containerId: string, idMap?: IdMap): Promise<string> {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const file = this.path(containerId);
-    if (existsSync(file)) await this.remove(containerId);
+    if (existsSync(file) || this.hasUserns(containerId)) await this.remove(containerId);
     writeFileSync(file, "", { mode: 0o600 });
     try {
-      await exec("unshare", [`--net=${file}`, "--", "ip", "link", "set", "lo", "up"], { timeout: 30_000 });
+      if (idMap) {
+        mkdirSync(this.usernsDir, { recursive: true, mode: 0o700 });
+        const userFile = this.usernsPath(containerId);
+        writeFileSync(userFile, "", { mode: 0o600 });
+        await makeUsernsNetns(userFile, file, idMap);
+        await exec("nsenter", [`--net=${file}`, "--", "ip", "link", "set", "lo", "up"], { timeout: 30_000 });
+      } else {
+        await exec("unshare", [`--net=${file}`, "--", "ip", "link", "set", "lo", "up"], { timeout: 30_000 });
+      }
     } catch (err) {
       await this.remove(containerId);
       throw new Error(`cannot make the network namespace of container ${containerId.slice(0, 12)}: ${(err as { stderr?: string }).stderr?.trim() || (err as Error).message}`);
@@ -41,25 +67,34 @@ export class Sandboxes {
     return file;
   }
 
-  /** Unbinds and deletes the namespace file; nothing there is fine. */
+  /** Unbinds and deletes the namespace files; nothing there is fine. */
   async remove(containerId: string): Promise<void> {
-    const file = this.path(containerId);
-    if (!existsSync(file)) return;
-    try {
-      await exec("umount", ["--lazy", file], { timeout: 30_000 });
-    } catch (err) {
-      // not mounted (a create that failed half way) is fine; anything else leaves the file for a retry
-      if (!/not mounted|no mount point/i.test((err as { stderr?: string }).stderr ?? "")) throw err;
-    }
-    rmSync(file, { force: true });
+    await unbind(this.path(containerId));
+    await unbind(this.usernsPath(containerId));
   }
 
   /** The container ids that have a sandbox file. */
   list(): string[] {
-    try {
-      return readdirSync(this.dir);
-    } catch {
-      return [];
+    const ids = new Set<string>();
+    for (const dir of [this.dir, this.usernsDir]) {
+      try {
+        for (const id of readdirSync(dir)) ids.add(id);
+      } catch {
+        // no such folder yet
+      }
     }
+    return [...ids];
   }
+}
+
+/** Unmounts a namespace binding and deletes its file. */
+async function unbind(file: string): Promise<void> {
+  if (!existsSync(file)) return;
+  try {
+    await exec("umount", ["--lazy", file], { timeout: 30_000 });
+  } catch (err) {
+    // not mounted (a create that failed half way) is fine; anything else leaves the file for a retry
+    if (!/not mounted|no mount point/i.test((err as { stderr?: string }).stderr ?? "")) throw err;
+  }
+  rmSync(file, { force: true });
 }

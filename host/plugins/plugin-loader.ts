@@ -116,7 +116,7 @@ async function tryLoad(
 function dropUnsupported(candidates: Candidate[], deps: LoaderDeps): Candidate[] {
   const dropped = new Set<string>();
   for (const c of candidates) {
-    const answer = c.plugin.supported ? c.plugin.supported(deps.host) : true;
+    const answer = c.plugin.supported ? c.plugin.supported({ ...deps.host, dataRoot: deps.dataRoot }) : true;
     if (answer === true) continue;
     if (!c.optional) throw errors.pluginNotSupported(c.id, answer);
     deps.log.info({ plugin: c.id, reason: answer }, "plugin skipped: not for this host");
@@ -157,6 +157,7 @@ function applyOne(candidate: Candidate, deps: LoaderDeps): boolean {
     return false;
   }
   log.info({ source: candidate.location.source }, "plugin loaded");
+  deps.hooks.appliedPlugin.call({ id: candidate.id, kind: candidate.plugin.manifest.kind, source: candidate.location.source });
   return true;
 }
 

@@ -33,8 +33,8 @@ export class SupervisorClient {
     return json as T;
   }
 
-  ping(): Promise<{ namespace: string; pid: number }> {
-    return this.call("GET", "/v1/ping");
+  ping(signal?: AbortSignal): Promise<{ namespace: string; pid: number }> {
+    return this.call("GET", "/v1/ping", undefined, signal);
   }
 
   /**

@@ -37,9 +37,26 @@ async function answers(client: SupervisorClient, namespace: string, address: str
   return pong.pid;
 }
 
+/** The socket of the supervisor engined uses: `--supervisor`'s, else its own under the exec root. */
+export function supervisorSocket(opts: { address?: string; execRoot: string }): string {
+  return opts.address ? opts.address.replace(/^unix:\/\//, "") : join(opts.execRoot, "supervisor", "supervisor.sock");
+}
+
+/** Whether that supervisor answers a ping within `timeoutMs`, for the namespace; starts nothing. */
+export async function supervisorAnswers(opts: { address?: string; execRoot: string; namespace: string }, timeoutMs: number): Promise<boolean> {
+  const client = new SupervisorClient(supervisorSocket(opts));
+  try {
+    return (await client.ping(AbortSignal.timeout(timeoutMs))).namespace === opts.namespace;
+  } catch {
+    return false;
+  } finally {
+    await client.close().catch(() => {});
+  }
+}
+
 export async function ensureSupervisor(opts: { address?: string; execRoot: string; namespace: string; timeoutMs?: number }): Promise<SupervisorHandle> {
   if (opts.address) {
-    const socket = opts.address.replace(/^unix:\/\//, "");
+    const socket = supervisorSocket(opts);
     const client = new SupervisorClient(socket);
     const pid = await answers(client, opts.namespace, opts.address);
     if (pid === undefined) {
@@ -48,8 +65,8 @@ export async function ensureSupervisor(opts: { address?: string; execRoot: strin
     }
     return { client, socket, pid, own: false };
   }
-  const root = join(opts.execRoot, "supervisor");
-  const socket = join(root, "supervisor.sock");
+  const socket = supervisorSocket(opts);
+  const root = dirname(socket);
   const client = new SupervisorClient(socket);
   const running = await answers(client, opts.namespace, socket);
   if (running !== undefined) return { client, socket, pid: running, own: true };

@@ -12,7 +12,7 @@
  *   removal: `removed` removes the anonymous volumes with `rm -v` and AutoRemove.
  */
 import { execFile } from "node:child_process";
-import { lstat, mkdir, readdir, readlink } from "node:fs/promises";
+import { lchown, lstat, mkdir, readdir, readlink } from "node:fs/promises";
 import { posix } from "node:path";
 import { promisify } from "node:util";
 import type { Logger } from "pino";
@@ -24,6 +24,7 @@ import { makeEvent } from "../../core/events/event.js";
 import type { EngineHooks } from "../../core/hooks.js";
 import { planMounts, type PlannedMount } from "./mount-plan.js";
 import type { VolumeService } from "./volume-service.js";
+import type { Owner } from "../../core/userns/id-map.js";
 
 const run = promisify(execFile);
 
@@ -32,6 +33,8 @@ export interface ContainerVolumesDeps {
   containers: ContainerStore;
   hooks: EngineHooks;
   log: Logger;
+  /** Who missing bind sources are made for: the remapped root under `--userns-remap` (Docker's rule), else root. */
+  rootOwner?: Owner;
 }
 
 export class ContainerVolumes {
@@ -97,7 +100,7 @@ export class ContainerVolumes {
       for (const m of c.Mounts ?? []) {
         if (m.Type === "bind" && m.CreateSource) {
           // As Docker does for `-v /host:/ctr`: a missing host path becomes a folder.
-          await mkdir(m.Source, { recursive: true, mode: 0o755 }).catch((err: NodeJS.ErrnoException) => {
+          await makeBindSource(m.Source, this.deps.rootOwner).catch((err: NodeJS.ErrnoException) => {
             if (err.code !== "EEXIST") throw errors.mountFailed(m.Destination, `cannot create the bind source ${m.Source}: ${err.message}`);
           });
         }
@@ -195,6 +198,16 @@ function ociMount(m: ContainerMount, source: string): OciMount {
     return { destination: m.Destination, type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev", "noexec", ...(m.TmpfsOptions ?? []), rw] };
   }
   return { destination: m.Destination, type: "bind", source, options: [m.NonRecursive ? "bind" : "rbind", m.Propagation || "rprivate", rw] };
+}
+
+/** A missing bind source and its missing parents, made as folders; those it made go to `owner` when given. */
+async function makeBindSource(source: string, owner: Owner | undefined): Promise<void> {
+  const first = await mkdir(source, { recursive: true, mode: 0o755 });
+  if (!first || !owner) return;
+  for (let dir = source; ; dir = posix.dirname(dir)) {
+    await lchown(dir, owner.uid, owner.gid);
+    if (dir === first || dir === "/") return;
+  }
 }
 
 /**

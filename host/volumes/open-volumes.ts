@@ -12,14 +12,15 @@ import { ContainerVolumes } from "./container-volumes.js";
 import { volumeDriverSource } from "./volume-drivers.js";
 import { VolumeService } from "./volume-service.js";
 import { VolumeStore } from "./volume-store.js";
+import type { Owner } from "../../core/userns/id-map.js";
 
 export function openVolumes(
   loader: LoaderDeps & { hooks: EngineHooks },
-  deps: { containers: ContainerStore; log: Logger },
+  deps: { containers: ContainerStore; log: Logger; rootOwner?: Owner },
 ): { service: VolumeService; containers: ContainerVolumes } {
   const store = new VolumeStore(join(loader.dataRoot, "volumes"));
-  const service = new VolumeService({ store, drivers: volumeDriverSource(loader), containers: deps.containers, hooks: loader.hooks });
-  const containers = new ContainerVolumes({ volumes: service, containers: deps.containers, hooks: loader.hooks, log: deps.log });
+  const service = new VolumeService({ store, drivers: volumeDriverSource(loader, deps.rootOwner), containers: deps.containers, hooks: loader.hooks });
+  const containers = new ContainerVolumes({ volumes: service, containers: deps.containers, hooks: loader.hooks, log: deps.log, rootOwner: deps.rootOwner });
   loader.hooks.processSpec.tapPromise("volumes", (spec, ctx) => containers.spec(spec, ctx));
   // `/info` lists the volume drivers this daemon has: the built-in one, and those loaded since.
   loader.hooks.processInfo.tap("volumes", (info) => ({ ...info, Plugins: { ...info.Plugins, Volume: [...new Set(["local", ...service.driverNames()])] } }));

@@ -9,10 +9,12 @@ import type { VolumeDriver } from "../../core/contracts/volume.js";
 import { EngineError, errors } from "../../core/errors.js";
 import type { EngineHooks } from "../../core/hooks.js";
 import { loadPlugins, type LoaderDeps } from "../plugins/plugin-loader.js";
+import type { Owner } from "../../core/userns/id-map.js";
 
 export type VolumeDriverSource = (name: string) => Promise<VolumeDriver>;
 
-export function volumeDriverSource(loader: LoaderDeps & { hooks: EngineHooks }): VolumeDriverSource {
+/** `rootOwner`: the remapped root under `--userns-remap`, given to drivers for the data of new volumes. */
+export function volumeDriverSource(loader: LoaderDeps & { hooks: EngineHooks }, rootOwner?: Owner): VolumeDriverSource {
   const drivers = new Map<string, Promise<VolumeDriver>>();
   const load = async (name: string): Promise<VolumeDriver> => {
     try {
@@ -21,7 +23,7 @@ export function volumeDriverSource(loader: LoaderDeps & { hooks: EngineHooks }):
       if (err instanceof EngineError && err.code === errors.pluginNotFound.code) throw errors.volumeDriverNotFound(name);
       throw err;
     }
-    const driver = await loader.hooks.createVolumeDriver.get(name)?.promise({ dataRoot: loader.dataRoot, home: join(loader.dataRoot, "volumes") });
+    const driver = await loader.hooks.createVolumeDriver.get(name)?.promise({ dataRoot: loader.dataRoot, home: join(loader.dataRoot, "volumes"), ...(rootOwner ? { rootOwner } : {}) });
     if (!driver) throw errors.volumeDriverNotFound(name);
     return driver;
   };

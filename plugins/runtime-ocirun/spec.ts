@@ -386,6 +386,8 @@ function resolveNamespaces(ctx: SpecContext, ipcMode: string): OciNamespace[] {
   ns.push({ type: "network" });
   const cgroupns = hc.CgroupnsMode || ctx.daemon["default-cgroupns-mode"];
   if (cgroupns === "private") ns.push({ type: "cgroup" });
+  // --userns-remap: a user namespace with the daemon's map (the network plugin may name one to join)
+  if (ctx.idMap) ns.push({ type: "user" });
   return ns;
 }
 
@@ -428,6 +430,7 @@ export function baseSpec(ctx: SpecContext): OciSpec {
       resources: resolveResources(hc),
       ...(privileged ? {} : { maskedPaths: [...(hc.MaskedPaths ?? DEFAULT_MASKED_PATHS)], readonlyPaths: [...(hc.ReadonlyPaths ?? DEFAULT_READONLY_PATHS)] }),
       ...(hc.Sysctls ? { sysctl: { ...hc.Sysctls } } : {}),
+      ...(ctx.idMap ? { uidMappings: ctx.idMap.uids.map((r) => ({ ...r })), gidMappings: ctx.idMap.gids.map((r) => ({ ...r })) } : {}),
     },
   };
   if (!privileged) {

@@ -2,8 +2,8 @@
  * storage.overlay2: the default storage driver. Layers are directories; a chain is seen
  * through an overlay mount of their diffs (see overlay2.ts and README.md).
  */
-import { readFileSync } from "node:fs";
 import type { EnginePlugin, HostFacts } from "../../core/contracts/plugin.js";
+import { kernelLacksFilesystem } from "../../core/storage/backing-fs.js";
 import { manifest } from "./manifest.js";
 
 import { createOverlay2Driver } from "./overlay2.js";
@@ -13,16 +13,7 @@ export { createOverlay2Driver };
 /** `true` when the kernel has overlay loaded (`/proc/filesystems`), else why not. */
 export function overlaySupported(host: HostFacts, filesystems?: string): true | string {
   if (host.platform !== "linux") return `overlay2 needs Linux, this host is ${host.platform}`;
-  let text = filesystems;
-  if (text === undefined) {
-    try {
-      text = readFileSync("/proc/filesystems", "utf8");
-    } catch (err) {
-      return `cannot read /proc/filesystems: ${(err as Error).message}`;
-    }
-  }
-  const known = text.split("\n").some((line) => line.trim().split(/\s+/).pop() === "overlay");
-  return known ? true : "the kernel has no overlay filesystem (not in /proc/filesystems; load it with modprobe overlay)";
+  return kernelLacksFilesystem("overlay", filesystems) ?? true;
 }
 
 const plugin: EnginePlugin = {

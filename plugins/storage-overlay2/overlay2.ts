@@ -1,37 +1,31 @@
 /**
  * The overlay2 storage driver: every layer is a directory of its own files (`diff`), and a
- * chain is seen through an overlay mount that stacks the diffs of the layer and its ancestors.
- *
- * Layout under `home` (`<data-root>/overlay2`):
- *   <id>/diff         the layer's own files; overlay whiteouts (0:0 character devices,
- *                     `trusted.overlay.opaque=y`) stand for deletions
- *   <id>/link         the layer's short name: 26 characters of base32
- *   <id>/lower        the short names of its ancestors, nearest first: `l/A:l/B:...` (absent
- *                     for a base layer)
- *   <id>/parent       the parent's id (absent for a base layer)
- *   <id>/work         overlay's work directory; only writable layers have one, and its
- *                     presence is what makes a layer writable
+ * chain is seen through a kernel overlay mount that stacks the diffs of the layer and its
+ * ancestors. The layout (link, lower, parent, work, `l/`, removal, cleanup, the mount options'
+ * absolute and relative forms) is the shared overlay layout, core/storage/overlay-layout.ts.
+ * What is overlay2's own:
+ *   <id>/diff         overlay whiteouts (0:0 character devices, `trusted.overlay.opaque=y`)
+ *                     stand for deletions
  *   <id>/quota        `{"project": n, "bytes": n}`: the xfs project quota of a writable layer
- *   <id>/.incomplete  present while `create` or `applyDiff` runs; `cleanup()` removes layers
- *                     that still carry it
- *   l/<short>         a symlink to `../<id>/diff`, so that mount options name layers by their
- *                     short names and deep chains fit in a page of mount options
- *   .removing-*       a layer being removed (renamed first, then deleted); `cleanup()` finishes it
- *
- * Mount specifications: absolute paths (`lowerdir=<home>/l/A:...`) when the options fit in a
- * page (4095 bytes); otherwise paths relative to `home` (`lowerdir=l/A:...,upperdir=<id>/diff`)
- * and the specification's `cwd` says where the mount must be made from (mount(8) run in that
- * directory, or chdir before mount(2)).
+ *   mounts            type `overlay`, with `index`, `redirect_dir` and `metacopy` turned off
+ *                     where the kernel knows them (the native diff cannot read what they make)
  */
 import { execFile } from "node:child_process";
-import { randomBytes, randomInt } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
-import { lstat, mkdir, readdir, readFile, realpath, rename, rm, statfs, symlink, unlink, writeFile } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { randomInt } from "node:crypto";
+import { existsSync } from "node:fs";
+import { realpath, statfs, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { promisify } from "node:util";
-import type { ApplyDiffOptions, CreateOptions, LayerUsage, MountSpec, StorageCapability, StorageContext, StorageDriver } from "../../core/contracts/storage.js";
-import { parseBytes, showBytes } from "../../core/options/value-types-structured.js";
+import type { ApplyDiffOptions, CreateOptions, MountSpec, StorageCapability, StorageContext, StorageDriver } from "../../core/contracts/storage.js";
+import { errors } from "../../core/errors.js";
+import { showBytes } from "../../core/options/value-types-structured.js";
+import { driverSize, layerSize, layerSizeOption } from "../../core/storage/options.js";
+import { existingAncestor, filesystemName, mountOf } from "../../core/storage/backing-fs.js";
+import { OverlayLayout, type LayerSetup } from "../../core/storage/overlay-layout.js";
+
+export { MAX_DEPTH, MOUNT_OPTIONS_MAX, shortId } from "../../core/storage/overlay-layout.js";
+export { mountOf };
 
 /** The tar code (tar-stream, the xattr binding) is loaded on first use, not at daemon start. */
 const archive = () => import("../../core/archive/index.js");
@@ -43,34 +37,6 @@ export interface Overlay2MountSpec extends MountSpec {
   cwd?: string;
 }
 
-/** The kernel copies one page of mount options; 4096 minus the closing NUL. */
-export const MOUNT_OPTIONS_MAX = 4095;
-/** The most ancestors a layer may have: its chain must still fit in a page of mount options. */
-export const MAX_DEPTH = 125;
-
-const LINK_DIR = "l";
-const INCOMPLETE = ".incomplete";
-const REMOVING = ".removing-";
-const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
-const BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-
-/** statfs f_type values, named as `/info` names them (Docker's names). */
-const FS_NAMES: Record<number, string> = {
-  0xef53: "extfs",
-  0x58465342: "xfs",
-  0x9123683e: "btrfs",
-  0x01021994: "tmpfs",
-  0x794c7630: "overlayfs",
-  0x2fc12fc1: "zfs",
-  0x6969: "nfs",
-  0xf2f52010: "f2fs",
-  0x65735546: "fuse",
-  0x73717368: "squashfs",
-  0x61756673: "aufs",
-  0xf15f: "ecryptfs",
-  0x858458f6: "ramfs",
-};
-
 /** Backing filesystems overlay cannot keep an upper directory on. */
 const UNSUITABLE = new Set(["overlayfs", "aufs", "ecryptfs", "zfs"]);
 
@@ -80,54 +46,6 @@ export async function createOverlay2Driver(ctx: StorageContext): Promise<Storage
   return driver;
 }
 
-/** 16 random bytes as 26 characters of RFC 4648 base32, without padding. */
-export function shortId(): string {
-  const bytes = randomBytes(16);
-  let bits = 0;
-  let value = 0;
-  let out = "";
-  for (const b of bytes) {
-    value = (value << 8) | b;
-    bits += 8;
-    while (bits >= 5) {
-      out += BASE32[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  if (bits > 0) out += BASE32[(value << (5 - bits)) & 31];
-  return out;
-}
-
-/** The mount of `/proc/self/mountinfo` that holds `path` (the last, longest match). */
-export function mountOf(path: string, mountinfo = readFileSync("/proc/self/mountinfo", "utf8")): { mountPoint: string; fsType: string; superOptions: string[] } | undefined {
-  const unescape = (s: string) => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
-  let best: { mountPoint: string; fsType: string; superOptions: string[] } | undefined;
-  for (const line of mountinfo.split("\n")) {
-    if (!line) continue;
-    const [left, right] = line.split(" - ");
-    if (!right) continue;
-    const mountPoint = unescape(left.split(" ")[4]);
-    const [fsType, , superOpts = ""] = right.split(" ");
-    const inside = mountPoint === "/" || path === mountPoint || path.startsWith(mountPoint + "/");
-    if (inside && (!best || mountPoint.length >= best.mountPoint.length)) {
-      best = { mountPoint, fsType, superOptions: superOpts.split(",") };
-    }
-  }
-  return best;
-}
-
-/** `path`, or its nearest ancestor that exists. */
-async function existingAncestor(path: string): Promise<string> {
-  for (let p = path; ; p = dirname(p)) {
-    try {
-      await lstat(p);
-      return p;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "ENOENT" || dirname(p) === p) throw err;
-    }
-  }
-}
-
 interface QuotaSetup {
   /** The xfs mount point that holds `home`, for xfs_quota. */
   mountPoint: string;
@@ -135,29 +53,28 @@ interface QuotaSetup {
   defaultBytes?: number;
 }
 
-export class Overlay2Driver implements StorageDriver {
+export class Overlay2Driver extends OverlayLayout implements StorageDriver {
   readonly name = "overlay2";
   // parallel-apply: a layer's diff goes into its own `diff` folder and nowhere else
   capabilities: readonly StorageCapability[] = ["native-diff", "parallel-apply"];
-  readonly home: string;
   private backingFs = "unknown";
   private quota?: QuotaSetup;
   /** Mount options every overlay mount carries: features turned off that native diffs cannot show. */
   private extraOptions: string[] = [];
 
   constructor(private readonly ctx: StorageContext) {
-    this.home = resolve(ctx.home);
+    super(ctx.home, ctx.idMap);
   }
 
   /** Validates the options, makes the folders and finds what the backing filesystem can do. */
   async init(): Promise<void> {
     for (const key of Object.keys(this.ctx.options)) {
-      if (key !== "overlay2.size") throw new Error(`overlay2: unknown option ${key}`);
+      if (key !== "overlay2.size") throw errors.storageDriverOptionUnknown("overlay2", key);
     }
     // Judged where home is (or will be): a driver that refuses to start leaves no folder behind.
     const probe = await existingAncestor(this.home);
     const st = await statfs(probe);
-    this.backingFs = FS_NAMES[Number(st.type)] ?? `unknown (0x${Number(st.type).toString(16)})`;
+    this.backingFs = filesystemName(st.type);
     if (UNSUITABLE.has(this.backingFs)) {
       throw new Error(`overlay2: ${this.home} is on ${this.backingFs}, which overlay cannot use for its upper directories`);
     }
@@ -172,13 +89,7 @@ export class Overlay2Driver implements StorageDriver {
       if (typeof quotaMount === "string") {
         throw new Error(`overlay2.size is only supported on xfs mounted with the pquota option; ${this.home} is on ${quotaMount}`);
       }
-      let bytes: number;
-      try {
-        bytes = parseBytes(size);
-      } catch (err) {
-        throw new Error(`overlay2: invalid overlay2.size ${JSON.stringify(size)}: ${(err as Error).message}`);
-      }
-      if (bytes <= 0) throw new Error(`overlay2: overlay2.size must be larger than 0`);
+      const bytes = driverSize("overlay2", "overlay2.size", size);
       const fsBytes = Number(st.blocks) * Number(st.bsize);
       if (bytes >= fsBytes) {
         throw new Error(`overlay2: overlay2.size ${size} is not below the size of the backing filesystem (${showBytes(fsBytes)})`);
@@ -188,7 +99,7 @@ export class Overlay2Driver implements StorageDriver {
       this.quota = { mountPoint: quotaMount.mountPoint };
     }
     if (this.quota) this.capabilities = [...this.capabilities, "quota"];
-    await mkdir(join(this.home, LINK_DIR), { recursive: true, mode: 0o700 });
+    await this.makeHome();
   }
 
   /** The xfs mount with enforced project quota that holds home, or why there is none. */
@@ -217,107 +128,23 @@ export class Overlay2Driver implements StorageDriver {
     ];
   }
 
-  // --- paths -------------------------------------------------------------------------------------
+  // --- quota -------------------------------------------------------------------------------------
 
-  private dir(id: string): string {
-    if (!ID_RE.test(id) || id === LINK_DIR) throw new Error(`overlay2: invalid layer id ${JSON.stringify(id)}`);
-    return join(this.home, id);
+  /** The quota a new layer gets, as the step that sets it; throws for options it cannot honour. */
+  protected layerSetup(id: string, opts: CreateOptions): LayerSetup | undefined {
+    const bytes = this.layerQuota(id, opts);
+    return bytes === undefined ? undefined : (dir) => this.setQuota(dir, bytes);
   }
 
-  private async readOptional(path: string): Promise<string | undefined> {
-    try {
-      return (await readFile(path, "utf8")).trim();
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-      throw err;
-    }
-  }
-
-  /** Throws unless `id` is a whole layer (exists, not half made). */
-  private async complete(id: string): Promise<string> {
-    const dir = this.dir(id);
-    if (!existsSync(join(dir, "diff"))) throw new Error(`overlay2: layer ${id} does not exist`);
-    if (existsSync(join(dir, INCOMPLETE))) throw new Error(`overlay2: layer ${id} is incomplete`);
-    return dir;
-  }
-
-  // --- layers ------------------------------------------------------------------------------------
-
-  async exists(id: string): Promise<boolean> {
-    return existsSync(this.dir(id));
-  }
-
-  async parent(id: string): Promise<string | undefined> {
-    const dir = this.dir(id);
-    if (!existsSync(dir)) throw new Error(`overlay2: layer ${id} does not exist`);
-    return (await this.readOptional(join(dir, "parent"))) || undefined;
-  }
-
-  async create(id: string, parent: string | undefined, opts: CreateOptions = {}): Promise<void> {
-    const dir = this.dir(id);
-    let lower = "";
-    if (parent !== undefined) {
-      const parentDir = this.dir(parent);
-      if (!existsSync(join(parentDir, "diff")) || existsSync(join(parentDir, INCOMPLETE))) {
-        throw new Error(`overlay2: cannot create layer ${id}: parent layer ${parent} does not exist`);
-      }
-      const parentLink = await readFile(join(parentDir, "link"), "utf8");
-      const parentLower = await this.readOptional(join(parentDir, "lower"));
-      lower = parentLower ? `${LINK_DIR}/${parentLink.trim()}:${parentLower}` : `${LINK_DIR}/${parentLink.trim()}`;
-      if (lower.split(":").length > MAX_DEPTH) {
-        throw new Error(`overlay2: cannot create layer ${id}: more than ${MAX_DEPTH} layers in its chain`);
-      }
-    }
-    const quotaBytes = this.layerQuota(id, opts);
-
-    try {
-      await mkdir(dir, { mode: 0o700 });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "EEXIST") throw new Error(`overlay2: layer ${id} already exists`);
-      throw err;
-    }
-    let short: string | undefined;
-    try {
-      await writeFile(join(dir, INCOMPLETE), "");
-      await mkdir(join(dir, "diff"), { mode: 0o755 });
-      short = await this.makeLink(id);
-      await writeFile(join(dir, "link"), short);
-      if (parent !== undefined) {
-        await writeFile(join(dir, "lower"), lower);
-        await writeFile(join(dir, "parent"), parent);
-      }
-      if (opts.writable) {
-        await mkdir(join(dir, "work"), { mode: 0o700 });
-        if (quotaBytes !== undefined) await this.setQuota(dir, quotaBytes);
-      }
-      await unlink(join(dir, INCOMPLETE));
-    } catch (err) {
-      if (short) await rm(join(this.home, LINK_DIR, short), { force: true }).catch(() => {});
-      await this.removeDir(id).catch(() => {});
-      throw err;
-    }
-  }
-
-  /** The quota a new layer gets, in bytes, or undefined; throws for options it cannot honour. */
+  /** The quota a new layer gets, in bytes, or undefined; throws (400s: the caller's options) for options it cannot honour. */
   private layerQuota(id: string, opts: CreateOptions): number | undefined {
-    const storageOpts = opts.storageOpts ?? {};
-    for (const key of Object.keys(storageOpts)) {
-      if (key.toLowerCase() !== "size") throw new Error(`overlay2: unknown storage option ${key}`);
-    }
-    const size = Object.entries(storageOpts).find(([k]) => k.toLowerCase() === "size")?.[1];
+    const size = layerSizeOption("overlay2", opts);
     if (size !== undefined) {
-      if (!opts.writable) throw new Error(`overlay2: the size option applies to writable layers only (layer ${id})`);
+      if (!opts.writable) throw errors.storageLayerSizeUnsupported("overlay2", `applies to writable layers only (layer ${id})`);
       if (!this.quota) {
-        throw new Error(`overlay2: the size option is only supported on xfs mounted with the pquota option; ${this.home} is on ${this.backingFs}`);
+        throw errors.storageLayerSizeUnsupported("overlay2", `is only supported on xfs mounted with the pquota option; ${this.home} is on ${this.backingFs}`);
       }
-      let bytes: number;
-      try {
-        bytes = parseBytes(size);
-      } catch (err) {
-        throw new Error(`overlay2: invalid size ${JSON.stringify(size)}: ${(err as Error).message}`);
-      }
-      if (bytes <= 0) throw new Error(`overlay2: size must be larger than 0`);
-      return bytes;
+      return layerSize("overlay2", size);
     }
     return opts.writable ? this.quota?.defaultBytes : undefined;
   }
@@ -338,8 +165,7 @@ export class Overlay2Driver implements StorageDriver {
    */
   private async allocateProject(): Promise<number> {
     const used = new Set<number>();
-    for (const entry of await readdir(this.home)) {
-      if (entry === LINK_DIR || entry.startsWith(".")) continue;
+    for (const entry of await this.layerIds()) {
       const text = await this.readOptional(join(this.home, entry, "quota"));
       if (text) used.add((JSON.parse(text) as { project: number }).project);
     }
@@ -349,7 +175,8 @@ export class Overlay2Driver implements StorageDriver {
     }
   }
 
-  private async clearQuota(dir: string): Promise<void> {
+  /** Clears a removed layer's limit. */
+  protected override async releaseLayer(dir: string): Promise<void> {
     if (!this.quota) return;
     const text = await this.readOptional(join(dir, "quota"));
     if (!text) return;
@@ -357,26 +184,12 @@ export class Overlay2Driver implements StorageDriver {
     await run("xfs_quota", ["-x", "-c", `limit -p bhard=0 bsoft=0 ${project}`, this.quota.mountPoint]).catch(() => {});
   }
 
-  /** Makes `l/<short>` -> `../<id>/diff` with a fresh short name. */
-  private async makeLink(id: string): Promise<string> {
-    for (;;) {
-      const short = shortId();
-      try {
-        await symlink(`../${id}/diff`, join(this.home, LINK_DIR, short));
-        return short;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      }
-    }
-  }
+  // --- contents ----------------------------------------------------------------------------------
 
   async applyDiff(id: string, tar: Readable, opts: ApplyDiffOptions = {}): Promise<number> {
-    const dir = await this.complete(id);
-    await writeFile(join(dir, INCOMPLETE), "");
     // Device nodes are let through as Docker does for root: the devices cgroup guards their use.
     const { applyLayer } = await archive();
-    await applyLayer(tar, join(dir, "diff"), { whiteouts: "overlay", allowDevices: true, layout: opts.layout });
-    await unlink(join(dir, INCOMPLETE));
+    await this.filling(id, (diff) => applyLayer(tar, diff, { whiteouts: "overlay", allowDevices: true, idMap: this.ctx.idMap, layout: opts.layout }));
     return (await this.usage(id)).size;
   }
 
@@ -385,123 +198,12 @@ export class Overlay2Driver implements StorageDriver {
   }
 
   async mounts(id: string): Promise<Overlay2MountSpec[]> {
-    const dir = await this.complete(id);
-    const writable = existsSync(join(dir, "work"));
-    const link = `${LINK_DIR}/${(await readFile(join(dir, "link"), "utf8")).trim()}`;
-    const lower = await this.readOptional(join(dir, "lower"));
-    if (!lower) {
-      // A base layer: nothing to stack. overlay needs a lower directory, so bind its diff.
-      return [{ type: "bind", source: join(dir, "diff"), options: writable ? ["bind"] : ["bind", "ro"] }];
-    }
-    const lowers = writable ? lower.split(":") : [link, ...lower.split(":")];
-    const form = (base: string) => {
-      const at = (p: string) => (base ? `${base}/${p}` : p);
-      const options = [...this.extraOptions, `lowerdir=${lowers.map(at).join(":")}`];
-      if (writable) options.push(`upperdir=${at(`${id}/diff`)}`, `workdir=${at(`${id}/work`)}`);
-      return options;
-    };
-    // Absolute paths when they fit (and the home's path says nothing overlay would misread).
-    if (!/[,:\\]/.test(this.home)) {
-      const absolute = form(this.home);
-      if (absolute.join(",").length <= MOUNT_OPTIONS_MAX) return [{ type: "overlay", source: "overlay", options: absolute }];
-    }
-    const relativeOptions = form("");
-    const length = relativeOptions.join(",").length;
-    if (length > MOUNT_OPTIONS_MAX) {
-      throw new Error(`overlay2: the chain of layer ${id} needs ${length} bytes of mount options, more than a page (${MOUNT_OPTIONS_MAX})`);
-    }
-    return [{ type: "overlay", source: "overlay", options: relativeOptions, cwd: this.home }];
+    return this.chainMounts(id, { type: "overlay", source: "overlay", options: this.extraOptions });
   }
 
   async diff(id: string): Promise<Readable> {
     const dir = await this.complete(id);
     const { packLayer } = await archive();
-    return packLayer(join(dir, "diff"), { whiteouts: "overlay" });
-  }
-
-  async usage(id: string): Promise<LayerUsage> {
-    const root = join(this.dir(id), "diff");
-    if (!existsSync(root)) throw new Error(`overlay2: layer ${id} does not exist`);
-    const seen = new Set<bigint>();
-    let size = 0;
-    const walk = async (path: string): Promise<void> => {
-      for (const entry of await readdir(path, { withFileTypes: true })) {
-        const child = join(path, entry.name);
-        const st = await lstat(child, { bigint: true });
-        if (!seen.has(st.ino)) {
-          seen.add(st.ino);
-          if (st.isFile()) size += Number(st.size);
-        }
-        if (st.isDirectory()) await walk(child);
-      }
-    };
-    await walk(root);
-    return { size, inodes: seen.size };
-  }
-
-  async remove(id: string): Promise<void> {
-    const dir = this.dir(id);
-    if (!existsSync(dir)) return;
-    // A writable layer (a container's) is never a parent: no need to read every layer's parent.
-    const children = existsSync(join(dir, "work")) ? [] : await this.children(id);
-    if (children.length > 0) {
-      throw new Error(`overlay2: cannot remove layer ${id}: layers ${children.join(", ")} use it as their parent`);
-    }
-    await this.removeDir(id);
-  }
-
-  /** Ids of the layers whose parent is `id`. */
-  private async children(id: string): Promise<string[]> {
-    const out: string[] = [];
-    for (const entry of await readdir(this.home)) {
-      if (entry === LINK_DIR || entry.startsWith(".") || entry === id) continue;
-      if ((await this.readOptional(join(this.home, entry, "parent"))) === id) out.push(entry);
-    }
-    return out;
-  }
-
-  /** Removes a layer's link and directory: renamed aside first, so a crash leaves no half layer. */
-  private async removeDir(id: string): Promise<void> {
-    const dir = join(this.home, id);
-    const short = await this.readOptional(join(dir, "link"));
-    await this.clearQuota(dir);
-    const aside = join(this.home, `${REMOVING}${id}-${randomBytes(4).toString("hex")}`);
-    try {
-      await rename(dir, aside);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
-      throw err;
-    }
-    if (short) await rm(join(this.home, LINK_DIR, short), { force: true });
-    await rm(aside, { recursive: true, force: true });
-  }
-
-  async cleanup(): Promise<void> {
-    const links = new Set<string>();
-    for (const entry of await readdir(this.home)) {
-      if (entry === LINK_DIR) continue;
-      const path = join(this.home, entry);
-      if (entry.startsWith(REMOVING)) {
-        await rm(path, { recursive: true, force: true });
-        continue;
-      }
-      if (entry.startsWith(".") || !ID_RE.test(entry)) continue;
-      if (existsSync(join(path, INCOMPLETE)) || !existsSync(join(path, "diff"))) {
-        await this.removeDir(entry);
-        continue;
-      }
-      // A layer whose link went missing gets it back (its children name it by the link).
-      const short = await this.readOptional(join(path, "link"));
-      if (short) {
-        links.add(short);
-        const linkPath = join(this.home, LINK_DIR, short);
-        if (!(await lstat(linkPath).catch(() => undefined))) await symlink(`../${entry}/diff`, linkPath);
-      }
-    }
-    // Links to no layer, or to a layer that does not name them.
-    for (const short of await readdir(join(this.home, LINK_DIR))) {
-      const linkPath = join(this.home, LINK_DIR, short);
-      if (!links.has(short) || !existsSync(linkPath)) await rm(linkPath, { force: true, recursive: true });
-    }
+    return packLayer(join(dir, "diff"), { whiteouts: "overlay", idMap: this.ctx.idMap });
   }
 }

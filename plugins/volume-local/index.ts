@@ -15,7 +15,7 @@ const plugin: EnginePlugin = {
   supported: (host) => (host.platform === "linux" ? true : `the local volume driver needs Linux, this host is ${host.platform}`),
   apply(hooks) {
     // Cheap: the driver reads its folder only when the daemon first uses it.
-    hooks.createVolumeDriver.for("local").tapPromise(manifest.id, async (ctx) => createLocalVolumeDriver(ctx.home));
+    hooks.createVolumeDriver.for("local").tapPromise(manifest.id, async (ctx) => createLocalVolumeDriver(ctx.home, ctx.rootOwner));
   },
 };
 

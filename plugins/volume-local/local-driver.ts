@@ -8,7 +8,7 @@
  */
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
-import { lstat, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { chown, lstat, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { VolumeDriver, VolumeInfo } from "../../core/contracts/volume.js";
@@ -17,7 +17,8 @@ import { mountOptionsOf, validateLocalOptions } from "./options.js";
 const run = promisify(execFile);
 const NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]+$/;
 
-export function createLocalVolumeDriver(home: string): VolumeDriver {
+/** `rootOwner`: who new volumes' `_data` folders belong to (the remapped root under `--userns-remap`), else root. */
+export function createLocalVolumeDriver(home: string, rootOwner?: { uid: number; gid: number }): VolumeDriver {
   mkdirSync(home, { recursive: true, mode: 0o701 });
   const users = new Map<string, Set<string>>();
   const paths = (name: string) => {
@@ -60,6 +61,7 @@ export function createLocalVolumeDriver(home: string): VolumeDriver {
       try {
         if (Object.keys(options).length > 0) await writeFile(p.opts, JSON.stringify(options), { mode: 0o600 });
         await mkdir(p.data, { mode: 0o755 });
+        if (rootOwner) await chown(p.data, rootOwner.uid, rootOwner.gid);
       } catch (err) {
         await rm(p.root, { recursive: true, force: true });
         throw err;

@@ -58,7 +58,7 @@ export interface RegistryOptions {
 const running = new Set<TestRegistry>();
 
 /** A port nobody listened on a moment ago (the registry retries on the rare conflict). */
-async function freePort(address = "127.0.0.1"): Promise<number> {
+export async function freePort(address = "127.0.0.1"): Promise<number> {
   const srv = createServer();
   await new Promise<void>((resolve, reject) => {
     srv.once("error", reject);

@@ -3,6 +3,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { BOTH, LINUX, option } from "../option.js";
 import { bool, list, string } from "../value-types.js";
+import { rootlessOr, rootlessPaths } from "../rootless-defaults.js";
 
 /** `ENGINE_CERT_PATH`, else `~/.engine`: where the TLS files are looked for by default. */
 function certPath(env: NodeJS.ProcessEnv): string {
@@ -43,8 +44,8 @@ export const apiOptions = {
   }),
   // --- actions: parsed, acted on, never configuration ---
   "config-file": option({
-    flag: "config-file", key: null, type: string(), default: "/etc/engine/daemon.json", platforms: BOTH, group: "daemon",
-    action: true, help: "Daemon configuration file", example: { args: ["--config-file", "/tmp/d.json"], value: "/tmp/d.json" },
+    flag: "config-file", key: null, type: string(), default: rootlessOr("/etc/engine/daemon.json", rootlessPaths.configFile),
+    platforms: BOTH, group: "daemon", action: true, help: "Daemon configuration file (rootless: $XDG_CONFIG_HOME/engine/daemon.json)", example: { args: ["--config-file", "/tmp/d.json"], value: "/tmp/d.json" },
   }),
   validate: option({
     flag: "validate", key: null, type: bool, default: false, platforms: BOTH, group: "daemon", action: true,

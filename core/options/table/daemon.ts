@@ -1,19 +1,20 @@
 /** Options of the daemon process: roots, pid file, labels, logging, shutdown. */
 import { BOTH, LINUX, option } from "../option.js";
 import { bool, checkKeyValue, envSwitch, int, list, map, oneOf, string } from "../value-types.js";
+import { inRootlessKit, rootlessOr, rootlessPaths } from "../rootless-defaults.js";
 
 export const daemonOptions = {
   "data-root": option({
-    flag: "data-root", key: "data-root", type: string(), default: "/var/lib/engine", platforms: BOTH, group: "daemon",
-    help: "Root directory of persistent engine state", example: { args: ["--data-root", "/srv/engine"], value: "/srv/engine" },
+    flag: "data-root", key: "data-root", type: string(), default: rootlessOr("/var/lib/engine", rootlessPaths.dataRoot),
+    platforms: BOTH, group: "daemon", help: "Root directory of persistent engine state (rootless: $XDG_DATA_HOME/engine)", example: { args: ["--data-root", "/srv/engine"], value: "/srv/engine" },
   }),
   "exec-root": option({
-    flag: "exec-root", key: "exec-root", type: string(), default: "/var/run/engine", platforms: LINUX, group: "daemon",
-    help: "Root directory for execution state files", example: { args: ["--exec-root", "/run/e"], value: "/run/e" },
+    flag: "exec-root", key: "exec-root", type: string(), default: rootlessOr("/var/run/engine", rootlessPaths.execRoot),
+    platforms: LINUX, group: "daemon", help: "Root directory for execution state files (rootless: $XDG_RUNTIME_DIR/engine)", example: { args: ["--exec-root", "/run/e"], value: "/run/e" },
   }),
   pidfile: option({
-    flag: "pidfile", short: "p", key: "pidfile", type: string(), default: "/var/run/engine.pid", platforms: BOTH,
-    group: "daemon", help: "Path to use for daemon PID file", example: { args: ["-p", "/run/e.pid"], value: "/run/e.pid" },
+    flag: "pidfile", short: "p", key: "pidfile", type: string(), default: rootlessOr("/var/run/engine.pid", rootlessPaths.pidfile),
+    platforms: BOTH, group: "daemon", help: "Path to use for daemon PID file (rootless: $XDG_RUNTIME_DIR/engine.pid)", example: { args: ["-p", "/run/e.pid"], value: "/run/e.pid" },
   }),
   label: option({
     flag: "label", key: "labels", type: list(checkKeyValue), default: [], platforms: BOTH, group: "daemon",
@@ -33,8 +34,8 @@ export const daemonOptions = {
     reloadable: true, help: "Default shutdown timeout in seconds", example: { args: ["--shutdown-timeout", "30"], value: 30 },
   }),
   rootless: option({
-    flag: "rootless", key: "rootless", type: bool, default: false, platforms: LINUX, group: "daemon",
-    help: "Enable rootless mode", example: { args: ["--rootless"], value: true },
+    flag: "rootless", key: "rootless", type: bool, default: inRootlessKit, platforms: LINUX, group: "daemon",
+    help: "Enable rootless mode (on by default inside RootlessKit; see docs/rootless.md)", example: { args: ["--rootless"], value: true },
   }),
   // --- set only by the environment ---
   "no-pivot-root": option({

@@ -1,6 +1,7 @@
 /** Options of registries and outgoing traffic, cluster mode and metrics. */
 import { BOTH, LINUX, option } from "../option.js";
-import { checkKeyValue, int, list, string, ValueError } from "../value-types.js";
+import { int, list, string, ValueError } from "../value-types.js";
+import { checkGenericResourceEntry } from "../../cluster/generic-resources.js";
 import { checkCidr } from "../value-types-net.js";
 
 /** `host:port`, a host name, or a CIDR. */
@@ -68,13 +69,13 @@ export const registryOptions = {
   // --- cluster mode and metrics ---
   "cluster-default-advertise-addr": option({
     flag: "cluster-default-advertise-addr", key: "cluster-default-advertise-addr", type: string(), default: "",
-    platforms: BOTH, group: "cluster", help: "Address or interface name to advertise in cluster mode",
+    platforms: BOTH, group: "cluster", help: "Address or interface name to advertise in cluster mode (checked at start)",
     example: { args: ["--cluster-default-advertise-addr", "eth0"], value: "eth0" },
   }),
   "node-generic-resource": option({
-    flag: "node-generic-resource", key: "node-generic-resources", type: list(checkKeyValue), default: [], platforms: LINUX,
-    group: "cluster", metavar: "list", help: "Advertise user-defined resources (key=value)",
-    example: { args: ["--node-generic-resource", "gpu=2"], value: ["gpu=2"] },
+    flag: "node-generic-resource", key: "node-generic-resources", type: list(checkGenericResourceEntry), default: [], platforms: LINUX,
+    group: "cluster", metavar: "list", help: "Advertise user-defined resources (<name>=<count>, or <name>=<id> for each named one)",
+    example: { args: ["--node-generic-resource", "gpu=2", "--node-generic-resource", "fpga=fpga-0"], value: ["gpu=2", "fpga=fpga-0"] },
   }),
   "metrics-addr": option({
     flag: "metrics-addr", key: "metrics-addr", type: string(checkHostPort), default: "", platforms: LINUX, group: "cluster",

@@ -107,7 +107,8 @@ export const runtimeOptions = {
   }),
   feature: option({
     flag: "feature", key: "features", type: features, default: {}, platforms: BOTH, group: "runtime", reloadable: true,
-    metavar: "map", help: "Enable or disable features (<name>[=<bool>])",
+    metavar: "map",
+    help: "Enable or disable features (<name>[=<bool>]): cdi (on by default), containerd-snapshotter, windows-dns-proxy (win)",
     example: { args: ["--feature", "cdi=false", "--feature", "containerd-snapshotter"], value: { cdi: false, "containerd-snapshotter": true } },
   }),
   // --- storage ---
@@ -140,7 +141,7 @@ export const runtimeOptions = {
   }),
   "userns-remap": option({
     flag: "userns-remap", key: "userns-remap", type: string(checkUsernsRemap), default: "", platforms: LINUX,
-    group: "security", help: "User/Group setting for user namespaces", example: { args: ["--userns-remap", "default"], value: "default" },
+    group: "security", help: "User/group for user namespaces: default (engine-remap, made if missing), user[:group] or uid[:gid]", example: { args: ["--userns-remap", "default"], value: "default" },
   }),
   "authorization-plugin": option({
     flag: "authorization-plugin", key: "authorization-plugins", type: list(), default: [], platforms: BOTH,

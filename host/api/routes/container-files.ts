@@ -16,6 +16,7 @@ import { ContainerFiles, type RootfsSource } from "../../containers/files/contai
 import { statHeader } from "../../containers/files/path-stat.js";
 import { queryBool, queryString, type Query } from "../query.js";
 import { rawResponse } from "../raw-response.js";
+import type { IdMap } from "../../../core/userns/id-map.js";
 
 export interface ContainerFileRouteDeps {
   containers: ContainerStore;
@@ -25,12 +26,14 @@ export interface ContainerFileRouteDeps {
   /** The daemon's exec root: image chains are mounted under it for `changes`. */
   execRoot: string;
   disablePigz?: () => boolean;
+  /** The daemon's user namespace map (`--userns-remap`), for the tars of `docker cp` and export. */
+  idMap?: IdMap;
 }
 
 const STAT_HEADER = "X-Docker-Container-Path-Stat";
 
 export function containerFileRoutes(deps: ContainerFileRouteDeps) {
-  const files = new ContainerFiles({ runner: deps.runner, hooks: deps.hooks, disablePigz: deps.disablePigz });
+  const files = new ContainerFiles({ runner: deps.runner, hooks: deps.hooks, disablePigz: deps.disablePigz, idMap: deps.idMap });
 
   const target = (request: FastifyRequest) => {
     const ref = (request.params as { id: string }).id;

@@ -26,6 +26,7 @@ import { checkFilterKeys, queryBool, queryFilters, queryString, type Query } fro
 import type { EngineHooks } from "../../../core/hooks.js";
 import { containerEvent } from "../../containers/container-events.js";
 import type { ContainerVolumes } from "../../volumes/container-volumes.js";
+import { checkUsernsSettings, type UsernsRemap } from "../../userns/remap.js";
 
 const validateCreate = typia.createValidate<ContainerCreateRequest>();
 
@@ -40,6 +41,8 @@ export interface ContainerRouteDeps {
   hooks: EngineHooks;
   /** Binds, volumes and tmpfs mounts of a create; `rm -v`. */
   volumes?: ContainerVolumes;
+  /** `--userns-remap`: what a user namespace cannot give a container is refused at create. */
+  remap?: UsernsRemap;
 }
 
 /**
@@ -70,6 +73,7 @@ export function containerRoutes(deps: ContainerRouteDeps) {
       const log = logSettings(body.HostConfig ?? {}, deps.config());
       await checkLogSettings(log, deps.logDrivers);
       const networkMode = networkModeOf(body.HostConfig?.NetworkMode, deps.config());
+      checkUsernsSettings(deps.remap, { ...(body.HostConfig ?? {}), NetworkMode: networkMode });
       const networks = deps.network.attachmentsFor(networkMode, endpointsConfig(body, networkMode));
       const mounts = await deps.volumes?.plan(body.HostConfig ?? {}, Object.keys({ ...(image.config.config?.Volumes ?? {}), ...(body.Volumes ?? {}) }));
       const name = containers.claimName(queryString(request.query as Query, "name"));
@@ -112,7 +116,9 @@ export function containerRoutes(deps: ContainerRouteDeps) {
       try {
         // The writable layer first: a container is listed only when it has one.
         const top = image.chain[image.chain.length - 1];
-        await driver.create(id, top?.slice("sha256:".length), { writable: true });
+        // A driver refuses options it cannot honour (a 400 naming them) before it makes anything.
+        const storageOpts = { ...(HostConfig?.StorageOpt ?? {}) };
+        await driver.create(id, top?.slice("sha256:".length), { writable: true, storageOpts });
         try {
           containers.save(record);
         } catch (err) {

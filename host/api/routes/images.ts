@@ -263,7 +263,12 @@ export function imageRoutes(deps: ImageRouteDeps) {
     const limits = deps.limits();
     return progressStream(reply, async (w) => {
       await pullImage(
-        { store, registry: deps.registry, limits: () => ({ downloads: limits.downloads, attempts: limits.attempts, disablePigz: deps.disablePigz() }) },
+        {
+          store,
+          registry: deps.registry,
+          limits: () => ({ downloads: limits.downloads, attempts: limits.attempts, disablePigz: deps.disablePigz() }),
+          received: (bytes) => deps.hooks.receivedImageBytes.call(bytes),
+        },
         { reference: ref, allTags: !ref.tag && !ref.digest, credentials, platform, ...w },
       );
       deps.hooks.event.call(imageTransferEvent(store, "pull", formatReference(ref)));

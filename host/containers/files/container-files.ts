@@ -24,6 +24,7 @@ import { pathStat, type PathStat } from "./path-stat.js";
 import { OverwriteError, extractScoped } from "./scoped-extract.js";
 import { packScoped } from "./scoped-pack.js";
 import { at, ScopedPathError, ScopedRoot, type Resolved, type ScopedDir } from "./scoped-fs.js";
+import type { IdMap } from "../../../core/userns/id-map.js";
 
 /** The runner's access to a container's root filesystem (ContainerRunner.withRootfs). */
 export interface RootfsSource {
@@ -34,6 +35,12 @@ export interface ContainerFilesDeps {
   runner: RootfsSource;
   hooks: EngineHooks;
   disablePigz?: () => boolean;
+  /**
+   * The daemon's user namespace map (`--userns-remap`): a tar out gives owners as container ids,
+   * a tar in is written with host ids (Docker applies the daemon's map whatever the container's
+   * UsernsMode: its layer is remapped either way).
+   */
+  idMap?: IdMap;
 }
 
 export interface ExtractRequest {
@@ -152,7 +159,7 @@ export class ContainerFiles {
         r.close();
         throw e;
       }
-      const tar = packScoped(r, { rebase: req.base, release: () => r.close() });
+      const tar = packScoped(r, { rebase: req.base, release: () => r.close(), idMap: this.deps.idMap });
       this.deps.hooks.event.call(containerEvent(c, "archive-path"));
       await send(stat, tar);
     });
@@ -185,6 +192,7 @@ export class ContainerFiles {
         await extractScoped(dir, archiveInput(req.body, { disablePigz: this.deps.disablePigz?.() }), {
           noOverwriteDirNonDir: req.noOverwriteDirNonDir,
           owner,
+          idMap: this.deps.idMap,
         });
       } catch (e) {
         if (e instanceof OverwriteError) throw errors.containerArchiveInvalid(e.message);
@@ -201,7 +209,7 @@ export class ContainerFiles {
   export(c: ContainerRecord, send: (tar: Readable) => Promise<void>): Promise<void> {
     return this.withRoot(c, async (root) => {
       const fd = root.reopen();
-      const tar = packScoped({ dirFd: fd, name: "" }, { rebase: "", release: () => closeSync(fd) });
+      const tar = packScoped({ dirFd: fd, name: "" }, { rebase: "", release: () => closeSync(fd), idMap: this.deps.idMap });
       this.deps.hooks.event.call(containerEvent(c, "export"));
       await send(tar);
     });

@@ -35,11 +35,17 @@ import {
   type Resolved,
   type ScopedDir,
 } from "./scoped-fs.js";
+import { hostOwner, rootOwner, type IdMap } from "../../../core/userns/id-map.js";
 
 export interface ExtractOptions {
   noOverwriteDirNonDir: boolean;
   /** Owner of every entry (copyUIDGID); else each entry's own from the tar. */
   owner?: { uid: number; gid: number };
+  /**
+   * The daemon's user namespace map (`--userns-remap`): owners are container ids, written as
+   * the host ids they stand for; folders made on the way belong to the remapped root.
+   */
+  idMap?: IdMap;
 }
 
 /** A conflict `noOverwriteDirNonDir` forbids; the message is Docker's. */
@@ -124,7 +130,7 @@ class ScopedExtractor {
     const key = parts.slice(0, -1).join("/");
     if (this.parent?.key === key) return this.parent.r;
     this.close();
-    const r = this.dest.resolve(key, { followLast: true, create: true });
+    const r = this.dest.resolve(key, { followLast: true, create: true, owner: this.opts.idMap ? rootOwner(this.opts.idMap) : undefined });
     if (r.name !== "") {
       r.close();
       throw new Error(`${r.path} is not a directory`);
@@ -134,7 +140,8 @@ class ScopedExtractor {
   }
 
   private owner(meta: EntryMeta): { uid: number; gid: number } {
-    return this.opts.owner ?? { uid: meta.uid, gid: meta.gid };
+    const own = this.opts.owner ?? { uid: meta.uid, gid: meta.gid };
+    return this.opts.idMap ? hostOwner(this.opts.idMap, own) : own;
   }
 
   async entry(h: TarHeader, data: AsyncIterable<Buffer>): Promise<void> {

@@ -33,6 +33,7 @@ import {
   closeSync,
   constants,
   fstatSync,
+  lchownSync,
   linkSync,
   lstatSync,
   mkdirSync,
@@ -99,6 +100,8 @@ export interface ResolveOptions {
   followLast: boolean;
   /** Make missing directories on the way, the last one too (0755, owned by the daemon), as `mkdir -p`. */
   create?: boolean;
+  /** Who the directories `create` makes belong to, when not the daemon (the remapped root under `--userns-remap`). */
+  owner?: { uid: number; gid: number };
 }
 
 /** Path components, `.` and empty ones dropped (`..` kept: only the walk knows what it climbs). */
@@ -183,6 +186,8 @@ export class ScopedRoot {
             if (!opts.create) throw new ScopedPathError("ENOENT", joinPath(shown(), part), "no such file or directory");
             try {
               mkdirSync(at(top().fd, part), 0o755);
+              // lchown: should the container have swapped in a symlink meanwhile, it is not followed
+              if (opts.owner) lchownSync(at(top().fd, part), opts.owner.uid, opts.owner.gid);
             } catch (me) {
               if (errno(me) !== "EEXIST") throw me;
             }

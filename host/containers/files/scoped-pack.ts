@@ -16,6 +16,7 @@ import { Readable } from "node:stream";
 import { pack as tarPack, type Header as TarStreamHeader, type Pack } from "tar-stream";
 import { installBinaryPax } from "../../../core/archive/pax-binary.js";
 import { lstatAt, openDirAt, openFileForReadAt, readdirFd, readlinkAt } from "./scoped-fs.js";
+import { containerOwner, type IdMap } from "../../../core/userns/id-map.js";
 
 type Header = Partial<Omit<TarStreamHeader, "pax">> & { name: string; pax?: Record<string, string> };
 
@@ -33,6 +34,8 @@ export interface PackTarget {
 export interface ScopedPackOptions {
   /** Name of the first entry in the tar; "" for none (export: the root's contents only). */
   rebase: string;
+  /** The daemon's user namespace map (`--userns-remap`): owners are written as the container ids the host ids stand for. */
+  idMap?: IdMap;
   /** Called once when the tar is complete or failed: releases the descriptors and mounts. */
   release: () => void;
 }
@@ -42,7 +45,7 @@ export function packScoped(target: PackTarget, opts: ScopedPackOptions): Readabl
   installBinaryPax();
   const pack = tarPack();
   const out = Readable.from(pack, { objectMode: false });
-  const packer = new ScopedPacker(pack);
+  const packer = new ScopedPacker(pack, opts.idMap);
   let released = false;
   const release = () => {
     if (released) return;
@@ -84,7 +87,10 @@ class ScopedPacker {
   /** dev:ino of files with more than one link, to the first name packed. */
   private readonly links = new Map<string, string>();
 
-  constructor(private readonly pack: Pack) {}
+  constructor(
+    private readonly pack: Pack,
+    private readonly idMap?: IdMap,
+  ) {}
 
   async top(target: PackTarget, rebase: string): Promise<void> {
     if (target.name === "") {
@@ -108,18 +114,19 @@ class ScopedPacker {
   }
 
   private base(name: string, st: Stats): Header {
+    const { uid, gid } = this.idMap ? containerOwner(this.idMap, st) : st;
     const h: Header = {
       name,
       // tar-stream replaces a mode of 0 with its default; the type bits keep it non-zero and
       // are masked off when the header is written
       mode: st.mode,
-      uid: st.uid,
-      gid: st.gid,
+      uid,
+      gid,
       mtime: new Date(Math.floor(st.mtimeMs / 1000) * 1000),
     };
     const pax: Record<string, string> = {};
-    if (st.uid > USTAR_MAX_ID) pax.uid = String(st.uid);
-    if (st.gid > USTAR_MAX_ID) pax.gid = String(st.gid);
+    if (uid > USTAR_MAX_ID) pax.uid = String(uid);
+    if (gid > USTAR_MAX_ID) pax.gid = String(gid);
     if (Object.keys(pax).length > 0) h.pax = pax;
     return h;
   }
