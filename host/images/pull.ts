@@ -2,11 +2,12 @@
  * `POST /images/create?fromImage=`: a pull. The manifest is resolved first (an index narrowed
  * to one platform), so that a missing image or a refused login is an HTTP error; from the
  * first progress line on, failures are lines of the stream. Layers download in parallel
- * (`max-concurrent-downloads`) to temporary files (kept as the layers' blobs), digested as they
- * arrive, resumed with a range request after a broken connection (`max-download-attempts`).
- * Each is decompressed, digested again and applied by the storage driver in one pass: while it
- * downloads when the driver can apply a chain's layers at once (`parallel-apply`), otherwise
- * base first, from the files. The image is stored only when every layer is whole and the
+ * (`max-concurrent-downloads`), digested as they arrive, resumed with a range request after a
+ * broken connection (`max-download-attempts`). Each is decompressed, digested again and applied
+ * by the storage driver in one pass: while it downloads when the driver can apply a chain's
+ * layers at once (`parallel-apply`), otherwise base first, from temporary files. A download is
+ * written to a file only when it is read back from one, or kept as the layer's blob (a driver
+ * without `diffDir`; with one, the layer store keeps the tar's layout instead). The image is stored only when every layer is whole and the
  * client has read the stream so far; a failure or a client that goes away leaves no image and
  * no layer of this pull behind.
  */
