@@ -93,4 +93,19 @@ describe("image store after a crash", () => {
     expect(await driver.exists(id)).to.equal(false);
     expect(list(join(dir, "image", "layers"))).to.deep.equal([]);
   });
+
+  it("removes the layouts of pulled layers that have no record: one half written, one renamed into place", async () => {
+    const dir = makeTempDir();
+    const driver = await createOverlay2Driver({ home: join(dir, "overlay2"), options: {} });
+    const store = new LayerStore(join(dir, "image"), new BlobStore(join(dir, "blobs"), join(dir, "tmp")), driver);
+    const layers = join(dir, "image", "layers");
+    const whole = "cd".repeat(32);
+    const recorded = { chainId: `sha256:${whole}`, diffId: `sha256:${whole}`, size: 0, layout: true, tarSize: 1024 };
+    writeFileSync(join(layers, `${whole}.json`), JSON.stringify(recorded));
+    writeFileSync(join(layers, `${whole}.layout`), "kept");
+    writeFileSync(join(layers, `.${"ef".repeat(32)}.layout-0a1b2c3d4e5f`), "half written");
+    writeFileSync(join(layers, `${"ef".repeat(32)}.layout`), "no record");
+    await store.recoverPending();
+    expect(list(layers).sort()).to.deep.equal([`${whole}.json`, `${whole}.layout`]);
+  });
 });

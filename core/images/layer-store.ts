@@ -8,7 +8,7 @@
  *
  *   chainID(L0) = diffID(L0);  chainID(Ln) = sha256(chainID(Ln-1) + " " + diffID(Ln))
  */
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough, Transform, Writable, type Readable } from "node:stream";
@@ -308,7 +308,9 @@ export class LayerStore {
     // has gone (the other side failed first) must not make an uncaught error of it
     for (const s of [toDriver, fanOut, file] as (NodeJS.EventEmitter | undefined)[]) s?.on("error", () => undefined);
     // a pulled layer's layout, when the driver shows its files: its tar is made again from them
-    const layoutFile = compressed && this.keepsLayouts ? this.blobs.tempPath("layout") : undefined;
+    // written beside the records, not in the temporary folder (ENGINE_TMPDIR may be another
+    // filesystem, and the layout is renamed into place)
+    const layoutFile = compressed && this.keepsLayouts ? join(this.dir, `.${hex(chainId)}.layout-${randomBytes(6).toString("hex")}`) : undefined;
     const layout = layoutFile ? new LayoutRecorder(layoutFile) : undefined;
     let kept = false;
     try {
@@ -409,9 +411,10 @@ export class LayerStore {
   /** After a crash: the driver layers of registrations and removals that did not finish go. */
   async recoverPending(): Promise<void> {
     for (const f of readdirSync(this.dir)) {
-      // a layout renamed into place just before a crash, its record never written
+      // a layout renamed into place just before a crash, its record never written, or one still
+      // being written
       const layout = /^([a-f0-9]{64})\.layout$/.exec(f);
-      if (layout && !this.recordExists(`sha256:${layout[1]}`)) rmSync(join(this.dir, f), { force: true });
+      if ((layout && !this.recordExists(`sha256:${layout[1]}`)) || /^\.[a-f0-9]{64}\.layout-/.test(f)) rmSync(join(this.dir, f), { force: true });
       const m = /^([a-f0-9]{64})\.pending$/.exec(f);
       if (!m) continue;
       try {
