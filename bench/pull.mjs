@@ -5,9 +5,12 @@
 // file, in its own network namespace with no bridge). Each pull goes into a fresh data root.
 //
 // The script pushes the image into a registry on 127.0.0.1 itself (the distribution protocol
-// over plain HTTP). Docker's daemon cannot reach the host's loopback from its namespace, so for
-// it a second registry is started inside that namespace (nsenter --net), serving the same
-// storage folder read-only on the same port.
+// over plain HTTP). Each pull is then served by a registry of its own, started for that run over
+// the same storage folder, read-only: for engined on the host's 127.0.0.1 (a fresh port), for
+// Docker's daemon, which cannot reach the host's loopback from its namespace, inside that
+// namespace (nsenter --net) on the push registry's port. Both daemons get the same kind of
+// registry, just started, and their runs alternate (engined, dockerd, engined, ...), so that a
+// neighbour's load on the machine falls on both alike.
 //
 //   node_modules/node/bin/node bench/pull.mjs [--runs N] [--mb SIZE] [--layers K] [--only engined|dockerd]
 //                                             [--detail] [--profile DIR]
@@ -43,7 +46,7 @@ const RUNS = Math.max(1, Math.min(Number(values.runs) || 3, 10));
 const MB = Math.max(1, Math.min(Number(values.mb) || 200, 1024));
 const LAYERS = Math.max(1, Math.min(Number(values.layers) || 4, 64));
 const PULL_LIMIT_MS = 300_000; // one pull
-const PART_LIMIT_MS = 900_000; // all the runs of one daemon: no new run starts after this
+const PART_LIMIT_MS = 1_800_000; // all the runs: no new round starts after this
 const REPO = "bench/pull";
 const TAG = "latest";
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -502,81 +505,87 @@ async function waitReady(socketPath, proc, limitMs) {
   throw new Error("the daemon was not ready in 30 s");
 }
 
+/** The runs of one daemon so far: MB/s, peak RSS, CPU s, and each run's CPU split and the registry's CPU s. */
+const newSide = () => ({ rates: [], peaks: [], cpus: [], splits: [], registryCpus: [], na: undefined });
+
 /**
- * N pulls into fresh data roots: { rate (MB/s), rss (MiB), cpu (s), n } of medians, with each
- * run's CPU split (`splits`) and the CPU seconds of the registry that served it (`registryCpus`),
- * or { na: reason }. `hostRegistry` serves engined (Docker's daemon gets one in its namespace).
+ * One pull into a fresh data root, its figures added to `side`; a failure sets `side.na` (the
+ * reason) and ends that daemon's runs. The pull is served by a registry started for the run over
+ * the push registry's storage: on the host for engined, in Docker's daemon's namespace for it.
  */
-async function measure(name, image, port, hostRegistry) {
-  const rates = [];
-  const peaks = [];
-  const cpus = [];
-  const splits = [];
-  const registryCpus = [];
-  const t0 = now();
-  for (let i = 0; i < RUNS && !interrupted && now() - t0 < PART_LIMIT_MS; i++) {
-    const dir = mkdtempSync(join(work, `${name}-`));
-    const sock = `${dir}/d.sock`;
-    const [cmd, args] = daemons[name](dir);
-    const fd = openSync(`${dir}/daemon.log`, "a");
-    // --profile: engined writes a V8 CPU profile of its whole life (start, pull, stop) there
-    const env = name === "engined" && PROFILE ? { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --cpu-prof --cpu-prof-dir=${PROFILE}`.trim() } : process.env;
-    const proc = spawn(cmd, args, { stdio: ["ignore", fd, fd], env });
-    closeSync(fd);
-    let registry;
-    try {
-      await waitReady(sock, proc, 30_000);
-      if (name === "dockerd") {
-        // The host's 127.0.0.1 is not reachable from dockerd's namespace: a registry there,
-        // serving the same storage (read-only) on the same port.
-        const netns = `/proc/${proc.pid}/ns/net`;
-        execFileSync("nsenter", [`--net=${netns}`, "ip", "link", "set", "lo", "up"], { stdio: "ignore", timeout: 10_000 });
-        const log = `${dir}/registry.log`;
-        registry = startRegistry(registryConfig(`${dir}/registry.yml`, port, true), log, netns);
-        await waitListening(registry, proc.pid, port, log);
-      }
-      const ref = `127.0.0.1:${port}/${REPO}:${TAG}`;
-      // every run starts with nothing left to write back from the one before (each writes
-      // hundreds of MB, which the kernel would otherwise flush during the next pull), and from
-      // the same memory: the page cache dropped, then the registry's files read back into it
-      execFileSync("sync", [], { timeout: 120_000 });
-      dropCaches();
-      await warmRegistry();
-      const peak = sampleRss(proc.pid);
-      const cpu = cpuMeter(proc.pid);
-      const registryCpu = cpuMeter((registry ?? hostRegistry).pid);
-      let ms;
-      let rss;
-      try {
-        ms = await pull(sock, ref);
-      } finally {
-        rss = peak();
-      }
-      const used = cpu();
-      cpus.push(used.total);
-      splits.push(used.parts);
-      registryCpus.push(registryCpu().total);
-      const inspect = await call(sock, "GET", `/v1.41/images/${encodeURIComponent(ref)}/json`);
-      if (inspect.status !== 200) throw new Error(`GET /images/{ref}/json after the pull answered ${inspect.status}: ${message(inspect.text).slice(0, 160)}`);
-      const got = JSON.parse(inspect.text).RootFS?.Layers ?? [];
-      if (got.join() !== image.layers.map((l) => l.diffId).join()) throw new Error(`the pulled image has layers ${JSON.stringify(got).slice(0, 160)}, not the pushed ones`);
-      rates.push(image.bytes / 1e6 / (ms / 1000));
-      peaks.push(rss);
-    } catch (err) {
-      if (interrupted && rates.length) break;
-      return { na: err.message };
-    } finally {
-      // The daemon's children (engined's supervisor, which outlives engined by design; Docker's
-      // containerd) are ours too: each is stopped by its pid once the daemon has exited.
-      const children = new Set(descendants(proc.pid));
-      const supervisorPid = Number(readIf(`${dir}/exec/supervisor/supervisor.pid`));
-      if (name === "engined" && supervisorPid > 0) children.add(supervisorPid);
-      if (registry) await stop(registry, 5000);
-      await stop(proc);
-      for (const pid of children) await stop(pid, 5000);
-      rmSync(dir, { recursive: true, force: true });
+async function measureOnce(name, image, port, side) {
+  const { rates, peaks, cpus, splits, registryCpus } = side;
+  const dir = mkdtempSync(join(work, `${name}-`));
+  const sock = `${dir}/d.sock`;
+  const [cmd, args] = daemons[name](dir);
+  const fd = openSync(`${dir}/daemon.log`, "a");
+  // --profile: engined writes a V8 CPU profile of its whole life (start, pull, stop) there
+  const env = name === "engined" && PROFILE ? { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --cpu-prof --cpu-prof-dir=${PROFILE}`.trim() } : process.env;
+  const proc = spawn(cmd, args, { stdio: ["ignore", fd, fd], env });
+  closeSync(fd);
+  let registry;
+  try {
+    await waitReady(sock, proc, 30_000);
+    const log = `${dir}/registry.log`;
+    let servedOn = port;
+    if (name === "dockerd") {
+      // The host's 127.0.0.1 is not reachable from dockerd's namespace: the registry there,
+      // on the same port.
+      const netns = `/proc/${proc.pid}/ns/net`;
+      execFileSync("nsenter", [`--net=${netns}`, "ip", "link", "set", "lo", "up"], { stdio: "ignore", timeout: 10_000 });
+      registry = startRegistry(registryConfig(`${dir}/registry.yml`, port, true), log, netns);
+      await waitListening(registry, proc.pid, port, log);
+    } else {
+      servedOn = await freePort();
+      registry = startRegistry(registryConfig(`${dir}/registry.yml`, servedOn, true), log);
+      await waitListening(registry, registry.pid, servedOn, log);
     }
+    const ref = `127.0.0.1:${servedOn}/${REPO}:${TAG}`;
+    // every run starts with nothing left to write back from the one before (each writes
+    // hundreds of MB, which the kernel would otherwise flush during the next pull), and from
+    // the same memory: the page cache dropped, then the registry's files read back into it
+    execFileSync("sync", [], { timeout: 120_000 });
+    dropCaches();
+    await warmRegistry();
+    const peak = sampleRss(proc.pid);
+    const cpu = cpuMeter(proc.pid);
+    const registryCpu = cpuMeter(registry.pid);
+    let ms;
+    let rss;
+    try {
+      ms = await pull(sock, ref);
+    } finally {
+      rss = peak();
+    }
+    const used = cpu();
+    cpus.push(used.total);
+    splits.push(used.parts);
+    registryCpus.push(registryCpu().total);
+    const inspect = await call(sock, "GET", `/v1.41/images/${encodeURIComponent(ref)}/json`);
+    if (inspect.status !== 200) throw new Error(`GET /images/{ref}/json after the pull answered ${inspect.status}: ${message(inspect.text).slice(0, 160)}`);
+    const got = JSON.parse(inspect.text).RootFS?.Layers ?? [];
+    if (got.join() !== image.layers.map((l) => l.diffId).join()) throw new Error(`the pulled image has layers ${JSON.stringify(got).slice(0, 160)}, not the pushed ones`);
+    rates.push(image.bytes / 1e6 / (ms / 1000));
+    peaks.push(rss);
+  } catch (err) {
+    if (!(interrupted && rates.length)) side.na = err.message;
+  } finally {
+    // The daemon's children (engined's supervisor, which outlives engined by design; Docker's
+    // containerd) are ours too: each is stopped by its pid once the daemon has exited.
+    const children = new Set(descendants(proc.pid));
+    const supervisorPid = Number(readIf(`${dir}/exec/supervisor/supervisor.pid`));
+    if (name === "engined" && supervisorPid > 0) children.add(supervisorPid);
+    if (registry) await stop(registry, 5000);
+    await stop(proc);
+    for (const pid of children) await stop(pid, 5000);
+    rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** A daemon's medians, { rate (MB/s), rss (MiB), cpu (s), n, ... }, or { na: reason }. */
+function summary(side) {
+  if (side.na !== undefined) return { na: side.na };
+  const { rates, peaks, cpus, splits, registryCpus } = side;
   if (!rates.length) return { na: interrupted ? "interrupted" : "no run in the time limit" };
   return { rate: median(rates), rss: median(peaks), cpu: median(cpus), n: rates.length, rates, cpus, splits, registryCpus };
 }
@@ -603,16 +612,23 @@ try {
   await waitListening(registry, registry.pid, port, log);
   await pushImage(port, image);
   registryAgent.destroy();
-  // engined pulls from this registry; Docker's daemon from its own, over the same storage.
+  // each run pulls from a registry of its own over this one's storage; the daemons take turns
+  const sides = {};
   if (values.only !== "dockerd") {
     if (!existsSync(join(ROOT, "dist/host/engined.js"))) results.engined = { na: "not built (run the build first)" };
-    else results.engined = await measure("engined", image, port, registry);
+    else sides.engined = newSide();
   }
   if (values.only !== "engined") {
-    if (interrupted) results.dockerd = { na: "interrupted" };
-    else if (have("dockerd") && have("unshare") && have("nsenter")) results.dockerd = await measure("dockerd", image, port, registry);
+    if (have("dockerd") && have("unshare") && have("nsenter")) sides.dockerd = newSide();
     else results.dockerd = { na: "dockerd is not installed: no same-run comparison (install Debian's docker.io with its service kept from starting)" };
   }
+  const t0 = now();
+  for (let i = 0; i < RUNS && !interrupted && now() - t0 < PART_LIMIT_MS; i++) {
+    for (const [name, side] of Object.entries(sides)) {
+      if (side.na === undefined && !interrupted) await measureOnce(name, image, port, side);
+    }
+  }
+  for (const [name, side] of Object.entries(sides)) results[name] = summary(side);
 } finally {
   registryAgent.destroy();
   if (registry) await stop(registry, 5000);
