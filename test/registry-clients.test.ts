@@ -686,6 +686,49 @@ describe("registry clients: docker CLI, dockerode, python3-docker", function () 
         await dockerd.stop();
       }
     });
+
+    it("docker rmi of a pulled tag removes the image and its digest name, as against Docker's daemon; another tag keeps it", async function () {
+      this.timeout(110_000);
+      const reg = await registry({ auth: "none" });
+      const img = await pushImage(reg, "team/rmi", "1", [await busyboxRootfs()]);
+      const ref = `${reg.host}/team/rmi:1`;
+      const byDigest = `${reg.host}/team/rmi@${img.manifestDigest}`;
+      const config = newConfig();
+      const removal = async (socket: string) => {
+        const env = { DOCKER_HOST: undefined, DOCKER_CONTEXT: undefined, DOCKER_CONFIG: config };
+        const run = async (args: string[]) => {
+          const r = await runCommand("docker", ["-H", `unix://${socket}`, ...args], { env, timeoutMs: 60_000 });
+          expect(r.code, `docker ${args.join(" ")}: ${r.stderr}`).to.equal(0);
+          return r.stdout;
+        };
+        await run(["pull", ref]);
+        // a second tag of the same repository: only that tag goes
+        await run(["tag", ref, `${reg.host}/team/rmi:2`]);
+        const untag = await run(["rmi", `${reg.host}/team/rmi:2`]);
+        // the last tag: the digest name goes with it, then the image and its layer
+        const rmi = await run(["rmi", ref]);
+        const left = await run(["images", "-a", "--digests", "--format", "{{.Repository}}@{{.Digest}} {{.ID}}"]);
+        return { untag, rmi, left };
+      };
+      const mine = await removal(d.socket);
+      expect(mine.untag).to.equal(`Untagged: ${reg.host}/team/rmi:2\n`);
+      expect(linesOf(mine.rmi).slice(0, 3)).to.deep.equal([`Untagged: ${ref}`, `Untagged: ${byDigest}`, `Deleted: ${img.configDigest}`]);
+      expect(linesOf(mine.rmi).slice(3)).to.deep.equal([`Deleted: ${img.diffIds[0]}`]); // a base layer's chain ID is its diff ID
+      expect(mine.left).to.not.include("team/rmi");
+
+      if (!have("dockerd") || !have("unshare") || !have("nsenter")) {
+        this.skip(); // dockerd is not installed: no same-run comparison (engined's side passed)
+      }
+      const dockerd = await startDockerd(reg);
+      try {
+        const theirs = await removal(dockerd.socket);
+        expect(mine.untag).to.equal(theirs.untag);
+        expect(mine.rmi).to.equal(theirs.rmi);
+        expect(theirs.left).to.not.include("team/rmi");
+      } finally {
+        await dockerd.stop();
+      }
+    });
   });
 
   describe("credentials", function () {

@@ -436,7 +436,10 @@ describe("registry pull faults (real registry, through the API)", function () {
           // Disconnect once both downloads are under way (their requests wait in the proxy).
           void (async () => {
             for (let i = 0; i < 40 && proxy.requests.filter((x) => layers.test(x.path)).length < 2; i++) await sleep(50);
-            sawTemp = readdirSync(join(d.dir, "data/tmp/image")).length > 0;
+            // downloads to files in the temporary folder, or (extracted as they download, the
+            // layers kept as layouts) the layouts being written beside the layers' records
+            const layouts = readdirSync(join(d.dir, "data/image/layers")).filter((f) => /^\.[0-9a-f]{64}\.layout-/.test(f));
+            sawTemp = readdirSync(join(d.dir, "data/tmp/image")).length + layouts.length > 0;
             abort();
           })();
         },
@@ -457,6 +460,7 @@ describe("registry pull faults (real registry, through the API)", function () {
       await pullOk(d, { fromImage: name, tag: "v1" });
       expect((await inspect(d, `${name}:v1`)).image!.Id).to.equal(img.configDigest);
       expect(readdirSync(join(d.dir, "data/tmp/image"))).to.deep.equal([]);
+      expect(readdirSync(join(d.dir, "data/image/layers")).filter((f) => f.startsWith("."))).to.deep.equal([]);
     } finally {
       await proxy.stop();
     }

@@ -282,17 +282,20 @@ export class ImageStore {
     return this.exclusive(async () => {
       const { image, reference } = this.lookup(name);
       const out: DeleteEntry[] = [];
-      if (reference && image.references.length > 1) {
-        this.refs.delete(reference);
+      // The names a removal by name takes: the name, and with a repository's last tag the
+      // digest names of that repository (a pull by tag names the image both ways; Docker's
+      // `rmi busybox` after `pull busybox` removes the image, not just the tag).
+      const untag = (names: string[]): DeleteEntry[] => {
+        for (const r of names) this.refs.delete(r);
         this.saveRefs();
-        return [{ Untagged: familiarName(reference) }];
-      }
-      // A parent of committed images stays while they do (Docker's hard conflict); its last name still goes.
+        return names.map((r) => ({ Untagged: familiarName(r) }));
+      };
+      const going = reference ? [reference, ...digestNamesGoingWith(reference, image.references)] : [];
+      if (reference && image.references.some((r) => !going.includes(r))) return untag(going);
+      // A parent of committed images stays while they do (Docker's hard conflict); its last names still go.
       if (this.children(image.id).length > 0) {
         if (!reference) throw errors.imageConflict(`unable to delete ${hex(image.id).slice(0, 12)} (cannot be forced) - image has dependent child images`);
-        this.refs.delete(reference);
-        this.saveRefs();
-        return [{ Untagged: familiarName(reference) }];
+        return untag(going);
       }
       const repos = new Set(image.references.map((r) => repositoryOf(parseReference(r))));
       if (!reference && repos.size > 1 && !opts.force) {
@@ -310,11 +313,8 @@ export class ImageStore {
         this.saveRefs();
         return out;
       }
-      for (const ref of image.references) {
-        this.refs.delete(ref);
-        out.push({ Untagged: familiarName(ref) });
-      }
-      this.saveRefs();
+      // the name given first, as Docker lists them
+      out.push(...untag([...going, ...image.references.filter((r) => !going.includes(r))]));
       rmSync(join(this.imagesDir, `${hex(image.id)}.json`), { force: true });
       out.push({ Deleted: image.id });
       if (!opts.noprune) {
@@ -383,3 +383,17 @@ export class ImageStore {
 }
 
 export { chainIdOf };
+
+/**
+ * The digest names (`repo@sha256:...`) of `tag`'s repository that go when `tag` does: all of
+ * them once no other tag of that repository names the image (Docker's rule), none for a name
+ * that is itself a digest name.
+ */
+function digestNamesGoingWith(tag: string, names: readonly string[]): string[] {
+  const parsed = parseReference(tag);
+  if (parsed.digest) return [];
+  const repo = repositoryOf(parsed);
+  const sameRepo = names.filter((r) => r !== tag && repositoryOf(parseReference(r)) === repo);
+  if (sameRepo.some((r) => !parseReference(r).digest)) return [];
+  return sameRepo;
+}
