@@ -486,8 +486,12 @@ describe("registry clients: docker CLI, dockerode, python3-docker", function () 
       expect(aux.Tag).to.equal("1");
       expect(await registryDigest(reg, "team/node", "1")).to.equal(aux.Digest);
 
-      await client.getImage(`${repo}:1`).remove();
-      await client.getImage(id).remove({ force: true });
+      // The tag was the image's last name but the digest its push gave it: as with Docker's
+      // daemon, the digest name goes with the tag, and the image with both.
+      const removed = (await client.getImage(`${repo}:1`).remove()) as { Untagged?: string; Deleted?: string }[];
+      expect(removed).to.deep.include.members([{ Untagged: `${repo}:1` }, { Untagged: `${repo}@${aux.Digest}` }, { Deleted: id }]);
+      const gone = await client.getImage(id).inspect().then(() => undefined, (e: { statusCode?: number }) => e.statusCode);
+      expect(gone).to.equal(404);
 
       // Without credentials: refused (anonymous tokens are refused by this token server).
       const anon = await client.pull(`${repo}:1`).then(() => undefined, (e: { statusCode?: number; message: string }) => e);
