@@ -365,9 +365,10 @@ export class LayerStore {
       diffId,
       ...(parent ? { parent } : {}),
       size,
-      ...(filled.layout ? { layout: true as const, tarSize } : {}),
-      ...(compressed && filled.keptCompressed ? { compressed: { digest: compressed.digest, mediaType: compressed.mediaType, size: compressed.size }, tarSize } : {}),
-      ...(compressed && !filled.layout && !filled.keptCompressed ? { tarSize } : {}),
+      // a pulled layer (no tar blob of its own) records the tar's length, and what it keeps instead
+      ...(compressed ? { tarSize } : {}),
+      ...(filled.layout ? { layout: true as const } : {}),
+      ...(compressed && filled.keptCompressed ? { compressed: { digest: compressed.digest, mediaType: compressed.mediaType, size: compressed.size } } : {}),
     };
     if (filled.layout) {
       renameSync(filled.layout, this.layoutPath(hex(chainId)));

@@ -31,6 +31,7 @@ import { chown, lstat, mkdir, readdir, readFile, rename, rm, symlink, unlink, wr
 import { join, resolve } from "node:path";
 import type { CreateOptions, LayerUsage, MountSpec } from "../contracts/storage.js";
 import { rootOwner, type IdMap } from "../userns/id-map.js";
+import { readOptional } from "./read-optional.js";
 
 /** The kernel copies one page of mount options; 4096 minus the closing NUL. */
 export const MOUNT_OPTIONS_MAX = 4095;
@@ -116,15 +117,6 @@ export abstract class OverlayLayout {
     return join(this.home, id);
   }
 
-  protected async readOptional(path: string): Promise<string | undefined> {
-    try {
-      return (await readFile(path, "utf8")).trim();
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-      throw err;
-    }
-  }
-
   /** Throws unless `id` is a whole layer (exists, not half made); resolves with its folder. */
   protected async complete(id: string): Promise<string> {
     const dir = this.dir(id);
@@ -147,7 +139,7 @@ export abstract class OverlayLayout {
   async parent(id: string): Promise<string | undefined> {
     const dir = this.dir(id);
     if (!existsSync(dir)) throw new Error(`${this.name}: layer ${id} does not exist`);
-    return (await this.readOptional(join(dir, "parent"))) || undefined;
+    return (await readOptional(join(dir, "parent"))) || undefined;
   }
 
   async create(id: string, parent: string | undefined, opts: CreateOptions = {}): Promise<void> {
@@ -159,7 +151,7 @@ export abstract class OverlayLayout {
         throw new Error(`${this.name}: cannot create layer ${id}: parent layer ${parent} does not exist`);
       }
       const parentLink = await readFile(join(parentDir, "link"), "utf8");
-      const parentLower = await this.readOptional(join(parentDir, "lower"));
+      const parentLower = await readOptional(join(parentDir, "lower"));
       lower = parentLower ? `${LINK_DIR}/${parentLink.trim()}:${parentLower}` : `${LINK_DIR}/${parentLink.trim()}`;
       if (lower.split(":").length > MAX_DEPTH) {
         throw new Error(`${this.name}: cannot create layer ${id}: more than ${MAX_DEPTH} layers in its chain`);
@@ -228,7 +220,7 @@ export abstract class OverlayLayout {
     const dir = await this.complete(id);
     const writable = existsSync(join(dir, "work"));
     const link = `${LINK_DIR}/${(await readFile(join(dir, "link"), "utf8")).trim()}`;
-    const lower = await this.readOptional(join(dir, "lower"));
+    const lower = await readOptional(join(dir, "lower"));
     if (!lower) {
       // A base layer: nothing to stack. overlay needs a lower directory, so bind its diff.
       return [{ type: "bind", source: join(dir, "diff"), options: writable ? ["bind"] : ["bind", "ro"] }];
@@ -289,7 +281,7 @@ export abstract class OverlayLayout {
     const out: string[] = [];
     for (const entry of await this.layerIds()) {
       if (entry === id) continue;
-      if ((await this.readOptional(join(this.home, entry, "parent"))) === id) out.push(entry);
+      if ((await readOptional(join(this.home, entry, "parent"))) === id) out.push(entry);
     }
     return out;
   }
@@ -297,7 +289,7 @@ export abstract class OverlayLayout {
   /** Removes a layer's link and directory: renamed aside first, so a crash leaves no half layer. */
   private async removeDir(id: string): Promise<void> {
     const dir = join(this.home, id);
-    const short = await this.readOptional(join(dir, "link"));
+    const short = await readOptional(join(dir, "link"));
     await this.releaseLayer(dir);
     const aside = join(this.home, `${REMOVING}${id}-${randomBytes(4).toString("hex")}`);
     try {
@@ -325,7 +317,7 @@ export abstract class OverlayLayout {
         continue;
       }
       // A layer whose link went missing gets it back (its children name it by the link).
-      const short = await this.readOptional(join(path, "link"));
+      const short = await readOptional(join(path, "link"));
       if (short) {
         links.add(short);
         const linkPath = join(this.home, LINK_DIR, short);

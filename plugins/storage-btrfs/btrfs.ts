@@ -20,11 +20,12 @@
  * make and one to remove.
  */
 import { existsSync, lstatSync } from "node:fs";
-import { mkdir, readdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
+import { mkdir, readdir, rm, unlink, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { Readable } from "node:stream";
 import type { CreateOptions, LayerUsage, MountSpec, StorageCapability, StorageContext, StorageDriver } from "../../core/contracts/storage.js";
 import { backingFilesystem } from "../../core/storage/backing-fs.js";
+import { readOptional } from "../../core/storage/read-optional.js";
 import { showBytes } from "../../core/options/value-types-structured.js";
 import * as progs from "./btrfs-progs.js";
 import { layerQuota, parseDriverOptions, type BtrfsOptions } from "./options.js";
@@ -112,15 +113,6 @@ export class BtrfsDriver implements StorageDriver {
     return join(this.home, "layers", this.check(id));
   }
 
-  private async readOptional(path: string): Promise<string | undefined> {
-    try {
-      return (await readFile(path, "utf8")).trim();
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-      throw err;
-    }
-  }
-
   /** Whether `id` is a whole layer: made, not half made. */
   private whole(id: string): boolean {
     return existsSync(this.subvolume(id)) && existsSync(this.meta(id)) && !existsSync(join(this.meta(id), INCOMPLETE));
@@ -141,7 +133,7 @@ export class BtrfsDriver implements StorageDriver {
 
   async parent(id: string): Promise<string | undefined> {
     if (!existsSync(this.meta(id))) throw new Error(`btrfs: layer ${id} does not exist`);
-    return (await this.readOptional(join(this.meta(id), "parent"))) || undefined;
+    return (await readOptional(join(this.meta(id), "parent"))) || undefined;
   }
 
   async create(id: string, parent: string | undefined, opts: CreateOptions = {}): Promise<void> {
@@ -227,7 +219,7 @@ export class BtrfsDriver implements StorageDriver {
   private async children(id: string): Promise<string[]> {
     const out: string[] = [];
     for (const entry of await readdir(join(this.home, "layers"))) {
-      if (entry !== id && (await this.readOptional(join(this.home, "layers", entry, "parent"))) === id) out.push(entry);
+      if (entry !== id && (await readOptional(join(this.home, "layers", entry, "parent"))) === id) out.push(entry);
     }
     return out;
   }

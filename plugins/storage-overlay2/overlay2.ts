@@ -23,6 +23,7 @@ import { showBytes } from "../../core/options/value-types-structured.js";
 import { driverSize, layerSize, layerSizeOption } from "../../core/storage/options.js";
 import { existingAncestor, filesystemName, mountOf } from "../../core/storage/backing-fs.js";
 import { OverlayLayout, type LayerSetup } from "../../core/storage/overlay-layout.js";
+import { readOptional } from "../../core/storage/read-optional.js";
 
 export { MAX_DEPTH, MOUNT_OPTIONS_MAX, shortId } from "../../core/storage/overlay-layout.js";
 export { mountOf };
@@ -166,7 +167,7 @@ export class Overlay2Driver extends OverlayLayout implements StorageDriver {
   private async allocateProject(): Promise<number> {
     const used = new Set<number>();
     for (const entry of await this.layerIds()) {
-      const text = await this.readOptional(join(this.home, entry, "quota"));
+      const text = await readOptional(join(this.home, entry, "quota"));
       if (text) used.add((JSON.parse(text) as { project: number }).project);
     }
     for (;;) {
@@ -178,7 +179,7 @@ export class Overlay2Driver extends OverlayLayout implements StorageDriver {
   /** Clears a removed layer's limit. */
   protected override async releaseLayer(dir: string): Promise<void> {
     if (!this.quota) return;
-    const text = await this.readOptional(join(dir, "quota"));
+    const text = await readOptional(join(dir, "quota"));
     if (!text) return;
     const { project } = JSON.parse(text) as { project: number };
     await run("xfs_quota", ["-x", "-c", `limit -p bhard=0 bsoft=0 ${project}`, this.quota.mountPoint]).catch(() => {});

@@ -1,0 +1,14 @@
+/**
+ * A driver's small metadata files (a layer's `parent`, `link`, `lower`, `quota`): read and
+ * trimmed, or undefined when the file is not there (a base layer has no parent).
+ */
+import { readFile } from "node:fs/promises";
+
+export async function readOptional(path: string): Promise<string | undefined> {
+  try {
+    return (await readFile(path, "utf8")).trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw err;
+  }
+}
