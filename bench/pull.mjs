@@ -13,7 +13,7 @@
 // neighbour's load on the machine falls on both alike.
 //
 //   node_modules/node/bin/node bench/pull.mjs [--runs N] [--mb SIZE] [--layers K] [--only engined|dockerd]
-//                                             [--detail] [--profile DIR]
+//                                             [--detail] [--timeline] [--profile DIR]
 import { spawn, execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { closeSync, createReadStream, createWriteStream, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -36,6 +36,7 @@ const { values } = parseArgs({
     layers: { type: "string", default: "4" },
     only: { type: "string" },
     detail: { type: "boolean", default: false },
+    timeline: { type: "boolean", default: false },
     profile: { type: "string" },
   },
 });
@@ -273,7 +274,12 @@ const message = (text) => {
   }
 };
 
-/** The pull, timed from the request to the end of the progress stream; every line checked. */
+/**
+ * The pull, timed from the request to the end of the progress stream; every line checked. Gives
+ * `{ ms, marks }`: `marks` is when (ms from the request) each layer first reported each status
+ * (Downloading, Download complete, Extracting, Pull complete...), and when the first and the
+ * last line came, for --timeline.
+ */
 function pull(socketPath, ref) {
   const [name, tag] = [ref.slice(0, ref.lastIndexOf(":")), ref.slice(ref.lastIndexOf(":") + 1)];
   const path = `/v1.41/images/create?fromImage=${encodeURIComponent(name)}&tag=${encodeURIComponent(tag)}`;
@@ -282,12 +288,14 @@ function pull(socketPath, ref) {
     const req = request({ socketPath, method: "POST", path, agent: false, headers: { "content-length": 0 } }, (res) => {
       let rest = "";
       const lines = [];
+      const stamps = []; // ms of each line
       res.setEncoding("utf8");
       res.on("data", (d) => {
         rest += d;
         const parts = rest.split("\n");
         rest = parts.pop();
-        for (const p of parts) if (p.trim()) lines.push(p);
+        const at = now() - t0;
+        for (const p of parts) if (p.trim()) (lines.push(p), stamps.push(at));
       });
       res.on("error", reject);
       res.on("end", () => {
@@ -306,7 +314,7 @@ function pull(socketPath, ref) {
         }
         const last = lines.length ? JSON.parse(lines[lines.length - 1]).status ?? "" : "";
         if (!last.startsWith("Status: Downloaded newer image for")) return reject(new Error(`the progress stream ended with ${JSON.stringify(last).slice(0, 160)}`));
-        resolve(ms);
+        resolve({ ms, marks: marksOf(lines, stamps, ms) });
       });
     });
     active.add(req);
@@ -317,6 +325,27 @@ function pull(socketPath, ref) {
     limit(req, PULL_LIMIT_MS, `the pull did not end in ${PULL_LIMIT_MS / 1000} s`);
     req.end();
   });
+}
+
+/** For --timeline: per layer id, the first time of each status; "first line" and "end" too. */
+function marksOf(lines, stamps, ms) {
+  const marks = { "first line": stamps[0] ?? ms, end: ms, layers: new Map() };
+  lines.forEach((line, i) => {
+    const { id, status } = JSON.parse(line);
+    if (!id || !status || status.startsWith("Pulling from")) return;
+    if (!marks.layers.has(id)) marks.layers.set(id, new Map());
+    const layer = marks.layers.get(id);
+    if (!layer.has(status)) layer.set(status, stamps[i]);
+  });
+  return marks;
+}
+
+function printTimeline(marks) {
+  const short = { "Pulling fs layer": "fs", Waiting: "wait", Downloading: "dl", "Verifying Checksum": "verify", "Download complete": "dl done", Extracting: "extr", "Pull complete": "done" };
+  console.log(`    first line ${marks["first line"].toFixed(0)} ms, end ${marks.end.toFixed(0)} ms`);
+  for (const [id, layer] of marks.layers) {
+    console.log(`    ${id}: ${[...layer].map(([s, t]) => `${short[s] ?? s} ${t.toFixed(0)}`).join(", ")}`);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -506,7 +535,7 @@ async function waitReady(socketPath, proc, limitMs) {
 }
 
 /** The runs of one daemon so far: MB/s, peak RSS, CPU s, and each run's CPU split and the registry's CPU s. */
-const newSide = () => ({ rates: [], peaks: [], cpus: [], splits: [], registryCpus: [], na: undefined });
+const newSide = () => ({ rates: [], peaks: [], cpus: [], splits: [], registryCpus: [], timelines: [], na: undefined });
 
 /**
  * One pull into a fresh data root, its figures added to `side`; a failure sets `side.na` (the
@@ -514,7 +543,7 @@ const newSide = () => ({ rates: [], peaks: [], cpus: [], splits: [], registryCpu
  * the push registry's storage: on the host for engined, in Docker's daemon's namespace for it.
  */
 async function measureOnce(name, image, port, side) {
-  const { rates, peaks, cpus, splits, registryCpus } = side;
+  const { rates, peaks, cpus, splits, registryCpus, timelines } = side;
   const dir = mkdtempSync(join(work, `${name}-`));
   const sock = `${dir}/d.sock`;
   const [cmd, args] = daemons[name](dir);
@@ -553,7 +582,9 @@ async function measureOnce(name, image, port, side) {
     let ms;
     let rss;
     try {
-      ms = await pull(sock, ref);
+      const pulled = await pull(sock, ref);
+      ms = pulled.ms;
+      timelines.push(pulled.marks);
     } finally {
       rss = peak();
     }
@@ -585,9 +616,9 @@ async function measureOnce(name, image, port, side) {
 /** A daemon's medians, { rate (MB/s), rss (MiB), cpu (s), n, ... }, or { na: reason }. */
 function summary(side) {
   if (side.na !== undefined) return { na: side.na };
-  const { rates, peaks, cpus, splits, registryCpus } = side;
+  const { rates, peaks, cpus, splits, registryCpus, timelines } = side;
   if (!rates.length) return { na: interrupted ? "interrupted" : "no run in the time limit" };
-  return { rate: median(rates), rss: median(peaks), cpu: median(cpus), n: rates.length, rates, cpus, splits, registryCpus };
+  return { rate: median(rates), rss: median(peaks), cpu: median(cpus), n: rates.length, rates, cpus, splits, registryCpus, timelines };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -673,6 +704,17 @@ if (values.detail) {
     r.splits.forEach((parts, i) => {
       const rows = [...parts].sort((a, b) => b[1][0] + b[1][1] - a[1][0] - a[1][1]).map(([who, [u, s]]) => `${who} ${u.toFixed(2)}/${s.toFixed(2)}`);
       console.log(`  run ${i + 1}: ${r.cpus[i].toFixed(2)} (${rows.join(", ")}); the registry ${r.registryCpus[i].toFixed(2)}`);
+    });
+  }
+}
+if (values.timeline) {
+  // when each layer reached each status, ms from the request
+  for (const [name, r] of Object.entries(results)) {
+    if (!r.timelines) continue;
+    console.log(`\n${name}: progress of each run, ms from the request to the first line of each status`);
+    r.timelines.forEach((marks, i) => {
+      console.log(`  run ${i + 1}:`);
+      printTimeline(marks);
     });
   }
 }
