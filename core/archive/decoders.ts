@@ -84,66 +84,106 @@ export function streamSource(outlet: Outlet, decoder: NodeJS.ReadWriteStream & R
 const READ_BUFFER = 256 * 1024;
 
 /**
+ * A decompressing command started before its input is known to need it: bound to the outlet
+ * its output goes to, or dropped (killed) unused. Starting one takes a socket pair and a
+ * process (tens of ms, most of it the event loop's), which a download can spend waiting for
+ * the registry's answer rather than after its first bytes.
+ */
+export interface StartedCommand {
+  bind(outlet: Outlet): Source;
+  drop(): void;
+}
+
+/**
  * Through a decompressing command (`unpigz -d -c`, `xz -d -c`, ...). Its output is read into
  * one buffer, again and again (socket-pair.ts), and handed on borrowed (outlet.ts). An exit
  * status other than those in `ok` fails the output with the command's message; a command that
  * cannot start fails it with the reason; the command is killed when the output is destroyed.
  */
 export async function commandSource(outlet: Outlet, command: string, args: string[], ok: number[] = [0]): Promise<Source> {
+  return (await startCommand(command, args, ok)).bind(outlet);
+}
+
+/** `commandSource`'s command, started now, its outlet given later (`bind`). */
+export async function startCommand(command: string, args: string[], ok: number[] = [0]): Promise<StartedCommand> {
+  let outlet: Outlet | undefined;
   let paused = false;
-  const { ours, theirs } = await socketPair({
+  const onread = {
     buffer: Buffer.allocUnsafe(READ_BUFFER),
-    callback(n, buffer) {
-      const delivered = outlet.deliver(buffer.subarray(0, n), true);
+    callback(n: number, buffer: Buffer) {
+      // (output comes only once input has gone in, through the Source bind() gave)
+      const delivered = outlet!.deliver(buffer.subarray(0, n), true);
       if (delivered === true) return true;
       paused = true;
       if (delivered !== false) delivered.then(resume, () => undefined);
       return false; // Node stops reading until ours.resume()
     },
-  });
+  };
+  const { ours, theirs } = await socketPair(onread);
   const resume = () => {
     if (!paused) return;
     paused = false;
     ours.resume();
   };
   ours.resume(); // flowing, so that its end is told (the data itself comes through `callback`)
+  // what happens before the outlet is bound is told to it when it is
+  let failure: Error | undefined;
+  let outputEnded = false;
+  let status: number | null | undefined;
+  let stderr = "";
+  let settled = false;
+  const settle = () => {
+    if (!outlet || settled) return;
+    if (failure) {
+      settled = true;
+      return outlet.fail(failure);
+    }
+    if (!outputEnded || status === undefined) return;
+    settled = true;
+    if (status !== null && ok.includes(status)) outlet.close();
+    else outlet.fail(new Error(`${basename(command)} failed (exit ${status}): ${stderr.trim() || "no message"}`));
+  };
+  const failed = (err: Error) => {
+    failure ??= err;
+    settle();
+  };
+  ours.on("end", () => {
+    outputEnded = true;
+    settle();
+  });
+  ours.on("error", failed);
   let child;
   try {
     child = spawn(command, args, { stdio: ["pipe", theirs, "pipe"] });
   } finally {
     theirs.destroy(); // the child has its own copy
   }
-  let stderr = "";
   child.stderr.on("data", (d: Buffer) => {
     if (stderr.length < 4096) stderr += d.toString();
   });
-  // EPIPE when the command exits before it has read everything: its exit status says why
-  child.stdin.on("error", () => undefined);
-  let outputEnded = false;
-  let status: number | null | undefined;
-  const settle = () => {
-    if (!outputEnded || status === undefined) return;
-    if (status !== null && ok.includes(status)) outlet.close();
-    else outlet.fail(new Error(`${basename(command)} failed (exit ${status}): ${stderr.trim() || "no message"}`));
-  };
-  ours.on("end", () => {
-    outputEnded = true;
-    settle();
-  });
-  ours.on("error", (err) => outlet.fail(err));
-  child.once("error", (err) => outlet.fail(err));
+  child.once("error", failed);
   child.once("close", (code) => {
     status = code;
     settle();
   });
   const stdin = child.stdin;
+  // EPIPE when the command exits before it has read everything: its exit status says why
+  stdin.on("error", () => undefined);
+  const stop = () => {
+    ours.destroy();
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  };
   return {
-    write: (chunk) => (stdin.write(chunk) || stdin.destroyed ? undefined : drained(stdin)),
-    end: () => stdin.end(),
-    resume,
-    stop: () => {
-      ours.destroy();
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    bind(to) {
+      outlet = to;
+      settle();
+      return {
+        write: (chunk) => (stdin.write(chunk) || stdin.destroyed ? undefined : drained(stdin)),
+        end: () => stdin.end(),
+        resume,
+        stop,
+      };
     },
+    drop: stop,
   };
 }

@@ -10,13 +10,18 @@ import { delimiter, join } from "node:path";
 import type { Readable } from "node:stream";
 import { createGunzip, createZstdDecompress } from "node:zlib";
 import { chunksOf } from "./chunks.js";
-import { commandSource, Outlet, plainSource, streamSource, type Decoder, type Source } from "./decoders.js";
+import { commandSource, Outlet, plainSource, startCommand, streamSource, type Decoder, type Source } from "./decoders.js";
 
 export type { Decoder } from "./decoders.js";
 
 export interface DecompressOptions {
   /** Use zlib even when `unpigz` is installed. Defaults to ENGINE_DISABLE_PIGZ being set and non-empty. */
   disablePigz?: boolean;
+  /**
+   * The format the stream most likely has (a layer's media type says): `unpigz` for gzip is
+   * started at once rather than at the first bytes, and dropped if they tell another format.
+   */
+  expect?: Compression;
 }
 
 export type Compression = "gzip" | "zstd" | "plain";
@@ -94,17 +99,29 @@ export function createDecompressor(opts: DecompressOptions = {}): Decoder {
   let source: Source | undefined;
   /** The source being made (a command's takes a socket pair first): writes wait for it. */
   let making: Promise<Source> | undefined;
+  const unpigz = disablePigz ? null : findUnpigz();
+  // one thread: pigz decompresses in one anyway, and its helper threads (read, write, check)
+  // only contend with the daemon for the cores (measured: half the time with -p 1 on 2
+  // cores); 2 is pigz's "warning" status (trailing junk after the last member), which zlib
+  // ignores too
+  const startUnpigz = () => startCommand(unpigz!, ["-d", "-c", "-p", "1"], [0, 2]);
+  /** `unpigz` started ahead (`expect: "gzip"`), until it is bound or dropped. */
+  let spare = opts.expect === "gzip" && unpigz ? startUnpigz() : undefined;
+  spare?.catch(() => undefined); // (its failure is told when it is used)
+  const dropSpare = () => {
+    void spare?.then((s) => s.drop(), () => undefined);
+    spare = undefined;
+  };
+  outlet.output.once("close", dropSpare); // never used: the output went first
   const choose = (): Source | Promise<Source> => {
     const kind = sniffCompression(head.length === 1 ? head[0] : Buffer.concat(head));
+    const started = kind === "gzip" ? spare : undefined;
+    if (!started) dropSpare();
+    spare = undefined; // (bound below: the outlet stops it from now on)
     if (kind === "plain") return outlet.plug(plainSource(outlet));
     if (kind === "zstd") return outlet.plug(streamSource(outlet, createZstdDecompress({ chunkSize: CHUNK })));
-    const unpigz = disablePigz ? null : findUnpigz();
     if (!unpigz) return outlet.plug(streamSource(outlet, createGunzip({ chunkSize: CHUNK })));
-    // one thread: pigz decompresses in one anyway, and its helper threads (read, write,
-    // check) only contend with the daemon for the cores (measured: half the time with -p 1
-    // on 2 cores); 2 is pigz's "warning" status (trailing junk after the last member),
-    // which zlib ignores too
-    return commandSource(outlet, unpigz, ["-d", "-c", "-p", "1"], [0, 2]).then((made) => outlet.plug(made));
+    return (started ?? startUnpigz()).then((command) => outlet.plug(command.bind(outlet)));
   };
   /** The source, then `then` with it (at once when it is made). */
   const withSource = (then: (s: Source) => Promise<void> | undefined | void): Promise<void> | undefined => {

@@ -88,6 +88,8 @@ export class Outlet {
 
   plug(source: Source): Source {
     this.source = source;
+    // made while the output went (a command started as the pull was cancelled): stopped at once
+    if (this.output.destroyed) source.stop();
     return source;
   }
 

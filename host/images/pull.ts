@@ -395,7 +395,8 @@ class LayerInput {
     private readonly emit: Emit,
     signal: AbortSignal,
   ) {
-    this.decoder = createDecompressor({ disablePigz });
+    // (a gzip layer's unpigz starts now, while the registry is asked for the blob)
+    this.decoder = createDecompressor({ disablePigz, expect: /gzip$/.test(job.desc.mediaType) ? "gzip" : undefined });
     // fed live, the layer is reported as extracting from when its download is complete, as Docker does
     this.report = throttled((n) => this.ended && emit(bytesMessage(job.id, "Extracting", n, job.desc.size)));
     // a cancelled pull stops the extraction, whether or not its input is whole
