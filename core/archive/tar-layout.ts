@@ -31,8 +31,15 @@ const MAGIC = Buffer.from("engine-tar-layout 1\n");
 /** Raw bytes are gathered into records of up to this many. */
 const RAW_RECORD = 64 * 1024;
 
+/** Records are handed to gzip in batches of about this many bytes (each write is a trip to the thread pool). */
+const BATCH = 64 * 1024;
+
 export class LayoutRecorder {
-  private readonly gzip = createGzip({ level: 6 });
+  // level 1: the layout is small (headers and paths), and compressed on the thread pool while
+  // the layer's files are written there
+  private readonly gzip = createGzip({ level: 1 });
+  private batch: Buffer[] = [];
+  private batched = 0;
   private readonly out;
   private readonly raws = Buffer.allocUnsafe(RAW_RECORD);
   private rawFill = 0;
@@ -46,7 +53,7 @@ export class LayoutRecorder {
     this.gzip.on("error", (err) => (this.failure ??= err));
     this.out.on("error", (err) => (this.failure ??= err));
     this.gzip.pipe(this.out);
-    this.gzip.write(MAGIC);
+    this.record(MAGIC);
   }
 
   /** Bytes of the tar as they are (borrowed: copied here). */
@@ -74,7 +81,7 @@ export class LayoutRecorder {
     head.writeUInt16BE(name.length, 1);
     name.copy(head, 3);
     head.writeUIntBE(size, 3 + name.length, 6);
-    this.gzip.write(head);
+    this.record(head);
     this.files.add(path);
   }
 
@@ -97,6 +104,7 @@ export class LayoutRecorder {
   /** Writes the rest; `complete` is false when some file data can no longer be read back. */
   async finish(): Promise<{ complete: boolean }> {
     this.flushRaw();
+    this.flushBatch();
     this.gzip.end();
     await finished(this.out);
     if (this.failure) throw this.failure;
@@ -116,8 +124,22 @@ export class LayoutRecorder {
     record[0] = 0x52; // R
     record.writeUInt32BE(this.rawFill, 1);
     this.raws.copy(record, 5, 0, this.rawFill);
-    this.gzip.write(record);
+    this.record(record);
     this.rawFill = 0;
+  }
+
+  /** `bytes` (its own: not reused by the caller) goes out with the next batch. */
+  private record(bytes: Buffer): void {
+    this.batch.push(bytes);
+    this.batched += bytes.length;
+    if (this.batched >= BATCH) this.flushBatch();
+  }
+
+  private flushBatch(): void {
+    if (this.batched === 0) return;
+    this.gzip.write(this.batch.length === 1 ? this.batch[0] : Buffer.concat(this.batch, this.batched));
+    this.batch = [];
+    this.batched = 0;
   }
 }
 
