@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { PassThrough, Readable } from "node:stream";
 import { gzipSync, zstdCompressSync } from "node:zlib";
 import { extract } from "tar-stream";
-import { applyLayer, decompress, LayerEntryError, packLayer, type ApplyOptions } from "../core/archive/index.js";
+import { applyLayer, createDecompressor, decompress, LayerEntryError, packLayer, type ApplyOptions } from "../core/archive/index.js";
 import { findUnpigz } from "../core/archive/decompress.js";
 import {
   capabilityBytes,
@@ -33,6 +33,7 @@ import {
   type TarEntry,
 } from "./fixtures/layers.js";
 import { makeTempDir } from "./helpers/engined.js";
+import { eventually } from "./helpers/net-daemon.js";
 
 async function collect(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -146,6 +147,27 @@ describe("layer archive", function () {
       const zst = zstdCompressSync(randomBytes(64 * 1024));
       const err = await collect(decompress(Readable.from([zst.subarray(0, zst.length / 2)]))).catch((e: Error) => e);
       expect(err).to.be.instanceOf(Error);
+    });
+
+    it("starts unpigz ahead for a stream expected to be gzip: used for gzip, dropped for another format or when the output goes first", async function () {
+      if (!findUnpigz()) this.skip();
+      // unpigz processes this test process started
+      const ours = () =>
+        readdirSync("/proc").filter((pid) => {
+          try {
+            const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+            return stat.includes("(unpigz)") && Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === process.pid;
+          } catch {
+            return false; // (gone meanwhile)
+          }
+        });
+      expect((await collect(decompress(Readable.from([gzipSync(plain)]), { expect: "gzip" }))).equals(plain)).to.equal(true);
+      expect((await collect(decompress(Readable.from([zstdCompressSync(plain)]), { expect: "gzip" }))).equals(plain)).to.equal(true);
+      expect((await collect(decompress(Readable.from([plain]), { expect: "gzip" }))).equals(plain)).to.equal(true);
+      const unused = createDecompressor({ expect: "gzip" });
+      await eventually("unpigz started ahead", () => ours().length === 1, 5000);
+      unused.output.destroy();
+      await eventually("no unpigz left", () => ours().length === 0, 5000);
     });
 
     it("passes on an error of the input", async () => {
