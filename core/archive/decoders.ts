@@ -23,6 +23,12 @@ export interface Decoder {
   fail(err: Error): void;
   /** The decoded bytes; destroying it stops the decoder too. */
   readonly output: Readable;
+  /**
+   * The input will most likely be `kind` (a layer's media type says): what decoding it takes
+   * is started now (`unpigz` for gzip: a socket pair and a process, tens of ms) rather than at
+   * the first bytes. The magic bytes still decide; what they do not call for is dropped.
+   */
+  expect?(kind: "gzip" | "zstd" | "plain"): void;
 }
 
 /** Resolves once `stream` drains, or closes (a stream that is gone will never drain). */
@@ -82,6 +88,14 @@ export function streamSource(outlet: Outlet, decoder: NodeJS.ReadWriteStream & R
 
 /** Bytes a command's output is read into, one buffer per command, over and over. */
 const READ_BUFFER = 256 * 1024;
+
+/**
+ * Bytes a command's stdin may have queued before its writer waits. A pipe holds 64 KiB and
+ * Node's stream asks for a wait past 16 KiB, so a download's 64 KiB chunks went in one at a
+ * time, each after the command had taken the one before and the event loop had come round to
+ * the next; queued, they are written by libuv as the pipe empties, while the download goes on.
+ */
+const STDIN_QUEUE = 1024 * 1024;
 
 /**
  * A decompressing command started before its input is known to need it: bound to the outlet
@@ -178,7 +192,10 @@ export async function startCommand(command: string, args: string[], ok: number[]
       outlet = to;
       settle();
       return {
-        write: (chunk) => (stdin.write(chunk) || stdin.destroyed ? undefined : drained(stdin)),
+        write: (chunk) => {
+          stdin.write(chunk);
+          return stdin.destroyed || stdin.writableLength < STDIN_QUEUE ? undefined : drained(stdin);
+        },
         end: () => stdin.end(),
         resume,
         stop,

@@ -10,18 +10,13 @@ import { delimiter, join } from "node:path";
 import type { Readable } from "node:stream";
 import { createGunzip, createZstdDecompress } from "node:zlib";
 import { chunksOf } from "./chunks.js";
-import { commandSource, Outlet, plainSource, startCommand, streamSource, type Decoder, type Source } from "./decoders.js";
+import { commandSource, Outlet, plainSource, startCommand, streamSource, type Decoder, type Source, type StartedCommand } from "./decoders.js";
 
 export type { Decoder } from "./decoders.js";
 
 export interface DecompressOptions {
   /** Use zlib even when `unpigz` is installed. Defaults to ENGINE_DISABLE_PIGZ being set and non-empty. */
   disablePigz?: boolean;
-  /**
-   * The format the stream most likely has (a layer's media type says): `unpigz` for gzip is
-   * started at once rather than at the first bytes, and dropped if they tell another format.
-   */
-  expect?: Compression;
 }
 
 export type Compression = "gzip" | "zstd" | "plain";
@@ -105,9 +100,8 @@ export function createDecompressor(opts: DecompressOptions = {}): Decoder {
   // cores); 2 is pigz's "warning" status (trailing junk after the last member), which zlib
   // ignores too
   const startUnpigz = () => startCommand(unpigz!, ["-d", "-c", "-p", "1"], [0, 2]);
-  /** `unpigz` started ahead (`expect: "gzip"`), until it is bound or dropped. */
-  let spare = opts.expect === "gzip" && unpigz ? startUnpigz() : undefined;
-  spare?.catch(() => undefined); // (its failure is told when it is used)
+  /** `unpigz` started ahead (`expect("gzip")`), until it is bound or dropped. */
+  let spare: Promise<StartedCommand> | undefined;
   const dropSpare = () => {
     void spare?.then((s) => s.drop(), () => undefined);
     spare = undefined;
@@ -161,6 +155,11 @@ export function createDecompressor(opts: DecompressOptions = {}): Decoder {
       });
     },
     fail: (err) => outlet.fail(err),
+    expect(kind) {
+      if (kind !== "gzip" || !unpigz || spare || source || making || outlet.output.destroyed) return;
+      spare = startUnpigz();
+      spare.catch(() => undefined); // (its failure is told when it is used)
+    },
   };
 }
 

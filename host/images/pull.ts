@@ -273,6 +273,7 @@ async function download(
     let hash = createHash("sha256");
     let offset = 0;
     const report = throttled((n) => emit(bytesMessage(id, "Downloading", n, desc.size)));
+    feed?.starting();
     for (let attempt = 1; ; attempt++) {
       try {
         const res = await session.blob(desc.digest, offset);
@@ -395,8 +396,7 @@ class LayerInput {
     private readonly emit: Emit,
     signal: AbortSignal,
   ) {
-    // (a gzip layer's unpigz starts now, while the registry is asked for the blob)
-    this.decoder = createDecompressor({ disablePigz, expect: /gzip$/.test(job.desc.mediaType) ? "gzip" : undefined });
+    this.decoder = createDecompressor({ disablePigz });
     // fed live, the layer is reported as extracting from when its download is complete, as Docker does
     this.report = throttled((n) => this.ended && emit(bytesMessage(job.id, "Extracting", n, job.desc.size)));
     // a cancelled pull stops the extraction, whether or not its input is whole
@@ -404,6 +404,11 @@ class LayerInput {
     if (signal.aborted) stop();
     else signal.addEventListener("abort", stop, { once: true });
     this.decoder.output.once("close", () => signal.removeEventListener("abort", stop));
+  }
+
+  /** Its download starts: a gzip layer's unpigz starts now too, while the registry is asked for the blob. */
+  starting(): void {
+    if (/gzip$/.test(this.job.desc.mediaType)) this.decoder.expect?.("gzip");
   }
 
   /** `chunk` is the blob's bytes from `offset` on. Resolves when more may be pushed. */
