@@ -38,6 +38,7 @@ import type { Logger } from "pino";
 import { createHooks, type EngineHooks, type ShutdownReason } from "../core/hooks.js";
 import type { LoadedConfig } from "../core/options/load-config.js";
 import type { DaemonConfig, OptionName } from "../core/options/table.js";
+import { unpigzSpares } from "../core/archive/unpigz.js";
 import { buildApi, type Api, type LoadLimits } from "./api/app.js";
 import { AuthzChain } from "./authz-chain.js";
 import { callEach } from "./call-each.js";
@@ -226,6 +227,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     undo.push(() => closeListeners(listeners, addresses));
     for (const l of listeners) log.info({ address: l.address }, `API listen on ${l.address}`);
     hooks.listening.call({ addresses: listeners.map((l) => l.address) });
+
+    // unpigz processes kept ready for pulls, one for each download a pull runs at once and one
+    // more, started once the daemon serves (core/archive/unpigz.ts says why); none when pigz
+    // is turned off
+    const unpigzWanted = (c: Readonly<DaemonConfig>) => (c["disable-pigz"] ? 0 : c["max-concurrent-downloads"] + 1);
+    unpigzSpares.keep(unpigzWanted(config));
+    hooks.reloaded.tap("unpigz-spares", (ctx) => unpigzSpares.keep(unpigzWanted(ctx.next)));
+    undo.push(() => unpigzSpares.keep(0));
 
     let stopping: Promise<void> | undefined;
     let reloading = Promise.resolve<ReloadOutcome>("unchanged");

@@ -15,6 +15,7 @@ import { gzipSync, zstdCompressSync } from "node:zlib";
 import { extract } from "tar-stream";
 import { applyLayer, createDecompressor, decompress, LayerEntryError, packLayer, pump, type ApplyOptions } from "../core/archive/index.js";
 import { findUnpigz } from "../core/archive/decompress.js";
+import { unpigzSpares } from "../core/archive/unpigz.js";
 import {
   capabilityBytes,
   HOST_ESCAPE_NAME,
@@ -34,6 +35,18 @@ import {
 } from "./fixtures/layers.js";
 import { makeTempDir } from "./helpers/engined.js";
 import { eventually } from "./helpers/net-daemon.js";
+
+/** The unpigz processes this test process started. */
+function ourUnpigz(): string[] {
+  return readdirSync("/proc").filter((pid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      return stat.includes("(unpigz)") && Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === process.pid;
+    } catch {
+      return false; // (gone meanwhile)
+    }
+  });
+}
 
 async function collect(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -151,16 +164,6 @@ describe("layer archive", function () {
 
     it("starts unpigz ahead for a stream expected to be gzip: used for gzip, dropped for another format or when the output goes first", async function () {
       if (!findUnpigz()) this.skip();
-      // unpigz processes this test process started
-      const ours = () =>
-        readdirSync("/proc").filter((pid) => {
-          try {
-            const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-            return stat.includes("(unpigz)") && Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === process.pid;
-          } catch {
-            return false; // (gone meanwhile)
-          }
-        });
       for (const input of [gzipSync(plain), zstdCompressSync(plain), plain]) {
         const decoder = createDecompressor();
         decoder.expect!("gzip");
@@ -170,9 +173,39 @@ describe("layer archive", function () {
       }
       const unused = createDecompressor();
       unused.expect!("gzip");
-      await eventually("unpigz started ahead", () => ours().length === 1, 5000);
+      await eventually("unpigz started ahead", () => ourUnpigz().length === 1, 5000);
       unused.output.destroy();
-      await eventually("no unpigz left", () => ours().length === 0, 5000);
+      await eventually("no unpigz left", () => ourUnpigz().length === 0, 5000);
+    });
+
+    it("keeps spare unpigz processes: started when asked, taken by a decompression, refilled once it has ended, all killed by keep(0)", async function () {
+      if (!findUnpigz()) this.skip();
+      try {
+        unpigzSpares.keep(2);
+        await eventually("two spares", () => ourUnpigz().length === 2, 5000);
+        const before = ourUnpigz();
+        const decoder = createDecompressor();
+        decoder.expect!("gzip");
+        const out = collect(decoder.output);
+        await pump(Readable.from([gzipSync(plain)]), decoder);
+        expect((await out).equals(plain)).to.equal(true);
+        // the decompression ran in one of the spares (no third process), which ended with it
+        await eventually("a spare used and refilled", () => {
+          const now = ourUnpigz();
+          return now.length === 2 && now.filter((pid) => before.includes(pid)).length === 1;
+        }, 5000);
+        // one killed from outside while it waits (and seen to end) is not handed out
+        process.kill(Number(ourUnpigz()[0]), "SIGKILL");
+        await eventually("the killed spare reaped", () => ourUnpigz().length === 1, 5000);
+        const again = createDecompressor();
+        again.expect!("gzip");
+        const out2 = collect(again.output);
+        await pump(Readable.from([gzipSync(plain)]), again);
+        expect((await out2).equals(plain)).to.equal(true);
+      } finally {
+        unpigzSpares.keep(0);
+      }
+      await eventually("no spare left", () => ourUnpigz().length === 0, 5000);
     });
 
     it("passes on an error of the input", async () => {

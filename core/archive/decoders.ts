@@ -106,6 +106,8 @@ const STDIN_QUEUE = 1024 * 1024;
 export interface StartedCommand {
   bind(outlet: Outlet): Source;
   drop(): void;
+  /** It has neither ended nor failed (yet). */
+  running(): boolean;
 }
 
 /**
@@ -202,5 +204,6 @@ export async function startCommand(command: string, args: string[], ok: number[]
       };
     },
     drop: stop,
+    running: () => failure === undefined && status === undefined && !outputEnded && child.exitCode === null && child.signalCode === null,
   };
 }

@@ -5,12 +5,13 @@
  * decompresses on another core and is much faster than zlib) unless the daemon's `disable-pigz`
  * option (ENGINE_DISABLE_PIGZ) says not to; zstd through Node's own zlib.
  */
-import { accessSync, constants } from "node:fs";
-import { delimiter, join } from "node:path";
 import type { Readable } from "node:stream";
 import { createGunzip, createZstdDecompress } from "node:zlib";
 import { chunksOf } from "./chunks.js";
-import { commandSource, Outlet, plainSource, startCommand, streamSource, type Decoder, type Source, type StartedCommand } from "./decoders.js";
+import { commandSource, Outlet, plainSource, streamSource, type Decoder, type Source, type StartedCommand } from "./decoders.js";
+import { findUnpigz, startUnpigz, unpigzSpares } from "./unpigz.js";
+
+export { findUnpigz } from "./unpigz.js";
 
 export type { Decoder } from "./decoders.js";
 
@@ -30,25 +31,6 @@ export function sniffCompression(head: Uint8Array): Compression {
 
 /** Output chunks of 1 MiB rather than zlib's 16 KiB: the tar reader's cost is per chunk. */
 const CHUNK = 1024 * 1024;
-
-let unpigzPath: string | null | undefined;
-
-/** Where `unpigz` is on PATH, or null; looked up once. */
-export function findUnpigz(): string | null {
-  if (unpigzPath !== undefined) return unpigzPath;
-  unpigzPath = null;
-  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
-    if (!dir) continue;
-    try {
-      accessSync(join(dir, "unpigz"), constants.X_OK);
-      unpigzPath = join(dir, "unpigz");
-      break;
-    } catch {
-      // not here
-    }
-  }
-  return unpigzPath;
-}
 
 /**
  * The first `n` bytes of a stream (fewer when it is shorter), to tell its format by its magic
@@ -95,18 +77,24 @@ export function createDecompressor(opts: DecompressOptions = {}): Decoder {
   /** The source being made (a command's takes a socket pair first): writes wait for it. */
   let making: Promise<Source> | undefined;
   const unpigz = disablePigz ? null : findUnpigz();
-  // one thread: pigz decompresses in one anyway, and its helper threads (read, write, check)
-  // only contend with the daemon for the cores (measured: half the time with -p 1 on 2
-  // cores); 2 is pigz's "warning" status (trailing junk after the last member), which zlib
-  // ignores too
-  const startUnpigz = () => startCommand(unpigz!, ["-d", "-c", "-p", "1"], [0, 2]);
+  /** While this decoder runs `unpigz`, the daemon's spares are not refilled (unpigz.ts). */
+  let idle: (() => void) | undefined;
+  /** `unpigz` for this decoder: one of the daemon's spares, or started now. */
+  const unpigzNow = (): Promise<StartedCommand> => {
+    idle ??= unpigzSpares.busy();
+    const spare = unpigzSpares.take();
+    return spare ? Promise.resolve(spare) : startUnpigz(unpigz!);
+  };
   /** `unpigz` started ahead (`expect("gzip")`), until it is bound or dropped. */
   let spare: Promise<StartedCommand> | undefined;
   const dropSpare = () => {
     void spare?.then((s) => s.drop(), () => undefined);
     spare = undefined;
   };
-  outlet.output.once("close", dropSpare); // never used: the output went first
+  outlet.output.once("close", () => {
+    dropSpare(); // never used: the output went first
+    idle?.();
+  });
   const choose = (): Source | Promise<Source> => {
     const kind = sniffCompression(head.length === 1 ? head[0] : Buffer.concat(head));
     const started = kind === "gzip" ? spare : undefined;
@@ -115,7 +103,7 @@ export function createDecompressor(opts: DecompressOptions = {}): Decoder {
     if (kind === "plain") return outlet.plug(plainSource(outlet));
     if (kind === "zstd") return outlet.plug(streamSource(outlet, createZstdDecompress({ chunkSize: CHUNK })));
     if (!unpigz) return outlet.plug(streamSource(outlet, createGunzip({ chunkSize: CHUNK })));
-    return (started ?? startUnpigz()).then((command) => outlet.plug(command.bind(outlet)));
+    return (started ?? unpigzNow()).then((command) => outlet.plug(command.bind(outlet)));
   };
   /** The source, then `then` with it (at once when it is made). */
   const withSource = (then: (s: Source) => Promise<void> | undefined | void): Promise<void> | undefined => {
@@ -157,7 +145,7 @@ export function createDecompressor(opts: DecompressOptions = {}): Decoder {
     fail: (err) => outlet.fail(err),
     expect(kind) {
       if (kind !== "gzip" || !unpigz || spare || source || making || outlet.output.destroyed) return;
-      spare = startUnpigz();
+      spare = unpigzNow();
       spare.catch(() => undefined); // (its failure is told when it is used)
     },
   };
