@@ -3,17 +3,18 @@
  * will use them.
  *
  * Node's `spawn` blocks the event loop until the child has called exec: a fork of the whole
- * daemon, then a wait for the child to get a core. In an idle daemon that is ~7 ms; once a
- * pull's downloads are under way it measured 20-60 ms for each layer's `unpigz`, and every
- * download and request of the daemon stood still meanwhile. With spares kept ready the 210 MB
- * pull of bench/pull.mjs went from ~138 to ~165 MB/s.
+ * daemon, then a wait for the child to get a core. In a small idle Node process that is ~7 ms;
+ * once a pull's downloads are under way it measured 20-60 ms for each layer's `unpigz`, and
+ * every download and request of the daemon stood still meanwhile. With spares kept ready the 210 MB
+ * pull of bench/pull.mjs went from ~138 to ~150 MB/s (2.2-2.3 times Docker's daemon).
  *
  * The daemon says how many to keep (`keep(n)`: the downloads a pull runs at once, plus one).
  * They are started a moment later, and again after layers have taken some, only while no
  * decompression through `unpigz` is under way (`busy()`), so that refilling never stalls a
  * pull. A spare waits, blocked on its empty stdin, until a layer takes it (`take()`); one that
- * is no longer wanted is killed. Each costs a process of about 1.5 MB resident (most of it the
- * shared C library and zlib).
+ * is no longer wanted is killed. Each costs a process of 2 MB resident, 150 kB of it its own
+ * (the rest is the C library and zlib, shared); bench/startup.mjs's idle RSS of the daemon and
+ * its children went from ~100 to ~108 MiB with four.
  */
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
