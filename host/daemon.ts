@@ -38,6 +38,7 @@ import type { Logger } from "pino";
 import { createHooks, type EngineHooks, type ShutdownReason } from "../core/hooks.js";
 import type { LoadedConfig } from "../core/options/load-config.js";
 import type { DaemonConfig, OptionName } from "../core/options/table.js";
+import { usePairFolder } from "../core/archive/socket-pair.js";
 import { unpigzSpares } from "../core/archive/unpigz.js";
 import { buildApi, type Api, type LoadLimits } from "./api/app.js";
 import { AuthzChain } from "./authz-chain.js";
@@ -102,6 +103,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   const remap = setupUsernsRemap(config["userns-remap"], log);
   const roots = prepareRoots(config["data-root"], config["exec-root"], env, remap);
   const undo: (() => Promise<void> | void)[] = [claimPidfile(config.pidfile)];
+  // (after the pid file: no other daemon uses this exec root, so what is in it was left by a kill)
+  usePairFolder(join(roots.execRoot, "pairs"));
   const hooks = createHooks();
   // Tapped before the first plugin loads, so that it sees every one (see host/metrics/).
   const metrics = config["metrics-addr"] ? new EngineMetrics(hooks) : undefined;
@@ -118,7 +121,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const runtime = await openRuntime({ ...loader, hooks });
     const logDrivers = logDriverSource({ ...loader, hooks }, () => config["log-opt"]);
     // The default log driver and its --log-opt defaults are checked now: a typo stops the start.
-    await logDrivers(config["log-driver"]).then((d) => d.validateOptions(config["log-opt"]));
+    await logDrivers(config["log-driver"], "operator").then((d) => d.validateOptions(config["log-opt"]));
     const network = await openNetwork({ ...loader, hooks }, { containers, config: () => config, log: log.child({ component: "network" }), remap });
     const volumes = openVolumes({ ...loader, hooks }, { containers, log: log.child({ component: "volumes" }), rootOwner: remap?.root });
     openDevices({ hooks, config: () => config, log: log.child({ component: "devices" }) });

@@ -3,7 +3,7 @@
  * graceful shutdown, and two daemons side by side on one host.
  */
 import "./helpers/root-hooks.js";
-import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { daemonArgs, makeTempDir, ROOT, runEngined, startEngined } from "./helpers/engined.js";
@@ -153,6 +153,20 @@ describe("the daemon process", () => {
         expect(statSync(join(fresh.dir, "data", "tmp")).mode & 0o777).to.equal(0o700);
       } finally {
         await fresh.stop();
+      }
+    });
+
+    it("keeps the socket pairs of decompressions in <exec-root>/pairs (0700) and removes at start what a killed daemon left there", async () => {
+      const dir = makeTempDir();
+      const pairs = join(dir, "exec", "pairs");
+      mkdirSync(pairs, { recursive: true });
+      writeFileSync(join(pairs, "0123456789abcdef"), "");
+      const d = await startEngined({ args: ["--exec-root", join(dir, "exec")] });
+      try {
+        expect(readdirSync(pairs)).to.deep.equal([]);
+        expect(statSync(pairs).mode & 0o777).to.equal(0o700);
+      } finally {
+        await d.stop();
       }
     });
 

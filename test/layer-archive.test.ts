@@ -9,12 +9,15 @@ import { expect } from "chai";
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { once } from "node:events";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { PassThrough, Readable } from "node:stream";
 import { gzipSync, zstdCompressSync } from "node:zlib";
 import { extract } from "tar-stream";
 import { applyLayer, createDecompressor, decompress, LayerEntryError, packLayer, pump, type ApplyOptions } from "../core/archive/index.js";
 import { findUnpigz } from "../core/archive/decompress.js";
+import { usePairFolder } from "../core/archive/socket-pair.js";
 import { unpigzSpares } from "../core/archive/unpigz.js";
 import {
   capabilityBytes,
@@ -206,6 +209,31 @@ describe("layer archive", function () {
         unpigzSpares.keep(0);
       }
       await eventually("no spare left", () => ourUnpigz().length === 0, 5000);
+    });
+
+    it("makes its socket pairs in the daemon's folder: what a killed process left there is removed, nothing stays after a pair", async function () {
+      if (!findUnpigz()) this.skip();
+      const dir = join(makeTempDir("engine-pairs-"), "pairs");
+      mkdirSync(dir);
+      const stale = createServer().listen(join(dir, "left-by-a-kill"));
+      await once(stale, "listening");
+      stale.close();
+      writeFileSync(join(dir, "left-file"), "");
+      try {
+        usePairFolder(dir);
+        expect(readdirSync(dir)).to.deep.equal([]);
+        expect(statSync(dir).mode & 0o777).to.equal(0o700);
+        const out = await collect(decompress(Readable.from([gzipSync(plain)]), { disablePigz: false }));
+        expect(out.equals(plain)).to.equal(true);
+        expect(readdirSync(dir)).to.deep.equal([]);
+        // a folder whose socket paths would not fit in an address: the temporary folder again
+        usePairFolder(join(dir, "x".repeat(100)));
+        expect(existsSync(join(dir, "x".repeat(100)))).to.equal(false);
+        const again = await collect(decompress(Readable.from([gzipSync(plain)]), { disablePigz: false }));
+        expect(again.equals(plain)).to.equal(true);
+      } finally {
+        usePairFolder(undefined);
+      }
     });
 
     it("passes on an error of the input", async () => {
