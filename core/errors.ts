@@ -62,6 +62,12 @@ export const errors = {
   apiNotImplemented: define("ENGINE_ERR_API_NOT_IMPLEMENTED", 501, (what: string) => `not implemented yet: ${what}`),
 
   // --- authorization ---
+  authzBodyTooLarge: define(
+    "ENGINE_ERR_AUTHZ_BODY_TOO_LARGE",
+    413,
+    (size: number | undefined, cap: number) =>
+      `request body${size === undefined ? "" : ` of ${size} bytes`} is larger than the ${cap} bytes an authorization plugin is shown: with authorization plugins active, a JSON body they cannot judge is refused`,
+  ),
   authzDenied: define(
     "ENGINE_ERR_AUTHZ_DENIED",
     403,
@@ -118,6 +124,12 @@ export const errors = {
     "ENGINE_ERR_PLUGIN_MISSING_REQUIREMENT",
     500,
     (id: string, required: string) => `plugin ${id} requires ${required}, which is not available`,
+  ),
+  pluginPathFromClient: define(
+    "ENGINE_ERR_PLUGIN_PATH_FROM_CLIENT",
+    400,
+    (kind: string, name: string) =>
+      `${kind} driver "${name}" is a path: drivers named in an API request are chosen by name (a built-in driver or an installed engine-plugin-${kind}-<name> package); only the daemon's own configuration may load a plugin from a path`,
   ),
   pluginNotFound: define(
     "ENGINE_ERR_PLUGIN_NOT_FOUND",

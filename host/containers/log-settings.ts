@@ -5,12 +5,18 @@
  */
 import type { LoggerContext } from "../../core/contracts/log.js";
 import type { ContainerRecord } from "../../core/containers/container-store.js";
-import { errors } from "../../core/errors.js";
+import { EngineError, errors } from "../../core/errors.js";
 import type { DaemonConfig } from "../../core/options/table.js";
 import type { LogDriverSource } from "../plugins/log-drivers.js";
+import type { ChosenBy } from "../plugins/resolve-plugin.js";
 
 export interface LogSettings {
   driver: string;
+  /**
+   * Who chose the driver: the container's own LogConfig.Type is a client's choice (by name
+   * only), unless it repeats the daemon's `--log-driver`, which is the operator's.
+   */
+  chosenBy: ChosenBy;
   options: Record<string, string>;
 }
 
@@ -18,15 +24,16 @@ export function logSettings(hostConfig: ContainerRecord["HostConfig"], config: D
   const own = hostConfig.LogConfig;
   const driver = own?.Type || config["log-driver"];
   const defaults = driver === config["log-driver"] ? config["log-opt"] : {};
-  return { driver, options: { ...defaults, ...(own?.Config ?? {}) } };
+  return { driver, chosenBy: driver === config["log-driver"] ? "operator" : "client", options: { ...defaults, ...(own?.Config ?? {}) } };
 }
 
 /** Loads the driver and checks the options: a 400 naming what is wrong (at create, before anything is made). */
 export async function checkLogSettings(settings: LogSettings, drivers: LogDriverSource): Promise<void> {
   let driver;
   try {
-    driver = await drivers(settings.driver);
+    driver = await drivers(settings.driver, settings.chosenBy);
   } catch (err) {
+    if (err instanceof EngineError && err.code === errors.pluginPathFromClient.code) throw err;
     throw errors.containerLogConfigInvalid(`log driver "${settings.driver}": ${(err as Error).message}`);
   }
   try {

@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import type { NetworkDriver, NetworkSpec } from "../../core/contracts/network.js";
 import type { ContainerEndpoint, ContainerStore } from "../../core/containers/container-store.js";
-import { errors } from "../../core/errors.js";
+import { EngineError, errors } from "../../core/errors.js";
 import type { NetworkCreateRequest } from "../../core/network/network-request.js";
 import type { DaemonConfig } from "../../core/options/table.js";
 import { defaultNetworkSpec, hostRoutes } from "./default-network.js";
@@ -124,6 +124,7 @@ export class NetworkManager {
     try {
       driver = await this.deps.driver(spec.driver);
     } catch (err) {
+      if (err instanceof EngineError && err.code === errors.pluginPathFromClient.code) throw err;
       this.deps.log.debug({ err, driver: spec.driver }, "no network driver");
       throw errors.networkDriverNotFound(spec.driver);
     }

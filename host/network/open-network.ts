@@ -27,7 +27,8 @@ export async function openNetwork(
     let d = drivers.get(name);
     if (!d) {
       d = (async () => {
-        await loadPlugins([{ kind: "network", name }], loader);
+        // a network's driver is always a client's choice (POST /networks/create, or stored from one)
+        await loadPlugins([{ kind: "network", name, chosenBy: "client" }], loader);
         const made = await loader.hooks.createNetworkDriver.get(name)?.promise({ config: deps.config, tag, execRoot: loader.execRoot, log: deps.log });
         if (!made) throw new Error(`network plugin ${name} was loaded but made no driver (it tapped no createNetworkDriver hook)`);
         return made;

@@ -13,12 +13,14 @@ import { errors } from "../../core/errors.js";
 import type { EngineHooks } from "../../core/hooks.js";
 import { importPlugin, type LoadedPlugin } from "./load-plugin.js";
 import { orderPlugins } from "./order-plugins.js";
-import { resolvePlugin, type ResolveOptions } from "./resolve-plugin.js";
+import { resolvePlugin, type ChosenBy, type ResolveOptions } from "./resolve-plugin.js";
 
 export interface PluginSelection {
   kind: PluginKind;
-  /** A name, or a path to the plugin's module. */
+  /** A name, or a path to the plugin's module (a path only when the operator chose it). */
   name: string;
+  /** Who named it; a client's choice is by name only (see resolve-plugin.ts). Default: the operator. */
+  chosenBy?: ChosenBy;
   /** A candidate that may be skipped when it is not for this host. */
   optional?: boolean;
   /** The plugin, already made by the caller (an out-of-process authorization plugin's bridge). */
@@ -76,7 +78,7 @@ export async function loadPlugins(selections: readonly PluginSelection[], deps: 
     for (const id of requires) {
       if (candidates.has(id) || queue.some((q) => `${q.kind}.${q.name}` === id)) continue;
       const { kind, name } = parsePluginId(id);
-      queue.push({ kind: kind as PluginKind, name, optional: sel.optional, reason: `required by ${manifest.id}` });
+      queue.push({ kind: kind as PluginKind, name, optional: sel.optional, chosenBy: sel.chosenBy, reason: `required by ${manifest.id}` });
     }
   }
   const usable = dropUnsupported([...candidates.values()], deps);
@@ -101,7 +103,7 @@ async function tryLoad(
   deps: LoaderDeps,
 ): Promise<LoadedPlugin | undefined> {
   try {
-    return sel.provided ?? (await importPlugin(resolvePlugin(sel.kind, sel.name, deps.resolve)));
+    return sel.provided ?? (await importPlugin(resolvePlugin(sel.kind, sel.name, deps.resolve, sel.chosenBy)));
   } catch (err) {
     if (!sel.optional) throw err;
     deps.log.warn({ kind: sel.kind, name: sel.name, err: (err as Error).message }, "optional plugin could not be loaded");

@@ -1,6 +1,9 @@
 /**
- * Finds the module of a plugin the operator selected by name, in this order:
- *   1. a path (absolute, or starting with `./` or `../`): a module file or a package folder;
+ * Finds the module of a plugin selected by name, in this order:
+ *   1. a path (absolute, or starting with `./` or `../`): a module file or a package folder, only
+ *      when the operator chose it (a flag, `daemon.json`); a name from an API request is never a
+ *      path (ENGINE_ERR_PLUGIN_PATH_FROM_CLIENT, and nothing is loaded), since importing a module
+ *      runs its code as root, in the daemon or the supervisor;
  *   2. the built-in folder `plugins/<kind>-<name>/`;
  *   3. an installed package `engine-plugin-<kind>-<name>`, in the `node_modules` folders of the
  *      daemon's working directory and its parents, then of the engine's own installation.
@@ -35,11 +38,18 @@ export function defaultResolveOptions(): ResolveOptions {
   return { builtinDir, searchFrom: [process.cwd(), resolve(builtinDir, "../..")] };
 }
 
+/**
+ * Who named a plugin: the operator (flags, `daemon.json`: a path is theirs to give) or an API
+ * client (a driver in a request body, or stored from one: by name only).
+ */
+export type ChosenBy = "operator" | "client";
+
 export function isPathReference(name: string): boolean {
   return isAbsolute(name) || name.startsWith("./") || name.startsWith("../");
 }
 
-export function resolvePlugin(kind: string, name: string, opts: ResolveOptions): PluginLocation {
+export function resolvePlugin(kind: string, name: string, opts: ResolveOptions, chosenBy: ChosenBy = "operator"): PluginLocation {
+  if (chosenBy === "client" && isPathReference(name)) throw errors.pluginPathFromClient(kind, name);
   const found = findPluginModule(kind, name, opts);
   if ("file" in found) return found;
   throw errors.pluginNotFound(`${kind} plugin`, name, found.tried);

@@ -162,7 +162,7 @@ export class Supervisor {
   private async logger(log: NonNullable<RunRequest["log"]>): Promise<LogWriter> {
     if (!this.logDrivers) throw new SupervisorError(400, "this supervisor has no log drivers");
     try {
-      return await (await this.logDrivers(log.driver)).createLogger(log.context);
+      return await (await this.logDrivers(log.driver, "operator")).createLogger(log.context);
     } catch (err) {
       throw new SupervisorError(400, (err as Error).message);
     }

@@ -218,7 +218,7 @@ function attachDone(runner: ContainerRunner, c: ContainerRecord, signal: AbortSi
 
 async function readerOf(deps: ContainerRunDeps, c: ContainerRecord) {
   const settings = logSettings(c.HostConfig, deps.config());
-  const driver = await deps.logDrivers(settings.driver);
+  const driver = await deps.logDrivers(settings.driver, settings.chosenBy);
   if (!driver.createReader) throw errors.containerLogsUnreadable(settings.driver);
   return driver.createReader(loggerContext(c, deps.containers.dir(c.Id), settings.options));
 }
