@@ -6,10 +6,12 @@
  *   is judged by the chain that was in force when it arrived, for its request and its response
  *   check, even if a reload swaps the chain meanwhile.
  * - request check: runs for every API request after its body is read and before its handler.
+ *   While any plugin is active, a JSON body larger than AUTHZ_MAX_BODY is refused (413) before
+ *   it: a request is never run with a body no plugin could see.
  * - response check: runs for every answer to a request the chain judged, before it is sent;
  *   not after a request denial, not for hijacked streams such as attach (their bytes never
  *   pass through a reply), and not for the few answers given before the request check (an
- *   unsupported API version, a body over the size limit), where no handler ran.
+ *   unsupported API version, a body over the size limits), where no handler ran.
  * - decision: a plugin returns `undefined` to allow (it has no objection) or a denial. The chain
  *   asks plugins in order; the first denial wins and the rest are not asked.
  * - denial: `{ plugin, message }` answers 403 `authorization denied by plugin <plugin>:
@@ -26,7 +28,9 @@
  *
  * What a plugin never sees: the headers that carry credentials (`Authorization`,
  * `X-Registry-Auth`, `X-Registry-Config`) and the bodies of `/auth` (a login's password).
- * A body is passed only when it is JSON and at most `AUTHZ_MAX_BODY` bytes.
+ * A body is passed when it is JSON (at most `AUTHZ_MAX_BODY` bytes: a larger one is refused).
+ * Bodies of other types (image and build tars, `docker cp` archives) are not passed, as with
+ * Docker's daemon: plugins judge those requests by method, URI and headers.
  */
 
 export const AUTHZ_MAX_BODY = 1024 * 1024;
@@ -37,7 +41,11 @@ export interface AuthzRequest {
   /** "TLS" when `user` comes from a client certificate, else "". */
   userAuthNMethod: string;
   method: string;
-  /** The request URI as the client sent it, with its API version prefix. */
+  /**
+   * The route the router matched, not the raw bytes: `/v1.51/containers/create?name=x` for
+   * `/v1.51//%63ontainers/create/?name=x` (parameters decoded, slashes single, none at the end;
+   * the version prefix when the client gave one; the query as sent).
+   */
   uri: string;
   headers: Record<string, string>;
   /** The JSON body, when there is one of at most AUTHZ_MAX_BODY bytes. */

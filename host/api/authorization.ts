@@ -3,6 +3,11 @@
  * this costs nothing (the hooks are not called); with plugins, the request check runs before
  * the handler and the response check before the answer is written. A request the chain
  * denied is answered at once: its 403 is not put to the response check.
+ *
+ * Authorization fails closed: while a plugin is active, a JSON body too large to show it
+ * (AUTHZ_MAX_BODY) is refused with 413 before any handler runs (Docker's daemon lets it through
+ * unjudged), by its Content-Length before the body is read, or by its size once read when it
+ * came chunked. Plugins judge the URI the router matched (authz-uri.ts), not the raw one.
  */
 import type { IncomingHttpHeaders } from "node:http";
 import type { PeerCertificate, TLSSocket } from "node:tls";
@@ -10,6 +15,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AUTHZ_MAX_BODY, type AuthzDenial, type AuthzRequest } from "../../core/contracts/authz.js";
 import { errors } from "../../core/errors.js";
 import type { EngineHooks } from "../../core/hooks.js";
+import { authzUri } from "./authz-uri.js";
 
 /** Headers that carry credentials never reach a plugin. */
 const HIDDEN_HEADERS = new Set(["authorization", "x-registry-auth", "x-registry-config"]);
@@ -27,8 +33,17 @@ declare module "fastify" {
 }
 
 export function installAuthorization(app: FastifyInstance, hooks: EngineHooks): void {
+  const active = () => hooks.authorizeRequest.isUsed() || hooks.authorizeResponse.isUsed();
+  app.addHook("preParsing", async (request) => {
+    if (!active() || !isJson(request) || isLogin(request)) return;
+    const declared = Number(request.headers["content-length"]);
+    if (declared > AUTHZ_MAX_BODY) throw errors.authzBodyTooLarge(declared, AUTHZ_MAX_BODY);
+  });
+
   app.addHook("preHandler", async (request) => {
-    if (!hooks.authorizeRequest.isUsed() && !hooks.authorizeResponse.isUsed()) return;
+    if (!active()) return;
+    const size = request.rawJsonBody?.length ?? 0;
+    if (size > AUTHZ_MAX_BODY && !isLogin(request)) throw errors.authzBodyTooLarge(size, AUTHZ_MAX_BODY);
     const authz = authzRequestOf(request);
     request.authzRequest = authz;
     if (!hooks.authorizeRequest.isUsed()) return;
@@ -47,7 +62,7 @@ export function installAuthorization(app: FastifyInstance, hooks: EngineHooks): 
       request: authz,
       statusCode: reply.statusCode,
       headers: flatten(reply.getHeaders() as IncomingHttpHeaders),
-      body: isLogin(authz.uri) ? undefined : jsonPayload(reply, payload),
+      body: isLogin(request) ? undefined : jsonPayload(reply, payload),
     });
     if (!denial) return payload;
     const err = denial.failed ? errors.authzPluginFailed(denial.plugin, denial.message) : errors.authzResponseDenied(denial.plugin, denial.message);
@@ -64,7 +79,7 @@ function authzRequestOf(request: FastifyRequest): AuthzRequest {
   const socket = request.raw.socket as Partial<TLSSocket>;
   const cert = typeof socket.getPeerCertificate === "function" ? socket.getPeerCertificate(true) : undefined;
   const commonName = cert && typeof cert.subject?.CN === "string" ? cert.subject.CN : "";
-  const uri = request.originalUrl;
+  const uri = authzUri(request);
   const body = request.rawJsonBody;
   return {
     user: commonName,
@@ -72,15 +87,20 @@ function authzRequestOf(request: FastifyRequest): AuthzRequest {
     method: request.method,
     uri,
     headers: flatten(request.headers),
-    body: body && body.length > 0 && body.length <= AUTHZ_MAX_BODY && !isLogin(uri) ? body : undefined,
+    body: body && body.length > 0 && !isLogin(request) ? body : undefined,
     peerCertificates: commonName ? chainPem(cert!) : undefined,
   };
 }
 
-/** `/auth` carries a registry password in its body, and its answer a token. */
-function isLogin(uri: string): boolean {
-  const path = uri.split("?")[0];
-  return path.endsWith("/auth");
+/** The body goes to the JSON parser (and so to the plugins), whatever the type's case and parameters. */
+function isJson(request: FastifyRequest): boolean {
+  const type = request.headers["content-type"];
+  return typeof type === "string" && type.split(";")[0].trim().toLowerCase() === "application/json";
+}
+
+/** `/auth` (however the client spelled it) carries a registry password in its body, and its answer a token. */
+function isLogin(request: FastifyRequest): boolean {
+  return request.routeOptions.url === "/auth";
 }
 
 /** The presented chain, leaf first, in PEM: what a plugin needs to check it itself. */
