@@ -14,7 +14,9 @@
  *
  * Lifecycle
  * 1. resolve: the loader finds the module for a selected name (built-in folder
- *    `plugins/<kind>-<name>/`, installed package `engine-plugin-<kind>-<name>`, or a path).
+ *    `plugins/<kind>-<name>/`, installed package `engine-plugin-<kind>-<name>`, or a path the
+ *    operator gave; a driver an API request names is never a path). A plugin loaded from a path
+ *    is known by its manifest's name: its hooks are tapped `for(<name>)`.
  * 2. check: the manifest is validated; `supported(host)` may answer why the plugin is not for
  *    this host. An unsupported plugin that was selected stops the daemon; one that was only a
  *    candidate (auto-detection) is skipped with an info line.
