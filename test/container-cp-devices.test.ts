@@ -5,7 +5,8 @@
  * dockerode and docker-py. Each time the regular files and the hard link between them are in the
  * container's root (looked at on the host with lstat), no device or FIFO is anywhere under the
  * copy, the answer is Docker's (200, empty body, which every client takes as it did), and its
- * `Warning` header and the daemon's log name what was left out.
+ * `Warning` header and the daemon's log name what was left out. Last, white-box: the header's
+ * escaping and bounds with names no test tar needs to carry.
  */
 import "./helpers/root-hooks.js";
 import { lstatSync, readdirSync, readFileSync, writeFileSync, type Stats } from "node:fs";
@@ -17,6 +18,7 @@ import tarStream from "tar-stream";
 import { docker, dockerPatiently } from "./helpers/docker-cli.js";
 import { makeTempDir, runCommand, startEngined, type RunResult, type TestDaemon } from "./helpers/engined.js";
 import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
+import { headerSafe, SkippedEntries, skippedWarning } from "../host/containers/files/skipped-entries.js";
 
 type Header = Parameters<ReturnType<typeof tarStream.pack>["entry"]>[0];
 
@@ -203,5 +205,19 @@ describe("docker cp into a container leaves device nodes and FIFOs out", functio
     expect(warning).to.not.include("f20");
     expect(readFileSync(join(rootfs, "tmp", "many", "file"), "utf8")).to.equal("x");
     expect(readdirSync(join(rootfs, "tmp", "many"))).to.deep.equal(["file"]);
+  });
+});
+
+describe("the Warning header of a copy that left entries out", () => {
+  it("escapes what a header may not carry raw and stays short whatever the names", () => {
+    expect(headerSafe('a "b",\\c%d\ne\u00e9')).to.equal("a %22b%22%2C%5Cc%25d%0Ae%C3%A9");
+    const long = new SkippedEntries();
+    for (let i = 0; i < 1000; i++) long.add(`/tmp/${String(i).padStart(4, "0")}${"x".repeat(4000)}`, "FIFO");
+    const warning = skippedWarning(long);
+    // each name cut to 200 characters, the list stopped near 2000, the rest counted
+    expect(warning.length).to.be.below(2600);
+    expect(warning).to.match(/^299 - "1000 entries not copied \(device nodes and FIFOs are not copied into a container\): \/tmp\/0000x+\.\.\. \(FIFO\), /);
+    expect(warning).to.match(/, and 99\d more"$/);
+    expect(warning).to.match(/^[\x20-\x7e]+$/);
   });
 });
