@@ -200,7 +200,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         execRoutes({ containers, execs: new ExecSessions({ runner, runtime, hooks, log: log.child({ component: "exec" }) }) }),
         eventRoutes(eventLog),
         commitRoutes({ containers, images, storage: driver, pauser: runner, hooks }),
-        containerFileRoutes({ containers, runner, storage: driver, hooks, execRoot: roots.execRoot, disablePigz: () => config["disable-pigz"], idMap: remap?.idMap }),
+        containerFileRoutes({
+          containers, runner, storage: driver, hooks, execRoot: roots.execRoot, disablePigz: () => config["disable-pigz"], idMap: remap?.idMap,
+          log: log.child({ component: "containers" }),
+        }),
         networkRoutes({ networks: network.networks, endpoints: network.containers, containers }),
         volumeRoutes(volumes.service),
         systemDfRoute(images, () => volumesWithUsage(volumes.service)),

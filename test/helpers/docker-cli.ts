@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCommand, type RunResult } from "./engined.js";
 
-export async function docker(host: string, args: string[], env: NodeJS.ProcessEnv = {}, opts: { input?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+export async function docker(host: string, args: string[], env: NodeJS.ProcessEnv = {}, opts: { input?: string | Buffer; timeoutMs?: number } = {}): Promise<RunResult> {
   const config = mkdtempSync(join(tmpdir(), "engine-docker-config-"));
   try {
     return await runCommand("docker", ["-H", host, ...args], {

@@ -174,7 +174,7 @@ export function runEngined(args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?
 export function runCommand(
   command: string,
   args: string[],
-  opts: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number; input?: string } = {},
+  opts: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number; input?: string | Buffer } = {},
 ): Promise<RunResult> {
   return new Promise((res) => {
     const proc = spawn(command, args, { cwd: opts.cwd ?? ROOT, env: { ...process.env, ...opts.env } });

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { Logger } from "pino";
 import type { StorageDriver } from "../../../core/contracts/storage.js";
 import type { ContainerStore } from "../../../core/containers/container-store.js";
 import { errors } from "../../../core/errors.js";
@@ -14,6 +15,7 @@ import type { EngineHooks } from "../../../core/hooks.js";
 import { containerChanges } from "../../containers/files/changes.js";
 import { ContainerFiles, type RootfsSource } from "../../containers/files/container-files.js";
 import { statHeader } from "../../containers/files/path-stat.js";
+import { skippedText, skippedWarning } from "../../containers/files/skipped-entries.js";
 import { queryBool, queryString, type Query } from "../query.js";
 import { rawResponse } from "../raw-response.js";
 import type { IdMap } from "../../../core/userns/id-map.js";
@@ -28,6 +30,8 @@ export interface ContainerFileRouteDeps {
   disablePigz?: () => boolean;
   /** The daemon's user namespace map (`--userns-remap`), for the tars of `docker cp` and export. */
   idMap?: IdMap;
+  /** Where a copy in that left entries out says so. */
+  log?: Logger;
 }
 
 const STAT_HEADER = "X-Docker-Container-Path-Stat";
@@ -65,12 +69,17 @@ export function containerFileRoutes(deps: ContainerFileRouteDeps) {
     app.put("/containers/:id/archive", async (request, reply) => {
       const { ref, c, path } = target(request);
       const query = request.query as Query;
-      await files.extract(c, ref, {
+      const { skipped } = await files.extract(c, ref, {
         path,
         noOverwriteDirNonDir: queryBool(query, "noOverwriteDirNonDir", false),
         copyUIDGID: queryBool(query, "copyUIDGID", false),
         body: request.raw as Readable,
       });
+      // Docker's answer (200, no body) for every client; what was left out in a header and the log
+      if (skipped.count > 0) {
+        reply.header("Warning", skippedWarning(skipped));
+        deps.log?.warn({ container: c.Id, path, skipped: skipped.count }, `docker cp into container ${c.Id.slice(0, 12)}: ${skippedText(skipped)}`);
+      }
       return reply.code(200).send();
     });
 

@@ -21,7 +21,7 @@ import { containerEvent } from "../container-events.js";
 import { archiveInput } from "./archive-input.js";
 import { containerOwner } from "./copy-owner.js";
 import { pathStat, type PathStat } from "./path-stat.js";
-import { OverwriteError, extractScoped } from "./scoped-extract.js";
+import { OverwriteError, extractScoped, type ExtractResult } from "./scoped-extract.js";
 import { packScoped } from "./scoped-pack.js";
 import { at, ScopedPathError, ScopedRoot, type Resolved, type ScopedDir } from "./scoped-fs.js";
 import type { IdMap } from "../../../core/userns/id-map.js";
@@ -165,8 +165,11 @@ export class ContainerFiles {
     });
   }
 
-  /** `PUT /containers/{id}/archive`: the body's tar extracted into the directory `path`. */
-  extract(c: ContainerRecord, ref: string, req: ExtractRequest): Promise<void> {
+  /**
+   * `PUT /containers/{id}/archive`: the body's tar extracted into the directory `path`; the
+   * result lists the entries left out (device nodes, FIFOs, hard links to them).
+   */
+  extract(c: ContainerRecord, ref: string, req: ExtractRequest): Promise<ExtractResult> {
     const { abs } = requestPath(req.path);
     return this.withRoot(c, async (root) => {
       const r = this.resolve(root, ref, abs, true);
@@ -188,8 +191,9 @@ export class ContainerFiles {
       } catch (e) {
         throw pathError(e, ref, req.path); // swapped since it was checked
       }
+      let result: ExtractResult;
       try {
-        await extractScoped(dir, archiveInput(req.body, { disablePigz: this.deps.disablePigz?.() }), {
+        result = await extractScoped(dir, archiveInput(req.body, { disablePigz: this.deps.disablePigz?.() }), {
           noOverwriteDirNonDir: req.noOverwriteDirNonDir,
           owner,
           idMap: this.deps.idMap,
@@ -202,6 +206,7 @@ export class ContainerFiles {
         dir.close();
       }
       this.deps.hooks.event.call(containerEvent(c, "extract-to-dir"));
+      return result;
     });
   }
 

@@ -11,8 +11,12 @@
  * non-directory or the reverse fails. Owners come from the tar, or all from `owner`
  * (`copyUIDGID` for a container with a user); directory times are set last. `.wh.` names are
  * ordinary files here, as in Docker's Untar. Extended attributes are not applied.
+ *
+ * Device nodes and FIFOs are never made, nor hard links to them (skipped-entries.ts says why):
+ * they are left out, whatever is at their name stays as it was, and the rest of the tar is still
+ * copied; the result lists what was left out.
  */
-import { closeSync, chmodSync, chownSync, fchmodSync, fchownSync, futimesSync, lchownSync, lutimesSync, utimesSync } from "node:fs";
+import { closeSync, fchmodSync, fchownSync, futimesSync, lchownSync, lutimesSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { extract } from "tar-stream";
 import { sparseInfo } from "../../../core/archive/file-data.js";
@@ -20,21 +24,8 @@ import { writeFileData } from "../../../core/archive/file-data.js";
 import { entryMeta, type EntryMeta, type TarHeader } from "../../../core/archive/metadata.js";
 import { installBinaryPax } from "../../../core/archive/pax-binary.js";
 import { cleanEntryName, LayerEntryError } from "../../../core/archive/safe-path.js";
-import {
-  at,
-  createFileAt,
-  holdAt,
-  linkAt,
-  lstatAt,
-  mkdirAt,
-  mknodAt,
-  openDirAt,
-  removeAt,
-  self,
-  symlinkAt,
-  type Resolved,
-  type ScopedDir,
-} from "./scoped-fs.js";
+import { at, createFileAt, linkAt, lstatAt, mkdirAt, openDirAt, removeAt, symlinkAt, type Resolved, type ScopedDir } from "./scoped-fs.js";
+import { SkippedEntries, type SkipKind } from "./skipped-entries.js";
 import { hostOwner, rootOwner, type IdMap } from "../../../core/userns/id-map.js";
 
 export interface ExtractOptions {
@@ -56,7 +47,8 @@ export class OverwriteError extends Error {
   }
 }
 
-const NODE_TYPES = { "character-device": "c", "block-device": "b", fifo: "p" } as const;
+/** Entry types that are left out (never made in a container). */
+const NODE_TYPES: Record<string, SkipKind> = { "character-device": "character device", "block-device": "block device", fifo: "FIFO" };
 
 function join(dir: string, parts: readonly string[]): string {
   const rest = parts.join("/");
@@ -64,11 +56,16 @@ function join(dir: string, parts: readonly string[]): string {
   return dir === "/" ? `/${rest}` : `${dir}/${rest}`;
 }
 
+/** What an extraction did not copy. */
+export interface ExtractResult {
+  skipped: SkippedEntries;
+}
+
 /**
  * Extracts `tar` (uncompressed) into the open directory `dest`. Entries are resolved from that
  * directory as it was opened, even if the container renames it or swaps its name meanwhile.
  */
-export async function extractScoped(dest: ScopedDir, tar: Readable, opts: ExtractOptions): Promise<void> {
+export async function extractScoped(dest: ScopedDir, tar: Readable, opts: ExtractOptions): Promise<ExtractResult> {
   installBinaryPax();
   const x = new ScopedExtractor(dest, opts);
   const ex = extract({ allowUnknownFormat: true } as Parameters<typeof extract>[0]);
@@ -91,6 +88,7 @@ export async function extractScoped(dest: ScopedDir, tar: Readable, opts: Extrac
       for await (const _ of entry); // its data must be consumed
     }
     x.finish();
+    return { skipped: x.skipped };
   } catch (e) {
     tar.unpipe(ex as unknown as NodeJS.WritableStream);
     tar.destroy();
@@ -108,6 +106,12 @@ class ScopedExtractor {
   private readonly dirTimes: { rel: string; meta: EntryMeta }[] = [];
   /** The destination's path, for messages. */
   private readonly destPath: string;
+  readonly skipped = new SkippedEntries();
+  /**
+   * Names (relative to the destination) whose entry was left out and not written since: a hard
+   * link to one is left out too. One string per skipped entry, as the tar's own size bounds.
+   */
+  private readonly skippedNames = new Set<string>();
 
   constructor(
     private readonly dest: ScopedDir,
@@ -149,6 +153,11 @@ class ScopedExtractor {
     const sparse = isFile ? sparseInfo(h.pax) : undefined;
     const parts = cleanEntryName(sparse?.name ?? h.name);
     if (parts.length === 0) return; // the destination itself: it exists and stays as it is
+    const rel = parts.join("/");
+    const skip = h.type ? NODE_TYPES[h.type] : undefined;
+    if (skip) return this.skip(parts, skip);
+    if (h.type === "link" && this.skippedNames.has(linkTarget(h.linkname ?? "").join("/"))) return this.skip(parts, "hard link to a skipped entry");
+    this.skippedNames.delete(rel); // written now: a later hard link to it is a real one
     const meta = entryMeta(h);
     const dir = this.parentOf(parts);
     const name = parts[parts.length - 1];
@@ -165,7 +174,7 @@ class ScopedExtractor {
       }
       if (!(existing.isDirectory() && isDir)) {
         // a hard link entry to this very name must not lose its target
-        if (h.type === "link" && cleanEntryName(h.linkname ?? "").join("/") === parts.join("/")) return;
+        if (h.type === "link" && cleanEntryName(h.linkname ?? "").join("/") === rel) return;
         removeAt(dir.dirFd, name);
         if (existing.isDirectory() || existing.isSymbolicLink()) this.forget();
       }
@@ -209,31 +218,18 @@ class ScopedExtractor {
       return;
     }
     if (h.type === "link") return this.hardlink(parentFd, name, h.linkname ?? "");
-    if (h.type && h.type in NODE_TYPES) {
-      const type = NODE_TYPES[h.type as keyof typeof NODE_TYPES];
-      await mknodAt(parentFd, name, type, h.devmajor ?? 0, h.devminor ?? 0);
-      // held by O_PATH and changed through its own /proc link: the name could be swapped meanwhile
-      const fd = holdAt(parentFd, name);
-      try {
-        chownSync(self(fd), owner.uid, owner.gid);
-        chmodSync(self(fd), meta.mode);
-        utimesSync(self(fd), meta.atime, meta.mtime);
-      } finally {
-        closeSync(fd);
-      }
-      return;
-    }
     throw new Error(`unsupported entry type ${h.type ?? "(GNU sparse or another tar extension)"}`);
+  }
+
+  /** Leaves the entry at `parts` out: nothing is made or removed there. */
+  private skip(parts: string[], kind: SkipKind): void {
+    this.skippedNames.add(parts.join("/"));
+    this.skipped.add(join(this.destPath, parts), kind);
   }
 
   /** A hard link to an entry under the destination (as Docker, a target outside it is refused). */
   private hardlink(parentFd: number, name: string, linkname: string): void {
-    let targetParts: string[];
-    try {
-      targetParts = cleanEntryName(linkname);
-    } catch {
-      throw new Error(`invalid hardlink "${linkname}": outside of the destination`);
-    }
+    const targetParts = linkTarget(linkname);
     if (targetParts.length === 0) throw new Error("hard link to the destination itself");
     const t = this.dest.resolve(targetParts.join("/"), { followLast: false });
     try {
@@ -268,5 +264,14 @@ class ScopedExtractor {
         r.close();
       }
     }
+  }
+}
+
+/** A hard link's target as components under the destination; one outside it is refused. */
+function linkTarget(linkname: string): string[] {
+  try {
+    return cleanEntryName(linkname);
+  } catch {
+    throw new Error(`invalid hardlink "${linkname}": outside of the destination`);
   }
 }

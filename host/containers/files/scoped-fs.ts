@@ -19,11 +19,10 @@
  *   walk fails with ELOOP. A component the container swaps between two calls only changes which
  *   of these cases applies; no call ever follows a symlink the walk did not resolve itself.
  * - Everything is created or changed as a single last component of an open directory:
- *   O_CREAT|O_EXCL|O_NOFOLLOW files, mkdir, symlink, link and mknod (none of them follows a
+ *   O_CREAT|O_EXCL|O_NOFOLLOW files, mkdir, symlink and link (none of them follows a
  *   last-component symlink), and modes, owners and times through a descriptor of the entry
- *   itself (fchmod/fchown/futimes) or, for symlinks, lchown/lutimes. Entries that must not be
- *   opened for I/O (devices, fifos) are held with O_PATH and changed through their own
- *   `/proc/self/fd/<fd>` link, which names that inode and nothing else.
+ *   itself (fchmod/fchown/futimes) or, for symlinks, lchown/lutimes. There is no mknod here:
+ *   device nodes and FIFOs are never made in a container (skipped-entries.ts).
  * Every directory reached this way is inside the root: it was reached from the root through
  * real directories only, and a container cannot rename a directory out of its own mounts.
  * A `ScopedDir` keeps a directory and its ancestors open, so that a whole extraction stays in
@@ -45,7 +44,6 @@ import {
   unlinkSync,
   type Stats,
 } from "node:fs";
-import { makeNodes } from "../../../core/archive/mknod.js";
 
 /** Linux's O_PATH (Node does not export it): a handle on an inode that neither reads nor writes it. */
 export const O_PATH = 0o10000000;
@@ -351,17 +349,6 @@ export function symlinkAt(target: string, dirFd: number, name: string): void {
 /** A hard link `name` in `dirFd` to `srcName` in `srcDirFd` (link(2) does not follow a symlink there). */
 export function linkAt(srcDirFd: number, srcName: string, dirFd: number, name: string): void {
   linkSync(at(srcDirFd, srcName), at(dirFd, name));
-}
-
-/** Makes a device node or fifo `name` in `dirFd` (mode 0; mknod runs in a child, given our /proc/<pid>/fd path). */
-export async function mknodAt(dirFd: number, name: string, type: "c" | "b" | "p", major: number, minor: number): Promise<void> {
-  at(dirFd, name); // validates the name
-  await makeNodes([{ path: `/proc/${process.pid}/fd/${dirFd}/${name}`, type, major, minor }]);
-}
-
-/** Holds `name` in `dirFd` itself (a symlink too) with O_PATH; changed through `self(fd)`. */
-export function holdAt(dirFd: number, name: string): number {
-  return openSync(at(dirFd, name), O_PATH | constants.O_NOFOLLOW);
 }
 
 /** Deepest directory tree `removeAt` descends (a container could make one deeper than any stack). */
