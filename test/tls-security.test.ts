@@ -92,6 +92,8 @@ describe("TLS security level (--tlsverify)", function () {
     const before = d.output().length;
     await ping(port, clients.rsa1024, "TLSv1");
     await ping(port, clients.md5, "TLSv1.1");
+    // The log is written asynchronously: wait (at most 10 s) for the second line.
+    for (let i = 0; i < 100 && !d.output().slice(before).includes("CN=md5"); i++) await new Promise((r) => setTimeout(r, 100));
     const log = d.output().slice(before);
     expect(log).to.match(/TLS client refused: certificate CN=rsa1024: it has a 1024-bit RSA key; 2048 bits or more are required/);
     expect(log).to.match(/TLS client refused: certificate CN=md5: it is signed with md5WithRSAEncryption/);

@@ -41,8 +41,10 @@ export function createTlsFront(http: HttpServer, tls: TlsSetup, log: Logger): Se
   // The HTTP server never listens itself: this starts its tracking of connections, which
   // enforces headersTimeout and lets closeIdleConnections/closeAllConnections find them.
   http.emit("listening");
-  // As https.Server does: noDelay for request/response traffic.
-  return createNetServer({ noDelay: true }, (socket) => route(socket, modern, legacy));
+  // noDelay as https.Server has. allowHalfOpen as http.Server has, and the TLS sockets inherit
+  // it from the socket they wrap: Docker's clients end their side of an attach or exec stream
+  // when stdin ends (a TCP FIN under the TLS), and the output must still reach them.
+  return createNetServer({ noDelay: true, allowHalfOpen: true }, (socket) => route(socket, modern, legacy));
 }
 
 function tlsServer(options: TlsSetup["modern"], verify: boolean): TlsServer {
@@ -65,6 +67,7 @@ function route(socket: Socket, modern: TlsServer, legacy: TlsServer): void {
     if (choice === "wait") return;
     socket.off("data", onData);
     socket.off("error", onError);
+    socket.off("end", onError);
     socket.off("timeout", onTimeout);
     socket.setTimeout(0);
     socket.pause();
@@ -75,5 +78,7 @@ function route(socket: Socket, modern: TlsServer, legacy: TlsServer): void {
   const onTimeout = () => socket.destroy();
   socket.on("data", onData);
   socket.on("error", onError);
+  // A client that ends before its ClientHello is complete is gone (half-open is for streams).
+  socket.on("end", onError);
   socket.setTimeout(HELLO_TIMEOUT_MS, onTimeout);
 }
