@@ -4,15 +4,18 @@
  * is refused, over TLS 1.3, 1.2, 1.1 and 1.0 alike, and a 2048-bit SHA-256 one is served. The
  * clients themselves run at level 0, so that any refusal seen is the daemon's. The Docker CLI
  * still works over tcp + tlsverify, hijacked attach and exec streams included; a weak
- * certificate of the daemon's own is a start error naming the files.
+ * certificate of the daemon's own is a start error naming the files. Last, white-box: how the
+ * first bytes of real clients are routed to the modern or the legacy context.
  */
 import "./helpers/root-hooks.js";
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { connect, type SecureVersion } from "node:tls";
+import { createServer, type AddressInfo } from "node:net";
+import { connect, type ConnectionOptions, type SecureVersion } from "node:tls";
 import { expect } from "chai";
-import { makeCerts, makeClientCert, makeServerCert, type CertSet } from "./helpers/certs.js";
+import { routeClientHello } from "../host/listeners/client-hello.js";
+import { makeCerts, makeClientCert, makeExtraCa, makeServerCert, type CertSet } from "./helpers/certs.js";
 import { docker } from "./helpers/docker-cli.js";
 import { daemonArgs, makeTempDir, runEngined, startEngined, type TestDaemon } from "./helpers/engined.js";
 import { tcpTarget } from "./helpers/http.js";
@@ -141,7 +144,7 @@ describe("TLS security level (--tlsverify)", function () {
   });
 });
 
-describe("TLS security level: the daemon's own certificate", function () {
+describe("TLS security level: the daemon's own certificates", function () {
   this.timeout(60_000);
   let certs: CertSet;
 
@@ -169,5 +172,70 @@ describe("TLS security level: the daemon's own certificate", function () {
     expect(mismatch.code).to.equal(1);
     expect(mismatch.stderr).to.include(`the TLS certificate ${certs.serverCert} with key ${sha1.key} cannot be used: the key does not belong to the certificate`);
     expect(mismatch.stderr).to.not.include("    at ");
+  });
+
+  it("warns at start of a CA with a 1024-bit key in --tlscacert, and refuses the clients it signed", async () => {
+    const weakCa = makeExtraCa(certs, "weak-ca", 1024);
+    const byWeakCa = makeClientCert(certs, "by-weak-ca", {}, "weak-ca");
+    const bundle = join(certs.dir, "bundle.pem");
+    writeFileSync(bundle, readFileSync(certs.ca, "utf8") + readFileSync(weakCa, "utf8"));
+    const d = await startEngined({
+      hosts: ["tcp://127.0.0.1:0"],
+      args: ["--tlsverify", "--tlscacert", bundle, "--tlscert", certs.serverCert, "--tlskey", certs.serverKey],
+    });
+    try {
+      expect(d.output()).to.include(`TLS CA certificate CN=weak-ca in ${bundle}: it has a 1024-bit RSA key; 2048 bits or more are required; client certificates it signed will be refused`);
+      const { port } = tcpTarget(d.addresses()[0]);
+      for (const version of ["TLSv1.2", "TLSv1"] as const) {
+        expect((await ping(port, certs.clientDir, version)).response, version).to.match(/^HTTP\/1\.1 200 OK/);
+        expect((await ping(port, byWeakCa, version)).response, version).to.equal("");
+      }
+    } finally {
+      await d.stop();
+    }
+  });
+});
+
+describe("TLS security level: routing by the ClientHello", () => {
+  /** The first bytes a Node TLS client with these options sends. */
+  async function helloOf(options: ConnectionOptions): Promise<Buffer> {
+    let client: ReturnType<typeof connect> | undefined;
+    const server = createServer();
+    try {
+      const first = new Promise<Buffer>((resolve) => server.once("connection", (s) => s.once("data", (d: Buffer) => { resolve(d); s.destroy(); })));
+      await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+      client = connect({ host: "127.0.0.1", port: (server.address() as AddressInfo).port, rejectUnauthorized: false, ...options });
+      client.on("error", () => {});
+      return await first;
+    } finally {
+      client?.destroy();
+      server.close();
+    }
+  }
+
+  it("sends TLS 1.2 and 1.3 clients to the modern context and TLS 1.0-1.1-only ones to the legacy one", async () => {
+    const modern = await helloOf({});
+    expect(routeClientHello(modern)).to.equal("modern");
+    expect(routeClientHello(await helloOf({ minVersion: "TLSv1.2", maxVersion: "TLSv1.2" }))).to.equal("modern");
+    const tls13 = await helloOf({ minVersion: "TLSv1.3" });
+    expect(routeClientHello(tls13)).to.equal("modern");
+    const old = { ciphers: "DEFAULT:@SECLEVEL=0" };
+    expect(routeClientHello(await helloOf({ ...old, minVersion: "TLSv1", maxVersion: "TLSv1" }))).to.equal("legacy");
+    expect(routeClientHello(await helloOf({ ...old, minVersion: "TLSv1", maxVersion: "TLSv1.1" }))).to.equal("legacy");
+    // TLS 1.3 offered only in supported_versions (legacy_version says 1.0): modern.
+    const rewritten = Buffer.from(tls13);
+    rewritten.writeUInt16BE(0x0301, 9);
+    expect(routeClientHello(rewritten)).to.equal("modern");
+    // A modern client is known from its first 11 bytes; an old one needs its whole first record.
+    expect(routeClientHello(modern.subarray(0, 10))).to.equal("wait");
+    expect(routeClientHello(modern.subarray(0, 11))).to.equal("modern");
+    const tls10 = await helloOf({ ...old, minVersion: "TLSv1", maxVersion: "TLSv1" });
+    expect(routeClientHello(tls10.subarray(0, tls10.length - 1))).to.equal("wait");
+  });
+
+  it("routes an SSL 2.0-format hello by its version, and bytes that are no ClientHello to the modern context", () => {
+    expect(routeClientHello(Buffer.from([0x80, 0x2e, 0x01, 0x03, 0x01]))).to.equal("legacy");
+    expect(routeClientHello(Buffer.from([0x80, 0x2e, 0x01, 0x03, 0x03]))).to.equal("modern");
+    expect(routeClientHello(Buffer.from("GET /_ping HTTP/1.1\r\n\r\n"))).to.equal("modern");
   });
 });

@@ -25,8 +25,8 @@ function openssl(args: string[], cwd: string): void {
   execFileSync("openssl", args, { cwd, stdio: ["ignore", "ignore", "pipe"] });
 }
 
-function makeCa(dir: string, name: string): void {
-  openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", `/CN=${name}`,
+function makeCa(dir: string, name: string, bits = 2048): void {
+  openssl(["req", "-x509", "-newkey", `rsa:${bits}`, "-nodes", "-days", "2", "-subj", `/CN=${name}`,
     "-keyout", `${name}-key.pem`, "-out", `${name}.pem`], dir);
 }
 
@@ -43,9 +43,18 @@ function signed(dir: string, ca: string, name: string, cn: string, ext: string, 
     "-days", "2", `-${key.digest ?? "sha256"}`, "-extfile", `${name}.ext`, "-out", `${name}.pem`], dir);
 }
 
-/** One more client of the set's CA, in a folder of its own laid out as clientDir is. */
-export function makeClientCert(certs: CertSet, name: string, key: KeyChoice): string {
-  signed(certs.dir, "ca", name, name, "extendedKeyUsage=clientAuth\n", key);
+/** Another CA in the set's folder (`<name>.pem`), with an RSA key of this size. */
+export function makeExtraCa(certs: CertSet, name: string, bits: number): string {
+  makeCa(certs.dir, name, bits);
+  return join(certs.dir, `${name}.pem`);
+}
+
+/**
+ * One more client, of the set's CA or of one made by makeExtraCa, in a folder of its own laid
+ * out as clientDir is (its ca.pem is the set's CA, which signed the daemon's certificate).
+ */
+export function makeClientCert(certs: CertSet, name: string, key: KeyChoice, ca = "ca"): string {
+  signed(certs.dir, ca, name, name, "extendedKeyUsage=clientAuth\n", key);
   return folderFor(certs.dir, name, name);
 }
 
