@@ -494,6 +494,11 @@ export const errors = {
     500,
     (what: string, path: string, why: string) => `could not read the TLS ${what} ${path}: ${why}`,
   ),
+  tlsCertificateRejected: define(
+    "ENGINE_ERR_TLS_CERT_REJECTED",
+    500,
+    (cert: string, key: string, why: string) => `the TLS certificate ${cert} with key ${key} cannot be used: ${why}`,
+  ),
 
   // --- user namespaces (--userns-remap) and rootless mode ---
   usernsLookup: define("ENGINE_ERR_USERNS_LOOKUP", 500, (detail: string) => detail),

@@ -100,6 +100,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     : undefined;
   const rootlessWarnings = checkRootless(config, env);
   for (const warning of rootlessWarnings) log.warn(warning);
+  for (const warning of tls?.warnings ?? []) log.warn(warning);
   const remap = setupUsernsRemap(config["userns-remap"], log);
   const roots = prepareRoots(config["data-root"], config["exec-root"], env, remap);
   const undo: (() => Promise<void> | void)[] = [claimPidfile(config.pidfile)];
@@ -155,7 +156,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // Containers whose restart policy says so come back, once every plugin has started.
     await runner.autoRestart();
 
-    const warnings = [...insecureTcpWarnings(addresses, Boolean(tls?.requestCert)), ...rootlessWarnings];
+    const warnings = [...insecureTcpWarnings(addresses, Boolean(tls?.verify)), ...rootlessWarnings];
     const registry = new RegistryService(() => ({
       insecureRegistries: config["insecure-registry"],
       mirrors: config["registry-mirror"],

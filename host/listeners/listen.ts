@@ -1,23 +1,24 @@
 /**
  * Opens every listener the operator asked for and serves the same request handler on each:
- * plain HTTP on unix sockets, HTTP or HTTPS (with `--tls`) on TCP and activated sockets.
- * If one listener fails, those already open are closed again before the error goes up.
+ * plain HTTP on unix sockets, HTTP or HTTPS (with `--tls`, see tls-server.ts) on TCP and
+ * activated sockets. If one listener fails, those already open are closed again before the
+ * error goes up.
  */
 import { createServer as createHttpServer, type RequestListener, type Server as HttpServer } from "node:http";
-import { createServer as createHttpsServer } from "node:https";
 import { serveUpgrades } from "./upgrade.js";
 import type { AddressInfo, Server } from "node:net";
-import type { TlsOptions } from "node:tls";
 import type { Logger } from "pino";
 import { errors } from "../../core/errors.js";
 import { formatAddress, type ListenAddress } from "./parse-host.js";
 import { selectActivationFds } from "./socket-activation.js";
+import type { TlsSetup } from "./tls-options.js";
+import { createTlsFront } from "./tls-server.js";
 import { clearStaleSocket, setSocketAccess } from "./unix-socket.js";
 
 export interface ListenerOptions {
   handler: RequestListener;
   /** Present when TLS is on: used for TCP and activated sockets. */
-  tls?: TlsOptions;
+  tls?: TlsSetup;
   group: string;
   groupGiven: boolean;
   activationFds: readonly number[];
@@ -49,25 +50,25 @@ async function openOne(addr: ListenAddress, opts: ListenerOptions): Promise<List
   switch (addr.proto) {
     case "unix": {
       await clearStaleSocket(addr.path);
-      const server = makeServer(opts.handler, undefined);
-      await listen(server, { path: addr.path }, formatAddress(addr));
+      const served = makeServer(opts.handler, undefined, opts.log);
+      await listen(served.server, { path: addr.path }, formatAddress(addr));
       setSocketAccess(addr.path, opts.group, opts.groupGiven, opts.log);
-      return [listener(server, formatAddress(addr))];
+      return [listener(served, formatAddress(addr))];
     }
     case "tcp": {
-      if (!opts.tls?.requestCert) opts.log.warn({ address: formatAddress(addr) }, INSECURE_TCP_WARNING);
-      const server = makeServer(stripPrefix(addr.prefix, opts.handler), opts.tls);
-      await listen(server, { host: addr.host, port: addr.port }, formatAddress(addr));
-      const port = (server.address() as AddressInfo).port;
-      return [listener(server, formatAddress({ ...addr, port }))];
+      if (!opts.tls?.verify) opts.log.warn({ address: formatAddress(addr) }, INSECURE_TCP_WARNING);
+      const served = makeServer(stripPrefix(addr.prefix, opts.handler), opts.tls, opts.log);
+      await listen(served.server, { host: addr.host, port: addr.port }, formatAddress(addr));
+      const port = (served.server.address() as AddressInfo).port;
+      return [listener(served, formatAddress({ ...addr, port }))];
     }
     case "fd": {
       const fds = selectActivationFds(opts.activationFds, addr.fd);
       const out: Listener[] = [];
       for (const fd of fds) {
-        const server = makeServer(opts.handler, opts.tls);
-        await listen(server, { fd }, `fd://${fd}`);
-        out.push(listener(server, `fd://${fd}`));
+        const served = makeServer(opts.handler, opts.tls, opts.log);
+        await listen(served.server, { fd }, `fd://${fd}`);
+        out.push(listener(served, `fd://${fd}`));
       }
       return out;
     }
@@ -80,14 +81,20 @@ const httpOptions = {
   keepAliveTimeout: 30_000,
 };
 
-function makeServer(handler: RequestListener, tls: TlsOptions | undefined): HttpServer {
-  const server = tls ? createHttpsServer({ ...tls, ...httpOptions }, handler) : createHttpServer(httpOptions, handler);
+/** The server that listens, and the HTTP server that serves its connections (the same without TLS). */
+interface Served {
+  server: Server;
+  http: HttpServer;
+}
+
+function makeServer(handler: RequestListener, tls: TlsSetup | undefined, log: Logger): Served {
+  const http = createHttpServer(httpOptions, handler);
   // Docker's clients half-close an attach connection when they send no stdin: the answer (the
   // container's output) must still flow, so a client's FIN does not end the socket. (A
   // property, not a constructor option.)
-  (server as HttpServer & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
-  serveUpgrades(server, handler);
-  return server;
+  (http as HttpServer & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+  serveUpgrades(http, handler);
+  return { server: tls ? createTlsFront(http, tls, log) : http, http };
 }
 
 /** `tcp://host:port/PATH`: requests carry PATH first; it is removed before routing. */
@@ -121,7 +128,7 @@ function listen(server: Server, where: { path?: string; host?: string; port?: nu
 /** Time that requests in flight get to finish when a listener closes. */
 const CLOSE_GRACE_MS = 2000;
 
-function listener(server: HttpServer, address: string): Listener {
+function listener({ server, http }: Served, address: string): Listener {
   return {
     address,
     server,
@@ -129,8 +136,10 @@ function listener(server: HttpServer, address: string): Listener {
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         // Idle keep-alive clients would hold close() open; long streams get a grace period.
-        server.closeIdleConnections();
-        setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS).unref();
+        // (With TLS the HTTP server does not listen: close() only stops its connection checks.)
+        if (http !== server) http.close();
+        http.closeIdleConnections();
+        setTimeout(() => http.closeAllConnections(), CLOSE_GRACE_MS).unref();
       }),
   };
 }
