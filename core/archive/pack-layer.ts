@@ -23,19 +23,26 @@
  * directory comes out once, in the OCI form, `.wh.NAME` files as they are; a 0:0 device whose
  * own name starts with `.wh.` (fuse-overlayfs whiting out a whiteout's name) is left out, and so
  * are its bookkeeping attributes (`user.overlay.*`, `user.fuseoverlayfs.*`).
+ * The folder is read as a running container's layer may be changing under it (commit with
+ * `--pause=false`, `docker diff`): it is opened once and every lookup after that is one name in
+ * a directory held open (core/fs/held.ts), so no symlink is ever followed, wherever the
+ * container swaps one in; an entry that changes or goes while the walk passes is packed as what
+ * it is then, or left out, and a file that shrinks is padded with zeros (tar-entries.ts).
+ * `packChanges` opens each listed path's directories the same way, from the tree's root.
  * File system calls are synchronous, as in extraction (see safe-path.ts): through the thread pool,
  * packing /usr/share took 50 s instead of 2.7 s. The stream's back-pressure still paces the walk.
  */
 import { getAttributeSync, listAttributesSync } from "@napi-rs/xattr";
-import { closeSync, constants, lstatSync, openSync, readdirSync, readlinkSync, readSync, type Stats } from "node:fs";
-import { dirname, join } from "node:path";
-import { once } from "node:events";
+import { closeSync, constants, fstatSync, openSync, type Stats } from "node:fs";
 import { Readable } from "node:stream";
-import { pack as tarPack, type Header as TarStreamHeader, type Pack } from "tar-stream";
+import { pack as tarPack, type Pack } from "tar-stream";
 import { installBinaryPax, XATTR_PREFIX, xattrRecord } from "./pax-binary.js";
+import { byteOrder, devNumbers, statsHeader, writeEntry, writeFileEntry, type Header } from "./tar-entries.js";
 import type { TreeChange } from "./tree-diff.js";
 import { OPAQUE_MARKER, WHITEOUT_PREFIX } from "./whiteouts.js";
-import { containerOwner, type IdMap } from "../userns/id-map.js";
+import type { IdMap } from "../userns/id-map.js";
+import { at, DIR_FLAGS, lstatAt, readdirFd, readlinkAt, self } from "../fs/at.js";
+import { DirCursor, holdEntry, type HeldEntry } from "../fs/held.js";
 
 export interface PackOptions {
   /**
@@ -61,18 +68,12 @@ const BOOKKEEPING: Record<PackOptions["whiteouts"], readonly string[]> = {
 /** The attributes by which overlays (kernel, in a user namespace, fuse-overlayfs) mark an opaque directory. */
 const OPAQUE_ATTRIBUTES = ["trusted.overlay.opaque", "user.overlay.opaque", "user.fuseoverlayfs.opaque"];
 
-type Header = Partial<Omit<TarStreamHeader, "pax">> & { name: string; pax?: Record<string, string> };
-type Sink = ReturnType<Pack["entry"]>;
-
-/** File data is read in pieces of at most this size. */
-const READ_CHUNK = 1024 * 1024;
-
-/** Largest uid/gid the ustar header holds (6 octal digits); larger ones go in PAX records. */
-const USTAR_MAX_ID = 0o777777;
+/** Deepest directory nesting packed (each level holds a descriptor; a container could nest deeper than any limit). */
+const MAX_DEPTH = 2048;
 
 /** A tar of everything under `dir`. Errors (an unreadable file) come out as stream errors. */
 export function packLayer(dir: string, opts: PackOptions): Readable {
-  return packWith(opts, (packer) => packer.walk(dir, ""));
+  return packWith(opts, (packer) => packer.layer(dir));
 }
 
 /** A tar of the `changes` (in their order) of the tree at `root`: its layer tar in the OCI form. */
@@ -91,19 +92,6 @@ function packWith(opts: PackOptions, fill: (packer: Packer) => Promise<void>): R
   return out;
 }
 
-function byteOrder(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
-}
-
-/** Linux's dev_t split into major and minor. */
-function devNumbers(rdev: number): { devmajor: number; devminor: number } {
-  const r = BigInt(rdev);
-  return {
-    devmajor: Number(((r >> 8n) & 0xfffn) | ((r >> 32n) & ~0xfffn)),
-    devminor: Number((r & 0xffn) | ((r >> 12n) & ~0xffn)),
-  };
-}
-
 class Packer {
   /** dev:ino of files with more than one link, to the first name packed. */
   private readonly links = new Map<string, string>();
@@ -113,136 +101,158 @@ class Packer {
     private readonly opts: PackOptions,
   ) {}
 
-  async walk(abs: string, rel: string): Promise<void> {
-    const names = readdirSync(abs).sort(byteOrder);
-    for (const name of names) {
+  /** Everything under the folder `dir` (a path the driver names: the walk starts from its descriptor). */
+  async layer(dir: string): Promise<void> {
+    const fd = openSync(dir, DIR_FLAGS);
+    try {
+      await this.walk(fd, "", 0);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  private async walk(dirFd: number, rel: string, depth: number): Promise<void> {
+    if (depth > MAX_DEPTH) throw new Error(`${rel}: directories nested too deep to pack`);
+    for (const name of readdirFd(dirFd).sort(byteOrder)) {
       if (this.pack.destroyed) return;
-      const childAbs = join(abs, name);
       const childRel = rel === "" ? name : `${rel}/${name}`;
-      const st = lstatSync(childAbs);
-      await this.add(childAbs, childRel, name, st);
-      if (st.isDirectory()) await this.walk(childAbs, childRel);
+      const held = holdEntry(dirFd, name, { openFiles: true });
+      if (!held) continue; // gone since the listing
+      try {
+        await this.add(dirFd, name, childRel, held);
+        if (held.dirFd !== undefined) await this.walk(held.dirFd, childRel, depth + 1);
+      } finally {
+        held.release();
+      }
     }
   }
 
   async changes(root: string, changes: readonly TreeChange[]): Promise<void> {
-    for (const change of changes) {
-      if (this.pack.destroyed) return;
-      const abs = join(root, change.path);
-      const slash = change.path.lastIndexOf("/");
-      const name = change.path.slice(slash + 1);
-      if (change.kind === "deleted") {
-        const dir = change.path.slice(0, slash + 1);
-        const mtime = lstatSync(dirname(abs)).mtimeMs;
-        const h: Header = { name: `${dir}${WHITEOUT_PREFIX}${name}`, mode: constants.S_IFREG | 0o600, uid: 0, gid: 0, mtime: new Date(Math.floor(mtime / 1000) * 1000) };
-        await this.entry({ ...h, type: "file", size: 0 });
-        continue;
+    const cursor = new DirCursor(openSync(root, DIR_FLAGS));
+    try {
+      for (const change of changes) {
+        if (this.pack.destroyed) return;
+        const parts = change.path.split("/");
+        const name = parts.pop()!;
+        const dirFd = cursor.dir(parts);
+        if (dirFd === undefined) continue; // a directory on the way is not one any more: nothing of it is read
+        if (change.kind === "deleted") {
+          const dir = change.path.slice(0, change.path.length - name.length);
+          const mtime = fstatSync(dirFd).mtimeMs;
+          const h: Header = { name: `${dir}${WHITEOUT_PREFIX}${name}`, mode: constants.S_IFREG | 0o600, uid: 0, gid: 0, mtime: new Date(Math.floor(mtime / 1000) * 1000) };
+          await writeEntry(this.pack, { ...h, type: "file", size: 0 });
+          continue;
+        }
+        const held = holdEntry(dirFd, name, { openFiles: true });
+        if (!held) continue;
+        try {
+          await this.add(dirFd, name, change.path, held); // a directory's contents are listed on their own
+          if (change.opaque && held.dirFd !== undefined) await this.opaqueMarker(change.path, held);
+        } finally {
+          held.release();
+        }
       }
-      const st = lstatSync(abs);
-      await this.add(abs, change.path, name, st);
-      if (change.opaque && st.isDirectory()) await this.opaqueMarker(abs, change.path, st);
+    } finally {
+      cursor.close();
     }
   }
 
   /** `.wh..wh..opq` right after its directory's entry, with the directory's owner, permissions and mtime. */
-  private opaqueMarker(abs: string, rel: string, st: Stats): Promise<void> {
-    const h = this.base(`${rel}/${OPAQUE_MARKER}`, st, false, abs);
-    return this.entry({ ...h, type: "file", mode: constants.S_IFREG | (st.mode & 0o777), size: 0 });
+  private opaqueMarker(rel: string, dir: HeldEntry<Stats>): Promise<void> {
+    const st = dir.stats;
+    const h = this.base(`${rel}/${OPAQUE_MARKER}`, st, undefined);
+    return writeEntry(this.pack, { ...h, type: "file", mode: constants.S_IFREG | (st.mode & 0o777), size: 0 });
   }
 
-  private base(name: string, st: Stats, xattrs: boolean, abs: string, whiteout = false): Header {
-    const { uid, gid } = this.opts.idMap && !whiteout ? containerOwner(this.opts.idMap, st) : st;
-    const h: Header = {
-      name,
-      // tar-stream replaces a mode of 0 with its default; the type bits keep it non-zero and
-      // are masked off when the header is written
-      mode: st.mode,
-      uid,
-      gid,
-      mtime: new Date(Math.floor(st.mtimeMs / 1000) * 1000),
-    };
-    const pax: Record<string, string> = {};
-    if (uid > USTAR_MAX_ID) pax.uid = String(uid);
-    if (gid > USTAR_MAX_ID) pax.gid = String(gid);
-    if (xattrs) {
+  /** The header of an entry; with `xattrs`, its extended attributes (read there, never following a symlink) as PAX records. */
+  private base(name: string, st: Stats, xattrs: Attributes | undefined, whiteout = false): Header {
+    const h = statsHeader(name, st, whiteout ? undefined : this.opts.idMap);
+    if (xattrs !== undefined) {
+      const pax: Record<string, string> = { ...h.pax };
       const bookkeeping = BOOKKEEPING[this.opts.whiteouts];
-      for (const key of listAttributesSync(abs).sort(byteOrder)) {
-        if (bookkeeping.some((prefix) => key.startsWith(prefix))) continue;
-        const value = getAttributeSync(abs, key);
-        if (value) pax[XATTR_PREFIX + key] = xattrRecord(value);
+      for (const [key, value] of readAttributes(xattrs)) {
+        if (!bookkeeping.some((prefix) => key.startsWith(prefix))) pax[XATTR_PREFIX + key] = xattrRecord(value);
       }
+      if (Object.keys(pax).length > 0) h.pax = pax;
     }
-    if (Object.keys(pax).length > 0) h.pax = pax;
     return h;
   }
 
-  private async add(abs: string, rel: string, name: string, st: Stats): Promise<void> {
+  /** The entry for `name` in `dirFd`, as `held` has it; a directory's contents are the caller's. */
+  private async add(dirFd: number, name: string, rel: string, held: HeldEntry<Stats>): Promise<void> {
+    const st = held.stats;
+    const xattrPath: Attributes = { dirFd, name, dir: held.dirFd };
     const mixed = this.opts.whiteouts === "mixed";
     const overlay = this.opts.whiteouts === "overlay" || mixed;
     if (st.isCharacterDevice() && st.rdev === 0 && overlay) {
       if (mixed && name.startsWith(WHITEOUT_PREFIX)) return;
       const dir = rel.slice(0, rel.length - name.length);
-      const h = this.base(`${dir}${WHITEOUT_PREFIX}${name}`, st, false, abs, true);
-      return this.entry({ ...h, type: "file", mode: constants.S_IFREG | 0o600, size: 0 });
+      const h = this.base(`${dir}${WHITEOUT_PREFIX}${name}`, st, undefined, true);
+      return writeEntry(this.pack, { ...h, type: "file", mode: constants.S_IFREG | 0o600, size: 0 });
     }
     if (mixed && name === OPAQUE_MARKER && st.isFile()) return; // given right after its directory
-    if (st.isDirectory()) {
-      await this.entry({ ...this.base(`${rel}/`, st, true, abs), type: "directory" });
-      if (overlay && this.opaque(abs, mixed)) await this.opaqueMarker(abs, rel, st);
+    if (held.dirFd !== undefined) {
+      await writeEntry(this.pack, { ...this.base(`${rel}/`, st, xattrPath), type: "directory" });
+      if (overlay && this.opaque(held.dirFd, mixed)) await this.opaqueMarker(rel, held);
       return;
     }
     if (st.isSocket()) return;
-    const h = this.base(rel, st, true, abs);
+    const h = this.base(rel, st, xattrPath);
     if (st.nlink > 1) {
       const key = `${st.dev}:${st.ino}`;
       const first = this.links.get(key);
-      if (first !== undefined) return this.entry({ ...h, type: "link", linkname: first, size: 0 });
+      if (first !== undefined) return writeEntry(this.pack, { ...h, type: "link", linkname: first, size: 0 });
       this.links.set(key, rel);
     }
-    if (st.isFile()) return this.fileEntry(abs, { ...h, type: "file", size: st.size });
-    if (st.isSymbolicLink()) return this.entry({ ...h, type: "symlink", linkname: readlinkSync(abs) });
-    if (st.isFIFO()) return this.entry({ ...h, type: "fifo" });
-    const type = st.isCharacterDevice() ? "character-device" : "block-device";
-    return this.entry({ ...h, type, ...devNumbers(st.rdev) });
-  }
-
-  /** Whether the directory `abs` hides what the layers below hold there. */
-  private opaque(abs: string, mixed: boolean): boolean {
-    if (!mixed) return getAttributeSync(abs, "trusted.overlay.opaque")?.toString() === "y";
-    if (lstatSync(join(abs, OPAQUE_MARKER), { throwIfNoEntry: false })?.isFile()) return true;
-    return OPAQUE_ATTRIBUTES.some((key) => getAttributeSync(abs, key)?.toString() === "y");
-  }
-
-  /** An entry without data (an empty file — whiteouts — is given its empty body, or tar-stream waits for one). */
-  private entry(h: Header): Promise<void> {
-    return new Promise((res, rej) => {
-      const done = (err?: Error | null) => (err ? rej(err) : res());
-      if (h.type === "file") this.pack.entry(h, Buffer.alloc(0), done);
-      else this.pack.entry(h, done);
-    });
-  }
-
-  private async fileEntry(abs: string, h: Header): Promise<void> {
-    const fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
-    try {
-      let sink!: Sink;
-      const finished = new Promise<void>((res, rej) => {
-        sink = this.pack.entry(h, (err) => (err ? rej(err) : res()));
-      });
-      let left = h.size ?? 0;
-      while (left > 0) {
-        const buf = Buffer.allocUnsafe(Math.min(left, READ_CHUNK)); // a new one each time: the pack keeps it
-        const n = readSync(fd, buf, 0, buf.length, null);
-        if (n === 0) throw new Error(`${abs} shrank while it was packed`);
-        left -= n;
-        if (!sink.write(n === buf.length ? buf : buf.subarray(0, n))) {
-          await Promise.race([once(sink as unknown as NodeJS.EventEmitter, "drain"), finished]);
-        }
+    if (held.fileFd !== undefined) return writeFileEntry(this.pack, { ...h, type: "file", size: st.size }, held.fileFd);
+    if (st.isSymbolicLink()) {
+      let target: string;
+      try {
+        target = readlinkAt(dirFd, name);
+      } catch {
+        return; // not a symlink any more: the container changed it as the walk passed
       }
-      (sink as unknown as NodeJS.WritableStream).end();
-      await finished;
-    } finally {
-      closeSync(fd);
+      return writeEntry(this.pack, { ...h, type: "symlink", linkname: target });
     }
+    if (st.isFIFO()) return writeEntry(this.pack, { ...h, type: "fifo" });
+    if (st.isFile()) return; // (held open with openFiles: not reached)
+    const type = st.isCharacterDevice() ? "character-device" : "block-device";
+    return writeEntry(this.pack, { ...h, type, ...devNumbers(st.rdev) });
+  }
+
+  /** Whether the open directory `dirFd` hides what the layers below hold there. */
+  private opaque(dirFd: number, mixed: boolean): boolean {
+    const path = `${self(dirFd)}/.`;
+    if (!mixed) return getAttributeSync(path, "trusted.overlay.opaque")?.toString() === "y";
+    if (lstatAt(dirFd, OPAQUE_MARKER)?.isFile()) return true;
+    return OPAQUE_ATTRIBUTES.some((key) => getAttributeSync(path, key)?.toString() === "y");
+  }
+}
+
+/** Where an entry's extended attributes are read: `name` in the open directory `dirFd`, or the open directory `dir` itself. */
+interface Attributes {
+  dirFd: number;
+  name: string;
+  dir?: number;
+}
+
+/**
+ * The extended attributes of an entry, in byte order of their names. @napi-rs/xattr's calls do
+ * not follow a symlink in the last place; a directory's are read through its own descriptor
+ * (`/proc/self/fd/<fd>/.`). An entry whose name went as the walk passed has none.
+ */
+function readAttributes(where: Attributes): [string, Buffer][] {
+  const path = where.dir !== undefined ? `${self(where.dir)}/.` : at(where.dirFd, where.name);
+  try {
+    const out: [string, Buffer][] = [];
+    for (const key of listAttributesSync(path).sort(byteOrder)) {
+      const value = getAttributeSync(path, key);
+      if (value) out.push([key, value]);
+    }
+    return out;
+  } catch (e) {
+    // ENOENT, which the binding gives as Rust's io::Error text: the name went (perhaps to come back) as the walk passed
+    if (where.dir === undefined && /\(os error 2\)$/.test((e as Error).message)) return [];
+    throw e;
   }
 }

@@ -28,59 +28,14 @@
  * A `ScopedDir` keeps a directory and its ancestors open, so that a whole extraction stays in
  * the directory it started in even if the container renames it or swaps its name meanwhile.
  */
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  lchownSync,
-  linkSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readlinkSync,
-  rmdirSync,
-  symlinkSync,
-  unlinkSync,
-  type Stats,
-} from "node:fs";
+import { closeSync, constants, lchownSync, linkSync, mkdirSync, openSync, readlinkSync, rmdirSync, symlinkSync, unlinkSync } from "node:fs";
+import { at, DIR_FLAGS, errnoOf as errno, lstatAt, openDirAt, readdirFd, ScopedPathError, self } from "../../../core/fs/at.js";
 
-/** Linux's O_PATH (Node does not export it): a handle on an inode that neither reads nor writes it. */
-export const O_PATH = 0o10000000;
+// the single-component calls live in core (the layer walks of commit and diff use them too)
+export { at, lstatAt, O_PATH, openDirAt, openFileForReadAt, readdirFd, readlinkAt, ScopedPathError, self } from "../../../core/fs/at.js";
+
 /** Symlinks followed while resolving one path, as the kernel's own limit. */
 export const MAX_LINK_HOPS = 40;
-
-// (libuv adds O_CLOEXEC to every open)
-const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
-
-/** A failure of a scoped lookup, with the errno code callers act on (ENOENT, ENOTDIR, ELOOP). */
-export class ScopedPathError extends Error {
-  constructor(
-    readonly code: "ENOENT" | "ENOTDIR" | "ELOOP" | "EINVAL",
-    readonly path: string,
-    why: string,
-  ) {
-    super(`${path}: ${why}`);
-    this.name = "ScopedPathError";
-  }
-}
-
-/** `/proc/self/fd/<dirFd>/<name>`: the one name `name` inside the open directory `dirFd`. */
-export function at(dirFd: number, name: string): string {
-  if (name === "" || name === "." || name === ".." || name.includes("/") || name.includes("\0")) {
-    throw new ScopedPathError("EINVAL", name, "not a single path component");
-  }
-  return `/proc/self/fd/${dirFd}/${name}`;
-}
-
-/** `/proc/self/fd/<fd>`: the inode `fd` holds (a directory to list, an O_PATH handle to change). */
-export function self(fd: number): string {
-  return `/proc/self/fd/${fd}`;
-}
-
-function errno(e: unknown): string | undefined {
-  return (e as NodeJS.ErrnoException).code;
-}
 
 /** What a path resolved to: the open directory that holds it, and its name there. */
 export interface Resolved {
@@ -289,48 +244,6 @@ function joinPath(dir: string, name: string): string {
 }
 
 // --- single-component operations --------------------------------------------------------------
-
-/** lstat of `name` in `dirFd`, or undefined when nothing is there. */
-export function lstatAt(dirFd: number, name: string): Stats | undefined {
-  return lstatSync(at(dirFd, name), { throwIfNoEntry: false }) ?? undefined;
-}
-
-export function readlinkAt(dirFd: number, name: string): string {
-  return readlinkSync(at(dirFd, name));
-}
-
-/** Opens the directory `name` in `dirFd`; a symlink there fails (ELOOP), never followed. */
-export function openDirAt(dirFd: number, name: string): number {
-  return openSync(at(dirFd, name), DIR_FLAGS);
-}
-
-/** The names in the open directory `dirFd`. */
-export function readdirFd(dirFd: number): string[] {
-  return readdirSync(self(dirFd));
-}
-
-/**
- * Opens the regular file `name` in `dirFd` for reading. It is first held with O_PATH (which
- * neither follows a symlink nor opens a fifo or device for I/O), checked to be a regular file,
- * and only then reopened for reading through its own descriptor. Undefined when it is not a
- * regular file (any more).
- */
-export function openFileForReadAt(dirFd: number, name: string): { fd: number; stats: Stats } | undefined {
-  let handle: number;
-  try {
-    handle = openSync(at(dirFd, name), O_PATH | constants.O_NOFOLLOW);
-  } catch (e) {
-    if (errno(e) === "ENOENT") return undefined;
-    throw e;
-  }
-  try {
-    const stats = fstatSync(handle);
-    if (!stats.isFile()) return undefined;
-    return { fd: openSync(self(handle), constants.O_RDONLY), stats };
-  } finally {
-    closeSync(handle);
-  }
-}
 
 /** Creates the new regular file `name` in `dirFd` for writing (fails if anything is there). */
 export function createFileAt(dirFd: number, name: string): number {

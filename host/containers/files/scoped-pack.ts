@@ -10,18 +10,13 @@
  * it is read is padded with zeros so the tar stays whole, and entries the container removes or
  * swaps while the walk passes are left out.
  */
-import { closeSync, fstatSync, readSync, type Stats } from "node:fs";
-import { once } from "node:events";
+import { closeSync, fstatSync, type Stats } from "node:fs";
 import { Readable } from "node:stream";
-import { pack as tarPack, type Header as TarStreamHeader, type Pack } from "tar-stream";
+import { pack as tarPack, type Pack } from "tar-stream";
 import { installBinaryPax } from "../../../core/archive/pax-binary.js";
+import { byteOrder, devNumbers, statsHeader, writeEntry, writeFileEntry, type Header } from "../../../core/archive/tar-entries.js";
 import { lstatAt, openDirAt, openFileForReadAt, readdirFd, readlinkAt } from "./scoped-fs.js";
-import { containerOwner, type IdMap } from "../../../core/userns/id-map.js";
-
-type Header = Partial<Omit<TarStreamHeader, "pax">> & { name: string; pax?: Record<string, string> };
-
-const READ_CHUNK = 1024 * 1024;
-const USTAR_MAX_ID = 0o777777;
+import type { IdMap } from "../../../core/userns/id-map.js";
 /** Deepest directory nesting packed (a container could make one deeper than any stack). */
 const MAX_DEPTH = 512;
 
@@ -66,18 +61,6 @@ export function packScoped(target: PackTarget, opts: ScopedPackOptions): Readabl
   return out;
 }
 
-function byteOrder(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
-}
-
-function devNumbers(rdev: number): { devmajor: number; devminor: number } {
-  const r = BigInt(rdev);
-  return {
-    devmajor: Number(((r >> 8n) & 0xfffn) | ((r >> 32n) & ~0xfffn)),
-    devminor: Number((r & 0xffn) | ((r >> 12n) & ~0xffn)),
-  };
-}
-
 function childName(prefix: string, name: string): string {
   if (prefix === "") return name;
   return prefix.endsWith("/") ? prefix + name : `${prefix}/${name}`;
@@ -114,21 +97,7 @@ class ScopedPacker {
   }
 
   private base(name: string, st: Stats): Header {
-    const { uid, gid } = this.idMap ? containerOwner(this.idMap, st) : st;
-    const h: Header = {
-      name,
-      // tar-stream replaces a mode of 0 with its default; the type bits keep it non-zero and
-      // are masked off when the header is written
-      mode: st.mode,
-      uid,
-      gid,
-      mtime: new Date(Math.floor(st.mtimeMs / 1000) * 1000),
-    };
-    const pax: Record<string, string> = {};
-    if (uid > USTAR_MAX_ID) pax.uid = String(uid);
-    if (gid > USTAR_MAX_ID) pax.gid = String(gid);
-    if (Object.keys(pax).length > 0) h.pax = pax;
-    return h;
+    return statsHeader(name, st, this.idMap);
   }
 
   private async add(dirFd: number, name: string, tarName: string, st: Stats, depth: number): Promise<void> {
@@ -171,39 +140,17 @@ class ScopedPacker {
     return this.entry({ ...h, type, ...devNumbers(st.rdev) });
   }
 
-  /** An entry without data (an empty body for files, or tar-stream waits for one). */
   private entry(h: Header): Promise<void> {
-    return new Promise((res, rej) => {
-      const done = (err?: Error | null) => (err ? rej(err) : res());
-      if (h.type === "file") this.pack.entry(h, Buffer.alloc(0), done);
-      else this.pack.entry(h, done);
-    });
+    return writeEntry(this.pack, h);
   }
 
   private async fileEntry(dirFd: number, name: string, tarName: string): Promise<void> {
     const opened = openFileForReadAt(dirFd, name);
     if (!opened) return; // not a regular file any more
-    const { fd, stats } = opened;
     try {
-      const h: Header = { ...this.base(tarName, stats), type: "file", size: stats.size };
-      if (stats.size === 0) return await this.entry(h);
-      let sink!: ReturnType<Pack["entry"]>;
-      const finished = new Promise<void>((res, rej) => {
-        sink = this.pack.entry(h, (err) => (err ? rej(err) : res()));
-      });
-      let left = stats.size;
-      while (left > 0) {
-        const buf = Buffer.alloc(Math.min(left, READ_CHUNK)); // a new one each time: the pack keeps it
-        const n = readSync(fd, buf, 0, buf.length, null);
-        left -= n === 0 ? buf.length : n; // shrank: the rest stays zeros
-        if (!sink.write(n === 0 || n === buf.length ? buf : buf.subarray(0, n))) {
-          await Promise.race([once(sink as unknown as NodeJS.EventEmitter, "drain"), finished]);
-        }
-      }
-      (sink as unknown as NodeJS.WritableStream).end();
-      await finished;
+      await writeFileEntry(this.pack, { ...this.base(tarName, opened.stats), type: "file", size: opened.stats.size }, opened.fd);
     } finally {
-      closeSync(fd);
+      closeSync(opened.fd);
     }
   }
 }
