@@ -52,6 +52,7 @@ import { claimPidfile } from "./pidfile.js";
 import { defaultResolveOptions, type ResolveOptions } from "./plugins/resolve-plugin.js";
 import { reloadDaemon, type ReloadOutcome } from "./reload.js";
 import { prepareRoots, type Roots } from "./roots.js";
+import { upgradeStateModes } from "./state-modes-upgrade.js";
 import { checkRootless } from "./userns/rootless.js";
 import { inRootlessKit, rootlessPaths } from "../core/options/rootless-defaults.js";
 import { setupUsernsRemap, shareWithRemappedRoot } from "./userns/remap.js";
@@ -103,6 +104,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   for (const warning of tls?.warnings ?? []) log.warn(warning);
   const remap = setupUsernsRemap(config["userns-remap"], log);
   const roots = prepareRoots(config["data-root"], config["exec-root"], env, remap);
+  const tightened = upgradeStateModes(roots.dataRoot, remap?.root.gid);
+  if (tightened?.changed) log.info(tightened, "made the state an older engined left readable private to root");
   const undo: (() => Promise<void> | void)[] = [claimPidfile(config.pidfile)];
   // (after the pid file: no other daemon uses this exec root, so what is in it was left by a kill)
   usePairFolder(join(roots.execRoot, "pairs"));
@@ -117,7 +120,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     await authz.replace(config["authorization-plugin"]);
     const driver = await openStorage(config["storage-driver"], config["storage-opt"], { ...loader, hooks }, remap?.idMap);
     const images = await ImageStore.open(join(roots.dataRoot, "image"), join(roots.tmpDir, "image"), driver);
-    const containers = new ContainerStore(join(roots.dataRoot, "containers"));
+    const containers = new ContainerStore(join(roots.dataRoot, "containers"), remap?.root.gid);
     if (remap) shareWithRemappedRoot(remap, containers.root);
     const runtime = await openRuntime({ ...loader, hooks });
     const logDrivers = logDriverSource({ ...loader, hooks }, () => config["log-opt"]);

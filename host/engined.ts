@@ -57,6 +57,13 @@ async function main(): Promise<number> {
     return 0;
   }
 
+  // The daemon's own umask, 0022 whatever its caller's was, as dockerd sets its own: a caller's
+  // 0002 or 0000 would widen what the daemon writes, a 0077 would take from files containers
+  // must read (what a layer's tar or a volume gives, with the modes Docker gives them). Private
+  // state is created with modes of its own (core/state-modes.ts), which the umask only narrows.
+  // It is inherited by the supervisor, conmon and the runtime (a container's process gets its
+  // own, from its spec).
+  process.umask(0o022);
   const log = createLogger({
     level: config.debug ? "debug" : config["log-level"],
     format: config["log-format"],

@@ -4,8 +4,9 @@
  * here and used resolved, so that every later path is the real one. `ENGINE_TMPDIR` moves
  * temporary files elsewhere.
  */
-import { chmodSync, mkdirSync, realpathSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { PASS_DIR, PRIVATE_DIR } from "../core/state-modes.js";
 import type { UsernsRemap } from "./userns/remap.js";
 import { remappedDataRoot, remappedExecRoot } from "./userns/remapped-roots.js";
 
@@ -17,12 +18,27 @@ export interface Roots {
 
 /** With `remap` (`--userns-remap`), the state goes to `<data-root>/<uid>.<gid>` (userns/remapped-roots.ts). */
 export function prepareRoots(dataRoot: string, execRoot: string, env: NodeJS.ProcessEnv, remap?: UsernsRemap): Roots {
-  const top = ensureDir(dataRoot, 0o711);
+  const top = ensureDir(dataRoot, PASS_DIR);
+  ownDataRoot(top, remap);
   const data = remap ? remappedDataRoot(top, remap) : top;
-  const exec = ensureDir(execRoot, 0o700);
+  const exec = ensureDir(execRoot, PRIVATE_DIR);
   if (remap) remappedExecRoot(exec, remap);
-  const tmp = ensureDir(env.ENGINE_TMPDIR || join(data, "tmp"), 0o700);
+  const tmp = ensureDir(env.ENGINE_TMPDIR || join(data, "tmp"), PRIVATE_DIR);
   return { dataRoot: data, execRoot: exec, tmpDir: tmp };
+}
+
+/**
+ * The data root is the daemon's whatever made it, as Docker has it at every start: the daemon's
+ * user's, 0710, with the remapped root's group under a remap (it passes through to its own
+ * state, one level down) and the daemon's group otherwise: nobody else lists it or passes
+ * through (an older engined left it 0711).
+ */
+function ownDataRoot(path: string, remap?: UsernsRemap): void {
+  const uid = process.getuid?.() ?? 0;
+  const gid = remap ? remap.root.gid : (process.getgid?.() ?? 0);
+  const st = statSync(path);
+  if (st.uid !== uid || st.gid !== gid) chownSync(path, uid, gid);
+  if ((st.mode & 0o7777) !== PASS_DIR) chmodSync(path, PASS_DIR);
 }
 
 /** Creates the directory (or the one its symlink points to) and returns its real path. */

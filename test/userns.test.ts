@@ -97,6 +97,9 @@ describe("userns-remap: a daemon with --userns-remap=default", function () {
     expect(readdirSync(join(work, "data"))).to.deep.equal([`${uidStart}.${gidStart}`]);
     expect(statSync(remappedRoot()).mode & 0o777).to.equal(0o710);
     expect(owner(remappedRoot())).to.equal(`0:${gidStart}`);
+    // the data root above it too, as Docker has it: the remapped root passes by its group, nobody else
+    expect(statSync(join(work, "data")).mode & 0o777).to.equal(0o710);
+    expect(owner(join(work, "data"))).to.equal(`0:${gidStart}`);
     const info = JSON.parse(await ok(["info", "--format", "{{json .}}"]));
     expect(info.DockerRootDir).to.equal(remappedRoot());
     expect(info.SecurityOptions).to.include("name=userns");
@@ -135,6 +138,9 @@ describe("userns-remap: a daemon with --userns-remap=default", function () {
     try {
       const id = (await ok(["inspect", "-f", "{{.Id}}", name])).trim();
       expect(owner(join(remappedRoot(), "overlay2", id, "diff", "made"))).to.equal(`${uidStart}:${gidStart}`);
+      // the container's folder, whose network files its runtime binds from inside the user namespace
+      expect(statSync(join(remappedRoot(), "containers", id)).mode & 0o777).to.equal(0o710);
+      expect(owner(join(remappedRoot(), "containers", id))).to.equal(`0:${gidStart}`);
       expect(owner(bind)).to.equal(`${uidStart}:${gidStart}`); // a missing bind source is made for the remapped root
       expect(owner(join(bind, "f"))).to.equal(`${uidStart}:${gidStart}`);
       const mountpoint = (await ok(["volume", "inspect", "-f", "{{.Mountpoint}}", "userns-vol"])).trim();

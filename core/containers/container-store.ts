@@ -5,10 +5,11 @@
  * `/`); names are unique.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chownSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { errors } from "../errors.js";
 import { writeJsonAtomic } from "../images/atomic-file.js";
+import { PASS_DIR } from "../state-modes.js";
 import type { EndpointSpec } from "../contracts/network.js";
 import type { ContainerCreateConfig, HostConfig } from "./container-config.js";
 import type { ContainerMount } from "./mount-point.js";
@@ -90,8 +91,12 @@ export function newState(): ContainerState {
 export class ContainerStore {
   private readonly byId = new Map<string, ContainerRecord>();
 
-  constructor(readonly root: string) {
-    mkdirSync(root, { recursive: true, mode: 0o710 });
+  /**
+   * `passGid`: under `--userns-remap`, the remapped root's group, which passes through each
+   * container's folder (its runtime binds the network files from inside the user namespace).
+   */
+  constructor(readonly root: string, private readonly passGid?: number) {
+    mkdirSync(root, { recursive: true, mode: PASS_DIR });
     for (const id of readdirSync(root)) {
       if (!/^[a-f0-9]{64}$/.test(id)) continue;
       try {
@@ -155,8 +160,20 @@ export class ContainerStore {
   }
 
   save(record: ContainerRecord): void {
+    if (!this.byId.has(record.Id)) this.makeDir(record.Id);
     writeJsonAtomic(join(this.dir(record.Id), "config.json"), record);
     this.byId.set(record.Id, record);
+  }
+
+  /** A new container's folder, Docker's 0710: nobody else lists its logs and files. */
+  private makeDir(id: string): void {
+    const dir = this.dir(id);
+    try {
+      mkdirSync(dir, { mode: PASS_DIR });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+    if (this.passGid !== undefined) chownSync(dir, 0, this.passGid);
   }
 
   remove(id: string): void {

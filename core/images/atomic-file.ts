@@ -7,6 +7,7 @@ import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeFileSync } 
 import { open } from "node:fs/promises";
 import { randomBytes } from "node:crypto";
 import { dirname, join } from "node:path";
+import { PRIVATE_DIR, PRIVATE_FILE } from "../state-modes.js";
 
 function sync(path: string, flags: "r" | "r+"): void {
   const fd = openSync(path, flags);
@@ -37,9 +38,9 @@ export async function syncFileInBackground(path: string): Promise<void> {
 
 export function writeFileAtomic(path: string, data: string | Buffer): void {
   const dir = dirname(path);
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });
   const tmp = join(dir, `.tmp-${randomBytes(6).toString("hex")}`);
-  writeFileSync(tmp, data, { mode: 0o600 });
+  writeFileSync(tmp, data, { mode: PRIVATE_FILE });
   syncFile(tmp);
   renameSync(tmp, path);
   syncDir(dir);

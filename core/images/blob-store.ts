@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { errors } from "../errors.js";
+import { PRIVATE_DIR, PRIVATE_FILE } from "../state-modes.js";
 import { syncDir, syncFileInBackground } from "./atomic-file.js";
 
 export const isDigest = (d: string) => /^sha256:[a-f0-9]{64}$/.test(d);
@@ -19,8 +20,9 @@ export class BlobStore {
 
   constructor(root: string, private readonly tmpDir: string) {
     this.dir = join(root, "blobs", "sha256");
-    mkdirSync(this.dir, { recursive: true });
-    mkdirSync(tmpDir, { recursive: true });
+    // image/, blobs/ and blobs/sha256/ alike: nobody else lists which images this host has
+    mkdirSync(this.dir, { recursive: true, mode: PRIVATE_DIR });
+    mkdirSync(tmpDir, { recursive: true, mode: PRIVATE_DIR });
   }
 
   path(digest: string): string {
@@ -28,7 +30,10 @@ export class BlobStore {
     return join(this.dir, digest.slice("sha256:".length));
   }
 
-  /** A fresh name in the store's temporary folder (same filesystem: `adopt` renames it in). */
+  /**
+   * A fresh name in the store's temporary folder (same filesystem: `adopt` renames it in, and
+   * the file keeps its mode: whoever writes it gives it PRIVATE_FILE).
+   */
   tempPath(prefix: string): string {
     return join(this.tmpDir, `${prefix}-${randomBytes(8).toString("hex")}`);
   }
@@ -62,7 +67,7 @@ export class BlobStore {
       },
     });
     try {
-      await pipeline(source, meter, createWriteStream(tmp, { mode: 0o600 }));
+      await pipeline(source, meter, createWriteStream(tmp, { mode: PRIVATE_FILE }));
       const digest = `sha256:${hash.digest("hex")}`;
       if (expected && expected !== digest) throw errors.imageDigestMismatch("blob", expected, digest);
       await syncFileInBackground(tmp);

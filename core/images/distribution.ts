@@ -7,6 +7,7 @@
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { PRIVATE_DIR } from "../state-modes.js";
 import { writeJsonAtomic } from "./atomic-file.js";
 
 export interface BlobLocation {
@@ -26,7 +27,7 @@ export class DistributionMetadata {
 
   constructor(root: string) {
     this.dir = join(root, "distribution");
-    mkdirSync(this.dir, { recursive: true });
+    mkdirSync(this.dir, { recursive: true, mode: PRIVATE_DIR });
   }
 
   private file(diffId: string): string {

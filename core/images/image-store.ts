@@ -13,6 +13,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { StorageDriver } from "../contracts/storage.js";
 import { errors } from "../errors.js";
+import { PRIVATE_DIR } from "../state-modes.js";
 import { writeJsonAtomic } from "./atomic-file.js";
 import { BlobStore } from "./blob-store.js";
 import { DistributionMetadata } from "./distribution.js";
@@ -64,7 +65,7 @@ export class ImageStore {
     this.distribution = new DistributionMetadata(root);
     this.imagesDir = join(root, "images");
     this.refsFile = join(root, "references.json");
-    mkdirSync(this.imagesDir, { recursive: true });
+    mkdirSync(this.imagesDir, { recursive: true, mode: PRIVATE_DIR });
   }
 
   static async open(root: string, tmpDir: string, driver: StorageDriver): Promise<ImageStore> {
@@ -362,7 +363,7 @@ export class ImageStore {
 
   private async recover(): Promise<void> {
     rmSync(this.tmpDir, { recursive: true, force: true });
-    mkdirSync(this.tmpDir, { recursive: true });
+    mkdirSync(this.tmpDir, { recursive: true, mode: PRIVATE_DIR });
     await this.driver.cleanup();
     await this.layers.recoverPending();
     // Images whose layers or config are not whole are not images.

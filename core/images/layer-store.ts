@@ -17,6 +17,7 @@ import { directOutlet } from "../archive/outlet.js";
 import { LayoutRecorder, tarFromLayout } from "../archive/tar-layout.js";
 import type { StorageDriver } from "../contracts/storage.js";
 import { errors } from "../errors.js";
+import { PRIVATE_DIR, PRIVATE_FILE } from "../state-modes.js";
 import { syncDir, syncFileInBackground, writeJsonAtomic } from "./atomic-file.js";
 import type { BlobStore } from "./blob-store.js";
 import { digestOfFile } from "./blob-store.js";
@@ -86,7 +87,7 @@ export class LayerStore {
 
   constructor(root: string, private readonly blobs: BlobStore, readonly driver: StorageDriver) {
     this.dir = join(root, "layers");
-    mkdirSync(this.dir, { recursive: true });
+    mkdirSync(this.dir, { recursive: true, mode: PRIVATE_DIR });
   }
 
   /** Whether pulled layers are kept as layouts (the driver shows its files). */
@@ -122,7 +123,7 @@ export class LayerStore {
     await this.driver.remove(id); // a leftover without its record
     // From here until the record is written, a crash leaves a driver layer no record names:
     // the pending mark says which, for recoverPending().
-    writeFileSync(this.pendingPath(id), "");
+    writeFileSync(this.pendingPath(id), "", { mode: PRIVATE_FILE });
     await this.driver.create(id, parent ? hex(parent) : undefined);
     try {
       const size = await this.driver.applyDiff(id, createReadStream(tarFile));
@@ -248,7 +249,7 @@ export class LayerStore {
     await this.driver.remove(id); // a leftover without its record
     // From here until the record is written, a crash leaves a driver layer no record names:
     // the pending mark says which, for recoverPending().
-    writeFileSync(this.pendingPath(id), "");
+    writeFileSync(this.pendingPath(id), "", { mode: PRIVATE_FILE });
     made.push(chainId);
     await this.driver.create(id, parent ? hex(parent) : undefined);
   }
@@ -260,7 +261,7 @@ export class LayerStore {
     const keepTar = !compressed;
     let tarSize = 0;
     const hash = createHash("sha256");
-    const file = keepTar ? createWriteStream(tmp, { mode: 0o600 }) : undefined;
+    const file = keepTar ? createWriteStream(tmp, { mode: PRIVATE_FILE }) : undefined;
     // One pass: the tar is digested on its way to the driver and, when it is the blob to keep,
     // written to the blob file too (the slower of the two readers sets the pace). A decoder's
     // output is digested by a tap, with no stream stage between it and the driver (whose reader
@@ -436,7 +437,7 @@ export class LayerStore {
 
   /** Removes a layer (its record first, so that a crash half way leaves a leftover, not a lie; the pending mark has it removed at the next start). */
   async remove(chainId: string): Promise<void> {
-    writeFileSync(this.pendingPath(hex(chainId)), "");
+    writeFileSync(this.pendingPath(hex(chainId)), "", { mode: PRIVATE_FILE });
     rmSync(join(this.dir, `${hex(chainId)}.json`), { force: true });
     rmSync(this.layoutPath(hex(chainId)), { force: true });
     await this.driver.remove(hex(chainId));

@@ -168,6 +168,9 @@ export abstract class OverlayLayout {
     const setup = this.layerSetup(id, opts);
 
     try {
+      // 0700, not Docker's 0710: a root filesystem is mounted under the exec root, never in
+      // here (no `merged/`), and the mount reads the layers with the daemon's credentials, so
+      // not even a remapped root passes through
       mkdirSync(dir, { mode: 0o700 });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === "EEXIST") throw new Error(`${this.name}: layer ${id} already exists`);

@@ -18,6 +18,7 @@ import { digestOfFile } from "../../core/images/blob-store.js";
 import type { ContainerConfig, ImageConfig } from "../../core/images/image-config.js";
 import type { Image, ImageStore } from "../../core/images/image-store.js";
 import { familiarName, formatReference, parseReference, repositoryOf } from "../../core/images/reference.js";
+import { PRIVATE_FILE } from "../../core/state-modes.js";
 import { ENGINE_VERSION } from "../../core/version.js";
 import { imageTagEvent } from "../images/image-events.js";
 import { applyChanges } from "../images/changes.js";
@@ -90,7 +91,8 @@ async function readLayer(deps: CommitDeps, c: ContainerRecord, opts: CommitOptio
   const pausing = opts.pause && c.State.Running && !c.State.Paused;
   if (pausing) await deps.pauser.pause(c, opts.ref);
   try {
-    await pipeline(await deps.storage.diff(c.Id), createWriteStream(tarFile));
+    // the file becomes the layer's blob as it is (renamed): private from the start
+    await pipeline(await deps.storage.diff(c.Id), createWriteStream(tarFile, { mode: PRIVATE_FILE }));
   } finally {
     if (pausing) await deps.pauser.unpause(c, opts.ref);
   }

@@ -9,6 +9,7 @@ import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import tarStream from "tar-stream";
 import { errors } from "../../core/errors.js";
+import { PRIVATE_DIR, PRIVATE_FILE } from "../../core/state-modes.js";
 
 export class ArchiveDir {
   private readonly links = new Map<string, string>();
@@ -27,11 +28,12 @@ export class ArchiveDir {
           continue;
         }
         if (entry.header.type === "file" || entry.header.type === "contiguous-file") {
-          mkdirSync(dirname(join(dir, name)), { recursive: true });
-          await pipeline(entry, createWriteStream(join(dir, name)));
+          // its layer tars are moved into the blob store as they are: private from the start
+          mkdirSync(dirname(join(dir, name)), { recursive: true, mode: PRIVATE_DIR });
+          await pipeline(entry, createWriteStream(join(dir, name), { mode: PRIVATE_FILE }));
           continue;
         }
-        if (entry.header.type === "directory") mkdirSync(join(dir, name), { recursive: true });
+        if (entry.header.type === "directory") mkdirSync(join(dir, name), { recursive: true, mode: PRIVATE_DIR });
         else if (entry.header.type === "symlink" && entry.header.linkname) {
           archive.links.set(name, posix.normalize(posix.join(posix.dirname(name), entry.header.linkname)));
         }

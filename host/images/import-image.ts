@@ -13,6 +13,7 @@ import { errors } from "../../core/errors.js";
 import type { ImageConfig } from "../../core/images/image-config.js";
 import type { Image, ImageStore } from "../../core/images/image-store.js";
 import { digestOfFile } from "../../core/images/blob-store.js";
+import { PRIVATE_FILE } from "../../core/state-modes.js";
 import { applyChanges } from "./changes.js";
 
 export interface ImportOptions {
@@ -49,7 +50,8 @@ export async function openImportSource(fromSrc: string, body: Readable): Promise
 export async function importImage(store: ImageStore, opts: ImportOptions): Promise<Image> {
   const tarFile = join(store.tmpDir, `import-${randomBytes(8).toString("hex")}.tar`);
   try {
-    await pipeline(decompress(opts.source, { disablePigz: opts.disablePigz }), createWriteStream(tarFile));
+    // the file becomes the layer's blob as it is (renamed): private from the start
+    await pipeline(decompress(opts.source, { disablePigz: opts.disablePigz }), createWriteStream(tarFile, { mode: PRIVATE_FILE }));
     const { digest } = await digestOfFile(tarFile);
     const now = new Date().toISOString();
     const config: ImageConfig = {

@@ -10,6 +10,7 @@ import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { decompress } from "../../core/archive/index.js";
 import { errors } from "../../core/errors.js";
+import { PRIVATE_DIR, PRIVATE_FILE } from "../../core/state-modes.js";
 import { digestOfFile } from "../../core/images/blob-store.js";
 import type { Image, ImageStore } from "../../core/images/image-store.js";
 import { ArchiveDir } from "./archive-dir.js";
@@ -43,7 +44,7 @@ export async function loadImages(
   opts: { disablePigz: boolean; onLoaded?: (image: Image, tags: string[]) => void },
 ): Promise<Image[]> {
   const work = join(store.tmpDir, `load-${randomBytes(8).toString("hex")}`);
-  mkdirSync(work, { recursive: true });
+  mkdirSync(work, { recursive: true, mode: PRIVATE_DIR });
   try {
     const archive = await ArchiveDir.unpack(tar, join(work, "archive"));
     let counter = 0;
@@ -57,7 +58,7 @@ export async function loadImages(
       }
       if (!isCompressed(file)) return file;
       const out = join(work, `layer-${counter++}.tar`);
-      await pipeline(decompress(createReadStream(file), { disablePigz: opts.disablePigz }), createWriteStream(out));
+      await pipeline(decompress(createReadStream(file), { disablePigz: opts.disablePigz }), createWriteStream(out, { mode: PRIVATE_FILE }));
       return out;
     };
     const plan: ToStore[] = [];

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import type { NetworkSpec } from "../../core/contracts/network.js";
 import { writeJsonAtomic } from "../../core/images/atomic-file.js";
 import type { IpamState } from "../../core/network/ipam.js";
+import { PRIVATE_DIR } from "../../core/state-modes.js";
 
 export interface NetworkRecord {
   spec: NetworkSpec;
@@ -21,7 +22,7 @@ export class NetworkStore {
   private readonly byId = new Map<string, NetworkRecord>();
 
   constructor(private readonly dir: string) {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });
     for (const f of readdirSync(dir)) {
       if (!/^[a-f0-9]{64}\.json$/.test(f)) continue;
       try {

@@ -1,22 +1,22 @@
 /**
- * The roots of a remapping daemon (Docker's setupDaemonRoot): the data root stays 0711 (anyone
- * may pass through, nobody lists it) and the daemon's state goes one level down, in
+ * The roots of a remapping daemon (Docker's setupDaemonRoot): the data root is root's with the
+ * remapped root's group, 0710 (host/roots.ts), and the daemon's state goes one level down, in
  * `<data-root>/<uid>.<gid>` of the remapped root, root's with the remapped root's group, 0710.
  * Every folder above it must let the remapped root pass (o+x, or its owner or group), or
  * containers could not reach their root filesystems and mounts: the start fails naming the
  * folder. The exec root, where root filesystems are mounted, gets the same 0710 treatment.
  */
-import { chmodSync, mkdirSync, statSync } from "node:fs";
+import { mkdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { errors } from "../../core/errors.js";
+import { PASS_DIR } from "../../core/state-modes.js";
 import type { Owner } from "../../core/userns/id-map.js";
 import { shareWithRemappedRoot, type UsernsRemap } from "./remap.js";
 
 /** Makes `<dataRoot>/<uid>.<gid>` for the remapped root and returns it. */
 export function remappedDataRoot(dataRoot: string, remap: UsernsRemap): string {
-  chmodSync(dataRoot, 0o711);
   const root = join(dataRoot, `${remap.root.uid}.${remap.root.gid}`);
-  mkdirSync(root, { recursive: true, mode: 0o710 });
+  mkdirSync(root, { recursive: true, mode: PASS_DIR });
   shareWithRemappedRoot(remap, root);
   checkPassable(root, remap.root);
   return root;
