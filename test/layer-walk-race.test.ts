@@ -17,6 +17,7 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import { expect } from "chai";
 import { extract } from "tar-stream";
 import { changesUsage, packChanges, packLayer, treeChanges, type TreeChange } from "../core/archive/index.js";
+import { createOverlay2Driver } from "../plugins/storage-overlay2/overlay2.js";
 import { makeTempDir } from "./helpers/engined.js";
 import "./helpers/root-hooks.js";
 
@@ -162,6 +163,38 @@ describe("layer walks against a symlink-swapping container (core/archive)", func
     expect(tar.filter((e) => e.name.startsWith("d")).map((e) => `${e.type} ${e.name}`)).to.deep.equal(["symlink d"]);
     expect(changesUsage(layer, changes).size).to.equal(0);
     expect(openFds()).to.equal(before);
+  });
+
+  it("a layer's usage (overlay2's docker ps -s, system df): a directory swapped while the walk is in it is not followed", async () => {
+    const home = join(makeTempDir("engine-walk-usage-"), "overlay2");
+    mkdirSync(home);
+    const driver = await createOverlay2Driver({ home, options: {} });
+    // the host folder holds the names the container's d holds, each with the secret: a walk that
+    // followed the swapped d would count their bytes
+    for (let i = 0; i < 5000; i++) writeFileSync(join(hostDir, `f${String(i).padStart(4, "0")}`), secret);
+    // The swap comes after 1 turn of the event loop (where a descriptor walk yields once, inside
+    // d: it has more entries than the walk counts between turns) or after more (where a walk
+    // that awaits each entry is somewhere inside d).
+    for (const turns of [1, 3, 10, 30, 100, 300, 1000]) {
+      const id = `c${turns}`;
+      await driver.create(id, undefined, { writable: true });
+      const diff = join(home, id, "diff");
+      mkdirSync(join(diff, "d"));
+      for (let i = 0; i < 5000; i++) writeFileSync(join(diff, "d", `f${String(i).padStart(4, "0")}`), "");
+      const before = openFds();
+      let settled = false;
+      const swapped = (async () => {
+        for (let t = 0; t < turns && !settled; t++) await nextTurn();
+        renameSync(join(diff, "d"), join(diff, "d-moved"));
+        symlinkSync(hostDir, join(diff, "d"));
+      })();
+      const usage = await driver.usage(id).finally(() => (settled = true));
+      await swapped;
+      expect(usage.size, `bytes of the host's files were counted (swap after ${turns} turns)`).to.equal(0);
+      expect(openFds()).to.equal(before);
+      // once swapped, the link is counted as a link, and nothing behind it
+      expect((await driver.usage(id)).size).to.equal(0);
+    }
   });
 
   it("packChanges: a directory swapped for a symlink while its changes stream is not followed", async () => {

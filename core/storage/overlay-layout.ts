@@ -26,12 +26,17 @@
  * specification's `cwd` saying where the mount must be made from.
  */
 import { randomBytes } from "node:crypto";
-import { chownSync, existsSync, mkdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { lstat, mkdir, readdir, readFile, rename, rm, symlink, unlink, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { setImmediate as nextTurn } from "node:timers/promises";
+import { DIR_FLAGS, lstatAt, readdirFd, tryOpenDirAt } from "../fs/at.js";
 import type { CreateOptions, LayerUsage, MountSpec } from "../contracts/storage.js";
 import { rootOwner, type IdMap } from "../userns/id-map.js";
 import { readOptional, readOptionalSync } from "./read-optional.js";
+
+/** Entries counted between two turns of the event loop in `usage`. */
+const USAGE_ENTRIES_PER_TURN = 4096;
 
 /** The kernel copies one page of mount options; 4096 minus the closing NUL. */
 export const MOUNT_OPTIONS_MAX = 4095;
@@ -256,23 +261,43 @@ export abstract class OverlayLayout {
     return [{ type: kind.type, source: kind.source, options: relativeOptions, cwd: this.home }];
   }
 
+  /**
+   * The layer's bytes and inodes. A container's `diff` is live and the container's to change, so
+   * it is walked by descriptors, one name at a time, never following a symlink (core/fs/at.ts):
+   * a directory swapped for a link to `/` mid-walk is counted as the link, never walked into.
+   * Synchronous calls, with a turn of the event loop every few thousand entries.
+   */
   async usage(id: string): Promise<LayerUsage> {
     const root = join(this.dir(id), "diff");
     if (!existsSync(root)) throw new Error(`${this.name}: layer ${id} does not exist`);
-    const seen = new Set<bigint>();
+    const seen = new Set<number>();
     let size = 0;
-    const walk = async (path: string): Promise<void> => {
-      for (const entry of await readdir(path, { withFileTypes: true })) {
-        const child = join(path, entry.name);
-        const st = await lstat(child, { bigint: true });
+    let entries = 0;
+    const walk = async (dirFd: number): Promise<void> => {
+      for (const name of readdirFd(dirFd)) {
+        if (++entries % USAGE_ENTRIES_PER_TURN === 0) await nextTurn();
+        const st = lstatAt(dirFd, name);
+        if (!st) continue; // gone since it was listed
         if (!seen.has(st.ino)) {
           seen.add(st.ino);
-          if (st.isFile()) size += Number(st.size);
+          if (st.isFile()) size += st.size;
         }
-        if (st.isDirectory()) await walk(child);
+        if (!st.isDirectory()) continue;
+        const child = tryOpenDirAt(dirFd, name);
+        if (child === undefined) continue; // no longer a directory
+        try {
+          await walk(child);
+        } finally {
+          closeSync(child);
+        }
       }
     };
-    await walk(root);
+    const rootFd = openSync(root, DIR_FLAGS);
+    try {
+      await walk(rootFd);
+    } finally {
+      closeSync(rootFd);
+    }
     return { size, inodes: seen.size };
   }
 
