@@ -290,7 +290,9 @@ export const errors = {
     501,
     (driver: string) => `configured logging driver does not support reading: ${driver}`,
   ),
-  containerLogConfigInvalid: define("ENGINE_ERR_CONTAINER_LOG_CONFIG_INVALID", 400, (why: string) => `invalid log configuration: ${why}`),
+  containerLogInitFailed: define("ENGINE_ERR_CONTAINER_LOG_INIT_FAILED", 500, (why: string) => `failed to initialize logging driver: ${why}`),
+  // The driver's own words, unprefixed, as Docker answers (`unknown log opt 'x' for syslog log driver`).
+  containerLogConfigInvalid: define("ENGINE_ERR_CONTAINER_LOG_CONFIG_INVALID", 400, (why: string) => why),
   // files: docker cp (archive), export
   containerPathEmpty: define("ENGINE_ERR_CONTAINER_PATH_EMPTY", 400, () => "bad parameter: path cannot be empty"),
   containerFileNotFound: define(

@@ -34,7 +34,7 @@ import type { RuleHost } from "../../core/options/rules.js";
 import type { DaemonConfig } from "../../core/options/table.js";
 import type { ContainerNetworks } from "../network/container-networks.js";
 import type { ContainerVolumes } from "../volumes/container-volumes.js";
-import type { LogDriverSource } from "../plugins/log-drivers.js";
+import { LOG_INIT_FAILED, type LogDriverSource } from "../plugins/log-drivers.js";
 import { mountSpecs, unmountAll } from "../storage/mount-specs.js";
 import { SupervisorClientError, type SupervisorClient } from "../supervisor/client.js";
 import { ensureSupervisor, type SupervisorHandle } from "../supervisor/launch.js";
@@ -727,6 +727,10 @@ function startFailure(err: Error): { error: Error; message: string; exitCode?: n
     return { error: e, message: e.message };
   }
   const text = err.message;
+  if (text.startsWith(LOG_INIT_FAILED)) {
+    const e = errors.containerLogInitFailed(text.slice(LOG_INIT_FAILED.length));
+    return { error: e, message: e.message, exitCode: 128 };
+  }
   if (/executable file not found|no such file or directory/i.test(text)) {
     const e = errors.containerCommandFailed(text);
     return { error: e, message: e.message, exitCode: 127 };

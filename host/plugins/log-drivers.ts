@@ -10,6 +10,7 @@ import { errors } from "../../core/errors.js";
 import { createHooks } from "../../core/hooks.js";
 import { readHostFacts } from "../host-facts.js";
 import { createLogger } from "../logger.js";
+import { CACHE_DRIVER, withLocalCache } from "./dual-logging.js";
 import { loadPlugins, type LoaderDeps } from "./plugin-loader.js";
 import { defaultResolveOptions, isPathReference, type ChosenBy } from "./resolve-plugin.js";
 
@@ -29,9 +30,11 @@ export function logDriverSource(loader: LoaderDeps, defaults: () => Record<strin
     const key = isPathReference(name) && own ? parsePluginId(own.id).name : name;
     const driver = await loader.hooks.createLogDriver.get(key)?.promise({ dataRoot: loader.dataRoot, defaults: defaults() });
     if (!driver) throw new Error(`log driver ${name} was loaded but made no driver`);
-    return driver;
+    // A driver that cannot read is read through a local cache (dual logging), as in Docker.
+    const readable = driver.capabilities.includes("read") ? driver : withLocalCache(driver, () => source(CACHE_DRIVER, "operator"));
+    return withStartErrors(readable);
   };
-  return (name, chosenBy) => {
+  const source: LogDriverSource = (name, chosenBy) => {
     if (!drivers.has(name)) {
       if (chosenBy === "client" && isPathReference(name)) return Promise.reject(errors.pluginPathFromClient("log", name));
       drivers.set(name, load(name, chosenBy).catch((err: Error) => {
@@ -40,6 +43,27 @@ export function logDriverSource(loader: LoaderDeps, defaults: () => Record<strin
       }));
     }
     return drivers.get(name)!;
+  };
+  return source;
+}
+
+/**
+ * Docker's prefix of a logger that cannot be made; the supervisor's answer carries it to
+ * engined as text, which turns it into ENGINE_ERR_CONTAINER_LOG_INIT_FAILED.
+ */
+export const LOG_INIT_FAILED = "failed to initialize logging driver: ";
+
+/** A logger that cannot be made fails the container's start with Docker's words. */
+function withStartErrors(driver: LogDriver): LogDriver {
+  return {
+    ...driver,
+    async createLogger(ctx) {
+      try {
+        return await driver.createLogger(ctx);
+      } catch (err) {
+        throw new Error(`${LOG_INIT_FAILED}${(err as Error).message}`);
+      }
+    },
   };
 }
 

@@ -35,6 +35,12 @@ export interface StartOptions {
    * the daemon's), with its default bridge (without a namespace, test daemons get `--bridge none`).
    */
   netns?: string;
+  /**
+   * A command that runs engined (its path and flags are appended): e.g. `unshare --mount ...
+   * sh -c '...; exec "$@"'` to give the daemon a mount namespace of its own. It must exec
+   * engined, so that the pid stays the daemon's.
+   */
+  wrap?: string[];
   /** Replace the default `-H unix://<dir>/engine.sock`. */
   hosts?: string[];
   env?: NodeJS.ProcessEnv;
@@ -71,7 +77,11 @@ export async function startEngined(opts: StartOptions = {}): Promise<TestDaemon>
   const socket = join(dir, "engine.sock");
   const hosts = opts.hosts ?? [`unix://${socket}`];
   const args = [...daemonArgs(dir, { bridge: !!opts.netns }), ...hosts.flatMap((h) => ["-H", h]), ...(opts.args ?? [])];
-  const [command, argv] = opts.netns ? ["nsenter", [`--net=${opts.netns}`, "--", ENGINED, ...args]] : [ENGINED, args];
+  const [command, argv] = opts.netns
+    ? ["nsenter", [`--net=${opts.netns}`, "--", ENGINED, ...args]]
+    : opts.wrap
+      ? [opts.wrap[0], [...opts.wrap.slice(1), ENGINED, ...args]]
+      : [ENGINED, args];
   const proc = spawn(command, argv, {
     cwd: opts.cwd ?? ROOT,
     env: { ...process.env, ...opts.env },
