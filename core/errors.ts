@@ -131,6 +131,11 @@ export const errors = {
     (kind: string, name: string) =>
       `${kind} driver "${name}" is a path: drivers named in an API request are chosen by name (a built-in driver or an installed engine-plugin-${kind}-<name> package); only the daemon's own configuration may load a plugin from a path`,
   ),
+  pluginMadeNoDriver: define(
+    "ENGINE_ERR_PLUGIN_MADE_NO_DRIVER",
+    500,
+    (kind: string, name: string, hook: string) => `${kind} plugin "${name}" was loaded but made no driver: it tapped no ${hook} hook for that name`,
+  ),
   pluginNotFound: define(
     "ENGINE_ERR_PLUGIN_NOT_FOUND",
     500,
@@ -433,11 +438,6 @@ export const errors = {
     "ENGINE_ERR_STORAGE_DRIVER_NO_USERNS",
     500,
     (name: string) => `the ${name} storage driver does not support --userns-remap (its layers cannot be kept with remapped owners); use overlay2 or fuse-overlayfs`,
-  ),
-  storageDriverUnavailable: define(
-    "ENGINE_ERR_STORAGE_DRIVER_UNAVAILABLE",
-    500,
-    (name: string) => `storage driver ${name} was loaded but made no driver (its plugin tapped no createStorageDriver hook)`,
   ),
   storageDriverOptionUnknown: define("ENGINE_ERR_STORAGE_DRIVER_OPTION_UNKNOWN", 400, (driver: string, key: string) => `${driver}: unknown option ${key}`),
   storageDriverOptionInvalid: define(

@@ -107,6 +107,8 @@ export function createHooks() {
     appliedPlugin: new SyncHook<[AppliedPluginInfo]>(["plugin"]),
 
     // --- drivers ---------------------------------------------------------------------------------
+    // Every factory below is called by one driver registry (host/plugins/driver-registry.ts),
+    // which loads the plugin of a kind and name, calls its factory once and keeps the driver.
 
     /**
      * Storage drivers by name (`hooks.createStorageDriver.for("overlay2")`). The daemon calls the

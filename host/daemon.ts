@@ -28,6 +28,7 @@ import { EventLog } from "./events/event-log.js";
 import { makeEvent } from "../core/events/event.js";
 import { openNetwork } from "./network/open-network.js";
 import { openRuntime } from "./containers/open-runtime.js";
+import { DriverRegistry } from "./plugins/driver-registry.js";
 import { logDriverSource } from "./plugins/log-drivers.js";
 import { imageRoutes } from "./api/routes/images.js";
 import { authRoutes } from "./api/routes/auth.js";
@@ -118,16 +119,18 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const loader = { log, host, dataRoot: roots.dataRoot, execRoot: roots.execRoot, resolve: opts.resolve ?? defaultResolveOptions() };
     const authz = new AuthzChain(hooks, loader);
     await authz.replace(config["authorization-plugin"]);
-    const driver = await openStorage(config["storage-driver"], config["storage-opt"], { ...loader, hooks }, remap?.idMap);
+    // every driver of every kind is made and kept by one registry (host/plugins/driver-registry.ts)
+    const drivers = new DriverRegistry({ ...loader, hooks }).host();
+    const driver = await openStorage(config["storage-driver"], config["storage-opt"], drivers, remap?.idMap);
     const images = await ImageStore.open(join(roots.dataRoot, "image"), join(roots.tmpDir, "image"), driver);
     const containers = new ContainerStore(join(roots.dataRoot, "containers"), remap?.root.gid);
     if (remap) shareWithRemappedRoot(remap, containers.root);
-    const runtime = await openRuntime({ ...loader, hooks });
-    const logDrivers = logDriverSource({ ...loader, hooks }, () => config["log-opt"]);
+    const runtime = await openRuntime(drivers);
+    const logDrivers = logDriverSource(drivers, () => config["log-opt"]);
     // The default log driver and its --log-opt defaults are checked now: a typo stops the start.
     await logDrivers(config["log-driver"], "operator").then((d) => d.validateOptions(config["log-opt"]));
-    const network = await openNetwork({ ...loader, hooks }, { containers, config: () => config, log: log.child({ component: "network" }), remap });
-    const volumes = openVolumes({ ...loader, hooks }, { containers, log: log.child({ component: "volumes" }), rootOwner: remap?.root });
+    const network = await openNetwork(drivers, { containers, config: () => config, log: log.child({ component: "network" }), remap });
+    const volumes = openVolumes(drivers, { containers, log: log.child({ component: "volumes" }), rootOwner: remap?.root });
     openDevices({ hooks, config: () => config, log: log.child({ component: "devices" }) });
     const eventLog = new EventLog(hooks);
     const runner = new ContainerRunner({

@@ -1,17 +1,13 @@
 /**
- * Opens the runtime driver (the maker of OCI bundles): loads the `runtime` plugin `ocirun`
- * (built-in, installed package or path) and asks its `createRuntime` hook for the driver.
+ * Opens the runtime driver (the maker of OCI bundles): the `runtime` plugin `ocirun` (built-in,
+ * installed package or path), made through the driver registry by its `createRuntime` hook.
  * Which runtime binary runs a container is runtime-select.ts's business, not the plugin's.
  */
 import type { RuntimeDriver } from "../../core/contracts/runtime.js";
-import type { EngineHooks } from "../../core/hooks.js";
-import { loadPlugins, type LoaderDeps } from "../plugins/plugin-loader.js";
+import type { PluginHost } from "../plugins/driver-registry.js";
 
 export const RUNTIME_PLUGIN = "ocirun";
 
-export async function openRuntime(loader: LoaderDeps & { hooks: EngineHooks }): Promise<RuntimeDriver> {
-  await loadPlugins([{ kind: "runtime", name: RUNTIME_PLUGIN }], loader);
-  const driver = await loader.hooks.createRuntime.get(RUNTIME_PLUGIN)?.promise({ execRoot: loader.execRoot });
-  if (!driver) throw new Error(`runtime plugin ${RUNTIME_PLUGIN} was loaded but made no driver (it tapped no createRuntime hook)`);
-  return driver;
+export function openRuntime(host: PluginHost): Promise<RuntimeDriver> {
+  return host.drivers.driver("runtime", RUNTIME_PLUGIN, { context: () => ({ execRoot: host.execRoot }) });
 }

@@ -6,11 +6,9 @@
  */
 import { join } from "node:path";
 import type { Logger } from "pino";
-import type { NetworkDriver } from "../../core/contracts/network.js";
 import type { ContainerStore } from "../../core/containers/container-store.js";
-import type { EngineHooks } from "../../core/hooks.js";
 import type { DaemonConfig } from "../../core/options/table.js";
-import { loadPlugins, type LoaderDeps } from "../plugins/plugin-loader.js";
+import type { PluginHost } from "../plugins/driver-registry.js";
 import { ContainerNetworks } from "./container-networks.js";
 import { NetworkManager } from "./network-manager.js";
 import { NetworkStore } from "./network-store.js";
@@ -18,33 +16,20 @@ import { Sandboxes } from "./sandbox.js";
 import type { UsernsRemap } from "../userns/remap.js";
 
 export async function openNetwork(
-  loader: LoaderDeps & { hooks: EngineHooks },
+  loader: PluginHost,
   deps: { containers: ContainerStore; config: () => DaemonConfig; log: Logger; remap?: UsernsRemap },
 ): Promise<{ networks: NetworkManager; containers: ContainerNetworks }> {
-  const drivers = new Map<string, Promise<NetworkDriver>>();
   const tag = NetworkManager.tagOf(loader.execRoot);
-  const driver = (name: string): Promise<NetworkDriver> => {
-    let d = drivers.get(name);
-    if (!d) {
-      d = (async () => {
-        // a network's driver is always a client's choice (POST /networks/create, or stored from one)
-        await loadPlugins([{ kind: "network", name, chosenBy: "client" }], loader);
-        const made = await loader.hooks.createNetworkDriver.get(name)?.promise({ config: deps.config, tag, execRoot: loader.execRoot, log: deps.log });
-        if (!made) throw new Error(`network plugin ${name} was loaded but made no driver (it tapped no createNetworkDriver hook)`);
-        return made;
-      })();
-      d.catch(() => drivers.delete(name));
-      drivers.set(name, d);
-    }
-    return d;
-  };
+  // a network's driver is always a client's choice (POST /networks/create, or stored from one)
+  const driver = (name: string) =>
+    loader.drivers.driver("network", name, { chosenBy: "client", context: () => ({ config: deps.config, tag, execRoot: loader.execRoot, log: deps.log }) });
   const networks = new NetworkManager({ store: new NetworkStore(join(loader.dataRoot, "network")), containers: deps.containers, config: deps.config, log: deps.log, driver, hooks: loader.hooks });
   const containers = new ContainerNetworks({ networks, sandboxes: new Sandboxes(loader.execRoot), containers: deps.containers, hooks: loader.hooks, config: deps.config, log: deps.log, remap: deps.remap });
   const running = deps.containers.list().filter((c) => c.State.Running);
   await networks.start(running.flatMap((c) => c.Endpoints ?? []));
   await containers.start();
   loader.hooks.shutdown.tapPromise("network drivers", async () => {
-    for (const d of drivers.values()) await (await d).shutdown();
+    for (const d of await loader.drivers.madeOf("network")) await d.shutdown();
   });
   return { networks, containers };
 }

@@ -7,29 +7,24 @@
  */
 import { join } from "node:path";
 import type { StorageDriver } from "../../core/contracts/storage.js";
-import { parsePluginId } from "../../core/contracts/plugin.js";
-import { errors } from "../../core/errors.js";
-import type { EngineHooks } from "../../core/hooks.js";
-import { loadPlugins, type LoaderDeps } from "../plugins/plugin-loader.js";
+import type { PluginHost } from "../plugins/driver-registry.js";
 import { builtinStorageManifests, checkStorageOptions } from "./option-owners.js";
 import { builtinStorageDrivers, selectStorageDriver, storageOptions } from "./select-driver.js";
 import type { IdMap } from "../../core/userns/id-map.js";
 
-export async function openStorage(
-  configured: string,
-  storageOpts: readonly string[],
-  loader: LoaderDeps & { hooks: EngineHooks },
-  idMap?: IdMap,
-): Promise<StorageDriver> {
-  const wanted = selectStorageDriver(configured, loader.dataRoot, builtinStorageDrivers(loader.resolve.builtinDir));
+export async function openStorage(configured: string, storageOpts: readonly string[], host: PluginHost, idMap?: IdMap): Promise<StorageDriver> {
+  const wanted = selectStorageDriver(configured, host.dataRoot, builtinStorageDrivers(host.resolve.builtinDir));
   const options = storageOptions(storageOpts);
-  const plugins = await loadPlugins([{ kind: "storage", name: wanted }], loader);
-  const plugin = plugins.find((p) => p.plugin.manifest.kind === "storage");
-  const name = plugin ? parsePluginId(plugin.id).name : wanted;
-  checkStorageOptions(options, name, await builtinStorageManifests(loader.resolve.builtinDir), plugin?.plugin.manifest);
-  const driver = await loader.hooks.createStorageDriver.get(name)?.promise({ home: join(loader.dataRoot, name), options, ...(idMap ? { idMap } : {}) });
-  if (!driver) throw errors.storageDriverUnavailable(name);
+  let name = wanted;
+  const driver = await host.drivers.driver("storage", wanted, {
+    // options of another driver are refused before this one is made
+    check: async (plugin, answersAs) => {
+      name = answersAs;
+      checkStorageOptions(options, answersAs, await builtinStorageManifests(host.resolve.builtinDir), plugin?.plugin.manifest);
+    },
+    context: (answersAs) => ({ home: join(host.dataRoot, answersAs), options, ...(idMap ? { idMap } : {}) }),
+  });
   // cleanup() runs when the image store opens (ImageStore.open), which owns the layers.
-  loader.log.info({ driver: name }, "storage driver ready");
+  host.log.info({ driver: name }, "storage driver ready");
   return driver;
 }

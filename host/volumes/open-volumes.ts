@@ -1,13 +1,12 @@
 /**
  * Opens the volume side of the daemon: the records under `<data-root>/volumes/_meta`, the
- * drivers (loaded as `volume` plugins on first use), the volume service and containers' use of
+ * drivers (`volume` plugins, made by the driver registry on first use), the volume service and containers' use of
  * volumes, whose processSpec tap puts binds, volumes and tmpfs mounts into each OCI spec.
  */
 import { join } from "node:path";
 import type { Logger } from "pino";
 import type { ContainerStore } from "../../core/containers/container-store.js";
-import type { EngineHooks } from "../../core/hooks.js";
-import type { LoaderDeps } from "../plugins/plugin-loader.js";
+import type { PluginHost } from "../plugins/driver-registry.js";
 import { ContainerVolumes } from "./container-volumes.js";
 import { volumeDriverSource } from "./volume-drivers.js";
 import { VolumeService } from "./volume-service.js";
@@ -15,7 +14,7 @@ import { VolumeStore } from "./volume-store.js";
 import type { Owner } from "../../core/userns/id-map.js";
 
 export function openVolumes(
-  loader: LoaderDeps & { hooks: EngineHooks },
+  loader: PluginHost,
   deps: { containers: ContainerStore; log: Logger; rootOwner?: Owner },
 ): { service: VolumeService; containers: ContainerVolumes } {
   const store = new VolumeStore(join(loader.dataRoot, "volumes"));

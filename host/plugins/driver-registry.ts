@@ -1,0 +1,110 @@
+/**
+ * The one driver registry: every driver of every kind (storage, runtime, network, log, volume)
+ * is found here by kind and name, made once through its kind's factory hook, and kept.
+ *
+ *   registry.driver(kind, name, { context, chosenBy }):
+ *     1. a client's path is refused before anything is loaded (resolve-plugin.ts);
+ *     2. the plugin is loaded (plugin-loader.ts: built-in folder, installed package, the
+ *        operator's path) and applied, with what it requires;
+ *     3. the caller's `check` runs (storage checks its options against the manifests), then the
+ *        factory hook (`hooks.create<Kind>Driver.for(name)`) is called with the kind's context; a
+ *        plugin loaded from a path answers under its manifest's name;
+ *     4. the driver is kept under (kind, name): a second ask gets the same driver, and asks made
+ *        while the first is under way wait for it. A failure is not kept, so the next ask tries
+ *        again (a package installed meanwhile, a server that came back).
+ * Failures come from the error catalogue: the loader's (ENGINE_ERR_PLUGIN_*), or
+ * ENGINE_ERR_PLUGIN_MADE_NO_DRIVER for a plugin that tapped no factory hook of that name.
+ * Callers turn them into their kind's answer where Docker has one (a volume plugin not found is a
+ * 404, a network driver not found too).
+ */
+import { parsePluginId } from "../../core/contracts/plugin.js";
+import type { LogDriver, LogDriverContext } from "../../core/contracts/log.js";
+import type { NetworkContext, NetworkDriver } from "../../core/contracts/network.js";
+import type { RuntimeContext, RuntimeDriver } from "../../core/contracts/runtime.js";
+import type { StorageContext, StorageDriver } from "../../core/contracts/storage.js";
+import type { VolumeDriver, VolumeDriverContext } from "../../core/contracts/volume.js";
+import { errors } from "../../core/errors.js";
+import type { EngineHooks } from "../../core/hooks.js";
+import { loadPlugins, type AppliedPlugin, type LoaderDeps } from "./plugin-loader.js";
+import { isPathReference, type ChosenBy } from "./resolve-plugin.js";
+
+/** Each kind's driver and the context its factory hook is called with. */
+export interface DriverKinds {
+  storage: { driver: StorageDriver; context: StorageContext };
+  runtime: { driver: RuntimeDriver; context: RuntimeContext };
+  network: { driver: NetworkDriver; context: NetworkContext };
+  log: { driver: LogDriver; context: LogDriverContext };
+  volume: { driver: VolumeDriver; context: VolumeDriverContext };
+}
+export type DriverKind = keyof DriverKinds;
+
+/** A factory hook of one kind, as the registry calls it. */
+type Factory<K extends DriverKind> = (name: string) => { promise(ctx: DriverKinds[K]["context"]): Promise<DriverKinds[K]["driver"] | undefined> } | undefined;
+
+/** Where each kind's factory is, and the hook's name for messages. */
+const FACTORIES: { [K in DriverKind]: { hook: string; of: (hooks: EngineHooks) => Factory<K> } } = {
+  storage: { hook: "createStorageDriver", of: (h) => (n) => h.createStorageDriver.get(n) },
+  runtime: { hook: "createRuntime", of: (h) => (n) => h.createRuntime.get(n) },
+  network: { hook: "createNetworkDriver", of: (h) => (n) => h.createNetworkDriver.get(n) },
+  log: { hook: "createLogDriver", of: (h) => (n) => h.createLogDriver.get(n) },
+  volume: { hook: "createVolumeDriver", of: (h) => (n) => h.createVolumeDriver.get(n) },
+};
+
+export interface DriverRequest<K extends DriverKind> {
+  /** What the factory hook is given, for the name it answers under; asked only when the driver is made. */
+  context: (name: string) => DriverKinds[K]["context"];
+  /** Runs after the plugin is applied and before its factory (a throw stops the making). */
+  check?: (plugin: AppliedPlugin | undefined, name: string) => void | Promise<void>;
+  /** Who named the driver; a client's choice is by name only. Default: the operator. */
+  chosenBy?: ChosenBy;
+  /** A candidate that may be skipped when it is not for this host (storage auto-detection). */
+  optional?: boolean;
+  /** What the registry keeps: the driver as made, or as the caller wraps it once. */
+  wrap?: (driver: DriverKinds[K]["driver"], plugin: AppliedPlugin | undefined) => DriverKinds[K]["driver"] | Promise<DriverKinds[K]["driver"]>;
+}
+
+/** What the parts that open drivers are given: the loader's deps and the registry. */
+export type PluginHost = LoaderDeps & { hooks: EngineHooks; drivers: DriverRegistry };
+
+export class DriverRegistry {
+  private readonly made = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly loader: LoaderDeps & { hooks: EngineHooks }) {}
+
+  /** The loader's deps with this registry: what `open*` functions take. */
+  host(): PluginHost {
+    return { ...this.loader, drivers: this };
+  }
+
+  /** The driver of `kind` named `name` (see the header). */
+  driver<K extends DriverKind>(kind: K, name: string, req: DriverRequest<K>): Promise<DriverKinds[K]["driver"]> {
+    const key = `${kind}\0${name}`;
+    let made = this.made.get(key) as Promise<DriverKinds[K]["driver"]> | undefined;
+    if (made) return made;
+    // refused before anything is kept or loaded (the loader refuses it too)
+    if (req.chosenBy === "client" && isPathReference(name)) return Promise.reject(errors.pluginPathFromClient(kind, name));
+    made = this.make(kind, name, req);
+    this.made.set(key, made);
+    made.catch(() => this.made.delete(key));
+    return made;
+  }
+
+  /** The drivers made so far, of one kind (for shutdown). */
+  async madeOf<K extends DriverKind>(kind: K): Promise<DriverKinds[K]["driver"][]> {
+    const prefix = `${kind}\0`;
+    const settled = await Promise.allSettled([...this.made].filter(([key]) => key.startsWith(prefix)).map(([, d]) => d));
+    return settled.flatMap((s) => (s.status === "fulfilled" ? [s.value as DriverKinds[K]["driver"]] : []));
+  }
+
+  private async make<K extends DriverKind>(kind: K, name: string, req: DriverRequest<K>): Promise<DriverKinds[K]["driver"]> {
+    const applied = await loadPlugins([{ kind, name, chosenBy: req.chosenBy, optional: req.optional }], this.loader);
+    const plugin = applied.find((p) => p.plugin.manifest.kind === kind);
+    // a plugin loaded from a path taps its factory under its manifest's name
+    const key = isPathReference(name) && plugin ? parsePluginId(plugin.id).name : name;
+    const factory = FACTORIES[kind];
+    await req.check?.(plugin, key);
+    const driver = await (factory.of(this.loader.hooks) as Factory<K>)(key)?.promise(req.context(key));
+    if (!driver) throw errors.pluginMadeNoDriver(kind, name, factory.hook);
+    return req.wrap ? await req.wrap(driver, plugin) : driver;
+  }
+}
