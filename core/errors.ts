@@ -572,6 +572,26 @@ export const errors = {
     400,
     (value: string, why: string) => `invalid cluster-default-advertise-addr "${value}": ${why}`,
   ),
+
+  // --- cluster mode (engined never joins a swarm: the answers of a node outside one) ---
+  clusterNotManager: define(
+    "ENGINE_ERR_CLUSTER_NOT_MANAGER",
+    503,
+    () => 'This node is not a swarm manager. Use "docker swarm init" or "docker swarm join" to connect this node to swarm and try again.',
+  ),
+  clusterNotMember: define("ENGINE_ERR_CLUSTER_NOT_MEMBER", 503, () => "This node is not part of a swarm"),
+  clusterJoinUnsupported: define(
+    "ENGINE_ERR_CLUSTER_JOIN_UNSUPPORTED",
+    501,
+    () => "This node cannot be part of a swarm: engined runs containers on this machine only, and an orchestrator drives it through this API (see docs/cluster.md)",
+  ),
+  clusterInvalidVersion: define(
+    "ENGINE_ERR_CLUSTER_INVALID_VERSION",
+    400,
+    (kind: string, raw: string, why: string | undefined) =>
+      why === undefined ? `invalid ${kind} version` : `invalid ${kind} version '${raw}': strconv.ParseUint: parsing ${JSON.stringify(raw)}: ${why}`,
+  ),
+  clusterLogsNoStream: define("ENGINE_ERR_CLUSTER_LOGS_NO_STREAM", 400, () => "Bad parameters: you must choose at least one stream"),
 } as const;
 
 export type ErrorCatalogue = typeof errors;

@@ -33,6 +33,7 @@ import { imageRoutes } from "./api/routes/images.js";
 import { authRoutes } from "./api/routes/auth.js";
 import { RegistryService } from "./registry/registry.js";
 import { systemDfRoute } from "./api/routes/system-df.js";
+import { clusterRoutes } from "./api/routes/cluster.js";
 import { openStorage } from "./storage/open-storage.js";
 import type { Logger } from "pino";
 import { createHooks, type EngineHooks, type ShutdownReason } from "../core/hooks.js";
@@ -207,6 +208,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         networkRoutes({ networks: network.networks, endpoints: network.containers, containers }),
         volumeRoutes(volumes.service),
         systemDfRoute(images, () => volumesWithUsage(volumes.service)),
+        clusterRoutes(),
       ],
     });
     undo.push(() => api.app.close());
