@@ -334,6 +334,9 @@ export const errors = {
   networkSetupFailed: define("ENGINE_ERR_NETWORK_SETUP_FAILED", 500, (why: string) => `failed to set up the container's network: ${why}`),
   networkNameInUse: define("ENGINE_ERR_NETWORK_NAME_IN_USE", 409, (name: string) => `network with name ${name} already exists`),
   networkInvalid: define("ENGINE_ERR_NETWORK_INVALID", 400, (why: string) => why),
+  networkInvalidName: define("ENGINE_ERR_NETWORK_INVALID_NAME", 400, (name: string) => `invalid name: ${name}`),
+  // Docker's message, its trailing space included.
+  networkNamePredefined: define("ENGINE_ERR_NETWORK_NAME_PREDEFINED", 403, (name: string) => `operation is not permitted on predefined ${name} network `),
   networkDriverNotFound: define("ENGINE_ERR_NETWORK_DRIVER_NOT_FOUND", 404, (driver: string) => `plugin "${driver}" not found`),
   networkPredefined: define(
     "ENGINE_ERR_NETWORK_PREDEFINED",
