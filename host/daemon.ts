@@ -207,7 +207,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         }),
         networkRoutes({ networks: network.networks, endpoints: network.containers, containers }),
         volumeRoutes(volumes.service),
-        systemDfRoute(images, () => volumesWithUsage(volumes.service)),
+        systemDfRoute({ images, containers, driver, volumes: () => volumesWithUsage(volumes.service) }),
         clusterRoutes(),
       ],
     });

@@ -182,7 +182,7 @@ export function containerRoutes(deps: ContainerRouteDeps) {
 }
 
 /** What `size=1` adds: the writable layer's bytes, and those plus the image's. */
-async function sizesOf(c: ContainerRecord, driver: StorageDriver, images: ImageStore): Promise<{ SizeRw: number; SizeRootFs: number }> {
+export async function sizesOf(c: ContainerRecord, driver: StorageDriver, images: ImageStore): Promise<{ SizeRw: number; SizeRootFs: number }> {
   const rw = (await driver.usage(c.Id).catch(() => ({ size: 0 }))).size;
   let image = 0;
   try {
