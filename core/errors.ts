@@ -341,6 +341,9 @@ export const errors = {
   networkSetupFailed: define("ENGINE_ERR_NETWORK_SETUP_FAILED", 500, (why: string) => `failed to set up the container's network: ${why}`),
   networkNameInUse: define("ENGINE_ERR_NETWORK_NAME_IN_USE", 409, (name: string) => `network with name ${name} already exists`),
   networkInvalid: define("ENGINE_ERR_NETWORK_INVALID", 400, (why: string) => why),
+  networkInvalidName: define("ENGINE_ERR_NETWORK_INVALID_NAME", 400, (name: string) => `invalid name: ${name}`),
+  // Docker's message, its trailing space included.
+  networkNamePredefined: define("ENGINE_ERR_NETWORK_NAME_PREDEFINED", 403, (name: string) => `operation is not permitted on predefined ${name} network `),
   networkDriverNotFound: define("ENGINE_ERR_NETWORK_DRIVER_NOT_FOUND", 404, (driver: string) => `plugin "${driver}" not found`),
   networkPredefined: define(
     "ENGINE_ERR_NETWORK_PREDEFINED",
@@ -579,6 +582,26 @@ export const errors = {
     400,
     (value: string, why: string) => `invalid cluster-default-advertise-addr "${value}": ${why}`,
   ),
+
+  // --- cluster mode (engined never joins a swarm: the answers of a node outside one) ---
+  clusterNotManager: define(
+    "ENGINE_ERR_CLUSTER_NOT_MANAGER",
+    503,
+    () => 'This node is not a swarm manager. Use "docker swarm init" or "docker swarm join" to connect this node to swarm and try again.',
+  ),
+  clusterNotMember: define("ENGINE_ERR_CLUSTER_NOT_MEMBER", 503, () => "This node is not part of a swarm"),
+  clusterJoinUnsupported: define(
+    "ENGINE_ERR_CLUSTER_JOIN_UNSUPPORTED",
+    501,
+    () => "This node cannot be part of a swarm: engined runs containers on this machine only, and an orchestrator drives it through this API (see docs/cluster.md)",
+  ),
+  clusterInvalidVersion: define(
+    "ENGINE_ERR_CLUSTER_INVALID_VERSION",
+    400,
+    (kind: string, raw: string, why: string | undefined) =>
+      why === undefined ? `invalid ${kind} version` : `invalid ${kind} version '${raw}': strconv.ParseUint: parsing ${JSON.stringify(raw)}: ${why}`,
+  ),
+  clusterLogsNoStream: define("ENGINE_ERR_CLUSTER_LOGS_NO_STREAM", 400, () => "Bad parameters: you must choose at least one stream"),
 } as const;
 
 export type ErrorCatalogue = typeof errors;

@@ -34,6 +34,7 @@ import { imageRoutes } from "./api/routes/images.js";
 import { authRoutes } from "./api/routes/auth.js";
 import { RegistryService } from "./registry/registry.js";
 import { systemDfRoute } from "./api/routes/system-df.js";
+import { clusterRoutes } from "./api/routes/cluster.js";
 import { openStorage } from "./storage/open-storage.js";
 import type { Logger } from "pino";
 import { createHooks, type EngineHooks, type ShutdownReason } from "../core/hooks.js";
@@ -213,7 +214,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         }),
         networkRoutes({ networks: network.networks, endpoints: network.containers, containers }),
         volumeRoutes(volumes.service),
-        systemDfRoute(images, () => volumesWithUsage(volumes.service)),
+        systemDfRoute({ images, containers, driver, volumes: () => volumesWithUsage(volumes.service) }),
+        clusterRoutes(),
       ],
     });
     undo.push(() => api.app.close());

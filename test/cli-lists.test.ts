@@ -57,8 +57,8 @@ describe("engine CLI lists (ps, images, inspect, network, system, version, info)
   it("ps: the table, -a, -q, -n, -l, -s, --no-trunc, filters (ports merged into ranges)", async function () {
     const all = await same("ps", "-a");
     expect(all.stdout.split("\n")[0]).to.match(/^CONTAINER ID {3}IMAGE {5}COMMAND +CREATED +STATUS +PORTS +NAMES$/);
-    // the command cut to 20 columns, its last an ellipsis, then quoted (the daemon quotes the argument with spaces)
-    expect(all.stdout).to.include('"echo \\"a command lon…"');
+    // the command cut to 20 columns, its last an ellipsis, then quoted (the daemon puts an argument with spaces in single quotes)
+    expect(all.stdout).to.include(`"echo 'a command lon…"`);
     const running = await same("ps");
     expect(running.stdout).to.include("127.0.0.1:7000->70/tcp");
     expect(running.stdout).to.include("127.0.0.1:9000-9001->9000-9001/tcp, 127.0.0.1:7000->70/tcp, 0.0.0.0:8081->81/udp");

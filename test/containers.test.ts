@@ -41,7 +41,8 @@ describe("containers (create, list, inspect, remove)", () => {
     expect(info.Name).to.equal("/first");
     expect(info.Path).to.equal("echo");
     expect(info.Args).to.deep.equal(["hi"]);
-    expect(info.Config.Env).to.deep.equal(["A=1", "B=2"]);
+    // Docker's order: the request's entries, then the image's it leaves
+    expect(info.Config.Env).to.deep.equal(["B=2", "A=1"]);
     expect(info.Config.Labels).to.deep.equal({ tier: "web" });
     expect(info.State.Status).to.equal("created");
     expect(info.GraphDriver.Name).to.equal("overlay2");

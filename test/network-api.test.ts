@@ -86,6 +86,32 @@ describe("network API (Docker CLI, daemon in its own network namespace)", functi
     await n.cli("network", "rm", "taken");
   });
 
+  it("takes the names Docker's daemon takes (spaces, colons, a leading _, any letter) and refuses blank and predefined ones with its messages", async function () {
+    const names = ["two words", "_lead.dot", "colon:ed", "é-net", "  padded  "];
+    for (const [i, name] of names.entries()) await n.cli("network", "create", "--subnet", `10.160.${i}.0/24`, name);
+    const listed = (await n.cli("network", "ls", "--filter", "type=custom", "--format", "{{.Name}}")).split("\n").filter(Boolean);
+    expect(listed.sort()).to.deep.equal([...names].sort());
+    expect((await inspect("network", "two words"))[0].Name).to.equal("two words");
+    expect(await n.cli("run", "--rm", "--network", "two words", "busybox", "sh", "-c", "ip -o -4 addr show eth0")).to.match(/inet 10\.160\.0\.\d+\/24/);
+    await n.cli("network", "rm", "two words");
+    // the rest by ID: the Docker CLI trims its arguments (so does it against Docker's daemon)
+    for (const id of (await n.cli("network", "ls", "-q", "--filter", "type=custom")).split("\n").filter(Boolean)) await n.cli("network", "rm", id);
+    // dockerd 20.10 answers these with 500 (newer ones, with 400); the message is the same
+    // the CLI trims what it sends and the message it prints (so does it against Docker's daemon)
+    expect(await fails("network", "create", " ")).to.equal("Error response from daemon: invalid name:\n");
+    for (const Name of ["", " \t "]) {
+      const refused = await new Docker({ socketPath: n.d.socket }).createNetwork({ Name }).catch((e: { statusCode: number; json: unknown }) => e);
+      expect(refused as unknown, JSON.stringify(Name)).to.deep.include({ statusCode: 400, json: { message: `invalid name: ${Name}` } });
+    }
+    // a predefined name is refused before the names taken are looked at (403, a trailing space)
+    for (const name of ["bridge", "host", "none", "default"]) {
+      expect(await fails("network", "create", name)).to.equal(`Error response from daemon: operation is not permitted on predefined ${name} network\n`);
+    }
+    const hostRefused = await new Docker({ socketPath: n.d.socket }).createNetwork({ Name: "host" }).catch((e: { statusCode: number; json: unknown }) => e);
+    expect(hostRefused as unknown).to.deep.include({ statusCode: 403, json: { message: "operation is not permitted on predefined host network " } });
+    expect(await n.cli("network", "ls", "--filter", "type=custom", "-q")).to.equal("");
+  });
+
   it("lets containers of a network find each other by name and alias, through a name server on the bridge", async function () {
     await n.cli("network", "create", "--subnet", "10.136.0.0/24", "talk");
     await n.cli("run", "-d", "--name", "server1", "--network", "talk", "--network-alias", "db", "busybox", "sleep", "120");

@@ -118,12 +118,15 @@ describe("oci spec: the base spec", () => {
     }
   });
 
-  it("merges the environment: PATH default, HOSTNAME, image env, request env", () => {
+  it("merges the environment as Docker: PATH, HOSTNAME, TERM, then request env, then the image env it leaves; a bare NAME unsets", () => {
     const s = spec({ config: { Env: ["B=req", "C=3", "NOEQ"], Hostname: "box" }, image: { Cmd: ["sh"], Env: ["A=1", "B=img"] } });
-    expect(s.process!.env).to.deep.equal([`PATH=${DEFAULT_PATH}`, "HOSTNAME=box", "A=1", "B=req", "C=3"]);
+    expect(s.process!.env).to.deep.equal([`PATH=${DEFAULT_PATH}`, "HOSTNAME=box", "B=req", "C=3", "A=1"]);
     expect(s.hostname).to.equal("box");
     const withPath = spec({ image: { Cmd: ["sh"], Env: ["PATH=/bin"] }, config: { Tty: true } });
-    expect(withPath.process!.env).to.deep.equal(["HOSTNAME=" + ID.slice(0, 12), "TERM=xterm", "PATH=/bin"]);
+    expect(withPath.process!.env).to.deep.equal(["PATH=/bin", "HOSTNAME=" + ID.slice(0, 12), "TERM=xterm"]);
+    // a bare name hides the image's entry and removes a default
+    const unset = spec({ config: { Env: ["A", "HOSTNAME", "Z="], Hostname: "box" }, image: { Cmd: ["sh"], Env: ["A=1", "B=2"] } });
+    expect(unset.process!.env).to.deep.equal([`PATH=${DEFAULT_PATH}`, "Z=", "B=2"]);
     expect(withPath.process!.terminal).to.equal(true);
     expect(mergeEnv(["A=1", "B=2"], ["A", "C=3"])).to.deep.equal(["B=2", "C=3"]);
   });

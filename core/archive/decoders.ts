@@ -157,7 +157,9 @@ export async function startCommand(command: string, args: string[], ok: number[]
     if (!outputEnded || status === undefined) return;
     settled = true;
     if (status !== null && ok.includes(status)) outlet.close();
-    else outlet.fail(new Error(`${basename(command)} failed (exit ${status}): ${stderr.trim() || "no message"}`));
+    // An exit status (not a signal) is the command's verdict on the data: marked for callers
+    // that answer a client's corrupt stream with a 400.
+    else outlet.fail(Object.assign(new Error(`${basename(command)} failed (exit ${status}): ${stderr.trim() || "no message"}`), status === null ? {} : { code: "ERR_DECOMPRESS_DATA" }));
   };
   const failed = (err: Error) => {
     failure ??= err;

@@ -27,13 +27,44 @@ export function resolveCommand(config: Pick<ContainerCreateConfig, "Entrypoint" 
   };
 }
 
+const envName = (e: string) => (e.includes("=") ? e.slice(0, e.indexOf("=")) : e);
+
+/**
+ * A container's `Config.Env` as Docker's daemon records it at create: the request's entries as
+ * given, in their order (a bare `NAME`, with no `=`, kept as it is), then each of the image's
+ * whose name no request entry has (so a bare `NAME` hides the image's NAME).
+ */
+export function createEnv(image: readonly string[], request: readonly string[]): string[] {
+  if (request.length === 0) return [...image];
+  const named = new Set(request.map(envName));
+  return [...request, ...image.filter((e) => !named.has(envName(e)))];
+}
+
+/**
+ * The environment a container's process gets, as Docker's daemon makes it: the defaults (PATH,
+ * HOSTNAME, TERM with a terminal), each replaced in place by a `Config.Env` entry of its name
+ * or removed by a bare `NAME`; the other entries with a value appended in order, and the other
+ * bare names left out (nothing to unset).
+ */
+export function processEnv(defaults: readonly string[], env: readonly string[]): string[] {
+  const out: (string | undefined)[] = [...defaults];
+  const at = new Map(defaults.map((e, i) => [envName(e), i]));
+  for (const e of env) {
+    const i = at.get(envName(e));
+    if (!e.includes("=")) {
+      if (i !== undefined) out[i] = undefined;
+    } else if (i !== undefined) out[i] = e;
+    else out.push(e);
+  }
+  return out.filter((e): e is string => e !== undefined);
+}
+
 /** Replaces by name or appends; a bare `NAME` (no `=`) removes NAME. */
 export function mergeEnv(base: readonly string[], over: readonly string[]): string[] {
   const out = [...base];
-  const nameOf = (e: string) => (e.includes("=") ? e.slice(0, e.indexOf("=")) : e);
   for (const e of over) {
-    const name = nameOf(e);
-    const at = out.findIndex((x) => nameOf(x) === name);
+    const name = envName(e);
+    const at = out.findIndex((x) => envName(x) === name);
     if (!e.includes("=")) {
       if (at >= 0) out.splice(at, 1);
     } else if (at >= 0) out[at] = e;

@@ -8,7 +8,7 @@ import { errors } from "../errors.js";
 export interface ContainerConfig {
   User?: string;
   ExposedPorts?: Record<string, object>;
-  Env?: string[];
+  Env?: string[] | null;
   Entrypoint?: string[] | null;
   Cmd?: string[] | null;
   Volumes?: Record<string, object> | null;

@@ -14,7 +14,8 @@ export interface IpamConfigRequest {
 
 /** `POST /networks/create`. */
 export interface NetworkCreateRequest {
-  Name: string;
+  /** Missing is a blank name, refused with Docker's message. */
+  Name?: string | null;
   /** Deprecated: a duplicate name is always refused. */
   CheckDuplicate?: boolean | null;
   Driver?: string | null;

@@ -107,7 +107,8 @@ export function listItem(c: ContainerRecord): Record<string, unknown> {
     Names: [c.Name],
     Image: c.Config.Image,
     ImageID: c.Image,
-    Command: [c.Path, ...c.Args].map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(" "),
+    // Docker's: an argument with a space in single quotes, as is (no escaping); the path never
+    Command: [c.Path, ...c.Args.map((a) => (a.includes(" ") ? `'${a}'` : a))].join(" "),
     Created: Math.floor(Date.parse(c.Created) / 1000),
     Ports: portList(c),
     Labels: c.Config.Labels ?? {},

@@ -40,7 +40,11 @@ export class ArchiveDir {
         entry.resume();
       }
     })();
-    await Promise.all([pipeline(tar, extract), done]);
+    try {
+      await Promise.all([pipeline(tar, extract), done]);
+    } catch (err) {
+      throw notAnArchive(err);
+    }
     return archive;
   }
 
@@ -83,4 +87,18 @@ export class ArchiveDir {
   read(member: string): Buffer {
     return readFileSync(this.path(member));
   }
+}
+
+/**
+ * A body that is not a tar (random bytes, a compressed stream that is corrupt or cut short) is
+ * the client's mistake, a 400 as Docker's `invalid tar header` and `unexpected EOF` are;
+ * anything else (the disk, the connection) stays what it was.
+ */
+function notAnArchive(err: unknown): unknown {
+  const message = err instanceof Error ? err.message : String(err);
+  const code = (err as { code?: unknown }).code;
+  if (/^Invalid tar header/.test(message)) return errors.imageInvalidArchive("invalid tar header");
+  if (/^Unexpected end of data/.test(message)) return errors.imageInvalidArchive("unexpected EOF");
+  if (typeof code === "string" && (code.startsWith("Z_") || code === "ERR_DECOMPRESS_DATA")) return errors.imageInvalidArchive(`corrupt compressed stream: ${message}`);
+  return err;
 }

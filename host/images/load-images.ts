@@ -46,7 +46,8 @@ export async function loadImages(
   const work = join(store.tmpDir, `load-${randomBytes(8).toString("hex")}`);
   mkdirSync(work, { recursive: true, mode: PRIVATE_DIR });
   try {
-    const archive = await ArchiveDir.unpack(tar, join(work, "archive"));
+    // As Docker's daemon, a compressed archive (`docker save | gzip`) is read as well as a plain one.
+    const archive = await ArchiveDir.unpack(decompress(tar, { disablePigz: opts.disablePigz }), join(work, "archive"));
     let counter = 0;
     // Layers may come compressed (OCI layouts, some tools): the store takes them uncompressed.
     // A plain tar is used where it lies; the store moves it into its blobs.

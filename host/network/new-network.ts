@@ -1,6 +1,6 @@
 /**
  * A user-defined network from `POST /networks/create`, checked the way Docker checks it: a name
- * no other network has, a local scope (cluster networks are an orchestrator's), the default IPAM
+ * (not blank, not predefined) no other network has, a local scope (cluster networks are an orchestrator's), the default IPAM
  * driver, subnets that are well formed, hold their gateway and range, and overlap no other
  * network's; a missing IPv4 (or, with EnableIPv6, IPv6) subnet comes from the first free subnet
  * of the address pools that no network and no route of the host already uses. The driver's
@@ -14,8 +14,18 @@ import { NetworkIpam } from "../../core/network/ipam.js";
 import type { IpamConfigRequest, NetworkCreateRequest } from "../../core/network/network-request.js";
 import type { DaemonConfig } from "../../core/options/table.js";
 
-/** Docker's names: a letter or digit first, then letters, digits, `_`, `.`, `-`. */
-const NETWORK_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/;
+/** The names of network modes (`--network host`), which no user-defined network may take. */
+const PREDEFINED_NAMES = ["bridge", "host", "none", "default"];
+
+/**
+ * Docker's rule: any name that is not only white space (spaces, slashes, colons and non-ASCII
+ * letters included; kept as given, not trimmed), and none of the predefined names, which are
+ * refused before the names taken are looked at.
+ */
+function checkName(name: string): void {
+  if (PREDEFINED_NAMES.includes(name)) throw errors.networkNamePredefined(name);
+  if (name.trim() === "") throw errors.networkInvalidName(name);
+}
 
 export interface NewNetworkContext {
   id: string;
@@ -52,7 +62,7 @@ function requestedSubnet(c: IpamConfigRequest, enabled: Record<Family, boolean>)
 
 export async function newNetworkSpec(req: NetworkCreateRequest, ctx: NewNetworkContext): Promise<NetworkSpec> {
   const name = req.Name ?? "";
-  if (!NETWORK_NAME.test(name)) throw errors.networkInvalid(`invalid network name "${name}": only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`);
+  checkName(name);
   if (ctx.others.some((o) => o.name === name)) throw errors.networkNameInUse(name);
   const driver = req.Driver || "bridge";
   if (driver === "host" || driver === "null") throw errors.networkInvalid(`only one instance of "${driver}" network is allowed`);

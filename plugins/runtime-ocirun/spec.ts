@@ -5,7 +5,7 @@
  * filesystem (for user names) and a seccomp profile file the operator named; it writes nothing.
  * Other plugins finish the spec in the `processSpec` waterfall (see core/contracts/runtime.ts).
  */
-import { mergeEnv, resolveCommand } from "../../core/containers/command.js";
+import { createEnv, mergeEnv, processEnv, resolveCommand } from "../../core/containers/command.js";
 import { lstatSync, readFileSync, readlinkSync } from "node:fs";
 import { posix } from "node:path";
 import type { ContainerUlimit } from "../../core/containers/container-config.js";
@@ -76,13 +76,16 @@ export { mergeEnv };
 // --- process.env -------------------------------------------------------------------------------
 
 
-/** PATH (unless the image or request sets it), HOSTNAME, TERM with a tty; then image env, then request env. */
+/**
+ * Docker's: PATH, HOSTNAME and TERM (with a tty), then the container's environment over them
+ * (the request's, then the image's it leaves; core/containers/command.ts). A bare `NAME` in the
+ * request unsets NAME: the image's, and a default's.
+ */
 export function resolveEnv(ctx: Pick<SpecContext, "config" | "imageConfig">, hostname: string): string[] {
-  const env = mergeEnv(ctx.imageConfig.Env ?? [], (ctx.config.Env ?? []).filter((e) => e.includes("=")));
-  const base = [`HOSTNAME=${hostname}`];
-  if (!env.some((e) => e.startsWith("PATH="))) base.unshift(`PATH=${DEFAULT_PATH}`);
-  if (ctx.config.Tty) base.push("TERM=xterm");
-  return mergeEnv(base, env);
+  // the record's Env already holds the image's entries it keeps: merging again changes nothing
+  const env = createEnv(ctx.imageConfig.Env ?? [], ctx.config.Env ?? []);
+  const defaults = [`PATH=${DEFAULT_PATH}`, `HOSTNAME=${hostname}`, ...(ctx.config.Tty ? ["TERM=xterm"] : [])];
+  return processEnv(defaults, env);
 }
 
 // --- process.user ------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import typia from "typia";
 import type { StorageDriver } from "../../../core/contracts/storage.js";
 import type { ContainerCreateRequest } from "../../../core/containers/container-config.js";
 import type { EndpointConfigRequest } from "../../../core/network/network-request.js";
-import { mergeEnv, resolveCommand } from "../../../core/containers/command.js";
+import { createEnv, resolveCommand } from "../../../core/containers/command.js";
 import { newState, type ContainerRecord, type ContainerStore } from "../../../core/containers/container-store.js";
 import { errors } from "../../../core/errors.js";
 import type { ImageStore } from "../../../core/images/image-store.js";
@@ -93,7 +93,7 @@ export function containerRoutes(deps: ContainerRouteDeps) {
           ...config,
           Hostname: config.Hostname || id.slice(0, 12),
           User: config.User ?? base.User ?? "",
-          Env: mergeEnv(base.Env ?? [], (config.Env ?? []).filter((e) => e.includes("="))),
+          Env: createEnv(base.Env ?? [], config.Env ?? []),
           Cmd: cmd,
           Entrypoint: entrypoint.length ? entrypoint : null,
           WorkingDir: config.WorkingDir || base.WorkingDir || "",
@@ -182,7 +182,7 @@ export function containerRoutes(deps: ContainerRouteDeps) {
 }
 
 /** What `size=1` adds: the writable layer's bytes, and those plus the image's. */
-async function sizesOf(c: ContainerRecord, driver: StorageDriver, images: ImageStore): Promise<{ SizeRw: number; SizeRootFs: number }> {
+export async function sizesOf(c: ContainerRecord, driver: StorageDriver, images: ImageStore): Promise<{ SizeRw: number; SizeRootFs: number }> {
   const rw = (await driver.usage(c.Id).catch(() => ({ size: 0 }))).size;
   let image = 0;
   try {

@@ -4,7 +4,7 @@
  * from the rest of the path.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Readable } from "node:stream";
+import { PassThrough, type Readable } from "node:stream";
 import { errors } from "../../../core/errors.js";
 import { makeEvent } from "../../../core/events/event.js";
 import type { Image, ImageStore } from "../../../core/images/image-store.js";
@@ -163,14 +163,26 @@ export function imageRoutes(deps: ImageRouteDeps) {
     app.post("/images/load", async (request, reply) => {
       const lines: unknown[] = [];
       const { loadImages } = await loading();
-      await loadImages(store, request.raw as Readable, {
-        disablePigz: deps.disablePigz(),
-        onLoaded: (image, tags) => {
-          if (tags.length === 0) lines.push({ stream: `Loaded image ID: ${image.id}\n` });
-          for (const tag of tags) lines.push({ stream: `Loaded image: ${familiarName(formatReference(parseReference(tag)))}\n` });
-          deps.hooks.event.call(imageEvent(image, "load", image.id));
-        },
-      });
+      // Through a pipe that a failure only unplugs: the archive's readers destroy their input
+      // when they fail, and the request's socket would go with it.
+      const body = new PassThrough();
+      request.raw.pipe(body);
+      try {
+        await loadImages(store, body, {
+          disablePigz: deps.disablePigz(),
+          onLoaded: (image, tags) => {
+            if (tags.length === 0) lines.push({ stream: `Loaded image ID: ${image.id}\n` });
+            for (const tag of tags) lines.push({ stream: `Loaded image: ${familiarName(formatReference(parseReference(tag)))}\n` });
+            deps.hooks.event.call(imageEvent(image, "load", image.id));
+          },
+        });
+      } catch (err) {
+        // The rest of a refused body is read and dropped: a client still sending it gets the
+        // 400, not a broken pipe (the server's request timeout bounds how long).
+        request.raw.unpipe(body);
+        request.raw.resume();
+        throw err;
+      }
       return jsonLines(reply, lines);
     });
 
