@@ -290,14 +290,12 @@ export const errors = {
     (condition: string) => `invalid condition: "${condition}" (not-running, next-exit or removed)`,
   ),
   containerLogsNoStream: define("ENGINE_ERR_CONTAINER_LOGS_NO_STREAM", 400, () => "You must choose at least one stream"),
-  containerLogsUnreadable: define(
-    "ENGINE_ERR_CONTAINER_LOGS_UNREADABLE",
-    501,
-    (driver: string) => `configured logging driver does not support reading: ${driver}`,
-  ),
-  containerLogInitFailed: define("ENGINE_ERR_CONTAINER_LOG_INIT_FAILED", 500, (why: string) => `failed to initialize logging driver: ${why}`),
-  // The driver's own words, unprefixed, as Docker answers (`unknown log opt 'x' for syslog log driver`).
+  // Docker's words: the driver is not named (`docker logs` of a `none` container).
+  containerLogsUnreadable: define("ENGINE_ERR_CONTAINER_LOGS_UNREADABLE", 501, () => "configured logging driver does not support reading"),
+  // The driver's own words, as Docker answers a create (`unknown log opt 'x' for json-file log driver`).
   containerLogConfigInvalid: define("ENGINE_ERR_CONTAINER_LOG_CONFIG_INVALID", 400, (why: string) => why),
+  // A log option whose value the driver refuses when it makes the logger, at start (Docker's words).
+  containerLogInitFailed: define("ENGINE_ERR_CONTAINER_LOG_INIT_FAILED", 500, (why: string) => `failed to initialize logging driver: ${why}`),
   // files: docker cp (archive), export
   containerPathEmpty: define("ENGINE_ERR_CONTAINER_PATH_EMPTY", 400, () => "bad parameter: path cannot be empty"),
   containerFileNotFound: define(

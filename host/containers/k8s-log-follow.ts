@@ -8,7 +8,8 @@ import { open } from "node:fs/promises";
 import { dirname } from "node:path";
 import { K8S_LINE, type K8sLogLine } from "../supervisor/conmon.js";
 
-export async function* followK8sLog(path: string, writerDone: Promise<unknown>, signal: AbortSignal, pollMs = 250): AsyncGenerator<K8sLogLine> {
+/** `offset`: where to begin (a byte offset at a line's start); the start of the file by default. */
+export async function* followK8sLog(path: string, writerDone: Promise<unknown>, signal: AbortSignal, pollMs = 250, offset = 0): AsyncGenerator<K8sLogLine> {
   let done = false;
   let wake: () => void = () => {};
   const finish = () => {
@@ -25,7 +26,6 @@ export async function* followK8sLog(path: string, writerDone: Promise<unknown>, 
   }
   const onAbort = () => wake();
   signal.addEventListener("abort", onAbort);
-  let offset = 0;
   let rest = "";
   try {
     for (;;) {

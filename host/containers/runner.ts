@@ -34,10 +34,11 @@ import type { RuleHost } from "../../core/options/rules.js";
 import type { DaemonConfig } from "../../core/options/table.js";
 import type { ContainerNetworks } from "../network/container-networks.js";
 import type { ContainerVolumes } from "../volumes/container-volumes.js";
-import { LOG_INIT_FAILED, type LogDriverSource } from "../plugins/log-drivers.js";
+import type { LogDriverSource } from "../plugins/log-drivers.js";
 import { mountSpecs, unmountAll } from "../storage/mount-specs.js";
 import { SupervisorClientError, type SupervisorClient } from "../supervisor/client.js";
 import { ensureSupervisor, type SupervisorHandle } from "../supervisor/launch.js";
+import { LOGGER_FAILED } from "../supervisor/supervisor.js";
 import { loggerContext, logSettings } from "./log-settings.js";
 import { selectRuntime } from "./runtime-select.js";
 import { containerEvent, signalNumber } from "./container-events.js";
@@ -421,6 +422,13 @@ export class ContainerRunner {
     return state.attachPath;
   }
 
+  /** conmon's spool of the running container's output (attach follows it when the log driver cannot read). */
+  async spoolPath(c: ContainerRecord): Promise<string> {
+    const state = await (await this.supervisor()).get(c.Id);
+    if (!state.logPath) throw errors.containerNotRunning("attach", c.Id, c.Id);
+    return state.logPath;
+  }
+
   /** Resizes the running container's terminal. */
   async resize(c: ContainerRecord, ref: string, height: number, width: number): Promise<void> {
     if (!c.State.Running) throw errors.containerNotRunning("resize", ref, c.Id);
@@ -722,15 +730,16 @@ function stdio(c: ContainerRecord): { terminal?: true; stdin?: true; leaveStdinO
 /** The API error for a start that failed, and the exit code Docker records for it. */
 function startFailure(err: Error): { error: Error; message: string; exitCode?: number } {
   if (err instanceof EngineError) return { error: err, message: err.message };
+  if (err instanceof SupervisorClientError && err.status === 400 && err.message.startsWith(LOGGER_FAILED)) {
+    // A log option the driver refused when making the logger: Docker's 500, the container stays created.
+    const e = errors.containerLogInitFailed(err.message.slice(LOGGER_FAILED.length));
+    return { error: e, message: e.message, exitCode: 128 };
+  }
   if (err.name === "SpecError") {
     const e = errors.containerInvalidSpec(err.message);
     return { error: e, message: e.message };
   }
   const text = err.message;
-  if (text.startsWith(LOG_INIT_FAILED)) {
-    const e = errors.containerLogInitFailed(text.slice(LOG_INIT_FAILED.length));
-    return { error: e, message: e.message, exitCode: 128 };
-  }
   if (/executable file not found|no such file or directory/i.test(text)) {
     const e = errors.containerCommandFailed(text);
     return { error: e, message: e.message, exitCode: 127 };

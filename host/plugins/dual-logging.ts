@@ -132,7 +132,7 @@ export function withLocalCache(driver: LogDriver, cacheDriver: () => Promise<Log
       }
     },
     createReader(ctx) {
-      if (!cacheEnabled(ctx.options)) throw errors.containerLogsUnreadable(driver.name);
+      if (!cacheEnabled(ctx.options)) throw errors.containerLogsUnreadable();
       const cache = cacheDriver();
       const reader = cache.then((d) => d.createReader!(cacheContext(ctx)));
       return {

@@ -3,7 +3,8 @@
  * a package `engine-plugin-log-<name>`, or, when the operator chose it, a path), each once:
  * engined uses them to check a container's log options and to read logs back, the supervisor
  * process to write them. A driver that cannot read is kept wrapped in a local cache (dual
- * logging), and every driver's loggers fail a start with Docker's words.
+ * logging). (A logger that cannot be made fails the start with Docker's words: the supervisor
+ * says so, see LOGGER_FAILED.)
  */
 import type { LogDriver } from "../../core/contracts/log.js";
 import { createHooks } from "../../core/hooks.js";
@@ -26,29 +27,9 @@ export function logDriverSource(host: PluginHost, defaults: () => Record<string,
       chosenBy,
       context: () => ({ dataRoot: host.dataRoot, defaults: defaults() }),
       // A driver that cannot read is read through a local cache (dual logging), as in Docker.
-      wrap: (driver) => withStartErrors(driver.capabilities.includes("read") ? driver : withLocalCache(driver, () => source(CACHE_DRIVER, "operator"))),
+      wrap: (driver) => (driver.capabilities.includes("read") ? driver : withLocalCache(driver, () => source(CACHE_DRIVER, "operator"))),
     });
   return source;
-}
-
-/**
- * Docker's prefix of a logger that cannot be made; the supervisor's answer carries it to
- * engined as text, which turns it into ENGINE_ERR_CONTAINER_LOG_INIT_FAILED.
- */
-export const LOG_INIT_FAILED = "failed to initialize logging driver: ";
-
-/** A logger that cannot be made fails the container's start with Docker's words. */
-function withStartErrors(driver: LogDriver): LogDriver {
-  return {
-    ...driver,
-    async createLogger(ctx) {
-      try {
-        return await driver.createLogger(ctx);
-      } catch (err) {
-        throw new Error(`${LOG_INIT_FAILED}${(err as Error).message}`);
-      }
-    },
-  };
 }
 
 /**

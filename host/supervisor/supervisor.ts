@@ -81,9 +81,14 @@ export interface ContainerState {
   attachPath?: string;
   /** conmon's control FIFO (terminal resize). */
   ctlPath?: string;
+  /** conmon's k8s-file spool of the output: attach follows it when the log driver cannot read. */
+  logPath?: string;
 }
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+
+/** How the message of a run refused because its logger could not be made begins. */
+export const LOGGER_FAILED = "failed to initialize logging driver: ";
 
 export class Supervisor {
   private readonly dir: string;
@@ -164,7 +169,8 @@ export class Supervisor {
     try {
       return await (await this.logDrivers(log.driver, "operator")).createLogger(log.context);
     } catch (err) {
-      throw new SupervisorError(400, (err as Error).message);
+      // Docker's words for a logger that cannot be made; engined answers the start with them.
+      throw new SupervisorError(400, `${LOGGER_FAILED}${(err as Error).message}`);
     }
   }
 
@@ -228,6 +234,7 @@ export class Supervisor {
         ...(req.log ? { log: req.log } : {}),
         attachPath: started.attachPath,
         ctlPath: started.ctlPath,
+        logPath: p.log,
       };
       writeJsonAtomic(p.state, state);
       if (req.log) await this.startDrain(req.id, req.log, writer);

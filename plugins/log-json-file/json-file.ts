@@ -7,11 +7,11 @@
  * writer.ts (writing, rotation), lines.ts and reader.ts (reading back).
  */
 import type { LogDriver } from "../../core/contracts/log.js";
-import { parseJsonFileOptions } from "./options.js";
+import { checkJsonFileOptions } from "./options.js";
 import { createJsonFileReader } from "./reader.js";
 import { createJsonFileLogger } from "./writer.js";
 
-export { parseJsonFileOptions, type JsonFileConfig } from "./options.js";
+export { checkJsonFileOptions, parseJsonFileOptions, type JsonFileConfig } from "./options.js";
 export {
   decodeEntry,
   encodeEntry,
@@ -31,7 +31,8 @@ export function createJsonFileLogDriver(): LogDriver {
   return {
     name: DRIVER_NAME,
     capabilities: ["read"],
-    validateOptions: (options) => void parseJsonFileOptions(options),
+    // Names at create, values when the logger is made (start), as Docker checks them.
+    validateOptions: (options) => checkJsonFileOptions(options),
     createLogger: (ctx) => createJsonFileLogger(ctx),
     createReader: (ctx) => createJsonFileReader(ctx),
   };

@@ -19,6 +19,7 @@ import { requestedApiVersion } from "../api-version.js";
 import { rawResponse } from "../raw-response.js";
 import { forwardInput, hijack } from "../hijack.js";
 import { AttachInput } from "../../containers/attach-socket.js";
+import { spoolReader } from "../../containers/spool-reader.js";
 import { detachKeysOf } from "../../containers/detach-keys.js";
 import { queryBool, queryString, type Query } from "../query.js";
 import { frame, streamContentType } from "../stream-frames.js";
@@ -129,7 +130,7 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
       const stdout = queryBool(query, "stdout");
       const stderr = queryBool(query, "stderr");
       const detachKeys = detachKeysOf(queryString(query, "detachKeys"));
-      const reader = await readerOf(deps, c);
+      const reader = await attachReaderOf(deps, c);
       const tty = c.Config.Tty === true;
       const socket = hijack(request, reply, tty);
       deps.hooks.event.call(containerEvent(c, "attach"));
@@ -219,7 +220,15 @@ function attachDone(runner: ContainerRunner, c: ContainerRecord, signal: AbortSi
 async function readerOf(deps: ContainerRunDeps, c: ContainerRecord) {
   const settings = logSettings(c.HostConfig, deps.config());
   const driver = await deps.logDrivers(settings.driver, settings.chosenBy);
-  if (!driver.createReader) throw errors.containerLogsUnreadable(settings.driver);
+  if (!driver.createReader) throw errors.containerLogsUnreadable();
+  return driver.createReader(loggerContext(c, deps.containers.dir(c.Id), settings.options));
+}
+
+/** Attach does not depend on the log driver: without `read` (`none`) it follows conmon's spool. */
+async function attachReaderOf(deps: ContainerRunDeps, c: ContainerRecord) {
+  const settings = logSettings(c.HostConfig, deps.config());
+  const driver = await deps.logDrivers(settings.driver, settings.chosenBy);
+  if (!driver.createReader) return spoolReader(deps.runner, c);
   return driver.createReader(loggerContext(c, deps.containers.dir(c.Id), settings.options));
 }
 
