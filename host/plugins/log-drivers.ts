@@ -26,8 +26,10 @@ export function logDriverSource(host: PluginHost, defaults: () => Record<string,
     host.drivers.driver("log", name, {
       chosenBy,
       context: () => ({ dataRoot: host.dataRoot, defaults: defaults() }),
-      // A driver that cannot read is read through a local cache (dual logging), as in Docker.
-      wrap: (driver) => (driver.capabilities.includes("read") ? driver : withLocalCache(driver, () => source(CACHE_DRIVER, "operator"))),
+      // A driver that cannot read is read through a local cache (dual logging), as in Docker;
+      // not `none`, which Docker's daemon never caches (its `docker logs` is a 501).
+      wrap: (driver) =>
+        driver.capabilities.includes("read") || name === "none" ? driver : withLocalCache(driver, () => source(CACHE_DRIVER, "operator")),
     });
   return source;
 }
