@@ -13,17 +13,16 @@
  *   this wrapper, and a value that does not parse leaves the default.
  *
  * The cache driver is `CACHE_DRIVER`. Docker's cache is the `local` driver's format in
- * `<container>/container-cached.log`; until this engine's local driver lands, the cache is the
- * json-file driver in `<container>/container-cached/` (a folder of its own, so that log
- * shippers that collect `<id>-json.log` files do not take a syslog container's output twice).
+ * `<container>/container-cached.log`; this one is the json-file driver in
+ * `<container>/container-cached/` (a folder of its own, so that log shippers that collect
+ * `<id>-json.log` files do not take a syslog container's output twice), until the `local`
+ * driver can be told a file of the daemon's choosing.
  */
 import { join } from "node:path";
 import type { LogDriver, LoggerContext, LogMessageIn, LogWriter } from "../../core/contracts/log.js";
 import { errors } from "../../core/errors.js";
 import { parseBytes } from "../../core/options/value-types-structured.js";
 
-// TODO(lead): switch to "local" once plugins/log-local lands (Docker's cache format), with its
-// file at <container>/container-cached.log, and drop the json-file mapping in cacheOptions.
 export const CACHE_DRIVER = "json-file";
 export const CACHE_DIR = "container-cached";
 
