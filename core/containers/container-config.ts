@@ -4,6 +4,7 @@
  * validates the body against them (typia), the runtime reads them to make the OCI spec.
  * Fields the engine does not read yet are left out; an unknown field is kept, not refused.
  */
+import type { HealthConfig } from "./healthcheck.js";
 import type { EndpointConfigRequest } from "../network/network-request.js";
 import type { MountRequest } from "./mount-point.js";
 
@@ -125,7 +126,7 @@ export interface ContainerCreateConfig {
   Domainname?: string;
   /** `user`, `uid`, `user:group`, `uid:gid`; names are looked up in the image's /etc/passwd and /etc/group. */
   User?: string;
-  /** `NAME=value`; a name without `=` is ignored (the client resolves it from its environment). */
+  /** `NAME=value`; a bare `NAME` is kept as given, and unsets NAME for the container's process (Docker's rule). */
   Env?: string[] | null;
   /** Replaces the image's Cmd. */
   Cmd?: string[] | string | null;
@@ -144,6 +145,8 @@ export interface ContainerCreateConfig {
   ExposedPorts?: Record<string, object> | null;
   Volumes?: Record<string, object> | null;
   NetworkDisabled?: boolean;
+  /** The health check (core/containers/healthcheck.ts); merged over the image's at create. */
+  Healthcheck?: HealthConfig | null;
   /** The image reference as the client gave it. */
   Image: string;
   [key: string]: unknown;

@@ -12,6 +12,7 @@ import { writeJsonAtomic } from "../images/atomic-file.js";
 import { PASS_DIR } from "../state-modes.js";
 import type { EndpointSpec } from "../contracts/network.js";
 import type { ContainerCreateConfig, HostConfig } from "./container-config.js";
+import type { HealthState } from "./healthcheck.js";
 import type { ContainerMount } from "./mount-point.js";
 import { generateName } from "./names.js";
 
@@ -29,6 +30,8 @@ export interface ContainerState {
   Error: string;
   StartedAt: string;
   FinishedAt: string;
+  /** Present once a container with a health check has started (core/containers/healthcheck.ts). */
+  Health?: HealthState;
 }
 
 /** One network a container is on (its endpoint while it runs; addresses empty when it does not). */
