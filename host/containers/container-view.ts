@@ -88,8 +88,11 @@ export function statusText(c: ContainerRecord, now = Date.now()): string {
   switch (c.State.Status) {
     case "created":
       return "Created";
-    case "running":
-      return `Up ${humanDuration(now - Date.parse(c.State.StartedAt))}`;
+    case "running": {
+      // with a health check: `(health: starting)`, `(healthy)`, `(unhealthy)`, as Docker's State.String()
+      const health = c.State.Health ? ` (${c.State.Health.Status === "starting" ? "health: starting" : c.State.Health.Status})` : "";
+      return `Up ${humanDuration(now - Date.parse(c.State.StartedAt))}${health}`;
+    }
     case "paused":
       return `Up ${humanDuration(now - Date.parse(c.State.StartedAt))} (Paused)`;
     case "restarting":

@@ -163,6 +163,11 @@ export class ExecSessions {
     await (await this.deps.runner.supervisor()).execRemove(e.container.Id, e.id).catch(() => {});
   }
 
+  /** Forgets one instance (a health probe's, once its output is read). */
+  drop(e: ExecInstance): void {
+    this.instances.delete(e.id);
+  }
+
   /** The container is gone: so are its exec instances. */
   forget(containerId: string): void {
     for (const [id, e] of this.instances) if (e.container.Id === containerId) this.instances.delete(id);
