@@ -100,9 +100,11 @@ export function containerFileRoutes(deps: ContainerFileRouteDeps) {
       return reply;
     });
 
-    app.get("/containers/:id/changes", async (request) => {
+    app.get("/containers/:id/changes", async (request, reply) => {
       const c = deps.containers.get((request.params as { id: string }).id);
-      return containerChanges(deps.storage, c.Id, join(deps.execRoot, "container-files"));
+      const changes = await containerChanges(deps.storage, c.Id, join(deps.execRoot, "container-files"));
+      // no change is `null`, as Docker's daemon answers (its empty list is Go's nil slice)
+      return reply.type("application/json").send(changes.length > 0 ? JSON.stringify(changes) : "null");
     });
   };
 }

@@ -74,7 +74,8 @@ export function execRoutes(deps: ExecRouteDeps) {
       if (e.request.AttachStdin) void execStdin(e, started.state.attachPath, socket, detachKeys, gone);
       else socket.resume();
       const wantOut = e.request.AttachStdout === true;
-      const wantErr = e.request.AttachStderr === true;
+      // a raw stream (start Tty) carries stdout only, as Docker's: a process without a terminal loses its stderr there
+      const wantErr = e.request.AttachStderr === true && !tty;
       try {
         for await (const l of followK8sLog(started.state.logPath, started.exit, gone.signal)) {
           if (l.stream === "stdout" ? !wantOut : !wantErr) continue;
