@@ -306,6 +306,7 @@ export const errors = {
   containerPathInvalid: define("ENGINE_ERR_CONTAINER_PATH_INVALID", 400, (path: string, why: string) => `invalid path ${path}: ${why}`),
   containerExtractNotDirectory: define("ENGINE_ERR_CONTAINER_EXTRACT_NOT_DIRECTORY", 400, () => "extraction point is not a directory"),
   containerRootfsReadOnly: define("ENGINE_ERR_CONTAINER_ROOTFS_READ_ONLY", 400, () => "container rootfs is marked read-only"),
+  containerVolumeReadOnly: define("ENGINE_ERR_CONTAINER_VOLUME_READ_ONLY", 400, () => "mounted volume is marked read-only"),
   containerArchiveInvalid: define("ENGINE_ERR_CONTAINER_ARCHIVE_INVALID", 400, (why: string) => why),
   containerUserNotFound: define("ENGINE_ERR_CONTAINER_USER_NOT_FOUND", 400, (why: string) => why),
   // restart policies, pause, rename, update, top, stats

@@ -209,7 +209,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         eventRoutes(eventLog),
         commitRoutes({ containers, images, storage: driver, pauser: runner, hooks }),
         containerFileRoutes({
-          containers, runner, storage: driver, hooks, execRoot: roots.execRoot, disablePigz: () => config["disable-pigz"], idMap: remap?.idMap,
+          containers, runner, storage: driver, hooks, execRoot: roots.execRoot, disablePigz: () => config["disable-pigz"], idMap: remap?.idMap, volumes: volumes.containers,
           log: log.child({ component: "containers" }),
         }),
         networkRoutes({ networks: network.networks, endpoints: network.containers, containers }),

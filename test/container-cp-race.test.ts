@@ -266,4 +266,60 @@ describe("docker cp against a symlink-swapping container", function () {
       await docker(host, ["rm", "-f", "race"]);
     }
   });
+
+  it("through a volume: a swapped path in it never leads to the host, and a read-only bind stays unwritten", async () => {
+    const token = randomBytes(6).toString("hex");
+    const hostDir = makeTempDir("engine-race-vol-host-");
+    const roDir = makeTempDir("engine-race-vol-ro-");
+    const secret = `host-secret-${token}`;
+    writeFileSync(join(hostDir, "SECRET"), secret);
+    writeFileSync(join(roDir, "SECRET"), "the read-only bind's own"); // in the container's view: may be read
+    const hostRel = hostDir.replace(/^\//, "");
+    // in the volume, /vol/d is a folder, a symlink to /, to a host path, climbing, and to the read-only bind
+    const loop = [
+      "i=0",
+      "while [ $i -lt 200000 ]; do",
+      "  rm -rf /vol/d; mkdir /vol/d; echo container-own > /vol/d/SECRET",
+      "  rm -rf /vol/d; ln -s / /vol/d",
+      `  rm -rf /vol/d; ln -s ${hostDir} /vol/d`,
+      `  rm -rf /vol/d; ln -s ../../../../../../../${hostRel} /vol/d`,
+      "  rm -rf /vol/d; ln -s /ro /vol/d",
+      "  i=$((i+1))",
+      "done",
+    ].join("\n");
+    ok(await docker(host, ["run", "-d", "--name", "race-vol", "--network", "none", "-v", "/vol", "-v", `${roDir}:/ro:ro`, "busybox", "sh", "-c", loop]), "run the swapper");
+    try {
+      const deadline = Date.now() + 20_000;
+      let landed = 0;
+      let reads = 0;
+      for (let n = 0; n < 150 && Date.now() < deadline; n++) {
+        const tar = await makeTar([{ name: `vol-${token}-${n}`, data: `vol ${n}\n` }]);
+        if ((await put(d.socket, "/v1.51/containers/race-vol/archive?path=/vol/d&noOverwriteDirNonDir=true", tar)) === 200) landed++;
+        if (n % 3 === 0) {
+          const out = await docker(host, ["cp", "race-vol:/vol/d/SECRET", "-"]);
+          reads++;
+          expect(out.stdout).to.not.include(secret);
+        }
+      }
+      expect(reads).to.be.greaterThan(5);
+      expect(readdirSync(hostDir)).to.deep.equal(["SECRET"]);
+      expect(readdirSync(roDir)).to.deep.equal(["SECRET"]);
+      for (const name of readdirSync("/")) expect(name).to.not.include(token);
+
+      // what landed is in the volume's /d or where /vol/d pointed inside the container: its root
+      ok(await docker(host, ["kill", "race-vol"]), "kill the swapper");
+      const volume = JSON.parse(ok(await docker(host, ["inspect", "-f", "{{json .Mounts}}", "race-vol"]), "inspect"))
+        .find((m: { Destination: string }) => m.Destination === "/vol").Source as string;
+      const inVolume = existsSync(join(volume, "d")) && statSync(join(volume, "d")).isDirectory() ? readdirSync(join(volume, "d")) : [];
+      const exported = join(work, "race-vol.tar");
+      ok(await docker(host, ["export", "-o", exported, "race-vol"]), "export");
+      const inRoot = (await tarNames(Readable.from(readFileSync(exported)))).filter((e) => e.name.includes(token));
+      for (const e of inRoot) expect(e.name, `a copy landed at ${e.name}`).to.match(new RegExp(`^vol-${token}-\\d+$`));
+      const all = [...inVolume.filter((n) => n.includes(token)), ...inRoot.map((e) => e.name)];
+      expect(all.length, "some copies landed").to.be.greaterThan(0);
+      expect(all.length).to.be.at.most(landed);
+    } finally {
+      await docker(host, ["rm", "-f", "-v", "race-vol"]);
+    }
+  });
 });

@@ -103,12 +103,17 @@ export class ExecSessions {
     return e;
   }
 
-  /** Starts the process; resolves once it runs. `exit` settles with its code (and the record says so). */
-  async start(e: ExecInstance, opts: { tty?: boolean; consoleSize?: [number, number] | null } = {}): Promise<NonNullable<ExecInstance["started"]>> {
+  /**
+   * Starts the process; resolves once it runs. `exit` settles with its code (and the record says
+   * so). The process gets a terminal when the instance was created with `Tty`, as Docker's does:
+   * the start's own `Tty` only says how the output is streamed (raw or in frames), not whether a
+   * terminal is made.
+   */
+  async start(e: ExecInstance, opts: { consoleSize?: [number, number] | null } = {}): Promise<NonNullable<ExecInstance["started"]>> {
     if (e.started || e.running) throw errors.execAlreadyStarted(e.id, e.exitCode !== null);
     const c = e.container;
     if (!c.State.Running) throw errors.execContainerNotRunning(c.Id);
-    const tty = opts.tty ?? e.request.Tty === true;
+    const tty = e.request.Tty === true;
     const paths = this.deps.runner.paths(c.Id);
     let process;
     try {

@@ -157,6 +157,39 @@ export class ContainerVolumes {
     }
   }
 
+  // --- docker cp -----------------------------------------------------------------------------
+
+  /**
+   * The host paths of a container's volumes (destination -> path) for a copy, running or not:
+   * each driver mounts its volume for a use of its own (`ref`), so that the container's exit or
+   * start meanwhile neither unmounts it under the copy nor counts the copy as the container's.
+   * `release` ends those uses (safe to repeat).
+   */
+  async hold(c: ContainerRecord, ref: string): Promise<{ paths: Map<string, string>; release: () => Promise<void> }> {
+    const held: { name: string; driver: string }[] = [];
+    const release = async () => {
+      for (const { name, driver } of held.splice(0)) {
+        await (await this.deps.volumes.driver(driver)).unmount(name, ref).catch((err: Error) => {
+          this.deps.log.error({ err, container: c.Id, volume: name }, "cannot release a volume after a copy");
+        });
+      }
+    };
+    const paths = new Map<string, string>();
+    try {
+      for (const m of c.Mounts ?? []) {
+        if (m.Type !== "volume" || !m.Name) continue;
+        const rec = this.deps.volumes.get(m.Name);
+        const path = await (await this.deps.volumes.driver(rec.Driver)).mount(m.Name, ref);
+        held.push({ name: m.Name, driver: rec.Driver });
+        paths.set(m.Destination, path);
+      }
+    } catch (err) {
+      await release();
+      throw err instanceof EngineError ? err : errors.mountFailed("", (err as Error).message);
+    }
+    return { paths, release };
+  }
+
   // --- removal -------------------------------------------------------------------------------
 
   /** After the record is gone: with `removeAnonymous` (`rm -v`, AutoRemove) its anonymous volumes go too. */

@@ -16,6 +16,7 @@ import { containerChanges } from "../../containers/files/changes.js";
 import { ContainerFiles, type RootfsSource } from "../../containers/files/container-files.js";
 import { statHeader } from "../../containers/files/path-stat.js";
 import { skippedText, skippedWarning } from "../../containers/files/skipped-entries.js";
+import type { VolumeHolder } from "../../containers/files/view-mounts.js";
 import { queryBool, queryString, type Query } from "../query.js";
 import { rawResponse } from "../raw-response.js";
 import type { IdMap } from "../../../core/userns/id-map.js";
@@ -30,6 +31,8 @@ export interface ContainerFileRouteDeps {
   disablePigz?: () => boolean;
   /** The daemon's user namespace map (`--userns-remap`), for the tars of `docker cp` and export. */
   idMap?: IdMap;
+  /** The containers' volumes, held for a copy that reaches into them. */
+  volumes?: VolumeHolder;
   /** Where a copy in that left entries out says so. */
   log?: Logger;
 }
@@ -37,7 +40,15 @@ export interface ContainerFileRouteDeps {
 const STAT_HEADER = "X-Docker-Container-Path-Stat";
 
 export function containerFileRoutes(deps: ContainerFileRouteDeps) {
-  const files = new ContainerFiles({ runner: deps.runner, hooks: deps.hooks, disablePigz: deps.disablePigz, idMap: deps.idMap });
+  const containerDir = (ref: string) => {
+    try {
+      return deps.containers.dir(deps.containers.get(ref).Id);
+    } catch {
+      return undefined; // gone (a network's container, since)
+    }
+  };
+  const mounts = { volumes: deps.volumes, containerDir };
+  const files = new ContainerFiles({ runner: deps.runner, hooks: deps.hooks, disablePigz: deps.disablePigz, idMap: deps.idMap, mounts, scratch: join(deps.execRoot, "cp") });
 
   const target = (request: FastifyRequest) => {
     const ref = (request.params as { id: string }).id;
@@ -89,9 +100,11 @@ export function containerFileRoutes(deps: ContainerFileRouteDeps) {
       return reply;
     });
 
-    app.get("/containers/:id/changes", async (request) => {
+    app.get("/containers/:id/changes", async (request, reply) => {
       const c = deps.containers.get((request.params as { id: string }).id);
-      return containerChanges(deps.storage, c.Id, join(deps.execRoot, "container-files"));
+      const changes = await containerChanges(deps.storage, c.Id, join(deps.execRoot, "container-files"));
+      // no change is `null`, as Docker's daemon answers (its empty list is Go's nil slice)
+      return reply.type("application/json").send(changes.length > 0 ? JSON.stringify(changes) : "null");
     });
   };
 }

@@ -48,11 +48,13 @@ export function execRoutes(deps: ExecRouteDeps) {
       const e = instance(request);
       const body = validateBody(validateStart, request.body ?? {});
       if (body.Detach) {
-        const started = await execs.start(e, { tty: body.Tty, consoleSize: body.ConsoleSize });
+        const started = await execs.start(e, { consoleSize: body.ConsoleSize });
         void started.exit.then(() => execs.release(e));
         return reply.code(200).send();
       }
-      const tty = body.Tty ?? e.request.Tty === true;
+      // As Docker's: the start's Tty says whether the output comes raw or in frames (a process
+      // on a terminal has one stream, sent as stdout); the terminal itself is the create's Tty.
+      const tty = body.Tty === true;
       const detachKeys = detachKeysOf(e.request.DetachKeys);
       if (e.started || e.running) throw errors.execAlreadyStarted(e.id, e.exitCode !== null);
       // As Docker: the stream is taken first; a process that cannot start says why on it, and
@@ -60,7 +62,7 @@ export function execRoutes(deps: ExecRouteDeps) {
       const socket = hijack(request, reply, tty);
       let started;
       try {
-        started = await execs.start(e, { tty, consoleSize: body.ConsoleSize });
+        started = await execs.start(e, { consoleSize: body.ConsoleSize });
       } catch (err) {
         const text = Buffer.from(`${(err as Error).message}\r\n`);
         socket.end(tty ? text : frame("stdout", text));
@@ -72,7 +74,8 @@ export function execRoutes(deps: ExecRouteDeps) {
       if (e.request.AttachStdin) void execStdin(e, started.state.attachPath, socket, detachKeys, gone);
       else socket.resume();
       const wantOut = e.request.AttachStdout === true;
-      const wantErr = e.request.AttachStderr === true;
+      // a raw stream (start Tty) carries stdout only, as Docker's: a process without a terminal loses its stderr there
+      const wantErr = e.request.AttachStderr === true && !tty;
       try {
         for await (const l of followK8sLog(started.state.logPath, started.exit, gone.signal)) {
           if (l.stream === "stdout" ? !wantOut : !wantErr) continue;

@@ -10,7 +10,10 @@
  * made opaque (`.wh..wh..opq`: deleted and made again) also lists the image's entries in it as
  * deleted. The mount points Docker keeps in a container's init layer (`/etc/hosts`,
  * `/etc/resolv.conf`, `/proc`...), which the runtime makes in the writable layer here, are left
- * out, as they never show in Docker's lists. The order is Docker's walk order (depth-first,
+ * out, as they never show in Docker's lists; so are the folders holding them (`/etc`, `/dev`)
+ * where the image has none: Docker's init layer has them, so they count as the image's (listed
+ * as changed only with a change under them). The mount points of volumes and binds do show, as
+ * in Docker's lists (Docker makes them in the writable layer too). The order is Docker's walk order (depth-first,
  * names in byte order). The image is looked at through a read-only mount of the parent chain,
  * with scoped-fs lookups (its symlinks resolved inside it).
  */
@@ -49,6 +52,9 @@ export interface DiffEntry {
 const INIT_LAYER_PATHS = new Set([
   "dev/pts", "dev/shm", "dev/console", "proc", "sys", ".dockerenv", "etc/resolv.conf", "etc/hosts", "etc/hostname", "etc/mtab",
 ]);
+
+/** The folders of those paths: in Docker's init layer (root's, 0755) whether or not the image has them. */
+const INIT_LAYER_DIRS = new Set([...INIT_LAYER_PATHS].flatMap((p) => p.split("/").slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join("/"))));
 
 /** The entries of a layer diff: paths, whiteouts as deletions, opaque markers on their directory. */
 export async function readDiff(tar: Readable): Promise<DiffEntry[]> {
@@ -132,7 +138,10 @@ export function changesOf(entries: DiffEntry[], image: ScopedRoot | undefined): 
       continue;
     }
     const before = inImage(image, e.parts);
-    if (!before) found.set(key, { parts: e.parts, kind: ChangeKind.Added });
+    if (!before && INIT_LAYER_DIRS.has(key)) {
+      if (e.dir?.mode === 0o755) heldDirs.set(key, e.parts);
+      else found.set(key, { parts: e.parts, kind: ChangeKind.Modified });
+    } else if (!before) found.set(key, { parts: e.parts, kind: ChangeKind.Added });
     else if (e.dir && before.isDirectory() && (before.mode & 0o7777) === e.dir.mode && before.uid === e.dir.uid && before.gid === e.dir.gid) heldDirs.set(key, e.parts);
     else found.set(key, { parts: e.parts, kind: ChangeKind.Modified });
   }
@@ -140,7 +149,7 @@ export function changesOf(entries: DiffEntry[], image: ScopedRoot | undefined): 
     for (let n = parts.length - 1; n > 0; n--) {
       const key = parts.slice(0, n).join("/");
       if (found.has(key)) break;
-      found.set(key, { parts: parts.slice(0, n), kind: heldDirs.has(key) || inImage(image, parts.slice(0, n)) ? ChangeKind.Modified : ChangeKind.Added });
+      found.set(key, { parts: parts.slice(0, n), kind: heldDirs.has(key) || INIT_LAYER_DIRS.has(key) || inImage(image, parts.slice(0, n)) ? ChangeKind.Modified : ChangeKind.Added });
     }
   }
   return [...found.values()].sort((a, b) => walkOrder(a.parts, b.parts)).map((c) => ({ Path: `/${c.parts.join("/")}`, Kind: c.kind }));

@@ -1,14 +1,15 @@
 /**
- * `docker cp` and `docker export` on a container's root filesystem: stat a path, tar a path,
- * extract a tar into a directory, tar the whole root. Everything inside the root goes through
- * scoped-fs (never a host path string the container could redirect).
+ * `docker cp` and `docker export` on a container's files: stat a path, tar a path, extract a tar
+ * into a directory, tar the whole root. Everything inside the root goes through scoped-fs (never
+ * a host path string the container could redirect).
  *
  * Where the root is: a running container's own mount (opened in the runner's queue, then used
  * outside it: the descriptor keeps the mount usable, and an exit is not held up); a stopped
  * container's layer mounted for the operation by the runner, which keeps a start of the same
  * container waiting until the operation (a download too) is done.
- * Paths under volumes and binds are not resolved into them (Docker does): only the container's
- * own root filesystem is seen.
+ * `docker cp` sees the container's volumes, binds and network files on that root, as Docker's
+ * does (container-view.ts says how they are mounted safely, view-mounts.ts which they are);
+ * `docker export` only the root filesystem, as Docker's.
  */
 import { closeSync, lstatSync, readlinkSync, statSync, type BigIntStats } from "node:fs";
 import { dirname, posix } from "node:path";
@@ -25,6 +26,8 @@ import { OverwriteError, extractScoped, type ExtractResult } from "./scoped-extr
 import { packScoped } from "./scoped-pack.js";
 import { at, ScopedPathError, ScopedRoot, type Resolved, type ScopedDir } from "./scoped-fs.js";
 import type { IdMap } from "../../../core/userns/id-map.js";
+import { openContainerView, type ContainerView } from "./container-view.js";
+import { checkWritable, viewMounts, type ViewMountSources } from "./view-mounts.js";
 
 /** The runner's access to a container's root filesystem (ContainerRunner.withRootfs). */
 export interface RootfsSource {
@@ -41,6 +44,10 @@ export interface ContainerFilesDeps {
    * UsernsMode: its layer is remapped either way).
    */
   idMap?: IdMap;
+  /** What the container's mounts are, for `docker cp` to see them (without: the root filesystem alone). */
+  mounts?: ViewMountSources;
+  /** A folder of the daemon's where a copy's view of a container is mounted (the exec root's). */
+  scratch?: string;
 }
 
 export interface ExtractRequest {
@@ -76,27 +83,62 @@ function openMountedRoot(rootfs: string): ScopedRoot {
 export class ContainerFiles {
   constructor(private readonly deps: ContainerFilesDeps) {}
 
-  /** Runs `work` with the container's root open; see the file's comment for where it is. */
-  private async withRoot<T>(c: ContainerRecord, work: (root: ScopedRoot) => Promise<T>): Promise<T> {
-    let handed: ScopedRoot | undefined;
-    const done = await this.deps.runner.withRootfs(c, async (rootfs, running) => {
-      const root = openMountedRoot(rootfs);
+  /**
+   * Runs `work` with the container's root open; see the file's comment for where it is. With
+   * `mounts`, the root is the container's view with its mounts (docker cp); else its root
+   * filesystem alone (export).
+   */
+  private async withRoot<T>(c: ContainerRecord, work: (root: ScopedRoot) => Promise<T>, opts: { mounts: boolean } = { mounts: true }): Promise<T> {
+    let handed: { root: ScopedRoot; done: () => Promise<void> } | undefined;
+    const result = await this.deps.runner.withRootfs(c, async (rootfs, running) => {
+      const open = await this.openRoot(c, rootfs, opts.mounts);
       if (running) {
-        handed = root;
+        handed = open;
         return undefined;
       }
       try {
-        return { value: await work(root) };
+        return { value: await work(open.root) };
       } finally {
-        root.close();
+        await open.done();
       }
     });
-    if (!handed) return done!.value;
+    if (!handed) return result!.value;
     try {
-      return await work(handed);
+      return await work(handed.root);
     } finally {
-      handed.close();
+      await handed.done();
     }
+  }
+
+  /** The root at `rootfs` (checked to be mounted), with the container's mounts on it when asked and it has any. */
+  private async openRoot(c: ContainerRecord, rootfs: string, withMounts: boolean): Promise<{ root: ScopedRoot; done: () => Promise<void> }> {
+    const plain = openMountedRoot(rootfs);
+    let sources: Awaited<ReturnType<typeof viewMounts>> | undefined;
+    try {
+      sources = withMounts && this.deps.mounts && this.deps.scratch ? await viewMounts(c, this.deps.mounts) : undefined;
+    } catch (e) {
+      plain.close();
+      throw e;
+    }
+    if (!sources || sources.mounts.length === 0) {
+      await sources?.release();
+      return { root: plain, done: async () => plain.close() };
+    }
+    plain.close();
+    let view: ContainerView;
+    try {
+      view = await openContainerView(rootfs, sources.mounts, this.deps.scratch!);
+    } catch (e) {
+      await sources.release();
+      throw e;
+    }
+    return {
+      root: view.root,
+      done: async () => {
+        await view.close();
+        await sources.release();
+      },
+    };
   }
 
   /** Resolves a requested path, with Docker's errors for missing and bad paths. */
@@ -183,7 +225,7 @@ export class ContainerFiles {
       } finally {
         r.close();
       }
-      if (c.HostConfig.ReadonlyRootfs) throw errors.containerRootfsReadOnly();
+      checkWritable(c, dest);
       const owner = req.copyUIDGID ? containerOwner(root, c.Config.User) : undefined;
       let dir: ScopedDir;
       try {
@@ -212,12 +254,16 @@ export class ContainerFiles {
 
   /** `GET /containers/{id}/export`: the tar of the whole root filesystem; settles when it is read. */
   export(c: ContainerRecord, send: (tar: Readable) => Promise<void>): Promise<void> {
-    return this.withRoot(c, async (root) => {
-      const fd = root.reopen();
-      const tar = packScoped({ dirFd: fd, name: "" }, { rebase: "", release: () => closeSync(fd), idMap: this.deps.idMap });
-      this.deps.hooks.event.call(containerEvent(c, "export"));
-      await send(tar);
-    });
+    return this.withRoot(
+      c,
+      async (root) => {
+        const fd = root.reopen();
+        const tar = packScoped({ dirFd: fd, name: "" }, { rebase: "", release: () => closeSync(fd), idMap: this.deps.idMap });
+        this.deps.hooks.event.call(containerEvent(c, "export"));
+        await send(tar);
+      },
+      { mounts: false },
+    );
   }
 }
 
