@@ -20,7 +20,7 @@ export async function execProbe(execs: ExecSessions, c: ContainerRecord, argv: s
     ...(c.Config.WorkingDir ? { WorkingDir: c.Config.WorkingDir } : {}),
   });
   try {
-    const started = await execs.start(e, { tty: false });
+    const started = await execs.start(e);
     const kill = () => {
       // (its pid is the host's; it is ours while the instance says it runs)
       if (e.running && e.pid > 0) {
