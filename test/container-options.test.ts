@@ -161,7 +161,8 @@ describe("container options in the OCI spec (Docker CLI and dockerode)", functio
       const donorMount = JSON.parse((await ok("inspect", "-f", "{{json .Mounts}}", "donor")).trim())[0];
       expect(JSON.parse(mounts)).to.deep.equal([{ ...donorMount, RW: false, Mode: "" }]);
       // a bind at the same destination replaces the inherited mount
-      expect((await ok("run", "--rm", "--volumes-from", "donor", "-v", `${work}:/data`, "busybox", "ls", "/data"))).to.include("regular-file");
+      writeFileSync(join(work, "bound-marker"), "");
+      expect(await ok("run", "--rm", "--volumes-from", "donor", "-v", `${work}:/data`, "busybox", "ls", "/data")).to.include("bound-marker");
     });
 
     it("--volumes-from of no container, or with a bad mode, is a 400 with Docker's message", async function () {
