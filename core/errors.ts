@@ -264,6 +264,17 @@ export const errors = {
   containerCommandFailed: define("ENGINE_ERR_CONTAINER_COMMAND_FAILED", 400, (why: string) => `failed to create task for container: ${why}`),
   containerStartFailed: define("ENGINE_ERR_CONTAINER_START_FAILED", 500, (why: string) => `failed to start container: ${why}`),
   containerInvalidSpec: define("ENGINE_ERR_CONTAINER_INVALID_SPEC", 400, (why: string) => why),
+  // create-time checks of resources and references, in Docker's words (400)
+  containerInvalidResource: define("ENGINE_ERR_CONTAINER_INVALID_RESOURCE", 400, (why: string) => why),
+  containerReferenceNotFound: define("ENGINE_ERR_CONTAINER_REFERENCE_NOT_FOUND", 400, (ref: string) => `No such container: ${ref}`),
+  // start-time: what Docker answers with 500 when the spec is made
+  containerDeviceUnavailable: define(
+    "ENGINE_ERR_CONTAINER_DEVICE_UNAVAILABLE",
+    500,
+    (path: string, why: string) => `error gathering device information while adding custom device "${path}": ${why}`,
+  ),
+  containerDeviceRuleInvalid: define("ENGINE_ERR_CONTAINER_DEVICE_RULE_INVALID", 500, (rule: string) => `invalid device cgroup rule format: '${rule}'`),
+  containerNamespaceUnavailable: define("ENGINE_ERR_CONTAINER_NAMESPACE_UNAVAILABLE", 500, (why: string) => why),
   execNotFound: define("ENGINE_ERR_EXEC_NOT_FOUND", 404, (id: string) => `No such exec instance: ${id}`),
   execNoCommand: define("ENGINE_ERR_EXEC_NO_COMMAND", 400, () => "No exec command specified"),
   execContainerNotRunning: define("ENGINE_ERR_EXEC_CONTAINER_NOT_RUNNING", 409, (id: string) => `container ${id} is not running`),
@@ -338,6 +349,7 @@ export const errors = {
   ),
   networkInvalidPort: define("ENGINE_ERR_NETWORK_INVALID_PORT", 400, (spec: string) => `invalid port specification: "${spec}"`),
   networkSetupFailed: define("ENGINE_ERR_NETWORK_SETUP_FAILED", 500, (why: string) => `failed to set up the container's network: ${why}`),
+  networkInvalidMac: define("ENGINE_ERR_NETWORK_INVALID_MAC", 500, (mac: string) => `address ${mac}: invalid MAC address`),
   networkNameInUse: define("ENGINE_ERR_NETWORK_NAME_IN_USE", 409, (name: string) => `network with name ${name} already exists`),
   networkInvalid: define("ENGINE_ERR_NETWORK_INVALID", 400, (why: string) => why),
   networkInvalidName: define("ENGINE_ERR_NETWORK_INVALID_NAME", 400, (name: string) => `invalid name: ${name}`),

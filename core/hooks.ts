@@ -23,6 +23,13 @@ import type { NetworkContext, NetworkDriver } from "./contracts/network.js";
 import type { VolumeDriver, VolumeDriverContext } from "./contracts/volume.js";
 import type { OciSpec, RuntimeContext, RuntimeDriver, SpecContext } from "./contracts/runtime.js";
 import type { SystemInfo, VersionInfo } from "./system-info.js";
+import type { ContainerCreateRequest, HostConfig } from "./containers/container-config.js";
+
+/** What `checkContainerCreate` passes along: the request (its HostConfig always there) and the warnings so far. */
+export interface ContainerCreateCheck {
+  request: ContainerCreateRequest & { HostConfig: HostConfig };
+  warnings: string[];
+}
 
 /** Why the daemon is stopping. */
 export type ShutdownReason = "signal" | "error" | "api";
@@ -158,6 +165,14 @@ export function createHooks() {
      * throw fails the start with its message.
      */
     processSpec: new AsyncSeriesWaterfallHook<[OciSpec, SpecContext]>(["spec", "ctx"]),
+
+    /**
+     * A container create, once its body is valid and before anything is made: each tap checks
+     * what it owns in `check.request` (a 400 for what Docker refuses at create), may change
+     * its HostConfig as Docker records it (a default filled, a setting the kernel cannot
+     * apply dropped), and adds the create's `Warnings`. Returns the check.
+     */
+    checkContainerCreate: new AsyncSeriesWaterfallHook<[ContainerCreateCheck]>(["check"]),
 
     // --- API -----------------------------------------------------------------------------------
 

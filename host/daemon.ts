@@ -20,6 +20,8 @@ import { networkRoutes } from "./api/routes/networks.js";
 import { volumeRoutes } from "./api/routes/volumes.js";
 import { openVolumes } from "./volumes/open-volumes.js";
 import { openDevices } from "./devices/open-devices.js";
+import { tapCreateChecks } from "./containers/create-checks.js";
+import { tapSharedNamespaces } from "./containers/shared-namespaces.js";
 import { tapClusterInfo } from "./cluster/cluster-info.js";
 import { resolveAdvertiseAddr } from "./cluster/advertise-addr.js";
 import { volumesWithUsage } from "./volumes/volume-view.js";
@@ -133,6 +135,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const network = await openNetwork(drivers, { containers, config: () => config, log: log.child({ component: "network" }), remap });
     const volumes = openVolumes(drivers, { containers, log: log.child({ component: "volumes" }), rootOwner: remap?.root });
     openDevices({ hooks, config: () => config, log: log.child({ component: "devices" }) });
+    tapCreateChecks({ hooks, containers, limits: host.limits, config: () => config });
+    tapSharedNamespaces(hooks, containers);
     const eventLog = new EventLog(hooks);
     const runner = new ContainerRunner({
       containers, images, storage: driver, runtime, logDrivers, hooks, config: () => config, host: ruleHost(host),

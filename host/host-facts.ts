@@ -29,6 +29,10 @@ export interface CgroupLimits {
   cpuset: boolean;
   pids: boolean;
   oomKillDisable: boolean;
+  /** memory.swappiness: cgroup v1 only. */
+  swappiness: boolean;
+  /** A block IO weight file: v1's blkio.weight (a kernel with only BFQ's has none), v2's io controller. */
+  blkioWeight: boolean;
 }
 
 export function readHostFacts(): HostReport {
@@ -62,6 +66,8 @@ function cgroupV1Limits(): CgroupLimits {
     cpuset: existsSync(`${V1}/cpuset/cpuset.cpus`),
     pids: existsSync(`${V1}/pids`),
     oomKillDisable: existsSync(`${V1}/memory/memory.oom_control`),
+    swappiness: existsSync(`${V1}/memory/memory.swappiness`),
+    blkioWeight: existsSync(`${V1}/blkio/blkio.weight`),
   };
 }
 
@@ -81,6 +87,8 @@ function cgroupV2Limits(): CgroupLimits {
     cpuset: has("cpuset"),
     pids: has("pids"),
     oomKillDisable: false,
+    swappiness: false,
+    blkioWeight: has("io"),
   };
 }
 

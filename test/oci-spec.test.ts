@@ -22,7 +22,7 @@ import { globalRuntimeArgs } from "../host/containers/runtime-select.js";
 import { findInit, INIT_DESTINATION } from "../plugins/runtime-ocirun/init.js";
 import { builtinSeccompProfile } from "../plugins/runtime-ocirun/seccomp-profile.js";
 import {
-  baseSpec, DEFAULT_CAPABILITIES, DEFAULT_MASKED_PATHS, DEFAULT_PATH, mergeEnv, resolveArgs, SpecError,
+  baseSpec, boundingCapabilities, DEFAULT_CAPABILITIES, DEFAULT_MASKED_PATHS, DEFAULT_PATH, mergeEnv, resolveArgs, resolveCapabilities, SpecError,
 } from "../plugins/runtime-ocirun/spec.js";
 import { makeTempDir } from "./helpers/engined.js";
 import "./helpers/root-hooks.js";
@@ -226,17 +226,46 @@ describe("oci spec: the base spec", () => {
     expect(hostIpc.mounts!.find((m) => m.destination === "/dev/shm")!.type).to.equal("bind");
     expect(types(spec({ args: ["--default-ipc-mode", "shareable"] }))).to.include("ipc");
     expect(spec({ hostConfig: { IpcMode: "none" } }).mounts!.map((m) => m.destination)).to.not.include("/dev/shm");
-    expect(() => spec({ hostConfig: { IpcMode: "container:abc" } })).to.throw(SpecError, "not supported");
+    // container:<id>: the namespace stays, its path and /dev/shm come from host/containers/shared-namespaces.ts
+    const joined = spec({ hostConfig: { IpcMode: "container:abc" } });
+    expect(types(joined)).to.include("ipc");
+    expect(joined.mounts!.map((m) => m.destination)).to.not.include("/dev/shm");
+    expect(() => spec({ hostConfig: { IpcMode: "bogus" } })).to.throw(SpecError, "not supported");
   });
 
-  it("gives a privileged container every capability and device, no masks and no seccomp", () => {
+  it("gives a privileged container every capability (of the bounding set) and device, no masks and no seccomp", () => {
     const s = spec({ hostConfig: { Privileged: true, CapDrop: ["ALL"] } });
-    expect(s.process!.capabilities!.bounding).to.have.length(41);
+    expect(s.process!.capabilities!.bounding).to.deep.equal(boundingCapabilities());
+    expect(resolveCapabilities([], [], true)).to.have.length(41);
+    expect(s.linux!.devices!.map((d) => d.path)).to.include.members(["/dev/null", "/dev/zero"]);
     expect(s.linux!.maskedPaths).to.equal(undefined);
     expect(s.linux!.readonlyPaths).to.equal(undefined);
     expect(s.linux!.seccomp).to.equal(undefined);
     expect(s.linux!.resources!.devices).to.deep.equal([{ allow: true, access: "rwm" }]);
     expect(s.mounts!.find((m) => m.destination === "/sys")!.options).to.include("rw");
+  });
+
+  it("writes OomScoreAdj (0 too), MemorySwappiness, BlkioWeight, Annotations over labels, devices and cgroup rules as Docker does", () => {
+    expect(spec({}).process!.oomScoreAdj).to.equal(0);
+    const s = spec({
+      config: { Labels: { a: "label", b: "label" } },
+      hostConfig: {
+        OomScoreAdj: 345, MemorySwappiness: 17, BlkioWeight: 300, Annotations: { a: "annotation" },
+        Devices: [{ PathOnHost: "/dev/null", PathInContainer: "/dev/mynull", CgroupPermissions: "r" }],
+        DeviceCgroupRules: ["c 42:* rmw", "a *:* r"],
+      },
+    });
+    expect(s.process!.oomScoreAdj).to.equal(345);
+    expect(s.linux!.resources!.memory!.swappiness).to.equal(17);
+    expect(s.linux!.resources!.blockIO).to.deep.equal({ weight: 300 });
+    expect(s.annotations).to.include({ a: "annotation", b: "label" });
+    expect(s.linux!.devices).to.deep.equal([{ path: "/dev/mynull", type: "c", major: 1, minor: 3, fileMode: 0o666, uid: 0, gid: 0 }]);
+    expect(s.linux!.resources!.devices!.slice(-3)).to.deep.equal([
+      { allow: true, type: "c", major: 1, minor: 3, access: "r" },
+      { allow: true, type: "c", major: 42, minor: -1, access: "rmw" },
+      { allow: true, type: "a", major: -1, minor: -1, access: "r" },
+    ]);
+    expect(spec({ hostConfig: { MemorySwappiness: -1 } }).linux!.resources!.memory).to.equal(undefined);
   });
 
   it("makes the root read-only with ReadonlyRootfs", () => {

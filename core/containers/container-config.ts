@@ -43,6 +43,15 @@ export interface DeviceRequest {
   Options?: Record<string, string> | null;
 }
 
+/** One `--device /dev/x[:/dev/y][:rwm]`: a device node, or a folder of them, of the host. */
+export interface HostDevice {
+  PathOnHost: string;
+  /** Empty: the same path as on the host. */
+  PathInContainer?: string;
+  /** Of `r`, `w`, `m`: what the device cgroup allows (the CLI sends `rwm` by default). */
+  CgroupPermissions?: string;
+}
+
 export interface HostConfig {
   AutoRemove?: boolean;
   /** `[height, width]` of the terminal at start (with `Tty`). */
@@ -112,6 +121,20 @@ export interface HostConfig {
   OomKillDisable?: boolean;
   /** The container's own storage options (`--storage-opt size=10G`), given to the storage driver when its writable layer is made. */
   StorageOpt?: Record<string, string> | null;
+  /** Host device nodes given to the container (`--device`); checked at each start. */
+  Devices?: HostDevice[] | null;
+  /** Device cgroup rules (`--device-cgroup-rule 'c 42:* rmw'`): `a|b|c major|*:minor|* r?w?m?`. */
+  DeviceCgroupRules?: string[] | null;
+  /** `container[:ro|rw]`: the mounts of those containers, copied at create. */
+  VolumesFrom?: string[] | null;
+  /** In [-1000, 1000]: the container process's /proc/self/oom_score_adj. */
+  OomScoreAdj?: number;
+  /** 0 to 100, or -1 (or null) for the kernel's; cgroup v1 only. */
+  MemorySwappiness?: number | null;
+  /** 10 to 1000, 0 for the kernel's; dropped with a warning where the kernel has no weight file. */
+  BlkioWeight?: number;
+  /** OCI annotations of the container's spec (API 1.43), over those of its labels. */
+  Annotations?: Record<string, string> | null;
   /** Devices asked of device drivers (CDI); applied to the OCI spec at each start. */
   DeviceRequests?: DeviceRequest[] | null;
   /** Paths to mask and to make read-only; when given they replace the defaults. */
@@ -147,6 +170,8 @@ export interface ContainerCreateConfig {
   NetworkDisabled?: boolean;
   /** The health check (core/containers/healthcheck.ts); merged over the image's at create. */
   Healthcheck?: HealthConfig | null;
+  /** The MAC of the endpoint on the NetworkMode network (older APIs' place; EndpointsConfig has one per network). */
+  MacAddress?: string;
   /** The image reference as the client gave it. */
   Image: string;
   [key: string]: unknown;

@@ -51,6 +51,8 @@ export interface NetworkAttachment {
   NetworkID: string;
   Aliases?: string[] | null;
   IPAMConfig?: { IPv4Address?: string; IPv6Address?: string } | null;
+  /** The endpoint's MAC as asked (else Docker's, made from its IPv4 address). */
+  MacAddress?: string;
 }
 
 export interface ContainerRecord {

@@ -84,7 +84,8 @@ export interface OciDeviceRule {
 
 export interface OciResources {
   devices?: OciDeviceRule[];
-  memory?: { limit?: number; reservation?: number; swap?: number; disableOOMKiller?: boolean };
+  memory?: { limit?: number; reservation?: number; swap?: number; swappiness?: number; disableOOMKiller?: boolean };
+  blockIO?: { weight?: number };
   cpu?: { shares?: number; quota?: number; period?: number; cpus?: string; mems?: string };
   pids?: { limit: number };
   [key: string]: unknown;

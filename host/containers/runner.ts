@@ -321,7 +321,8 @@ export class ContainerRunner {
     // sandbox is safe even while the runtime's state still names it
     const unnetworked = this.deps.network.release(id);
     const unvolumed = this.deps.volumes?.unmount(id);
-    const unmounted = unmountAll(p.rootfs).then(() => rm(p.base, { recursive: true, force: true }));
+    // (a shareable container's /dev/shm too: host/containers/shared-namespaces.ts)
+    const unmounted = unmountAll(p.rootfs).then(() => unmountAll(join(p.base, "shm"))).then(() => rm(p.base, { recursive: true, force: true }));
     if (opts.wait) {
       const results = await Promise.allSettled([forgetting, unmounted, unnetworked, unvolumed]);
       for (const r of results) if (r.status === "rejected") throw r.reason;

@@ -5,9 +5,12 @@
  *
  * The one device driver here is CDI, on unless the `cdi` feature is false: its spec files are
  * read from `cdi-spec-dirs` at start (problems logged), and looked at again at each use
- * (host/devices/cdi-cache.ts). A request of another driver (`--gpus` asks the nvidia driver,
- * which this engine does not have), or of CDI while it is off, fails the start as Docker's
- * does: `could not select device driver ...`. `/info` lists the discovered devices
+ * (host/devices/cdi-cache.ts). `--gpus` (the nvidia driver, or no driver, with the `gpu`
+ * capability) is taken as CDI devices of kind `nvidia.com/gpu` when a spec defines that kind,
+ * as Docker's nvidia driver does since 28.x: `all` is `nvidia.com/gpu=all`, `device=0,1` are
+ * `nvidia.com/gpu=0` and `=1`, a count N the first N indices. A request of another driver, a
+ * `--gpus` without such a spec, or CDI while it is off, fails the start as Docker's does:
+ * `could not select device driver ...`. `/info` lists the discovered devices
  * (`DiscoveredDevices`), `CDISpecDirs` (empty while CDI is off), and each spec file's problem
  * among its `Warnings`.
  */
@@ -37,6 +40,18 @@ function showCapabilities(caps: DeviceRequest["Capabilities"]): string {
   return `[${(caps ?? []).map((set) => `[${set.join(" ")}]`).join(" ")}]`;
 }
 
+const GPU_KIND = "nvidia.com/gpu";
+
+/** A `--gpus` request: the nvidia driver, or none, asking for the `gpu` capability. */
+const isGpuRequest = (req: DeviceRequest) =>
+  ["", "nvidia"].includes(req.Driver ?? "") && (req.Capabilities ?? []).some((set) => set.includes("gpu"));
+
+/** The CDI names of a `--gpus` request. */
+export function gpuDeviceIds(req: DeviceRequest): string[] {
+  const ids = req.DeviceIDs?.length ? req.DeviceIDs : req.Count === -1 ? ["all"] : Array.from({ length: Math.max(0, req.Count ?? 0) }, (_, i) => String(i));
+  return ids.map((id) => `${GPU_KIND}=${id}`);
+}
+
 /** Applies every device request of a container to its spec; throws the start's error. */
 export async function applyDeviceRequests(
   spec: OciSpec, requests: readonly DeviceRequest[], daemon: DaemonConfig, cache: CdiCache,
@@ -44,6 +59,17 @@ export async function applyDeviceRequests(
   let out = spec;
   for (const req of requests) {
     const driver = req.Driver ?? "";
+    if (isGpuRequest(req) && featureEnabled(daemon, "cdi")) {
+      const { devices } = await cache.refresh();
+      if ([...devices.keys()].some((id) => id.startsWith(`${GPU_KIND}=`))) {
+        try {
+          out = await cache.inject(out, gpuDeviceIds(req));
+        } catch (err) {
+          throw errors.deviceCdiInjectionFailed((err as Error).message);
+        }
+        continue;
+      }
+    }
     if (driver !== "cdi" || !featureEnabled(daemon, "cdi")) throw errors.deviceDriverUnavailable(driver, showCapabilities(req.Capabilities));
     if (req.Count) throw errors.deviceRequestInvalid("unexpected count in CDI device request");
     if (Object.keys(req.Options ?? {}).length > 0) throw errors.deviceRequestInvalid("unexpected options in CDI device request");

@@ -325,7 +325,7 @@ export class ContainerNetworks {
       networkName: rec.spec.name,
       endpointId,
       ifname,
-      mac: macOf(v4?.address),
+      mac: this.macFor(c, rec, att) ?? macOf(v4?.address),
       ...(v4 ? { ipv4: v4.cidr, gateway4: v4.defaultRoute } : {}),
       ...(v6 ? { ipv6: v6.cidr, gateway6: v6.defaultRoute } : {}),
       aliases,
@@ -334,6 +334,20 @@ export class ContainerNetworks {
       ports: first ? portRequests(c) : [],
       ...(userDefined ? { dnsNames: dnsNames(c, aliases), dnsUpstreams: this.upstreamsOf(c) } : { dnsNames: [] }),
     };
+  }
+
+  /**
+   * The MAC a container asks for on a network: its endpoint's (API 1.44), else on its
+   * NetworkMode network the older `Config.MacAddress`. A bad one fails the start, as Docker's.
+   */
+  private macFor(c: ContainerRecord, rec: NetworkRecord, att: NetworkAttachment): string | undefined {
+    const mode = this.modeOf(c);
+    const onMode = mode === rec.spec.name || rec.spec.id.startsWith(mode);
+    const asked = att.MacAddress || (onMode ? c.Config.MacAddress : undefined);
+    if (!asked) return undefined;
+    const m = /^([0-9a-f]{2})([:-])([0-9a-f]{2})\2([0-9a-f]{2})\2([0-9a-f]{2})\2([0-9a-f]{2})\2([0-9a-f]{2})$/i.exec(asked);
+    if (!m) throw errors.networkInvalidMac(asked);
+    return [m[1], m[3], m[4], m[5], m[6], m[7]].join(":").toLowerCase();
   }
 
   /** Where a container's other names are asked: its `--dns`, the daemon's, or the host's servers. */
@@ -357,6 +371,7 @@ function attachmentFields(config: EndpointConfigRequest): Omit<NetworkAttachment
   const { IPv4Address, IPv6Address } = config.IPAMConfig ?? {};
   return {
     ...(aliases.length ? { Aliases: aliases } : {}),
+    ...(config.MacAddress ? { MacAddress: config.MacAddress } : {}),
     ...(IPv4Address || IPv6Address ? { IPAMConfig: { ...(IPv4Address ? { IPv4Address } : {}), ...(IPv6Address ? { IPv6Address } : {}) } } : {}),
   };
 }

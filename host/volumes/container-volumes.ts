@@ -47,11 +47,30 @@ export class ContainerVolumes {
 
   /** Every mount of a create request, checked; throws the 400/404/409 a create answers with. */
   async plan(hc: ContainerRecord["HostConfig"], configVolumes: readonly string[]): Promise<PlannedMount[]> {
-    const planned = planMounts(hc, configVolumes);
+    const planned = planMounts(hc, configVolumes, this.volumesFrom(hc.VolumesFrom ?? []));
     for (const m of planned) {
       if (m.Type === "volume") await this.deps.volumes.check(m.Name ?? "<anonymous>", m.Driver ?? "", m.create?.options ?? {});
     }
     return planned;
+  }
+
+  /**
+   * The mounts of the containers VolumesFrom names (`name[:ro|rw]`, checked at create by
+   * host/containers/create-checks.ts), as Docker copies them: read-only when the other's is or
+   * with `ro`; a later entry's replaces an earlier one at the same destination. They are the
+   * other's volumes: not made again, not filled, not removed with this container.
+   */
+  private volumesFrom(entries: readonly string[]): PlannedMount[] {
+    const byDest = new Map<string, PlannedMount>();
+    for (const entry of entries) {
+      const [ref, mode = ""] = entry.split(":");
+      const ro = mode.split(",").includes("ro");
+      for (const m of this.deps.containers.get(ref).Mounts ?? []) {
+        const { Anonymous: _anonymous, CopyData: _copy, CreateSource: _create, ...rest } = m;
+        byDest.set(m.Destination, { ...rest, RW: m.RW && !ro, Mode: "" });
+      }
+    }
+    return [...byDest.values()];
   }
 
   /** Makes the volumes the plan needs; resolves with the mounts to record and the release of their holds. */

@@ -26,8 +26,12 @@ const PROPAGATIONS = ["private", "rprivate", "shared", "rshared", "slave", "rsla
 const MODE_GROUPS: string[][] = [["rw", "ro"], ["z", "Z"], PROPAGATIONS, ["nocopy"], ["consistent", "cached", "delegated"]];
 const DEFAULT_PROPAGATION = "rprivate";
 
-/** Every mount of a container, conflicts refused; `configVolumes` are the image's and the request's `Config.Volumes` keys. */
-export function planMounts(hc: HostConfig, configVolumes: readonly string[]): PlannedMount[] {
+/**
+ * Every mount of a container, conflicts refused; `configVolumes` are the image's and the
+ * request's `Config.Volumes` keys. `inherited` (VolumesFrom's) come first, as Docker takes them:
+ * a bind or mount at the same destination replaces one, and an image volume does not.
+ */
+export function planMounts(hc: HostConfig, configVolumes: readonly string[], inherited: readonly PlannedMount[] = []): PlannedMount[] {
   const planned: PlannedMount[] = [];
   const taken = new Set<string>(Object.keys(hc.Tmpfs ?? {}).map(cleanTarget));
   const add = (m: PlannedMount) => {
@@ -37,6 +41,11 @@ export function planMounts(hc: HostConfig, configVolumes: readonly string[]): Pl
   };
   for (const raw of hc.Binds ?? []) add(parseBind(raw, hc.VolumeDriver ?? ""));
   for (const m of hc.Mounts ?? []) add(parseMount(m));
+  for (const m of inherited) {
+    if (taken.has(m.Destination)) continue;
+    taken.add(m.Destination);
+    planned.push(m);
+  }
   // The image's (and `-v /path`'s) volumes fill only what nothing else mounts.
   for (const target of configVolumes) {
     const dest = cleanTarget(target);
@@ -59,7 +68,8 @@ function checkTarget(type: string, target: string | undefined): string {
   return dest;
 }
 
-function validMode(mode: string): boolean {
+/** A `Binds` (and VolumesFrom) mode: comma-separated options, at most one of each group. */
+export function validMode(mode: string): boolean {
   if (mode === "") return true;
   const counts = MODE_GROUPS.map(() => 0);
   for (const o of mode.split(",")) {

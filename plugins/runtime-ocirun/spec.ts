@@ -11,6 +11,7 @@ import { posix } from "node:path";
 import type { ContainerUlimit } from "../../core/containers/container-config.js";
 import type { OciDeviceRule, OciMount, OciNamespace, OciResources, OciSeccomp, OciSpec, SpecContext } from "../../core/contracts/runtime.js";
 import { cgroupDriverOf, cgroupParentOf } from "../../core/options/rules.js";
+import { resolveDevices } from "./devices.js";
 import { applyInit } from "./init.js";
 import { builtinSeccompProfile, seccompArchitectures } from "./seccomp-profile.js";
 
@@ -204,9 +205,28 @@ function capName(raw: string): string {
   return name;
 }
 
-/** Docker's rules: ALL in CapAdd starts from every capability, ALL in CapDrop from none. */
-export function resolveCapabilities(capAdd: readonly string[] = [], capDrop: readonly string[] = [], privileged = false): string[] {
-  if (privileged) return [...ALL_CAPABILITIES];
+/**
+ * The capabilities of the daemon's bounding set (what runc, its child, can give at all), from
+ * `CapBnd` of /proc/self/status; every capability when it cannot be read.
+ */
+export function boundingCapabilities(status = "/proc/self/status"): string[] {
+  try {
+    const m = /^CapBnd:\s*([0-9a-f]+)$/m.exec(readFileSync(status, "utf8"));
+    if (!m) return [...ALL_CAPABILITIES];
+    const mask = BigInt(`0x${m[1]}`);
+    return ALL_CAPABILITIES.filter((_, bit) => (mask >> BigInt(bit)) & 1n);
+  } catch {
+    return [...ALL_CAPABILITIES];
+  }
+}
+
+/**
+ * Docker's rules: ALL in CapAdd starts from every capability, ALL in CapDrop from none.
+ * Privileged: every capability of the bounding set (as Docker does since 23.0: one the daemon
+ * lacks, in a container of a container, would fail the start with "unable to apply caps").
+ */
+export function resolveCapabilities(capAdd: readonly string[] = [], capDrop: readonly string[] = [], privileged = false, bounding: readonly string[] = ALL_CAPABILITIES): string[] {
+  if (privileged) return ALL_CAPABILITIES.filter((c) => bounding.includes(c));
   const add = capAdd.map(capName);
   const drop = capDrop.map(capName);
   let caps: string[];
@@ -321,10 +341,13 @@ export function resolveCgroupsPath(ctx: Pick<SpecContext, "containerId" | "hostC
   return trimmed === "" && parent.startsWith("/") ? `/${ctx.containerId}` : `${trimmed}/${ctx.containerId}`;
 }
 
-/** Memory, CPU and pids limits from HostConfig; devices: deny all, then the default allow list (all when privileged). */
-export function resolveResources(hc: SpecContext["hostConfig"]): OciResources {
+/**
+ * Memory, CPU, block IO and pids limits from HostConfig; devices: deny all, then the default
+ * allow list, then the rules of `--device` and `--device-cgroup-rule` (all when privileged).
+ */
+export function resolveResources(hc: SpecContext["hostConfig"], deviceRules: readonly OciDeviceRule[] = []): OciResources {
   const r: OciResources = {
-    devices: hc.Privileged ? [{ allow: true, access: "rwm" }] : [{ allow: false, access: "rwm" }, ...DEFAULT_DEVICE_RULES.map((d) => ({ ...d }))],
+    devices: hc.Privileged ? [{ allow: true, access: "rwm" }] : [{ allow: false, access: "rwm" }, ...DEFAULT_DEVICE_RULES.map((d) => ({ ...d })), ...deviceRules],
   };
   const memory: NonNullable<OciResources["memory"]> = {};
   if (hc.Memory && hc.Memory > 0) memory.limit = hc.Memory;
@@ -335,6 +358,8 @@ export function resolveResources(hc: SpecContext["hostConfig"]): OciResources {
     memory.swap = hc.MemorySwap;
   }
   if (hc.OomKillDisable) memory.disableOOMKiller = true;
+  // -1 (and null) leave the kernel's; the create refused what is out of [0, 100]
+  if (typeof hc.MemorySwappiness === "number" && hc.MemorySwappiness >= 0) memory.swappiness = hc.MemorySwappiness;
   if (Object.keys(memory).length > 0) r.memory = memory;
   const cpu: NonNullable<OciResources["cpu"]> = {};
   if (hc.CpuShares && hc.CpuShares > 0) cpu.shares = hc.CpuShares;
@@ -352,6 +377,8 @@ export function resolveResources(hc: SpecContext["hostConfig"]): OciResources {
   if (hc.CpusetMems) cpu.mems = hc.CpusetMems;
   if (Object.keys(cpu).length > 0) r.cpu = cpu;
   if (hc.PidsLimit !== undefined && hc.PidsLimit !== null && hc.PidsLimit > 0) r.pids = { limit: hc.PidsLimit };
+  // the create dropped a weight the kernel cannot apply (with Docker's warning)
+  if (hc.BlkioWeight && hc.BlkioWeight > 0) r.blockIO = { weight: hc.BlkioWeight };
   return r;
 }
 
@@ -368,7 +395,9 @@ export function standardMounts(opts: { shmSize: number; privileged: boolean; ipc
     { destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup", options: [ro, "nosuid", "noexec", "nodev"] },
     { destination: "/dev/mqueue", type: "mqueue", source: "mqueue", options: ["nosuid", "noexec", "nodev"] },
   ];
-  if (opts.ipcMode === "host") {
+  if (opts.ipcMode.startsWith("container:")) {
+    // the other container's /dev/shm: added with its namespace (host/containers/shared-namespaces.ts)
+  } else if (opts.ipcMode === "host") {
     mounts.push({ destination: "/dev/shm", type: "bind", source: "/dev/shm", options: ["rbind", "nosuid", "noexec", "nodev"] });
   } else if (opts.ipcMode !== "none") {
     mounts.push({ destination: "/dev/shm", type: "tmpfs", source: "shm", options: ["nosuid", "noexec", "nodev", "mode=1777", `size=${opts.shmSize}`] });
@@ -404,9 +433,10 @@ export function baseSpec(ctx: SpecContext): OciSpec {
   const securityOpt = hc.SecurityOpt ?? [];
   const hostname = cfg.Hostname || ctx.containerId.slice(0, 12);
   const ipcMode = hc.IpcMode || ctx.daemon["default-ipc-mode"];
-  if (!IPC_MODES.includes(ipcMode)) throw new SpecError(`ipc mode "${ipcMode}" is not supported (${IPC_MODES.join(", ")})`);
-  const caps = resolveCapabilities(hc.CapAdd ?? [], hc.CapDrop ?? [], privileged);
-  const labels = { ...(ctx.imageConfig.Labels ?? {}), ...(cfg.Labels ?? {}) };
+  if (!IPC_MODES.includes(ipcMode) && !ipcMode.startsWith("container:")) throw new SpecError(`ipc mode "${ipcMode}" is not supported (${IPC_MODES.join(", ")})`);
+  const caps = resolveCapabilities(hc.CapAdd ?? [], hc.CapDrop ?? [], privileged, privileged ? boundingCapabilities() : ALL_CAPABILITIES);
+  const labels = { ...(ctx.imageConfig.Labels ?? {}), ...(cfg.Labels ?? {}), ...(hc.Annotations ?? {}) };
+  const devices = resolveDevices(hc);
   const spec: OciSpec = {
     ociVersion: OCI_VERSION,
     process: {
@@ -421,6 +451,8 @@ export function baseSpec(ctx: SpecContext): OciSpec {
       capabilities: { bounding: [...caps], effective: [...caps], permitted: [...caps] },
       rlimits: resolveRlimits(ctx.daemon["default-ulimit"], hc.Ulimits ?? []),
       noNewPrivileges: resolveNoNewPrivileges(securityOpt, ctx.daemon["no-new-privileges"]),
+      // always, as Docker writes it: 0 is not left to what the runtime inherits
+      oomScoreAdj: hc.OomScoreAdj ?? 0,
     },
     root: { path: ctx.rootfs, readonly: hc.ReadonlyRootfs === true },
     hostname,
@@ -430,7 +462,8 @@ export function baseSpec(ctx: SpecContext): OciSpec {
     linux: {
       namespaces: resolveNamespaces(ctx, ipcMode),
       cgroupsPath: resolveCgroupsPath(ctx),
-      resources: resolveResources(hc),
+      ...(devices.devices.length > 0 ? { devices: devices.devices } : {}),
+      resources: resolveResources(hc, devices.rules),
       ...(privileged ? {} : { maskedPaths: [...(hc.MaskedPaths ?? DEFAULT_MASKED_PATHS)], readonlyPaths: [...(hc.ReadonlyPaths ?? DEFAULT_READONLY_PATHS)] }),
       ...(hc.Sysctls ? { sysctl: { ...hc.Sysctls } } : {}),
       ...(ctx.idMap ? { uidMappings: ctx.idMap.uids.map((r) => ({ ...r })), gidMappings: ctx.idMap.gids.map((r) => ({ ...r })) } : {}),

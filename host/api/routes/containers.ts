@@ -70,6 +70,7 @@ export function containerRoutes(deps: ContainerRouteDeps) {
       // What the start would refuse is refused now, before a layer or a name is taken.
       checkRuntimeName(deps.config(), body.HostConfig?.Runtime);
       checkCreatePolicy(body.HostConfig);
+      const { warnings } = await deps.hooks.checkContainerCreate.promise({ request: { ...body, HostConfig: (body.HostConfig ??= {}) }, warnings: [] });
       const log = logSettings(body.HostConfig ?? {}, deps.config());
       await checkLogSettings(log, deps.logDrivers);
       const networkMode = networkModeOf(body.HostConfig?.NetworkMode, deps.config());
@@ -133,7 +134,7 @@ export function containerRoutes(deps: ContainerRouteDeps) {
         made?.release();
       }
       deps.hooks.event.call(containerEvent(record, "create"));
-      return reply.code(201).send({ Id: id, Warnings: [] });
+      return reply.code(201).send({ Id: id, Warnings: warnings });
     });
 
     app.get("/containers/json", async (request) => {

@@ -1,0 +1,93 @@
+/**
+ * What a container create checks and records of the options Docker checks at create (the
+ * `checkContainerCreate` tap): OomScoreAdj, MemorySwappiness and BlkioWeight ranges with
+ * Docker's messages; a swappiness or weight the kernel cannot apply dropped with Docker's
+ * warning; the containers VolumesFrom, PidMode and IpcMode `container:` name (400 when there
+ * is none; the modes are recorded with the full id); annotation keys; a MacAddress with a
+ * network mode that has no endpoint of its own; and the runtime in effect, as inspect shows it.
+ */
+import type { HostConfig } from "../../core/containers/container-config.js";
+import type { ContainerStore } from "../../core/containers/container-store.js";
+import { EngineError, errors } from "../../core/errors.js";
+import type { ContainerCreateCheck, EngineHooks } from "../../core/hooks.js";
+import type { DaemonConfig } from "../../core/options/table.js";
+import type { CgroupLimits } from "../host-facts.js";
+import { validMode } from "../volumes/mount-plan.js";
+
+export interface CreateChecksDeps {
+  hooks: EngineHooks;
+  containers: ContainerStore;
+  limits: Pick<CgroupLimits, "swappiness" | "blkioWeight">;
+  config: () => DaemonConfig;
+}
+
+export const SWAPPINESS_DISCARDED = "Your kernel does not support memory swappiness capabilities or the cgroup is not mounted. Memory swappiness discarded.";
+export const BLKIO_WEIGHT_DISCARDED = "Your kernel does not support Block I/O weight or the cgroup is not mounted. Weight discarded.";
+
+/** Docker's order: what the kernel cannot apply is dropped (a warning) before its range is checked. */
+export function checkResources(hc: HostConfig, limits: CreateChecksDeps["limits"]): string[] {
+  const warnings: string[] = [];
+  const adj = hc.OomScoreAdj ?? 0;
+  if (adj < -1000 || adj > 1000) throw errors.containerInvalidResource(`Invalid value ${adj}, range for oom score adj is [-1000, 1000]`);
+  // -1 is "the kernel's", recorded as null as Docker does
+  if (hc.MemorySwappiness === -1) hc.MemorySwappiness = null;
+  if (typeof hc.MemorySwappiness === "number" && !limits.swappiness) {
+    warnings.push(SWAPPINESS_DISCARDED);
+    hc.MemorySwappiness = null;
+  }
+  const swappiness = hc.MemorySwappiness;
+  if (typeof swappiness === "number" && (swappiness < 0 || swappiness > 100)) {
+    throw errors.containerInvalidResource(`Invalid value: ${swappiness}, valid memory swappiness range is 0-100`);
+  }
+  if (hc.BlkioWeight && hc.BlkioWeight > 0 && !limits.blkioWeight) {
+    warnings.push(BLKIO_WEIGHT_DISCARDED);
+    hc.BlkioWeight = 0;
+  }
+  if (hc.BlkioWeight && (hc.BlkioWeight < 10 || hc.BlkioWeight > 1000)) throw errors.containerInvalidResource("Range of blkio weight is from 10 to 1000");
+  return warnings;
+}
+
+/** The full id of the container `ref` names; a 400 (as Docker answers a create) when there is none. */
+function referenced(containers: ContainerStore, ref: string): string {
+  try {
+    return containers.get(ref).Id;
+  } catch (err) {
+    if (err instanceof EngineError && err.statusCode === 404) throw errors.containerReferenceNotFound(ref);
+    throw err;
+  }
+}
+
+/** `container:<ref>` modes recorded with the full id; VolumesFrom entries checked (kept as given). */
+export function resolveReferences(hc: HostConfig, containers: ContainerStore): void {
+  for (const key of ["PidMode", "IpcMode"] as const) {
+    const mode = hc[key];
+    if (typeof mode === "string" && mode.startsWith("container:")) hc[key] = `container:${referenced(containers, mode.slice("container:".length))}`;
+  }
+  for (const entry of hc.VolumesFrom ?? []) {
+    const [ref, mode = "", ...rest] = entry.split(":");
+    if (rest.length > 0 || !validMode(mode)) throw errors.containerInvalidResource(`invalid mode: ${rest.length > 0 ? entry.slice(ref.length + 1) : mode}`);
+    referenced(containers, ref);
+  }
+}
+
+/** The checks of one create; changes the request's HostConfig as it is to be recorded. */
+export function checkCreate(check: ContainerCreateCheck, deps: Omit<CreateChecksDeps, "hooks">): ContainerCreateCheck {
+  const { request } = check;
+  const hc = request.HostConfig;
+  const warnings = checkResources(hc, deps.limits);
+  resolveReferences(hc, deps.containers);
+  if (Object.keys(hc.Annotations ?? {}).includes("")) {
+    throw errors.containerInvalidResource("invalid Annotations: the empty string is not permitted as an annotation key");
+  }
+  const mode = hc.NetworkMode ?? "";
+  if (request.MacAddress && (mode === "host" || mode.startsWith("container:"))) {
+    throw errors.containerInvalidResource("conflicting options: mac-address and the network mode");
+  }
+  // Docker records the runtime in effect at create: inspect shows it, a later default does not change it
+  if (!hc.Runtime) hc.Runtime = deps.config()["default-runtime"];
+  return { ...check, warnings: [...check.warnings, ...warnings] };
+}
+
+export function tapCreateChecks(deps: CreateChecksDeps): void {
+  deps.hooks.checkContainerCreate.tapPromise("container options", async (check) => checkCreate(check, deps));
+}
