@@ -24,6 +24,7 @@ import { tapClusterInfo } from "./cluster/cluster-info.js";
 import { resolveAdvertiseAddr } from "./cluster/advertise-addr.js";
 import { volumesWithUsage } from "./volumes/volume-view.js";
 import { ContainerRunner } from "./containers/runner.js";
+import { autoRestart, restoreContainers, shutdownContainers } from "./containers/restore.js";
 import { EventLog } from "./events/event-log.js";
 import { makeEvent } from "../core/events/event.js";
 import { openNetwork } from "./network/open-network.js";
@@ -139,9 +140,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       execRoot: roots.execRoot, log: log.child({ component: "containers" }), network: network.containers,
       volumes: volumes.containers, remap,
     });
-    await runner.restore(config["live-restore"]);
+    const lifecycle = { containers, runner, log: log.child({ component: "containers" }) };
+    await restoreContainers(lifecycle, config["live-restore"]);
     await volumes.containers.restore();
-    undo.push(() => runner.shutdown(config["live-restore"], config["shutdown-timeout"]));
+    undo.push(() => shutdownContainers(lifecycle, config["live-restore"], config["shutdown-timeout"]));
     hooks.processInfo.tapPromise("images and containers", async (info) => {
       const all = containers.list();
       const count = (s: string) => all.filter((c) => c.State.Status === s).length;
@@ -161,7 +163,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     undo.push(() => callEach(hooks.shutdown, [shutdownReason], (tap, err) => log.error({ tap, err }, "shutdown step failed")));
     await hooks.start.promise();
     // Containers whose restart policy says so come back, once every plugin has started.
-    await runner.autoRestart();
+    await autoRestart(lifecycle);
 
     const warnings = [...insecureTcpWarnings(addresses, Boolean(tls?.verify)), ...rootlessWarnings];
     const registry = new RegistryService(() => ({
