@@ -62,8 +62,6 @@ export interface RunnerDeps {
   remap?: UsernsRemap;
 }
 
-export type WaitCondition = "not-running" | "next-exit" | "removed";
-
 export class ContainerRunner {
   /** Started, exited, removed: for those who wait on a container. */
   readonly signals = new RunSignals();
@@ -458,16 +456,6 @@ export class ContainerRunner {
       }
     }
     this.deps.hooks.event.call(containerEvent(c, "update"));
-  }
-
-  /** The exit code once `condition` holds; the caller has the container's record. */
-  async wait(c: ContainerRecord, condition: WaitCondition, signal?: AbortSignal): Promise<number> {
-    if (condition === "not-running" && !c.State.Running) return c.State.ExitCode;
-    if (condition === "removed") {
-      if (!this.deps.containers.has(c.Id)) return c.State.ExitCode;
-      return this.signals.nextRemoval(c.Id, signal);
-    }
-    return this.signals.nextExit(c.Id, signal);
   }
 
   /** Removes the container; a running one only with `force` (killed first); its anonymous volumes too with `volumes` (`rm -v`). */
