@@ -62,6 +62,11 @@ export interface RunnerDeps {
   remap?: UsernsRemap;
 }
 
+/** How long a SIGKILL's answer waits for the exit before the process is killed directly, as Docker's daemon does. */
+const KILL_WAIT_MS = 10_000;
+/** And how long after that direct kill. */
+const KILL_DIRECT_WAIT_MS = 2_000;
+
 export class ContainerRunner {
   /** Started, exited, removed: for those who wait on a container. */
   readonly signals = new RunSignals();
@@ -355,6 +360,29 @@ export class ContainerRunner {
     });
     if (endsRestarts && c.State.Paused) await this.thaw(c);
     this.deps.hooks.event.call(containerEvent(c, "kill", { signal: signalNumber(signal) }));
+    // As Docker's daemon: a SIGKILL is answered once the container has stopped (so that a
+    // `docker rm` right after it finds it stopped); any other signal at once.
+    if (signalNumber(signal) === "9") await this.killed(c);
+  }
+
+  /**
+   * Resolves once a SIGKILLed container's exit is recorded. Docker's daemon waits 10 s, then
+   * kills the process directly and waits 2 s more, then gives up with a 500; so does this.
+   */
+  private async killed(c: ContainerRecord): Promise<void> {
+    // The exit is recorded and announced in one step (recordExit): read, then wait, in one tick.
+    if (!c.State.Running || c.State.Restarting) return;
+    const exited = await this.signals.nextExit(c.Id, AbortSignal.timeout(KILL_WAIT_MS)).then(() => true, () => false);
+    if (exited || !c.State.Running || c.State.Restarting) return;
+    this.deps.log.error({ container: c.Id, pid: c.State.Pid }, "the container did not exit within 10 seconds of its SIGKILL: killing its process directly");
+    try {
+      if (c.State.Pid > 0) process.kill(c.State.Pid, "SIGKILL");
+    } catch {
+      // gone already: its exit is on its way
+    }
+    if (!c.State.Running || c.State.Restarting) return;
+    const late = await this.signals.nextExit(c.Id, AbortSignal.timeout(KILL_DIRECT_WAIT_MS)).then(() => true, () => false);
+    if (!late && c.State.Running && !c.State.Restarting) throw errors.containerKillNoExit();
   }
 
   /** A user's stop or kill is remembered (unless-stopped reads it); the daemon's own are not. */
