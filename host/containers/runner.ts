@@ -278,9 +278,12 @@ export class ContainerRunner {
         // Waiters learn it now; whatever they do next (start, remove) queues behind the cleanup.
         this.signals.exited(id, exitCode);
       }
-      await this.release(id, { wait: false }).catch((err: Error) => this.deps.log.error({ err, container: id }, "cleanup after exit failed"));
+      // The restart is scheduled before the cleanup's await, not after: a user's stop meanwhile
+      // finds it and cancels it (and waits for that), where it would otherwise return while the
+      // container still says restarting. The restart itself queues behind the cleanup.
       if (restartIn !== undefined) this.restarts.schedule(id, restartIn, () => this.restartByPolicy(c));
-      else if (wasRunning && c.HostConfig.AutoRemove) await this.destroy(c);
+      await this.release(id, { wait: false }).catch((err: Error) => this.deps.log.error({ err, container: id }, "cleanup after exit failed"));
+      if (restartIn === undefined && wasRunning && c.HostConfig.AutoRemove) await this.destroy(c);
     }).catch((err: Error) => this.deps.log.error({ err, container: id }, "recording an exit failed"));
   }
 
