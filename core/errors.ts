@@ -261,6 +261,7 @@ export const errors = {
     409,
     (action: string, ref: string, id: string) => `Cannot ${action} container: ${ref}: Container ${id} is not running`,
   ),
+  containerKillNoExit: define("ENGINE_ERR_CONTAINER_KILL_NO_EXIT", 500, () => "tried to kill container, but did not receive an exit event"),
   containerCommandFailed: define("ENGINE_ERR_CONTAINER_COMMAND_FAILED", 400, (why: string) => `failed to create task for container: ${why}`),
   containerStartFailed: define("ENGINE_ERR_CONTAINER_START_FAILED", 500, (why: string) => `failed to start container: ${why}`),
   containerInvalidSpec: define("ENGINE_ERR_CONTAINER_INVALID_SPEC", 400, (why: string) => why),

@@ -97,6 +97,8 @@ export function createHooks() {
     /**
      * Notification: something happened to a container, image, network or the daemon
      * (`core/events/event.ts`). `GET /events` streams these; taps must not throw or block.
+     * A container's come from its ContainerService (host/containers/container-service.ts says
+     * which, in what order), whoever asked: an API route, the image builder, a health check.
      */
     event: new SyncHook<[EngineEvent]>(["event"]),
 

@@ -26,6 +26,7 @@ import { tapClusterInfo } from "./cluster/cluster-info.js";
 import { resolveAdvertiseAddr } from "./cluster/advertise-addr.js";
 import { volumesWithUsage } from "./volumes/volume-view.js";
 import { ContainerRunner } from "./containers/runner.js";
+import { ContainerService } from "./containers/container-service.js";
 import { EventLog } from "./events/event-log.js";
 import { makeEvent } from "../core/events/event.js";
 import { openNetwork } from "./network/open-network.js";
@@ -143,9 +144,13 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       execRoot: roots.execRoot, log: log.child({ component: "containers" }), network: network.containers,
       volumes: volumes.containers, remap,
     });
-    await runner.restore(config["live-restore"]);
+    const service = new ContainerService({
+      containers, images, storage: driver, runner, logDrivers, config: () => config, network: network.containers, hooks,
+      volumes: volumes.containers, remap, log: log.child({ component: "containers" }),
+    });
+    await service.restoreAtStart(config["live-restore"]);
     await volumes.containers.restore();
-    undo.push(() => runner.shutdown(config["live-restore"], config["shutdown-timeout"]));
+    undo.push(() => service.shutdown(config["live-restore"], config["shutdown-timeout"]));
     hooks.processInfo.tapPromise("images and containers", async (info) => {
       const all = containers.list();
       const count = (s: string) => all.filter((c) => c.State.Status === s).length;
@@ -165,7 +170,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     undo.push(() => callEach(hooks.shutdown, [shutdownReason], (tap, err) => log.error({ tap, err }, "shutdown step failed")));
     await hooks.start.promise();
     // Containers whose restart policy says so come back, once every plugin has started.
-    await runner.autoRestart();
+    await service.autoRestart();
 
     const warnings = [...insecureTcpWarnings(addresses, Boolean(tls?.verify)), ...rootlessWarnings];
     const registry = new RegistryService(() => ({
@@ -206,12 +211,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           }),
         }),
         authRoutes({ registry }),
-        containerRoutes({ containers, images, driver, runner, logDrivers, config: () => config, network: network.containers, hooks, volumes: volumes.containers, remap }),
-        containerRunRoutes({ containers, runner, logDrivers, config: () => config, hooks }),
-        containerOpsRoutes({ containers, runner, hooks }),
+        containerRoutes({ containers, images, driver, service }),
+        containerRunRoutes({ containers, service, logDrivers, config: () => config }),
+        containerOpsRoutes({ containers, service }),
         execRoutes({ containers, execs: new ExecSessions({ runner, runtime, hooks, log: log.child({ component: "exec" }) }) }),
         eventRoutes(eventLog),
-        commitRoutes({ containers, images, storage: driver, pauser: runner, hooks }),
+        commitRoutes({ containers, images, storage: driver, pauser: service, hooks }),
         containerFileRoutes({
           containers, runner, storage: driver, hooks, execRoot: roots.execRoot, disablePigz: () => config["disable-pigz"], idMap: remap?.idMap, volumes: volumes.containers,
           log: log.child({ component: "containers" }),

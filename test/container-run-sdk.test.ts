@@ -155,6 +155,24 @@ describe("container run (dockerode, python3-docker)", function () {
       expect((await c.wait()).StatusCode).to.equal(137);
       await c.remove();
     });
+
+    it("kill (no signal, or SIGKILL) answers once the container has stopped: remove right after it succeeds, 20 times; another signal answers at once", async function () {
+      this.timeout(120_000);
+      for (let i = 0; i < 20; i++) {
+        const c = await client.createContainer({ Image: "busybox", Cmd: ["sleep", "60"], HostConfig: { NetworkMode: "none" } });
+        await c.start();
+        await c.kill(i % 2 ? { signal: "SIGKILL" } : {});
+        expect((await c.inspect()).State, `inspect right after kill ${i}`).to.include({ Running: false, Status: "exited", ExitCode: 137 });
+        await c.remove(); // a 409 rejects
+      }
+      // A signal other than KILL is only sent: sleep, as the container's init, ignores TERM and runs on (as with dockerd).
+      const c = await client.createContainer({ Image: "busybox", Cmd: ["sleep", "60"], HostConfig: { NetworkMode: "none" } });
+      await c.start();
+      await c.kill({ signal: "SIGTERM" });
+      expect((await c.inspect()).State.Running).to.equal(true);
+      const refused = await api("DELETE", `/containers/${c.id}`);
+      expect(refused.status).to.equal(409);
+    });
   });
 
   describe("HTTP details", function () {

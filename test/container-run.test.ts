@@ -158,6 +158,19 @@ describe("container run (Docker CLI)", function () {
     expect(await allIds()).to.deep.equal([]);
   });
 
+  it("docker kill answers once the container has stopped: kill then rm at once never gets 409 (20 times), as dockerd", async function () {
+    this.timeout(180_000);
+    for (let i = 0; i < 20; i++) {
+      const name = `kill-rm-${i}`;
+      await cli("run", "-d", "--network", "none", "--name", name, "busybox", "sleep", "60");
+      // half without a signal (the CLI sends none: the daemon's default, KILL), half naming it
+      await cli("kill", ...(i % 2 ? ["-s", "KILL"] : []), name);
+      const rm = await run("rm", name);
+      expect(rm.code, `docker rm ${name} right after docker kill: ${rm.stderr}`).to.equal(0);
+    }
+    expect(await allIds()).to.deep.equal([]);
+  });
+
   it("docker kill -s sends the signal; a container that traps it exits with its own code", async function () {
     await cli("run", "-d", "--name", "trapper", "busybox", "sh", "-c", "trap 'exit 42' USR1; while true; do sleep 0.1; done");
     await sleep(300);

@@ -1,7 +1,8 @@
 /**
- * Runs the daemon's containers through the supervisor (host/supervisor/README.md): start,
- * stop, kill, the handling of each exit, removal, and the reconciliation of the records on
- * disk with what is really running when engined (or the supervisor) starts again.
+ * Runs the daemon's containers through the supervisor (supervisor-link.ts): start, stop, kill,
+ * the handling of each exit, pause and limits, removal. The daemon's start and stop are in
+ * restore.ts; what a client asks for arrives through the ContainerService
+ * (container-service.ts), which calls this.
  *
  * Lifecycle of a container's run, as engined sees it:
  *   start: storage mounts the root filesystem at `<exec-root>/containers/<id>/rootfs` -> the
@@ -9,16 +10,12 @@
  *   the record says running.
  *   exit: the supervisor announces it once the output is all in the log driver -> the record
  *   says exited with the code -> the supervisor forgets it, the bundle goes, the root filesystem
- *   is unmounted -> waiters are told -> with AutoRemove, the container is removed; with a restart
- *   policy that says so, it is "restarting" and started again after the back-off (restart-manager.ts).
+ *   is unmounted -> waiters are told (run-signals.ts) -> with AutoRemove, the container is
+ *   removed; with a restart policy that says so, it is "restarting" and started again after the
+ *   back-off (restart-manager.ts).
  * Each container's steps run one after another (`serial`): an exit announced while its start is
  * still being recorded waits for the record.
- *
- * The supervisor is found (or started) on first use, not at daemon start: a daemon that never
- * runs a container never starts one. Its exits arrive on one event stream; when the stream
- * breaks, engined lists the supervisor's containers to catch up, so no exit is missed.
  */
-import { EventEmitter } from "node:events";
 import { existsSync } from "node:fs";
 import { mkdir, rm, rmdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
@@ -37,14 +34,14 @@ import type { ContainerVolumes } from "../volumes/container-volumes.js";
 import type { LogDriverSource } from "../plugins/log-drivers.js";
 import { mountSpecs, unmountAll } from "../storage/mount-specs.js";
 import { SupervisorClientError, type SupervisorClient } from "../supervisor/client.js";
-import { ensureSupervisor, type SupervisorHandle } from "../supervisor/launch.js";
-import { LOGGER_FAILED } from "../supervisor/supervisor.js";
 import { loggerContext, logSettings } from "./log-settings.js";
 import { selectRuntime } from "./runtime-select.js";
 import { containerEvent, signalNumber } from "./container-events.js";
 import { RestartManager } from "./restart-manager.js";
-import { policyRestarts } from "../../core/containers/restart-policy.js";
 import { resourcesUpdate } from "./resource-update.js";
+import { RunSignals } from "./run-signals.js";
+import { startFailure } from "./start-failure.js";
+import { SupervisorLink } from "./supervisor-link.js";
 import { checkUsernsSettings, containerIdMap, shareWithRemappedRoot, type UsernsRemap } from "../userns/remap.js";
 
 export interface RunnerDeps {
@@ -65,23 +62,28 @@ export interface RunnerDeps {
   remap?: UsernsRemap;
 }
 
-export type WaitCondition = "not-running" | "next-exit" | "removed";
-
+/** How long a SIGKILL's answer waits for the exit before the process is killed directly, as Docker's daemon does. */
+const KILL_WAIT_MS = 10_000;
+/** And how long after that direct kill. */
+const KILL_DIRECT_WAIT_MS = 2_000;
 
 export class ContainerRunner {
-  private handle?: Promise<SupervisorHandle>;
-  private readonly events = new EventEmitter().setMaxListeners(0);
+  /** Started, exited, removed: for those who wait on a container. */
+  readonly signals = new RunSignals();
+  /** The supervisor: found on first use, its exits followed. */
+  readonly link: SupervisorLink;
   private readonly queues = new Map<string, Promise<unknown>>();
-  /** The supervisor's removals under way, by container id. */
-  private readonly forgetting = new Map<string, Promise<void>>();
-  private readonly following = new AbortController();
-  private closed = false;
   /** Restart policies at work: back-off, waiting restarts, a user's cancellation. */
   private readonly restarts = new RestartManager();
   /** The daemon stops: its own stops are no user's, and no exit is restarted. */
   private shuttingDown = false;
 
-  constructor(private readonly deps: RunnerDeps) {}
+  constructor(private readonly deps: RunnerDeps) {
+    this.link = new SupervisorLink({
+      containers: deps.containers, config: deps.config, execRoot: deps.execRoot, log: deps.log,
+      onExit: (id, exitCode, error) => void this.recordExit(id, exitCode, error),
+    });
+  }
 
   /** Where a container's run lives: its root filesystem mount and its OCI bundle. */
   paths(id: string) {
@@ -101,102 +103,19 @@ export class ContainerRunner {
     return next;
   }
 
-  // --- the supervisor ------------------------------------------------------------------------
-
-  /** The supervisor's client; found or started on first use, then followed for exits. */
-  async supervisor(): Promise<SupervisorClient> {
-    if (this.closed) throw errors.supervisorUnavailable("the daemon is shutting down");
-    if (!this.handle) {
-      this.handle = this.connect();
-      this.handle.catch(() => (this.handle = undefined));
-    }
-    try {
-      return (await this.handle).client;
-    } catch (err) {
-      throw errors.supervisorUnavailable((err as Error).message);
-    }
+  /** The supervisor's client (exec runs through it too). */
+  supervisor(): Promise<SupervisorClient> {
+    return this.link.client();
   }
 
-  /** `--supervisor`'s, or engined's own under the exec root (started when none answers). */
-  private ensure(): Promise<SupervisorHandle> {
-    const config = this.deps.config();
-    return ensureSupervisor({ address: config.supervisor || undefined, execRoot: this.deps.execRoot, namespace: config["supervisor-namespace"] });
+  /** The daemon stops (restore.ts): its stops from now are its own, and no exit is restarted. */
+  beginShutdown(): void {
+    this.shuttingDown = true;
   }
 
-  private async connect(): Promise<SupervisorHandle> {
-    const handle = await this.ensure();
-    this.deps.log.info({ pid: handle.pid, socket: handle.socket }, "supervisor connected");
-    let opened!: () => void;
-    const open = new Promise<void>((resolve) => (opened = resolve));
-    const abandoned = new AbortController();
-    void this.follow(handle, opened, abandoned.signal);
-    // Its exits must be followed before anything runs there; a supervisor that answers pings
-    // but serves no event stream is not one to run containers on.
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the supervisor at ${handle.socket} serves no event stream`)), 10_000);
-    });
-    try {
-      await Promise.race([open, late]);
-    } catch (err) {
-      abandoned.abort();
-      await handle.client.close().catch(() => {});
-      throw err;
-    } finally {
-      clearTimeout(timer);
-    }
-    return handle;
-  }
-
-  /** Takes every exit from the event stream; lists to catch up each time it (re)opens. */
-  private async follow(handle: SupervisorHandle, opened: () => void, abandoned: AbortSignal): Promise<void> {
-    for (let attempt = 0; !this.closed && !abandoned.aborted; attempt++) {
-      try {
-        await handle.client.events((e) => void this.exited(e.id, e.exitCode), this.following.signal, () => {
-          attempt = 0;
-          opened();
-          void this.catchUp(handle.client);
-        });
-      } catch (err) {
-        if (this.closed) return;
-        this.deps.log.warn({ err }, "the supervisor's event stream broke");
-      }
-      if (this.closed || abandoned.aborted) return;
-      // Gone (killed, restarted by hand): engined's own is started again; one started by hand must come back.
-      await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 5000)));
-      if (this.closed) return;
-      try {
-        await handle.client.close().catch(() => {});
-        const next = await this.ensure();
-        handle.client = next.client;
-        handle.pid = next.pid;
-        this.deps.log.info({ pid: next.pid }, "supervisor reconnected");
-      } catch (err) {
-        this.deps.log.error({ err }, "the supervisor does not answer");
-      }
-    }
-  }
-
-  /** Exits the event stream did not bring (they happened while nobody listened). */
-  private async catchUp(client: SupervisorClient): Promise<void> {
-    try {
-      const asked = Date.now();
-      const states = await client.list();
-      const known = new Set(states.map((s) => s.id));
-      for (const s of states) {
-        if (s.status === "exited") void this.exited(s.id, s.exitCode ?? 255);
-        else if (!this.deps.containers.has(s.id)) void client.remove(s.id, true).catch(() => {}); // not ours any more
-      }
-      // A record that says running but the supervisor knows nothing of: it is gone, its code unknown.
-      // (One started after the list was asked for is not in it, and not lost.)
-      for (const c of this.deps.containers.list()) {
-        if (c.State.Running && !known.has(c.Id) && Date.parse(c.State.StartedAt) < asked) {
-          void this.exited(c.Id, 255, "the supervisor lost the container (its exit code is unknown)");
-        }
-      }
-    } catch (err) {
-      this.deps.log.warn({ err }, "cannot list the supervisor's containers");
-    }
+  /** No restart timer outlives the daemon. */
+  endRestarts(): void {
+    this.restarts.close();
   }
 
   // --- start ---------------------------------------------------------------------------------
@@ -213,7 +132,7 @@ export class ContainerRunner {
         const log = logSettings(c.HostConfig, config);
         // What an earlier run left behind: the supervisor's removal still under way (or failed),
         // a crash between its exit and its cleanup.
-        if (c.State.StartedAt !== ZERO_TIME) await this.forget(c.Id).catch(() => {});
+        if (c.State.StartedAt !== ZERO_TIME) await this.link.forget(c.Id).catch(() => {});
         if (existsSync(p.base)) await this.release(c.Id);
         checkUsernsSettings(this.deps.remap, c.HostConfig);
         const idMap = containerIdMap(this.deps.remap, c.HostConfig);
@@ -254,7 +173,7 @@ export class ContainerRunner {
         };
         this.deps.containers.save(c);
         this.deps.hooks.event.call(containerEvent(c, "start"));
-        this.events.emit(`start:${c.Id}`);
+        this.signals.started(c.Id);
         return true;
       } catch (err) {
         await this.release(c.Id).catch((e: Error) => this.deps.log.error({ err: e, container: c.Id }, "cleanup after a failed start failed"));
@@ -316,7 +235,7 @@ export class ContainerRunner {
    */
   private async release(id: string, opts: { wait: boolean } = { wait: true }): Promise<void> {
     const p = this.paths(id);
-    const forgetting = this.forget(id);
+    const forgetting = this.link.forget(id);
     // not after the forgetting: the process is gone (or never ran), and a lazy unmount of its
     // sandbox is safe even while the runtime's state still names it
     const unnetworked = this.deps.network.release(id);
@@ -332,27 +251,10 @@ export class ContainerRunner {
     }
   }
 
-  /** The supervisor's `remove` of a container, once at a time; tracked so that a start of the same id waits for it. */
-  private forget(id: string): Promise<void> {
-    const before = this.forgetting.get(id);
-    if (before) return before;
-    const done = (async () => {
-      if (!this.handle) return;
-      const sup = await this.supervisor();
-      await sup.remove(id, true).catch((err: Error) => {
-        if (!(err instanceof SupervisorClientError && err.status === 404)) throw err;
-      });
-    })();
-    const tracked = done.finally(() => this.forgetting.delete(id));
-    tracked.catch((err: Error) => this.deps.log.error({ err, container: id }, "the supervisor could not forget a container"));
-    this.forgetting.set(id, tracked);
-    return tracked;
-  }
-
   // --- exit ----------------------------------------------------------------------------------
 
   /** Records an exit (once), cleans up after it, tells the waiters, and removes an AutoRemove container. */
-  private exited(id: string, exitCode: number, error = ""): Promise<void> {
+  recordExit(id: string, exitCode: number, error = ""): Promise<void> {
     return this.serial(id, async () => {
       const c = this.deps.containers.find(id);
       if (!c) {
@@ -375,45 +277,20 @@ export class ContainerRunner {
         this.deps.containers.save(c);
         this.deps.hooks.event.call(containerEvent(c, "die", { exitCode: String(exitCode) }));
         // Waiters learn it now; whatever they do next (start, remove) queues behind the cleanup.
-        this.events.emit(`exit:${id}`, exitCode);
+        this.signals.exited(id, exitCode);
       }
-      await this.release(id, { wait: false }).catch((err: Error) => this.deps.log.error({ err, container: id }, "cleanup after exit failed"));
+      // The restart is scheduled before the cleanup's await, not after: a user's stop meanwhile
+      // finds it and cancels it (and waits for that), where it would otherwise return while the
+      // container still says restarting. The restart itself queues behind the cleanup.
       if (restartIn !== undefined) this.restarts.schedule(id, restartIn, () => this.restartByPolicy(c));
-      else if (wasRunning && c.HostConfig.AutoRemove) await this.destroy(c);
+      await this.release(id, { wait: false }).catch((err: Error) => this.deps.log.error({ err, container: id }, "cleanup after exit failed"));
+      if (restartIn === undefined && wasRunning && c.HostConfig.AutoRemove) await this.destroy(c);
     }).catch((err: Error) => this.deps.log.error({ err, container: id }, "recording an exit failed"));
-  }
-
-  /** Resolves with the exit code at the container's next exit. */
-  private nextExit(id: string, signal?: AbortSignal): Promise<number> {
-    return new Promise((resolve, reject) => {
-      const onExit = (code: number) => {
-        signal?.removeEventListener("abort", onAbort);
-        resolve(code);
-      };
-      const onAbort = () => {
-        this.events.off(`exit:${id}`, onExit);
-        reject(signal!.reason);
-      };
-      this.events.once(`exit:${id}`, onExit);
-      signal?.addEventListener("abort", onAbort, { once: true });
-    });
   }
 
   /** Resolves once the container runs (at once when it does); rejects when `signal` aborts. */
   running(c: ContainerRecord, signal?: AbortSignal): Promise<void> {
-    if (c.State.Running) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const onStart = () => {
-        signal?.removeEventListener("abort", onAbort);
-        resolve();
-      };
-      const onAbort = () => {
-        this.events.off(`start:${c.Id}`, onStart);
-        reject(signal!.reason);
-      };
-      this.events.once(`start:${c.Id}`, onStart);
-      signal?.addEventListener("abort", onAbort, { once: true });
-    });
+    return c.State.Running ? Promise.resolve() : this.signals.nextStart(c.Id, signal);
   }
 
   /** Where input for the running container's stdin goes: conmon's attach socket. */
@@ -441,7 +318,7 @@ export class ContainerRunner {
 
   /** Settles when the container stops running (at once when it is not running): for log followers. */
   stopped(c: ContainerRecord, signal?: AbortSignal): Promise<unknown> {
-    return c.State.Running ? this.nextExit(c.Id, signal).catch(() => {}) : Promise.resolve();
+    return c.State.Running ? this.signals.nextExit(c.Id, signal).catch(() => {}) : Promise.resolve();
   }
 
   // --- stop, kill, wait, remove ----------------------------------------------------------------
@@ -472,7 +349,7 @@ export class ContainerRunner {
     });
     // The event stream brings the same exit; whichever comes first records it, and this
     // returns once it is recorded.
-    await this.exited(c.Id, code);
+    await this.recordExit(c.Id, code);
     this.deps.hooks.event.call(containerEvent(c, "stop"));
     return true;
   }
@@ -494,6 +371,29 @@ export class ContainerRunner {
     });
     if (endsRestarts && c.State.Paused) await this.thaw(c);
     this.deps.hooks.event.call(containerEvent(c, "kill", { signal: signalNumber(signal) }));
+    // As Docker's daemon: a SIGKILL is answered once the container has stopped (so that a
+    // `docker rm` right after it finds it stopped); any other signal at once.
+    if (signalNumber(signal) === "9") await this.killed(c);
+  }
+
+  /**
+   * Resolves once a SIGKILLed container's exit is recorded. Docker's daemon waits 10 s, then
+   * kills the process directly and waits 2 s more, then gives up with a 500; so does this.
+   */
+  private async killed(c: ContainerRecord): Promise<void> {
+    // The exit is recorded and announced in one step (recordExit): read, then wait, in one tick.
+    if (!c.State.Running || c.State.Restarting) return;
+    const exited = await this.signals.nextExit(c.Id, AbortSignal.timeout(KILL_WAIT_MS)).then(() => true, () => false);
+    if (exited || !c.State.Running || c.State.Restarting) return;
+    this.deps.log.error({ container: c.Id, pid: c.State.Pid }, "the container did not exit within 10 seconds of its SIGKILL: killing its process directly");
+    try {
+      if (c.State.Pid > 0) process.kill(c.State.Pid, "SIGKILL");
+    } catch {
+      // gone already: its exit is on its way
+    }
+    if (!c.State.Running || c.State.Restarting) return;
+    const late = await this.signals.nextExit(c.Id, AbortSignal.timeout(KILL_DIRECT_WAIT_MS)).then(() => true, () => false);
+    if (!late && c.State.Running && !c.State.Restarting) throw errors.containerKillNoExit();
   }
 
   /** A user's stop or kill is remembered (unless-stopped reads it); the daemon's own are not. */
@@ -522,7 +422,7 @@ export class ContainerRunner {
   private async restartByPolicy(c: ContainerRecord): Promise<void> {
     const go = await this.serial(c.Id, async () => {
       if (!this.deps.containers.has(c.Id) || !c.State.Restarting) return false;
-      if (this.restarts.isCancelled(c.Id) || this.closed) {
+      if (this.restarts.isCancelled(c.Id) || this.link.closed) {
         c.State = { ...c.State, Status: "exited", Running: false, Restarting: false };
         this.deps.containers.save(c);
         return false;
@@ -539,21 +439,6 @@ export class ContainerRunner {
       if (this.deps.containers.has(c.Id)) this.deps.containers.save(c);
       this.deps.log.error({ err, container: c.Id }, "the restart policy's restart failed");
     }
-  }
-
-  /**
-   * At daemon start, after restore: every container that ran before and whose policy says so
-   * is started again (always; unless-stopped when no user stopped it; on-failure after a
-   * non-zero exit within its retries), as a user's start would (its count from zero).
-   */
-  async autoRestart(): Promise<void> {
-    const due = this.deps.containers.list().filter((c) =>
-      !c.State.Running && c.State.StartedAt !== ZERO_TIME &&
-      policyRestarts(c.HostConfig.RestartPolicy, c.State.ExitCode, c.HasBeenManuallyStopped === true, c.RestartCount ?? 0));
-    await Promise.all(due.map(async (c) => {
-      this.resetRestarts(c);
-      await this.start(c).catch((err: Error) => this.deps.log.error({ err, container: c.Id }, "starting a container by its restart policy failed"));
-    }));
   }
 
   // --- pause, unpause, update ----------------------------------------------------------------------
@@ -612,23 +497,6 @@ export class ContainerRunner {
     this.deps.hooks.event.call(containerEvent(c, "update"));
   }
 
-  /** The exit code once `condition` holds; the caller has the container's record. */
-  async wait(c: ContainerRecord, condition: WaitCondition, signal?: AbortSignal): Promise<number> {
-    if (condition === "not-running" && !c.State.Running) return c.State.ExitCode;
-    if (condition === "removed") {
-      if (!this.deps.containers.has(c.Id)) return c.State.ExitCode;
-      return new Promise((resolve, reject) => {
-        const onRemoved = (code: number) => resolve(code);
-        this.events.once(`removed:${c.Id}`, onRemoved);
-        signal?.addEventListener("abort", () => {
-          this.events.off(`removed:${c.Id}`, onRemoved);
-          reject(signal.reason);
-        }, { once: true });
-      });
-    }
-    return this.nextExit(c.Id, signal);
-  }
-
   /** Removes the container; a running one only with `force` (killed first); its anonymous volumes too with `volumes` (`rm -v`). */
   async remove(c: ContainerRecord, force: boolean, volumes = false): Promise<void> {
     if (c.State.Running) {
@@ -650,68 +518,7 @@ export class ContainerRunner {
     this.restarts.forget(c.Id);
     this.deps.hooks.event.call(containerEvent(c, "destroy"));
     await this.deps.volumes?.removed(c, volumes || c.HostConfig.AutoRemove === true);
-    this.events.emit(`removed:${c.Id}`, c.State.ExitCode);
-  }
-
-  // --- daemon life ---------------------------------------------------------------------------
-
-  /**
-   * At daemon start: when records say containers run, the supervisor is found and asked. With
-   * live restore they go on (and their exits are taken as they come); without it they are
-   * stopped, as a daemon that stopped without stopping them would have done.
-   */
-  async restore(liveRestore: boolean): Promise<void> {
-    // A restart that was waiting when the daemon went is not waited for again: autoRestart decides.
-    for (const c of this.deps.containers.list().filter((x) => x.State.Restarting)) {
-      c.State = { ...c.State, Status: "exited", Running: false, Restarting: false, Paused: false, Pid: 0 };
-      this.deps.containers.save(c);
-    }
-    const running = this.deps.containers.list().filter((c) => c.State.Running);
-    if (running.length === 0) return;
-    let sup: SupervisorClient;
-    try {
-      sup = await this.supervisor();
-    } catch (err) {
-      this.deps.log.error({ err }, "cannot reach the supervisor to restore running containers");
-      return;
-    }
-    const states = await sup.list();
-    await Promise.all(running.map(async (c) => {
-      const s = states.find((x) => x.id === c.Id);
-      if (!s) return this.exited(c.Id, 255, "the supervisor lost the container (its exit code is unknown)");
-      if (s.status === "exited") return this.exited(c.Id, s.exitCode ?? 255);
-      if (!liveRestore) return this.stop(c, { seconds: 0, signal: "KILL", byDaemon: true }).then(() => {});
-      this.deps.log.info({ container: c.Id }, "container restored");
-    }));
-  }
-
-  /** At daemon stop: without live restore, every running container is stopped within `timeoutSeconds`. */
-  async shutdown(liveRestore: boolean, timeoutSeconds: number): Promise<void> {
-    this.shuttingDown = true;
-    if (!this.handle) return (this.closed = true), undefined;
-    if (!liveRestore) {
-      const running = this.deps.containers.list().filter((c) => c.State.Running);
-      await Promise.allSettled(running.map((c) => {
-        const own = c.Config.StopTimeout ?? 10;
-        const seconds = timeoutSeconds < 0 ? own : Math.min(own < 0 ? timeoutSeconds : own, timeoutSeconds);
-        return this.stop(c, { seconds });
-      }));
-    }
-    await Promise.allSettled([...this.forgetting.values()]);
-    this.restarts.close();
-    this.closed = true;
-    this.following.abort();
-    const handle = await this.handle.catch(() => undefined);
-    if (!handle) return;
-    await handle.client.close().catch(() => {});
-    // engined's own supervisor goes with it unless containers live on; one started by hand stays.
-    if (handle.own && !liveRestore) {
-      try {
-        process.kill(handle.pid, "SIGTERM");
-      } catch {
-        // gone already
-      }
-    }
+    this.signals.removed(c.Id, c.State.ExitCode);
   }
 }
 
@@ -726,29 +533,4 @@ function stdio(c: ContainerRecord): { terminal?: true; stdin?: true; leaveStdinO
     ...(c.Config.OpenStdin ? { stdin: true } : {}),
     ...(c.Config.OpenStdin && (c.Config.Tty || !c.Config.StdinOnce) ? { leaveStdinOpen: true } : {}),
   };
-}
-
-/** The API error for a start that failed, and the exit code Docker records for it. */
-function startFailure(err: Error): { error: Error; message: string; exitCode?: number } {
-  if (err instanceof EngineError) return { error: err, message: err.message };
-  if (err instanceof SupervisorClientError && err.status === 400 && err.message.startsWith(LOGGER_FAILED)) {
-    // A log option the driver refused when making the logger: Docker's 500, the container stays created.
-    const e = errors.containerLogInitFailed(err.message.slice(LOGGER_FAILED.length));
-    return { error: e, message: e.message, exitCode: 128 };
-  }
-  if (err.name === "SpecError") {
-    const e = errors.containerInvalidSpec(err.message);
-    return { error: e, message: e.message };
-  }
-  const text = err.message;
-  if (/executable file not found|no such file or directory/i.test(text)) {
-    const e = errors.containerCommandFailed(text);
-    return { error: e, message: e.message, exitCode: 127 };
-  }
-  if (/permission denied/i.test(text)) {
-    const e = errors.containerCommandFailed(text);
-    return { error: e, message: e.message, exitCode: 126 };
-  }
-  const e = errors.containerStartFailed(text);
-  return { error: e, message: e.message, exitCode: 128 };
 }

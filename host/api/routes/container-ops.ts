@@ -9,12 +9,10 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import typia from "typia";
 import type { ContainerRecord, ContainerStore } from "../../../core/containers/container-store.js";
 import { errors } from "../../../core/errors.js";
-import type { EngineHooks } from "../../../core/hooks.js";
-import { containerEvent } from "../../containers/container-events.js";
 import { emptyStats, sampleStats, type StatsSample } from "../../containers/container-stats.js";
 import { containerTop } from "../../containers/container-top.js";
-import { applyUpdate, type ContainerUpdateRequest } from "../../containers/resource-update.js";
-import type { ContainerRunner } from "../../containers/runner.js";
+import type { ContainerUpdateRequest } from "../../containers/resource-update.js";
+import type { ContainerService } from "../../containers/container-service.js";
 import { queryBool, queryString, type Query } from "../query.js";
 import { rawResponse } from "../raw-response.js";
 import { validateBody } from "../validate-body.js";
@@ -23,15 +21,14 @@ const validateUpdate = typia.createValidate<ContainerUpdateRequest>();
 
 export interface ContainerOpsDeps {
   containers: ContainerStore;
-  runner: ContainerRunner;
-  hooks: EngineHooks;
+  service: ContainerService;
 }
 
 const STATS_INTERVAL_MS = 1000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function containerOpsRoutes(deps: ContainerOpsDeps) {
-  const { containers, runner } = deps;
+  const { containers, service } = deps;
   const target = (request: FastifyRequest) => {
     const ref = (request.params as { id: string }).id;
     return { ref, c: containers.get(ref) };
@@ -40,32 +37,26 @@ export function containerOpsRoutes(deps: ContainerOpsDeps) {
   return (app: FastifyInstance) => {
     app.post("/containers/:id/pause", async (request, reply) => {
       const { ref, c } = target(request);
-      await runner.pause(c, ref);
+      await service.pause(c, ref);
       return reply.code(204).send();
     });
 
     app.post("/containers/:id/unpause", async (request, reply) => {
       const { ref, c } = target(request);
-      await runner.unpause(c, ref);
+      await service.unpause(c, ref);
       return reply.code(204).send();
     });
 
     app.post("/containers/:id/rename", async (request, reply) => {
       const { c } = target(request);
-      const wanted = queryString(request.query as Query, "name") ?? "";
-      if (wanted === "") throw errors.containerRenameEmpty();
-      if ((wanted.startsWith("/") ? wanted : `/${wanted}`) === c.Name) throw errors.containerRenameSame();
-      const oldName = c.Name;
-      c.Name = containers.claimName(wanted);
-      containers.save(c);
-      deps.hooks.event.call(containerEvent(c, "rename", { oldName }));
+      service.rename(c, queryString(request.query as Query, "name") ?? "");
       return reply.code(204).send();
     });
 
     app.post("/containers/:id/update", async (request) => {
       const { c } = target(request);
       const body = validateBody(validateUpdate, request.body ?? {});
-      await runner.update(c, applyUpdate(c.Id, c.HostConfig, body));
+      await service.update(c, body);
       return { Warnings: [] };
     });
 

@@ -1,6 +1,6 @@
 /**
  * The container endpoints that touch a running process: start, stop, restart, kill, wait,
- * logs and attach. The work is the runner's (host/containers/runner.ts); here are Docker's
+ * logs and attach. The work is the ContainerService's (host/containers/container-service.ts); here are Docker's
  * shapes: 204/304, `{StatusCode}` with the headers sent at once, multiplexed frames, and the
  * hijacked attach connection.
  */
@@ -13,7 +13,7 @@ import { errors } from "../../../core/errors.js";
 import { formatRFC3339NanoFixed } from "../../../core/rfc3339-nano.js";
 import type { DaemonConfig } from "../../../core/options/table.js";
 import { logSettings, loggerContext } from "../../containers/log-settings.js";
-import type { ContainerRunner, WaitCondition } from "../../containers/runner.js";
+import type { ContainerService, WaitCondition } from "../../containers/container-service.js";
 import type { LogDriverSource } from "../../plugins/log-drivers.js";
 import { requestedApiVersion } from "../api-version.js";
 import { rawResponse } from "../raw-response.js";
@@ -23,21 +23,18 @@ import { spoolReader } from "../../containers/spool-reader.js";
 import { detachKeysOf } from "../../containers/detach-keys.js";
 import { queryBool, queryString, type Query } from "../query.js";
 import { frame, streamContentType } from "../stream-frames.js";
-import type { EngineHooks } from "../../../core/hooks.js";
-import { containerEvent } from "../../containers/container-events.js";
 
 export interface ContainerRunDeps {
   containers: ContainerStore;
-  runner: ContainerRunner;
+  service: ContainerService;
   logDrivers: LogDriverSource;
   config: () => DaemonConfig;
-  hooks: EngineHooks;
 }
 
 const WAIT_CONDITIONS: readonly WaitCondition[] = ["not-running", "next-exit", "removed"];
 
 export function containerRunRoutes(deps: ContainerRunDeps) {
-  const { containers, runner } = deps;
+  const { containers, service } = deps;
   const target = (request: FastifyRequest) => {
     const ref = (request.params as { id: string }).id;
     return { ref, c: containers.get(ref) };
@@ -46,23 +43,18 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
   return (app: FastifyInstance) => {
     app.post("/containers/:id/start", async (request, reply) => {
       const { c } = target(request);
-      if (c.State.Paused) throw errors.containerPausedStart();
-      runner.resetRestarts(c);
-      return reply.code((await runner.start(c)) ? 204 : 304).send();
+      return reply.code((await service.start(c)) ? 204 : 304).send();
     });
 
     app.post("/containers/:id/stop", async (request, reply) => {
       const { c } = target(request);
-      const stopped = await runner.stop(c, stopOptions(request.query as Query));
+      const stopped = await service.stop(c, stopOptions(request.query as Query));
       return reply.code(stopped ? 204 : 304).send();
     });
 
     app.post("/containers/:id/restart", async (request, reply) => {
       const { c } = target(request);
-      await runner.stop(c, stopOptions(request.query as Query));
-      runner.resetRestarts(c);
-      await runner.start(c);
-      deps.hooks.event.call(containerEvent(c, "restart"));
+      await service.restart(c, stopOptions(request.query as Query));
       return reply.code(204).send();
     });
 
@@ -71,7 +63,7 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
       const raw = queryString(request.query as Query, "signal") || "KILL";
       const signal = parseSignal(raw);
       if (!signal) throw errors.containerInvalidSignal(raw);
-      await runner.kill(c, ref, signal);
+      await service.kill(c, ref, signal);
       return reply.code(204).send();
     });
 
@@ -84,7 +76,7 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
       const gone = new AbortController();
       res.once("close", () => gone.abort(new Error("the client went away")));
       try {
-        const code = await runner.wait(c, condition, gone.signal);
+        const code = await service.wait(c, condition, gone.signal);
         res.end(`${JSON.stringify({ StatusCode: code, Error: null })}\n`);
       } catch (err) {
         if (!gone.signal.aborted) res.end(`${JSON.stringify({ StatusCode: -1, Error: { Message: (err as Error).message } })}\n`);
@@ -111,7 +103,7 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
         until: timeQuery(query, "until"),
         tail: tailQuery(query),
         signal: gone.signal,
-        producerDone: runner.stopped(c, gone.signal),
+        producerDone: service.stopped(c, gone.signal),
       });
       await pipeMessages(messages, (chunk) => res.write(chunk), { tty, timestamps: queryBool(query, "timestamps") });
       res.end();
@@ -120,7 +112,7 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
     app.post("/containers/:id/resize", async (request, reply) => {
       const { ref, c } = target(request);
       const { height, width } = terminalSize(request.query as Query);
-      await runner.resize(c, ref, height, width);
+      await service.resize(c, ref, height, width);
       return reply.code(200).send();
     });
 
@@ -133,7 +125,7 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
       const reader = await attachReaderOf(deps, c);
       const tty = c.Config.Tty === true;
       const socket = hijack(request, reply, tty);
-      deps.hooks.event.call(containerEvent(c, "attach"));
+      service.attached(c);
       // Aborted when the client goes away or detaches: the output stops then.
       const gone = new AbortController();
       socket.once("close", () => gone.abort());
@@ -141,7 +133,7 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
       // `stream=0` is a one-shot read of what is stored (with `logs=1`), not a follow.
       const follow = queryBool(query, "stream");
       if (follow && queryBool(query, "stdin") && c.Config.OpenStdin) {
-        void attachStdin(runner, c, socket, detachKeys, gone);
+        void attachStdin(service, c, socket, detachKeys, gone);
       } else {
         socket.resume(); // no stdin wanted (or none open): what the client sends is read and dropped
       }
@@ -153,11 +145,11 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
           // `logs=1` replays what is stored first; otherwise only what comes from now on.
           tail: queryBool(query, "logs") ? undefined : 0,
           signal: gone.signal,
-          producerDone: attachDone(runner, c, gone.signal),
+          producerDone: attachDone(service, c, gone.signal),
         });
         await pipeMessages(messages, (chunk) => socket.write(chunk), { tty, timestamps: false });
       } else if (follow) {
-        await attachDone(runner, c, gone.signal);
+        await attachDone(service, c, gone.signal);
       }
       socket.end();
     });
@@ -196,12 +188,12 @@ function stopOptions(query: Query): { seconds?: number; signal?: string } {
  * kept). The client's end of input ends the attachment's stdin (conmon closes the container's
  * with it when StdinOnce); the detach keys end the whole attachment.
  */
-async function attachStdin(runner: ContainerRunner, c: ContainerRecord, socket: Duplex, detachKeys: Buffer, gone: AbortController): Promise<void> {
+async function attachStdin(service: ContainerService, c: ContainerRecord, socket: Duplex, detachKeys: Buffer, gone: AbortController): Promise<void> {
   let input: AttachInput | undefined;
   let ended = false;
   const early: Buffer[] = [];
-  const connected = runner.running(c, gone.signal).then(async () => {
-    input = new AttachInput(await runner.attachPath(c));
+  const connected = service.running(c, gone.signal).then(async () => {
+    input = new AttachInput(await service.attachPath(c));
     for (const data of early) input.write(data);
     if (ended) input.close();
   });
@@ -213,8 +205,8 @@ async function attachStdin(runner: ContainerRunner, c: ContainerRecord, socket: 
 }
 
 /** An attach ends when the container's run ends: the next exit for a container not started yet. */
-function attachDone(runner: ContainerRunner, c: ContainerRecord, signal: AbortSignal): Promise<unknown> {
-  return c.State.Running ? runner.stopped(c, signal) : runner.wait(c, "next-exit", signal).catch(() => {});
+function attachDone(service: ContainerService, c: ContainerRecord, signal: AbortSignal): Promise<unknown> {
+  return c.State.Running ? service.stopped(c, signal) : service.wait(c, "next-exit", signal).catch(() => {});
 }
 
 async function readerOf(deps: ContainerRunDeps, c: ContainerRecord) {

@@ -1,32 +1,19 @@
 /**
  * The container endpoints about records: create, list, inspect, remove, prune. (Those that
- * touch a running process are in container-run.ts.)
+ * touch a running process are in container-run.ts.) The work is the ContainerService's
+ * (host/containers/container-service.ts); here are the request's checks and Docker's answers.
  */
-import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import typia from "typia";
 import type { StorageDriver } from "../../../core/contracts/storage.js";
 import type { ContainerCreateRequest } from "../../../core/containers/container-config.js";
-import type { EndpointConfigRequest } from "../../../core/network/network-request.js";
-import { createEnv, resolveCommand } from "../../../core/containers/command.js";
-import { newState, type ContainerRecord, type ContainerStore } from "../../../core/containers/container-store.js";
-import { errors } from "../../../core/errors.js";
+import type { ContainerRecord, ContainerStore } from "../../../core/containers/container-store.js";
 import type { ImageStore } from "../../../core/images/image-store.js";
 import { inspectDocument, listItem } from "../../containers/container-view.js";
-import type { DaemonConfig } from "../../../core/options/table.js";
-import { checkLogSettings, logSettings } from "../../containers/log-settings.js";
-import type { ContainerRunner } from "../../containers/runner.js";
-import type { ContainerNetworks } from "../../network/container-networks.js";
-import { checkRuntimeName } from "../../containers/runtime-select.js";
-import { checkCreatePolicy } from "../../../core/containers/restart-policy.js";
-import type { LogDriverSource } from "../../plugins/log-drivers.js";
+import type { ContainerService } from "../../containers/container-service.js";
 import { validateBody } from "../validate-body.js";
 import { hasLabel, labelsMatch, untilTime } from "../filter-values.js";
 import { checkFilterKeys, queryBool, queryFilters, queryString, type Query } from "../query.js";
-import type { EngineHooks } from "../../../core/hooks.js";
-import { containerEvent } from "../../containers/container-events.js";
-import type { ContainerVolumes } from "../../volumes/container-volumes.js";
-import { checkUsernsSettings, type UsernsRemap } from "../../userns/remap.js";
 
 const validateCreate = typia.createValidate<ContainerCreateRequest>();
 
@@ -34,107 +21,17 @@ export interface ContainerRouteDeps {
   containers: ContainerStore;
   images: ImageStore;
   driver: StorageDriver;
-  runner: ContainerRunner;
-  logDrivers: LogDriverSource;
-  config: () => DaemonConfig;
-  network: ContainerNetworks;
-  hooks: EngineHooks;
-  /** Binds, volumes and tmpfs mounts of a create; `rm -v`. */
-  volumes?: ContainerVolumes;
-  /** `--userns-remap`: what a user namespace cannot give a container is refused at create. */
-  remap?: UsernsRemap;
-}
-
-/**
- * The mode a create records: `default` (or none given) is the default network, `bridge`, as
- * newer Docker records it, or `none` on a daemon without one (`--bridge=none`).
- */
-function networkModeOf(asked: string | undefined, config: DaemonConfig): string {
-  if (asked && asked !== "default") return asked;
-  return config.bridge === "none" ? "none" : "bridge";
-}
-
-/** EndpointsConfig by network, `default` (as some clients write it) read as the default network's mode. */
-function endpointsConfig(body: ContainerCreateRequest, networkMode: string): Record<string, EndpointConfigRequest | null> {
-  const given = body.NetworkingConfig?.EndpointsConfig ?? {};
-  return Object.fromEntries(Object.entries(given).map(([k, v]) => [k === "default" ? networkMode : k, v]));
+  service: ContainerService;
 }
 
 export function containerRoutes(deps: ContainerRouteDeps) {
-  const { containers, images, driver, runner } = deps;
+  const { containers, images, driver, service } = deps;
   const sizes = (c: ContainerRecord) => sizesOf(c, driver, images);
   return (app: FastifyInstance) => {
     app.post("/containers/create", async (request, reply) => {
       const body = validateBody(validateCreate, request.body ?? {});
-      const image = images.resolve(body.Image);
-      // What the start would refuse is refused now, before a layer or a name is taken.
-      checkRuntimeName(deps.config(), body.HostConfig?.Runtime);
-      checkCreatePolicy(body.HostConfig);
-      const { warnings } = await deps.hooks.checkContainerCreate.promise({ request: { ...body, HostConfig: (body.HostConfig ??= {}) }, warnings: [] });
-      const log = logSettings(body.HostConfig ?? {}, deps.config());
-      await checkLogSettings(log, deps.logDrivers);
-      const networkMode = networkModeOf(body.HostConfig?.NetworkMode, deps.config());
-      checkUsernsSettings(deps.remap, { ...(body.HostConfig ?? {}), NetworkMode: networkMode });
-      const networks = deps.network.attachmentsFor(networkMode, endpointsConfig(body, networkMode));
-      const mounts = await deps.volumes?.plan(body.HostConfig ?? {}, Object.keys({ ...(image.config.config?.Volumes ?? {}), ...(body.Volumes ?? {}) }));
-      const name = containers.claimName(queryString(request.query as Query, "name"));
-      const base = image.config.config ?? {};
-      const { entrypoint, cmd } = resolveCommand(body, base);
-      const args = [...entrypoint, ...cmd];
-      if (args.length === 0 || args[0] === "") throw errors.containerNoCommand();
-      const id = containers.newId();
-      const { HostConfig, NetworkingConfig: _networking, ...config } = body;
-      const record: ContainerRecord = {
-        Id: id,
-        Name: name,
-        Created: new Date().toISOString(),
-        Path: args[0],
-        Args: args.slice(1),
-        Config: {
-          ...config,
-          Hostname: config.Hostname || id.slice(0, 12),
-          User: config.User ?? base.User ?? "",
-          Env: createEnv(base.Env ?? [], config.Env ?? []),
-          Cmd: cmd,
-          Entrypoint: entrypoint.length ? entrypoint : null,
-          WorkingDir: config.WorkingDir || base.WorkingDir || "",
-          Labels: { ...(base.Labels ?? {}), ...(config.Labels ?? {}) },
-          ExposedPorts: { ...(base.ExposedPorts ?? {}), ...(config.ExposedPorts ?? {}) },
-          Volumes: { ...(base.Volumes ?? {}), ...(config.Volumes ?? {}) },
-          StopSignal: config.StopSignal ?? base.StopSignal,
-        },
-        // Docker records the log driver in effect at create (the daemon's default unless one was asked for).
-        HostConfig: { ...(HostConfig ?? {}), NetworkMode: networkMode, LogConfig: { Type: log.driver, Config: { ...(HostConfig?.LogConfig?.Config ?? {}) } } },
-        ...(networks ? { Networks: networks } : {}),
-        Image: image.id,
-        Driver: driver.name,
-        LogPath: join(containers.dir(id), `${id}-json.log`),
-        State: newState(),
-      };
-      // Its volumes are made now, and held against removal until the record names them.
-      const made = mounts?.length ? await deps.volumes!.realize(mounts) : undefined;
-      if (made) record.Mounts = made.mounts;
-      try {
-        // The writable layer first: a container is listed only when it has one.
-        const top = image.chain[image.chain.length - 1];
-        // A driver refuses options it cannot honour (a 400 naming them) before it makes anything.
-        const storageOpts = { ...(HostConfig?.StorageOpt ?? {}) };
-        await driver.create(id, top?.slice("sha256:".length), { writable: true, storageOpts });
-        try {
-          containers.save(record);
-        } catch (err) {
-          await driver.remove(id);
-          throw err;
-        }
-      } catch (err) {
-        made?.release();
-        await deps.volumes?.discard(record.Mounts ?? []);
-        throw err;
-      } finally {
-        made?.release();
-      }
-      deps.hooks.event.call(containerEvent(record, "create"));
-      return reply.code(201).send({ Id: id, Warnings: warnings });
+      const { record, warnings } = await service.create(body, queryString(request.query as Query, "name"));
+      return reply.code(201).send({ Id: record.Id, Warnings: warnings });
     });
 
     app.get("/containers/json", async (request) => {
@@ -160,7 +57,7 @@ export function containerRoutes(deps: ContainerRouteDeps) {
 
     app.delete("/containers/:id", async (request, reply) => {
       const c = containers.get((request.params as { id: string }).id);
-      await runner.remove(c, queryBool(request.query as Query, "force"), queryBool(request.query as Query, "v"));
+      await service.remove(c, { force: queryBool(request.query as Query, "force"), volumes: queryBool(request.query as Query, "v") });
       return reply.code(204).send();
     });
 
@@ -169,14 +66,7 @@ export function containerRoutes(deps: ContainerRouteDeps) {
       checkFilterKeys(filters, ["label", "label!", "until"]);
       const until = filters.get("until")?.[0];
       const before = until === undefined ? Infinity : untilTime(until);
-      const deleted: string[] = [];
-      let reclaimed = 0;
-      for (const c of containers.list()) {
-        if (c.State.Running || Date.parse(c.Created) > before || !labelsMatch(c.Config.Labels, filters)) continue;
-        reclaimed += (await driver.usage(c.Id).catch(() => ({ size: 0 }))).size;
-        await runner.remove(c, false);
-        deleted.push(c.Id);
-      }
+      const { deleted, reclaimed } = await service.prune((c) => Date.parse(c.Created) <= before && labelsMatch(c.Config.Labels, filters));
       return { ContainersDeleted: deleted, SpaceReclaimed: reclaimed };
     });
   };

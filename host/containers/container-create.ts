@@ -1,0 +1,140 @@
+/**
+ * A container's create, once its request is validated: what a start would refuse is refused
+ * first (runtime name, restart policy, log settings, user namespace settings, networks,
+ * volumes), before a name or a layer is taken; then the name, the record merged from the
+ * request and the image's configuration, the volumes, the writable layer, and the record.
+ * Whatever fails after the volumes were made gives them back. The `create` event is the
+ * ContainerService's.
+ */
+import { join } from "node:path";
+import type { StorageDriver } from "../../core/contracts/storage.js";
+import type { ContainerCreateRequest } from "../../core/containers/container-config.js";
+import { createEnv, resolveCommand } from "../../core/containers/command.js";
+import { healthcheckProblem, mergeHealthcheck, type HealthConfig } from "../../core/containers/healthcheck.js";
+import { newState, type ContainerRecord, type ContainerStore } from "../../core/containers/container-store.js";
+import { checkCreatePolicy } from "../../core/containers/restart-policy.js";
+import { errors } from "../../core/errors.js";
+import type { EngineHooks } from "../../core/hooks.js";
+import type { ImageStore } from "../../core/images/image-store.js";
+import type { EndpointConfigRequest } from "../../core/network/network-request.js";
+import type { DaemonConfig } from "../../core/options/table.js";
+import type { ContainerNetworks } from "../network/container-networks.js";
+import type { LogDriverSource } from "../plugins/log-drivers.js";
+import { checkUsernsSettings, type UsernsRemap } from "../userns/remap.js";
+import type { ContainerVolumes } from "../volumes/container-volumes.js";
+import { checkLogSettings, logSettings } from "./log-settings.js";
+import { checkRuntimeName } from "./runtime-select.js";
+
+export interface CreateDeps {
+  hooks: EngineHooks;
+  containers: ContainerStore;
+  images: ImageStore;
+  storage: StorageDriver;
+  logDrivers: LogDriverSource;
+  config: () => DaemonConfig;
+  network: ContainerNetworks;
+  /** Binds, volumes and tmpfs mounts of a create. */
+  volumes?: ContainerVolumes;
+  /** `--userns-remap`: what a user namespace cannot give a container is refused at create. */
+  remap?: UsernsRemap;
+}
+
+/**
+ * Makes the container (its layer, volumes and record) and returns its record, with the warnings
+ * of the create's checks (Docker's `Warnings`); `name` as `?name=` gave it.
+ */
+export async function createContainer(
+  deps: CreateDeps,
+  body: ContainerCreateRequest,
+  wantedName: string | undefined,
+): Promise<{ record: ContainerRecord; warnings: string[] }> {
+  const { containers, images, storage } = deps;
+  const image = images.resolve(body.Image);
+  // What the start would refuse is refused now, before a layer or a name is taken.
+  checkRuntimeName(deps.config(), body.HostConfig?.Runtime);
+  checkCreatePolicy(body.HostConfig);
+  // the plugins' checks (devices, resources, namespaces: plugins/runtime-ocirun); they may fill HostConfig
+  const { warnings } = await deps.hooks.checkContainerCreate.promise({ request: { ...body, HostConfig: (body.HostConfig ??= {}) }, warnings: [] });
+  const base = image.config.config ?? {};
+  const healthcheck = mergeHealthcheck(body.Healthcheck, base.Healthcheck as HealthConfig | undefined);
+  const unhealthy = healthcheckProblem(healthcheck);
+  if (unhealthy) throw errors.containerInvalidResource(unhealthy);
+  const log = logSettings(body.HostConfig ?? {}, deps.config());
+  await checkLogSettings(log, deps.logDrivers);
+  const networkMode = networkModeOf(body.HostConfig?.NetworkMode, deps.config());
+  checkUsernsSettings(deps.remap, { ...(body.HostConfig ?? {}), NetworkMode: networkMode });
+  const networks = deps.network.attachmentsFor(networkMode, endpointsConfig(body, networkMode));
+  const mounts = await deps.volumes?.plan(body.HostConfig ?? {}, Object.keys({ ...(image.config.config?.Volumes ?? {}), ...(body.Volumes ?? {}) }));
+  const name = containers.claimName(wantedName);
+  const { entrypoint, cmd } = resolveCommand(body, base);
+  const args = [...entrypoint, ...cmd];
+  if (args.length === 0 || args[0] === "") throw errors.containerNoCommand();
+  const id = containers.newId();
+  const { HostConfig, NetworkingConfig: _networking, ...config } = body;
+  const record: ContainerRecord = {
+    Id: id,
+    Name: name,
+    Created: new Date().toISOString(),
+    Path: args[0],
+    Args: args.slice(1),
+    Config: {
+      ...config,
+      Hostname: config.Hostname || id.slice(0, 12),
+      User: config.User ?? base.User ?? "",
+      Env: createEnv(base.Env ?? [], config.Env ?? []),
+      Cmd: cmd,
+      Entrypoint: entrypoint.length ? entrypoint : null,
+      WorkingDir: config.WorkingDir || base.WorkingDir || "",
+      Labels: { ...(base.Labels ?? {}), ...(config.Labels ?? {}) },
+      ExposedPorts: { ...(base.ExposedPorts ?? {}), ...(config.ExposedPorts ?? {}) },
+      Volumes: { ...(base.Volumes ?? {}), ...(config.Volumes ?? {}) },
+      StopSignal: config.StopSignal ?? base.StopSignal,
+      ...(healthcheck ? { Healthcheck: healthcheck } : {}),
+    },
+    // Docker records the log driver in effect at create (the daemon's default unless one was asked for).
+    HostConfig: { ...(HostConfig ?? {}), NetworkMode: networkMode, LogConfig: { Type: log.driver, Config: { ...(HostConfig?.LogConfig?.Config ?? {}) } } },
+    ...(networks ? { Networks: networks } : {}),
+    Image: image.id,
+    Driver: storage.name,
+    LogPath: join(containers.dir(id), `${id}-json.log`),
+    State: newState(),
+  };
+  // Its volumes are made now, and held against removal until the record names them.
+  const made = mounts?.length ? await deps.volumes!.realize(mounts) : undefined;
+  if (made) record.Mounts = made.mounts;
+  try {
+    // The writable layer first: a container is listed only when it has one.
+    const top = image.chain[image.chain.length - 1];
+    // A driver refuses options it cannot honour (a 400 naming them) before it makes anything.
+    const storageOpts = { ...(HostConfig?.StorageOpt ?? {}) };
+    await storage.create(id, top?.slice("sha256:".length), { writable: true, storageOpts });
+    try {
+      containers.save(record);
+    } catch (err) {
+      await storage.remove(id);
+      throw err;
+    }
+  } catch (err) {
+    made?.release();
+    await deps.volumes?.discard(record.Mounts ?? []);
+    throw err;
+  } finally {
+    made?.release();
+  }
+  return { record, warnings };
+}
+
+/**
+ * The mode a create records: `default` (or none given) is the default network, `bridge`, as
+ * newer Docker records it, or `none` on a daemon without one (`--bridge=none`).
+ */
+function networkModeOf(asked: string | undefined, config: DaemonConfig): string {
+  if (asked && asked !== "default") return asked;
+  return config.bridge === "none" ? "none" : "bridge";
+}
+
+/** EndpointsConfig by network, `default` (as some clients write it) read as the default network's mode. */
+function endpointsConfig(body: ContainerCreateRequest, networkMode: string): Record<string, EndpointConfigRequest | null> {
+  const given = body.NetworkingConfig?.EndpointsConfig ?? {};
+  return Object.fromEntries(Object.entries(given).map(([k, v]) => [k === "default" ? networkMode : k, v]));
+}

@@ -1,0 +1,201 @@
+/**
+ * The containers of the daemon, as every caller sees them: the API's routes, and the parts
+ * that run containers without HTTP (the image builder, health checks). Each operation checks
+ * what Docker checks, does the work through the runner (runner.ts) or the create
+ * (container-create.ts), and emits its events, in Docker's order:
+ *
+ *   create   create
+ *   start    start                  (a failed start: no event, `failedContainerStart`)
+ *   stop     kill, die, stop        (a stop of a container waiting for its restart: stop)
+ *   restart  the stop's, start, restart
+ *   kill     kill; die when the process goes
+ *   pause    pause; unpause unpause; rename rename; update update
+ *   remove   the stop's with force, destroy
+ *   attach   attach
+ *
+ * The record is written here and by the runner (and, for its endpoints, by the container's
+ * networks: host/network/container-networks.ts); routes only read it.
+ *
+ * Health checks are not here yet. Their place is a `container-health.ts` beside this file,
+ * owned by this service: it starts a container's probes when the runner says it started
+ * (`runner.signals`), stops them at its exit, runs each probe as an exec through the
+ * supervisor (exec-sessions.ts), and records State.Health and emits `health_status` through
+ * this service.
+ */
+import type { ContainerCreateRequest } from "../../core/containers/container-config.js";
+import type { ContainerRecord, ContainerStore } from "../../core/containers/container-store.js";
+import { errors } from "../../core/errors.js";
+import type { EngineHooks } from "../../core/hooks.js";
+import { containerEvent } from "./container-events.js";
+import { createContainer, type CreateDeps } from "./container-create.js";
+import { autoRestart, restoreContainers, shutdownContainers, type RestoreDeps } from "./restore.js";
+import { applyUpdate, type ContainerUpdateRequest } from "./resource-update.js";
+import type { ContainerRunner } from "./runner.js";
+import type { Logger } from "pino";
+
+export type WaitCondition = "not-running" | "next-exit" | "removed";
+
+export interface StopOptions {
+  /** Seconds before SIGKILL (else the container's StopTimeout, else 10; -1 never). */
+  seconds?: number;
+  /** Else the container's StopSignal, else SIGTERM. */
+  signal?: string;
+}
+
+export interface ContainerServiceDeps extends CreateDeps {
+  runner: ContainerRunner;
+  hooks: EngineHooks;
+  log: Logger;
+}
+
+export class ContainerService {
+  private readonly containers: ContainerStore;
+  private readonly runner: ContainerRunner;
+  private readonly restore: RestoreDeps;
+
+  constructor(private readonly deps: ContainerServiceDeps) {
+    this.containers = deps.containers;
+    this.runner = deps.runner;
+    this.restore = { containers: deps.containers, runner: deps.runner, log: deps.log };
+  }
+
+  /** The container by id, name or id prefix; 404 when there is none. */
+  get(ref: string): ContainerRecord {
+    return this.containers.get(ref);
+  }
+
+  // --- daemon life ----------------------------------------------------------------------------
+
+  /** At daemon start: the records reconciled with what runs (restore.ts). */
+  restoreAtStart(liveRestore: boolean): Promise<void> {
+    return restoreContainers(this.restore, liveRestore);
+  }
+
+  /** At daemon start, once every plugin has started: what the restart policies bring back. */
+  autoRestart(): Promise<void> {
+    return autoRestart(this.restore);
+  }
+
+  /** At daemon stop. */
+  shutdown(liveRestore: boolean, timeoutSeconds: number): Promise<void> {
+    return shutdownContainers(this.restore, liveRestore, timeoutSeconds);
+  }
+
+  // --- records ----------------------------------------------------------------------------------
+
+  /** A new container from a validated request; `name` as the client asked (else one is made up). */
+  async create(body: ContainerCreateRequest, name?: string): Promise<{ record: ContainerRecord; warnings: string[] }> {
+    const made = await createContainer(this.deps, body, name);
+    this.event(made.record, "create");
+    return made;
+  }
+
+  /** A new name; 409 when another container has it. */
+  rename(c: ContainerRecord, wanted: string): void {
+    if (wanted === "") throw errors.containerRenameEmpty();
+    if ((wanted.startsWith("/") ? wanted : `/${wanted}`) === c.Name) throw errors.containerRenameSame();
+    const oldName = c.Name;
+    c.Name = this.containers.claimName(wanted);
+    this.containers.save(c);
+    this.event(c, "rename", { oldName });
+  }
+
+  /** New limits and restart policy, in the record and on the running process. */
+  update(c: ContainerRecord, body: ContainerUpdateRequest): Promise<void> {
+    return this.runner.update(c, applyUpdate(c.Id, c.HostConfig, body));
+  }
+
+  /** Removes the container: a running one only with `force`; its anonymous volumes with `volumes`. */
+  remove(c: ContainerRecord, opts: { force?: boolean; volumes?: boolean } = {}): Promise<void> {
+    return this.runner.remove(c, opts.force === true, opts.volumes === true);
+  }
+
+  /** Removes every stopped container `pick` accepts; their ids and the bytes of their layers. */
+  async prune(pick: (c: ContainerRecord) => boolean): Promise<{ deleted: string[]; reclaimed: number }> {
+    const deleted: string[] = [];
+    let reclaimed = 0;
+    for (const c of this.containers.list()) {
+      if (c.State.Running || !pick(c)) continue;
+      reclaimed += (await this.deps.storage.usage(c.Id).catch(() => ({ size: 0 }))).size;
+      await this.runner.remove(c, false);
+      deleted.push(c.Id);
+    }
+    return { deleted, reclaimed };
+  }
+
+  // --- the process --------------------------------------------------------------------------------
+
+  /** A user's start: false when it runs already (304). The restart policy counts from zero again. */
+  async start(c: ContainerRecord): Promise<boolean> {
+    if (c.State.Paused) throw errors.containerPausedStart();
+    this.runner.resetRestarts(c);
+    return this.runner.start(c);
+  }
+
+  /** False when it was not running (304). */
+  stop(c: ContainerRecord, opts: StopOptions = {}): Promise<boolean> {
+    return this.runner.stop(c, opts);
+  }
+
+  /** Stopped (when it runs) and started again, as a user's start. */
+  async restart(c: ContainerRecord, opts: StopOptions = {}): Promise<void> {
+    await this.runner.stop(c, opts);
+    this.runner.resetRestarts(c);
+    await this.runner.start(c);
+    this.event(c, "restart");
+  }
+
+  /** Sends `signal`; `ref` is the container as the client named it (for the 409). */
+  kill(c: ContainerRecord, ref: string, signal: string): Promise<void> {
+    return this.runner.kill(c, ref, signal);
+  }
+
+  pause(c: ContainerRecord, ref: string): Promise<void> {
+    return this.runner.pause(c, ref);
+  }
+
+  unpause(c: ContainerRecord, ref: string): Promise<void> {
+    return this.runner.unpause(c, ref);
+  }
+
+  /** The exit code once `condition` holds; rejects when `signal` aborts. */
+  async wait(c: ContainerRecord, condition: WaitCondition, signal?: AbortSignal): Promise<number> {
+    if (condition === "not-running" && !c.State.Running) return c.State.ExitCode;
+    if (condition === "removed") {
+      if (!this.containers.has(c.Id)) return c.State.ExitCode;
+      return this.runner.signals.nextRemoval(c.Id, signal);
+    }
+    return this.runner.signals.nextExit(c.Id, signal);
+  }
+
+  // --- streams ------------------------------------------------------------------------------------
+
+  /** A client attached to the container's streams. */
+  attached(c: ContainerRecord): void {
+    this.event(c, "attach");
+  }
+
+  /** Settles when the container stops running (at once when it is not running). */
+  stopped(c: ContainerRecord, signal?: AbortSignal): Promise<unknown> {
+    return this.runner.stopped(c, signal);
+  }
+
+  /** Resolves once the container runs (at once when it does); rejects when `signal` aborts. */
+  running(c: ContainerRecord, signal?: AbortSignal): Promise<void> {
+    return this.runner.running(c, signal);
+  }
+
+  /** Where input for the running container's stdin goes. */
+  attachPath(c: ContainerRecord): Promise<string> {
+    return this.runner.attachPath(c);
+  }
+
+  /** Resizes the running container's terminal. */
+  resize(c: ContainerRecord, ref: string, height: number, width: number): Promise<void> {
+    return this.runner.resize(c, ref, height, width);
+  }
+
+  private event(c: ContainerRecord, action: string, extra?: Record<string, string>): void {
+    this.deps.hooks.event.call(containerEvent(c, action, extra));
+  }
+}

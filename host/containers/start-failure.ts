@@ -1,0 +1,33 @@
+/**
+ * What a failed start tells its client, and the exit code Docker records for it: 127 for a
+ * command not found, 126 for one not executable, 128 for the runtime's or the log driver's
+ * other failures; a failure the engine itself names (an EngineError) passes as it is.
+ */
+import { EngineError, errors } from "../../core/errors.js";
+import { SupervisorClientError } from "../supervisor/client.js";
+import { LOGGER_FAILED } from "../supervisor/supervisor.js";
+
+export function startFailure(err: Error): { error: Error; message: string; exitCode?: number } {
+  if (err instanceof EngineError) return { error: err, message: err.message };
+  if (err instanceof SupervisorClientError && err.status === 400 && err.message.startsWith(LOGGER_FAILED)) {
+    // A logger the supervisor could not make (a log option the driver refused, a syslog server
+    // down): Docker's 500, and the container stays created.
+    const e = errors.containerLogInitFailed(err.message.slice(LOGGER_FAILED.length));
+    return { error: e, message: e.message, exitCode: 128 };
+  }
+  if (err.name === "SpecError") {
+    const e = errors.containerInvalidSpec(err.message);
+    return { error: e, message: e.message };
+  }
+  const text = err.message;
+  if (/executable file not found|no such file or directory/i.test(text)) {
+    const e = errors.containerCommandFailed(text);
+    return { error: e, message: e.message, exitCode: 127 };
+  }
+  if (/permission denied/i.test(text)) {
+    const e = errors.containerCommandFailed(text);
+    return { error: e, message: e.message, exitCode: 126 };
+  }
+  const e = errors.containerStartFailed(text);
+  return { error: e, message: e.message, exitCode: 128 };
+}
