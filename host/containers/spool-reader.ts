@@ -9,7 +9,12 @@ import type { LogMessage, LogReader, ReadOptions } from "../../core/contracts/lo
 import type { ContainerRecord } from "../../core/containers/container-store.js";
 import { parseRFC3339Nano } from "../../core/rfc3339-nano.js";
 import { followK8sLog } from "./k8s-log-follow.js";
-import type { ContainerRunner } from "./runner.js";
+
+/** Where the spool is, and when the container runs: the container service, or the runner. */
+export interface SpoolSource {
+  running(c: ContainerRecord, signal?: AbortSignal): Promise<void>;
+  spoolPath(c: ContainerRecord): Promise<string>;
+}
 
 async function sizeOf(path: string): Promise<number> {
   const fh = await open(path, "r").catch(() => undefined);
@@ -22,7 +27,7 @@ async function sizeOf(path: string): Promise<number> {
   }
 }
 
-export function spoolReader(runner: ContainerRunner, c: ContainerRecord): LogReader {
+export function spoolReader(runner: SpoolSource, c: ContainerRecord): LogReader {
   const wasRunning = c.State.Running;
   return {
     async *read(opts: ReadOptions): AsyncGenerator<LogMessage> {

@@ -220,7 +220,7 @@ async function readerOf(deps: ContainerRunDeps, c: ContainerRecord) {
 async function attachReaderOf(deps: ContainerRunDeps, c: ContainerRecord) {
   const settings = logSettings(c.HostConfig, deps.config());
   const driver = await deps.logDrivers(settings.driver, settings.chosenBy);
-  if (!driver.createReader) return spoolReader(deps.runner, c);
+  if (!driver.createReader) return spoolReader(deps.service, c);
   return driver.createReader(loggerContext(c, deps.containers.dir(c.Id), settings.options));
 }
 
