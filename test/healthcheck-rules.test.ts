@@ -11,6 +11,8 @@ import {
   healthcheckProblem,
   mergeHealthcheck,
   nextProbeDelay,
+  parseGoDuration,
+  parseHealthcheckInstruction,
   ProbeOutput,
   probeCommand,
   startingHealth,
@@ -92,5 +94,17 @@ describe("health check rules", () => {
     small.write(Buffer.from("ok\n"));
     expect(small.toString()).to.equal("ok\n");
     expect([goDuration(30 * S), goDuration(1.5 * S), goDuration(500e6), goDuration(90 * S), goDuration(3600 * S)]).to.deep.equal(["30s", "1.5s", "500ms", "1m30s", "1h0m0s"]);
+  });
+
+  it("reads a HEALTHCHECK instruction as Docker's builder does", () => {
+    expect(parseHealthcheckInstruction("--interval=1s --retries=2 CMD curl -f http://x/")).to.deep.equal({ Test: ["CMD-SHELL", "curl -f http://x/"], Interval: 1e9, Retries: 2 });
+    expect(parseHealthcheckInstruction('--timeout=1m30s --start-period=500ms CMD ["cat", "/ok"]')).to.deep.equal({ Test: ["CMD", "cat", "/ok"], Timeout: 90e9, StartPeriod: 500e6 });
+    expect(parseHealthcheckInstruction("NONE")).to.deep.equal({ Test: ["NONE"] });
+    expect(() => parseHealthcheckInstruction("NONE x")).to.throw("HEALTHCHECK NONE takes no arguments");
+    expect(() => parseHealthcheckInstruction("HTTP x")).to.throw('Unknown type "HTTP" in HEALTHCHECK (try CMD)');
+    expect(() => parseHealthcheckInstruction("--retries=-1 CMD true")).to.throw("--retries cannot be negative (-1)");
+    expect(() => parseHealthcheckInstruction("--interval=10us CMD true")).to.throw('Interval "interval" cannot be less than 1ms');
+    expect(() => parseHealthcheckInstruction("--interval=soon CMD true")).to.throw('time: invalid duration "soon"');
+    expect([parseGoDuration("1.5s"), parseGoDuration("2h45m"), parseGoDuration("0"), parseGoDuration("300ms")]).to.deep.equal([1.5e9, 9900e9, 0, 300e6]);
   });
 });

@@ -155,6 +155,65 @@ export class ProbeOutput {
   }
 }
 
+const GO_UNITS: Record<string, number> = { ns: 1, us: 1e3, "µs": 1e3, "μs": 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 };
+
+/** Go's time.ParseDuration (`1s`, `1.5m`, `1m30s`, `500ms`): nanoseconds, or an Error in Go's words. */
+export function parseGoDuration(text: string): number {
+  const m = /^([-+]?)((?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+$/.exec(text);
+  if (text === "0") return 0;
+  if (!m) throw new Error(`time: invalid duration "${text}"`);
+  let total = 0;
+  for (const part of text.matchAll(/(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/g)) total += Number(part[1]) * GO_UNITS[part[2]];
+  return Math.round(m[1] === "-" ? -total : total);
+}
+
+/**
+ * The arguments of a `HEALTHCHECK` instruction (`docker commit --change`, `docker import
+ * --change`, a Dockerfile): `NONE`, or options then `CMD` with a command in exec (JSON) or shell
+ * form. Errors in Docker's builder's words.
+ */
+export function parseHealthcheckInstruction(args: string): HealthConfig {
+  let rest = args.trim();
+  const hc: HealthConfig = {};
+  const flags: Record<string, string> = {};
+  for (let m = /^--([a-z-]+)=(\S*)\s*/.exec(rest); m; m = /^--([a-z-]+)=(\S*)\s*/.exec(rest)) {
+    flags[m[1]] = m[2];
+    rest = rest.slice(m[0].length);
+  }
+  const [kind, ...words] = rest.split(/\s+/);
+  const type = (kind ?? "").toUpperCase();
+  if (type === "NONE") {
+    if (words.length > 0 || Object.keys(flags).length > 0) throw new Error("HEALTHCHECK NONE takes no arguments");
+    return { Test: ["NONE"] };
+  }
+  if (type !== "CMD") throw new Error(`Unknown type "${type}" in HEALTHCHECK (try CMD)`);
+  const command = rest.slice(kind.length).trim();
+  let exec: unknown;
+  try {
+    exec = command.startsWith("[") ? JSON.parse(command) : undefined;
+  } catch {
+    exec = undefined;
+  }
+  hc.Test = Array.isArray(exec) && exec.every((x) => typeof x === "string") ? ["CMD", ...exec] : ["CMD-SHELL", command];
+  const durations: [string, keyof HealthConfig][] = [["interval", "Interval"], ["timeout", "Timeout"], ["start-period", "StartPeriod"], ["start-interval", "StartInterval"]];
+  for (const [flag, key] of durations) {
+    if (flags[flag] === undefined || flags[flag] === "") continue;
+    const ns = parseGoDuration(flags[flag]);
+    if (ns !== 0 && ns < MINIMUM_NS) throw new Error(`Interval "${flag}" cannot be less than 1ms`);
+    if (ns !== 0) (hc as Record<string, unknown>)[key] = ns;
+  }
+  for (const flag of Object.keys(flags)) {
+    if (!["interval", "timeout", "start-period", "start-interval", "retries"].includes(flag)) throw new Error(`Unknown flag: ${flag}`);
+  }
+  if (flags.retries !== undefined) {
+    const retries = Number(flags.retries);
+    if (!/^-?\d+$/.test(flags.retries)) throw new Error(`strconv.ParseInt: parsing "${flags.retries}": invalid syntax`);
+    if (retries < 0) throw new Error(`--retries cannot be negative (${retries})`);
+    if (retries > 0) hc.Retries = retries;
+  }
+  return hc;
+}
+
 /** A duration as Go prints it (`30s`, `1.5s`, `500ms`, `1m30s`), for Docker's timeout message. */
 export function goDuration(ns: number): string {
   if (ns === 0) return "0s";

@@ -1,8 +1,10 @@
 /**
  * The `changes` of `docker import` / `docker commit`: Dockerfile instructions applied to an
- * image's container configuration (CMD, ENTRYPOINT, ENV, EXPOSE, LABEL, USER, VOLUME, WORKDIR).
+ * image's container configuration (CMD, ENTRYPOINT, ENV, EXPOSE, HEALTHCHECK, LABEL, STOPSIGNAL,
+ * USER, VOLUME, WORKDIR).
  */
 import { errors } from "../../core/errors.js";
+import { parseHealthcheckInstruction } from "../../core/containers/healthcheck.js";
 import type { ContainerConfig } from "../../core/images/image-config.js";
 
 /** `["a","b"]` (exec form) or `a b` (shell form, run by /bin/sh -c). */
@@ -69,6 +71,16 @@ export function applyChanges(base: ContainerConfig, changes: readonly string[]):
       case "USER":
         config.User = args;
         break;
+      case "HEALTHCHECK":
+        try {
+          config.Healthcheck = parseHealthcheckInstruction(args);
+        } catch (err) {
+          throw errors.imageInvalidChange(change, (err as Error).message);
+        }
+        break;
+      case "STOPSIGNAL":
+        config.StopSignal = args;
+        break;
       case "WORKDIR":
         config.WorkingDir = args;
         break;
@@ -78,7 +90,7 @@ export function applyChanges(base: ContainerConfig, changes: readonly string[]):
         break;
       }
       default:
-        throw errors.imageInvalidChange(change, `${instruction} is not allowed; use CMD, ENTRYPOINT, ENV, EXPOSE, LABEL, USER, VOLUME or WORKDIR`);
+        throw errors.imageInvalidChange(change, `${instruction} is not allowed; use CMD, ENTRYPOINT, ENV, EXPOSE, HEALTHCHECK, LABEL, STOPSIGNAL, USER, VOLUME or WORKDIR`);
     }
   }
   return config;
