@@ -144,9 +144,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       execRoot: roots.execRoot, log: log.child({ component: "containers" }), network: network.containers,
       volumes: volumes.containers, remap,
     });
+    const execs = new ExecSessions({ runner, runtime, hooks, log: log.child({ component: "exec" }) });
     const service = new ContainerService({
       containers, images, storage: driver, runner, logDrivers, config: () => config, network: network.containers, hooks,
-      volumes: volumes.containers, remap, log: log.child({ component: "containers" }),
+      volumes: volumes.containers, remap, log: log.child({ component: "containers" }), execs,
     });
     await service.restoreAtStart(config["live-restore"]);
     await volumes.containers.restore();
@@ -214,7 +215,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         containerRoutes({ containers, images, driver, service }),
         containerRunRoutes({ containers, service, logDrivers, config: () => config }),
         containerOpsRoutes({ containers, service }),
-        execRoutes({ containers, execs: new ExecSessions({ runner, runtime, hooks, log: log.child({ component: "exec" }) }) }),
+        execRoutes({ containers, execs }),
         eventRoutes(eventLog),
         commitRoutes({ containers, images, storage: driver, pauser: service, hooks }),
         containerFileRoutes({

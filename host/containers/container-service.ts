@@ -16,11 +16,10 @@
  * The record is written here and by the runner (and, for its endpoints, by the container's
  * networks: host/network/container-networks.ts); routes only read it.
  *
- * Health checks are not here yet. Their place is a `container-health.ts` beside this file,
- * owned by this service: it starts a container's probes when the runner says it started
- * (`runner.signals`), stops them at its exit, runs each probe as an exec through the
- * supervisor (exec-sessions.ts), and records State.Health and emits `health_status` through
- * this service.
+ * Health checks are this service's too (health/container-health.ts): a container's probes run
+ * from its start to its exit (and again after a daemon restart finds it running), each as an
+ * exec through the supervisor (exec-sessions.ts); State.Health is recorded and `health_status`
+ * emitted when the status moves.
  */
 import type { ContainerCreateRequest } from "../../core/containers/container-config.js";
 import type { ContainerRecord, ContainerStore } from "../../core/containers/container-store.js";
@@ -28,6 +27,8 @@ import { errors } from "../../core/errors.js";
 import type { EngineHooks } from "../../core/hooks.js";
 import { containerEvent } from "./container-events.js";
 import { createContainer, type CreateDeps } from "./container-create.js";
+import type { ExecSessions } from "./exec-sessions.js";
+import { ContainerHealth } from "./health/container-health.js";
 import { autoRestart, restoreContainers, shutdownContainers, type RestoreDeps } from "./restore.js";
 import { applyUpdate, type ContainerUpdateRequest } from "./resource-update.js";
 import type { ContainerRunner } from "./runner.js";
@@ -46,17 +47,21 @@ export interface ContainerServiceDeps extends CreateDeps {
   runner: ContainerRunner;
   hooks: EngineHooks;
   log: Logger;
+  /** Exec instances: health probes run through them. */
+  execs: ExecSessions;
 }
 
 export class ContainerService {
   private readonly containers: ContainerStore;
   private readonly runner: ContainerRunner;
   private readonly restore: RestoreDeps;
+  private readonly health: ContainerHealth;
 
   constructor(private readonly deps: ContainerServiceDeps) {
     this.containers = deps.containers;
     this.runner = deps.runner;
     this.restore = { containers: deps.containers, runner: deps.runner, log: deps.log };
+    this.health = new ContainerHealth({ containers: deps.containers, hooks: deps.hooks, execs: deps.execs, log: deps.log.child({ part: "health" }) });
   }
 
   /** The container by id, name or id prefix; 404 when there is none. */
@@ -66,9 +71,10 @@ export class ContainerService {
 
   // --- daemon life ----------------------------------------------------------------------------
 
-  /** At daemon start: the records reconciled with what runs (restore.ts). */
-  restoreAtStart(liveRestore: boolean): Promise<void> {
-    return restoreContainers(this.restore, liveRestore);
+  /** At daemon start: the records reconciled with what runs (restore.ts); the checks of what runs go on. */
+  async restoreAtStart(liveRestore: boolean): Promise<void> {
+    await restoreContainers(this.restore, liveRestore);
+    this.health.resume();
   }
 
   /** At daemon start, once every plugin has started: what the restart policies bring back. */
@@ -76,8 +82,9 @@ export class ContainerService {
     return autoRestart(this.restore);
   }
 
-  /** At daemon stop. */
+  /** At daemon stop: no probe runs on; then the containers (restore.ts). */
   shutdown(liveRestore: boolean, timeoutSeconds: number): Promise<void> {
+    this.health.stopAll();
     return shutdownContainers(this.restore, liveRestore, timeoutSeconds);
   }
 
@@ -183,6 +190,11 @@ export class ContainerService {
   /** Resolves once the container runs (at once when it does); rejects when `signal` aborts. */
   running(c: ContainerRecord, signal?: AbortSignal): Promise<void> {
     return this.runner.running(c, signal);
+  }
+
+  /** conmon's spool of the running container's output (attach follows it when the log driver cannot read). */
+  spoolPath(c: ContainerRecord): Promise<string> {
+    return this.runner.spoolPath(c);
   }
 
   /** Where input for the running container's stdin goes. */

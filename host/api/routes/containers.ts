@@ -9,6 +9,7 @@ import type { StorageDriver } from "../../../core/contracts/storage.js";
 import type { ContainerCreateRequest } from "../../../core/containers/container-config.js";
 import type { ContainerRecord, ContainerStore } from "../../../core/containers/container-store.js";
 import type { ImageStore } from "../../../core/images/image-store.js";
+import { errors } from "../../../core/errors.js";
 import { inspectDocument, listItem } from "../../containers/container-view.js";
 import type { ContainerService } from "../../containers/container-service.js";
 import { validateBody } from "../validate-body.js";
@@ -37,7 +38,10 @@ export function containerRoutes(deps: ContainerRouteDeps) {
     app.get("/containers/json", async (request) => {
       const query = request.query as Query;
       const filters = queryFilters(query);
-      checkFilterKeys(filters, ["id", "name", "status", "label", "ancestor"]);
+      checkFilterKeys(filters, ["id", "name", "status", "label", "ancestor", "health"]);
+      for (const v of filters.get("health") ?? []) {
+        if (!HEALTH_FILTER_VALUES.includes(v)) throw errors.apiInvalidBody(`Unrecognised filter value for health: ${v}`);
+      }
       const all = queryBool(query, "all");
       const limit = Number(queryString(query, "limit") ?? "-1");
       let list = containers
@@ -85,12 +89,16 @@ export async function sizesOf(c: ContainerRecord, driver: StorageDriver, images:
 }
 
 /** `until` of prune: Unix seconds, an RFC 3339 time, or a duration before now (`10m`, `24h`). */
+/** Docker's values of the `health` filter: a check's status, or `none` for a container without one. */
+const HEALTH_FILTER_VALUES = ["starting", "healthy", "unhealthy", "none"];
+
 function matches(c: ContainerRecord, filters: Map<string, string[]>, images: ImageStore): boolean {
   const any = (key: string, test: (v: string) => boolean) => !filters.get(key)?.length || filters.get(key)!.some(test);
   return (
     any("id", (v) => c.Id.startsWith(v)) &&
     any("name", (v) => c.Name.slice(1).includes(v.replace(/^\//, ""))) &&
     any("status", (v) => c.State.Status === v) &&
+    any("health", (v) => (c.State.Health?.Status ?? "none") === v) &&
     any("label", (v) => hasLabel(c.Config.Labels, v)) &&
     any("ancestor", (v) => {
       try {
