@@ -1,0 +1,54 @@
+/** The error catalogue, the API itself and authorization (core/errors.ts assembles it). */
+import { define } from "./define.js";
+
+export const apiErrors = {
+  // --- API ---
+  apiVersionTooOld: define(
+    "ENGINE_ERR_API_VERSION_TOO_OLD",
+    400,
+    (client: string, min: string) =>
+      `client version ${client} is too old. Minimum supported API version is ${min}, please upgrade your client to a newer version`,
+  ),
+  apiVersionTooNew: define(
+    "ENGINE_ERR_API_VERSION_TOO_NEW",
+    400,
+    (client: string, max: string) => `client version ${client} is too new. Maximum supported API version is ${max}`,
+  ),
+  apiPageNotFound: define("ENGINE_ERR_API_PAGE_NOT_FOUND", 404, () => "page not found"),
+  apiInvalidBody: define("ENGINE_ERR_API_INVALID_BODY", 400, (detail: string) => detail),
+  apiInvalidJson: define("ENGINE_ERR_API_INVALID_JSON", 400, (detail: string) => `invalid JSON: ${detail}`),
+  apiInvalidParameter: define("ENGINE_ERR_API_INVALID_PARAMETER", 400, (name: string, value: string) => `invalid value for ${name}: "${value}"`),
+  apiBodyTooLarge: define("ENGINE_ERR_API_BODY_TOO_LARGE", 413, (limit: number) => `request body larger than ${limit} bytes`),
+  apiUnsupportedMediaType: define(
+    "ENGINE_ERR_API_UNSUPPORTED_MEDIA_TYPE",
+    400,
+    (type: string) => `unsupported Content-Type header (${type}): must be 'application/json'`,
+  ),
+  apiUnderPressure: define("ENGINE_ERR_API_UNDER_PRESSURE", 503, () => "the daemon is overloaded, try again later"),
+  apiInternal: define("ENGINE_ERR_API_INTERNAL", 500, (detail: string) => detail),
+  apiNotImplemented: define("ENGINE_ERR_API_NOT_IMPLEMENTED", 501, (what: string) => `not implemented yet: ${what}`),
+
+  // --- authorization ---
+  authzBodyTooLarge: define(
+    "ENGINE_ERR_AUTHZ_BODY_TOO_LARGE",
+    413,
+    (size: number | undefined, cap: number) =>
+      `request body${size === undefined ? "" : ` of ${size} bytes`} is larger than the ${cap} bytes an authorization plugin is shown: with authorization plugins active, a JSON body they cannot judge is refused`,
+  ),
+  authzDenied: define(
+    "ENGINE_ERR_AUTHZ_DENIED",
+    403,
+    (plugin: string, msg: string) => `authorization denied by plugin ${plugin}: ${msg}`,
+  ),
+  authzResponseDenied: define(
+    "ENGINE_ERR_AUTHZ_RESPONSE_DENIED",
+    403,
+    (plugin: string, msg: string) => `authorization denied by plugin ${plugin}: ${msg}`,
+  ),
+  authzPluginFailed: define(
+    "ENGINE_ERR_AUTHZ_PLUGIN_FAILED",
+    403,
+    (plugin: string, detail: string) => `plugin ${plugin} failed with error: ${detail}`,
+  ),
+
+} as const;

@@ -1,0 +1,110 @@
+/** The error catalogue, containers (core/errors.ts assembles it). */
+import { define } from "./define.js";
+
+export const containersErrors = {
+  // --- containers ---
+  containerNotFound: define("ENGINE_ERR_CONTAINER_NOT_FOUND", 404, (ref: string) => `No such container: ${ref}`),
+  containerAmbiguous: define("ENGINE_ERR_CONTAINER_AMBIGUOUS", 400, (prefix: string) => `multiple containers found with provided prefix: ${prefix}`),
+  containerNameInUse: define(
+    "ENGINE_ERR_CONTAINER_NAME_IN_USE",
+    409,
+    (name: string, id: string) =>
+      `Conflict. The container name "${name}" is already in use by container "${id}". You have to remove (or rename) that container to be able to reuse that name.`,
+  ),
+  containerInvalidName: define(
+    "ENGINE_ERR_CONTAINER_INVALID_NAME",
+    400,
+    (name: string) => `Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`,
+  ),
+  containerRunning: define(
+    "ENGINE_ERR_CONTAINER_RUNNING",
+    409,
+    (id: string) => `You cannot remove a running container ${id}. Stop the container before attempting removal or force remove`,
+  ),
+  containerNoCommand: define("ENGINE_ERR_CONTAINER_NO_COMMAND", 400, () => "no command specified"),
+  containerNotRunning: define(
+    "ENGINE_ERR_CONTAINER_NOT_RUNNING",
+    409,
+    (action: string, ref: string, id: string) => `Cannot ${action} container: ${ref}: Container ${id} is not running`,
+  ),
+  containerKillNoExit: define("ENGINE_ERR_CONTAINER_KILL_NO_EXIT", 500, () => "tried to kill container, but did not receive an exit event"),
+  containerCommandFailed: define("ENGINE_ERR_CONTAINER_COMMAND_FAILED", 400, (why: string) => `failed to create task for container: ${why}`),
+  containerStartFailed: define("ENGINE_ERR_CONTAINER_START_FAILED", 500, (why: string) => `failed to start container: ${why}`),
+  containerInvalidSpec: define("ENGINE_ERR_CONTAINER_INVALID_SPEC", 400, (why: string) => why),
+  // create-time checks of resources and references, in Docker's words (400)
+  containerInvalidResource: define("ENGINE_ERR_CONTAINER_INVALID_RESOURCE", 400, (why: string) => why),
+  containerReferenceNotFound: define("ENGINE_ERR_CONTAINER_REFERENCE_NOT_FOUND", 400, (ref: string) => `No such container: ${ref}`),
+  // start-time: what Docker answers with 500 when the spec is made
+  containerDeviceUnavailable: define(
+    "ENGINE_ERR_CONTAINER_DEVICE_UNAVAILABLE",
+    500,
+    (path: string, why: string) => `error gathering device information while adding custom device "${path}": ${why}`,
+  ),
+  containerDeviceRuleInvalid: define("ENGINE_ERR_CONTAINER_DEVICE_RULE_INVALID", 500, (rule: string) => `invalid device cgroup rule format: '${rule}'`),
+  containerNamespaceUnavailable: define("ENGINE_ERR_CONTAINER_NAMESPACE_UNAVAILABLE", 500, (why: string) => why),
+  execNotFound: define("ENGINE_ERR_EXEC_NOT_FOUND", 404, (id: string) => `No such exec instance: ${id}`),
+  execNoCommand: define("ENGINE_ERR_EXEC_NO_COMMAND", 400, () => "No exec command specified"),
+  execContainerNotRunning: define("ENGINE_ERR_EXEC_CONTAINER_NOT_RUNNING", 409, (id: string) => `container ${id} is not running`),
+  execAlreadyStarted: define(
+    "ENGINE_ERR_EXEC_ALREADY_STARTED",
+    409,
+    (id: string, ran: boolean) => `Error: Exec command ${id} ${ran ? "has already run" : "is already running"}`,
+  ),
+  execStartFailed: define("ENGINE_ERR_EXEC_START_FAILED", 500, (message: string) => `cannot start the exec process: ${message}`),
+  detachKeysInvalid: define(
+    "ENGINE_ERR_DETACH_KEYS_INVALID",
+    400,
+    (keys: string, why: string) => `Invalid detach keys (${keys}) provided: ${why}`,
+  ),
+  containerInvalidSignal: define("ENGINE_ERR_CONTAINER_INVALID_SIGNAL", 400, (signal: string) => `Invalid signal: ${signal}`),
+  containerCommitConflict: define(
+    "ENGINE_ERR_CONTAINER_COMMIT_CONFLICT",
+    409,
+    (id: string, state: string) => `You cannot commit container ${id} which is ${state}`,
+  ),
+  containerInvalidWaitCondition: define(
+    "ENGINE_ERR_CONTAINER_INVALID_WAIT_CONDITION",
+    400,
+    (condition: string) => `invalid condition: "${condition}" (not-running, next-exit or removed)`,
+  ),
+  containerLogsNoStream: define("ENGINE_ERR_CONTAINER_LOGS_NO_STREAM", 400, () => "You must choose at least one stream"),
+  // Docker's words: the driver is not named (`docker logs` of a `none` container).
+  containerLogsUnreadable: define("ENGINE_ERR_CONTAINER_LOGS_UNREADABLE", 501, () => "configured logging driver does not support reading"),
+  // The driver's own words, as Docker answers a create (`unknown log opt 'x' for json-file log driver`).
+  containerLogConfigInvalid: define("ENGINE_ERR_CONTAINER_LOG_CONFIG_INVALID", 400, (why: string) => why),
+  // A log option whose value the driver refuses when it makes the logger, at start (Docker's words).
+  containerLogInitFailed: define("ENGINE_ERR_CONTAINER_LOG_INIT_FAILED", 500, (why: string) => `failed to initialize logging driver: ${why}`),
+  // files: docker cp (archive), export
+  containerPathEmpty: define("ENGINE_ERR_CONTAINER_PATH_EMPTY", 400, () => "bad parameter: path cannot be empty"),
+  containerFileNotFound: define(
+    "ENGINE_ERR_CONTAINER_FILE_NOT_FOUND",
+    404,
+    (path: string, ref: string) => `Could not find the file ${path} in container ${ref}`,
+  ),
+  containerPathInvalid: define("ENGINE_ERR_CONTAINER_PATH_INVALID", 400, (path: string, why: string) => `invalid path ${path}: ${why}`),
+  containerExtractNotDirectory: define("ENGINE_ERR_CONTAINER_EXTRACT_NOT_DIRECTORY", 400, () => "extraction point is not a directory"),
+  containerRootfsReadOnly: define("ENGINE_ERR_CONTAINER_ROOTFS_READ_ONLY", 400, () => "container rootfs is marked read-only"),
+  containerVolumeReadOnly: define("ENGINE_ERR_CONTAINER_VOLUME_READ_ONLY", 400, () => "mounted volume is marked read-only"),
+  containerArchiveInvalid: define("ENGINE_ERR_CONTAINER_ARCHIVE_INVALID", 400, (why: string) => why),
+  containerUserNotFound: define("ENGINE_ERR_CONTAINER_USER_NOT_FOUND", 400, (why: string) => why),
+  // restart policies, pause, rename, update, top, stats
+  containerInvalidRestartPolicy: define("ENGINE_ERR_CONTAINER_INVALID_RESTART_POLICY", 400, (why: string) => `invalid restart policy: ${why}`),
+  containerAutoRemoveRestart: define("ENGINE_ERR_CONTAINER_AUTOREMOVE_RESTART", 400, () => "can't create 'AutoRemove' container with restart policy"),
+  containerStateNotRunning: define("ENGINE_ERR_CONTAINER_STATE_NOT_RUNNING", 409, (id: string) => `Container ${id} is not running`),
+  containerRestarting: define(
+    "ENGINE_ERR_CONTAINER_RESTARTING",
+    409,
+    (id: string) => `Container ${id} is restarting, wait until the container is running`,
+  ),
+  containerAlreadyPaused: define("ENGINE_ERR_CONTAINER_ALREADY_PAUSED", 409, (id: string) => `Container ${id} is already paused`),
+  containerNotPaused: define("ENGINE_ERR_CONTAINER_NOT_PAUSED", 409, (id: string) => `Container ${id} is not paused`),
+  containerPausedStart: define("ENGINE_ERR_CONTAINER_PAUSED_START", 409, () => "cannot start a paused container, try unpause instead"),
+  containerPauseFailed: define("ENGINE_ERR_CONTAINER_PAUSE_FAILED", 500, (action: string, id: string, why: string) => `Cannot ${action} container ${id}: ${why}`),
+  containerRenameEmpty: define("ENGINE_ERR_CONTAINER_RENAME_EMPTY", 400, () => "Neither old nor new names may be empty"),
+  containerRenameSame: define("ENGINE_ERR_CONTAINER_RENAME_SAME", 400, () => "Renaming a container with the same name as its current name"),
+  containerUpdateFailed: define("ENGINE_ERR_CONTAINER_UPDATE_FAILED", 400, (id: string, why: string) => `Cannot update container ${id}: ${why}`),
+  containerUpdateRuntimeFailed: define("ENGINE_ERR_CONTAINER_UPDATE_RUNTIME_FAILED", 500, (id: string, why: string) => `Cannot update container ${id}: ${why}`),
+  containerTopInvalidArgs: define("ENGINE_ERR_CONTAINER_TOP_INVALID_ARGS", 400, (key: string, value: string) => `specifying "${key}=${value}" is not allowed`),
+  containerTopFailed: define("ENGINE_ERR_CONTAINER_TOP_FAILED", 500, (why: string) => why),
+  containerStatsUnavailable: define("ENGINE_ERR_CONTAINER_STATS_UNAVAILABLE", 500, (id: string, why: string) => `cannot read the statistics of container ${id}: ${why}`),
+} as const;

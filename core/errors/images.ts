@@ -1,0 +1,73 @@
+/** The error catalogue, images and registries (core/errors.ts assembles it). */
+import { define } from "./define.js";
+
+export const imagesErrors = {
+  // --- images ---
+  imageInvalidReference: define(
+    "ENGINE_ERR_IMAGE_INVALID_REFERENCE",
+    400,
+    (ref: string, why: string) => `invalid reference format: ${why} (${ref})`,
+  ),
+  imageNotFound: define("ENGINE_ERR_IMAGE_NOT_FOUND", 404, (ref: string) => `No such image: ${ref}`),
+  imageAmbiguous: define(
+    "ENGINE_ERR_IMAGE_AMBIGUOUS",
+    400,
+    (prefix: string) => `multiple IDs found with provided prefix: ${prefix}`,
+  ),
+  imageConflict: define("ENGINE_ERR_IMAGE_CONFLICT", 409, (detail: string) => `conflict: ${detail}`),
+  imageInvalidArchive: define("ENGINE_ERR_IMAGE_INVALID_ARCHIVE", 400, (detail: string) => `invalid image archive: ${detail}`),
+  imageDigestMismatch: define(
+    "ENGINE_ERR_IMAGE_DIGEST_MISMATCH",
+    400,
+    (what: string, expected: string, actual: string) => `${what}: digest mismatch: expected ${expected}, got ${actual}`,
+  ),
+  imageInvalidChange: define("ENGINE_ERR_IMAGE_INVALID_CHANGE", 400, (change: string, why: string) => `invalid change "${change}": ${why}`),
+  imageCommitToDigest: define("ENGINE_ERR_IMAGE_COMMIT_TO_DIGEST", 400, () => "cannot commit to digest reference"),
+  imageLayerUnexportable: define("ENGINE_ERR_IMAGE_LAYER_UNEXPORTABLE", 500, (diffId: string, why: string) => `layer ${diffId} cannot be exported: ${why}`),
+
+  // --- registries ---
+  registryInvalidAuthHeader: define("ENGINE_ERR_REGISTRY_INVALID_AUTH_HEADER", 400, (why: string) => `invalid X-Registry-Auth header: ${why}`),
+  registryUnreachable: define("ENGINE_ERR_REGISTRY_UNREACHABLE", 500, (url: string, cause: string) => `Get "${url}": ${cause}`),
+  registryNotSecure: define(
+    "ENGINE_ERR_REGISTRY_NOT_SECURE",
+    500,
+    (url: string, cause: string, host: string) =>
+      `Get "${url}": ${cause}; registry ${host} is not secure: secure it with TLS (its CA certificate at /etc/engine/certs.d/${host}/ca.crt if the host does not trust it already) or mark it insecure with --insecure-registry ${host}`,
+  ),
+  registryV1Only: define(
+    "ENGINE_ERR_REGISTRY_LEGACY_ONLY",
+    400,
+    (host: string) => `registry ${host} speaks only the legacy v1 protocol: pull, push and login need the v2 protocol`,
+  ),
+  registryNotARegistry: define("ENGINE_ERR_REGISTRY_NOT_A_REGISTRY", 500, (url: string, status: number) => `${url} answered ${status}: not a v2 registry`),
+  registryUnauthorized: define("ENGINE_ERR_REGISTRY_UNAUTHORIZED", 401, (detail: string) => detail),
+  registryAuthFailed: define("ENGINE_ERR_REGISTRY_AUTH_FAILED", 500, (detail: string) => `registry authentication failed: ${detail}`),
+  registryAccessDenied: define(
+    "ENGINE_ERR_REGISTRY_ACCESS_DENIED",
+    404,
+    (repo: string, detail: string) => `pull access denied for ${repo}, repository does not exist or may require a login: ${detail}`,
+  ),
+  registryNotFound: define("ENGINE_ERR_REGISTRY_NOT_FOUND", 404, (what: string, detail: string) => `${what} not found: ${detail}`),
+  registryNoMatchingPlatform: define(
+    "ENGINE_ERR_REGISTRY_NO_MATCHING_PLATFORM",
+    404,
+    (platform: string) => `no matching manifest for ${platform} in the manifest list entries`,
+  ),
+  registryUnsupportedManifest: define(
+    "ENGINE_ERR_REGISTRY_UNSUPPORTED_MANIFEST",
+    500,
+    (ref: string, mediaType: string) => `unsupported manifest media type ${mediaType || "(none)"} for ${ref}`,
+  ),
+  registryError: define("ENGINE_ERR_REGISTRY_ERROR", 500, (what: string, detail: string) => `${what}: ${detail}`),
+  registryDownloadFailed: define(
+    "ENGINE_ERR_REGISTRY_DOWNLOAD_FAILED",
+    500,
+    (digest: string, attempts: number, cause: string) => `download of ${digest} failed after ${attempts} attempt${attempts === 1 ? "" : "s"}: ${cause}`,
+  ),
+  registryNoLocalImage: define(
+    "ENGINE_ERR_REGISTRY_NO_LOCAL_IMAGE",
+    404,
+    (name: string) => `An image does not exist locally with the tag: ${name}`,
+  ),
+
+} as const;
