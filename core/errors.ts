@@ -2,9 +2,9 @@
  * The error catalogue. Every error the engine reports to a client or an operator is defined
  * once, in the file of its area under core/errors/ (api, config, images, containers, resources,
  * host), and reached here as `errors.<name>`: a code `ENGINE_ERR_<AREA>_<WHAT>`, the HTTP
- * status the API answers with (the Docker
- * mapping: 400 invalid parameter, 401, 403 forbidden, 404 not found, 409 conflict, 304 not
- * modified, 500 system, 501 not implemented, 503 unavailable) and the message clients expect.
+ * status the API answers with (the Docker mapping: 400 invalid parameter, 401, 403 forbidden,
+ * 404 not found, 409 conflict, 304 not modified, 500 system, 501 not implemented, 503
+ * unavailable) and the message clients expect.
  * `docs/errors.md` lists the catalogue; test/errors.test.ts keeps the two in step.
  */
 import { EngineError } from "./errors/define.js";
