@@ -33,9 +33,9 @@ export function containerListFilter(filters: Map<string, string[]>, containers: 
   for (const v of values("health")) {
     if (!HEALTH_FILTER_VALUES.includes(v)) throw errors.apiInvalidBody(`Unrecognised filter value for health: ${v}`);
   }
-  // A missing container is a 404 (No such container), as newer Docker answers; 20.10 said 500.
-  const before = values("before").map((ref) => Date.parse(containers.get(ref).Created));
-  const since = values("since").map((ref) => Date.parse(containers.get(ref).Created));
+  const createdOf = (ref: string) => Date.parse(byIdOrName(containers, ref).Created);
+  const before = values("before").map(createdOf);
+  const since = values("since").map(createdOf);
   const exited = values("exited").map(exitCode);
   const publish = portSet("publish", values("publish"));
   const expose = portSet("expose", values("expose"));
@@ -60,6 +60,17 @@ export function containerListFilter(filters: Map<string, string[]>, containers: 
       any("volume", (v) => item.Mounts.some((m) => m.Destination === v || (m.Name ? m.Name === v : m.Source === v)))
     );
   };
+}
+
+/**
+ * `before`/`since` name a container by its full id or its name, not an id prefix, as Docker's do.
+ * A missing one is a 404 (No such container), where dockerd 20.10 answered 500.
+ */
+function byIdOrName(containers: ContainerStore, ref: string): ContainerRecord {
+  const name = `/${ref.replace(/^\//, "")}`;
+  const found = containers.find(ref) ?? containers.list().find((c) => c.Name === name);
+  if (!found) throw errors.containerNotFound(ref);
+  return found;
 }
 
 /** An exit code is that of a run that ended: a container never started has none. */
