@@ -74,6 +74,8 @@ describe("container list filters: before, since, exited, network, volume, publis
     expect(await ps(true, "exited=0")).to.deep.equal(["f-zero"]); // f-created never ran
     expect(await ps(true, "exited=0", "exited=3")).to.deep.equal(["f-zero", "f-three"]);
     expect(await ps(false, "exited=3")).to.deep.equal([]); // as dockerd 20.10: no -a, no stopped ones
+    // status, unlike exited, lists stopped containers without -a, as Docker's daemon does
+    expect(await ps(false, "status=exited")).to.deep.equal(["f-zero", "f-three"]);
     expect(await sdk({ exited: ["3"] })).to.deep.equal(["f-three"]);
     expect(await refused("exited=x")).to.include('strconv.Atoi: parsing "x": invalid syntax');
     const err = await api.listContainers({ all: true, filters: { exited: ["x"] } }).catch((e: { statusCode: number }) => e);

@@ -26,6 +26,9 @@ interface ListItemView {
   Mounts: { Name?: string; Source?: string; Destination?: string }[];
 }
 
+/** A `status` filter lists stopped containers without `all` (Docker's daemon sets All for it). */
+export const statusImpliesAll = (filters: Map<string, string[]>) => (filters.get("status") ?? []).length > 0;
+
 /** Checks every filter's values (4xx when one is bad) and returns the test a container must pass. */
 export function containerListFilter(filters: Map<string, string[]>, containers: ContainerStore, images: ImageStore): (c: ContainerRecord) => boolean {
   checkFilterKeys(filters, CONTAINER_FILTER_KEYS);

@@ -11,7 +11,7 @@ import type { ContainerRecord, ContainerStore } from "../../../core/containers/c
 import type { ImageStore } from "../../../core/images/image-store.js";
 import { inspectDocument, listItem } from "../../containers/container-view.js";
 import type { ContainerService } from "../../containers/container-service.js";
-import { containerListFilter } from "../../containers/container-filters.js";
+import { containerListFilter, statusImpliesAll } from "../../containers/container-filters.js";
 import { validateBody } from "../validate-body.js";
 import { labelsMatch, untilTime } from "../filter-values.js";
 import { checkFilterKeys, queryBool, queryFilters, queryString, type Query } from "../query.js";
@@ -39,7 +39,7 @@ export function containerRoutes(deps: ContainerRouteDeps) {
       const query = request.query as Query;
       const filters = queryFilters(query);
       const wanted = containerListFilter(filters, containers, images);
-      const all = queryBool(query, "all");
+      const all = queryBool(query, "all") || statusImpliesAll(filters);
       const limit = Number(queryString(query, "limit") ?? "-1");
       let list = containers
         .list()
