@@ -9,11 +9,11 @@ import type { StorageDriver } from "../../../core/contracts/storage.js";
 import type { ContainerCreateRequest } from "../../../core/containers/container-config.js";
 import type { ContainerRecord, ContainerStore } from "../../../core/containers/container-store.js";
 import type { ImageStore } from "../../../core/images/image-store.js";
-import { errors } from "../../../core/errors.js";
 import { inspectDocument, listItem } from "../../containers/container-view.js";
 import type { ContainerService } from "../../containers/container-service.js";
+import { containerListFilter, statusImpliesAll } from "../../containers/container-filters.js";
 import { validateBody } from "../validate-body.js";
-import { hasLabel, labelsMatch, untilTime } from "../filter-values.js";
+import { labelsMatch, untilTime } from "../filter-values.js";
 import { checkFilterKeys, queryBool, queryFilters, queryString, type Query } from "../query.js";
 
 const validateCreate = typia.createValidate<ContainerCreateRequest>();
@@ -38,16 +38,13 @@ export function containerRoutes(deps: ContainerRouteDeps) {
     app.get("/containers/json", async (request) => {
       const query = request.query as Query;
       const filters = queryFilters(query);
-      checkFilterKeys(filters, ["id", "name", "status", "label", "ancestor", "health"]);
-      for (const v of filters.get("health") ?? []) {
-        if (!HEALTH_FILTER_VALUES.includes(v)) throw errors.apiInvalidBody(`Unrecognised filter value for health: ${v}`);
-      }
-      const all = queryBool(query, "all");
+      const wanted = containerListFilter(filters, containers, images);
+      const all = queryBool(query, "all") || statusImpliesAll(filters);
       const limit = Number(queryString(query, "limit") ?? "-1");
       let list = containers
         .list()
         .filter((c) => all || limit > 0 || c.State.Running)
-        .filter((c) => matches(c, filters, images))
+        .filter(wanted)
         .sort((a, b) => Date.parse(b.Created) - Date.parse(a.Created));
       if (limit > 0) list = list.slice(0, limit);
       if (!queryBool(query, "size")) return list.map(listItem);
@@ -86,26 +83,4 @@ export async function sizesOf(c: ContainerRecord, driver: StorageDriver, images:
     // removed with --force meanwhile: its size is unknown
   }
   return { SizeRw: rw, SizeRootFs: rw + image };
-}
-
-/** `until` of prune: Unix seconds, an RFC 3339 time, or a duration before now (`10m`, `24h`). */
-/** Docker's values of the `health` filter: a check's status, or `none` for a container without one. */
-const HEALTH_FILTER_VALUES = ["starting", "healthy", "unhealthy", "none"];
-
-function matches(c: ContainerRecord, filters: Map<string, string[]>, images: ImageStore): boolean {
-  const any = (key: string, test: (v: string) => boolean) => !filters.get(key)?.length || filters.get(key)!.some(test);
-  return (
-    any("id", (v) => c.Id.startsWith(v)) &&
-    any("name", (v) => c.Name.slice(1).includes(v.replace(/^\//, ""))) &&
-    any("status", (v) => c.State.Status === v) &&
-    any("health", (v) => (c.State.Health?.Status ?? "none") === v) &&
-    any("label", (v) => hasLabel(c.Config.Labels, v)) &&
-    any("ancestor", (v) => {
-      try {
-        return images.resolve(v).id === c.Image;
-      } catch {
-        return false;
-      }
-    })
-  );
 }
