@@ -199,6 +199,9 @@ describe("registry distribution and search", function () {
         const bad = await get(d.socket, `/v1.51/images/search?term=${term}&${q}`);
         expect(bad.status, `${q}: ${bad.body}`).to.equal(400);
       }
+      // Docker's words (checked against dockerd)
+      const zero = await get(d.socket, `/v1.51/images/search?term=${term}&limit=0`);
+      expect(JSON.parse(zero.body).message).to.equal("Limit 0 is outside the range of [1, 100]");
     });
 
     it("serves docker-py's images.search", async function () {

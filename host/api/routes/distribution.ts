@@ -50,7 +50,7 @@ export function distributionRoutes(deps: { registry: RegistryService }) {
       const limitText = queryString(query, "limit");
       const limit = limitText ? Number(limitText) : 25;
       if (!Number.isInteger(limit)) throw errors.apiInvalidParameter("limit", limitText!);
-      if (limit < 1 || limit > 100) throw errors.apiInvalidBody(`limit ${limit} is outside the range of [1, 100]`);
+      if (limit < 1 || limit > 100) throw errors.apiInvalidBody(`Limit ${limit} is outside the range of [1, 100]`);
       const filters = queryFilters(query);
       checkFilterKeys(filters, ["is-automated", "is-official", "stars"]);
       let stars = 0;
