@@ -31,6 +31,8 @@ export interface SearchFilters {
 /** Docker Hub's search lives on its index, not on its registry API host. */
 const HUB_INDEX = "index.docker.io";
 const TIMEOUT_MS = 15_000;
+/** At most 100 results of a few fields each: a larger answer is not a search answer. */
+const MAX_ANSWER = 4 * 1024 * 1024;
 
 /** `ubuntu`, `team/app` -> Docker Hub; `host:5000/app`, `localhost/app` -> that registry. */
 export function splitSearchTerm(term: string): { domain: string; remote: string } {
@@ -83,7 +85,14 @@ export async function searchRegistry(
       if (signal.aborted) break;
       continue;
     }
-    const text = await res.body.text();
+    let text = "";
+    for await (const chunk of res.body) {
+      text += chunk;
+      if (text.length > MAX_ANSWER) {
+        res.body.destroy();
+        throw errors.registrySearchUnavailable(endpoint.host, `GET ${endpoint.url}/v1/search answered more than ${MAX_ANSWER} bytes`);
+      }
+    }
     if (res.statusCode === 401 || res.statusCode === 403) throw errors.registryUnauthorized(`search on ${endpoint.host}: ${res.statusCode} answered`);
     if (res.statusCode !== 200) throw errors.registrySearchUnavailable(endpoint.host, `it offers no search (GET ${endpoint.url}/v1/search answered ${res.statusCode})`);
     let body: { results?: Record<string, unknown>[] };
