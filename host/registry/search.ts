@@ -85,14 +85,17 @@ export async function searchRegistry(
       if (signal.aborted) break;
       continue;
     }
-    let text = "";
-    for await (const chunk of res.body) {
-      text += chunk;
-      if (text.length > MAX_ANSWER) {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size > MAX_ANSWER) {
         res.body.destroy();
         throw errors.registrySearchUnavailable(endpoint.host, `GET ${endpoint.url}/v1/search answered more than ${MAX_ANSWER} bytes`);
       }
     }
+    const text = Buffer.concat(chunks).toString("utf8");
     if (res.statusCode === 401 || res.statusCode === 403) throw errors.registryUnauthorized(`search on ${endpoint.host}: ${res.statusCode} answered`);
     if (res.statusCode !== 200) throw errors.registrySearchUnavailable(endpoint.host, `it offers no search (GET ${endpoint.url}/v1/search answered ${res.statusCode})`);
     let body: { results?: Record<string, unknown>[] };
