@@ -87,13 +87,19 @@ export async function searchRegistry(
     }
     const chunks: Buffer[] = [];
     let size = 0;
-    for await (const chunk of res.body as AsyncIterable<Buffer>) {
-      chunks.push(chunk);
-      size += chunk.length;
-      if (size > MAX_ANSWER) {
-        res.body.destroy();
-        throw errors.registrySearchUnavailable(endpoint.host, `GET ${endpoint.url}/v1/search answered more than ${MAX_ANSWER} bytes`);
+    try {
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        chunks.push(chunk);
+        size += chunk.length;
+        if (size > MAX_ANSWER) break;
       }
+    } catch (err) {
+      // an answer cut off, or too slow to finish in time
+      throw errors.registrySearchUnavailable(endpoint.host, signal.aborted ? `no whole answer in ${TIMEOUT_MS / 1000} s` : (err as Error).message);
+    }
+    if (size > MAX_ANSWER) {
+      res.body.destroy();
+      throw errors.registrySearchUnavailable(endpoint.host, `GET ${endpoint.url}/v1/search answered more than ${MAX_ANSWER} bytes`);
     }
     const text = Buffer.concat(chunks).toString("utf8");
     if (res.statusCode === 401 || res.statusCode === 403) throw errors.registryUnauthorized(`search on ${endpoint.host}: ${res.statusCode} answered`);
