@@ -35,6 +35,7 @@ import { DriverRegistry } from "./plugins/driver-registry.js";
 import { logDriverSource } from "./plugins/log-drivers.js";
 import { imageRoutes } from "./api/routes/images.js";
 import { authRoutes } from "./api/routes/auth.js";
+import { distributionRoutes } from "./api/routes/distribution.js";
 import { RegistryService } from "./registry/registry.js";
 import { systemDfRoute } from "./api/routes/system-df.js";
 import { clusterRoutes } from "./api/routes/cluster.js";
@@ -212,6 +213,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           }),
         }),
         authRoutes({ registry }),
+        distributionRoutes({ registry }),
         containerRoutes({ containers, images, driver, service }),
         containerRunRoutes({ containers, service, logDrivers, config: () => config }),
         containerOpsRoutes({ containers, service }),

@@ -59,6 +59,7 @@ export const imagesErrors = {
     (ref: string, mediaType: string) => `unsupported manifest media type ${mediaType || "(none)"} for ${ref}`,
   ),
   registryError: define("ENGINE_ERR_REGISTRY_ERROR", 500, (what: string, detail: string) => `${what}: ${detail}`),
+  registrySearchUnavailable: define("ENGINE_ERR_REGISTRY_SEARCH_UNAVAILABLE", 500, (host: string, why: string) => `cannot search registry ${host}: ${why}`),
   registryDownloadFailed: define(
     "ENGINE_ERR_REGISTRY_DOWNLOAD_FAILED",
     500,
