@@ -384,6 +384,11 @@ describe("layer archive", function () {
       setTimeout(() => input.destroy(new Error("registry went away")), 20);
       const failed = await applyLayer(input, freshDir(), { whiteouts: "overlay" }).catch((e: Error) => e);
       expect((failed as Error).message).to.equal("registry went away");
+      // an input that fails at once, before applyLayer has looked at its folder, is no uncaught error
+      const early = new PassThrough();
+      const failedEarly = applyLayer(early, freshDir(), { whiteouts: "overlay" }).catch((e: Error) => e);
+      early.destroy(new Error("cut at once"));
+      expect(((await failedEarly) as Error).message).to.equal("cut at once");
     });
 
     it("refuses old GNU sparse entries, naming the entry", async () => {

@@ -28,6 +28,10 @@ const NODE_TYPES = { "character-device": "c", "block-device": "b", fifo: "p" } a
  * is destroyed and `dir` is left as far as it got.
  */
 export async function applyLayer(tar: Readable, dir: string, opts: ApplyOptions): Promise<{ size: number }> {
+  // The input may fail (a download cut) while the folder is looked at, before anything reads
+  // it: its error must not be an uncaught one. It stays in `tar.errored`, which the reading
+  // below meets and the catch reports.
+  tar.on("error", () => {});
   const root = await realpath(dir);
   if (!(await stat(root)).isDirectory()) throw new Error(`${dir} is not a directory`);
   const writer = new LayerWriter(root, opts);
