@@ -13,7 +13,7 @@ import { errors } from "../../../core/errors.js";
 import { inspectDocument, listItem } from "../../containers/container-view.js";
 import type { ContainerService } from "../../containers/container-service.js";
 import { validateBody } from "../validate-body.js";
-import { hasLabel, labelsMatch, untilTime } from "../filter-values.js";
+import { labelsMatch, untilTime } from "../filter-values.js";
 import { checkFilterKeys, queryBool, queryFilters, queryString, type Query } from "../query.js";
 
 const validateCreate = typia.createValidate<ContainerCreateRequest>();
@@ -99,7 +99,8 @@ function matches(c: ContainerRecord, filters: Map<string, string[]>, images: Ima
     any("name", (v) => c.Name.slice(1).includes(v.replace(/^\//, ""))) &&
     any("status", (v) => c.State.Status === v) &&
     any("health", (v) => (c.State.Health?.Status ?? "none") === v) &&
-    any("label", (v) => hasLabel(c.Config.Labels, v)) &&
+    // every label filter must hold (Docker ANDs them), unlike the other keys, whose values are alternatives
+    labelsMatch(c.Config.Labels, filters) &&
     any("ancestor", (v) => {
       try {
         return images.resolve(v).id === c.Image;
