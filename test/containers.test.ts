@@ -53,6 +53,17 @@ describe("containers (create, list, inspect, remove)", () => {
     expect(JSON.parse(await cli("inspect", id.slice(0, 6)))[0].Id).to.equal(id);
   });
 
+  it("lists only the containers that have every label a filter gives, as Docker's MatchKVList does (docker-compose numbers a service's containers by it)", async () => {
+    await cli("create", "--name", "lab-web", "--label", "project=p", "--label", "service=web", "busybox");
+    await cli("create", "--name", "lab-db", "--label", "project=p", "--label", "service=db", "busybox");
+    const names = async (...filters: string[]) =>
+      (await cli("ps", "-a", "--format", "{{.Names}}", ...filters.flatMap((f) => ["--filter", `label=${f}`]))).split("\n").filter(Boolean).sort();
+    expect(await names("project=p", "service=web")).to.deep.equal(["lab-web"]);
+    expect(await names("project=p", "service")).to.deep.equal(["lab-db", "lab-web"]);
+    expect(await names("project=p", "service=cache")).to.deep.equal([]);
+    await cli("rm", "lab-web", "lab-db");
+  });
+
   it("keeps names unique, generates one when none is given, and refuses bad ones", async () => {
     const taken = await httpRequest({ socketPath: d.socket }, "POST", "/v1.51/containers/create?name=first", { Image: "busybox" });
     expect(taken.status).to.equal(409);

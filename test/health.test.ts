@@ -143,6 +143,15 @@ describe("health checks (Docker CLI)", function () {
     expect(JSON.parse(retries.body).message).to.equal("Retries in Healthcheck cannot be negative");
   });
 
+  it("takes null durations and retries as unset, as Docker's decoding does (the Python SDK sends them, so docker-compose)", async () => {
+    const hc = { Test: ["CMD", "true"], Interval: 1e9, Timeout: null, StartPeriod: null, StartInterval: null, Retries: null };
+    const created = await httpRequest({ socketPath: socket }, "POST", "/v1.51/containers/create?name=nulls", { Image: "busybox", Cmd: ["sleep", "300"], Healthcheck: hc });
+    expect(created.status, created.body).to.equal(201);
+    expect(JSON.parse(await cli("inspect", "-f", "{{json .Config.Healthcheck}}", "nulls"))).to.deep.equal({ Test: ["CMD", "true"], Interval: 1e9 });
+    await cli("start", "nulls");
+    expect((await until("nulls", "healthy")).FailingStreak).to.equal(0);
+  });
+
   it("keeps a container's status across a daemon restart with --live-restore, and goes on probing", async () => {
     await cli("run", "-d", "--name", "lasting", "--health-cmd", "true", "--health-interval", "300ms", "busybox", "sleep", "300");
     await until("lasting", "healthy");

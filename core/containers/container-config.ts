@@ -4,7 +4,7 @@
  * validates the body against them (typia), the runtime reads them to make the OCI spec.
  * Fields the engine does not read yet are left out; an unknown field is kept, not refused.
  */
-import type { HealthConfig } from "./healthcheck.js";
+import type { HealthConfigRequest } from "./healthcheck.js";
 import type { EndpointConfigRequest } from "../network/network-request.js";
 import type { MountRequest } from "./mount-point.js";
 
@@ -169,7 +169,7 @@ export interface ContainerCreateConfig {
   Volumes?: Record<string, object> | null;
   NetworkDisabled?: boolean;
   /** The health check (core/containers/healthcheck.ts); merged over the image's at create. */
-  Healthcheck?: HealthConfig | null;
+  Healthcheck?: HealthConfigRequest | null;
   /** The MAC of the endpoint on the NetworkMode network (older APIs' place; EndpointsConfig has one per network). */
   MacAddress?: string;
   /** The image reference as the client gave it. */

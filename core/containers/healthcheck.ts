@@ -27,6 +27,14 @@ export interface HealthConfig {
   Retries?: number;
 }
 
+/**
+ * A check as a create request gives it: any field may be null (the Python SDK, and so
+ * docker-compose, sends `"StartPeriod": null` for what the project leaves out). Docker's JSON
+ * decoding leaves the zero value for a null, which its `omitempty` then leaves out: the merge
+ * drops them.
+ */
+export type HealthConfigRequest = { [K in keyof HealthConfig]?: HealthConfig[K] | null };
+
 export type HealthStatus = "starting" | "healthy" | "unhealthy";
 
 export interface HealthResult {
@@ -56,15 +64,20 @@ const MINIMUM_NS = 1e6;
  * A container's check: its own over its image's, field by field (an empty Test or a zero
  * duration takes the image's), as Docker merges them at create.
  */
-export function mergeHealthcheck(own: HealthConfig | null | undefined, image: HealthConfig | null | undefined): HealthConfig | undefined {
+export function mergeHealthcheck(request: HealthConfigRequest | null | undefined, image: HealthConfig | null | undefined): HealthConfig | undefined {
+  const own = request ? withoutNulls(request) : undefined;
   if (!own) return image ? { ...image } : undefined;
-  if (!image) return { ...own };
+  if (!image) return own;
   const merged: HealthConfig = { ...own };
   if (!merged.Test || merged.Test.length === 0) merged.Test = image.Test;
   for (const key of ["Interval", "Timeout", "StartPeriod", "StartInterval", "Retries"] as const) {
     if (!merged[key] && image[key]) merged[key] = image[key];
   }
   return merged;
+}
+
+function withoutNulls(request: HealthConfigRequest): HealthConfig {
+  return Object.fromEntries(Object.entries(request).filter(([, value]) => value !== null)) as HealthConfig;
 }
 
 /** Docker's checks at create; the message names the field, or undefined when the check is fine. */

@@ -8,7 +8,7 @@ import type { ContainerRecord, ContainerStore } from "../../core/containers/cont
 import { ZERO_TIME } from "../../core/containers/container-store.js";
 import type { ImageStore } from "../../core/images/image-store.js";
 import { errors } from "../../core/errors.js";
-import { hasLabel } from "../api/filter-values.js";
+import { labelsMatch } from "../api/filter-values.js";
 import { checkFilterKeys } from "../api/query.js";
 import { listItem } from "./container-view.js";
 
@@ -57,7 +57,8 @@ export function containerListFilter(filters: Map<string, string[]>, containers: 
       any("name", (v) => c.Name.slice(1).includes(v.replace(/^\//, ""))) &&
       any("status", (v) => c.State.Status === v) &&
       any("health", (v) => (c.State.Health?.Status ?? "none") === v) &&
-      any("label", (v) => hasLabel(c.Config.Labels, v)) &&
+      // every label filter must hold (Docker ANDs them), unlike the other keys, whose values are alternatives
+      labelsMatch(c.Config.Labels, filters) &&
       any("ancestor", (v) => ancestorIs(images, v, c.Image)) &&
       any("network", (v) => onNetwork(item, v)) &&
       any("volume", (v) => item.Mounts.some((m) => m.Destination === v || (m.Name ? m.Name === v : m.Source === v)))

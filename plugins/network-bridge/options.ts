@@ -29,7 +29,12 @@ export interface BridgeOptions {
   mtu: number;
   /** The operator's bridge (`--bridge NAME`): used, never made nor deleted. */
   external: boolean;
-  /** The default network's bridge when the daemon made it (`engine0`). */
+  /**
+   * A bridge the daemon made, known from the options alone (so after a restart too, when the
+   * bridge is found already there): the default network's (`engine0`) unless `--bridge` named
+   * the operator's, and a user-defined network's own `br-<id>` (the daemon's name for it, which
+   * no operator's bridge has). A name the request gave may be a bridge someone else made.
+   */
   madeByDaemon: boolean;
 }
 
@@ -59,6 +64,6 @@ export function bridgeOptions(net: NetworkSpec, config: DaemonConfig): BridgeOpt
     hostBindingIpv4: o[OPT.hostBindingIpv4] || config.ip || "0.0.0.0",
     mtu: Number(o[OPT.mtu] || config.mtu || 1500),
     external: bool(o[OPT.external], false, OPT.external),
-    madeByDaemon: !!net.isDefault && !bool(o[OPT.external], false, OPT.external),
+    madeByDaemon: !bool(o[OPT.external], false, OPT.external) && (!!net.isDefault || !o[OPT.name]),
   };
 }
