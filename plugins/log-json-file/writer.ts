@@ -3,21 +3,13 @@
  * open file, the write queue, size rotation (`max-size`, `max-file`) and gzip of rotated
  * files (`compress`), and nothing else (see README.md, Rotation).
  */
-import { createReadStream, createWriteStream } from "node:fs";
-import { mkdir, open, rename, unlink, type FileHandle } from "node:fs/promises";
-import { pipeline } from "node:stream/promises";
-import { createGzip } from "node:zlib";
+import { mkdir, open, type FileHandle } from "node:fs/promises";
 import type { LoggerContext, LogMessageIn, LogWriter } from "../../core/contracts/log.js";
-import { logPath, missingOk } from "./files.js";
+import { gzipRotated, shiftRotated } from "../../core/log-rotation.js";
+import { logPath } from "./files.js";
 import { encodeAttrs, encodeEntry, extraAttributes } from "./format.js";
 import { parseJsonFileOptions, type JsonFileConfig } from "./options.js";
 
-async function gzipFile(src: string): Promise<void> {
-  const tmp = `${src}.gz.tmp`;
-  await pipeline(createReadStream(src), createGzip(), createWriteStream(tmp, { mode: 0o640 }));
-  await rename(tmp, `${src}.gz`);
-  await unlink(src);
-}
 
 export class JsonFileWriter implements LogWriter {
   readonly path: string;
@@ -81,15 +73,9 @@ export class JsonFileWriter implements LogWriter {
     }
     this.fh = undefined;
     await fh.close();
-    await missingOk(unlink(`${this.path}.${max - 1}`));
-    await missingOk(unlink(`${this.path}.${max - 1}.gz`));
-    for (let i = max - 2; i >= 1; i--) {
-      await missingOk(rename(`${this.path}.${i}`, `${this.path}.${i + 1}`));
-      await missingOk(rename(`${this.path}.${i}.gz`, `${this.path}.${i + 1}.gz`));
-    }
-    await rename(this.path, `${this.path}.1`);
+    await shiftRotated(this.path, max);
     await this.openFile();
-    if (this.config.compress) await gzipFile(`${this.path}.1`);
+    if (this.config.compress) await gzipRotated(`${this.path}.1`, 0o640);
   }
 
   close(): Promise<void> {

@@ -6,28 +6,15 @@
  * place; otherwise `.N-1` goes, `.i` becomes `.i+1`, the file becomes `.1` (then `.1.gz`).
  */
 import { randomBytes } from "node:crypto";
-import { createReadStream, createWriteStream } from "node:fs";
-import { chmod, mkdir, open, rename, unlink, type FileHandle } from "node:fs/promises";
-import { pipeline } from "node:stream/promises";
-import { createGzip } from "node:zlib";
+import { chmod, mkdir, open, type FileHandle } from "node:fs/promises";
 import type { LoggerContext, LogMessageIn, LogStream, LogWriter } from "../../core/contracts/log.js";
+import { gzipRotated, shiftRotated } from "../../core/log-rotation.js";
 import { dateToNs } from "../../core/rfc3339-nano.js";
 import { FILE_MODE, FOLDER_MODE, logFolder, logPath } from "./files.js";
 import { parseLocalOptions, type LocalConfig } from "./options.js";
 import { encodeRecord, type PartialMeta } from "./proto.js";
 
-async function missingOk(p: Promise<unknown>): Promise<void> {
-  await p.catch((err: NodeJS.ErrnoException) => {
-    if (err.code !== "ENOENT") throw err;
-  });
-}
 
-async function gzipFile(src: string): Promise<void> {
-  const tmp = `${src}.gz.tmp`;
-  await pipeline(createReadStream(src), createGzip(), createWriteStream(tmp, { mode: FILE_MODE }));
-  await rename(tmp, `${src}.gz`);
-  await unlink(src);
-}
 
 export class LocalWriter implements LogWriter {
   readonly path: string;
@@ -116,15 +103,9 @@ export class LocalWriter implements LogWriter {
     }
     this.fh = undefined;
     await fh.close();
-    await missingOk(unlink(`${this.path}.${max - 1}`));
-    await missingOk(unlink(`${this.path}.${max - 1}.gz`));
-    for (let i = max - 2; i >= 1; i--) {
-      await missingOk(rename(`${this.path}.${i}`, `${this.path}.${i + 1}`));
-      await missingOk(rename(`${this.path}.${i}.gz`, `${this.path}.${i + 1}.gz`));
-    }
-    await rename(this.path, `${this.path}.1`);
+    await shiftRotated(this.path, max);
     await this.openFile();
-    if (this.config.compress) await gzipFile(`${this.path}.1`);
+    if (this.config.compress) await gzipRotated(`${this.path}.1`, FILE_MODE);
   }
 
   close(): Promise<void> {
