@@ -14,6 +14,7 @@ import { imagesErrors } from "./errors/images.js";
 import { containersErrors } from "./errors/containers.js";
 import { resourcesErrors } from "./errors/resources.js";
 import { hostErrors } from "./errors/host.js";
+import { builderErrors } from "./errors/builder.js";
 
 export { EngineError };
 
@@ -25,6 +26,7 @@ export const errors = {
   ...containersErrors,
   ...resourcesErrors,
   ...hostErrors,
+  ...builderErrors,
 } as const;
 
 export type ErrorCatalogue = typeof errors;

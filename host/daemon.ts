@@ -26,6 +26,8 @@ import { tapClusterInfo } from "./cluster/cluster-info.js";
 import { resolveAdvertiseAddr } from "./cluster/advertise-addr.js";
 import { volumesWithUsage } from "./volumes/volume-view.js";
 import { ContainerRunner } from "./containers/runner.js";
+import { openBuilder } from "./build/open-builder.js";
+import { buildRoutes } from "./api/routes/build.js";
 import { ContainerService } from "./containers/container-service.js";
 import { EventLog } from "./events/event-log.js";
 import { makeEvent } from "../core/events/event.js";
@@ -181,6 +183,13 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       proxies: { http: config["http-proxy"], https: config["https-proxy"], noProxy: config["no-proxy"] },
     }));
     undo.push(() => registry.close());
+    const builder = openBuilder({
+      images, storage: driver, containers: service, registry, hooks, dataRoot: roots.dataRoot, execRoot: roots.execRoot, tmpDir: roots.tmpDir, idMap: remap?.idMap,
+      disablePigz: () => config["disable-pigz"],
+      pullLimits: () => ({ downloads: config["max-concurrent-downloads"], attempts: config["max-download-attempts"], disablePigz: config["disable-pigz"] }),
+    });
+    const leftovers = await builder.service.recover();
+    if (leftovers > 0) log.info({ layers: leftovers }, "removed the layers of builds a stopped daemon left");
     const daemonId = loadDaemonId(roots.dataRoot);
     hooks.reloaded.tap("events", () => hooks.event.call(makeEvent("daemon", "reload", daemonId, { name: hostname() })));
     const sources: InfoSources = {
@@ -220,6 +229,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         execRoutes({ containers, execs }),
         eventRoutes(eventLog),
         commitRoutes({ containers, images, storage: driver, pauser: service, hooks }),
+        buildRoutes(builder),
         containerFileRoutes({
           containers, runner, storage: driver, hooks, execRoot: roots.execRoot, disablePigz: () => config["disable-pigz"], idMap: remap?.idMap, volumes: volumes.containers,
           log: log.child({ component: "containers" }),

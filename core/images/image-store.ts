@@ -234,10 +234,10 @@ export class ImageStore {
    * undefined for a commit whose layer is empty) on `parent`'s chain, its config, its record
    * linked to the parent, and its names (full form).
    */
-  commit(configBytes: Buffer, parent: Image, layerTar: string | undefined, references: readonly string[]): Promise<Image> {
+  commit(configBytes: Buffer, parent: Image | undefined, layerTar: string | undefined, references: readonly string[]): Promise<Image> {
     return this.exclusive(async () => {
       const config = parseImageConfig(configBytes, "image config");
-      const chain = [...parent.chain];
+      const chain = [...(parent?.chain ?? [])];
       if (layerTar) {
         const { layer } = await this.layers.register(chain.at(-1), layerTar, config.rootfs.diff_ids.at(-1));
         chain.push(layer.chainId);
@@ -245,7 +245,7 @@ export class ImageStore {
       if (config.rootfs.diff_ids.length !== chain.length) throw errors.imageInvalidArchive(`the config lists ${config.rootfs.diff_ids.length} layers, the commit has ${chain.length}`);
       const { digest: id } = await this.blobs.putBuffer(configBytes);
       const now = new Date().toISOString();
-      if (!this.record(id)) writeJsonAtomic(join(this.imagesDir, `${hex(id)}.json`), { id, chain, stored: now, parent: parent.id });
+      if (!this.record(id)) writeJsonAtomic(join(this.imagesDir, `${hex(id)}.json`), { id, chain, stored: now, ...(parent ? { parent: parent.id } : {}) });
       for (const ref of references) this.refs.set(ref, id);
       if (references.length) this.saveRefs(id, now);
       return this.image(this.record(id)!);
@@ -255,6 +255,11 @@ export class ImageStore {
   /** The images committed from this one. */
   children(id: string): string[] {
     return this.records().filter((r) => r.parent === id).map((r) => r.id);
+  }
+
+  /** The images committed from `id`, or with no parent at all when `id` is undefined (a build's steps on `scratch`). */
+  childrenOf(id: string | undefined): string[] {
+    return id === undefined ? this.records().filter((r) => !r.parent).map((r) => r.id) : this.children(id);
   }
 
   /** Removes layers and blobs no image uses (after a pull that failed half way). */
@@ -320,10 +325,22 @@ export class ImageStore {
       out.push({ Deleted: image.id });
       if (!opts.noprune) {
         for (const layer of await this.pruneLayers()) out.push({ Deleted: layer });
+        // Docker's prune of parents: a build's intermediate images go with the last image made
+        // from them, each with the layers it alone held
+        for (let up = image.parent ? this.record(image.parent) : undefined; up && this.releasable(up, opts.inUse); up = up.parent ? this.record(up.parent) : undefined) {
+          rmSync(join(this.imagesDir, `${hex(up.id)}.json`), { force: true });
+          out.push({ Deleted: up.id });
+          for (const layer of await this.pruneLayers()) out.push({ Deleted: layer });
+        }
         this.pruneBlobs();
       }
       return out;
     });
+  }
+
+  /** A parent that nothing names, nothing else was made from, and no container uses. */
+  private releasable(rec: ImageRecord, inUse: ((id: string) => boolean) | undefined): boolean {
+    return this.referencesOf(rec.id).length === 0 && this.children(rec.id).length === 0 && !inUse?.(rec.id);
   }
 
   private saveRefs(taggedId?: string, when?: string): void {

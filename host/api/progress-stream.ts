@@ -12,11 +12,14 @@ import type { Emit, ProgressMessage } from "../images/progress.js";
 
 export interface ProgressWork {
   emit: Emit;
+  /** Commits to the 200 answer without a message yet: later failures go into the stream (a quiet build's). */
+  begin: () => void;
   signal: AbortSignal;
   drained: () => Promise<void>;
 }
 
-export async function progressStream(reply: FastifyReply, work: (w: ProgressWork) => Promise<void>): Promise<FastifyReply> {
+/** `onError`: called once a failure after the first message is known, before its error line is written (a quiet build sends what it kept). */
+export async function progressStream(reply: FastifyReply, work: (w: ProgressWork) => Promise<void>, onError?: () => void): Promise<FastifyReply> {
   const out = new PassThrough();
   const abort = new AbortController();
   const res = reply.raw;
@@ -28,12 +31,14 @@ export async function progressStream(reply: FastifyReply, work: (w: ProgressWork
   let markStarted!: () => void;
   const first = new Promise<void>((r) => (markStarted = r));
   const write = (m: ProgressMessage) => out.write(`${JSON.stringify(m)}\n`);
+  const begin = () => {
+    if (started) return;
+    started = true;
+    markStarted();
+  };
   const emit: Emit = (m) => {
     if (abort.signal.aborted) return;
-    if (!started) {
-      started = true;
-      markStarted();
-    }
+    begin();
     write(m);
   };
   const buffered = () => out.writableLength > 0 || out.readableLength > 0 || res.writableLength > 0;
@@ -46,12 +51,16 @@ export async function progressStream(reply: FastifyReply, work: (w: ProgressWork
       await new Promise((r) => setTimeout(r, wait));
     }
   };
-  const done = work({ emit, signal: abort.signal, drained }).then(
+  const done = work({ emit, begin, signal: abort.signal, drained }).then(
     () => void out.end(),
     (err) => {
       if (!started) throw err;
-      const message = toEngineError(err).message;
-      out.end(`${JSON.stringify({ errorDetail: { message }, error: message })}\n`);
+      const e = toEngineError(err);
+      // a failed build step says its command's exit code too (errorDetail.code), as Docker's builder does
+      const code = (e as { exitCode?: unknown }).exitCode;
+      const errorDetail = typeof code === "number" ? { code, message: e.message } : { message: e.message };
+      onError?.();
+      out.end(`${JSON.stringify({ errorDetail, error: e.message })}\n`);
     },
   );
   await Promise.race([first, done]);

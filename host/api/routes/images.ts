@@ -151,7 +151,11 @@ export function imageRoutes(deps: ImageRouteDeps) {
       const version = requestedApiVersion(request.raw);
       // newest first, to the millisecond: a committed image comes before its parent (`rmi $(images -aq)` then works)
       const created = (i: Image) => Date.parse(i.config.created ?? "") || 0;
-      return store.list().filter(keep).sort((a, b) => created(b) - created(a) || (a.parent === b.id ? -1 : b.parent === a.id ? 1 : 0)).map((i) => summary(i, version, store));
+      const all = store.list();
+      // Docker lists a build's intermediate images (no name, images made from them) only with `all`
+      const parents = new Set(all.map((i) => i.parent));
+      const shown = queryBool(query, "all") ? all : all.filter((i) => i.references.length > 0 || !parents.has(i.id));
+      return shown.filter(keep).sort((a, b) => created(b) - created(a) || (a.parent === b.id ? -1 : b.parent === a.id ? 1 : 0)).map((i) => summary(i, version, store));
     });
 
     app.get("/images/get", async (request, reply) => {

@@ -11,6 +11,8 @@ function pingHeaders(reply: FastifyReply): FastifyReply {
   return reply
     .header("Cache-Control", "no-cache, no-store, must-revalidate")
     .header("Pragma", "no-cache")
+    // the classic builder: the Docker CLI then sends `POST /build` without asking for BuildKit
+    .header("Builder-Version", "1")
     .type("text/plain; charset=utf-8");
 }
 

@@ -1,0 +1,54 @@
+/**
+ * `POST /build`: the context (a tar in the body, or `remote`) and the Dockerfile are read and
+ * parsed first, so that a bad context, a missing Dockerfile, a Dockerfile that does not parse or
+ * a target it does not have is a plain 400; then the answer is Docker's stream of JSON lines
+ * (host/build/build-output.ts) while host/build/build-service.ts builds.
+ */
+import type { FastifyInstance } from "fastify";
+import type { BuildInputs } from "../../build/build-input.js";
+import { BuildOutput } from "../../build/build-output.js";
+import type { BuildService } from "../../build/build-service.js";
+import { selectStages } from "../../../core/build/dockerfile-parse.js";
+import { buildOptionsFrom } from "../build-query.js";
+import { progressStream } from "../progress-stream.js";
+import type { Query } from "../query.js";
+
+export interface BuildRouteDeps {
+  service: BuildService;
+  inputs: BuildInputs;
+}
+
+export function buildRoutes(deps: BuildRouteDeps) {
+  return (app: FastifyInstance) => {
+    app.post("/build", async (request, reply) => {
+      const opts = buildOptionsFrom(request.query as Query, request.headers);
+      const abort = new AbortController();
+      request.raw.once("close", () => {
+        if (!reply.raw.writableFinished) abort.abort();
+      });
+      const input = await deps.inputs.open(request.raw, opts, abort.signal);
+      let out: BuildOutput | undefined;
+      try {
+        selectStages(input.dockerfile, opts.target); // its 400 before the stream
+      } catch (err) {
+        await input.cleanup();
+        throw err;
+      }
+      return progressStream(
+        reply,
+        async (w) => {
+          w.begin();
+          out = new BuildOutput(w.emit, opts.quiet);
+          const signal = AbortSignal.any([w.signal, abort.signal]);
+          try {
+            for (const warning of input.warnings) out.warning(warning);
+            await deps.service.build(input.dockerfile, input.contextRoot, opts, out, signal);
+          } finally {
+            await input.cleanup();
+          }
+        },
+        () => out?.failed(),
+      );
+    });
+  };
+}

@@ -1,0 +1,135 @@
+/**
+ * Writes a COPY's or ADD's sources into a mounted root file system, by Docker's rules:
+ * - a folder's contents go into the destination (the folder itself is not made there); the
+ *   destination takes the folder's mode and times, and, when it did not exist, its owner;
+ * - a file goes to the destination path, or into it when the destination ends with `/` or is
+ *   a folder already;
+ * - owners are `--chown`'s, else root's (0:0); modes are `--chmod`'s, else the source's; times
+ *   are the source's.
+ * The files travel as a tar into core's scoped extraction (host/containers/files/scoped-extract.ts):
+ * the destination is resolved inside the root (the image's symlinks followed as a chroot would),
+ * and nothing lands outside it, whatever the image holds.
+ */
+import { createReadStream, readlinkSync } from "node:fs";
+import { posix } from "node:path";
+import { Readable } from "node:stream";
+import { pack as tarPack, type Headers } from "tar-stream";
+import type { IdMap } from "../../core/userns/id-map.js";
+import { lstatAt, ScopedRoot } from "../containers/files/scoped-fs.js";
+import { extractScoped } from "../containers/files/scoped-extract.js";
+import { walkSource, type CopySource } from "./copy-sources.js";
+
+export interface CopyOwnership {
+  owner?: { uid: number; gid: number };
+  mode?: number;
+}
+
+/** Whether `path` is a folder in the root (symlinks followed inside it). */
+export function isDirIn(root: ScopedRoot, path: string): boolean {
+  try {
+    const r = root.resolve(path, { followLast: true });
+    try {
+      if (r.name === "") return true;
+      return lstatAt(r.dirFd, r.name)?.isDirectory() ?? false;
+    } finally {
+      r.close();
+    }
+  } catch {
+    return false;
+  }
+}
+
+/** Where each source goes: `dest` is absolute and cleaned, `destIsDir` when it ends with `/`. */
+function targetOf(root: ScopedRoot, s: CopySource, dest: string, destIsDir: boolean): string {
+  if (s.stats.isDirectory()) return dest;
+  if (destIsDir || isDirIn(root, dest)) return posix.join(dest, posix.basename(s.path));
+  return dest;
+}
+
+async function* tarOf(root: ScopedRoot, sources: readonly CopySource[], dest: string, destIsDir: boolean, own: CopyOwnership): AsyncGenerator<Buffer> {
+  const pack = tarPack();
+  const out = Readable.from(pack as unknown as AsyncIterable<Buffer>);
+  const write = async () => {
+    for (const s of sources) {
+      const target = targetOf(root, s, dest, destIsDir);
+      const existed = s.stats.isDirectory() && isDirIn(root, target);
+      for (const e of walkSource(s)) {
+        const name = (e.rel ? posix.join(target, e.rel) : target).replace(/^\/+/, "") || ".";
+        const st = e.stats;
+        const owner = own.owner ?? { uid: 0, gid: 0 };
+        const header: Headers = { name, mode: own.mode ?? st.mode & 0o7777, uid: owner.uid, gid: owner.gid, mtime: st.mtime };
+        if (st.isDirectory()) {
+          if (e.rel === "" && name === ".") continue; // the root itself keeps what it is
+          await entry(pack, { ...header, type: "directory", ...(e.rel === "" && existed && !own.owner ? ownerOf(root, target) : {}) });
+        } else if (st.isSymbolicLink()) {
+          await entry(pack, { ...header, type: "symlink", linkname: readlinkSync(e.hostPath), mode: 0o777 });
+        } else {
+          await entry(pack, { ...header, type: "file", size: st.size }, e.hostPath);
+        }
+      }
+    }
+    pack.finalize();
+  };
+  const writing = write().catch((err: Error) => pack.destroy(err));
+  yield* out;
+  await writing;
+}
+
+function ownerOf(root: ScopedRoot, path: string): { uid: number; gid: number } | Record<string, never> {
+  try {
+    const r = root.resolve(path, { followLast: true });
+    try {
+      const st = r.name === "" ? undefined : lstatAt(r.dirFd, r.name);
+      return st ? { uid: st.uid, gid: st.gid } : {};
+    } finally {
+      r.close();
+    }
+  } catch {
+    return {};
+  }
+}
+
+function entry(pack: ReturnType<typeof tarPack>, header: Headers, file?: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const sink = pack.entry(header, (err) => (err ? reject(err) : resolve()));
+    if (!file) return;
+    const input = createReadStream(file);
+    input.once("error", (err) => {
+      sink.destroy(err);
+      reject(err);
+    });
+    input.pipe(sink);
+  });
+}
+
+/** Copies the sources into the root mounted at `rootDir`. */
+export async function copyInto(rootDir: string, sources: readonly CopySource[], dest: string, destIsDir: boolean, own: CopyOwnership, idMap?: IdMap): Promise<void> {
+  const root = ScopedRoot.open(rootDir);
+  try {
+    const top = root.openDir("/");
+    try {
+      await extractScoped(top, Readable.from(tarOf(root, sources, dest, destIsDir, own)), { noOverwriteDirNonDir: false, idMap });
+    } finally {
+      top.close();
+    }
+  } finally {
+    root.close();
+  }
+}
+
+/** Extracts an archive (a tar, decompressed already) into `dest` of the root, its owners kept (ADD of a local archive). */
+export async function extractInto(rootDir: string, tar: Readable, dest: string, idMap?: IdMap): Promise<void> {
+  const root = ScopedRoot.open(rootDir);
+  try {
+    const r = root.resolve(dest, { followLast: true, create: true });
+    r.close();
+    const dir = root.openDir(dest);
+    try {
+      await extractScoped(dir, tar, { noOverwriteDirNonDir: false, idMap });
+    } finally {
+      dir.close();
+    }
+  } finally {
+    root.close();
+  }
+}

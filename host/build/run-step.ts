@@ -1,0 +1,112 @@
+/**
+ * `RUN`: the command runs in a container made through the container service from the stage's
+ * image (the same runtime, networks and limits as any container, with the build's network
+ * mode and resources), its output goes to the build's stream as it comes (stderr in red), and
+ * its changes are committed as the step's layer. The container goes once the step is done
+ * (`rm`); one that failed stays for the user to look into, unless `forcerm`, as with Docker.
+ */
+import { createWriteStream, rmSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import { pipeline } from "node:stream/promises";
+import type { StorageDriver } from "../../core/contracts/storage.js";
+import type { ContainerCreateRequest, HostConfig } from "../../core/containers/container-config.js";
+import type { ContainerRecord } from "../../core/containers/container-store.js";
+import { errors } from "../../core/errors.js";
+import type { ContainerConfig } from "../../core/images/image-config.js";
+import type { Image } from "../../core/images/image-store.js";
+import { PRIVATE_FILE } from "../../core/state-modes.js";
+import type { ContainerService } from "../containers/container-service.js";
+import { spoolReader } from "../containers/spool-reader.js";
+import type { BuildOutput } from "./build-output.js";
+
+export interface RunDeps {
+  containers: ContainerService;
+  storage: StorageDriver;
+  /** A private folder for the layer tars. */
+  tmpDir: string;
+}
+
+export interface RunRequest {
+  image: Image;
+  /** The stage's configuration (environment, user, working directory, volumes...). */
+  config: ContainerConfig;
+  /** What runs: the shell and the text, or the exec form's words. */
+  command: string[];
+  /** Build args for the environment (`NAME=value`). */
+  argsEnv: string[];
+  /** The build's host settings: network mode, resources, extra hosts. */
+  hostConfig: HostConfig;
+  remove: boolean;
+  forceRemove: boolean;
+  signal: AbortSignal;
+}
+
+/** Runs the command; resolves with the container's layer as a tar file (the caller removes it) and the container's ID. */
+export async function runInContainer(deps: RunDeps, out: BuildOutput, req: RunRequest): Promise<{ layerTar: string; containerId: string }> {
+  const body: ContainerCreateRequest = {
+    ...(req.config as object),
+    Image: req.image.id,
+    Cmd: req.command,
+    // The command is the whole process: the image's entrypoint takes no part, nor its health check.
+    Entrypoint: [""],
+    Env: [...(req.config.Env ?? []), ...req.argsEnv],
+    Healthcheck: { Test: ["NONE"] },
+    AttachStdout: true,
+    AttachStderr: true,
+    HostConfig: req.hostConfig,
+  } as ContainerCreateRequest;
+  const { record: c } = await deps.containers.create(body);
+  out.arrow(`Running in ${c.Id.slice(0, 12)}`);
+  let ok = false;
+  try {
+    const code = await runAndStream(deps.containers, c, out, req.signal);
+    if (code !== 0) throw errors.buildRunFailed(req.command.join(" "), code);
+    const layerTar = join(deps.tmpDir, `run-${randomBytes(8).toString("hex")}.tar`);
+    try {
+      await pipeline(await deps.storage.diff(c.Id), createWriteStream(layerTar, { mode: PRIVATE_FILE }));
+    } catch (err) {
+      rmSync(layerTar, { force: true });
+      throw err;
+    }
+    ok = true;
+    return { layerTar, containerId: c.Id };
+  } finally {
+    if ((ok && req.remove) || req.forceRemove || req.signal.aborted) {
+      await deps.containers.remove(deps.containers.get(c.Id), { force: true, volumes: true }).catch(() => undefined);
+      if (ok || req.forceRemove) out.stream(`Removing intermediate container ${c.Id.slice(0, 12)}\n`);
+    }
+  }
+}
+
+/** Starts the container with its output followed from the first byte; its exit code. */
+async function runAndStream(containers: ContainerService, c: ContainerRecord, out: BuildOutput, signal: AbortSignal): Promise<number> {
+  const follow = new AbortController();
+  const stopFollowing = () => follow.abort();
+  signal.addEventListener("abort", stopFollowing, { once: true });
+  let exited!: () => void;
+  const producerDone = new Promise<void>((r) => (exited = r));
+  const lines = spoolReader(containers, c).read({ follow: true, stdout: true, stderr: true, producerDone, signal: follow.signal });
+  const pump = (async () => {
+    for await (const m of lines) {
+      const text = m.line.toString("utf8") + (m.partial ? "" : "\n");
+      if (m.stream === "stderr") out.stderr(text);
+      else out.stream(text);
+    }
+  })();
+  try {
+    await containers.start(c);
+    const code = await containers.wait(containers.get(c.Id), "not-running", signal);
+    exited();
+    await pump;
+    return code;
+  } catch (err) {
+    exited();
+    follow.abort();
+    await pump.catch(() => undefined);
+    if (signal.aborted) await containers.kill(containers.get(c.Id), c.Id, "SIGKILL").catch(() => undefined);
+    throw err;
+  } finally {
+    signal.removeEventListener("abort", stopFollowing);
+  }
+}
