@@ -29,6 +29,7 @@ import { ContainerRunner } from "./containers/runner.js";
 import { openBuilder } from "./build/open-builder.js";
 import { buildRoutes } from "./api/routes/build.js";
 import { ContainerService } from "./containers/container-service.js";
+import { ContainerLinks } from "./containers/links.js";
 import { EventLog } from "./events/event-log.js";
 import { makeEvent } from "../core/events/event.js";
 import { openNetwork } from "./network/open-network.js";
@@ -136,7 +137,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const logDrivers = logDriverSource(drivers, () => config["log-opt"]);
     // The default log driver and its --log-opt defaults are checked now: a typo stops the start.
     await logDrivers(config["log-driver"], "operator").then((d) => d.validateOptions(config["log-opt"]));
-    const network = await openNetwork(drivers, { containers, config: () => config, log: log.child({ component: "network" }), remap });
+    const links = new ContainerLinks({ containers, hooks, log: log.child({ component: "links" }) });
+    const network = await openNetwork(drivers, { containers, config: () => config, log: log.child({ component: "network" }), remap, linkedHosts: (c) => links.hosts(c) });
     const volumes = openVolumes(drivers, { containers, log: log.child({ component: "volumes" }), rootOwner: remap?.root });
     openDevices({ hooks, config: () => config, log: log.child({ component: "devices" }) });
     tapCreateChecks({ hooks, containers, limits: host.limits, config: () => config });
@@ -145,12 +147,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const runner = new ContainerRunner({
       containers, images, storage: driver, runtime, logDrivers, hooks, config: () => config, host: ruleHost(host),
       execRoot: roots.execRoot, log: log.child({ component: "containers" }), network: network.containers,
-      volumes: volumes.containers, remap,
+      volumes: volumes.containers, remap, links,
     });
     const execs = new ExecSessions({ runner, runtime, hooks, log: log.child({ component: "exec" }) });
     const service = new ContainerService({
       containers, images, storage: driver, runner, logDrivers, config: () => config, network: network.containers, hooks,
-      volumes: volumes.containers, remap, log: log.child({ component: "containers" }), execs,
+      volumes: volumes.containers, remap, log: log.child({ component: "containers" }), execs, links,
     });
     await service.restoreAtStart(config["live-restore"]);
     await volumes.containers.restore();

@@ -12,7 +12,7 @@ import { expect } from "chai";
 import Docker from "dockerode";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { docker } from "./helpers/docker-cli.js";
+import { dockerChecks } from "./helpers/docker-cli.js";
 import { makeTempDir, runCommand } from "./helpers/engined.js";
 import { startNetDaemon, type NetDaemon } from "./helpers/net-daemon.js";
 
@@ -23,19 +23,7 @@ describe("container options in the OCI spec (Docker CLI and dockerode)", functio
   let work: string;
   let cdiDir: string;
   let sdk: Docker;
-  const run = (...a: string[]) => docker(n.host, a);
-  /** stdout of a docker command that must succeed. */
-  const ok = async (...a: string[]) => {
-    const r = await run(...a);
-    expect(r.code, `docker ${a.join(" ")}: ${r.stderr}`).to.equal(0);
-    return r.stdout;
-  };
-  /** The last line of stderr of a docker command that must fail. */
-  const fails = async (...a: string[]) => {
-    const r = await run(...a);
-    expect(r.code, `docker ${a.join(" ")} should fail: ${r.stdout}`).to.not.equal(0);
-    return r.stderr;
-  };
+  const { run, ok, fails } = dockerChecks(() => n.host);
 
   before(async function () {
     work = makeTempDir("engine-options-");

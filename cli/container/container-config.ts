@@ -226,6 +226,7 @@ export function buildContainerRequest(input: Parsed, opts: BuildOptions): Contai
     CapDrop: (f["cap-drop"] as string[]).length ? f["cap-drop"] : null,
     Dns: f.dns,
     ExtraHosts: (f["add-host"] as string[]).length ? f["add-host"] : null,
+    Links: (f.link as string[]).length ? f.link : null,
   };
   if (f.runtime !== "") hostConfig.Runtime = String(f.runtime);
   if (given("init")) hostConfig.Init = Boolean(f.init);
@@ -260,6 +261,10 @@ export function buildContainerRequest(input: Parsed, opts: BuildOptions): Contai
     HostConfig: hostConfig,
     NetworkingConfig: { EndpointsConfig: {} },
   };
+  // as the Docker CLI: on a user-defined network the links are the endpoint's too (names its DNS resolves)
+  if ((f.link as string[]).length && !["default", "bridge", "host", "none"].includes(network) && !network.startsWith("container:")) {
+    body.NetworkingConfig.EndpointsConfig[network] = { Links: [...(f.link as string[])] };
+  }
   if (Object.keys(exposed).length) body.ExposedPorts = exposed;
   if (cmd.length) body.Cmd = cmd;
   if (entrypoint) body.Entrypoint = entrypoint;

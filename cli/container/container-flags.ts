@@ -19,6 +19,7 @@ export const CONTAINER_FLAGS: FlagSpec[] = [
   { name: "init", type: "bool", description: "Run an init inside the container that forwards signals and reaps processes" },
   { name: "interactive", short: "i", type: "bool", description: "Keep STDIN open even if not attached" },
   { name: "label", short: "l", type: "list", description: "Set meta data on a container" },
+  { name: "link", type: "list", description: "Add link to another container" },
   { name: "log-driver", type: "string", description: "Logging driver for the container" },
   { name: "log-opt", type: "list", description: "Log driver options" },
   { name: "memory", short: "m", type: "string", valueName: "bytes", description: "Memory limit" },

@@ -111,6 +111,8 @@ export interface HostConfig {
   Sysctls?: Record<string, string> | null;
   GroupAdd?: string[] | null;
   ExtraHosts?: string[] | null;
+  /** Legacy links, `name:alias` or `name` (core/containers/links.ts); kept as given, inspect shows them resolved. */
+  Links?: string[] | null;
   Dns?: string[] | null;
   DnsOptions?: string[] | null;
   DnsSearch?: string[] | null;

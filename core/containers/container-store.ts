@@ -13,6 +13,7 @@ import { PASS_DIR } from "../state-modes.js";
 import type { EndpointSpec } from "../contracts/network.js";
 import type { ContainerCreateConfig, HostConfig } from "./container-config.js";
 import type { HealthState } from "./healthcheck.js";
+import type { ContainerLink } from "./links.js";
 import type { ContainerMount } from "./mount-point.js";
 import { generateName } from "./names.js";
 
@@ -53,6 +54,8 @@ export interface NetworkAttachment {
   IPAMConfig?: { IPv4Address?: string; IPv6Address?: string } | null;
   /** The endpoint's MAC as asked (else Docker's, made from its IPv4 address). */
   MacAddress?: string;
+  /** EndpointSettings.Links as asked (`name:alias`): on a user-defined network, names this container alone resolves. */
+  Links?: string[];
 }
 
 export interface ContainerRecord {
@@ -74,6 +77,8 @@ export interface ContainerRecord {
   Networks?: Record<string, NetworkAttachment>;
   /** The endpoints of its current run, one per network it joined; absent while it does not run. */
   Endpoints?: ContainerEndpoint[];
+  /** Its legacy links to other containers (`HostConfig.Links` on the default network, resolved at create). */
+  Links?: ContainerLink[];
   /** Its binds, volumes and tmpfs mounts as its create resolved them; absent when it has none. */
   Mounts?: ContainerMount[];
   /** Restarts its restart policy made since the last start by a user (Docker's RestartCount). */
@@ -139,9 +144,18 @@ export class ContainerStore {
     return undefined;
   }
 
-  /** By full id, name, or unique id prefix; 404 `No such container: X` otherwise. */
+  /** The child a link's name (`/web/db`) stands for, as Docker's name index has it. */
+  private byLinkName(name: string): ContainerRecord | undefined {
+    const cut = name.lastIndexOf("/");
+    if (cut <= 0) return undefined;
+    const link = this.byName(name.slice(0, cut))?.Links?.find((l) => l.Name === name);
+    return link && this.byId.get(link.ChildId);
+  }
+
+  /** By full id, name (a link's name too), or unique id prefix; 404 `No such container: X` otherwise. */
   get(ref: string): ContainerRecord {
-    const found = this.byId.get(ref) ?? this.byName(ref.startsWith("/") ? ref : `/${ref}`);
+    const name = ref.startsWith("/") ? ref : `/${ref}`;
+    const found = this.byId.get(ref) ?? this.byName(name) ?? this.byLinkName(name);
     if (found) return found;
     if (/^[a-f0-9]+$/.test(ref)) {
       const matches = [...this.byId.values()].filter((c) => c.Id.startsWith(ref));

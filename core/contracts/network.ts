@@ -109,6 +109,11 @@ export interface EndpointSpec {
   dnsNames?: string[];
   /** Where the network's name service sends this container's other questions (its resolv.conf's servers). */
   dnsUpstreams?: string[];
+  /**
+   * Legacy links on a user-defined network (`EndpointsConfig.Links`): names only this container
+   * resolves, each an alias of another container's name on the network (`{ db: "postgres-1" }`).
+   */
+  linkAliases?: Record<string, string>;
 }
 
 /** What `join` made. */

@@ -143,6 +143,12 @@ export interface SpecContext {
    * network namespace it made).
    */
   idMap?: IdMap;
+  /**
+   * The variables of the container's legacy links (`DB_PORT=tcp://...`, core/containers/links.ts):
+   * after PATH, HOSTNAME and TERM, before the container's own Env (which may replace them), as
+   * Docker orders them.
+   */
+  linkEnv?: string[];
 }
 
 /** The waterfall a runtime driver passes the base spec through (the daemon's `hooks.processSpec`). */

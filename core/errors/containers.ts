@@ -106,5 +106,15 @@ export const containersErrors = {
   containerUpdateRuntimeFailed: define("ENGINE_ERR_CONTAINER_UPDATE_RUNTIME_FAILED", 500, (id: string, why: string) => `Cannot update container ${id}: ${why}`),
   containerTopInvalidArgs: define("ENGINE_ERR_CONTAINER_TOP_INVALID_ARGS", 400, (key: string, value: string) => `specifying "${key}=${value}" is not allowed`),
   containerTopFailed: define("ENGINE_ERR_CONTAINER_TOP_FAILED", 500, (why: string) => why),
+  // legacy links (core/containers/links.ts): Docker answers a bad entry and the start-time refusals with 500
+  containerLinkInvalid: define("ENGINE_ERR_CONTAINER_LINK_INVALID", 400, (why: string) => why),
+  containerLinkTargetNotFound: define("ENGINE_ERR_CONTAINER_LINK_TARGET_NOT_FOUND", 400, (name: string, why: string) => `could not get container for ${name}: ${why}`),
+  containerLinkNotRunning: define(
+    "ENGINE_ERR_CONTAINER_LINK_NOT_RUNNING",
+    409,
+    (child: string, link: string) => `Cannot link to a non running container: ${child} AS ${link}`,
+  ),
+  containerLinkNotOnDefault: define("ENGINE_ERR_CONTAINER_LINK_NOT_ON_DEFAULT", 409, (child: string) => `Cannot link to ${child}, as it does not belong to the default network`),
+  containerLinkDefaultName: define("ENGINE_ERR_CONTAINER_LINK_DEFAULT_NAME", 409, () => "Conflict, cannot remove the default link name of the container"),
   containerStatsUnavailable: define("ENGINE_ERR_CONTAINER_STATS_UNAVAILABLE", 500, (id: string, why: string) => `cannot read the statistics of container ${id}: ${why}`),
 } as const;

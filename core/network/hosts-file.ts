@@ -51,6 +51,8 @@ export interface HostsFileInput {
   extraHosts?: readonly string[];
   /** What `host-gateway` stands for: one address per family. */
   hostGatewayIps?: readonly string[];
+  /** Legacy links: `[address, names]` lines after ExtraHosts (core/containers/links.ts makes the names). */
+  linkedHosts?: readonly (readonly [string, string])[];
   /**
    * Whether the container has IPv6 (default true). Without it Docker leaves out the IPv6 names and
    * every IPv6 line, since nothing in the container could reach those addresses.
@@ -71,6 +73,7 @@ export function hostsFile(input: HostsFileInput): string {
     if (gateways.length === 0) throw new AddressError("invalid", "unable to derive the IP value for host-gateway");
     for (const ip of gateways) records.push([ip, name]);
   }
+  for (const [address, names] of input.linkedHosts ?? []) records.push([address, names]);
   // The full name first, then the short one: `getent hosts $(hostname)` and `hostname -f` both work.
   const fqdn = input.domainname ? `${input.hostname}.${input.domainname}` : input.hostname;
   const short = fqdn.split(".", 1)[0];

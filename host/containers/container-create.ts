@@ -1,6 +1,6 @@
 /**
  * A container's create, once its request is validated: what a start would refuse is refused
- * first (runtime name, restart policy, log settings, user namespace settings, networks,
+ * first (runtime name, restart policy, log settings, user namespace settings, networks, links,
  * volumes), before a name or a layer is taken; then the name, the record merged from the
  * request and the image's configuration, the volumes, the writable layer, and the record.
  * Whatever fails after the volumes were made gives them back. The `create` event is the
@@ -22,6 +22,7 @@ import type { ContainerNetworks } from "../network/container-networks.js";
 import type { LogDriverSource } from "../plugins/log-drivers.js";
 import { checkUsernsSettings, type UsernsRemap } from "../userns/remap.js";
 import type { ContainerVolumes } from "../volumes/container-volumes.js";
+import type { ContainerLinks } from "./links.js";
 import { checkLogSettings, logSettings } from "./log-settings.js";
 import { checkRuntimeName } from "./runtime-select.js";
 
@@ -37,6 +38,8 @@ export interface CreateDeps {
   volumes?: ContainerVolumes;
   /** `--userns-remap`: what a user namespace cannot give a container is refused at create. */
   remap?: UsernsRemap;
+  /** Legacy links: `HostConfig.Links` resolved to the containers they name. */
+  links?: ContainerLinks;
 }
 
 /**
@@ -64,6 +67,7 @@ export async function createContainer(
   const networkMode = networkModeOf(body.HostConfig?.NetworkMode, deps.config());
   checkUsernsSettings(deps.remap, { ...(body.HostConfig ?? {}), NetworkMode: networkMode });
   const networks = deps.network.attachmentsFor(networkMode, endpointsConfig(body, networkMode));
+  const linkTargets = deps.links?.resolve(body.HostConfig ?? {}, networkMode) ?? [];
   const mounts = await deps.volumes?.plan(body.HostConfig ?? {}, Object.keys({ ...(image.config.config?.Volumes ?? {}), ...(body.Volumes ?? {}) }));
   const name = containers.claimName(wantedName);
   const { entrypoint, cmd } = resolveCommand(body, base);
@@ -94,6 +98,7 @@ export async function createContainer(
     // Docker records the log driver in effect at create (the daemon's default unless one was asked for).
     HostConfig: { ...(HostConfig ?? {}), NetworkMode: networkMode, LogConfig: { Type: log.driver, Config: { ...(HostConfig?.LogConfig?.Config ?? {}) } } },
     ...(networks ? { Networks: networks } : {}),
+    ...(linkTargets.length ? { Links: deps.links!.record(name, linkTargets) } : {}),
     Image: image.id,
     Driver: storage.name,
     LogPath: join(containers.dir(id), `${id}-json.log`),

@@ -14,7 +14,8 @@
  *   attach   attach
  *
  * The record is written here and by the runner (and, for its endpoints, by the container's
- * networks: host/network/container-networks.ts); routes only read it.
+ * networks: host/network/container-networks.ts; for its legacy links, by links.ts); routes
+ * only read it.
  *
  * Health checks are this service's too (health/container-health.ts): a container's probes run
  * from its start to its exit (and again after a daemon restart finds it running), each as an
@@ -73,6 +74,7 @@ export class ContainerService {
 
   /** At daemon start: the records reconciled with what runs (restore.ts); the checks of what runs go on. */
   async restoreAtStart(liveRestore: boolean): Promise<void> {
+    this.deps.links?.restore();
     await restoreContainers(this.restore, liveRestore);
     this.health.resume();
   }
@@ -104,7 +106,24 @@ export class ContainerService {
     const oldName = c.Name;
     c.Name = this.containers.claimName(wanted);
     this.containers.save(c);
+    this.deps.links?.renamed(c, oldName);
     this.event(c, "rename", { oldName });
+  }
+
+  /** `DELETE /containers/{parent}/{alias}?link=1`: one legacy link removed (host/containers/links.ts). */
+  removeLink(ref: string): void {
+    if (!this.deps.links) throw errors.containerNotFound(ref);
+    this.deps.links.remove(ref);
+  }
+
+  /** Inspect's `HostConfig.Links`: the container's links as Docker shows them (`/db:/web/db`), or null. */
+  inspectLinks(c: ContainerRecord): string[] | null {
+    return this.deps.links?.inspectLinks(c) ?? null;
+  }
+
+  /** By container id: the link names each is known by besides its own (the list's `Names`). */
+  linkNames(): Map<string, string[]> {
+    return this.deps.links?.linkNames() ?? new Map();
   }
 
   /** New limits and restart policy, in the record and on the running process. */

@@ -38,7 +38,7 @@ const addressOf = (cidr: string | undefined) => (cidr ? cidr.split("/")[0] : "")
 function endpointSettings(att: NetworkAttachment, ep: ContainerEndpoint | undefined): Record<string, unknown> {
   return {
     IPAMConfig: att.IPAMConfig ?? null,
-    Links: null,
+    Links: att.Links?.length ? att.Links : null,
     Aliases: att.Aliases?.length ? att.Aliases : null,
     MacAddress: ep?.mac ?? "",
     DriverOpts: null,
@@ -104,10 +104,11 @@ export function statusText(c: ContainerRecord, now = Date.now()): string {
   }
 }
 
-export function listItem(c: ContainerRecord): Record<string, unknown> {
+/** `linkNames`: the names the container has as others' link (`/web/db`); Docker lists every name in order. */
+export function listItem(c: ContainerRecord, linkNames: readonly string[] = []): Record<string, unknown> {
   return {
     Id: c.Id,
-    Names: [c.Name],
+    Names: linkNames.length ? [c.Name, ...linkNames].sort() : [c.Name],
     Image: c.Config.Image,
     ImageID: c.Image,
     // Docker's: an argument with a space in single quotes, as is (no escaping); the path never
@@ -123,7 +124,8 @@ export function listItem(c: ContainerRecord): Record<string, unknown> {
   };
 }
 
-export function inspectDocument(c: ContainerRecord): Record<string, unknown> {
+/** `links`: HostConfig.Links as Docker shows them, resolved (`/db:/web/db`), or null. */
+export function inspectDocument(c: ContainerRecord, links: string[] | null = null): Record<string, unknown> {
   return {
     Id: c.Id,
     Created: c.Created,
@@ -143,7 +145,7 @@ export function inspectDocument(c: ContainerRecord): Record<string, unknown> {
     ProcessLabel: "",
     AppArmorProfile: "",
     ExecIDs: null,
-    HostConfig: c.HostConfig,
+    HostConfig: { ...c.HostConfig, Links: links },
     GraphDriver: { Name: c.Driver, Data: null },
     Mounts: (c.Mounts ?? []).map(mountView),
     Config: c.Config,

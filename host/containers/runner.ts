@@ -32,6 +32,7 @@ import type { DaemonConfig } from "../../core/options/table.js";
 import type { ContainerNetworks } from "../network/container-networks.js";
 import type { ContainerVolumes } from "../volumes/container-volumes.js";
 import type { LogDriverSource } from "../plugins/log-drivers.js";
+import type { ContainerLinks } from "./links.js";
 import { mountSpecs, unmountAll } from "../storage/mount-specs.js";
 import { SupervisorClientError, type SupervisorClient } from "../supervisor/client.js";
 import { loggerContext, logSettings } from "./log-settings.js";
@@ -60,6 +61,8 @@ export interface RunnerDeps {
   volumes?: ContainerVolumes;
   /** `--userns-remap`: containers run in a user namespace with its map unless they opt out. */
   remap?: UsernsRemap;
+  /** Legacy links: checked before the network is made, their variables in the process's environment. */
+  links?: ContainerLinks;
 }
 
 /** How long a SIGKILL's answer waits for the exit before the process is killed directly, as Docker's daemon does. */
@@ -135,6 +138,7 @@ export class ContainerRunner {
         if (c.State.StartedAt !== ZERO_TIME) await this.link.forget(c.Id).catch(() => {});
         if (existsSync(p.base)) await this.release(c.Id);
         checkUsernsSettings(this.deps.remap, c.HostConfig);
+        this.deps.links?.checkStart(c);
         const idMap = containerIdMap(this.deps.remap, c.HostConfig);
         if (this.deps.remap) await this.openRunDir(p.base, this.deps.remap);
         await mountSpecs(await this.deps.storage.mounts(c.Id), p.rootfs);
@@ -155,6 +159,7 @@ export class ContainerRunner {
             bundleDir: p.bundle,
             runtime: { name: runtime.name, entry: config["add-runtime"]?.[runtime.name] },
             ...(idMap ? { idMap } : {}),
+            linkEnv: this.deps.links?.env(c) ?? [],
           },
           (spec, ctx) => this.deps.hooks.processSpec.promise(spec, ctx),
         );

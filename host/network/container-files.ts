@@ -6,6 +6,7 @@
  * as in Docker, the host's own files and hostname.
  */
 import { chownSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import type { ContainerRecord } from "../../core/containers/container-store.js";
 import { hostnameFile, hostsFile } from "../../core/network/hosts-file.js";
 import { containerResolvConf, hostResolvConfPath, ETC_RESOLV_CONF, SYSTEMD_RESOLV_CONF } from "../../core/network/resolv-conf.js";
@@ -15,6 +16,11 @@ export interface FilePaths {
   hosts: string;
   resolvConf: string;
   hostname: string;
+}
+
+/** Where a container's three files are kept: in its folder of the data root. */
+export function networkFilePaths(containerDir: string): FilePaths {
+  return { hosts: join(containerDir, "hosts"), resolvConf: join(containerDir, "resolv.conf"), hostname: join(containerDir, "hostname") };
 }
 
 export interface FileInputs {
@@ -27,6 +33,8 @@ export interface FileInputs {
   hostGateway: string[];
   /** The network's name server (user-defined networks): the only one in resolv.conf. */
   nameserver?: string;
+  /** The legacy links' lines (`[address, names]`), after ExtraHosts. */
+  linkedHosts?: readonly (readonly [string, string])[];
   /** Who the files belong to: the remapped root under `--userns-remap` (so container root may change them), else root. */
   owner?: { uid: number; gid: number };
 }
@@ -79,6 +87,7 @@ function writeContainerFiles(paths: FilePaths, input: FileInputs): void {
       addresses: input.addresses,
       extraHosts: c.HostConfig.ExtraHosts ?? [],
       hostGatewayIps: input.hostGateway,
+      linkedHosts: input.linkedHosts ?? [],
       ipv6: mode === "none" ? true : ipv6,
     }),
     { mode: 0o644 },

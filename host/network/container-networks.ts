@@ -12,11 +12,11 @@
  * -> sandbox removed. Both are safe to repeat.
  */
 import { randomBytes } from "node:crypto";
-import { join } from "node:path";
 import type { Logger } from "pino";
 import type { PortRequest } from "../../core/contracts/network.js";
 import type { OciSpec } from "../../core/contracts/runtime.js";
 import type { ContainerEndpoint, ContainerRecord, ContainerStore, NetworkAttachment } from "../../core/containers/container-store.js";
+import { parseLink } from "../../core/containers/links.js";
 import { errors } from "../../core/errors.js";
 import type { EngineHooks } from "../../core/hooks.js";
 import { Cidr } from "../../core/network/cidr.js";
@@ -24,7 +24,7 @@ import { NetworkIpam } from "../../core/network/ipam.js";
 import type { EndpointConfigRequest } from "../../core/network/network-request.js";
 import { containerResolvConf } from "../../core/network/resolv-conf.js";
 import type { DaemonConfig } from "../../core/options/table.js";
-import { containerFiles, hostResolvConf, type FilePaths } from "./container-files.js";
+import { containerFiles, hostResolvConf, networkFilePaths, type FilePaths } from "./container-files.js";
 import { DEFAULT_NETWORK, isModeNetwork, MODE_NETWORKS, type NetworkManager } from "./network-manager.js";
 import type { NetworkRecord } from "./network-store.js";
 import { addressFailure } from "./new-network.js";
@@ -41,6 +41,8 @@ export interface ContainerNetworksDeps {
   log: Logger;
   /** `--userns-remap`: remapped containers get a network namespace their user namespace owns, and the files are the remapped root's. */
   remap?: UsernsRemap;
+  /** The `/etc/hosts` lines of a container's legacy links (host/containers/links.ts). */
+  linkedHosts?: (c: ContainerRecord) => (readonly [string, string])[];
 }
 
 /** What a started container's spec needs from its network. */
@@ -110,8 +112,7 @@ export class ContainerNetworks {
   }
 
   private filePaths(id: string): FilePaths {
-    const dir = this.deps.containers.dir(id);
-    return { hosts: join(dir, "hosts"), resolvConf: join(dir, "resolv.conf"), hostname: join(dir, "hostname") };
+    return networkFilePaths(this.deps.containers.dir(id));
   }
 
   /** The networks a container joins, in order (records from before `Networks` existed: NetworkMode's). */
@@ -276,7 +277,8 @@ export class ContainerNetworks {
 
   private writeFiles(c: ContainerRecord, files: FilePaths, mode: string, nameserver: string | undefined): void {
     const addresses = (c.Endpoints ?? []).flatMap((ep) => [ep.ipv4, ep.ipv6]).filter((a): a is string => !!a).map((a) => a.split("/")[0]);
-    containerFiles(files, { c, config: this.deps.config(), mode, addresses, hostGateway: this.deps.networks.hostGateway(), nameserver, owner: this.deps.remap?.root });
+    const linkedHosts = this.deps.linkedHosts?.(c) ?? [];
+    containerFiles(files, { c, config: this.deps.config(), mode, addresses, hostGateway: this.deps.networks.hostGateway(), nameserver, linkedHosts, owner: this.deps.remap?.root });
   }
 
   /** After a connect or disconnect of a running container: its hosts and resolv.conf anew (the same files, so its mounts see them). */
@@ -308,6 +310,8 @@ export class ContainerNetworks {
   // --- addresses -------------------------------------------------------------------------------
 
   private allocate(rec: NetworkRecord, c: ContainerRecord, att: NetworkAttachment, ifname: string, first: boolean): ContainerEndpoint {
+    // read before any address is taken: a bad entry fails the start with nothing to give back
+    const links = rec.spec.isDefault ? {} : linkAliases(att);
     const ipam = NetworkIpam.fromJSON(rec.ipam);
     const endpointId = randomBytes(32).toString("hex");
     const fixed = att.IPAMConfig ?? {};
@@ -332,7 +336,7 @@ export class ContainerNetworks {
       ...(first ? {} : { noDefaultRoute: true }),
       // published ports go with the default route: the first network only, as in Docker
       ports: first ? portRequests(c) : [],
-      ...(userDefined ? { dnsNames: dnsNames(c, aliases), dnsUpstreams: this.upstreamsOf(c) } : { dnsNames: [] }),
+      ...(userDefined ? { dnsNames: dnsNames(c, aliases), dnsUpstreams: this.upstreamsOf(c), ...links } : { dnsNames: [] }),
     };
   }
 
@@ -371,6 +375,7 @@ function attachmentFields(config: EndpointConfigRequest): Omit<NetworkAttachment
   const { IPv4Address, IPv6Address } = config.IPAMConfig ?? {};
   return {
     ...(aliases.length ? { Aliases: aliases } : {}),
+    ...(config.Links?.length ? { Links: [...config.Links] } : {}),
     ...(config.MacAddress ? { MacAddress: config.MacAddress } : {}),
     ...(IPv4Address || IPv6Address ? { IPAMConfig: { ...(IPv4Address ? { IPv4Address } : {}), ...(IPv6Address ? { IPv6Address } : {}) } } : {}),
   };
@@ -393,6 +398,15 @@ function attachment(rec: NetworkRecord, config: EndpointConfigRequest): NetworkA
     if (!inSubnet) throw errors.networkInvalid(`no configured subnet or ip-range contain the IP address ${address}`);
   }
   return { NetworkID: rec.spec.id, ...fields };
+}
+
+/**
+ * An endpoint's legacy links on a user-defined network (`--link db:alias` there): names its own
+ * container resolves, alias to the name it stands for. A bad entry fails the start, as Docker's.
+ */
+function linkAliases(att: NetworkAttachment): { linkAliases?: Record<string, string> } {
+  if (!att.Links?.length) return {};
+  return { linkAliases: Object.fromEntries(att.Links.map((entry) => parseLink(entry)).map(({ name, alias }) => [alias, name])) };
 }
 
 /** Docker's DNSNames: the container's name, its aliases, its short id and its hostname, once each. */

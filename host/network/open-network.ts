@@ -9,7 +9,7 @@ import type { Logger } from "pino";
 import type { ContainerStore } from "../../core/containers/container-store.js";
 import type { DaemonConfig } from "../../core/options/table.js";
 import type { PluginHost } from "../plugins/driver-registry.js";
-import { ContainerNetworks } from "./container-networks.js";
+import { ContainerNetworks, type ContainerNetworksDeps } from "./container-networks.js";
 import { NetworkManager } from "./network-manager.js";
 import { NetworkStore } from "./network-store.js";
 import { Sandboxes } from "./sandbox.js";
@@ -17,14 +17,14 @@ import type { UsernsRemap } from "../userns/remap.js";
 
 export async function openNetwork(
   loader: PluginHost,
-  deps: { containers: ContainerStore; config: () => DaemonConfig; log: Logger; remap?: UsernsRemap },
+  deps: { containers: ContainerStore; config: () => DaemonConfig; log: Logger; remap?: UsernsRemap; linkedHosts?: ContainerNetworksDeps["linkedHosts"] },
 ): Promise<{ networks: NetworkManager; containers: ContainerNetworks }> {
   const tag = NetworkManager.tagOf(loader.execRoot);
   // a network's driver is always a client's choice (POST /networks/create, or stored from one)
   const driver = (name: string) =>
     loader.drivers.driver("network", name, { chosenBy: "client", context: () => ({ config: deps.config, tag, execRoot: loader.execRoot, log: deps.log }) });
   const networks = new NetworkManager({ store: new NetworkStore(join(loader.dataRoot, "network")), containers: deps.containers, config: deps.config, log: deps.log, driver, hooks: loader.hooks });
-  const containers = new ContainerNetworks({ networks, sandboxes: new Sandboxes(loader.execRoot), containers: deps.containers, hooks: loader.hooks, config: deps.config, log: deps.log, remap: deps.remap });
+  const containers = new ContainerNetworks({ networks, sandboxes: new Sandboxes(loader.execRoot), containers: deps.containers, hooks: loader.hooks, config: deps.config, log: deps.log, remap: deps.remap, linkedHosts: deps.linkedHosts });
   const running = deps.containers.list().filter((c) => c.State.Running);
   await networks.start(running.flatMap((c) => c.Endpoints ?? []));
   await containers.start();

@@ -84,7 +84,7 @@ export class EmbeddedDns {
    * when it has them. A container's questions are answered from every network it is on, as
    * Docker's per-container resolver does, whichever network's server it asks.
    */
-  private readonly clients = new Map<string, { containerId: string; upstreams?: DnsUpstream[] }>();
+  private readonly clients = new Map<string, { containerId: string; upstreams?: DnsUpstream[]; aliases?: Map<string, string> }>();
   private readonly containerNetworks = new Map<string, Set<string>>();
   private readonly listeners = new Map<string, Listener[]>();
   private forwarding = 0;
@@ -138,14 +138,16 @@ export class EmbeddedDns {
   /**
    * The names (name, aliases, short id) and addresses of one container on one network; replaces
    * earlier ones. `upstreams`, when given, are where this container's other questions go (asked
-   * from one of `addresses`) instead of the default upstreams.
+   * from one of `addresses`) instead of the default upstreams. `aliases` (legacy links): names
+   * only this container resolves, each standing for another name, looked up before the others.
    */
-  setEndpoint(networkId: string, containerId: string, names: string[], addresses: string[], upstreams?: DnsUpstream[]): void {
+  setEndpoint(networkId: string, containerId: string, names: string[], addresses: string[], upstreams?: DnsUpstream[], aliases?: Record<string, string>): void {
     let network = this.records.get(networkId);
     if (!network) this.records.set(networkId, (network = new NetworkRecords()));
     for (const a of network.addressesOf(containerId)) this.clients.delete(clientKey(networkId, a));
     network.set(containerId, names, addresses);
-    for (const a of addresses) this.clients.set(clientKey(networkId, a), { containerId, ...(upstreams ? { upstreams: [...upstreams] } : {}) });
+    const own = aliases && new Map(Object.entries(aliases).map(([alias, name]) => [alias.toLowerCase(), name.toLowerCase()]));
+    for (const a of addresses) this.clients.set(clientKey(networkId, a), { containerId, ...(upstreams ? { upstreams: [...upstreams] } : {}), ...(own?.size ? { aliases: own } : {}) });
     const on = this.containerNetworks.get(containerId) ?? new Set<string>();
     this.containerNetworks.set(containerId, on.add(networkId));
   }
@@ -234,7 +236,8 @@ export class EmbeddedDns {
     const asker = this.clients.get(clientKey(networkId, client));
     // the asking network first: its names win over the same names on the container's other networks
     const scope = [networkId, ...[...(asker ? this.containerNetworks.get(asker.containerId) ?? [] : [])].filter((n) => n !== networkId)];
-    const own = this.ownAnswers(scope, query);
+    // a link's alias stands for the linked container's name, for this container only
+    const own = this.ownAnswers(scope, query, asker?.aliases?.get(query.question.name ?? ""));
     if (own) return encodeReply(query, RCODE_NOERROR, own, maxSize);
     const upstreams = asker?.upstreams ?? this.upstreams;
     const relayed = await this.forward(msg, query, transport, upstreams, listener.stop.signal);
@@ -243,33 +246,36 @@ export class EmbeddedDns {
   }
 
   /** The answers from the records of the first of `networkIds` that knows the name; null when none does. */
-  private ownAnswers(networkIds: readonly string[], query: DnsMessage): Answer[] | null {
-    for (const id of networkIds) {
-      const network = this.records.get(id);
-      const answers = network ? this.answersOf(network, query) : null;
-      if (answers) return answers;
+  private ownAnswers(networkIds: readonly string[], query: DnsMessage, alias?: string): Answer[] | null {
+    for (const name of alias ? [alias, query.question!.name] : [query.question!.name]) {
+      for (const id of networkIds) {
+        const network = this.records.get(id);
+        const answers = network ? this.answersOf(network, query, name) : null;
+        if (answers) return answers;
+      }
     }
     return null;
   }
 
-  private answersOf(network: NetworkRecords, query: DnsMessage): Answer[] | null {
+  /** `name`: what the question's name is looked up as (a link's alias is looked up as its target). */
+  private answersOf(network: NetworkRecords, query: DnsMessage, name: string | null): Answer[] | null {
     const question = query.question!;
-    if (question.name === null || question.klass !== CLASS_IN) return null;
+    if (name === null || question.klass !== CLASS_IN) return null;
     switch (question.type) {
       case TYPE_A:
       case TYPE_AAAA: {
         const type = question.type;
-        const addresses = network.addresses(question.name, type === TYPE_A ? 4 : 16);
+        const addresses = network.addresses(name, type === TYPE_A ? 4 : 16);
         return addresses && shuffle(addresses).map((rdata) => ({ type, rdata }));
       }
       case TYPE_PTR: {
-        const name = network.nameOf(question.name);
-        return name ? [{ type: TYPE_PTR, rdata: encodeName(nameLabels(name)) }] : null;
+        const owner = network.nameOf(name);
+        return owner ? [{ type: TYPE_PTR, rdata: encodeName(nameLabels(owner)) }] : null;
       }
       case TYPE_MX: {
         // As Docker: a known name has no MX, and an empty NOERROR lets mail clients fall back to
         // its A/AAAA (RFC 5321 5.1) without asking the host's servers about a container name.
-        const known = network.addresses(question.name, 4) ?? network.addresses(question.name, 16);
+        const known = network.addresses(name, 4) ?? network.addresses(name, 16);
         return known ? [] : null;
       }
       default:

@@ -78,14 +78,14 @@ export { mergeEnv };
 
 
 /**
- * Docker's: PATH, HOSTNAME and TERM (with a tty), then the container's environment over them
- * (the request's, then the image's it leaves; core/containers/command.ts). A bare `NAME` in the
- * request unsets NAME: the image's, and a default's.
+ * Docker's: PATH, HOSTNAME and TERM (with a tty), the legacy links' variables, then the
+ * container's environment over them (the request's, then the image's it leaves;
+ * core/containers/command.ts). A bare `NAME` in the request unsets NAME: the image's, and a default's.
  */
-export function resolveEnv(ctx: Pick<SpecContext, "config" | "imageConfig">, hostname: string): string[] {
+export function resolveEnv(ctx: Pick<SpecContext, "config" | "imageConfig" | "linkEnv">, hostname: string): string[] {
   // the record's Env already holds the image's entries it keeps: merging again changes nothing
   const env = createEnv(ctx.imageConfig.Env ?? [], ctx.config.Env ?? []);
-  const defaults = [`PATH=${DEFAULT_PATH}`, `HOSTNAME=${hostname}`, ...(ctx.config.Tty ? ["TERM=xterm"] : [])];
+  const defaults = [`PATH=${DEFAULT_PATH}`, `HOSTNAME=${hostname}`, ...(ctx.config.Tty ? ["TERM=xterm"] : []), ...(ctx.linkEnv ?? [])];
   return processEnv(defaults, env);
 }
 

@@ -2,6 +2,7 @@
  * Runs the real Docker CLI against a daemon, with a configuration folder of its own so that
  * nothing of the machine's `~/.docker` (contexts, credentials) leaks in or is changed.
  */
+import { expect } from "chai";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -37,4 +38,24 @@ export async function dockerPatiently(host: string, args: string[], attempts = 5
 /** `docker info` with these arguments, asked again while the daemon says it is overloaded. */
 export function dockerInfo(host: string, args: string[] = []): Promise<RunResult> {
   return dockerPatiently(host, ["info", ...args], 20);
+}
+
+/**
+ * The Docker CLI against the daemon `host()` names (read at each call: tests start it in a
+ * hook): `run` as it is, `ok` for a command that must succeed (its stdout), `fails` for one that
+ * must not (its stderr); both fail the test naming the command.
+ */
+export function dockerChecks(host: () => string) {
+  const run = (...a: string[]) => docker(host(), a);
+  const ok = async (...a: string[]) => {
+    const r = await run(...a);
+    expect(r.code, `docker ${a.join(" ")}: ${r.stderr}`).to.equal(0);
+    return r.stdout;
+  };
+  const fails = async (...a: string[]) => {
+    const r = await run(...a);
+    expect(r.code, `docker ${a.join(" ")} should fail: ${r.stdout}`).to.not.equal(0);
+    return r.stderr;
+  };
+  return { run, ok, fails };
 }

@@ -47,18 +47,31 @@ export function containerRoutes(deps: ContainerRouteDeps) {
         .filter(wanted)
         .sort((a, b) => Date.parse(b.Created) - Date.parse(a.Created));
       if (limit > 0) list = list.slice(0, limit);
-      if (!queryBool(query, "size")) return list.map(listItem);
-      return Promise.all(list.map(async (c) => ({ ...listItem(c), ...(await sizes(c)) })));
+      const linkNames = service.linkNames();
+      const item = (c: ContainerRecord) => listItem(c, linkNames.get(c.Id));
+      if (!queryBool(query, "size")) return list.map(item);
+      return Promise.all(list.map(async (c) => ({ ...item(c), ...(await sizes(c)) })));
     });
 
-    app.get("/containers/:id/json", async (request) => {
-      const c = containers.get((request.params as { id: string }).id);
-      return queryBool(request.query as Query, "size") ? { ...inspectDocument(c), ...(await sizes(c)) } : inspectDocument(c);
+    const inspect = async (ref: string, query: Query) => {
+      const c = containers.get(ref);
+      const doc = inspectDocument(c, service.inspectLinks(c));
+      return queryBool(query, "size") ? { ...doc, ...(await sizes(c)) } : doc;
+    };
+    app.get("/containers/:id/json", async (request) => inspect((request.params as { id: string }).id, request.query as Query));
+    // a link's name has a slash in it (`/containers/web/db/json`), as Docker's `{name:.*}` routes allow
+    app.get("/containers/*", async (request, reply) => {
+      const path = (request.params as { "*": string })["*"];
+      if (!path.endsWith("/json")) return reply.callNotFound();
+      return inspect(path.slice(0, -"/json".length), request.query as Query);
     });
 
-    app.delete("/containers/:id", async (request, reply) => {
-      const c = containers.get((request.params as { id: string }).id);
-      await service.remove(c, { force: queryBool(request.query as Query, "force"), volumes: queryBool(request.query as Query, "v") });
+    // `*`: a link's name (`DELETE /containers/web/db?link=1`, `docker rm --link`) has a slash in it
+    app.delete("/containers/*", async (request, reply) => {
+      const ref = (request.params as { "*": string })["*"];
+      const query = request.query as Query;
+      if (queryBool(query, "link")) service.removeLink(ref);
+      else await service.remove(containers.get(ref), { force: queryBool(query, "force"), volumes: queryBool(query, "v") });
       return reply.code(204).send();
     });
 
