@@ -1,7 +1,7 @@
 /**
  * The error catalogue. Every error the engine reports to a client or an operator is defined
  * once, in the file of its area under core/errors/ (api, config, images, containers, resources,
- * host), and reached here as `errors.<name>`: a code `ENGINE_ERR_<AREA>_<WHAT>`, the HTTP
+ * host, build), and reached here as `errors.<name>`: a code `ENGINE_ERR_<AREA>_<WHAT>`, the HTTP
  * status the API answers with (the Docker mapping: 400 invalid parameter, 401, 403 forbidden,
  * 404 not found, 409 conflict, 304 not modified, 500 system, 501 not implemented, 503
  * unavailable) and the message clients expect.
@@ -14,6 +14,7 @@ import { imagesErrors } from "./errors/images.js";
 import { containersErrors } from "./errors/containers.js";
 import { resourcesErrors } from "./errors/resources.js";
 import { hostErrors } from "./errors/host.js";
+import { buildErrors } from "./errors/build.js";
 import { builderErrors } from "./errors/builder.js";
 
 export { EngineError };
@@ -26,6 +27,7 @@ export const errors = {
   ...containersErrors,
   ...resourcesErrors,
   ...hostErrors,
+  ...buildErrors,
   ...builderErrors,
 } as const;
 

@@ -1,0 +1,238 @@
+/**
+ * Docker's variable substitution in Dockerfile arguments (the classic builder of dockerd 20.10):
+ * a word's `$name`, `${name}`, `${name:-default}`, `${name:+alternative}`, `${name?message}` and
+ * `${name:?message}` replaced from the build's variables, its quotes and escapes resolved.
+ *
+ * - Single quotes keep everything literally; double quotes keep everything but `$` substitution,
+ *   and the escape character in them escapes only `"`, `$` and itself. Outside quotes the escape
+ *   character (\ or the `# escape=` directive's `) takes the next character literally.
+ * - `$` followed by no name stays a `$`; `$1`, `$@`, `$#`... are special parameters, always empty.
+ * - No other form (`${x-y}`, `${x=y}`, `${x%y}`...) exists here: each is an error, worded as Docker
+ *   words it, inside `failed to process "<word>": ...`.
+ * - The quotes are removed: `ENV a="x y"` sets `x y`. Instructions that are not substituted (RUN,
+ *   CMD, ENTRYPOINT, SHELL, HEALTHCHECK, MAINTAINER, ONBUILD) keep their text, quotes included,
+ *   for the shell that runs it.
+ */
+import { errors } from "../errors.js";
+import { goQuote, isGoSpace } from "./go-text.js";
+import type { EscapeChar } from "./dockerfile-types.js";
+
+/** A variable's value, or undefined when it is not set (which `${x?}` tells from set-but-empty). */
+export type Lookup = (name: string) => string | undefined;
+
+/** Instructions whose arguments the classic builder substitutes (see README.md for which parts). */
+const SUBSTITUTED = new Set(["add", "arg", "copy", "env", "expose", "from", "label", "stopsignal", "user", "volume", "workdir"]);
+
+export function substitutesVariables(keyword: string): boolean {
+  return SUBSTITUTED.has(keyword.toLowerCase());
+}
+
+/** A lookup over an environment list of "name=value" (the first entry of a name wins, as in Docker). */
+export function lookupIn(env: readonly string[]): Lookup {
+  return (name) => {
+    for (const entry of env) {
+      const at = entry.indexOf("=");
+      if (at < 0 ? entry === name : entry.slice(0, at) === name) return at < 0 ? "" : entry.slice(at + 1);
+    }
+    return undefined;
+  };
+}
+
+/** One word, substituted and unquoted (ENV and LABEL values, paths, USER, ...). */
+export function expand(word: string, lookup: Lookup, escape: EscapeChar = "\\"): string {
+  return run(word, lookup, escape).text;
+}
+
+/** A word substituted, then split at unquoted whitespace, the quotes removed (EXPOSE's ports). */
+export function expandWords(word: string, lookup: Lookup, escape: EscapeChar = "\\"): string[] {
+  return run(word, lookup, escape).words;
+}
+
+function run(word: string, lookup: Lookup, escape: EscapeChar): { text: string; words: string[] } {
+  try {
+    return new ShellWord(word, lookup, escape).processUntil(undefined);
+  } catch (err) {
+    if (err instanceof SyntaxProblem) throw errors.buildSubstitution(goQuote(word), err.message);
+    throw err;
+  }
+}
+
+class SyntaxProblem extends Error {}
+
+/** The words of the result as they form: unquoted whitespace from a substitution splits. */
+class WordList {
+  readonly words: string[] = [];
+  private word = "";
+  private inWord = false;
+
+  addChar(ch: string): void {
+    if (!isGoSpace(ch)) this.addRaw(ch);
+    else if (this.inWord && this.word.length > 0) {
+      this.words.push(this.word);
+      this.word = "";
+      this.inWord = false;
+    }
+  }
+
+  addRaw(text: string): void {
+    this.word += text;
+    this.inWord = true;
+  }
+
+  addString(text: string): void {
+    for (const ch of text) this.addChar(ch);
+  }
+
+  finish(): string[] {
+    if (this.word.length > 0) this.words.push(this.word);
+    this.word = "";
+    this.inWord = false;
+    return this.words;
+  }
+}
+
+const SPECIAL_PARAMETERS = new Set(["@", "*", "#", "?", "-", "$", "!", "0"]);
+const DIGIT = /\p{Nd}/u;
+const NAME_CHAR = /[\p{L}\p{Nd}_]/u;
+
+class ShellWord {
+  private readonly chars: string[];
+  private pos = 0;
+
+  constructor(
+    word: string,
+    private readonly lookup: Lookup,
+    private readonly escape: EscapeChar,
+  ) {
+    this.chars = Array.from(word);
+  }
+
+  private peek(): string | undefined {
+    return this.chars[this.pos];
+  }
+
+  private next(): string | undefined {
+    return this.chars[this.pos++];
+  }
+
+  /** Reads up to `stop` (consumed) or to the end when `stop` is undefined. */
+  processUntil(stop: string | undefined): { text: string; words: string[] } {
+    let text = "";
+    const words = new WordList();
+    for (let ch = this.peek(); ch !== undefined; ch = this.peek()) {
+      if (stop !== undefined && ch === stop) {
+        this.next();
+        return { text, words: words.finish() };
+      }
+      if (ch === "'" || ch === '"' || ch === "$") {
+        const part = ch === "'" ? this.singleQuoted() : ch === '"' ? this.doubleQuoted() : this.dollar();
+        text += part;
+        if (ch === "$") words.addString(part);
+        else words.addRaw(part);
+        continue;
+      }
+      this.next();
+      if (ch === this.escape) {
+        const escaped = this.next();
+        if (escaped === undefined) break; // an escape at the very end is dropped
+        words.addRaw(escaped);
+        text += escaped;
+      } else {
+        words.addChar(ch);
+        text += ch;
+      }
+    }
+    if (stop !== undefined) throw new SyntaxProblem(`unexpected end of statement while looking for matching ${stop}`);
+    return { text, words: words.finish() };
+  }
+
+  private singleQuoted(): string {
+    this.next();
+    let text = "";
+    for (;;) {
+      const ch = this.next();
+      if (ch === undefined) throw new SyntaxProblem("unexpected end of statement while looking for matching single-quote");
+      if (ch === "'") return text;
+      text += ch;
+    }
+  }
+
+  private doubleQuoted(): string {
+    this.next();
+    let text = "";
+    for (;;) {
+      const ch = this.peek();
+      if (ch === undefined) throw new SyntaxProblem("unexpected end of statement while looking for matching double-quote");
+      if (ch === '"') {
+        this.next();
+        return text;
+      }
+      if (ch === "$") {
+        text += this.dollar();
+        continue;
+      }
+      this.next();
+      const after = this.peek();
+      if (ch === this.escape && after === undefined) continue;
+      if (ch === this.escape && (after === '"' || after === "$" || after === this.escape)) text += this.next();
+      else text += ch;
+    }
+  }
+
+  private dollar(): string {
+    this.next();
+    if (this.peek() !== "{") {
+      const name = this.name();
+      return name === "" ? "$" : (this.lookup(name) ?? "");
+    }
+    this.next();
+    const first = this.peek();
+    if (first === undefined) throw new SyntaxProblem("syntax error: missing '}'");
+    if (first === "{" || first === "}" || first === ":") throw new SyntaxProblem("syntax error: bad substitution");
+    const name = this.name();
+    const ch = this.next();
+    if (ch === "}") return this.lookup(name) ?? "";
+    if (ch === "?") return this.required(name, this.modifierWord(), false);
+    if (ch !== ":") throw new SyntaxProblem("missing ':' in substitution");
+    const modifier = this.next();
+    const word = this.modifierWord();
+    const value = this.lookup(name) ?? "";
+    if (modifier === "+") return value !== "" ? word : value;
+    if (modifier === "-") return value === "" ? word : value;
+    if (modifier === "?") return this.required(name, word, true);
+    throw new SyntaxProblem(`unsupported modifier (${modifier}) in substitution`);
+  }
+
+  /** The text after a modifier, up to the closing brace, itself substituted. */
+  private modifierWord(): string {
+    try {
+      return this.processUntil("}").text;
+    } catch (err) {
+      if (err instanceof SyntaxProblem && this.peek() === undefined) throw new SyntaxProblem("syntax error: missing '}'");
+      throw err;
+    }
+  }
+
+  /** ${name?message}: an error when unset; ${name:?message}: also when empty. */
+  private required(name: string, message: string, nonEmpty: boolean): string {
+    const value = this.lookup(name);
+    if (value === undefined) throw new SyntaxProblem(`${name}: ${message || "is not allowed to be unset"}`);
+    if (nonEmpty && value === "") throw new SyntaxProblem(`${name}: ${message || "is not allowed to be empty"}`);
+    return value;
+  }
+
+  /** A variable name: letters, digits and _, or a run of digits, or one special parameter. */
+  private name(): string {
+    let name = "";
+    for (let ch = this.peek(); ch !== undefined; ch = this.peek()) {
+      if (name === "" && DIGIT.test(ch)) {
+        while (this.peek() !== undefined && DIGIT.test(this.peek()!)) name += this.next();
+        return name;
+      }
+      if (name === "" && SPECIAL_PARAMETERS.has(ch)) return this.next()!;
+      if (!NAME_CHAR.test(ch)) break;
+      name += this.next();
+    }
+    return name;
+  }
+}

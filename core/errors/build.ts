@@ -1,0 +1,31 @@
+/** The error catalogue, Dockerfile builds (core/errors.ts assembles it). Docker's messages, word for word. */
+import { define } from "./define.js";
+
+export const buildErrors = {
+  // --- the Dockerfile (core/build/dockerfile-parse.ts) ---
+  buildDockerfileEmpty: define("ENGINE_ERR_BUILD_DOCKERFILE_EMPTY", 400, (name: string) => `the Dockerfile (${name}) cannot be empty`),
+  // Errors of the line parser (directives, continuation lines, each keyword's argument syntax):
+  // Docker names no line for these.
+  buildDockerfileParse: define("ENGINE_ERR_BUILD_DOCKERFILE_PARSE", 400, (why: string) => `failed to parse Dockerfile: ${why}`),
+  buildUnknownInstruction: define(
+    "ENGINE_ERR_BUILD_UNKNOWN_INSTRUCTION",
+    400,
+    (line: number, keyword: string) => `dockerfile parse error line ${line}: unknown instruction: ${keyword.toUpperCase()}`,
+  ),
+  // Errors of an instruction's arguments and flags (counts, names, flag values).
+  buildInstructionInvalid: define(
+    "ENGINE_ERR_BUILD_INSTRUCTION_INVALID",
+    400,
+    (line: number, why: string) => `dockerfile parse error line ${line}: ${why}`,
+  ),
+  buildNoStage: define("ENGINE_ERR_BUILD_NO_STAGE", 400, () => "no build stage in current context"),
+  // An ONBUILD trigger run by a child build: Docker's bare message, no line.
+  buildTriggerInvalid: define("ENGINE_ERR_BUILD_TRIGGER_INVALID", 400, (why: string) => why),
+  buildTargetNotFound: define("ENGINE_ERR_BUILD_TARGET_NOT_FOUND", 400, (target: string) => `failed to reach build target ${target} in Dockerfile`),
+
+  // --- variable substitution (core/build/shell-lex.ts); `word` is already Go-quoted ---
+  buildSubstitution: define("ENGINE_ERR_BUILD_SUBSTITUTION", 400, (quotedWord: string, why: string) => `failed to process ${quotedWord}: ${why}`),
+
+  // --- .dockerignore (core/build/dockerignore.ts) ---
+  buildIgnorePattern: define("ENGINE_ERR_BUILD_IGNORE_PATTERN", 400, (why: string) => why),
+} as const;
