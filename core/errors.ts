@@ -1,8 +1,8 @@
 /**
  * The error catalogue. Every error the engine reports to a client or an operator is defined
  * once, in the file of its area under core/errors/ (api, config, images, containers, resources,
- * host), and reached here as `errors.<name>`: a code `ENGINE_ERR_<AREA>_<WHAT>`, the HTTP
- * status the API answers with (the Docker mapping: 400 invalid parameter, 401, 403 forbidden,
+ * host, build-context), and reached here as `errors.<name>`: a code `ENGINE_ERR_<AREA>_<WHAT>`,
+ * the HTTP status the API answers with (the Docker mapping: 400 invalid parameter, 401, 403 forbidden,
  * 404 not found, 409 conflict, 304 not modified, 500 system, 501 not implemented, 503
  * unavailable) and the message clients expect.
  * `docs/errors.md` lists the catalogue; test/errors.test.ts keeps the two in step.
@@ -14,6 +14,7 @@ import { imagesErrors } from "./errors/images.js";
 import { containersErrors } from "./errors/containers.js";
 import { resourcesErrors } from "./errors/resources.js";
 import { hostErrors } from "./errors/host.js";
+import { buildContextErrors } from "./errors/build-context.js";
 
 export { EngineError };
 
@@ -25,6 +26,7 @@ export const errors = {
   ...containersErrors,
   ...resourcesErrors,
   ...hostErrors,
+  ...buildContextErrors,
 } as const;
 
 export type ErrorCatalogue = typeof errors;
