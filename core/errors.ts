@@ -1,8 +1,9 @@
 /**
  * The error catalogue. Every error the engine reports to a client or an operator is defined
  * once, in the file of its area under core/errors/ (api, config, images, containers, resources,
- * host, build), and reached here as `errors.<name>`: a code `ENGINE_ERR_<AREA>_<WHAT>`, the HTTP
- * status the API answers with (the Docker mapping: 400 invalid parameter, 401, 403 forbidden,
+ * host, and the builder's: build (the Dockerfile), builder (its steps), build-context), and
+ * reached here as `errors.<name>`: a code `ENGINE_ERR_<AREA>_<WHAT>`, the HTTP status the API
+ * answers with (the Docker mapping: 400 invalid parameter, 401, 403 forbidden,
  * 404 not found, 409 conflict, 304 not modified, 500 system, 501 not implemented, 503
  * unavailable) and the message clients expect.
  * `docs/errors.md` lists the catalogue; test/errors.test.ts keeps the two in step.
@@ -16,6 +17,7 @@ import { resourcesErrors } from "./errors/resources.js";
 import { hostErrors } from "./errors/host.js";
 import { buildErrors } from "./errors/build.js";
 import { builderErrors } from "./errors/builder.js";
+import { buildContextErrors } from "./errors/build-context.js";
 
 export { EngineError };
 
@@ -29,6 +31,7 @@ export const errors = {
   ...hostErrors,
   ...buildErrors,
   ...builderErrors,
+  ...buildContextErrors,
 } as const;
 
 export type ErrorCatalogue = typeof errors;

@@ -2,9 +2,9 @@
  * `applyLayer`: reads an uncompressed layer tar (tar-reader.ts, the input pushed in chunk by
  * chunk) and hands each entry to the `LayerWriter` by its kind. This is where entries are named
  * and checked before anything is written: names cleaned (`safe-path`), whiteouts recognised
- * (`whiteouts`), device nodes and fifos refused unless allowed, unknown entry kinds refused. Any
- * failure stops the whole apply with an error that names the entry (`LayerEntryError`); the
- * caller removes the half-made layer.
+ * (`whiteouts`, unless the tar is no layer), device nodes and fifos refused unless allowed or
+ * skipped, unknown entry kinds refused. Any failure stops the whole apply with an error that
+ * names the entry (`LayerEntryError`); the caller removes the half-made layer.
  */
 import { realpath, stat } from "node:fs/promises";
 import type { Readable } from "node:stream";
@@ -87,7 +87,7 @@ async function applyEntry(w: LayerWriter, h: TarHeader): Promise<EntryData | und
   let sparse: SparseInfo | undefined;
   if (isFile) sparse = sparseInfo(h.pax);
   const parts = cleanEntryName(sparse?.name ?? h.name);
-  const wh = parts.length > 0 ? classifyWhiteout(parts[parts.length - 1]) : undefined;
+  const wh = parts.length > 0 && w.opts.whiteouts !== "none" ? classifyWhiteout(parts[parts.length - 1]) : undefined;
   // Owners move to the host's ids under a user namespace map; whiteouts keep theirs (overlayfs
   // itself makes them 0:0, whoever deletes).
   const asked = entryMeta(h);
@@ -113,6 +113,7 @@ async function applyEntry(w: LayerWriter, h: TarHeader): Promise<EntryData | und
       return void (await w.hardlink(entry, parts, h.linkname ?? ""));
   }
   if (nodeType) {
+    if (w.opts.skipDevices) return undefined;
     if (!w.opts.allowDevices) throw new LayerEntryError(entry, `${h.type} entries are not allowed in this layer`);
     return void (await w.node(entry, parts, batchKey, { type: nodeType, major: h.devmajor ?? 0, minor: h.devminor ?? 0 }, meta));
   }

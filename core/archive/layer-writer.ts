@@ -31,11 +31,14 @@ import { rootOwner, type IdMap } from "../userns/id-map.js";
 export interface ApplyOptions {
   /**
    * How OCI whiteouts land: overlayfs's form, deleting what they name (full-copy drivers), or
-   * kept as the `.wh.` files they are (fuse-overlayfs). See whiteouts.ts.
+   * kept as the `.wh.` files they are (fuse-overlayfs). See whiteouts.ts. "none": the tar is
+   * not a layer (a build context), `.wh.` names are ordinary entries.
    */
-  whiteouts: "overlay" | "remove" | "oci";
+  whiteouts: "overlay" | "remove" | "oci" | "none";
   /** Let character/block devices and fifos through (default: refuse them). */
   allowDevices?: boolean;
+  /** Leave character/block devices and fifos out, and go on with the rest (default: refuse them). */
+  skipDevices?: boolean;
   /** Records the tar's layout (tar-layout.ts), its regular files' data by their paths here. */
   layout?: LayoutRecorder;
   /**
