@@ -44,6 +44,11 @@ export class BuildOutput {
     this.send(m);
   }
 
+  /** The Dockerfile's warnings (empty continuation lines), before the first step: one red message, as Docker sends them. */
+  parserWarnings(list: readonly string[]): void {
+    if (list.length > 0) this.stream(`\u001b[91m${list.join("\n")}\n\u001b[0m`);
+  }
+
   /** A warning line (`[Warning] ...`), sent as the stream's text. */
   warning(text: string): void {
     this.stream(`[Warning] ${text}\n`);

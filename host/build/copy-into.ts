@@ -13,7 +13,9 @@
 import { createReadStream, readlinkSync } from "node:fs";
 import { posix } from "node:path";
 import { Readable } from "node:stream";
-import { pack as tarPack, type Headers } from "tar-stream";
+import { pack as tarPack } from "tar-stream";
+
+type Headers = Parameters<ReturnType<typeof tarPack>["entry"]>[0];
 import type { IdMap } from "../../core/userns/id-map.js";
 import { lstatAt, ScopedRoot } from "../containers/files/scoped-fs.js";
 import { extractScoped } from "../containers/files/scoped-extract.js";

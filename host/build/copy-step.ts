@@ -47,7 +47,8 @@ function chmodOf(spec: string | undefined): number | undefined {
 
 export async function copyStep(ctx: StepContext, i: Instruction): Promise<void> {
   const name = i.keyword.toUpperCase();
-  const from = i.flags.from;
+  // `--from=` (empty) is the context, and the value is not substituted, as in Docker
+  const from = i.flags.from || undefined;
   if (from !== undefined && name === "ADD") throw errors.buildInvalidInstruction("Unknown flag: from");
   const chown = i.flags.chown ? word(ctx, i.flags.chown) : undefined;
   const mode = chmodOf(i.flags.chmod);

@@ -10,7 +10,9 @@ export interface ProgressMessage {
   progress?: string;
   id?: string;
   aux?: Record<string, unknown>;
-  errorDetail?: { message: string };
+  /** Text for the terminal (a build's output). */
+  stream?: string;
+  errorDetail?: { message: string; code?: number };
   error?: string;
 }
 

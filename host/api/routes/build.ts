@@ -41,7 +41,7 @@ export function buildRoutes(deps: BuildRouteDeps) {
           out = new BuildOutput(w.emit, opts.quiet);
           const signal = AbortSignal.any([w.signal, abort.signal]);
           try {
-            for (const warning of input.warnings) out.warning(warning);
+            out.parserWarnings(input.warnings);
             await deps.service.build(input.dockerfile, input.contextRoot, opts, out, signal);
           } finally {
             await input.cleanup();
