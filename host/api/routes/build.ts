@@ -23,7 +23,9 @@ export function buildRoutes(deps: BuildRouteDeps) {
     app.post("/build", async (request, reply) => {
       const opts = buildOptionsFrom(request.query as Query, request.headers);
       const abort = new AbortController();
-      request.raw.once("close", () => {
+      // the answer closing before it finished: the client went away (the request's own close
+      // comes as soon as its body is read)
+      reply.raw.once("close", () => {
         if (!reply.raw.writableFinished) abort.abort();
       });
       const input = await deps.inputs.open(request.raw, opts, abort.signal);
