@@ -1,29 +1,19 @@
 /**
- * core/archive against real files as root: decompression, extraction with every kind of
- * metadata, whiteouts in both forms (and through a real overlay mount), packing back to the OCI
- * form, and hostile tars that must not change anything outside the layer folder.
+ * core/archive against real files as root: extraction with every kind of metadata, whiteouts in
+ * both forms (and through a real overlay mount), and packing back to the OCI form. Decompression
+ * is in layer-archive-decompress.test.ts, hostile tars in layer-archive-hostile.test.ts.
  */
 import "./helpers/root-hooks.js";
 import { getAttributeSync, listAttributesSync } from "@napi-rs/xattr";
 import { expect } from "chai";
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { once } from "node:events";
-import { createServer } from "node:net";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough, Readable } from "node:stream";
-import { gzipSync, zstdCompressSync } from "node:zlib";
-import { extract } from "tar-stream";
-import { applyLayer, createDecompressor, decompress, LayerEntryError, packLayer, pump, type ApplyOptions } from "../core/archive/index.js";
-import { findUnpigz } from "../core/archive/decompress.js";
-import { usePairFolder } from "../core/archive/socket-pair.js";
-import { unpigzSpares } from "../core/archive/unpigz.js";
+import { applyLayer, LayerEntryError, packLayer } from "../core/archive/index.js";
 import {
   capabilityBytes,
-  HOST_ESCAPE_NAME,
-  hostileLayers,
-  longPath,
   lowerLayerEntries,
   makeTar,
   MIB,
@@ -37,215 +27,10 @@ import {
   type TarEntry,
 } from "./fixtures/layers.js";
 import { makeTempDir } from "./helpers/engined.js";
-import { eventually } from "./helpers/net-daemon.js";
-
-/** The unpigz processes this test process started. */
-function ourUnpigz(): string[] {
-  return readdirSync("/proc").filter((pid) => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      return stat.includes("(unpigz)") && Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === process.pid;
-    } catch {
-      return false; // (gone meanwhile)
-    }
-  });
-}
-
-async function collect(stream: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of stream) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
-}
-
-async function apply(entries: TarEntry[], dir: string, opts: ApplyOptions): Promise<{ size: number }> {
-  return applyLayer(Readable.from([await makeTar(entries)]), dir, opts);
-}
-
-function freshDir(prefix = "engine-layer-"): string {
-  const dir = join(makeTempDir(prefix), "layer");
-  mkdirSync(dir);
-  return dir;
-}
-
-interface TarRecord {
-  name: string;
-  type: string;
-  mode: number;
-  uid: number;
-  gid: number;
-  mtime: number;
-  linkname: string | null;
-  sha: string;
-  xattrs: Record<string, string>;
-}
-
-async function readTar(tar: Readable): Promise<TarRecord[]> {
-  const ex = extract();
-  tar.pipe(ex as unknown as NodeJS.WritableStream);
-  const out: TarRecord[] = [];
-  for await (const entry of ex) {
-    const h = entry.header as typeof entry.header & { pax?: Record<string, string> | null };
-    const data = await collect(entry as unknown as Readable);
-    const xattrs: Record<string, string> = {};
-    for (const [k, v] of Object.entries(h.pax ?? {})) if (k.startsWith("SCHILY.xattr.")) xattrs[k] = Buffer.from(v, "latin1").toString("hex");
-    out.push({
-      name: h.name.replace(/\/$/, ""),
-      type: h.type,
-      mode: h.mode & 0o7777,
-      uid: h.uid,
-      gid: h.gid,
-      mtime: h.mtime.getTime() / 1000,
-      linkname: h.linkname || null,
-      sha: createHash("sha256").update(data).digest("hex"),
-      xattrs,
-    });
-  }
-  return out;
-}
-
-/** Everything under `dir` but `skip` and what is under it: type, size, mode, owner, times, contents, xattrs. */
-function snapshot(dir: string, skip: string): Map<string, string> {
-  const out = new Map<string, string>();
-  const visit = (path: string) => {
-    if (path === skip) return;
-    const st = lstatSync(path, { bigint: true });
-    let content = "";
-    if (st.isFile()) content = createHash("sha256").update(readFileSync(path)).digest("hex");
-    else if (st.isSymbolicLink()) content = readlinkSync(path);
-    const xattrs = listAttributesSync(path)
-      .sort()
-      .map((k) => `${k}=${getAttributeSync(path, k)?.toString("hex")}`);
-    out.set(path, [st.mode, st.uid, st.gid, st.size, st.mtimeNs, st.ctimeNs, st.nlink, content, xattrs.join(",")].join(" "));
-    if (st.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
-  };
-  visit(dir);
-  return out;
-}
+import { apply, collect, freshDir, readTar, type TarRecord } from "./helpers/layer-archive.js";
 
 describe("layer archive", function () {
   this.timeout(120_000);
-
-  describe("decompress", () => {
-    const plain = Buffer.concat([Buffer.from("not compressed at all "), Buffer.alloc(256 * 1024, 7)]);
-
-    it("gunzips through unpigz when it is installed", async function () {
-      if (!findUnpigz()) this.skip();
-      const out = await collect(decompress(Readable.from([gzipSync(plain)]), { disablePigz: false }));
-      expect(out.equals(plain)).to.equal(true);
-    });
-
-    it("gunzips through zlib with disablePigz, the input split in small chunks", async () => {
-      const gz = gzipSync(plain);
-      const chunks = Array.from({ length: Math.ceil(gz.length / 3) }, (_, i) => gz.subarray(i * 3, i * 3 + 3));
-      const out = await collect(decompress(Readable.from(chunks), { disablePigz: true }));
-      expect(out.equals(plain)).to.equal(true);
-    });
-
-    it("decompresses zstd", async () => {
-      const out = await collect(decompress(Readable.from([zstdCompressSync(plain)])));
-      expect(out.equals(plain)).to.equal(true);
-    });
-
-    it("passes anything else through unchanged, short inputs included", async () => {
-      for (const input of [plain, Buffer.alloc(0), Buffer.from([0x1f]), Buffer.from("abc"), Buffer.from([0x28, 0xb5, 0x2f])]) {
-        const out = await collect(decompress(Readable.from(input.length ? [input] : [])));
-        expect(out.equals(input)).to.equal(true);
-      }
-    });
-
-    it("fails on corrupt data, with unpigz and with zlib", async () => {
-      const bad = gzipSync(plain);
-      bad.fill(0x55, 20, 200);
-      for (const disablePigz of [false, true]) {
-        const err = await collect(decompress(Readable.from([bad]), { disablePigz })).catch((e: Error) => e);
-        expect(err, `disablePigz=${disablePigz}`).to.be.instanceOf(Error);
-      }
-      const zst = zstdCompressSync(randomBytes(64 * 1024));
-      const err = await collect(decompress(Readable.from([zst.subarray(0, zst.length / 2)]))).catch((e: Error) => e);
-      expect(err).to.be.instanceOf(Error);
-    });
-
-    it("starts unpigz ahead for a stream expected to be gzip: used for gzip, dropped for another format or when the output goes first", async function () {
-      if (!findUnpigz()) this.skip();
-      for (const input of [gzipSync(plain), zstdCompressSync(plain), plain]) {
-        const decoder = createDecompressor();
-        decoder.expect!("gzip");
-        const out = collect(decoder.output);
-        await pump(Readable.from([input]), decoder);
-        expect((await out).equals(plain)).to.equal(true);
-      }
-      const unused = createDecompressor();
-      unused.expect!("gzip");
-      await eventually("unpigz started ahead", () => ourUnpigz().length === 1, 5000);
-      unused.output.destroy();
-      await eventually("no unpigz left", () => ourUnpigz().length === 0, 5000);
-    });
-
-    it("keeps spare unpigz processes: started when asked, taken by a decompression, refilled once it has ended, all killed by keep(0)", async function () {
-      if (!findUnpigz()) this.skip();
-      try {
-        unpigzSpares.keep(2);
-        await eventually("two spares", () => ourUnpigz().length === 2, 5000);
-        const before = ourUnpigz();
-        const decoder = createDecompressor();
-        decoder.expect!("gzip");
-        const out = collect(decoder.output);
-        await pump(Readable.from([gzipSync(plain)]), decoder);
-        expect((await out).equals(plain)).to.equal(true);
-        // the decompression ran in one of the spares (no third process), which ended with it
-        await eventually("a spare used and refilled", () => {
-          const now = ourUnpigz();
-          return now.length === 2 && now.filter((pid) => before.includes(pid)).length === 1;
-        }, 5000);
-        // one killed from outside while it waits (and seen to end) is not handed out
-        process.kill(Number(ourUnpigz()[0]), "SIGKILL");
-        await eventually("the killed spare reaped", () => ourUnpigz().length === 1, 5000);
-        const again = createDecompressor();
-        again.expect!("gzip");
-        const out2 = collect(again.output);
-        await pump(Readable.from([gzipSync(plain)]), again);
-        expect((await out2).equals(plain)).to.equal(true);
-      } finally {
-        unpigzSpares.keep(0);
-      }
-      await eventually("no spare left", () => ourUnpigz().length === 0, 5000);
-    });
-
-    it("makes its socket pairs in the daemon's folder: what a killed process left there is removed, nothing stays after a pair", async function () {
-      if (!findUnpigz()) this.skip();
-      const dir = join(makeTempDir("engine-pairs-"), "pairs");
-      mkdirSync(dir);
-      const stale = createServer().listen(join(dir, "left-by-a-kill"));
-      await once(stale, "listening");
-      stale.close();
-      writeFileSync(join(dir, "left-file"), "");
-      try {
-        usePairFolder(dir);
-        expect(readdirSync(dir)).to.deep.equal([]);
-        expect(statSync(dir).mode & 0o777).to.equal(0o700);
-        const out = await collect(decompress(Readable.from([gzipSync(plain)]), { disablePigz: false }));
-        expect(out.equals(plain)).to.equal(true);
-        expect(readdirSync(dir)).to.deep.equal([]);
-        // a folder whose socket paths would not fit in an address: the temporary folder again
-        usePairFolder(join(dir, "x".repeat(100)));
-        expect(existsSync(join(dir, "x".repeat(100)))).to.equal(false);
-        const again = await collect(decompress(Readable.from([gzipSync(plain)]), { disablePigz: false }));
-        expect(again.equals(plain)).to.equal(true);
-      } finally {
-        usePairFolder(undefined);
-      }
-    });
-
-    it("passes on an error of the input", async () => {
-      for (const head of [gzipSync(plain).subarray(0, 100), Buffer.from("plain text")]) {
-        const input = new PassThrough();
-        input.write(head);
-        setTimeout(() => input.destroy(new Error("connection reset")), 20);
-        const err = await collect(decompress(input, { disablePigz: false })).catch((e: Error) => e);
-        expect((err as Error).message).to.equal("connection reset");
-      }
-    });
-  });
 
   describe("applyLayer: a normal layer", () => {
     let dir: string;
@@ -470,92 +255,6 @@ describe("layer archive", function () {
       }
       expect(readdirSync(mnt)).to.deep.equal([]);
     });
-  });
-
-  describe("applyLayer: hostile tars", () => {
-    /** What the hostile tars would create on the machine itself through symlinks to `/`. */
-    const HOST_TARGETS = ["/evil", "/c", `/etc/${HOST_ESCAPE_NAME}`];
-    before(() => {
-      for (const p of HOST_TARGETS) expect(existsSync(p), `${p} exists before the tests`).to.equal(false);
-    });
-
-    /** What each hostile tar must do: fail naming this entry, or land these paths in the layer. */
-    const expected = (outside: string): Record<string, { rejects: string } | { contains: string[] }> => ({
-      "dotdot name": { rejects: "../evil" },
-      "absolute name": { contains: ["abs/evil"] },
-      "dotdot inside a name": { rejects: "a/../../evil" },
-      "symlink to / then a file through it": { contains: ["evil", `etc/${HOST_ESCAPE_NAME}`] },
-      "symlink to ../../ then a file through it": { contains: ["evil", "root/outside-file"] },
-      "symlink to a directory outside then a file through it": { contains: [`${outside.slice(1)}/passwd`, "etc/shadow"] },
-      "symlink then a directory entry over it": { contains: ["d"] },
-      "symlink then a regular file at the same name": { contains: ["victim"] },
-      "a directory holding a symlink outside, then a file over the directory": { contains: ["dir"] },
-      "symlinks chained outside": { contains: ["c/evil"] },
-      "symlink loop": { rejects: "loop1/evil" },
-      "hard link to ../outside-file": { rejects: "hl" },
-      "hard link to /etc/passwd": { rejects: "hl" },
-      "hard link through a symlink": { rejects: "hl" },
-      "whiteout through a symlink": { contains: [] },
-      "opaque marker through a symlink": { contains: [] },
-      "whiteout of ..": { rejects: "x/.wh..." },
-      "whiteout dropped after its directory became a symlink outside": { contains: ["k"] },
-      "character device": { rejects: "dev/sda" },
-      fifo: { rejects: "run/fifo" },
-      "a very long path": { contains: [`${longPath()}/file`] },
-      "file then directory at the same path": { contains: ["dup/inner"] },
-      "directory then file at the same path": { contains: ["dup"] },
-    });
-
-    const names = Object.keys(hostileLayers("/x"));
-    for (const mode of ["overlay", "remove", "oci"] as const) {
-      for (const name of names) {
-        it(`${name} (${mode})`, async () => {
-          const tmp = makeTempDir("engine-hostile-");
-          const root = join(tmp, "root");
-          const layer = join(root, "layer");
-          const etc = join(root, "etc");
-          mkdirSync(join(etc, "sub/dir"), { recursive: true });
-          mkdirSync(layer);
-          writeFileSync(join(etc, "passwd"), "root:x:0:0:root:/root:/bin/bash\n");
-          writeFileSync(join(etc, "shadow"), "root:*:19000:0:99999:7:::\n", { mode: 0o640 });
-          writeFileSync(join(etc, "sub/dir/x"), "x");
-          writeFileSync(join(etc, ".wh.passwd"), ""); // what a whiteout kept as a file must never reach
-          writeFileSync(join(root, "outside-file"), "outside\n");
-          writeFileSync(join(tmp, "outside-file"), "outside too\n");
-          const want = expected(etc)[name];
-          const before = snapshot(tmp, layer);
-          const passwd = statSync("/etc/passwd", { bigint: true });
-          const hostBefore = { root: readdirSync("/").sort(), etc: readdirSync("/etc").sort() };
-
-          let result: Error | undefined;
-          try {
-            result = await apply(hostileLayers(etc)[name], layer, { whiteouts: mode }).then(
-              () => undefined,
-              (e: Error) => e,
-            );
-          } finally {
-            // should an extractor ever escape, leave the machine as it was (the checks below fail)
-            // (the `before` hook made sure none of these existed)
-            for (const p of HOST_TARGETS) rmSync(p, { recursive: true, force: true });
-          }
-
-          expect(snapshot(tmp, layer)).to.deep.equal(before);
-          const passwdAfter = statSync("/etc/passwd", { bigint: true });
-          expect([passwdAfter.mtimeNs, passwdAfter.ctimeNs, passwdAfter.size]).to.deep.equal([passwd.mtimeNs, passwd.ctimeNs, passwd.size]);
-          expect({ root: readdirSync("/").sort(), etc: readdirSync("/etc").sort() }).to.deep.equal(hostBefore);
-          if ("rejects" in want) {
-            expect(result, "the apply should fail").to.be.instanceOf(LayerEntryError);
-            expect(result!.message).to.include(`"${want.rejects}"`);
-          } else {
-            expect(result, result?.stack).to.equal(undefined);
-            for (const p of want.contains) expect(existsSync(join(layer, p)), p).to.equal(true);
-          }
-          if (name === "symlink then a directory entry over it") expect(lstatSync(join(layer, "d")).isDirectory()).to.equal(true);
-          if (name === "symlink then a regular file at the same name") expect(readFileSync(join(layer, "victim"), "utf8")).to.equal("replaced\n");
-          if (name === "directory then file at the same path") expect(readFileSync(join(layer, "dup"), "utf8")).to.equal("file last\n");
-        });
-      }
-    }
   });
 
   describe("packLayer", () => {

@@ -2,10 +2,9 @@
  * The userland proxy of published ports, in-process and through the real /usr/sbin/docker-proxy
  * (`--userland-proxy-path`), against real servers on loopback addresses only (127.0.0.1,
  * 127.0.0.2, ::1; one test binds 0.0.0.0 and :: for a moment, to check that they share a port
- * as Docker binds them, and talks to them over loopback); and the host port allocator's
- * bookkeeping. Nothing here changes the host's network
+ * as Docker binds them, and talks to them over loopback). Nothing here changes the host's network
  * configuration: the tests only bind sockets on loopback, and stop every server, proxy and
- * process they start.
+ * process they start. The host port allocator's tests are in network-port-allocator.test.ts.
  */
 import "./helpers/root-hooks.js";
 import { expect } from "chai";
@@ -13,148 +12,37 @@ import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { createSocket, type Socket as UdpSocket } from "node:dgram";
 import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { connect, createServer, type AddressInfo, type Server, type Socket } from "node:net";
+import { connect, createServer } from "node:net";
 import { join } from "node:path";
-import {
-  ephemeralRange,
-  PortAllocator,
-  PortAlreadyAllocatedError,
-  PortsExhaustedError,
-} from "../plugins/network-bridge/port-allocator.js";
+import { PortAlreadyAllocatedError } from "../plugins/network-bridge/port-allocator.js";
 import { startProxy, type ProxyHandle, type ProxySpec } from "../plugins/network-bridge/userland-proxy.js";
 import { makeTempDir } from "./helpers/engined.js";
+import {
+  bindUdp,
+  canBind,
+  cleanUp,
+  cleanups,
+  closeServer,
+  CONTAINER_IP,
+  exchange,
+  freePort,
+  listen,
+  tcpServer,
+  udpClient,
+  udpEchoServer,
+  udpRequest,
+} from "./helpers/loopback-sockets.js";
 
 const DOCKER_PROXY = "/usr/sbin/docker-proxy";
 const SETPRIV = "/usr/bin/setpriv";
-const CONTAINER_IP = "127.0.0.2";
 const MIB = 1 << 20;
 
 // ---------------------------------------------------------------- helpers
-
-/** Everything a test started, closed in afterEach even when the test failed. */
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
-
-async function cleanUp(): Promise<void> {
-  for (const fn of cleanups.splice(0).reverse()) await Promise.resolve(fn()).catch(() => undefined);
-}
-
-function listen(server: Server, port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen({ port, host, ipv6Only: false }, () => resolve((server.address() as AddressInfo).port));
-  });
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => server.close(() => resolve()));
-}
-
-function bindUdp(socket: UdpSocket, port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    socket.once("error", reject);
-    socket.bind(port, host, () => resolve(socket.address().port));
-  });
-}
-
-/** A port nothing listens on at the moment (the kernel's choice), for a proxy to bind. */
-async function freePort(proto: "tcp" | "udp", host: string): Promise<number> {
-  if (proto === "tcp") {
-    const server = createServer();
-    const port = await listen(server, 0, host);
-    await closeServer(server);
-    return port;
-  }
-  const socket = createSocket(host.includes(":") ? "udp6" : "udp4");
-  const port = await bindUdp(socket, 0, host);
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
-}
-
-/** A TCP server on 127.0.0.2 that runs `handle` for each connection; closed after the test. */
-async function tcpServer(handle: (socket: Socket) => void): Promise<number> {
-  const sockets = new Set<Socket>();
-  const server = createServer({ allowHalfOpen: true }, (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-    socket.on("error", () => undefined);
-    handle(socket);
-  });
-  const port = await listen(server, 0, CONTAINER_IP);
-  cleanups.push(() => {
-    for (const s of sockets) s.destroy();
-    return closeServer(server);
-  });
-  return port;
-}
-
-/** A UDP server on 127.0.0.2 answering `<the sender's port>|<the datagram>`. */
-async function udpEchoServer(): Promise<{ port: number; senders: Set<number> }> {
-  const socket = createSocket("udp4");
-  const senders = new Set<number>();
-  socket.on("message", (msg, from) => {
-    senders.add(from.port);
-    socket.send(`${from.port}|${msg.toString()}`, from.port, from.address);
-  });
-  const port = await bindUdp(socket, 0, CONTAINER_IP);
-  cleanups.push(() => new Promise<void>((resolve) => socket.close(() => resolve())));
-  return { port, senders };
-}
 
 async function proxy(spec: ProxySpec, opts: Parameters<typeof startProxy>[1]): Promise<ProxyHandle> {
   const handle = await startProxy(spec, opts);
   cleanups.push(() => handle.stop());
   return handle;
-}
-
-/** Connects, writes `data`, half-closes, and resolves with everything the other side sent. */
-function exchange(host: string, port: number, data: Buffer | string): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host, port, allowHalfOpen: true });
-    const chunks: Buffer[] = [];
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(new Error(`no complete answer from ${host}:${port} in 20 s`));
-    }, 20_000);
-    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
-    socket.on("error", (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    socket.on("end", () => {
-      clearTimeout(timer);
-      socket.end();
-      resolve(Buffer.concat(chunks));
-    });
-    socket.end(data);
-  });
-}
-
-/** Sends one datagram from `socket` and waits for one answer (bounded: 3 tries of 1 s). */
-async function udpRequest(socket: UdpSocket, host: string, port: number, text: string): Promise<string> {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const answer = await new Promise<string | undefined>((resolve) => {
-      const timer = setTimeout(() => {
-        socket.off("message", onMessage);
-        resolve(undefined);
-      }, 1_000);
-      const onMessage = (msg: Buffer) => {
-        clearTimeout(timer);
-        socket.off("message", onMessage);
-        resolve(msg.toString());
-      };
-      socket.on("message", onMessage);
-      socket.send(text, port, host);
-    });
-    if (answer !== undefined) return answer;
-  }
-  throw new Error(`no UDP answer from ${host}:${port}`);
-}
-
-async function udpClient(type: "udp4" | "udp6" = "udp4"): Promise<UdpSocket> {
-  const socket = createSocket(type);
-  await bindUdp(socket, 0, type === "udp4" ? "127.0.0.1" : "::1");
-  cleanups.push(() => new Promise<void>((resolve) => socket.close(() => resolve())));
-  return socket;
 }
 
 /** The test process's direct children (pid, command name, state), read from /proc. */
@@ -190,28 +78,6 @@ async function waitFor(what: string, check: () => boolean | Promise<boolean>, ms
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-async function canBind(proto: "tcp" | "udp", host: string, port: number): Promise<boolean> {
-  if (proto === "tcp") {
-    const server = createServer();
-    try {
-      await listen(server, port, host);
-      await closeServer(server);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-  const socket = createSocket(host.includes(":") ? "udp6" : "udp4");
-  try {
-    await bindUdp(socket, port, host);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    socket.close();
   }
 }
 
@@ -484,122 +350,5 @@ describe("userland proxy", function () {
       await waitFor(`docker-proxy ${pid} to end`, () => processGone(pid));
       await waitFor(`port ${hostPort} to be free`, () => canBind("tcp", "127.0.0.1", hostPort));
     });
-  });
-});
-
-// ---------------------------------------------------------------- the port allocator
-
-describe("port allocator", () => {
-  afterEach(cleanUp);
-
-  it("reads the kernel's ephemeral range, with Docker's fallback when it cannot", () => {
-    const [first, last] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/).map(Number);
-    expect(ephemeralRange()).to.deep.equal({ first, last });
-    expect(ephemeralRange("/nonexistent/ip_local_port_range")).to.deep.equal({ first: 49153, last: 65535 });
-  });
-
-  it("gives ephemeral ports in turn, never the same one twice, until they run out", () => {
-    const allocator = new PortAllocator({ first: 40000, last: 40003 });
-    const given = [0, 1, 2, 3].map(() => allocator.allocate("tcp", "0.0.0.0", 0));
-    expect(given).to.deep.equal([40000, 40001, 40002, 40003]);
-    expect(() => allocator.allocate("tcp", "0.0.0.0", 0)).to.throw(PortsExhaustedError, "Bind for 0.0.0.0:40000-40003 failed: all ports are allocated (tcp)");
-    // Another protocol has its own ports.
-    expect(allocator.allocate("udp", "0.0.0.0", 0)).to.equal(40000);
-    // A port given back comes out again once the others are taken.
-    allocator.release("tcp", "0.0.0.0", 40001);
-    expect(allocator.allocate("tcp", "0.0.0.0", 0)).to.equal(40001);
-  });
-
-  it("uses the kernel's ephemeral range by default", () => {
-    const { first, last } = ephemeralRange();
-    const port = new PortAllocator().allocate("tcp", "127.0.0.1", 0);
-    expect(port).to.be.within(first, last);
-  });
-
-  it("refuses a specific port given out already, with Docker's message", () => {
-    const allocator = new PortAllocator({ first: 40000, last: 40010 });
-    expect(allocator.allocate("tcp", "", 8080)).to.equal(8080);
-    expect(() => allocator.allocate("tcp", "0.0.0.0", 8080)).to.throw(PortAlreadyAllocatedError, "Bind for 0.0.0.0:8080 failed: port is already allocated");
-    expect(() => allocator.allocate("tcp", "127.0.0.1", 8080, 8080)).to.throw(PortAlreadyAllocatedError, "Bind for 127.0.0.1:8080 failed");
-    expect(allocator.allocate("udp", "0.0.0.0", 8080)).to.equal(8080);
-  });
-
-  it("treats 0.0.0.0 as every IPv4 address and :: as every IPv6 address, like the proxy's binds", () => {
-    const allocator = new PortAllocator({ first: 40000, last: 40010 });
-    allocator.allocate("tcp", "127.0.0.1", 8080);
-    expect(allocator.allocate("tcp", "127.0.0.2", 8080)).to.equal(8080); // another address: no conflict
-    expect(() => allocator.allocate("tcp", "0.0.0.0", 8080)).to.throw(PortAlreadyAllocatedError, "Bind for 0.0.0.0:8080 failed");
-    expect(() => allocator.allocate("tcp", "::ffff:127.0.0.1", 8080)).to.throw(PortAlreadyAllocatedError, "Bind for 127.0.0.1:8080");
-    expect(allocator.allocate("tcp", "::", 8080)).to.equal(8080); // IPv6-only: no IPv4 address conflicts
-
-    allocator.allocate("tcp", "0.0.0.0", 9090);
-    expect(() => allocator.allocate("tcp", "10.1.2.3", 9090)).to.throw(PortAlreadyAllocatedError);
-    expect(allocator.allocate("tcp", "::", 9090)).to.equal(9090); // Docker's pair: 0.0.0.0 and :: on one port
-    expect(() => allocator.allocate("tcp", "0:0::1", 9090)).to.throw(PortAlreadyAllocatedError, "Bind for [::1]:9090");
-    expect(allocator.allocate("udp", "10.1.2.3", 9090)).to.equal(9090);
-
-    allocator.allocate("tcp", "fd00::5", 7070);
-    expect(() => allocator.allocate("tcp", "::", 7070)).to.throw(PortAlreadyAllocatedError, "Bind for [::]:7070 failed");
-    expect(allocator.allocate("tcp", "0.0.0.0", 7070)).to.equal(7070);
-
-    // An ephemeral request on a specific address skips ports 0.0.0.0 holds.
-    const small = new PortAllocator({ first: 40000, last: 40002 });
-    small.allocate("tcp", "0.0.0.0", 40000);
-    expect(small.allocate("tcp", "127.0.0.1", 0)).to.equal(40001);
-  });
-
-  it("gives the first free port of a range, then the next ones, wrapping around", () => {
-    const allocator = new PortAllocator({ first: 40000, last: 40010 });
-    allocator.allocate("tcp", "0.0.0.0", 8001); // taken by another binding
-    expect(allocator.allocate("tcp", "0.0.0.0", 8000, 8003)).to.equal(8000);
-    expect(allocator.allocate("tcp", "0.0.0.0", 8000, 8003)).to.equal(8002);
-    allocator.release("tcp", "0.0.0.0", 8000);
-    // Docker's cursor: after 8002 comes 8003, and only then the released 8000.
-    expect(allocator.allocate("tcp", "0.0.0.0", 8000, 8003)).to.equal(8003);
-    expect(allocator.allocate("tcp", "0.0.0.0", 8000, 8003)).to.equal(8000);
-    expect(() => allocator.allocate("tcp", "0.0.0.0", 8000, 8003)).to.throw(PortsExhaustedError, "0.0.0.0:8000-8003");
-    expect(() => allocator.allocate("tcp", "0.0.0.0", 8005, 8004)).to.throw(RangeError);
-    expect(() => allocator.allocate("tcp", "0.0.0.0", 70000)).to.throw(RangeError);
-    expect(() => allocator.allocate("tcp", "not-an-ip", 8080)).to.throw(TypeError);
-  });
-
-  it("reserve marks ports of restored containers; release gives any port back", () => {
-    const allocator = new PortAllocator({ first: 40000, last: 40001 });
-    allocator.reserve("tcp", "0.0.0.0", 40000);
-    allocator.reserve("tcp", "0.0.0.0", 40000); // marking twice is harmless
-    expect(() => allocator.allocate("tcp", "127.0.0.1", 40000)).to.throw(PortAlreadyAllocatedError);
-    expect(allocator.allocate("tcp", "0.0.0.0", 0)).to.equal(40001);
-    allocator.release("tcp", "0.0.0.0", 40000);
-    allocator.release("tcp", "0.0.0.0", 40000); // releasing a free port does nothing
-    allocator.release("sctp", "10.9.9.9", 1234);
-    expect(allocator.allocate("tcp", "127.0.0.1", 40000)).to.equal(40000);
-  });
-
-  it("with the proxy: a port another process holds is released and the next one is bound", async function () {
-    this.timeout(10_000);
-    // Two adjacent free ports (bounded search), the first of them then held by a stranger.
-    let first = 0;
-    for (let i = 0; i < 20 && !first; i++) {
-      const candidate = await freePort("tcp", "127.0.0.1");
-      if (candidate < 65535 && (await canBind("tcp", "127.0.0.1", candidate + 1))) first = candidate;
-    }
-    expect(first, "two adjacent free ports").to.be.above(0);
-    const stranger = createServer();
-    await listen(stranger, first, "127.0.0.1");
-    cleanups.push(() => closeServer(stranger));
-    const allocator = new PortAllocator({ first, last: first + 1 });
-    const spec = (hostPort: number): ProxySpec => ({ proto: "tcp", hostIp: "127.0.0.1", hostPort, containerIp: CONTAINER_IP, containerPort: 9 });
-    let handle: ProxyHandle | undefined;
-    for (let attempt = 0; attempt < 10 && !handle; attempt++) {
-      const port = allocator.allocate("tcp", "127.0.0.1", 0);
-      try {
-        handle = await startProxy(spec(port));
-      } catch (err) {
-        if (!(err instanceof PortAlreadyAllocatedError)) throw err;
-        allocator.release("tcp", "127.0.0.1", port);
-      }
-    }
-    cleanups.push(() => handle?.stop());
-    expect(handle?.spec.hostPort).to.equal(first + 1);
   });
 });
