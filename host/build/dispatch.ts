@@ -73,7 +73,8 @@ export async function stepImage(ctx: StepContext, probe: ContainerConfig, next: 
 
 /** A step that changes only the configuration: `#(nop)  <comment>`, an empty layer. */
 async function configOnly(ctx: StepContext, next: ContainerConfig, comment: string): Promise<void> {
-  const probe = { ...next, Cmd: [...shellOf(ctx.state.config), "#(nop) ", comment] };
+  // (SHELL names itself with the new shell, as Docker records it)
+  const probe = { ...next, Cmd: [...shellOf(next), "#(nop) ", comment] };
   await stepImage(ctx, probe, next, async () => ({}));
 }
 
