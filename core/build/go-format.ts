@@ -3,22 +3,8 @@
  * entries (`created_by`) with `%q` and `%v`, and clients show those strings as they are.
  */
 import { goDuration } from "../containers/healthcheck.js";
+import { goQuote } from "./go-text.js";
 import type { HealthConfig } from "../containers/healthcheck.js";
-
-/** `%q` of a string: a double-quoted Go literal (JSON's escapes, with Go's `\x..` for control bytes). */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const code = ch.codePointAt(0)!;
-    if (ch === '"' || ch === "\\") out += `\\${ch}`;
-    else if (ch === "\n") out += "\\n";
-    else if (ch === "\t") out += "\\t";
-    else if (ch === "\r") out += "\\r";
-    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, "0")}`;
-    else out += ch;
-  }
-  return `${out}"`;
-}
 
 /** `%q` of a []string: `["a" "b"]`. */
 export const goQuoteList = (list: readonly string[]): string => `[${list.map(goQuote).join(" ")}]`;

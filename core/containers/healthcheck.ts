@@ -12,6 +12,7 @@
  * of the last 5 results, each with its output capped at 4096 bytes (`...` marks a cut).
  * Failures inside `StartPeriod` after the start do not count while the status is `starting`.
  */
+import { parseGoDuration } from "../build/go-text.js";
 
 export interface HealthConfig {
   Test?: string[] | null;
@@ -168,17 +169,8 @@ export class ProbeOutput {
   }
 }
 
-const GO_UNITS: Record<string, number> = { ns: 1, us: 1e3, "µs": 1e3, "μs": 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 };
-
-/** Go's time.ParseDuration (`1s`, `1.5m`, `1m30s`, `500ms`): nanoseconds, or an Error in Go's words. */
-export function parseGoDuration(text: string): number {
-  const m = /^([-+]?)((?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+$/.exec(text);
-  if (text === "0") return 0;
-  if (!m) throw new Error(`time: invalid duration "${text}"`);
-  let total = 0;
-  for (const part of text.matchAll(/(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/g)) total += Number(part[1]) * GO_UNITS[part[2]];
-  return Math.round(m[1] === "-" ? -total : total);
-}
+/** Go's time.ParseDuration, in nanoseconds (core/build/go-text.ts). */
+export { parseGoDuration };
 
 /**
  * The arguments of a `HEALTHCHECK` instruction (`docker commit --change`, `docker import
