@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { docker } from "./helpers/docker-cli.js";
 import { makeTempDir, startEngined, type RunResult, type TestDaemon } from "./helpers/engined.js";
-import { haveDockerd, startReferenceDockerd, type ReferenceDockerd } from "./helpers/reference-dockerd.js";
+import { have, startDockerd, type Dockerd } from "./helpers/dockerd.js";
 import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
 
 const CLI20 = "/usr/bin/docker";
@@ -58,7 +58,7 @@ describe("build (classic builder, Docker CLI)", function () {
   this.timeout(300_000);
   let d: TestDaemon;
   let host: string;
-  let ref: ReferenceDockerd | undefined;
+  let ref: Dockerd | undefined;
   const ok = (r: RunResult, what: string) => {
     expect(r.code, `${what}: ${r.stderr}${r.stdout}`).to.equal(0);
     return r.stdout;
@@ -71,8 +71,8 @@ describe("build (classic builder, Docker CLI)", function () {
     d = await startEngined();
     host = `unix://${d.socket}`;
     ok(await docker(host, ["import", "-c", 'CMD ["sh"]', rootfs, "busybox"]), "import");
-    if (haveDockerd()) {
-      ref = await startReferenceDockerd();
+    if (have("dockerd")) {
+      ref = await startDockerd();
       ok(await docker(ref.host, ["import", "-c", 'CMD ["sh"]', rootfs, "busybox"]), "import into dockerd");
     }
   });

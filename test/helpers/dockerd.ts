@@ -24,6 +24,8 @@ export function have(cmd: string): boolean {
 
 export interface Dockerd {
   socket: string;
+  /** `unix://<socket>`, for the Docker CLI's -H. */
+  host: string;
   stop(): Promise<void>;
 }
 
@@ -92,9 +94,10 @@ function listeningIn(pid: number, port: number): boolean {
  * pid file, in its own network namespace (`unshare --net`) with no bridge and no iptables. The
  * host's 127.0.0.1 is not reachable from there, so (as bench/pull.mjs does) a second
  * docker-registry is started inside that namespace (`nsenter --net`), serving the same storage
- * folder read-only on the same port: the same manifests and blobs under the same name.
+ * folder read-only on the same port: the same manifests and blobs under the same name. Without
+ * `reg` it has no registry and no network at all (its loopback stays down).
  */
-export async function startDockerd(reg: TestRegistry): Promise<Dockerd> {
+export async function startDockerd(reg?: TestRegistry): Promise<Dockerd> {
   const dir = makeTempDir("engine-dockerd-");
   const socket = join(dir, "d.sock");
   const fd = openSync(join(dir, "dockerd.log"), "a");
@@ -127,6 +130,7 @@ export async function startDockerd(reg: TestRegistry): Promise<Dockerd> {
       if (ok) break;
       await sleep(50);
     }
+    if (!reg) return { socket, host: `unix://${socket}`, stop };
     const netns = `/proc/${pid}/ns/net`;
     execFileSync("nsenter", [`--net=${netns}`, "ip", "link", "set", "lo", "up"], { stdio: "ignore", timeout: 10_000 });
     const port = Number(reg.host.split(":")[1]);
@@ -156,7 +160,7 @@ export async function startDockerd(reg: TestRegistry): Promise<Dockerd> {
       if (registry.exitCode !== null || Date.now() > runtil) throw new Error(`the registry in dockerd's namespace did not start: ${readFileSync(join(dir, "registry.log"), "utf8").slice(-500)}`);
       await sleep(20);
     }
-    return { socket, stop };
+    return { socket, host: `unix://${socket}`, stop };
   } catch (err) {
     await stop();
     throw err;
