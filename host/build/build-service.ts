@@ -49,7 +49,7 @@ export class BuildService {
     const stages = selectStages(df, opts.target);
     const labels = Object.entries(opts.labels);
     // (a copy of the last stage: the parsed file stays as it was)
-    if (labels.length > 0) stages[stages.length - 1] = { ...stages[stages.length - 1], instructions: [...stages[stages.length - 1].instructions, labelsInstruction(labels)] };
+    if (labels.length > 0) stages[stages.length - 1] = { ...stages[stages.length - 1], instructions: [...stages[stages.length - 1].instructions, ...labelsInstructions(labels)] };
     const total = df.metaArgs.length + stages.reduce((n, s) => n + 1 + s.instructions.length, 0);
     let step = 0;
     const args = new BuildArgs(opts.buildArgs);
@@ -132,9 +132,14 @@ function stateFrom(base: Image | undefined): BuildState {
   };
 }
 
-/** The build's `labels` as the last step, written as Docker writes it: `LABEL "k"='v'`. */
-function labelsInstruction(labels: [string, string][]): Instruction {
-  const original = `LABEL ${labels.map(([k, v]) => `${JSON.stringify(k)}='${v}'`).join(" ")}`;
-  const pairs = labels.map(([k, v]): [string, string] => [JSON.stringify(k), `'${v}'`]);
-  return { keyword: "label", original, line: 0, endLine: 0, flags: {}, args: pairs.flat(), json: false, pairs };
+const literal = (s: string) => `'${s.replace(/'/g, `'"'"'`)}'`;
+
+/** The build's `labels`: one `LABEL k=v` step each, sorted by key, after the last stage's own, as dockerd adds them. */
+function labelsInstructions(labels: [string, string][]): Instruction[] {
+  return [...labels].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => ({
+    keyword: "label", original: `LABEL ${k}=${v}`, line: 0, endLine: 0, flags: {}, args: [k, v], json: false,
+    // the values as they are: single-quoted for substitution, which takes the quotes off (a
+    // quote itself inside double quotes, whatever the Dockerfile's escape character)
+    pairs: [[literal(k), literal(v)]],
+  }));
 }
