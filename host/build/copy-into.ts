@@ -1,7 +1,7 @@
 /**
  * Writes a COPY's or ADD's sources into a mounted root file system, by Docker's rules:
- * - a folder's contents go into the destination (the folder itself is not made there); the
- *   destination takes the folder's mode and times, and, when it did not exist, its owner;
+ * - a folder's contents go into the destination (the folder itself is not copied): an existing
+ *   destination keeps its mode, owner and times, a new one is made 0755 for the copy's owner;
  * - a file goes to the destination path, or into it when the destination ends with `/` or is
  *   a folder already;
  * - owners are `--chown`'s, else root's (0:0); modes are `--chmod`'s, else the source's; times
@@ -61,8 +61,13 @@ async function* tarOf(root: ScopedRoot, sources: readonly CopySource[], dest: st
         const owner = own.owner ?? { uid: 0, gid: 0 };
         const header: Headers = { name, mode: own.mode ?? st.mode & 0o7777, uid: owner.uid, gid: owner.gid, mtime: st.mtime };
         if (st.isDirectory()) {
-          if (e.rel === "" && name === ".") continue; // the root itself keeps what it is
-          await entry(pack, { ...header, type: "directory", ...(e.rel === "" && existed && !own.owner ? ownerOf(root, target) : {}) });
+          if (e.rel === "") {
+            // the source folder itself is not copied: an existing destination keeps what it is,
+            // a new one is made 0755 for the copy's owner, as Docker's MkdirAllAndChown makes it
+            if (!existed && name !== ".") await entry(pack, { ...header, type: "directory", mode: 0o755, mtime: new Date() });
+            continue;
+          }
+          await entry(pack, { ...header, type: "directory" });
         } else if (st.isSymbolicLink()) {
           await entry(pack, { ...header, type: "symlink", linkname: readlinkSync(e.hostPath), mode: 0o777 });
         } else {
@@ -75,20 +80,6 @@ async function* tarOf(root: ScopedRoot, sources: readonly CopySource[], dest: st
   const writing = write().catch((err: Error) => pack.destroy(err));
   yield* out;
   await writing;
-}
-
-function ownerOf(root: ScopedRoot, path: string): { uid: number; gid: number } | Record<string, never> {
-  try {
-    const r = root.resolve(path, { followLast: true });
-    try {
-      const st = r.name === "" ? undefined : lstatAt(r.dirFd, r.name);
-      return st ? { uid: st.uid, gid: st.gid } : {};
-    } finally {
-      r.close();
-    }
-  } catch {
-    return {};
-  }
 }
 
 function entry(pack: ReturnType<typeof tarPack>, header: Headers, file?: string): Promise<void> {
