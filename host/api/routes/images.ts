@@ -63,7 +63,7 @@ export function summary(image: Image, apiVersion: string, store?: ImageStore): R
   };
 }
 
-/** What API versions before 1.45 show for an image that was not committed: Docker's empty container config. */
+/** What an image that was not committed or built shows as its ContainerConfig: Docker's empty container config. */
 const EMPTY_CONTAINER_CONFIG = {
   Hostname: "", Domainname: "", User: "", AttachStdin: false, AttachStdout: false, AttachStderr: false,
   Tty: false, OpenStdin: false, StdinOnce: false, Env: null, Cmd: null, Image: "", Volumes: null,
@@ -81,9 +81,12 @@ function inspect(image: Image, store: ImageStore, driverName: string, apiVersion
     // Docker shows the last history entry's comment when the image has none of its own (a commit's -m)
     Comment: c.comment || (history.at(-1)?.comment ?? ""),
     Created: c.created ?? "",
-    ...(compareApiVersions(apiVersion, "1.45") < 0
-      ? { Container: typeof c.container === "string" ? c.container : "", ContainerConfig: c.container_config ?? EMPTY_CONTAINER_CONFIG }
-      : {}),
+    // Docker's daemon leaves these two out from API 1.45 on; they stay here at every version,
+    // because docker-compose 1.x (Debian's) asks for the daemon's newest version and then reads
+    // ContainerConfig to recreate a changed service (a KeyError without it). A client that does
+    // not know the fields ignores them.
+    Container: typeof c.container === "string" ? c.container : "",
+    ContainerConfig: c.container_config ?? EMPTY_CONTAINER_CONFIG,
     DockerVersion: c.docker_version ?? "",
     Author: c.author ?? "",
     Config: c.config ?? null,
