@@ -82,6 +82,26 @@ export function credentialsFor(dir: string, key: string, warn?: (text: string) =
   return undefined;
 }
 
+/** Every registry's saved credentials, by key, in the file's order (a build sends them all). */
+export function allCredentials(dir: string, warn?: (text: string) => void): [string, Credentials][] {
+  try {
+    return Object.entries(readConfig(dir).auths ?? {}).map(([key, entry]) => [key, decode(entry)]);
+  } catch (e) {
+    warn?.(`WARNING: ${(e as Error).message}\n`);
+    return [];
+  }
+}
+
+/** The file's `proxies.default` (`httpProxy`, `httpsProxy`, `noProxy`, `ftpProxy`, `allProxy`), if any. */
+export function defaultProxies(dir: string): Record<string, string> {
+  try {
+    const proxies = readConfig(dir).proxies as Record<string, Record<string, string>> | undefined;
+    return proxies?.default ?? {};
+  } catch {
+    return {};
+  }
+}
+
 export function storeCredentials(dir: string, key: string, creds: Credentials): void {
   const config = readConfig(dir);
   const entry: AuthEntry = {};

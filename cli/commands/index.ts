@@ -13,6 +13,7 @@ const entry = (name: string, description: string, load: () => Promise<{ command:
 
 export const commands: readonly CommandEntry[] = [
   entry("attach", "Attach the terminal's input and output to a running container", () => import("./attach.js"), ["container attach"]),
+  entry("build", "Build an image from a Dockerfile", () => import("./build.js"), ["image build", "builder build"]),
   entry("commit", "Create a new image from a container's changes", () => import("./commit.js"), ["container commit"]),
   entry("create", "Create a new container", () => import("./create.js"), ["container create"]),
   entry("images", "List images", () => import("./images.js"), ["image ls", "image list"]),

@@ -11,7 +11,7 @@ import type { Parsed } from "../flags.js";
 import { CONTAINER_FLAGS } from "./container-flags.js";
 import { HOST_CONFIG_DEFAULTS } from "./host-config-defaults.js";
 import { parseExpose, parsePublish, type PortBinding } from "./ports.js";
-import { keyValueMap, parseBytes, parseNanoCpus, parseUlimit, type Ulimit } from "./units.js";
+import { keyValueMap, parseBytes, parseNanoCpus, parseUlimit, validEnv, validLabel, type Ulimit } from "./units.js";
 
 /** A value a flag refuses: `invalid argument "foo" for "-m, --memory" flag: invalid size: 'foo'`. */
 export class FlagValueError extends Error {}
@@ -76,17 +76,6 @@ function validAttach(v: string): string {
   const s = v.toLowerCase();
   if (!["stdin", "stdout", "stderr"].includes(s)) throw new Error("valid streams are STDIN, STDOUT and STDERR");
   return s;
-}
-
-/** `-e KEY=VALUE` as given; `-e KEY` takes the client's value when it has one. */
-function validEnv(env: NodeJS.ProcessEnv) {
-  return (v: string): string => {
-    const eq = v.indexOf("=");
-    const key = eq < 0 ? v : v.slice(0, eq);
-    if (key === "") throw new Error(`invalid environment variable: ${v}`);
-    if (eq >= 0) return v;
-    return env[key] !== undefined ? `${key}=${env[key]}` : v;
-  };
 }
 
 /** An env file: KEY=VALUE lines, `#` comments, a KEY alone taken from the client's environment. */
@@ -254,10 +243,7 @@ export function buildContainerRequest(input: Parsed, opts: BuildOptions): Contai
     Env: env,
     WorkingDir: String(f.workdir),
     OnBuild: null,
-    Labels: keyValueMap(each(input, "label", (v) => {
-      if (v.split("=")[0].trim() === "") throw new Error(`invalid label '${v}': empty name`);
-      return v;
-    })),
+    Labels: keyValueMap(each(input, "label", validLabel)),
     HostConfig: hostConfig,
     NetworkingConfig: { EndpointsConfig: {} },
   };

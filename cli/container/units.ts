@@ -1,8 +1,11 @@
 /**
  * The value types of container flags as the Docker CLI reads them: sizes (`64m`, `1.5g`,
  * binary multiples), CPU counts as rationals turned into nanoCPUs, ulimits (`nofile=100:200`),
- * and `KEY=VALUE` lists. Errors are worded as the Docker CLI's, for the flag-error message.
+ * `KEY=VALUE` lists, environment entries, labels and extra hosts. Errors are worded as the
+ * Docker CLI's, for the flag-error message.
  */
+import { isIP } from "node:net";
+import { goQuote } from "../../core/build/go-text.js";
 
 const SIZE_UNITS: Record<string, number> = { "": 0, k: 1, m: 2, g: 3, t: 4, p: 5 };
 
@@ -63,4 +66,40 @@ export function keyValueMap(items: readonly string[]): Record<string, string> {
     else out[item.slice(0, eq)] = item.slice(eq + 1);
   }
   return out;
+}
+
+/** `-e KEY=VALUE` (and `--build-arg`) as given; a KEY alone takes the client's value when it has one. */
+export function validEnv(env: NodeJS.ProcessEnv) {
+  return (v: string): string => {
+    const eq = v.indexOf("=");
+    const key = eq < 0 ? v : v.slice(0, eq);
+    if (key === "") throw new Error(`invalid environment variable: ${v}`);
+    if (eq >= 0) return v;
+    return env[key] !== undefined ? `${key}=${env[key]}` : v;
+  };
+}
+
+/** `--label KEY[=VALUE]`: a name is needed, without whitespace (the Docker CLI's ValidateLabel). */
+export function validLabel(v: string): string {
+  const key = v.split("=")[0].trim();
+  if (key === "") throw new Error(`invalid label '${v}': empty name`);
+  if (/[ \t]/.test(key)) throw new Error(`label '${key}' contains whitespaces`);
+  return v;
+}
+
+/**
+ * `--add-host NAME:IP` (or `NAME=IP`, an IPv6 address maybe in brackets, or `host-gateway`),
+ * written as `NAME:IP` for the API, as the Docker CLI's ValidateExtraHost does.
+ */
+export function validExtraHost(v: string): string {
+  let sep = v.indexOf("=");
+  if (sep < 0) sep = v.indexOf(":");
+  const name = sep < 0 ? "" : v.slice(0, sep);
+  if (name === "" || name.includes(":")) throw new Error(`bad format for add-host: ${goQuote(v)}`);
+  let address = v.slice(sep + 1);
+  if (address !== "host-gateway") {
+    if (address.length > 2 && address.startsWith("[") && address.endsWith("]")) address = address.slice(1, -1);
+    if (isIP(address.trim()) === 0) throw new Error(`invalid IP address in add-host: ${goQuote(address)}`);
+  }
+  return `${name}:${address}`;
 }

@@ -4,7 +4,9 @@
  * write, cursor down) with a bar and counts; anything without progress ends that group of lines.
  * Without a terminal only the messages without byte counts are printed, one line each: status
  * changes ("Pulling fs layer", "Pull complete"), never the byte-by-byte updates.
- * An error line ends the stream: its errorDetail message is thrown.
+ * An error line ends the stream: its errorDetail message is thrown, with its code (a build's
+ * failed RUN gives the command's exit status there). `aux` messages go to `out.aux` (a build's
+ * image ID), never to the screen.
  */
 import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
@@ -30,6 +32,22 @@ interface JsonMessage {
   errorDetail?: { code?: number; message?: string };
   error?: string;
   aux?: unknown;
+}
+
+/** An error message of the stream; `detailCode` is its `errorDetail.code`, when it has one. */
+export class StreamMessageError extends Error {
+  constructor(
+    message: string,
+    readonly detailCode?: number,
+  ) {
+    super(message);
+  }
+}
+
+export interface ProgressSink {
+  stdout(text: string): void;
+  isTTY: boolean;
+  aux?(value: unknown): void;
 }
 
 const ESC = "\x1b[";
@@ -90,13 +108,16 @@ function display(m: JsonMessage, tty: boolean, width: number): string | undefine
   return text;
 }
 
-export async function showProgress(body: Readable, out: { stdout(t: string): void; isTTY: boolean }): Promise<void> {
+export async function showProgress(body: Readable, out: ProgressSink): Promise<void> {
   const tty = out.isTTY;
   const width = (tty && process.stdout.columns) || 200;
   // Line of each layer id, counted from the first of the current group.
   let lines = new Map<string, number>();
   const handle = (m: JsonMessage) => {
-    if (m.aux !== undefined) return;
+    if (m.aux !== undefined) {
+      out.aux?.(m.aux);
+      return;
+    }
     let text = "";
     let diff = 0;
     if (m.id && (m.progressDetail || m.progress)) {
@@ -116,7 +137,7 @@ export async function showProgress(body: Readable, out: { stdout(t: string): voi
     if (error !== undefined) {
       if (tty && m.id) text += down(diff);
       if (text) out.stdout(text);
-      throw new Error(error);
+      throw new StreamMessageError(error, m.errorDetail?.code);
     }
     text += display(m, tty, width) ?? "";
     if (tty && m.id) text += down(diff);

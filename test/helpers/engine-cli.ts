@@ -15,8 +15,10 @@ export const ENGINE = join(ROOT, "bin/engine");
 export interface EngineRunOptions {
   env?: NodeJS.ProcessEnv;
   /** Standard input (a pipe), all at once. */
-  input?: string;
+  input?: string | Buffer;
   timeoutMs?: number;
+  /** The working directory (the repository's root by default). */
+  cwd?: string;
   /** ENGINE_CONFIG; a fresh temporary folder otherwise. */
   configDir?: string;
 }
@@ -28,6 +30,7 @@ export async function engine(host: string, args: string[], opts: EngineRunOption
     return await runCommand(ENGINE, ["-H", host, ...args], {
       env: { ENGINE_HOST: undefined, ENGINE_TLS_VERIFY: undefined, ENGINE_CERT_PATH: undefined, ENGINE_API_VERSION: undefined, ENGINE_CONFIG: config, ...opts.env },
       input: opts.input,
+      cwd: opts.cwd,
       timeoutMs: opts.timeoutMs ?? 30_000,
     });
   } finally {
