@@ -23,11 +23,15 @@ export function buildRoutes(deps: BuildRouteDeps) {
     app.post("/build", async (request, reply) => {
       const opts = buildOptionsFrom(request.query as Query, request.headers);
       const abort = new AbortController();
-      // the answer closing before it finished: the client went away (the request's own close
-      // comes as soon as its body is read)
-      reply.raw.once("close", () => {
+      // The client went away: the answer closing before it finished, or the client's end of the
+      // connection shutting while a step prints nothing (the listeners keep half-open sockets
+      // for attach, so a FIN alone closes nothing; a build's client never half-closes). The
+      // request's own close comes as soon as its body is read: not a sign.
+      const gone = () => {
         if (!reply.raw.writableFinished) abort.abort();
-      });
+      };
+      reply.raw.once("close", gone);
+      request.raw.socket.once("end", gone);
       const input = await deps.inputs.open(request.raw, opts, abort.signal);
       let out: BuildOutput | undefined;
       try {
