@@ -245,6 +245,20 @@ describe("docker-compose 1.29 (Debian's) brings projects up and down", function 
     expect(down.code, down.stdout + down.stderr).to.equal(0);
     await expectGone("p2", ["p2_backend", "p2_default"], ["p2_shared"]);
   });
+
+  it("recreates a service whose configuration changed (compose reads the image's ContainerConfig to carry its volumes over)", async function () {
+    const file = (value: string) => `services:\n  web:\n    image: busybox\n    command: sleep 300\n    stop_signal: SIGKILL\n    network_mode: none\n    volumes: ["/data"]\n    environment:\n      V: "${value}"\n`;
+    writeFileSync(join(dir, "project3.yml"), file("one"));
+    await composeOk("p3", "project3.yml", "up", "-d");
+    await exec("p3_web_1", "echo kept > /data/mark");
+    writeFileSync(join(dir, "project3.yml"), file("two"));
+    const again = await compose("p3", "project3.yml", "up", "-d");
+    expect(again.code, again.stdout + again.stderr).to.equal(0);
+    expect(again.stderr).to.include("Recreating");
+    expect(await exec("p3_web_1", 'echo "$V"; cat /data/mark')).to.equal("two\nkept\n");
+    await composeOk("p3", "project3.yml", "down", "-v");
+    expect(await n.cli("ps", "-aq", "--filter", "label=com.docker.compose.project=p3")).to.equal("");
+  });
 });
 
 function ipOf(c: Inspected, network: string): string {
