@@ -60,11 +60,20 @@ export class BuildService {
     const cache = new BuildCache(this.deps.images, opts.cacheFrom, opts.noCache);
     const built: Image[] = [];
     const byName = new Map<string, Image>();
-    const stageImage = (ref: string): Image | undefined => (/^\d+$/.test(ref) ? built[Number(ref)] : byName.get(ref));
+    let current = 0;
+    const stageImage = (ref: string): Image | undefined => {
+      if (!/^\d+$/.test(ref)) return byName.get(ref);
+      // an index names an earlier stage only, never an image to pull
+      if (Number(ref) >= current) throw errors.buildInvalidFrom(ref, "refers to current build stage or a later one");
+      const image = built[Number(ref)];
+      if (!image) throw errors.buildInvalidFrom(ref, "the stage made no image");
+      return image;
+    };
     const emit: Emit = (m) => out.progress(m);
     const imageFor = async (ref: string): Promise<Image> => this.baseImage(ref, opts, emit, signal);
     let last: Image | undefined;
-    for (const stage of stages) {
+    for (const [index, stage] of stages.entries()) {
+      current = index;
       out.step(++step, total, stage.from.original);
       const baseName = expand(stage.baseName, (n) => args.metaLookup(n), df.escape);
       const base = baseName.toLowerCase() === "scratch" ? undefined : (byName.get(baseName.toLowerCase()) ?? (await imageFor(baseName)));
@@ -85,7 +94,7 @@ export class BuildService {
         await dispatch(ctx, instruction);
       }
       if (state.image) {
-        built.push(state.image);
+        built[index] = state.image;
         if (stage.name) byName.set(stage.name, state.image);
         out.progress({ aux: { ID: state.image.id } });
       }
