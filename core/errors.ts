@@ -1,7 +1,7 @@
 /**
  * The error catalogue. Every error the engine reports to a client or an operator is defined
  * once, in the file of its area under core/errors/ (api, config, images, containers, resources,
- * host, and the builder's: build (the Dockerfile), builder (its steps), build-context), and
+ * host, and the builder's: build (the Dockerfile), builder (its steps), build-context, build-cache), and
  * reached here as `errors.<name>`: a code `ENGINE_ERR_<AREA>_<WHAT>`, the HTTP status the API
  * answers with (the Docker mapping: 400 invalid parameter, 401, 403 forbidden,
  * 404 not found, 409 conflict, 304 not modified, 500 system, 501 not implemented, 503
@@ -18,6 +18,7 @@ import { hostErrors } from "./errors/host.js";
 import { buildErrors } from "./errors/build.js";
 import { builderErrors } from "./errors/builder.js";
 import { buildContextErrors } from "./errors/build-context.js";
+import { buildCacheErrors } from "./errors/build-cache.js";
 
 export { EngineError };
 
@@ -32,6 +33,7 @@ export const errors = {
   ...buildErrors,
   ...builderErrors,
   ...buildContextErrors,
+  ...buildCacheErrors,
 } as const;
 
 export type ErrorCatalogue = typeof errors;

@@ -28,6 +28,8 @@ import { volumesWithUsage } from "./volumes/volume-view.js";
 import { ContainerRunner } from "./containers/runner.js";
 import { openBuilder } from "./build/open-builder.js";
 import { buildRoutes } from "./api/routes/build.js";
+import { buildPruneRoute } from "./api/routes/build-prune.js";
+import { openBuildCache } from "./build/open-build-cache.js";
 import { ContainerService } from "./containers/container-service.js";
 import { ContainerLinks } from "./containers/links.js";
 import { EventLog } from "./events/event-log.js";
@@ -185,8 +187,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       proxies: { http: config["http-proxy"], https: config["https-proxy"], noProxy: config["no-proxy"] },
     }));
     undo.push(() => registry.close());
+    const buildCache = openBuildCache({
+      images, containerUses: (id) => containers.usesImage(id), hooks, config: () => config.builder, dataRoot: roots.dataRoot, log: log.child({ component: "build-cache" }),
+    });
+    undo.push(() => buildCache.close());
     const builder = openBuilder({
-      images, storage: driver, containers: service, registry, hooks, dataRoot: roots.dataRoot, execRoot: roots.execRoot, tmpDir: roots.tmpDir, idMap: remap?.idMap,
+      images, storage: driver, containers: service, registry, hooks, dataRoot: roots.dataRoot, execRoot: roots.execRoot, tmpDir: roots.tmpDir, idMap: remap?.idMap, ledger: buildCache.ledger,
       disablePigz: () => config["disable-pigz"],
       pullLimits: () => ({ downloads: config["max-concurrent-downloads"], attempts: config["max-download-attempts"], disablePigz: config["disable-pigz"] }),
     });
@@ -232,13 +238,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         eventRoutes(eventLog),
         commitRoutes({ containers, images, storage: driver, pauser: service, hooks }),
         buildRoutes(builder),
+        buildPruneRoute(buildCache.pruner),
         containerFileRoutes({
           containers, runner, storage: driver, hooks, execRoot: roots.execRoot, disablePigz: () => config["disable-pigz"], idMap: remap?.idMap, volumes: volumes.containers,
           log: log.child({ component: "containers" }),
         }),
         networkRoutes({ networks: network.networks, endpoints: network.containers, containers }),
         volumeRoutes(volumes.service),
-        systemDfRoute({ images, containers, driver, volumes: () => volumesWithUsage(volumes.service) }),
+        systemDfRoute({ images, containers, driver, volumes: () => volumesWithUsage(volumes.service), buildCache: () => buildCache.pruner.entries() }),
         clusterRoutes(),
       ],
     });

@@ -338,6 +338,29 @@ export class ImageStore {
     });
   }
 
+  /**
+   * Removes images of the build cache (host/build/cache-prune.ts): each one that nothing names and
+   * that `removable` still allows when its turn comes, even when images were made from it. Those
+   * keep their link to a parent that is gone, which inspect and history show as Docker shows a
+   * parent it no longer has (no `Parent`, `<missing>` lines); their layers are theirs and stay.
+   * Resolves with the images removed and the layers that went with them (no image uses them).
+   */
+  removeUnnamed(ids: readonly string[], removable: (id: string) => boolean): Promise<{ images: string[]; layers: LayerRecord[] }> {
+    return this.exclusive(async () => {
+      const images: string[] = [];
+      for (const id of ids) {
+        if (!this.record(id) || this.referencesOf(id).length > 0 || !removable(id)) continue;
+        rmSync(join(this.imagesDir, `${hex(id)}.json`), { force: true });
+        images.push(id);
+      }
+      if (images.length === 0) return { images, layers: [] };
+      const before = new Map(this.layers.list().map((l) => [l.chainId, l]));
+      const layers = (await this.pruneLayers()).map((c) => before.get(c)).filter((l): l is LayerRecord => l !== undefined);
+      this.pruneBlobs();
+      return { images, layers };
+    });
+  }
+
   /** A parent that nothing names, nothing else was made from, and no container uses. */
   private releasable(rec: ImageRecord, inUse: ((id: string) => boolean) | undefined): boolean {
     return this.referencesOf(rec.id).length === 0 && this.children(rec.id).length === 0 && !inUse?.(rec.id);

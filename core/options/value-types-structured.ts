@@ -4,6 +4,7 @@
  * the TypeScript types below, so that the type is the schema.
  */
 import typia from "typia";
+import { policyFilters, pruneRule } from "../build/cache-rules.js";
 import { typiaProblem } from "./value-types-net.js";
 import { describeJson, recordOf, ValueError, type ValueType } from "./value-types.js";
 
@@ -197,11 +198,26 @@ export const features: ValueType<Record<string, boolean>> = {
 
 // --- builder -----------------------------------------------------------------------------------
 
+/**
+ * Docker's `builder` key: its build cache's garbage collection (host/build/cache-gc.ts). Docker 28's
+ * names (`*ReservedSpace`, `*MaxUsedSpace`, `*MinFreeSpace`) and the older `keepStorage` (the reserved
+ * space); a policy's `filter` as `["key=value"]` or the older map form.
+ */
 export interface BuilderConfig {
   gc?: {
     enabled?: boolean;
     defaultKeepStorage?: string;
-    policy?: { keepStorage?: string; filter?: string[]; all?: boolean }[];
+    defaultReservedSpace?: string;
+    defaultMaxUsedSpace?: string;
+    defaultMinFreeSpace?: string;
+    policy?: {
+      keepStorage?: string;
+      reservedSpace?: string;
+      maxUsedSpace?: string;
+      minFreeSpace?: string;
+      filter?: string[] | Record<string, Record<string, boolean>>;
+      all?: boolean;
+    }[];
   };
 }
 const validateBuilder = typia.createValidateEquals<BuilderConfig>();
@@ -217,13 +233,18 @@ export const builder: ValueType<BuilderConfig> = {
     const checked = validateBuilder(value);
     if (!checked.success) throw new ValueError(typiaProblem(checked.errors, "{gc: {enabled, defaultKeepStorage, policy}}"));
     const gc = checked.data.gc;
-    if (gc?.defaultKeepStorage !== undefined) parseBytes(gc.defaultKeepStorage);
+    for (const size of [gc?.defaultKeepStorage, gc?.defaultReservedSpace, gc?.defaultMaxUsedSpace, gc?.defaultMinFreeSpace]) if (size !== undefined) parseBytes(size);
     for (const policy of gc?.policy ?? []) {
-      if (policy.keepStorage !== undefined) parseBytes(policy.keepStorage);
-      for (const filter of policy.filter ?? []) {
+      for (const size of [policy.keepStorage, policy.reservedSpace, policy.maxUsedSpace, policy.minFreeSpace]) if (size !== undefined) parseBytes(size);
+      for (const filter of Array.isArray(policy.filter) ? policy.filter : []) {
         const [key, val] = filter.split("=", 2);
         if (!val) throw new ValueError(`builder filter "${filter}": expected key=value`);
         if (key === "unused-for" && !DURATION.test(val)) throw new ValueError(`builder filter "${filter}": expected a duration such as 24h`);
+      }
+      try {
+        pruneRule(policyFilters(policy.filter), { all: false }, Date.now()); // what a prune would refuse
+      } catch (err) {
+        throw new ValueError(`builder policy filter: ${(err as Error).message}`);
       }
     }
     return structuredClone(checked.data);

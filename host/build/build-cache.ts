@@ -6,6 +6,7 @@
  */
 import type { ContainerConfig } from "../../core/images/image-config.js";
 import type { Image, ImageStore } from "../../core/images/image-store.js";
+import type { CacheUse } from "./cache-ledger.js";
 
 /** The fields whose equality makes a step the same step. */
 const KEYS = ["Cmd", "Entrypoint", "Env", "Labels", "ExposedPorts", "Volumes", "User", "WorkingDir", "Shell", "OnBuild", "Healthcheck", "StopSignal", "Tty", "OpenStdin"] as const;
@@ -31,11 +32,15 @@ export function sameStep(a: ContainerConfig | undefined, b: ContainerConfig): bo
 export class BuildCache {
   private readonly allowed: Set<string> | undefined;
 
-  /** `cacheFrom`: image names whose chains may serve as cache (none given: every local image). */
+  /**
+   * `cacheFrom`: image names whose chains may serve as cache (none given: every local image);
+   * `use`: where the build's hits and new images are recorded (host/build/cache-ledger.ts).
+   */
   constructor(
     private readonly images: ImageStore,
     cacheFrom: readonly string[],
     private readonly disabled: boolean,
+    private readonly use?: CacheUse,
   ) {
     if (cacheFrom.length === 0) return;
     this.allowed = new Set();
@@ -59,5 +64,15 @@ export class BuildCache {
       .filter((i): i is Image => i !== undefined && sameStep(i.config.container_config as ContainerConfig | undefined, config));
     const time = (i: Image) => Date.parse(i.config.created ?? "") || 0;
     return candidates.sort((a, b) => time(b) - time(a))[0];
+  }
+
+  /** A step used `image`, found by `find`. */
+  hit(image: Image): void {
+    this.use?.hit(image);
+  }
+
+  /** A step made `image`. */
+  made(image: Image): void {
+    this.use?.made(image);
   }
 }

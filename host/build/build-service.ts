@@ -20,6 +20,7 @@ import { imageTagEvent } from "../images/image-events.js";
 import type { Emit } from "../images/progress.js";
 import { hostPlatform } from "../registry/manifests.js";
 import { BuildCache } from "./build-cache.js";
+import type { BuildCacheLedger, CacheUse } from "./cache-ledger.js";
 import type { BuildState } from "./build-image.js";
 import type { BuildOptions } from "./build-options.js";
 import type { BuildOutput } from "./build-output.js";
@@ -30,6 +31,8 @@ import { removeLeftoverLayers } from "./scratch-layer.js";
 
 export interface BuildDeps extends StepDeps {
   hooks: EngineHooks;
+  /** The build cache's record: what each build made, used and holds (cache-ledger.ts). */
+  ledger?: BuildCacheLedger;
   /** Pulls `reference` (full) with its progress into `emit`. */
   pull: (reference: string, opts: BuildOptions, emit: Emit, signal: AbortSignal) => Promise<void>;
 }
@@ -46,6 +49,15 @@ export class BuildService {
 
   /** Runs the build; resolves with the image's ID. */
   async build(df: ParsedDockerfile, contextRoot: string, opts: BuildOptions, out: BuildOutput, signal: AbortSignal): Promise<string> {
+    const use = this.deps.ledger?.track();
+    try {
+      return await this.run(df, contextRoot, opts, out, signal, use);
+    } finally {
+      use?.end();
+    }
+  }
+
+  private async run(df: ParsedDockerfile, contextRoot: string, opts: BuildOptions, out: BuildOutput, signal: AbortSignal, use: CacheUse | undefined): Promise<string> {
     const stages = selectStages(df, opts.target);
     const labels = Object.entries(opts.labels);
     // (a copy of the last stage: the parsed file stays as it was)
@@ -57,7 +69,7 @@ export class BuildService {
       out.step(++step, total, meta.original);
       for (const { name, value } of meta.argDefinitions ?? []) args.declareMeta(name, value === undefined ? undefined : expand(value, (n) => args.metaLookup(n), df.escape));
     }
-    const cache = new BuildCache(this.deps.images, opts.cacheFrom, opts.noCache);
+    const cache = new BuildCache(this.deps.images, opts.cacheFrom, opts.noCache, use);
     const built: Image[] = [];
     const byName = new Map<string, Image>();
     let current = 0;
@@ -77,6 +89,7 @@ export class BuildService {
       out.step(++step, total, stage.from.original);
       const baseName = expand(stage.baseName, (n) => args.metaLookup(n), df.escape);
       const base = baseName.toLowerCase() === "scratch" ? undefined : (byName.get(baseName.toLowerCase()) ?? (await imageFor(baseName)));
+      if (base) use?.hold(base.id);
       const state = stateFrom(base);
       out.arrow(base ? base.id.slice(7, 19) : "");
       const ctx: StepContext = {

@@ -58,6 +58,7 @@ export async function stepImage(ctx: StepContext, probe: ContainerConfig, next: 
   if (cached) {
     ctx.out.arrow("Using cache");
     image = cached;
+    ctx.cache.hit(image);
   } else {
     const made = await make();
     try {
@@ -65,6 +66,7 @@ export async function stepImage(ctx: StepContext, probe: ContainerConfig, next: 
     } finally {
       if (made.layerTar) rmSync(made.layerTar, { force: true });
     }
+    ctx.cache.made(image);
   }
   ctx.state.image = image;
   ctx.state.config = next;

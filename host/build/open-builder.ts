@@ -19,6 +19,7 @@ import type { RegistryService } from "../registry/registry.js";
 import { hostPlatform } from "../registry/manifests.js";
 import { BuildInputs } from "./build-input.js";
 import { BuildService } from "./build-service.js";
+import type { BuildCacheLedger } from "./cache-ledger.js";
 
 export interface BuilderDeps {
   images: ImageStore;
@@ -33,6 +34,8 @@ export interface BuilderDeps {
   execRoot: string;
   tmpDir: string;
   idMap?: IdMap;
+  /** The build cache's record (open-build-cache.ts). */
+  ledger?: BuildCacheLedger;
 }
 
 export function openBuilder(deps: BuilderDeps): { service: BuildService; inputs: BuildInputs } {
@@ -47,6 +50,7 @@ export function openBuilder(deps: BuilderDeps): { service: BuildService; inputs:
     home: join(deps.dataRoot, "builder"),
     mountRoot: join(deps.execRoot, "build"),
     idMap: deps.idMap,
+    ledger: deps.ledger,
     pull: async (reference, opts, emit, signal) => {
       const { pullImage } = await import("../images/pull.js");
       const ref = parseReference(reference);

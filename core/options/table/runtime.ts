@@ -122,8 +122,8 @@ export const runtimeOptions = {
     example: { args: ["--storage-opt", "overlay2.size=10G"], value: ["overlay2.size=10G"] },
   }),
   builder: option({
-    key: "builder", type: builder, default: {}, platforms: LINUX, group: "storage",
-    help: "Builder settings (garbage collection), in the configuration file only",
+    key: "builder", type: builder, default: {}, platforms: LINUX, group: "storage", reloadable: true,
+    help: "Builder settings: the build cache's garbage collection (docs/builder.md), in the configuration file only",
     example: { file: { gc: { enabled: true, defaultKeepStorage: "10GB", policy: [{ keepStorage: "512MB", filter: ["unused-for=1400h"] }, { all: true }] } }, value: { gc: { enabled: true, defaultKeepStorage: "10GB", policy: [{ keepStorage: "512MB", filter: ["unused-for=1400h"] }, { all: true }] } } },
   }),
   // --- security ---

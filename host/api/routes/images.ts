@@ -224,6 +224,8 @@ export function imageRoutes(deps: ImageRouteDeps) {
       const deleted: unknown[] = [];
       let reclaimed = 0;
       for (const image of store.list()) {
+        // (gone already: removed as the parent of an image removed before it, Docker's prune of parents)
+        if (!store.byId(image.id)) continue;
         if (danglingOnly && image.references.length > 0) continue;
         // a parent of committed images is not dangling, and stays while they do
         if (!keep(image) || deps.inUse?.(image.id) || store.children(image.id).length > 0) continue;

@@ -1,0 +1,39 @@
+/**
+ * `POST /build/prune` (API 1.51): removes build cache entries by one rule (core/build/cache-rules.ts)
+ * read from `all`, the space bounds (`reserved-space`, or its older name `keep-storage`;
+ * `max-used-space`; `min-free-space`; bytes) and `filters`. Answers what it removed, as Docker:
+ * `{"CachesDeleted": [...] | null, "SpaceReclaimed": <bytes>}`.
+ */
+import type { FastifyInstance } from "fastify";
+import { pruneRule } from "../../../core/build/cache-rules.js";
+import { errors } from "../../../core/errors.js";
+import type { BuildCachePruner } from "../../build/cache-prune.js";
+import { queryBool, queryFilters, queryString, type Query } from "../query.js";
+
+/** A space bound in bytes, as Docker reads it (an integer); undefined when not given. */
+function bytesParam(query: Query, name: string): number | undefined {
+  const raw = queryString(query, name);
+  if (raw === undefined || raw === "") return undefined;
+  if (!/^[+-]?\d+$/.test(raw)) throw errors.buildCacheSpace(name, raw);
+  return Math.max(0, Number(raw));
+}
+
+export function buildPruneRoute(pruner: BuildCachePruner) {
+  return (app: FastifyInstance) => {
+    app.post("/build/prune", async (request) => {
+      const query = request.query as Query;
+      const rule = pruneRule(
+        queryFilters(query),
+        {
+          all: queryBool(query, "all"),
+          reservedSpace: bytesParam(query, "reserved-space") ?? bytesParam(query, "keep-storage"),
+          maxUsedSpace: bytesParam(query, "max-used-space"),
+          minFreeSpace: bytesParam(query, "min-free-space"),
+        },
+        Date.now(),
+      );
+      const report = await pruner.prune([rule]);
+      return { CachesDeleted: report.deleted.length ? report.deleted : null, SpaceReclaimed: report.reclaimed };
+    });
+  };
+}
