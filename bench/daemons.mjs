@@ -76,7 +76,7 @@ export async function cycle(sock, agent, networkMode = "none") {
 // ---------------------------------------------------------------------------------------------
 // The busybox image: bin/busybox, a relative symlink per applet, empty proc dev sys tmp etc
 
-async function busyboxTar() {
+export async function busyboxTar() {
   const applets = execFileSync("/usr/bin/busybox", ["--list"], { encoding: "utf8" }).split("\n").filter((a) => a && a !== "busybox" && !a.includes("/"));
   const pack = tarStream.pack();
   const chunks = [];
@@ -167,21 +167,22 @@ function missing(name) {
 }
 
 /**
- * Starts a daemon in a new folder under `work`; its output goes to `daemon.log` there. The
+ * Starts a daemon in a new folder under `work` (`extraArgs` after its own, `env` over this
+ * process's); its output goes to `daemon.log` there. The
  * handle is returned at once, so that `stopDaemon` cleans up whatever `ready` then fails at.
  * `started` collects the init pids of containers, for a last-resort cleanup.
  */
-function spawnDaemon(name, work, { bridge = false } = {}) {
+export function spawnDaemon(name, work, { bridge = false, extraArgs = [], env } = {}) {
   const dir = mkdtempSync(join(work, `${name}-`));
   const [cmd, args] = daemons[name].start(dir, bridge);
   const logFd = openSync(`${dir}/daemon.log`, "a");
-  const proc = spawn(cmd, args, { stdio: ["ignore", logFd, logFd] });
+  const proc = spawn(cmd, [...args, ...extraArgs], { stdio: ["ignore", logFd, logFd], env: { ...process.env, ...env } });
   closeSync(logFd);
   return { name, dir, sock: `${dir}/d.sock`, proc, started: new Set(), supervisorPid: undefined, leftovers: 0 };
 }
 
 /** The API answers, and `busybox` is imported. */
-async function ready(daemon, tar, limitMs = 30_000) {
+export async function ready(daemon, tar, limitMs = 30_000) {
   const until = Date.now() + limitMs;
   for (;;) {
     if (daemon.proc.exitCode !== null) throw new Error(`daemon exited (${daemon.proc.exitCode})`);
@@ -205,7 +206,7 @@ export const supervisorPid = (daemon) => daemons[daemon.name].supervisorPid(daem
  * line names its folder; whatever is mounted under the folder (container namespaces) is unmounted,
  * and the folder removed.
  */
-async function stopDaemon(daemon) {
+export async function stopDaemon(daemon) {
   const { name, dir, sock, proc } = daemon;
   const d = daemons[name];
   try {

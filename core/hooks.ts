@@ -3,7 +3,9 @@
  *
  * Plugins receive these hooks in `apply(hooks, ctx)` and tap them; the daemon calls them.
  * Hook classes say the intent:
- * - SyncHook: a notification; return values are ignored.
+ * - SyncHook: a notification; return values are ignored. Its taps must not throw: the daemon
+ *   logs what one throws and goes on with the others and the operation that fired it
+ *   (host/notification-guard.ts).
  * - AsyncSeriesHook: ordered side effects; a throw stops the chain and the caller.
  * - AsyncSeriesBailHook: the first tap that returns something other than `undefined` decides,
  *   and later taps are not called (an authorization denial, a driver factory).

@@ -54,6 +54,7 @@ import { unpigzSpares } from "../core/archive/unpigz.js";
 import { buildApi, type Api, type LoadLimits } from "./api/app.js";
 import { AuthzChain } from "./authz-chain.js";
 import { callEach } from "./call-each.js";
+import { guardNotifications } from "./notification-guard.js";
 import { ruleHost, type HostReport } from "./host-facts.js";
 import { openListeners, type Listener } from "./listeners/listen.js";
 import { formatAddress, parseHost, type ListenAddress } from "./listeners/parse-host.js";
@@ -121,6 +122,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   // (after the pid file: no other daemon uses this exec root, so what is in it was left by a kill)
   usePairFolder(join(roots.execRoot, "pairs"));
   const hooks = createHooks();
+  // a notification tap that throws is logged, and what fired it goes on (host/notification-guard.ts)
+  guardNotifications(hooks, log);
   // Tapped before the first plugin loads, so that it sees every one (see host/metrics/).
   const metrics = config["metrics-addr"] ? new EngineMetrics(hooks) : undefined;
   let shutdownReason: ShutdownReason = "error";

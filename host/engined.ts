@@ -13,6 +13,7 @@ import { daemonHelp } from "./daemon-help.js";
 import { startDaemon, type RunningDaemon } from "./daemon.js";
 import { readHostFacts, ruleHost } from "./host-facts.js";
 import { createLogger } from "./logger.js";
+import { handleProcessFaults, type DaemonPhase } from "./process-faults.js";
 import { defaultResolveOptions } from "./plugins/resolve-plugin.js";
 import { validateStorageOptions } from "./storage/option-owners.js";
 
@@ -77,8 +78,11 @@ async function main(): Promise<number> {
   let exitWith: (code: number) => void = () => {};
   const exited = new Promise<number>((resolve) => (exitWith = resolve));
   let signals = 0;
+  let phase: DaemonPhase = "starting";
+  let faultAtStart = false;
   const stop = (reason: "signal" | "error") => {
     if (!daemon) return;
+    phase = "stopping";
     daemon.stop(reason).then(() => exitWith(reason === "signal" ? 0 : 1), () => exitWith(1));
   };
   const onSignal = (signal: NodeJS.Signals) => {
@@ -94,11 +98,9 @@ async function main(): Promise<number> {
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
   process.on("SIGHUP", () => void daemon?.reload());
-  process.on("uncaughtException", (err) => {
-    log.fatal({ err }, "uncaught exception");
-    if (daemon) stop("error");
-    else exitWith(1);
-  });
+  // A fault nothing caught is logged and the daemon goes on serving; one during the start is
+  // fatal (host/process-faults.ts says why, and what else stays fatal).
+  handleProcessFaults({ log, phase: () => phase, fatal: () => void (faultAtStart = true) });
 
   try {
     daemon = await startDaemon({ loaded, flags, host, env: process.env, log });
@@ -106,6 +108,11 @@ async function main(): Promise<number> {
     log.fatal({ code: err instanceof EngineError ? err.code : undefined }, `failed to start daemon: ${(err as Error).message}`);
     return 1;
   }
+  if (faultAtStart) {
+    stop("error");
+    return exited;
+  }
+  phase = "serving";
   log.info("daemon has completed initialization");
   if (signals > 0) stop("signal");
   return exited;

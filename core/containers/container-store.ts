@@ -1,14 +1,19 @@
 /**
  * The containers of this daemon: one record each at `<data-root>/containers/<id>/config.json`,
  * written atomically, all kept in memory too (lists and lookups are frequent, writes rare).
+ * A save changes the memory at once and writes the file off the event loop
+ * (core/fs/record-writer.ts): it resolves once the record is on disk, and a client is answered
+ * only then.
  * Ids are 64 hex characters, found by a unique prefix or by name (with or without the leading
  * `/`); names are unique.
  */
 import { randomBytes } from "node:crypto";
 import { chownSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { errors } from "../errors.js";
-import { writeJsonAtomic } from "../images/atomic-file.js";
+import { jsonText, removeTempFiles } from "../fs/durable-file.js";
+import { RecordWriter } from "../fs/record-writer.js";
 import { PASS_DIR } from "../state-modes.js";
 import type { EndpointSpec } from "../contracts/network.js";
 import type { ContainerCreateConfig, HostConfig } from "./container-config.js";
@@ -100,6 +105,7 @@ export function newState(): ContainerState {
 
 export class ContainerStore {
   private readonly byId = new Map<string, ContainerRecord>();
+  private readonly writer = new RecordWriter();
 
   /**
    * `passGid`: under `--userns-remap`, the remapped root's group, which passes through each
@@ -109,6 +115,7 @@ export class ContainerStore {
     mkdirSync(root, { recursive: true, mode: PASS_DIR });
     for (const id of readdirSync(root)) {
       if (!/^[a-f0-9]{64}$/.test(id)) continue;
+      removeTempFiles(join(root, id));
       try {
         this.byId.set(id, JSON.parse(readFileSync(join(root, id, "config.json"), "utf8")) as ContainerRecord);
       } catch {
@@ -178,10 +185,18 @@ export class ContainerStore {
     return [...this.byId.values()];
   }
 
-  save(record: ContainerRecord): void {
+  /**
+   * Keeps the record (in memory at once) and writes it; resolves once it is on disk. A new
+   * record whose write fails is the caller's to take back (`remove`).
+   */
+  save(record: ContainerRecord): Promise<void> {
     if (!this.byId.has(record.Id)) this.makeDir(record.Id);
-    writeJsonAtomic(join(this.dir(record.Id), "config.json"), record);
     this.byId.set(record.Id, record);
+    return this.writer.write(this.recordPath(record.Id), () => jsonText(record));
+  }
+
+  private recordPath(id: string): string {
+    return join(this.dir(id), "config.json");
   }
 
   /** A new container's folder, Docker's 0710: nobody else lists its logs and files. */
@@ -195,9 +210,11 @@ export class ContainerStore {
     if (this.passGid !== undefined) chownSync(dir, 0, this.passGid);
   }
 
-  remove(id: string): void {
+  /** The record goes from memory at once, its folder once a write of it under way has ended. */
+  async remove(id: string): Promise<void> {
     this.byId.delete(id);
-    rmSync(this.dir(id), { recursive: true, force: true });
+    await this.writer.forget(this.recordPath(id));
+    await rm(this.dir(id), { recursive: true, force: true });
   }
 
   /** Whether a container uses the image (its removal then answers 409). */

@@ -1,13 +1,17 @@
 /**
- * Crash-safe writes: a file is written under a temporary name, flushed, and renamed over its
- * final name, and the folder is flushed too. After a kill -9 (or a power cut) a reader sees
- * the old file or the new one, never half of one.
+ * Crash-safe writes, synchronous: a file is written under a temporary name, flushed, and
+ * renamed over its final name, and the folder is flushed too. After a kill -9 (or a power cut)
+ * a reader sees the old file or the new one, never half of one.
+ *
+ * These block the event loop for the length of two fsyncs: the daemon's state is written with
+ * the asynchronous forms in core/fs/durable-file.ts. These remain for the supervisor's own
+ * small state files and for what runs once at start-up.
  */
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeFileSync } from "node:fs";
-import { open } from "node:fs/promises";
 import { randomBytes } from "node:crypto";
 import { dirname, join } from "node:path";
 import { PRIVATE_DIR, PRIVATE_FILE } from "../state-modes.js";
+import { TEMP_PREFIX } from "../fs/durable-file.js";
 
 function sync(path: string, flags: "r" | "r+"): void {
   const fd = openSync(path, flags);
@@ -18,32 +22,14 @@ function sync(path: string, flags: "r" | "r+"): void {
   }
 }
 
-/** Flushes a folder's entries (a rename in it) to disk. */
-export const syncDir = (dir: string) => sync(dir, "r");
-/** Flushes a file's data to disk. */
-export const syncFile = (path: string) => sync(path, "r+");
-
-/**
- * Flushes a file's data to disk on the thread pool: for large files (a downloaded layer blob),
- * whose flush takes long enough to stall every request if done on the event loop.
- */
-export async function syncFileInBackground(path: string): Promise<void> {
-  const fh = await open(path, "r+");
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
-
 export function writeFileAtomic(path: string, data: string | Buffer): void {
   const dir = dirname(path);
   mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });
-  const tmp = join(dir, `.tmp-${randomBytes(6).toString("hex")}`);
+  const tmp = join(dir, `${TEMP_PREFIX}${randomBytes(6).toString("hex")}`);
   writeFileSync(tmp, data, { mode: PRIVATE_FILE });
-  syncFile(tmp);
+  sync(tmp, "r+");
   renameSync(tmp, path);
-  syncDir(dir);
+  sync(dir, "r");
 }
 
 export function writeJsonAtomic(path: string, value: unknown): void {

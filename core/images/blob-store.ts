@@ -11,7 +11,7 @@ import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { errors } from "../errors.js";
 import { PRIVATE_DIR, PRIVATE_FILE } from "../state-modes.js";
-import { syncDir, syncFileInBackground } from "./atomic-file.js";
+import { syncDir, syncFile } from "../fs/durable-file.js";
 
 export const isDigest = (d: string) => /^sha256:[a-f0-9]{64}$/.test(d);
 
@@ -70,9 +70,9 @@ export class BlobStore {
       await pipeline(source, meter, createWriteStream(tmp, { mode: PRIVATE_FILE }));
       const digest = `sha256:${hash.digest("hex")}`;
       if (expected && expected !== digest) throw errors.imageDigestMismatch("blob", expected, digest);
-      await syncFileInBackground(tmp);
+      await syncFile(tmp);
       renameSync(tmp, this.path(digest));
-      syncDir(this.dir);
+      await syncDir(this.dir);
       return { digest, size };
     } finally {
       rmSync(tmp, { force: true });
@@ -85,9 +85,9 @@ export class BlobStore {
    */
   async adopt(file: string, digest: string): Promise<void> {
     try {
-      await syncFileInBackground(file);
+      await syncFile(file);
       renameSync(file, this.path(digest));
-      syncDir(this.dir);
+      await syncDir(this.dir);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EXDEV") throw err;
       await this.put(createReadStream(file), digest);

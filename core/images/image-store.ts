@@ -14,7 +14,7 @@ import { join } from "node:path";
 import type { StorageDriver } from "../contracts/storage.js";
 import { errors } from "../errors.js";
 import { PRIVATE_DIR } from "../state-modes.js";
-import { writeJsonAtomic } from "./atomic-file.js";
+import { removeTempFiles, writeJsonDurably } from "../fs/durable-file.js";
 import { BlobStore } from "./blob-store.js";
 import { DistributionMetadata } from "./distribution.js";
 import { parseImageConfig, type ImageConfig } from "./image-config.js";
@@ -66,6 +66,9 @@ export class ImageStore {
     this.imagesDir = join(root, "images");
     this.refsFile = join(root, "references.json");
     mkdirSync(this.imagesDir, { recursive: true, mode: PRIVATE_DIR });
+    // what writes a crash interrupted left (records, and references.json beside them)
+    removeTempFiles(this.imagesDir);
+    removeTempFiles(root);
   }
 
   static async open(root: string, tmpDir: string, driver: StorageDriver): Promise<ImageStore> {
@@ -176,9 +179,9 @@ export class ImageStore {
       const { digest: id } = await this.blobs.putBuffer(configBytes);
       const now = new Date().toISOString();
       const existing = this.record(id);
-      writeJsonAtomic(join(this.imagesDir, `${hex(id)}.json`), existing ?? { id, chain, stored: now });
+      await writeJsonDurably(join(this.imagesDir, `${hex(id)}.json`), existing ?? { id, chain, stored: now });
       for (const ref of refs) this.refs.set(ref, id);
-      if (refs.length) this.saveRefs(id, now);
+      if (refs.length) await this.saveRefs(id, now);
       return this.image(this.record(id)!);
     });
   }
@@ -221,10 +224,10 @@ export class ImageStore {
       const { digest: id } = await this.blobs.putBuffer(configBytes);
       const now = new Date().toISOString();
       const existing = this.record(id);
-      if (!existing) writeJsonAtomic(join(this.imagesDir, `${hex(id)}.json`), { id, chain: [...chain], stored: now });
+      if (!existing) await writeJsonDurably(join(this.imagesDir, `${hex(id)}.json`), { id, chain: [...chain], stored: now });
       const before = references.map((r) => this.refs.get(r));
       for (const ref of references) this.refs.set(ref, id);
-      if (references.length) this.saveRefs(id, now);
+      if (references.length) await this.saveRefs(id, now);
       return { image: this.image(this.record(id)!), before };
     });
   }
@@ -245,9 +248,9 @@ export class ImageStore {
       if (config.rootfs.diff_ids.length !== chain.length) throw errors.imageInvalidArchive(`the config lists ${config.rootfs.diff_ids.length} layers, the commit has ${chain.length}`);
       const { digest: id } = await this.blobs.putBuffer(configBytes);
       const now = new Date().toISOString();
-      if (!this.record(id)) writeJsonAtomic(join(this.imagesDir, `${hex(id)}.json`), { id, chain, stored: now, ...(parent ? { parent: parent.id } : {}) });
+      if (!this.record(id)) await writeJsonDurably(join(this.imagesDir, `${hex(id)}.json`), { id, chain, stored: now, ...(parent ? { parent: parent.id } : {}) });
       for (const ref of references) this.refs.set(ref, id);
-      if (references.length) this.saveRefs(id, now);
+      if (references.length) await this.saveRefs(id, now);
       return this.image(this.record(id)!);
     });
   }
@@ -276,7 +279,7 @@ export class ImageStore {
       const image = this.resolve(name);
       const ref = formatReference(parseReference(reference));
       this.refs.set(ref, image.id);
-      this.saveRefs(image.id, new Date().toISOString());
+      await this.saveRefs(image.id, new Date().toISOString());
     });
   }
 
@@ -291,9 +294,9 @@ export class ImageStore {
       // The names a removal by name takes: the name, and with a repository's last tag the
       // digest names of that repository (a pull by tag names the image both ways; Docker's
       // `rmi busybox` after `pull busybox` removes the image, not just the tag).
-      const untag = (names: string[]): DeleteEntry[] => {
+      const untag = async (names: string[]): Promise<DeleteEntry[]> => {
         for (const r of names) this.refs.delete(r);
-        this.saveRefs();
+        await this.saveRefs();
         return names.map((r) => ({ Untagged: familiarName(r) }));
       };
       const going = reference ? [reference, ...digestNamesGoingWith(reference, image.references)] : [];
@@ -316,11 +319,11 @@ export class ImageStore {
           this.refs.delete(ref);
           out.push({ Untagged: familiarName(ref) });
         }
-        this.saveRefs();
+        await this.saveRefs();
         return out;
       }
       // the name given first, as Docker lists them
-      out.push(...untag([...going, ...image.references.filter((r) => !going.includes(r))]));
+      out.push(...(await untag([...going, ...image.references.filter((r) => !going.includes(r))])));
       rmSync(join(this.imagesDir, `${hex(image.id)}.json`), { force: true });
       out.push({ Deleted: image.id });
       if (!opts.noprune) {
@@ -366,12 +369,13 @@ export class ImageStore {
     return this.referencesOf(rec.id).length === 0 && this.children(rec.id).length === 0 && !inUse?.(rec.id);
   }
 
-  private saveRefs(taggedId?: string, when?: string): void {
-    writeJsonAtomic(this.refsFile, Object.fromEntries([...this.refs].sort()));
-    if (taggedId && when) {
-      const rec = this.record(taggedId);
-      if (rec) writeJsonAtomic(join(this.imagesDir, `${hex(taggedId)}.json`), { ...rec, lastTagTime: when });
-    }
+  /** The references, and the tag time of the image just tagged, written together. */
+  private async saveRefs(taggedId?: string, when?: string): Promise<void> {
+    const rec = taggedId && when ? this.record(taggedId) : undefined;
+    await Promise.all([
+      writeJsonDurably(this.refsFile, Object.fromEntries([...this.refs].sort())),
+      rec && writeJsonDurably(join(this.imagesDir, `${hex(taggedId!)}.json`), { ...rec, lastTagTime: when }),
+    ]);
   }
 
   // --- clean-up ------------------------------------------------------------------------------

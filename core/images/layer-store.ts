@@ -4,12 +4,13 @@
  * layer, `layers/<chain hex>.layout`, from which the driver's files make the tar again, or the
  * compressed blob it came as), and `layers/<chain hex>.json` records that all is whole. That
  * record is written last, so a layer without one is a leftover of a crash, removed at the next
- * start.
+ * start. Records and pending marks are written atomically and flushed, off the event loop
+ * (core/fs/durable-file.ts): a pending mark is on disk before the driver layer it names is made.
  *
  *   chainID(L0) = diffID(L0);  chainID(Ln) = sha256(chainID(Ln-1) + " " + diffID(Ln))
  */
 import { createHash, randomBytes } from "node:crypto";
-import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough, Transform, Writable, type Readable } from "node:stream";
 import { finished, pipeline } from "node:stream/promises";
@@ -18,7 +19,7 @@ import { LayoutRecorder, tarFromLayout } from "../archive/tar-layout.js";
 import type { StorageDriver } from "../contracts/storage.js";
 import { errors } from "../errors.js";
 import { PRIVATE_DIR, PRIVATE_FILE } from "../state-modes.js";
-import { syncDir, syncFileInBackground, writeJsonAtomic } from "./atomic-file.js";
+import { removeTempFiles, syncDir, syncFile, writeFileDurably, writeJsonDurably } from "../fs/durable-file.js";
 import type { BlobStore } from "./blob-store.js";
 import { digestOfFile } from "./blob-store.js";
 
@@ -88,6 +89,7 @@ export class LayerStore {
   constructor(root: string, private readonly blobs: BlobStore, readonly driver: StorageDriver) {
     this.dir = join(root, "layers");
     mkdirSync(this.dir, { recursive: true, mode: PRIVATE_DIR });
+    removeTempFiles(this.dir);
   }
 
   /** Whether pulled layers are kept as layouts (the driver shows its files). */
@@ -123,13 +125,13 @@ export class LayerStore {
     await this.driver.remove(id); // a leftover without its record
     // From here until the record is written, a crash leaves a driver layer no record names:
     // the pending mark says which, for recoverPending().
-    writeFileSync(this.pendingPath(id), "", { mode: PRIVATE_FILE });
+    await this.markPending(id);
     await this.driver.create(id, parent ? hex(parent) : undefined);
     try {
       const size = await this.driver.applyDiff(id, createReadStream(tarFile));
       if (!this.blobs.has(digest)) await this.blobs.adopt(tarFile, digest);
       const layer: LayerRecord = { chainId, diffId: digest, ...(parent ? { parent } : {}), size };
-      writeJsonAtomic(join(this.dir, `${id}.json`), layer);
+      await writeJsonDurably(join(this.dir, `${id}.json`), layer);
       rmSync(this.pendingPath(id), { force: true });
       return { layer, existed: false };
     } catch (err) {
@@ -225,7 +227,7 @@ export class LayerStore {
         filled[i].catch(() => undefined); // awaited in order below; a later one may fail first
       }
       for (let i = 0; i < items.length; i++) {
-        const layer = this.commit(parentOf(i), chainIds[i], items[i], await filled[i]);
+        const layer = await this.commit(parentOf(i), chainIds[i], items[i], await filled[i]);
         committed++;
         recorded(i, layer);
       }
@@ -249,7 +251,7 @@ export class LayerStore {
     await this.driver.remove(id); // a leftover without its record
     // From here until the record is written, a crash leaves a driver layer no record names:
     // the pending mark says which, for recoverPending().
-    writeFileSync(this.pendingPath(id), "", { mode: PRIVATE_FILE });
+    await this.markPending(id);
     made.push(chainId);
     await this.driver.create(id, parent ? hex(parent) : undefined);
   }
@@ -333,7 +335,7 @@ export class LayerStore {
       if (digest !== diffId) throw errors.imageDigestMismatch("layer", diffId, digest);
       if (keepTar && !this.blobs.has(digest)) await this.blobs.adopt(tmp, digest);
       if (layout && (await layout.finish()).complete) {
-        await syncFileInBackground(layoutFile!);
+        await syncFile(layoutFile!);
         kept = true;
         return { size, tarSize, layout: layoutFile, keptCompressed: false };
       }
@@ -359,7 +361,7 @@ export class LayerStore {
   }
 
   /** Writes the record of a filled layer (its layout first): from here on it is whole. */
-  private commit(parent: string | undefined, chainId: string, { diffId, compressed }: ChainItem, filled: Filled): LayerRecord {
+  private async commit(parent: string | undefined, chainId: string, { diffId, compressed }: ChainItem, filled: Filled): Promise<LayerRecord> {
     const { size, tarSize } = filled;
     const layer: LayerRecord = {
       chainId,
@@ -373,9 +375,9 @@ export class LayerStore {
     };
     if (filled.layout) {
       renameSync(filled.layout, this.layoutPath(hex(chainId)));
-      syncDir(this.dir);
+      await syncDir(this.dir);
     }
-    writeJsonAtomic(join(this.dir, `${hex(chainId)}.json`), layer);
+    await writeJsonDurably(join(this.dir, `${hex(chainId)}.json`), layer);
     rmSync(this.pendingPath(hex(chainId)), { force: true });
     return layer;
   }
@@ -404,6 +406,14 @@ export class LayerStore {
 
   private pendingPath(id: string): string {
     return join(this.dir, `${id}.pending`);
+  }
+
+  /**
+   * Marks the driver layer `id` pending, durably: a power cut after the driver made it (or
+   * after its record went) still finds the mark at the next start.
+   */
+  private markPending(id: string): Promise<void> {
+    return writeFileDurably(this.pendingPath(id), "");
   }
 
   private layoutPath(id: string): string {
@@ -437,9 +447,11 @@ export class LayerStore {
 
   /** Removes a layer (its record first, so that a crash half way leaves a leftover, not a lie; the pending mark has it removed at the next start). */
   async remove(chainId: string): Promise<void> {
-    writeFileSync(this.pendingPath(hex(chainId)), "", { mode: PRIVATE_FILE });
+    await this.markPending(hex(chainId));
     rmSync(join(this.dir, `${hex(chainId)}.json`), { force: true });
     rmSync(this.layoutPath(hex(chainId)), { force: true });
+    // the record's removal on disk before the layer's: never a record without its layer
+    await syncDir(this.dir);
     await this.driver.remove(hex(chainId));
     rmSync(this.pendingPath(hex(chainId)), { force: true });
   }

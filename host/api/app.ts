@@ -89,7 +89,8 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
  */
 function reportAnswers(app: FastifyInstance, hooks: EngineHooks): void {
   app.addHook("onRequest", async (request, reply) => {
-    if (!hooks.answeredRequest.isUsed()) return;
+    // (taps, not isUsed(): the daemon guards every notification with an interceptor)
+    if (hooks.answeredRequest.taps.length === 0) return;
     const began = process.hrtime.bigint();
     reply.raw.once("close", () => {
       hooks.answeredRequest.call({

@@ -114,8 +114,10 @@ export async function createContainer(
     const storageOpts = { ...(HostConfig?.StorageOpt ?? {}) };
     await storage.create(id, top?.slice("sha256:".length), { writable: true, storageOpts });
     try {
-      containers.save(record);
+      await containers.save(record);
     } catch (err) {
+      // a record the disk refused is no container: out of the list again, and its layer goes
+      await containers.remove(id);
       await storage.remove(id);
       throw err;
     }

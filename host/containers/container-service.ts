@@ -74,7 +74,7 @@ export class ContainerService {
 
   /** At daemon start: the records reconciled with what runs (restore.ts); the checks of what runs go on. */
   async restoreAtStart(liveRestore: boolean): Promise<void> {
-    this.deps.links?.restore();
+    await this.deps.links?.restore();
     await restoreContainers(this.restore, liveRestore);
     this.health.resume();
   }
@@ -100,20 +100,20 @@ export class ContainerService {
   }
 
   /** A new name; 409 when another container has it. */
-  rename(c: ContainerRecord, wanted: string): void {
+  async rename(c: ContainerRecord, wanted: string): Promise<void> {
     if (wanted === "") throw errors.containerRenameEmpty();
     if ((wanted.startsWith("/") ? wanted : `/${wanted}`) === c.Name) throw errors.containerRenameSame();
     const oldName = c.Name;
     c.Name = this.containers.claimName(wanted);
-    this.containers.save(c);
-    this.deps.links?.renamed(c, oldName);
+    // the container and the records of its links are written together
+    await Promise.all([this.containers.save(c), this.deps.links?.renamed(c, oldName)]);
     this.event(c, "rename", { oldName });
   }
 
   /** `DELETE /containers/{parent}/{alias}?link=1`: one legacy link removed (host/containers/links.ts). */
-  removeLink(ref: string): void {
+  async removeLink(ref: string): Promise<void> {
     if (!this.deps.links) throw errors.containerNotFound(ref);
-    this.deps.links.remove(ref);
+    await this.deps.links.remove(ref);
   }
 
   /** Inspect's `HostConfig.Links`: the container's links as Docker shows them (`/db:/web/db`), or null. */
@@ -154,7 +154,7 @@ export class ContainerService {
   /** A user's start: false when it runs already (304). The restart policy counts from zero again. */
   async start(c: ContainerRecord): Promise<boolean> {
     if (c.State.Paused) throw errors.containerPausedStart();
-    this.runner.resetRestarts(c);
+    await this.runner.resetRestarts(c);
     return this.runner.start(c);
   }
 
@@ -166,7 +166,7 @@ export class ContainerService {
   /** Stopped (when it runs) and started again, as a user's start. */
   async restart(c: ContainerRecord, opts: StopOptions = {}): Promise<void> {
     await this.runner.stop(c, opts);
-    this.runner.resetRestarts(c);
+    await this.runner.resetRestarts(c);
     await this.runner.start(c);
     this.event(c, "restart");
   }

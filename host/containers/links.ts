@@ -178,7 +178,7 @@ export class ContainerLinks {
    * `DELETE /containers/{name}?link=1`: the link `ref` names goes (a 404 when there is no such
    * name; a 409 for a container's own name); a running parent's hosts file loses its line.
    */
-  remove(ref: string): void {
+  async remove(ref: string): Promise<void> {
     this.deps.containers.get(ref);
     const name = ref.startsWith("/") ? ref : `/${ref}`;
     const cut = name.lastIndexOf("/");
@@ -188,37 +188,45 @@ export class ContainerLinks {
     if (!link) throw errors.containerNotFound(ref);
     parent.Links = parent.Links!.filter((l) => l !== link);
     if (parent.Links.length === 0) delete parent.Links;
-    this.deps.containers.save(parent);
+    const saved = this.deps.containers.save(parent);
     const child = this.deps.containers.find(link.ChildId);
     if (child && parent.State.Running) {
       const names = linkHostNames(aliasOf(link.Name), child.Config.Hostname ?? "", child.Name);
       this.editHosts(parent, (text) => withoutLinkLines(text, names));
     }
+    await saved;
   }
 
-  /** After `c` was renamed from `oldName`: its links' names follow it; its parents show its new name. */
-  renamed(c: ContainerRecord, oldName: string): void {
+  /**
+   * After `c` was renamed from `oldName`: its links' names follow it; its parents show its new
+   * name. Changed in memory at once; resolves once every changed record is on disk.
+   */
+  async renamed(c: ContainerRecord, oldName: string): Promise<void> {
+    const saves: Promise<void>[] = [];
     if (c.Links?.length) {
       for (const l of c.Links) if (l.Name.startsWith(`${oldName}/`)) l.Name = c.Name + l.Name.slice(oldName.length);
-      this.deps.containers.save(c);
+      saves.push(this.deps.containers.save(c));
     }
     for (const parent of this.deps.containers.list()) {
       const own = parent.Links?.filter((l) => l.ChildId === c.Id) ?? [];
       for (const l of own) l.ChildName = c.Name;
-      if (own.length) this.deps.containers.save(parent);
+      if (own.length) saves.push(this.deps.containers.save(parent));
     }
+    await Promise.all(saves);
   }
 
   /** At daemon start: links to containers removed meanwhile go, as Docker drops what it cannot register again. */
-  restore(): void {
+  async restore(): Promise<void> {
+    const saves: Promise<void>[] = [];
     for (const parent of this.deps.containers.list()) {
       const gone = parent.Links?.filter((l) => !this.deps.containers.has(l.ChildId)) ?? [];
       if (gone.length === 0) continue;
       for (const l of gone) this.deps.log.warn({ container: parent.Id, link: l.Name }, `failed to register link for container: could not get container for ${l.ChildName.slice(1)}`);
       parent.Links = parent.Links!.filter((l) => !gone.includes(l));
       if (parent.Links.length === 0) delete parent.Links;
-      this.deps.containers.save(parent);
+      saves.push(this.deps.containers.save(parent));
     }
+    await Promise.all(saves);
   }
 
   /** A child started: its running parents' hosts files get its new address, line by line. */

@@ -24,10 +24,10 @@ export interface RestoreDeps {
 export async function restoreContainers(deps: RestoreDeps, liveRestore: boolean): Promise<void> {
   const { containers, runner, log } = deps;
   // A restart that was waiting when the daemon went is not waited for again: autoRestart decides.
-  for (const c of containers.list().filter((x) => x.State.Restarting)) {
+  await Promise.all(containers.list().filter((x) => x.State.Restarting).map((c) => {
     c.State = { ...c.State, Status: "exited", Running: false, Restarting: false, Paused: false, Pid: 0 };
-    containers.save(c);
-  }
+    return containers.save(c);
+  }));
   const running = containers.list().filter((c) => c.State.Running);
   if (running.length === 0) return;
   let sup: SupervisorClient;
@@ -58,7 +58,7 @@ export async function autoRestart(deps: RestoreDeps): Promise<void> {
     !c.State.Running && c.State.StartedAt !== ZERO_TIME &&
     policyRestarts(c.HostConfig.RestartPolicy, c.State.ExitCode, c.HasBeenManuallyStopped === true, c.RestartCount ?? 0));
   await Promise.all(due.map(async (c) => {
-    runner.resetRestarts(c);
+    await runner.resetRestarts(c);
     await runner.start(c).catch((err: Error) => log.error({ err, container: c.Id }, "starting a container by its restart policy failed"));
   }));
 }

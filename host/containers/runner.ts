@@ -176,15 +176,18 @@ export class ContainerRunner {
           Status: "running", Running: true, Paused: false, Restarting: false, OOMKilled: false, Dead: false,
           Pid: state.pid, ExitCode: 0, Error: "", StartedAt: state.startedAt,
         };
-        this.deps.containers.save(c);
+        // the record changes and waiters are told in one tick (run-signals.ts); the start is
+        // answered once the record is on disk
+        const saved = this.deps.containers.save(c);
         this.deps.hooks.event.call(containerEvent(c, "start"));
         this.signals.started(c.Id);
+        await saved;
         return true;
       } catch (err) {
         await this.release(c.Id).catch((e: Error) => this.deps.log.error({ err: e, container: c.Id }, "cleanup after a failed start failed"));
         const failure = startFailure(err as Error);
         c.State = { ...c.State, Error: failure.message, ExitCode: failure.exitCode ?? c.State.ExitCode };
-        this.deps.containers.save(c);
+        await this.deps.containers.save(c);
         this.deps.hooks.failedContainerStart.call({ containerId: c.Id, message: failure.message });
         // As Docker does: an AutoRemove container that cannot start is removed (`docker run --rm`
         // waits for that after a failed start).
@@ -269,6 +272,7 @@ export class ContainerRunner {
       // A container waiting for its policy's restart has no process: news of its last run is old.
       const wasRunning = c.State.Running && !c.State.Restarting;
       let restartIn: number | undefined;
+      let saved: Promise<void> | undefined;
       if (wasRunning) {
         const finishedAt = new Date().toISOString();
         restartIn = this.shuttingDown ? undefined : this.restarts.decide(c, exitCode, c.HasBeenManuallyStopped === true);
@@ -279,7 +283,7 @@ export class ContainerRunner {
           c.RestartCount = (c.RestartCount ?? 0) + 1;
           c.State = { ...c.State, Status: "restarting", Running: true, Paused: false, Restarting: true, Pid: 0, ExitCode: exitCode, Error: error, FinishedAt: finishedAt };
         }
-        this.deps.containers.save(c);
+        saved = this.deps.containers.save(c);
         this.deps.hooks.event.call(containerEvent(c, "die", { exitCode: String(exitCode) }));
         // Waiters learn it now; whatever they do next (start, remove) queues behind the cleanup.
         this.signals.exited(id, exitCode);
@@ -288,6 +292,8 @@ export class ContainerRunner {
       // finds it and cancels it (and waits for that), where it would otherwise return while the
       // container still says restarting. The restart itself queues behind the cleanup.
       if (restartIn !== undefined) this.restarts.schedule(id, restartIn, () => this.restartByPolicy(c));
+      // The supervisor forgets the exit (release) only once the record that keeps it is on disk.
+      await saved?.catch((err: Error) => this.deps.log.error({ err, container: id }, "cannot record an exit"));
       await this.release(id, { wait: false }).catch((err: Error) => this.deps.log.error({ err, container: id }, "cleanup after exit failed"));
       if (restartIn === undefined && wasRunning && c.HostConfig.AutoRemove) await this.destroy(c);
     }).catch((err: Error) => this.deps.log.error({ err, container: id }, "recording an exit failed"));
@@ -338,8 +344,7 @@ export class ContainerRunner {
     const signal = opts.signal ?? c.Config.StopSignal ?? "TERM";
     // A stop ends the restart policy's work (until a user starts it again); a restart that
     // waits gives up, one under way finishes first and is stopped here.
-    this.noteStop(c, opts.byDaemon === true);
-    await this.restarts.cancel(c.Id);
+    await Promise.all([this.noteStop(c, opts.byDaemon === true), this.restarts.cancel(c.Id)]);
     if (!c.State.Running) {
       this.deps.hooks.event.call(containerEvent(c, "stop"));
       return true;
@@ -365,8 +370,7 @@ export class ContainerRunner {
     // ends the restart policy's work; a user's kill counts as a stop for unless-stopped.
     const stopSignal = c.Config.StopSignal ? signalNumber(c.Config.StopSignal) : undefined;
     const endsRestarts = !stopSignal || signalNumber(signal) === "9" || signalNumber(signal) === stopSignal;
-    this.noteStop(c, false);
-    if (endsRestarts) await this.restarts.cancel(c.Id);
+    await Promise.all([this.noteStop(c, false), endsRestarts ? this.restarts.cancel(c.Id) : undefined]);
     // Waiting for a restart: there is no process, and no restart now.
     if (!c.State.Running || c.State.Restarting) return;
     const sup = await this.supervisor();
@@ -402,10 +406,10 @@ export class ContainerRunner {
   }
 
   /** A user's stop or kill is remembered (unless-stopped reads it); the daemon's own are not. */
-  private noteStop(c: ContainerRecord, byDaemon: boolean): void {
+  private async noteStop(c: ContainerRecord, byDaemon: boolean): Promise<void> {
     if (byDaemon || this.shuttingDown || c.HasBeenManuallyStopped) return;
     c.HasBeenManuallyStopped = true;
-    this.deps.containers.save(c);
+    await this.deps.containers.save(c);
   }
 
   // --- restart policies --------------------------------------------------------------------------
@@ -414,13 +418,13 @@ export class ContainerRunner {
    * A user's start (or restart): the policy counts from zero again and applies even after a
    * stop by hand, as Docker's start resets its restart manager.
    */
-  resetRestarts(c: ContainerRecord): void {
+  async resetRestarts(c: ContainerRecord): Promise<void> {
     if (c.State.Running || c.State.Restarting) return; // a start of what runs changes nothing (304)
     this.restarts.reset(c.Id);
     if ((c.RestartCount ?? 0) === 0 && !c.HasBeenManuallyStopped) return;
     c.RestartCount = 0;
     c.HasBeenManuallyStopped = false;
-    this.deps.containers.save(c);
+    await this.deps.containers.save(c);
   }
 
   /** The policy's restart, once its delay is over: given up when cancelled meanwhile. */
@@ -429,7 +433,7 @@ export class ContainerRunner {
       if (!this.deps.containers.has(c.Id) || !c.State.Restarting) return false;
       if (this.restarts.isCancelled(c.Id) || this.link.closed) {
         c.State = { ...c.State, Status: "exited", Running: false, Restarting: false };
-        this.deps.containers.save(c);
+        await this.deps.containers.save(c);
         return false;
       }
       c.State = { ...c.State, Running: false }; // start() starts only what does not run
@@ -441,8 +445,8 @@ export class ContainerRunner {
     } catch (err) {
       // As Docker: a restart that fails leaves the container stopped, and the policy is done.
       c.State = { ...c.State, Status: "exited", Running: false, Restarting: false };
-      if (this.deps.containers.has(c.Id)) this.deps.containers.save(c);
       this.deps.log.error({ err, container: c.Id }, "the restart policy's restart failed");
+      if (this.deps.containers.has(c.Id)) await this.deps.containers.save(c).catch((e: Error) => this.deps.log.error({ err: e, container: c.Id }, "cannot record a failed restart"));
     }
   }
 
@@ -455,7 +459,7 @@ export class ContainerRunner {
     if (c.State.Restarting) throw errors.containerRestarting(c.Id);
     await this.freeze(c, "pause");
     c.State = { ...c.State, Status: "paused", Paused: true };
-    this.deps.containers.save(c);
+    await this.deps.containers.save(c);
     this.deps.hooks.event.call(containerEvent(c, "pause"));
   }
 
@@ -463,7 +467,7 @@ export class ContainerRunner {
     if (!c.State.Paused) throw errors.containerNotPaused(c.Id);
     await this.freeze(c, "resume");
     c.State = { ...c.State, Status: "running", Paused: false };
-    this.deps.containers.save(c);
+    await this.deps.containers.save(c);
     this.deps.hooks.event.call(containerEvent(c, "unpause"));
   }
 
@@ -471,7 +475,7 @@ export class ContainerRunner {
   private async thaw(c: ContainerRecord): Promise<void> {
     await this.freeze(c, "resume").catch((err: Error) => this.deps.log.warn({ err, container: c.Id }, "cannot unpause the container"));
     c.State = { ...c.State, Status: c.State.Running ? "running" : c.State.Status, Paused: false };
-    this.deps.containers.save(c);
+    await this.deps.containers.save(c);
   }
 
   private async freeze(c: ContainerRecord, action: "pause" | "resume"): Promise<void> {
@@ -489,13 +493,13 @@ export class ContainerRunner {
   async update(c: ContainerRecord, next: HostConfig): Promise<void> {
     const before = c.HostConfig;
     c.HostConfig = next;
-    this.deps.containers.save(c);
+    await this.deps.containers.save(c);
     if (c.State.Running && !c.State.Restarting) {
       try {
         await (await this.supervisor()).update(c.Id, resourcesUpdate(next));
       } catch (err) {
         c.HostConfig = before;
-        this.deps.containers.save(c);
+        await this.deps.containers.save(c);
         throw errors.containerUpdateRuntimeFailed(c.Id, (err as Error).message);
       }
     }
@@ -519,7 +523,7 @@ export class ContainerRunner {
     if (!this.deps.containers.has(c.Id)) return;
     await this.release(c.Id, { wait: false });
     await this.deps.storage.remove(c.Id);
-    this.deps.containers.remove(c.Id);
+    await this.deps.containers.remove(c.Id);
     this.restarts.forget(c.Id);
     this.deps.hooks.event.call(containerEvent(c, "destroy"));
     await this.deps.volumes?.removed(c, volumes || c.HostConfig.AutoRemove === true);

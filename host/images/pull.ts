@@ -352,7 +352,8 @@ function layerItem(store: ImageStore, job: LayerJob, file: string | undefined, i
   return {
     item: { tar: input.decoder.output, diffId: job.diffId, compressed },
     registered: () => {
-      store.distribution.add(job.diffId, { digest: job.desc.digest, size: job.desc.size, mediaType: job.desc.mediaType, registry: job.registry, repository: job.repository });
+      // a hint for pushes, written in the background (it never rejects)
+      void store.distribution.add(job.diffId, { digest: job.desc.digest, size: job.desc.size, mediaType: job.desc.mediaType, registry: job.registry, repository: job.repository });
       input.finished();
     },
   };

@@ -128,14 +128,14 @@ async function pushLayer(store: ImageStore, session: RegistrySession, ref: Refer
       const { mounted } = await session.mount(loc.digest, loc.repository);
       if (mounted) {
         opts.emit(statusOnly(id, `Mounted from ${loc.repository}`));
-        store.distribution.add(diffId, { ...loc, repository: ref.path });
+        await store.distribution.add(diffId, { ...loc, repository: ref.path });
         return pushed;
       }
       continue;
     }
     if ((await session.blobSize(loc.digest)) !== undefined) {
       opts.emit(statusOnly(id, "Layer already exists"));
-      store.distribution.add(diffId, { ...loc, registry: ref.domain, repository: ref.path });
+      await store.distribution.add(diffId, { ...loc, registry: ref.domain, repository: ref.path });
       return pushed;
     }
   }
@@ -183,6 +183,6 @@ async function pushLayer(store: ImageStore, session: RegistrySession, ref: Refer
   report(read, true);
   opts.emit(statusOnly(id, "Pushed"));
   const mediaType = kept ? layerType(kept.mediaType) : MediaTypes.dockerLayer;
-  store.distribution.add(diffId, { digest, size: offset, mediaType, registry: ref.domain, repository: ref.path });
+  await store.distribution.add(diffId, { digest, size: offset, mediaType, registry: ref.domain, repository: ref.path });
   return { digest, size: offset, mediaType };
 }

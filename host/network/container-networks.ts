@@ -178,6 +178,9 @@ export class ContainerNetworks {
     endpoints.push(ep);
     let result;
     try {
+      // the addresses taken are on disk before the endpoint is made (the starts of a burst
+      // taking addresses of one network share its writes)
+      await this.deps.networks.save(rec);
       result = await (await this.deps.networks.driverOf(rec.spec)).join(rec.spec, ep, sandbox);
     } catch (err) {
       this.unjoined.add(ep.endpointId);
@@ -200,7 +203,7 @@ export class ContainerNetworks {
       // since removing the sandbox (below) takes them and their peers with it. The delete, a
       // blocking kernel operation of 15-35 ms a pair, is the dearest step of a container's exit.
       await this.leaveAll(c, undefined);
-      if (this.deps.containers.has(c.Id)) this.deps.containers.save(c);
+      if (this.deps.containers.has(c.Id)) await this.deps.containers.save(c);
     }
     await this.deps.sandboxes.remove(containerId);
   }
@@ -220,7 +223,7 @@ export class ContainerNetworks {
     const ipam = NetworkIpam.fromJSON(rec.ipam);
     ipam.releaseOwner(ep.endpointId);
     rec.ipam = ipam.toJSON();
-    this.deps.networks.save(rec);
+    await this.deps.networks.save(rec);
   }
 
   // --- connect and disconnect --------------------------------------------------------------------
@@ -247,7 +250,7 @@ export class ContainerNetworks {
       }
     }
     c.Networks = { ...networks, [rec.spec.name]: att };
-    this.deps.containers.save(c);
+    await this.deps.containers.save(c);
     if (c.State.Running) this.rewriteFiles(c);
   }
 
@@ -267,7 +270,7 @@ export class ContainerNetworks {
     const rest = { ...networks };
     delete rest[name];
     c.Networks = rest;
-    this.deps.containers.save(c);
+    await this.deps.containers.save(c);
     // as Docker: announced whether the container runs or not, when the network still exists
     if (rec) this.deps.hooks.event.call(networkEvent(rec.spec, "disconnect", c.Id));
     if (c.State.Running) this.rewriteFiles(c);
@@ -318,7 +321,6 @@ export class ContainerNetworks {
     const v4 = rec.spec.enableIPv4 && ipam.hasFamily(4) ? ipam.allocate(4, { owner: endpointId, ...(fixed.IPv4Address ? { address: fixed.IPv4Address } : {}) }) : undefined;
     const v6 = rec.spec.enableIPv6 && ipam.hasFamily(6) ? ipam.allocate(6, { owner: endpointId, ...(fixed.IPv6Address ? { address: fixed.IPv6Address } : {}) }) : undefined;
     rec.ipam = ipam.toJSON();
-    this.deps.networks.save(rec);
     const name = c.Name.replace(/^\//, "");
     const aliases = att.Aliases ?? [];
     const userDefined = !rec.spec.isDefault;

@@ -48,18 +48,18 @@ export class NetworkManager {
   /** The pre-defined networks and the default one from the options; every network's driver state back. */
   async start(endpoints: readonly ContainerEndpoint[]): Promise<void> {
     for (const [name, driver] of Object.entries(MODE_NETWORKS)) {
-      if (!this.deps.store.find(name)) this.deps.store.save({ spec: modeNetworkSpec(this.deps.store.newId(), name, driver), ipam: { subnets: [] } });
+      if (!this.deps.store.find(name)) await this.deps.store.save({ spec: modeNetworkSpec(this.deps.store.newId(), name, driver), ipam: { subnets: [] } });
     }
     const config = this.deps.config();
     const existing = this.list().find((r) => r.spec.isDefault);
     if (config.bridge === "none") {
-      if (existing) this.deps.store.remove(existing.spec.id); // its interface is left alone, as --bridge=none says
+      if (existing) await this.deps.store.remove(existing.spec.id); // its interface is left alone, as --bridge=none says
     } else {
       const taken = this.list().filter((r) => !r.spec.isDefault).flatMap((r) => r.spec.subnets.map((s) => s.subnet));
       const spec = await defaultNetworkSpec(config, { id: existing?.spec.id ?? this.deps.store.newId(), previous: existing?.spec, taken, hostId: this.hostId() });
       // the same options give the same network (and its allocations); changed ones a new one
       const same = existing && JSON.stringify({ ...existing.spec, created: "" }) === JSON.stringify({ ...spec, created: "" });
-      if (!same) this.deps.store.save({ spec: { ...spec, created: existing?.spec.created ?? spec.created }, ipam: freshIpam(spec).toJSON() });
+      if (!same) await this.deps.store.save({ spec: { ...spec, created: existing?.spec.created ?? spec.created }, ipam: freshIpam(spec).toJSON() });
     }
     const byDriver = new Map<string, NetworkSpec[]>();
     for (const r of this.driven()) byDriver.set(r.spec.driver, [...(byDriver.get(r.spec.driver) ?? []), r.spec]);
@@ -110,9 +110,9 @@ export class NetworkManager {
     return def ? def.spec.subnets.map((s) => s.gateway) : [];
   }
 
-  /** Saves an address change of a network (the IPAM state). */
-  save(rec: NetworkRecord): void {
-    this.deps.store.save(rec);
+  /** Saves an address change of a network (the IPAM state): at once in memory, resolves once on disk. */
+  save(rec: NetworkRecord): Promise<void> {
+    return this.deps.store.save(rec);
   }
 
   // --- the API ----------------------------------------------------------------------------------
@@ -134,12 +134,12 @@ export class NetworkManager {
       throw errors.networkInvalid((err as Error).message);
     }
     const rec: NetworkRecord = { spec, ipam: freshIpam(spec).toJSON() };
-    this.deps.store.save(rec);
+    await this.deps.store.save(rec);
     try {
       await driver.createNetwork(spec);
     } catch (err) {
       await driver.deleteNetwork(spec).catch(() => undefined);
-      this.deps.store.remove(spec.id);
+      await this.deps.store.remove(spec.id);
       throw errors.networkSetupFailed(`cannot create network ${spec.name}: ${(err as Error).message}`);
     }
     this.deps.hooks.event.call(networkEvent(spec, "create"));
@@ -151,7 +151,7 @@ export class NetworkManager {
     if (rec.spec.isDefault || isModeNetwork(rec.spec)) throw errors.networkPredefined(rec.spec.name, "removed");
     if (this.activeEndpoints(rec.spec.id).length) throw errors.networkActiveEndpoints(rec.spec.name, rec.spec.id);
     await (await this.deps.driver(rec.spec.driver)).deleteNetwork(rec.spec);
-    this.deps.store.remove(rec.spec.id);
+    await this.deps.store.remove(rec.spec.id);
     this.deps.hooks.event.call(networkEvent(rec.spec, "destroy"));
   }
 

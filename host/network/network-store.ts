@@ -1,14 +1,18 @@
 /**
  * The daemon's networks: one record each at `<data-root>/network/<id>.json` with the network's
- * spec and its address allocations, written atomically, kept in memory too. A restart finds
+ * spec and its address allocations, written atomically off the event loop (several saves of one
+ * network in a burst of starts become one or two writes: core/fs/record-writer.ts), kept in
+ * memory too, where a save shows at once. A restart finds
  * every network and every address given out, so a container that kept running (live restore)
  * keeps its address and no new container gets it.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { NetworkSpec } from "../../core/contracts/network.js";
-import { writeJsonAtomic } from "../../core/images/atomic-file.js";
+import { jsonText, removeTempFiles } from "../../core/fs/durable-file.js";
+import { RecordWriter } from "../../core/fs/record-writer.js";
 import type { IpamState } from "../../core/network/ipam.js";
 import { PRIVATE_DIR } from "../../core/state-modes.js";
 
@@ -20,9 +24,11 @@ export interface NetworkRecord {
 
 export class NetworkStore {
   private readonly byId = new Map<string, NetworkRecord>();
+  private readonly writer = new RecordWriter();
 
   constructor(private readonly dir: string) {
     mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });
+    removeTempFiles(dir);
     for (const f of readdirSync(dir)) {
       if (!/^[a-f0-9]{64}\.json$/.test(f)) continue;
       try {
@@ -55,13 +61,17 @@ export class NetworkStore {
     return ref.length > 0 && prefixed.length === 1 ? prefixed[0] : undefined;
   }
 
-  save(rec: NetworkRecord): void {
-    writeJsonAtomic(join(this.dir, `${rec.spec.id}.json`), rec);
+  /** Keeps the record (in memory at once); resolves once it is on disk. */
+  save(rec: NetworkRecord): Promise<void> {
     this.byId.set(rec.spec.id, rec);
+    return this.writer.write(join(this.dir, `${rec.spec.id}.json`), () => jsonText(rec));
   }
 
-  remove(id: string): void {
-    rmSync(join(this.dir, `${id}.json`), { force: true });
+  /** Out of memory at once; its file once a write of it under way has ended. */
+  async remove(id: string): Promise<void> {
     this.byId.delete(id);
+    const file = join(this.dir, `${id}.json`);
+    await this.writer.forget(file);
+    await rm(file, { force: true });
   }
 }

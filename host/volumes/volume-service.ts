@@ -141,7 +141,7 @@ export class VolumeService {
         Options: Object.keys(options).length > 0 ? { ...options } : null,
         Mountpoint: info.mountpoint,
       };
-      this.deps.store.save(volume);
+      await this.deps.store.save(volume);
       this.deps.hooks.event.call(makeEvent("volume", "create", name, { driver: driverName }));
       return { volume, created: true };
     });
@@ -159,7 +159,7 @@ export class VolumeService {
       } catch (err) {
         throw errors.volumeDriverFailed("remove", name, (err as Error).message);
       }
-      this.deps.store.remove(name);
+      await this.deps.store.remove(name);
       this.deps.hooks.event.call(makeEvent("volume", "destroy", name, { driver: rec.Driver }));
     });
   }

@@ -49,7 +49,7 @@ export function containerOpsRoutes(deps: ContainerOpsDeps) {
 
     app.post("/containers/:id/rename", async (request, reply) => {
       const { c } = target(request);
-      service.rename(c, queryString(request.query as Query, "name") ?? "");
+      await service.rename(c, queryString(request.query as Query, "name") ?? "");
       return reply.code(204).send();
     });
 

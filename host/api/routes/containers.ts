@@ -70,7 +70,7 @@ export function containerRoutes(deps: ContainerRouteDeps) {
     app.delete("/containers/*", async (request, reply) => {
       const ref = (request.params as { "*": string })["*"];
       const query = request.query as Query;
-      if (queryBool(query, "link")) service.removeLink(ref);
+      if (queryBool(query, "link")) await service.removeLink(ref);
       else await service.remove(containers.get(ref), { force: queryBool(query, "force"), volumes: queryBool(query, "v") });
       return reply.code(204).send();
     });

@@ -69,7 +69,8 @@ export class ContainerHealth {
     const first = !c.State.Health;
     c.State = { ...c.State, Health: health };
     if (!first && !changed) return;
-    this.deps.containers.save(c);
+    // no client waits for a probe's result: written in the background, a failure logged
+    this.deps.containers.save(c).catch((err: Error) => this.deps.log.error({ err, container: c.Id }, "cannot record a health check's result"));
     if (changed) this.deps.hooks.event.call(containerEvent(c, `health_status: ${health.Status}`));
   }
 }
