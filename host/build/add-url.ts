@@ -5,7 +5,7 @@
  */
 import { createWriteStream, mkdtempSync, utimesSync } from "node:fs";
 import { join, posix } from "node:path";
-import { Readable } from "node:stream";
+import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { errors } from "../../core/errors.js";
 
@@ -20,8 +20,11 @@ function fileName(url: URL): string {
   return decodeURIComponent(base);
 }
 
-/** Downloads `href` into a new folder under `tmpDir`; the file's path. */
-export async function download(href: string, tmpDir: string, signal: AbortSignal): Promise<string> {
+/**
+ * Downloads `href` into a new folder under `tmpDir`; the file's path. `onProgress` hears the
+ * bytes so far and the size the server announced (-1 when it said none), and the end (`last`).
+ */
+export async function download(href: string, tmpDir: string, signal: AbortSignal, onProgress?: (current: number, total: number, last: boolean) => void): Promise<string> {
   let url: URL;
   try {
     url = new URL(href);
@@ -38,7 +41,17 @@ export async function download(href: string, tmpDir: string, signal: AbortSignal
     throw errors.buildAddUrlFailed(href, ((err as Error).cause as Error | undefined)?.message ?? (err as Error).message);
   }
   if (!res.ok || !res.body) throw errors.buildAddUrlFailed(href, `${res.status} ${res.statusText}`);
-  await pipeline(Readable.fromWeb(res.body as Parameters<typeof Readable.fromWeb>[0]), createWriteStream(file, { mode: 0o600 }));
+  const total = Number(res.headers.get("content-length") ?? -1);
+  let current = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      current += chunk.length;
+      onProgress?.(current, total, false);
+      done(null, chunk);
+    },
+  });
+  await pipeline(Readable.fromWeb(res.body as Parameters<typeof Readable.fromWeb>[0]), counter, createWriteStream(file, { mode: 0o600 }));
+  onProgress?.(current, total, true);
   const modified = Date.parse(res.headers.get("last-modified") ?? "");
   if (!Number.isNaN(modified)) utimesSync(file, new Date(modified), new Date(modified));
   return file;

@@ -47,9 +47,9 @@ export class BuildService {
   /** Runs the build; resolves with the image's ID. */
   async build(df: ParsedDockerfile, contextRoot: string, opts: BuildOptions, out: BuildOutput, signal: AbortSignal): Promise<string> {
     const stages = selectStages(df, opts.target);
-    const labels = Object.entries(opts.labels);
+    const labels = Object.entries(opts.labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     // (a copy of the last stage: the parsed file stays as it was)
-    if (labels.length > 0) stages[stages.length - 1] = { ...stages[stages.length - 1], instructions: [...stages[stages.length - 1].instructions, labelsInstruction(labels)] };
+    if (labels.length > 0) stages[stages.length - 1] = { ...stages[stages.length - 1], instructions: [...stages[stages.length - 1].instructions, ...labels.map(labelInstruction)] };
     const total = df.metaArgs.length + stages.reduce((n, s) => n + 1 + s.instructions.length, 0);
     let step = 0;
     const args = new BuildArgs(opts.buildArgs);
@@ -69,7 +69,6 @@ export class BuildService {
       const baseName = expand(stage.baseName, (n) => args.metaLookup(n), df.escape);
       const base = baseName.toLowerCase() === "scratch" ? undefined : (byName.get(baseName.toLowerCase()) ?? (await imageFor(baseName)));
       const state = stateFrom(base);
-      out.arrow(base ? base.id.slice(7, 19) : "");
       const ctx: StepContext = {
         deps: this.deps, state, args: args.stage(), escape: df.escape, out, cache, opts, contextRoot, stageImage, imageFor, cmdSet: false, signal,
       };
@@ -77,8 +76,12 @@ export class BuildService {
       if (triggers.length > 0) {
         out.stream(`# Executing ${triggers.length} build trigger${triggers.length > 1 ? "s" : ""}\n`);
         state.config = { ...state.config, OnBuild: null };
+        // Docker prints no image ID per trigger: the stage's one comes once they all ran
+        ctx.inTriggers = true;
         for (const text of triggers) await dispatch(ctx, parseTrigger(text));
+        ctx.inTriggers = false;
       }
+      out.arrow(state.image ? state.image.id.slice(7, 19) : "");
       for (const instruction of stage.instructions) {
         if (signal.aborted) throw errors.buildCancelled();
         out.step(++step, total, instruction.original);
@@ -132,9 +135,10 @@ function stateFrom(base: Image | undefined): BuildState {
   };
 }
 
-/** The build's `labels` as the last step, written as Docker writes it: `LABEL "k"='v'`. */
-function labelsInstruction(labels: [string, string][]): Instruction {
-  const original = `LABEL ${labels.map(([k, v]) => `${JSON.stringify(k)}='${v}'`).join(" ")}`;
-  const pairs = labels.map(([k, v]): [string, string] => [JSON.stringify(k), `'${v}'`]);
-  return { keyword: "label", original, line: 0, endLine: 0, flags: {}, args: pairs.flat(), json: false, pairs };
+/**
+ * One of the build's `labels` as a step of the last stage: Docker 20.10 adds one `LABEL k=v`
+ * step per label (sorted by key), printed and recorded as `LABEL k=v`, and not substituted.
+ */
+function labelInstruction([key, value]: [string, string]): Instruction {
+  return { keyword: "label", original: `LABEL ${key}=${value}`, line: 0, endLine: 0, flags: {}, args: [key, value], json: false, pairs: [[key, value]], verbatim: true };
 }

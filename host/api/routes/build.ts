@@ -24,9 +24,18 @@ export function buildRoutes(deps: BuildRouteDeps) {
       const opts = buildOptionsFrom(request.query as Query, request.headers);
       const abort = new AbortController();
       // the answer closing before it finished: the client went away (the request's own close
-      // comes as soon as its body is read)
-      reply.raw.once("close", () => {
+      // comes as soon as its body is read). So does the client's FIN: this server keeps a
+      // half-closed connection open (for attach, listeners/listen.ts), where Docker's cancels
+      // the build as soon as it reads the end of the connection; a build that prints nothing
+      // for a while (a long RUN) would otherwise go on to its end for nobody
+      const socket = request.raw.socket;
+      const gone = () => {
         if (!reply.raw.writableFinished) abort.abort();
+      };
+      socket.once("end", gone);
+      reply.raw.once("close", () => {
+        socket.off("end", gone);
+        gone();
       });
       const input = await deps.inputs.open(request.raw, opts, abort.signal);
       let out: BuildOutput | undefined;
