@@ -30,7 +30,7 @@ export const builderErrors = {
     (instruction: string) => `When using ${instruction} with more than one source file, the destination must be a directory and end with a /`,
   ),
   buildCopyFailed: define("ENGINE_ERR_BUILD_COPY_FAILED", 400, (instruction: string, why: string) => `${instruction} failed: ${why}`),
-  buildAddUrlFailed: define("ENGINE_ERR_BUILD_ADD_URL_FAILED", 400, (url: string, why: string) => `ADD failed: cannot download ${url}: ${why}`),
+  buildAddUrlFailed: define("ENGINE_ERR_BUILD_ADD_URL_FAILED", 400, (why: string) => `ADD failed: ${why}`),
   buildNoSourceImage: define("ENGINE_ERR_BUILD_NO_SOURCE_IMAGE", 400, (instruction: string) => `Please provide a source image with \`from\` prior to ${instruction.toLowerCase()}`),
   buildInvalidFrom: define("ENGINE_ERR_BUILD_INVALID_FROM", 400, (value: string, why: string) => `invalid from flag value ${value}: ${why}`),
   buildInvalidChown: define("ENGINE_ERR_BUILD_INVALID_CHOWN", 400, (why: string) => `unable to convert uid/gid chown string to host mapping: ${why}`),

@@ -61,7 +61,7 @@ export async function copyStep(ctx: StepContext, i: Instruction): Promise<void> 
     const downloaded = new Set<string>();
     for (const src of sourcesGiven) {
       if (isUrl(src)) {
-        if (name === "COPY") throw errors.buildInvalidInstruction("source can't be a URL for COPY");
+        if (name === "COPY") throw errors.buildCopyFailed(name, "source can't be a URL for COPY");
         // Docker's progress bar of the download (no id), then a line of its own
         let total = -1;
         const report = throttled((current) => ctx.out.progress({ status: "Downloading", progressDetail: { current, total }, progress: progressBar(current, total) }));
