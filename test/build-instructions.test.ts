@@ -14,13 +14,10 @@ import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { once } from "node:events";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { makeTar } from "./fixtures/images.js";
-import { contextDir, contextTar, leftovers, NOTHING_LEFT, postBuild } from "./helpers/build-api.js";
+import { contextDir, contextTar, leftovers, NOTHING_LEFT, postBuild, serveOnLoopback } from "./helpers/build-api.js";
 import { cliBuild, cliOk, historyShape, startBuildDaemons, streamShape, type BuildDaemon, type BuildDaemons } from "./helpers/build-daemons.js";
 import { makeTempDir } from "./helpers/engined.js";
 
@@ -152,26 +149,21 @@ describe("build instructions: files (COPY, ADD, RUN's layer)", function () {
   });
 
   describe("ADD of a URL (a server on loopback)", () => {
-    let server: Server;
+    let server: { base: string; close(): void };
     let base: string;
     let version = "one\n";
     const MODIFIED = "Thu, 02 Jan 2020 03:04:05 GMT";
     before(async () => {
       const tgz = gzipSync(await makeTar([{ name: "in", data: "packed\n" }]));
-      server = createServer((req, res) => {
+      server = await serveOnLoopback((req, res) => {
         if (req.url === "/file.txt") return res.writeHead(200, { "last-modified": MODIFIED, "content-length": Buffer.byteLength(version) }).end(version);
         if (req.url === "/no-date.txt") return res.writeHead(200).end("undated\n");
         if (req.url === "/pack.tar.gz") return res.writeHead(200, { "last-modified": MODIFIED }).end(tgz);
         res.writeHead(404, "Not Found").end("  nothing here \n");
       });
-      server.listen(0, "127.0.0.1");
-      await once(server, "listening");
-      base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      base = server.base;
     });
-    after(() => {
-      server?.close();
-      server?.closeAllConnections();
-    });
+    after(() => server?.close());
 
     it("downloads into the image: mode 0600, the Last-Modified time (else the epoch), archives kept whole", async () => {
       const body = await contextTar({ Dockerfile: `FROM busybox\nARG BASE\nADD $BASE/file.txt /dir/\nADD $BASE/file.txt /named\nADD $BASE/no-date.txt /\nADD $BASE/pack.tar.gz /packs/\n` });
@@ -210,11 +202,9 @@ describe("build instructions: files (COPY, ADD, RUN's layer)", function () {
       expect(missing.error).to.equal(`ADD failed: failed to GET ${base}/missing.txt with status 404 Not Found: nothing here`);
       const copy = await postBuild(daemons.engined.socket, { body: await contextTar({ Dockerfile: `FROM busybox\nCOPY ${base}/file.txt /m\n` }) });
       expect(copy.error).to.equal("COPY failed: source can't be a URL for COPY");
-      const closed = createServer();
-      closed.listen(0, "127.0.0.1");
-      await once(closed, "listening");
-      const port = (closed.address() as AddressInfo).port;
+      const closed = await serveOnLoopback(() => undefined);
       closed.close();
+      const port = new URL(closed.base).port;
       const refused = await postBuild(daemons.engined.socket, { body: await contextTar({ Dockerfile: `FROM busybox\nADD http://127.0.0.1:${port}/x /x\n` }) });
       expect(refused.error).to.match(new RegExp(`^ADD failed: Get "http://127.0.0.1:${port}/x": connect ECONNREFUSED`));
       expect(leftovers(daemons.engined.dir!)).to.deep.equal(NOTHING_LEFT);

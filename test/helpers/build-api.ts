@@ -6,7 +6,9 @@
  * and mounts) listed.
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { request } from "node:http";
+import { once } from "node:events";
+import { createServer, request, type RequestListener } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { makeTar, type TarEntry } from "../fixtures/images.js";
 import { makeTempDir } from "./engined.js";
@@ -147,3 +149,17 @@ export function leftovers(dir: string): Leftovers {
 }
 
 export const NOTHING_LEFT: Leftovers = { tmpBuild: [], pending: [], execBuild: [], mounts: [] };
+
+/** An HTTP server on a free port of 127.0.0.1: its base URL, and `close` (connections too). */
+export async function serveOnLoopback(handler: RequestListener): Promise<{ base: string; close(): void }> {
+  const server = createServer(handler);
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => {
+      server.close();
+      server.closeAllConnections();
+    },
+  };
+}

@@ -70,7 +70,7 @@ export function cliBuild(host: string, args: string[]): Promise<RunResult> {
  * makes none; each RUN's own are kept).
  */
 export function streamShape(text: string): string {
-  const lines = text.replace(/^Sending build context.*\n/m, "").split("\n");
+  const lines = text.replace(/^[\r]*Sending build context[^\n]*\n/m, "").split("\n");
   const out: string[] = [];
   for (let i = 0; i < lines.length; i++) {
     // a container line pair with nothing between: a step that ran no command (dockerd's)
