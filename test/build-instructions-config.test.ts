@@ -58,6 +58,19 @@ describe("build instructions: configuration, arguments, triggers, quiet", functi
     return streamShape(r.stdout);
   };
 
+  /** Builds `dir` tagged `image` on each daemon: what each printed, its history and its config, engined's first. */
+  const buildEach = async (dir: string, image: string, args: string[]) => {
+    const outputs: string[] = [];
+    const histories: string[][] = [];
+    const configs: Record<string, unknown>[] = [];
+    for (const d of each()) {
+      outputs.push(await build(d, ["-t", image, ...args, dir]));
+      histories.push(await historyShape(d.host, image));
+      configs.push(await imageConfig(d.host, image));
+    }
+    return { outputs, histories, configs };
+  };
+
   before(async () => {
     daemons = await startBuildDaemons();
   });
@@ -66,15 +79,7 @@ describe("build instructions: configuration, arguments, triggers, quiet", functi
   });
 
   it("build args, ARG before FROM, proxies, ENV substitution, USER and WORKDIR: what dockerd prints and records", async () => {
-    const dir = contextDir({ Dockerfile: ARGS });
-    const outputs: string[] = [];
-    const histories: string[][] = [];
-    const configs: Record<string, unknown>[] = [];
-    for (const d of each()) {
-      outputs.push(await build(d, ["-t", "args", ...BUILD_ARGS.flatMap((a) => ["--build-arg", a]), dir]));
-      histories.push(await historyShape(d.host, "args"));
-      configs.push(await imageConfig(d.host, "args"));
-    }
+    const { outputs, histories, configs } = await buildEach(contextDir({ Dockerfile: ARGS }), "args", BUILD_ARGS.flatMap((a) => ["--build-arg", a]));
     const [out, history, config] = [outputs[0], histories[0], configs[0]];
     expect(out).to.include("Step 3/15 : FROM busybox:${TAG}\n");
     expect(out).to.include("tag=latest a=defA b=given p=http://hp:2 hp=http://proxy:1 np=x env=2,1,defA\n");
@@ -99,15 +104,7 @@ describe("build instructions: configuration, arguments, triggers, quiet", functi
   });
 
   it("EXPOSE ranges, VOLUME in JSON form, STOPSIGNAL, HEALTHCHECK NONE, LABEL and the --label options: dockerd's config and history", async () => {
-    const dir = contextDir({ Dockerfile: CONFIG });
-    const outputs: string[] = [];
-    const histories: string[][] = [];
-    const configs: Record<string, unknown>[] = [];
-    for (const d of each()) {
-      outputs.push(await build(d, ["-t", "config", "--label", "x=$PORT", "--label", "a=b c", dir]));
-      histories.push(await historyShape(d.host, "config"));
-      configs.push(await imageConfig(d.host, "config"));
-    }
+    const { outputs, histories, configs } = await buildEach(contextDir({ Dockerfile: CONFIG }), "config", ["--label", "x=$PORT", "--label", "a=b c"]);
     // one LABEL step per option, sorted, as given (not substituted)
     expect(outputs[0]).to.match(/Step 9\/10 : LABEL a=b c\n ---> <id>\nStep 10\/10 : LABEL x=\$PORT\n ---> <id>\nSuccessfully built <id>\n/);
     expect(histories[0].slice(0, 4)).to.deep.equal([
