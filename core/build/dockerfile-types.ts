@@ -61,6 +61,8 @@ export interface Instruction {
    *  runs in a child build, as in Docker), and the text stored in the image's OnBuild list. */
   trigger?: Instruction;
   expression?: string;
+  /** Not substituted: a step the builder adds itself (a `--label` option's LABEL), taken as given. */
+  verbatim?: boolean;
 }
 
 export interface Stage {

@@ -59,9 +59,9 @@ export class BuildService {
 
   private async run(df: ParsedDockerfile, contextRoot: string, opts: BuildOptions, out: BuildOutput, signal: AbortSignal, use: CacheUse | undefined): Promise<string> {
     const stages = selectStages(df, opts.target);
-    const labels = Object.entries(opts.labels);
+    const labels = Object.entries(opts.labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     // (a copy of the last stage: the parsed file stays as it was)
-    if (labels.length > 0) stages[stages.length - 1] = { ...stages[stages.length - 1], instructions: [...stages[stages.length - 1].instructions, ...labelsInstructions(labels)] };
+    if (labels.length > 0) stages[stages.length - 1] = { ...stages[stages.length - 1], instructions: [...stages[stages.length - 1].instructions, ...labels.map(labelInstruction)] };
     const total = df.metaArgs.length + stages.reduce((n, s) => n + 1 + s.instructions.length, 0);
     let step = 0;
     const args = new BuildArgs(opts.buildArgs);
@@ -91,7 +91,6 @@ export class BuildService {
       const base = baseName.toLowerCase() === "scratch" ? undefined : (byName.get(baseName.toLowerCase()) ?? (await imageFor(baseName)));
       if (base) use?.hold(base.id);
       const state = stateFrom(base);
-      out.arrow(base ? base.id.slice(7, 19) : "");
       const ctx: StepContext = {
         deps: this.deps, state, args: args.stage(), escape: df.escape, out, cache, opts, contextRoot, stageImage, imageFor, cmdSet: false, signal,
       };
@@ -99,8 +98,12 @@ export class BuildService {
       if (triggers.length > 0) {
         out.stream(`# Executing ${triggers.length} build trigger${triggers.length > 1 ? "s" : ""}\n`);
         state.config = { ...state.config, OnBuild: null };
+        // Docker prints no image ID per trigger: the stage's one comes once they all ran
+        ctx.inTriggers = true;
         for (const text of triggers) await dispatch(ctx, parseTrigger(text));
+        ctx.inTriggers = false;
       }
+      out.arrow(state.image ? state.image.id.slice(7, 19) : "");
       for (const instruction of stage.instructions) {
         if (signal.aborted) throw errors.buildCancelled();
         out.step(++step, total, instruction.original);
@@ -154,14 +157,10 @@ function stateFrom(base: Image | undefined): BuildState {
   };
 }
 
-const literal = (s: string) => `'${s.replace(/'/g, `'"'"'`)}'`;
-
-/** The build's `labels`: one `LABEL k=v` step each, sorted by key, after the last stage's own, as dockerd adds them. */
-function labelsInstructions(labels: [string, string][]): Instruction[] {
-  return [...labels].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => ({
-    keyword: "label", original: `LABEL ${k}=${v}`, line: 0, endLine: 0, flags: {}, args: [k, v], json: false,
-    // the values as they are: single-quoted for substitution, which takes the quotes off (a
-    // quote itself inside double quotes, whatever the Dockerfile's escape character)
-    pairs: [[literal(k), literal(v)]],
-  }));
+/**
+ * One of the build's `labels` as a step of the last stage: Docker 20.10 adds one `LABEL k=v`
+ * step per label (sorted by key), printed and recorded as `LABEL k=v`, and not substituted.
+ */
+function labelInstruction([key, value]: [string, string]): Instruction {
+  return { keyword: "label", original: `LABEL ${key}=${value}`, line: 0, endLine: 0, flags: {}, args: [key, value], json: false, pairs: [[key, value]], verbatim: true };
 }

@@ -21,6 +21,8 @@ export interface CopySource {
   /** The source's path inside its root, symlinks resolved (`/dir/file`). */
   path: string;
   stats: Stats;
+  /** Downloaded by ADD: its checksum is the bare hex, with no `file:`, as Docker's history shows it. */
+  remote?: boolean;
 }
 
 const MAGIC = /[*?[\\]/;
@@ -157,6 +159,7 @@ export async function sourcesChecksum(sources: readonly CopySource[], extra: rea
       if (kind === "f") hash.update(await fileDigest(e.hostPath));
       hash.update("\n");
     }
+    if (s.remote) return hash.digest("hex");
     return `${s.stats.isDirectory() ? "dir" : "file"}:${hash.digest("hex")}`;
   };
   const each = [...(await Promise.all(sources.map(one))), ...extra];

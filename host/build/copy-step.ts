@@ -11,9 +11,9 @@ import { dirname, posix } from "node:path";
 import { errors } from "../../core/errors.js";
 import type { ImageStore } from "../../core/images/image-store.js";
 import type { IdMap } from "../../core/userns/id-map.js";
-import { containerOwner } from "../containers/files/copy-owner.js";
-import { ScopedRoot } from "../containers/files/scoped-fs.js";
+import { progressBar, throttled } from "../images/progress.js";
 import { archiveStream } from "./add-archive.js";
+import { chownOwner } from "./chown-flag.js";
 import { download, isUrl } from "./add-url.js";
 import { findSources, sourcesChecksum, type CopySource } from "./copy-sources.js";
 import { copyInto, extractInto, type CopyOwnership } from "./copy-into.js";
@@ -25,18 +25,6 @@ export interface CopyDeps extends ScratchLayerDeps {
   images: ImageStore;
   tmpDir: string;
   idMap?: IdMap;
-}
-
-/** `--chown`: `user[:group]`, by id or by name in the image's /etc/passwd and /etc/group; a missing group is the user's string again, as Docker reads it. */
-function owner(rootDir: string, spec: string): { uid: number; gid: number } {
-  const root = ScopedRoot.open(rootDir);
-  try {
-    return containerOwner(root, spec.includes(":") ? spec : `${spec}:${spec}`)!;
-  } catch (err) {
-    throw errors.buildInvalidChown(spec, (err as Error).message);
-  } finally {
-    root.close();
-  }
 }
 
 function chmodOf(spec: string | undefined): number | undefined {
@@ -73,25 +61,34 @@ export async function copyStep(ctx: StepContext, i: Instruction): Promise<void> 
     const downloaded = new Set<string>();
     for (const src of sourcesGiven) {
       if (isUrl(src)) {
-        if (name === "COPY") throw errors.buildInvalidInstruction("source can't be a URL for COPY");
-        const file = await download(src, ctx.deps.tmpDir, ctx.signal);
+        if (name === "COPY") throw errors.buildCopyFailed(name, "source can't be a URL for COPY");
+        // Docker's progress bar of the download (no id), then a line of its own
+        let total = -1;
+        const report = throttled((current) => ctx.out.progress({ status: "Downloading", progressDetail: { current, total }, progress: progressBar(current, total) }));
+        const file = await download(src, ctx.deps.tmpDir, ctx.signal, (current, size, last) => {
+          total = size;
+          report(current, last);
+        });
+        ctx.out.stream("\n");
         cleanup.push(() => rmSync(dirname(file), { recursive: true, force: true }));
         downloaded.add(file);
-        sources.push({ hostPath: file, path: `/${posix.basename(file)}`, stats: lstatSync(file) });
+        sources.push({ hostPath: file, path: `/${posix.basename(file)}`, stats: lstatSync(file), remote: true });
       } else {
         sources.push(...findSources(name, rootDir, [src]));
       }
     }
     if (sources.length > 1 && !destIsDir) throw errors.buildCopyDestNotDir(name);
     const checksum = await sourcesChecksum(sources);
-    const flags = `${chown ? `--chown=${chown} ` : ""}${i.flags.chmod ? `--chmod=${i.flags.chmod} ` : ""}`;
+    // `--chown=1:2file:<sum>`: Docker writes no space after the owner (its history, and so its
+    // cache key, have it so); --chmod is BuildKit's, which the classic builder of 20.10 refuses
+    const flags = `${chown ? `--chown=${chown}` : ""}${i.flags.chmod ? `${chown ? " " : ""}--chmod=${i.flags.chmod} ` : ""}`;
     const c = ctx.state.config;
     const probe = { ...c, Cmd: [...shellOf(c), `#(nop) ${name} ${flags}${checksum} in ${destGiven} `] };
     const unpack = name === "ADD" && from === undefined;
     await stepImage(ctx, probe, c, async () => {
       const layer = await ScratchLayer.open(ctx.deps, ctx.state.image);
       try {
-        const own: CopyOwnership = { owner: chown ? owner(layer.root, chown) : undefined, mode };
+        const own: CopyOwnership = { owner: chown ? chownOwner(layer.root, chown) : undefined, mode };
         for (const s of sources) {
           // a local archive is unpacked; one downloaded is not, as in Docker
           const tar = unpack && !downloaded.has(s.hostPath) && s.stats.isFile() ? await archiveStream(s.hostPath) : undefined;

@@ -40,6 +40,8 @@ export interface StepContext {
   imageFor: (ref: string) => Promise<Image>;
   /** A CMD was given in this stage (an ENTRYPOINT after it keeps it). */
   cmdSet: boolean;
+  /** The base image's ONBUILD triggers are running: their steps print no image ID of their own. */
+  inTriggers?: boolean;
   signal: AbortSignal;
 }
 
@@ -70,7 +72,7 @@ export async function stepImage(ctx: StepContext, probe: ContainerConfig, next: 
   }
   ctx.state.image = image;
   ctx.state.config = next;
-  ctx.out.arrow(image.id.slice(7, 19));
+  if (!ctx.inTriggers) ctx.out.arrow(image.id.slice(7, 19));
 }
 
 /** A step that changes only the configuration: `#(nop)  <comment>`, an empty layer. */
@@ -105,7 +107,7 @@ export async function dispatch(ctx: StepContext, i: Instruction): Promise<void> 
       return configOnly(ctx, { ...c, Env: env }, `ENV ${pairs.map(([k, v]) => `${k}=${v}`).join(" ")}`);
     }
     case "label": {
-      const pairs = (i.pairs ?? []).map(([k, v]) => [word(ctx, k), word(ctx, v)] as const);
+      const pairs = (i.pairs ?? []).map(([k, v]) => (i.verbatim ? [k, v] : [word(ctx, k), word(ctx, v)]) as readonly [string, string]);
       const labels = { ...(c.Labels ?? {}) };
       for (const [k, v] of pairs) labels[k] = v;
       return configOnly(ctx, { ...c, Labels: labels }, `LABEL ${pairs.map(([k, v]) => `${k}=${v}`).join(" ")}`);
@@ -115,10 +117,11 @@ export async function dispatch(ctx: StepContext, i: Instruction): Promise<void> 
       return configOnly(ctx, c, `MAINTAINER ${ctx.state.author}`);
     }
     case "expose": {
-      const ports = exposedPorts(words(ctx, i.args));
+      const given = words(ctx, i.args);
       const exposed = { ...(c.ExposedPorts ?? {}) };
-      for (const p of ports) exposed[p] = {};
-      return configOnly(ctx, { ...c, ExposedPorts: exposed }, `EXPOSE ${[...new Set(ports)].sort().join(" ")}`);
+      for (const p of exposedPorts(given)) exposed[p] = {};
+      // (the history names the ports as written, substituted: `EXPOSE 80 8000-8002/udp`, as Docker's)
+      return configOnly(ctx, { ...c, ExposedPorts: exposed }, `EXPOSE ${given.join(" ")}`);
     }
     case "user":
       return configOnly(ctx, { ...c, User: word(ctx, i.args.join(" ")) }, `USER ${word(ctx, i.args.join(" "))}`);

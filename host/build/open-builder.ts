@@ -4,7 +4,7 @@
  * registries. Its folders: `<data-root>/builder` (what a killed build left, to remove at start),
  * `<tmp>/build` (contexts and layer tars) and `<exec-root>/build` (its layers' mounts).
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { StorageDriver } from "../../core/contracts/storage.js";
 import type { EngineHooks } from "../../core/hooks.js";
@@ -40,6 +40,9 @@ export interface BuilderDeps {
 
 export function openBuilder(deps: BuilderDeps): { service: BuildService; inputs: BuildInputs } {
   const tmpDir = join(deps.tmpDir, "build");
+  // what a killed daemon's builds left there (their contexts, their layer tars) goes: nothing
+  // is mounted in it (the build's layers are mounted under the exec root)
+  rmSync(tmpDir, { recursive: true, force: true });
   mkdirSync(tmpDir, { recursive: true, mode: PRIVATE_DIR });
   const service = new BuildService({
     images: deps.images,

@@ -19,6 +19,7 @@ import { PRIVATE_FILE } from "../../core/state-modes.js";
 import type { ContainerService } from "../containers/container-service.js";
 import { spoolReader } from "../containers/spool-reader.js";
 import type { BuildOutput } from "./build-output.js";
+import { withoutMountPoints } from "./run-layer.js";
 
 export interface RunDeps {
   containers: ContainerService;
@@ -65,6 +66,7 @@ export async function runInContainer(deps: RunDeps, out: BuildOutput, req: RunRe
     const layerTar = join(deps.tmpDir, `run-${randomBytes(8).toString("hex")}.tar`);
     try {
       await pipeline(await deps.storage.diff(c.Id), createWriteStream(layerTar, { mode: PRIVATE_FILE }));
+      withoutMountPoints(layerTar);
     } catch (err) {
       rmSync(layerTar, { force: true });
       throw err;

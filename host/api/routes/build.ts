@@ -23,15 +23,20 @@ export function buildRoutes(deps: BuildRouteDeps) {
     app.post("/build", async (request, reply) => {
       const opts = buildOptionsFrom(request.query as Query, request.headers);
       const abort = new AbortController();
-      // The client went away: the answer closing before it finished, or the client's end of the
-      // connection shutting while a step prints nothing (the listeners keep half-open sockets
-      // for attach, so a FIN alone closes nothing; a build's client never half-closes). The
-      // request's own close comes as soon as its body is read: not a sign.
+      // the answer closing before it finished: the client went away (the request's own close
+      // comes as soon as its body is read). So does the client's FIN: this server keeps a
+      // half-closed connection open (for attach, listeners/listen.ts), where Docker's cancels
+      // the build as soon as it reads the end of the connection; a build that prints nothing
+      // for a while (a long RUN) would otherwise go on to its end for nobody
+      const socket = request.raw.socket;
       const gone = () => {
         if (!reply.raw.writableFinished) abort.abort();
       };
-      reply.raw.once("close", gone);
-      request.raw.socket.once("end", gone);
+      socket.once("end", gone);
+      reply.raw.once("close", () => {
+        socket.off("end", gone);
+        gone();
+      });
       const input = await deps.inputs.open(request.raw, opts, abort.signal);
       let out: BuildOutput | undefined;
       try {

@@ -11,7 +11,8 @@ import { openFileForReadAt, type ScopedRoot } from "./scoped-fs.js";
 /** Largest /etc/passwd or /etc/group read (a container could make one huge). */
 const MAX_DB = 4 * 1024 * 1024;
 
-function readDb(root: ScopedRoot, path: string): string[][] {
+/** The lines of /etc/passwd or /etc/group in the container's root, split at `:` (none when missing or too big). */
+export function readDb(root: ScopedRoot, path: string): string[][] {
   let r;
   try {
     r = root.resolve(path, { followLast: true });

@@ -1,0 +1,130 @@
+/**
+ * A RUN step's layer without the runtime's mount points. To bind `/etc/hosts`, `/etc/hostname`
+ * and `/etc/resolv.conf` (and mount `/proc`, `/sys`, `/dev`) where the image has none, the
+ * runtime makes empty files and folders in the container's writable layer, so its diff holds
+ * them. Docker makes them in the container's init layer instead, under the writable one: they
+ * are never in a build step's layer (a `RUN true` makes no layer there). So they are left out
+ * here: an empty file at one of those paths (the RUN could not write one: the mount is on it),
+ * and one of their folders (root's, 0755, as the runtime makes them) with nothing else under it.
+ * The tar is rewritten only when it has such entries, its other entries copied byte for byte.
+ */
+import { closeSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
+
+const BLOCK = 512;
+const MOUNT_FILES = new Set(["etc/hosts", "etc/hostname", "etc/resolv.conf", ".dockerenv"]);
+const MOUNT_DIRS = new Set(["etc", "dev", "proc", "sys", "dev/pts", "dev/shm", "dev/mqueue"]);
+
+interface Entry {
+  /** The byte range of the entry, its PAX or long-name headers included. */
+  start: number;
+  end: number;
+  name: string;
+  type: string;
+  size: number;
+  mode: number;
+  uid: number;
+  gid: number;
+}
+
+/** A numeric field: octal text, or base-256 when its first byte has the high bit. */
+function numberField(block: Buffer, at: number, length: number): number {
+  const field = block.subarray(at, at + length);
+  if (field[0] & 0x80) return field.subarray(1).reduce((n, b) => n * 256 + b, field[0] & 0x7f);
+  const text = field.toString("latin1").replace(/\0.*$/s, "").trim();
+  return text ? parseInt(text, 8) : 0;
+}
+
+const textField = (block: Buffer, at: number, length: number) => block.subarray(at, at + length).toString("utf8").replace(/\0.*$/s, "");
+
+/** A name as a path relative to the root: no `./`, no leading or trailing `/`. */
+const cleanName = (name: string) => name.replace(/^(\.?\/)+/, "").replace(/\/+$/, "");
+
+function readAt(fd: number, position: number, length: number): Buffer {
+  const buf = Buffer.alloc(length);
+  let got = 0;
+  while (got < length) {
+    const n = readSync(fd, buf, got, length - got, position + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return buf.subarray(0, got);
+}
+
+/** The tar's entries, read from their headers (the data is skipped). */
+function entriesOf(fd: number): Entry[] {
+  const out: Entry[] = [];
+  let position = 0;
+  let start = 0;
+  let longName: string | undefined;
+  let paxSize: number | undefined;
+  for (;;) {
+    const block = readAt(fd, position, BLOCK);
+    if (block.length < BLOCK || block.every((b) => b === 0)) break;
+    const type = String.fromCharCode(block[156] || 0x30);
+    const size = type === "x" || type === "L" || type === "K" || paxSize === undefined ? numberField(block, 124, 12) : paxSize;
+    const dataAt = position + BLOCK;
+    position = dataAt + Math.ceil(size / BLOCK) * BLOCK;
+    if (type === "x" || type === "L" || type === "K") {
+      const data = readAt(fd, dataAt, size).toString("utf8");
+      if (type === "L") longName = data.replace(/\0.*$/s, "");
+      else if (type === "x") {
+        for (const m of data.matchAll(/\d+ path=([^\n]*)\n/g)) longName = m[1];
+        for (const m of data.matchAll(/\d+ size=(\d+)\n/g)) paxSize = Number(m[1]);
+      }
+      continue; // the entry they describe follows
+    }
+    const prefix = block.subarray(257, 262).toString("latin1") === "ustar" ? textField(block, 345, 155) : "";
+    const name = longName ?? (prefix ? `${prefix}/${textField(block, 0, 100)}` : textField(block, 0, 100));
+    out.push({ start, end: position, name: cleanName(name), type, size, mode: numberField(block, 100, 8) & 0o7777, uid: numberField(block, 108, 8), gid: numberField(block, 116, 8) });
+    start = position;
+    longName = undefined;
+    paxSize = undefined;
+  }
+  return out;
+}
+
+/** The entries that are only the runtime's mount points. */
+function mountPoints(entries: readonly Entry[]): Set<Entry> {
+  const drop = new Set<Entry>();
+  for (const e of entries) if (MOUNT_FILES.has(e.name) && (e.type === "0" || e.type === "\0") && e.size === 0) drop.add(e);
+  // deepest first: `dev/pts` goes before `dev` is looked at
+  const dirs = entries.filter((e) => e.type === "5" && MOUNT_DIRS.has(e.name) && e.mode === 0o755 && e.uid === 0 && e.gid === 0);
+  for (const dir of dirs.sort((a, b) => b.name.length - a.name.length)) {
+    const holdsMore = entries.some((e) => !drop.has(e) && e.name.startsWith(`${dir.name}/`));
+    if (!holdsMore) drop.add(dir);
+  }
+  return drop;
+}
+
+/** Rewrites the layer tar at `file` without the runtime's mount points (nothing is done when it has none). */
+export function withoutMountPoints(file: string): void {
+  const fd = openSync(file, "r");
+  let out: number | undefined;
+  const rewritten = `${file}.tmp`;
+  try {
+    const entries = entriesOf(fd);
+    const drop = mountPoints(entries);
+    if (drop.size === 0) return;
+    out = openSync(rewritten, "wx", 0o600);
+    const buf = Buffer.alloc(1024 * 1024);
+    for (const e of entries) {
+      if (drop.has(e)) continue;
+      for (let at = e.start; at < e.end; ) {
+        const n = readSync(fd, buf, 0, Math.min(buf.length, e.end - at), at);
+        if (n === 0) throw new Error(`layer tar ${file} ends early`);
+        writeSync(out, buf, 0, n);
+        at += n;
+      }
+    }
+    writeSync(out, Buffer.alloc(2 * BLOCK)); // the end of the archive
+    closeSync(out);
+    out = undefined;
+    renameSync(rewritten, file);
+  } catch (err) {
+    rmSync(rewritten, { force: true });
+    throw err;
+  } finally {
+    if (out !== undefined) closeSync(out);
+    closeSync(fd);
+  }
+}
