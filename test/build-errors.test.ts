@@ -170,7 +170,7 @@ describe("build errors: bad input, and nothing left behind", function () {
   });
 
   /** Polls (bounded) until `test` holds. */
-  async function eventually(what: string, test: () => Promise<boolean> | boolean, ms = 20_000): Promise<void> {
+  async function eventually(what: string, test: () => Promise<boolean> | boolean, ms = 60_000): Promise<void> {
     const until = Date.now() + ms;
     for (let i = 0; i < 1000 && Date.now() < until; i++) {
       if (await test()) return;
