@@ -171,11 +171,11 @@ function missing(name) {
  * handle is returned at once, so that `stopDaemon` cleans up whatever `ready` then fails at.
  * `started` collects the init pids of containers, for a last-resort cleanup.
  */
-function spawnDaemon(name, work, { bridge = false } = {}) {
+function spawnDaemon(name, work, { bridge = false, env } = {}) {
   const dir = mkdtempSync(join(work, `${name}-`));
   const [cmd, args] = daemons[name].start(dir, bridge);
   const logFd = openSync(`${dir}/daemon.log`, "a");
-  const proc = spawn(cmd, args, { stdio: ["ignore", logFd, logFd] });
+  const proc = spawn(cmd, args, { stdio: ["ignore", logFd, logFd], env: env ? { ...process.env, ...env } : process.env });
   closeSync(logFd);
   return { name, dir, sock: `${dir}/d.sock`, proc, started: new Set(), supervisorPid: undefined, leftovers: 0 };
 }
@@ -258,13 +258,14 @@ function unmountUnder(dir) {
 
 /**
  * What `parts(daemon, part, out)` measured with a fresh daemon `name`, started in a folder under
- * `work` (`bridge`: with its default bridge): `out.failed` when the daemon did not start; a
+ * `work` (`bridge`: with its default bridge; `env`: variables added to its environment, e.g.
+ * `NODE_OPTIONS` for a CPU profile): `out.failed` when the daemon did not start; a
  * `part(key, fn)` that throws gives `{ na: reason }` under its key, and so does every part that
  * runs containers when the warm-up cycle (NetworkMode `warmUp`) failed. Everything the daemon
  * started is removed before it returns; `out.leftovers` counts what only runc could remove.
  */
-async function measureDaemon(name, work, tar, { bridge, warmUp }, parts) {
-  const daemon = spawnDaemon(name, work, { bridge });
+async function measureDaemon(name, work, tar, { bridge, warmUp, env }, parts) {
+  const daemon = spawnDaemon(name, work, { bridge, env });
   const out = {};
   try {
     await ready(daemon, tar);
@@ -296,7 +297,8 @@ async function measureDaemon(name, work, tar, { bridge, warmUp }, parts) {
 /**
  * `measureDaemon` for engined, then Docker's daemon where it is installed (`only`: one of them),
  * the `busybox` image built once; `{ engined, dockerd }`, a daemon that could not run with its
- * reason in `failed`.
+ * reason in `failed`. `opts.env` is `{ engined?: {...}, dockerd?: {...} }`: variables added to
+ * that daemon's environment.
  */
 export async function measureBoth(work, only, opts, parts) {
   const results = {};
@@ -304,7 +306,7 @@ export async function measureBoth(work, only, opts, parts) {
   for (const name of ["engined", "dockerd"]) {
     if (only && only !== name) continue;
     const why = wasInterrupted() ? "interrupted" : missing(name);
-    results[name] = why ? { failed: why } : await measureDaemon(name, work, tar, { bridge: false, warmUp: "none", ...opts }, parts);
+    results[name] = why ? { failed: why } : await measureDaemon(name, work, tar, { bridge: false, warmUp: "none", ...opts, env: opts.env?.[name] }, parts);
   }
   return results;
 }
