@@ -259,13 +259,14 @@ function unmountUnder(dir) {
 
 /**
  * What `parts(daemon, part, out)` measured with a fresh daemon `name`, started in a folder under
- * `work` (`bridge`: with its default bridge): `out.failed` when the daemon did not start; a
+ * `work` (`bridge`: with its default bridge; `env`: variables added to its environment, e.g.
+ * `NODE_OPTIONS` for a CPU profile): `out.failed` when the daemon did not start; a
  * `part(key, fn)` that throws gives `{ na: reason }` under its key, and so does every part that
  * runs containers when the warm-up cycle (NetworkMode `warmUp`) failed. Everything the daemon
  * started is removed before it returns; `out.leftovers` counts what only runc could remove.
  */
-async function measureDaemon(name, work, tar, { bridge, warmUp }, parts) {
-  const daemon = spawnDaemon(name, work, { bridge });
+async function measureDaemon(name, work, tar, { bridge, warmUp, env }, parts) {
+  const daemon = spawnDaemon(name, work, { bridge, env });
   const out = {};
   try {
     await ready(daemon, tar);
@@ -297,7 +298,8 @@ async function measureDaemon(name, work, tar, { bridge, warmUp }, parts) {
 /**
  * `measureDaemon` for engined, then Docker's daemon where it is installed (`only`: one of them),
  * the `busybox` image built once; `{ engined, dockerd }`, a daemon that could not run with its
- * reason in `failed`.
+ * reason in `failed`. `opts.env` is `{ engined?: {...}, dockerd?: {...} }`: variables added to
+ * that daemon's environment.
  */
 export async function measureBoth(work, only, opts, parts) {
   const results = {};
@@ -305,7 +307,7 @@ export async function measureBoth(work, only, opts, parts) {
   for (const name of ["engined", "dockerd"]) {
     if (only && only !== name) continue;
     const why = wasInterrupted() ? "interrupted" : missing(name);
-    results[name] = why ? { failed: why } : await measureDaemon(name, work, tar, { bridge: false, warmUp: "none", ...opts }, parts);
+    results[name] = why ? { failed: why } : await measureDaemon(name, work, tar, { bridge: false, warmUp: "none", ...opts, env: opts.env?.[name] }, parts);
   }
   return results;
 }

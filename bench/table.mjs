@@ -6,6 +6,7 @@ const kinds = {
   rate: { unit: "/s", lowerIsBetter: false, better: "faster", worse: "worse" },
   mib: { unit: "MiB", lowerIsBetter: true, better: "less", worse: "more" },
   factor: { unit: "x", lowerIsBetter: true, better: "less", worse: "more" },
+  s: { unit: "s", lowerIsBetter: true, better: "less", worse: "more" },
 };
 
 /**
