@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { gzipSync } from "node:zlib";
 import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
-import { contextTar, leftovers, NOTHING_LEFT, postBuild, type BuildAnswer, type BuildRequest } from "./helpers/build-api.js";
+import { contextTar, leftovers, NOTHING_LEFT, settledLeftovers, postBuild, type BuildAnswer, type BuildRequest } from "./helpers/build-api.js";
 import { docker } from "./helpers/docker-cli.js";
 import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
 import { have, startDockerd, type Dockerd } from "./helpers/dockerd.js";
@@ -154,7 +154,7 @@ describe("build errors: bad input, and nothing left behind", function () {
   for (const c of CASES) {
     it(`${c.what}: ${c.status ? `a ${c.status} before the stream` : "the stream's error"}, and nothing left`, async () => {
       await check(`unix://${d.socket}`, d.socket, c, false);
-      expect(leftovers(d.dir), c.what).to.deep.equal(NOTHING_LEFT);
+      expect(await settledLeftovers(d.dir), c.what).to.deep.equal(NOTHING_LEFT);
       if (ref && !c.engineOnly) await check(ref.host, ref.socket, c, true);
     });
   }
@@ -189,7 +189,9 @@ describe("build errors: bad input, and nothing left behind", function () {
         abortWhen: (m) => m.stream === "started\n",
       });
       expect(answer.aborted).to.equal(true);
-      await eventually("the RUN container removed", async () => (await containers(host)).length === 0);
+      await eventually("the RUN container removed", async () => (await containers(host)).length === 0).catch(async (err: Error) => {
+        throw new Error(`${err.message}: ${await cli(host, "ps", "-a", "--no-trunc")}`);
+      });
       if (daemon === "engined") await eventually("nothing left", () => JSON.stringify(leftovers(d.dir)) === JSON.stringify(NOTHING_LEFT));
       // the ENV step's image stays, as the images of the steps done do
       expect([...(await images(host))].filter((id) => !before.has(id))).to.have.length(1);
@@ -242,7 +244,7 @@ describe("build errors: a daemon killed with SIGKILL mid-build", function () {
     expect(leftovers(dir).tmpBuild, "the killed build's context").to.have.length(1);
 
     await start();
-    expect(leftovers(dir)).to.deep.equal(NOTHING_LEFT);
+    expect(await settledLeftovers(dir)).to.deep.equal(NOTHING_LEFT);
     const ps = (await docker(host(), ["ps", "-a", "--no-trunc", "--format", "{{.Command}}|{{.Status}}"])).stdout.trim();
     expect(ps).to.match(/^"\/bin\/sh -c 'echo started; sleep 60'"\|Exited \(137\)/);
     expect((await docker(host(), ["rm", "-f", (await docker(host(), ["ps", "-aq"])).stdout.trim()])).code).to.equal(0);
@@ -274,7 +276,7 @@ describe("build errors: a daemon killed with SIGKILL mid-build", function () {
     expect(leftovers(dir).mounts.filter((m) => m.endsWith(`/build/${layer}`)), "the layer's mount").to.have.length(1);
 
     await start();
-    expect(leftovers(dir)).to.deep.equal(NOTHING_LEFT);
+    expect(await settledLeftovers(dir)).to.deep.equal(NOTHING_LEFT);
     expect(existsSync(join(dir, "data", "overlay2", layer)), "the layer's storage").to.equal(false);
     expect(readFileSync("/proc/self/mountinfo", "utf8")).to.not.include(layer);
   });

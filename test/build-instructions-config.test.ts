@@ -24,7 +24,7 @@ ENV a=2 b=$a c=\${A:-none}
 RUN echo "tag=$TAG a=$A b=$B p=$HTTP_PROXY hp=$HTTPS_PROXY np=$no_proxy env=$a,$b,$c"
 USER nobody
 WORKDIR /tmp/work
-RUN id -u; pwd; ls -ld /tmp/work
+RUN id -u; pwd; stat -c "%U %G %a" /tmp/work
 USER root
 CMD ["sh"]
 `;

@@ -17,7 +17,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { makeTar } from "./fixtures/images.js";
-import { contextDir, contextTar, leftovers, NOTHING_LEFT, postBuild, serveOnLoopback } from "./helpers/build-api.js";
+import { contextDir, contextTar, NOTHING_LEFT, settledLeftovers, postBuild, serveOnLoopback } from "./helpers/build-api.js";
 import { cliBuild, cliOk, historyShape, startBuildDaemons, streamShape, type BuildDaemon, type BuildDaemons } from "./helpers/build-daemons.js";
 import { makeTempDir } from "./helpers/engined.js";
 
@@ -112,7 +112,7 @@ describe("build instructions: files (COPY, ADD, RUN's layer)", function () {
         expect(answer.error, `${d.name}: --chown=${spec}`).to.equal(message);
       }
     }
-    expect(leftovers(daemons.engined.dir!)).to.deep.equal(NOTHING_LEFT);
+    expect(await settledLeftovers(daemons.engined.dir!)).to.deep.equal(NOTHING_LEFT);
   });
 
   it("--chmod sets the copied files' mode (BuildKit's option, refused by dockerd 20.10's classic builder)", async () => {
@@ -207,7 +207,7 @@ describe("build instructions: files (COPY, ADD, RUN's layer)", function () {
       const port = new URL(closed.base).port;
       const refused = await postBuild(daemons.engined.socket, { body: await contextTar({ Dockerfile: `FROM busybox\nADD http://127.0.0.1:${port}/x /x\n` }) });
       expect(refused.error).to.match(new RegExp(`^ADD failed: Get "http://127.0.0.1:${port}/x": connect ECONNREFUSED`));
-      expect(leftovers(daemons.engined.dir!)).to.deep.equal(NOTHING_LEFT);
+      expect(await settledLeftovers(daemons.engined.dir!)).to.deep.equal(NOTHING_LEFT);
     });
   });
 });

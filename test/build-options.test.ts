@@ -14,7 +14,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { serveStatic } from "./fixtures/build-context-git.js";
-import { contextDir, contextTar, leftovers, NOTHING_LEFT, postBuild, serveOnLoopback } from "./helpers/build-api.js";
+import { contextDir, contextTar, NOTHING_LEFT, settledLeftovers, postBuild, serveOnLoopback } from "./helpers/build-api.js";
 import { cliBuild, cliOk, startBuildDaemons, streamShape, type BuildDaemon, type BuildDaemons } from "./helpers/build-daemons.js";
 import { docker } from "./helpers/docker-cli.js";
 import { makeTempDir } from "./helpers/engined.js";
@@ -103,7 +103,7 @@ describe("build options: base image pulls, credentials, the RUN containers' sett
     const cli = await docker(engined.host, ["build", "-t", "private-cli", dir], { ...withConfig, DOCKER_BUILDKIT: "0" }, { timeoutMs: 120_000 });
     expect(cli.code, cli.stderr).to.equal(0);
     expect(await run("private-cli")).to.equal("from-the-cli\n");
-    expect(leftovers(engined.dir!)).to.deep.equal(NOTHING_LEFT);
+    expect(await settledLeftovers(engined.dir!)).to.deep.equal(NOTHING_LEFT);
   });
 
   it("runs RUN with the build's network mode, extra hosts, memory and shm size, as dockerd does", async () => {
@@ -150,7 +150,7 @@ describe("build options: base image pulls, credentials, the RUN containers' sett
       const missing = await postBuild(engined.socket, { query: { remote: `${server.base}/repo.git#nope` } });
       expect(missing.status).to.equal(400);
       expect(JSON.parse(missing.body).message).to.match(new RegExp(`^error fetching nope from ${server.base}/repo.git: .*couldn't find remote ref nope`, "s"));
-      expect(leftovers(engined.dir!)).to.deep.equal(NOTHING_LEFT);
+      expect(await settledLeftovers(engined.dir!)).to.deep.equal(NOTHING_LEFT);
     });
   });
 });

@@ -150,6 +150,20 @@ export function leftovers(dir: string): Leftovers {
 
 export const NOTHING_LEFT: Leftovers = { tmpBuild: [], pending: [], execBuild: [], mounts: [] };
 
+/**
+ * What is left once the daemon has tidied up: a build's context folder goes just after its
+ * answer ends (host/api/routes/build.ts), so this looks again for up to 10 s (every 100 ms)
+ * before it says what stays.
+ */
+export async function settledLeftovers(dir: string): Promise<Leftovers> {
+  let seen = leftovers(dir);
+  for (let i = 0; i < 100 && JSON.stringify(seen) !== JSON.stringify(NOTHING_LEFT); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    seen = leftovers(dir);
+  }
+  return seen;
+}
+
 /** An HTTP server on a free port of 127.0.0.1: its base URL, and `close` (connections too). */
 export async function serveOnLoopback(handler: RequestListener): Promise<{ base: string; close(): void }> {
   const server = createServer(handler);

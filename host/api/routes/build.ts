@@ -55,7 +55,10 @@ export function buildRoutes(deps: BuildRouteDeps) {
             out.parserWarnings(input.warnings);
             await deps.service.build(input.dockerfile, input.contextRoot, opts, out, signal);
           } finally {
-            await input.cleanup();
+            // removed once the answer is out: deleting a big context's files is no part of the
+            // build the client waits for (and a daemon stopped meanwhile empties <tmp>/build at
+            // its next start)
+            void input.cleanup().catch(() => undefined);
           }
         },
         () => out?.failed(),
