@@ -40,6 +40,8 @@ export class RunSignals {
 
   private once(name: string, signal?: AbortSignal): Promise<unknown> {
     return new Promise((resolve, reject) => {
+      // a signal that has fired already fires no more events: its waiter would wait for nothing
+      if (signal?.aborted) return reject(signal.reason);
       const onEvent = (value?: unknown) => {
         signal?.removeEventListener("abort", onAbort);
         resolve(value);

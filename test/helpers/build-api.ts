@@ -152,12 +152,12 @@ export const NOTHING_LEFT: Leftovers = { tmpBuild: [], pending: [], execBuild: [
 
 /**
  * What is left once the daemon has tidied up: a build's context folder goes just after its
- * answer ends (host/api/routes/build.ts), so this looks again for up to 10 s (every 100 ms)
+ * answer ends (host/api/routes/build.ts), so this looks again for up to 30 s (every 100 ms)
  * before it says what stays.
  */
 export async function settledLeftovers(dir: string): Promise<Leftovers> {
   let seen = leftovers(dir);
-  for (let i = 0; i < 100 && JSON.stringify(seen) !== JSON.stringify(NOTHING_LEFT); i++) {
+  for (let i = 0; i < 300 && JSON.stringify(seen) !== JSON.stringify(NOTHING_LEFT); i++) {
     await new Promise((r) => setTimeout(r, 100));
     seen = leftovers(dir);
   }
