@@ -27,6 +27,11 @@ export const imagesErrors = {
 
   // --- registries ---
   registryInvalidAuthHeader: define("ENGINE_ERR_REGISTRY_INVALID_AUTH_HEADER", 400, (why: string) => `invalid X-Registry-Auth header: ${why}`),
+  registryInvalidAddress: define(
+    "ENGINE_ERR_REGISTRY_INVALID_ADDRESS",
+    400,
+    (address: string) => `unable to parse server address "${address}": a registry is named by its host, with a port and an http:// or https:// scheme if need be`,
+  ),
   registryUnreachable: define("ENGINE_ERR_REGISTRY_UNREACHABLE", 500, (url: string, cause: string) => `Get "${url}": ${cause}`),
   registryNotSecure: define(
     "ENGINE_ERR_REGISTRY_NOT_SECURE",
