@@ -16,6 +16,11 @@ export const imagesErrors = {
   ),
   imageConflict: define("ENGINE_ERR_IMAGE_CONFLICT", 409, (detail: string) => `conflict: ${detail}`),
   imageInvalidArchive: define("ENGINE_ERR_IMAGE_INVALID_ARCHIVE", 400, (detail: string) => `invalid image archive: ${detail}`),
+  imageImportSourceInvalid: define(
+    "ENGINE_ERR_IMAGE_IMPORT_SOURCE_INVALID",
+    400,
+    (fromSrc: string, why: string) => `invalid fromSrc "${fromSrc}": ${why}; it is "-" (the tar is the request's body) or an http or https URL`,
+  ),
   imageDigestMismatch: define(
     "ENGINE_ERR_IMAGE_DIGEST_MISMATCH",
     400,
