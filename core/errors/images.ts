@@ -16,6 +16,7 @@ export const imagesErrors = {
   ),
   imageConflict: define("ENGINE_ERR_IMAGE_CONFLICT", 409, (detail: string) => `conflict: ${detail}`),
   imageInvalidArchive: define("ENGINE_ERR_IMAGE_INVALID_ARCHIVE", 400, (detail: string) => `invalid image archive: ${detail}`),
+  imageInvalidLayerArchive: define("ENGINE_ERR_IMAGE_INVALID_LAYER_ARCHIVE", 400, (detail: string) => `invalid layer archive: ${detail}`),
   imageImportSourceInvalid: define(
     "ENGINE_ERR_IMAGE_IMPORT_SOURCE_INVALID",
     400,

@@ -16,6 +16,7 @@ import { isRegistryDomain } from "../../core/images/reference.js";
 import { digestOfFile } from "../../core/images/blob-store.js";
 import { PRIVATE_FILE } from "../../core/state-modes.js";
 import { applyChanges } from "./changes.js";
+import { clientArchiveError } from "./archive-dir.js";
 
 export interface ImportOptions {
   source: Readable;
@@ -80,6 +81,9 @@ export async function importImage(store: ImageStore, opts: ImportOptions): Promi
       history: [{ created: now, created_by: "", comment: opts.message || `Imported from ${opts.from}` }],
     };
     return await store.create(Buffer.from(JSON.stringify(config)), [tarFile], opts.tags);
+  } catch (err) {
+    // the client's tar (or the one at its URL) is not a layer: a 400 that says why
+    throw clientArchiveError(err, errors.imageInvalidLayerArchive);
   } finally {
     rmSync(tarFile, { force: true });
   }
