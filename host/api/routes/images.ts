@@ -123,9 +123,12 @@ function history(image: Image, store: ImageStore): Record<string, unknown>[] {
   return out;
 }
 
-/** `GET /images/{name}/json` and friends: the name and the action at the end of the path. */
+/**
+ * `GET /images/{name}/json` and friends: the name and the action at the end of the path (which
+ * the router has decoded: a second decoding would read `%25` as a broken escape).
+ */
 function nameAndAction(request: FastifyRequest, actions: readonly string[]): { name: string; action: string } {
-  const rest = decodeURIComponent((request.params as { "*": string })["*"]);
+  const rest = (request.params as { "*": string })["*"];
   for (const action of actions) {
     if (rest.endsWith(`/${action}`)) return { name: rest.slice(0, -action.length - 1), action };
   }
