@@ -56,6 +56,8 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     rewriteUrl: rewriteVersionedUrl,
     // Docker clients send `//containers/json` and trailing slashes now and then.
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+    // a path Fastify cannot decode (`%ff`) is refused before routing: in the API's shape too
+    frameworkErrors: (err, _request, reply) => sendError(reply, fromFastifyError(err)),
     serverFactory: (h) => {
       handler = h;
       return createServer();
