@@ -242,11 +242,11 @@ function template(rng: Rng, kind: BodyKind, world: FuzzWorld): unknown {
       return { Container: rng.pick([...world.known.container, "fz-nonexistent"]), Force: rng.chance(0.5), EndpointConfig: { IPAMConfig: { IPv4Address: `10.213.${n}.5` }, Aliases: ["a"] } };
     case "volume-create":
       return { Name: `fz-vol-${n}`, Driver: rng.pick(["local", "fz-driver"]), DriverOpts: rng.pick([{}, { type: "tmpfs", device: "tmpfs", o: "size=1m" }, { size: "1m" }]), Labels: { fz: "1" } };
-    case "auth":
-      return {
-        username: "fz", password: "secret", email: "",
-        serveraddress: rng.pick([FUZZ_REGISTRY, `http://${FUZZ_REGISTRY}/`, `https://${FUZZ_REGISTRY}/v1/`, "a b", "\u0000", "../x", "ftp://:x", "[::1", `${FUZZ_REGISTRY}:2`, "-x-"]),
-      };
+    case "auth": {
+      // in both spellings: a key broken in one (bytes that are no UTF-8) leaves the other naming it
+      const address = rng.pick([FUZZ_REGISTRY, `http://${FUZZ_REGISTRY}/`, `https://${FUZZ_REGISTRY}/v1/`, "a b", "\u0000", "../x", "ftp://:x", "[::1", `${FUZZ_REGISTRY}:2`, "-x-"]);
+      return { username: "fz", password: "secret", email: "", serveraddress: address, ServerAddress: address };
+    }
     case "container-config":
       return rng.chance(0.2) ? null : { Cmd: rng.pick(SAFE_COMMANDS), Env: ["A=1"], Labels: { fz: "1" }, ExposedPorts: { "80/tcp": {} } };
     case "swarm":
@@ -257,7 +257,7 @@ function template(rng: Rng, kind: BodyKind, world: FuzzWorld): unknown {
 }
 
 /** Fields whose values are never bent: they name host paths or commands (see the safety note above), or a login's registry. */
-const FROZEN = ["Binds", "Mounts", "Devices", "CgroupParent", "Cmd", "Entrypoint", "Test", "Shell", "serveraddress"];
+const FROZEN = ["Binds", "Mounts", "Devices", "CgroupParent", "Cmd", "Entrypoint", "Test", "Shell", "serveraddress", "ServerAddress"];
 
 function freezeMerge(bent: unknown, original: unknown): unknown {
   if (!bent || typeof bent !== "object" || Array.isArray(bent) || !original || typeof original !== "object" || Array.isArray(original)) return bent;
