@@ -220,6 +220,13 @@ describe("API fuzz: every client error is a 4xx", function () {
     d = await startEngined({ netns: ns.file, args: ["--bridge", "none", "--log-level", "debug", "--log-format", "json"] });
   });
 
+  afterEach(function () {
+    // what the daemon said about its failures (their stacks) is how a failure here is fixed
+    if (this.currentTest?.state !== "failed" || !d) return;
+    const failures = d.output().split("\n").filter((l) => /"level":"(error|fatal)"/.test(l));
+    console.log(`--- engined's errors (${failures.length}), the last 30:\n${failures.slice(-30).join("\n")}\n--- its last output:\n${d.output().slice(-3000)}`);
+  });
+
   after(async () => {
     await d?.stop();
     ns?.remove();
@@ -271,6 +278,7 @@ describe("API fuzz: every client error is a 4xx", function () {
     const statuses = new Map<string, number>();
     const excused = { unreachable: 0, state: 0 };
     const timeByRoute = new Map<string, [number, number]>();
+    const fuzzedRequests: FuzzRequest[] = [];
     let next = 0;
     let died = "";
     const began = Date.now();
@@ -279,6 +287,7 @@ describe("API fuzz: every client error is a 4xx", function () {
         const index = indexes[next++];
         const rng = requestRng(SEED, index);
         const req = fuzzRequest(rng, index, pickRoute(rng, routes), world);
+        if (ONLY.length) fuzzedRequests.push(req);
         const sentAt = Date.now();
         const answer = await sendPatiently(daemon.socket, req);
         const spent = timeByRoute.get(req.route) ?? [0, 0];
@@ -303,6 +312,7 @@ describe("API fuzz: every client error is a 4xx", function () {
     if (process.env.ENGINE_FUZZ_VERBOSE) {
       const slowest = [...timeByRoute].sort((a, b) => b[1][1] - a[1][1]).slice(0, 15);
       console.log(slowest.map(([route, [n, ms]]) => `      ${route}: ${n} requests, ${(ms / 1000).toFixed(1)} s`).join("\n"));
+      if (ONLY.length) console.log(fuzzedRequests.map((r) => `      #${r.index} ${r.method} ${r.path.slice(0, 300)} ${JSON.stringify(r.headers)} ${r.body?.length ?? 0} bytes${r.chunked ? " chunked" : ""}`).join("\n"));
       console.log(unanswered.slice(0, 40).map((u) => `      #${u.req.index} ${u.req.route} ${u.answer.status} ${u.answer.message} ${u.req.method} ${u.req.path.slice(0, 150)} [${u.req.headers["content-type"]}, ${u.req.body?.length ?? 0}${u.req.chunked ? " chunked" : ""}] ${JSON.stringify(u.req.headers).slice(0, 200)}`).join("\n"));
     }
     const show = ({ req, answer }: { req: FuzzRequest; answer: Answer }) =>

@@ -160,10 +160,15 @@ function queryValue(rng: Rng, kind: Kind, world: FuzzWorld): string {
     case "search-term": return `${FUZZ_REGISTRY}/${good ? rng.pick(["fz", "a-b", ""]) : weirdString(rng)}`;
     case "ref": return good ? rng.pick(["fz-base", "fz-base:latest", "fz-new", `fz-tag:${rng.int(9)}`, ...world.known.image]) : badRef(rng, false);
     case "tag": return good ? rng.pick(["latest", "1", "v1.0"]) : rng.pick(["", ":", "-x", "a".repeat(129), "UPPER_ok", "sha256:0", "a/b"]);
-    case "outbound-ref": return good ? `${FUZZ_REGISTRY}/fz/${rng.pick(["a", "b-c", "d.e"])}${rng.pick(["", ":1", ":latest"])}` : badRef(rng, false);
+    case "outbound-ref": return good ? fuzzRegistryRef(rng) : badRef(rng, false);
     case "name": return good ? rng.pick([...world.known.container, `fz-c-${rng.int(20)}`]) : rng.pick(["/fz", "a b", "..", "-x", "x/y", "é", `fz-${"x".repeat(300)}`]);
     case "string": return good ? rng.pick(["fz", "a=b", "x"]) : weirdString(rng);
   }
+}
+
+/** A valid name at the fuzz's registry. */
+function fuzzRegistryRef(rng: Rng): string {
+  return `${FUZZ_REGISTRY}/fz/${rng.pick(["a", "b-c", "d.e"])}${rng.pick(["", ":1", ":latest"])}`;
 }
 
 /**
@@ -336,7 +341,7 @@ function fillPath(rng: Rng, pattern: string, spec: RouteSpec, world: FuzzWorld):
     const actions = spec.actions ?? ["json", weirdString(rng)];
     const action = actions.length && rng.chance(0.85) ? rng.pick(actions) : rng.chance(0.5) ? undefined : weirdString(rng);
     const outbound = pattern.startsWith("/distribution/") || (pattern.startsWith("/images/") && (action === "push" || rng.chance(0.3)));
-    const name = outbound ? (rng.chance(0.5) ? queryValue(rng, "outbound-ref", world) : badRef(rng, true)) : idValue(rng, kind, world);
+    const name = outbound ? (rng.chance(0.5) ? fuzzRegistryRef(rng) : badRef(rng, true)) : idValue(rng, kind, world);
     const segments = name.split("/").map((s) => (outbound ? encodeURIComponent(s) : encodeSegment(rng, s)));
     path = path.slice(0, -1) + [...segments, ...(action === undefined ? [] : [encodeSegment(rng, action)])].join("/");
   }
