@@ -91,6 +91,11 @@ export const containersErrors = {
   containerInvalidRestartPolicy: define("ENGINE_ERR_CONTAINER_INVALID_RESTART_POLICY", 400, (why: string) => `invalid restart policy: ${why}`),
   containerAutoRemoveRestart: define("ENGINE_ERR_CONTAINER_AUTOREMOVE_RESTART", 400, () => "can't create 'AutoRemove' container with restart policy"),
   containerStateNotRunning: define("ENGINE_ERR_CONTAINER_STATE_NOT_RUNNING", 409, (id: string) => `Container ${id} is not running`),
+  containerStoppedMeanwhile: define(
+    "ENGINE_ERR_CONTAINER_STOPPED_MEANWHILE",
+    409,
+    (id: string) => `Container ${id} stopped while its files were being opened: try again`,
+  ),
   containerRestarting: define(
     "ENGINE_ERR_CONTAINER_RESTARTING",
     409,
