@@ -111,6 +111,7 @@ export const containersErrors = {
   containerUpdateRuntimeFailed: define("ENGINE_ERR_CONTAINER_UPDATE_RUNTIME_FAILED", 500, (id: string, why: string) => `Cannot update container ${id}: ${why}`),
   containerTopInvalidArgs: define("ENGINE_ERR_CONTAINER_TOP_INVALID_ARGS", 400, (key: string, value: string) => `specifying "${key}=${value}" is not allowed`),
   containerTopFailed: define("ENGINE_ERR_CONTAINER_TOP_FAILED", 500, (why: string) => why),
+  containerTopArgsFailed: define("ENGINE_ERR_CONTAINER_TOP_ARGS_FAILED", 400, (why: string) => why),
   // legacy links (core/containers/links.ts): Docker answers a bad entry and the start-time refusals with 500
   containerLinkInvalid: define("ENGINE_ERR_CONTAINER_LINK_INVALID", 400, (why: string) => why),
   containerLinkTargetNotFound: define("ENGINE_ERR_CONTAINER_LINK_TARGET_NOT_FOUND", 400, (name: string, why: string) => `could not get container for ${name}: ${why}`),
