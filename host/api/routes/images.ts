@@ -227,7 +227,11 @@ export function imageRoutes(deps: ImageRouteDeps) {
         if (danglingOnly && image.references.length > 0) continue;
         // a parent of committed images is not dangling, and stays while they do
         if (!keep(image) || deps.inUse?.(image.id) || store.children(image.id).length > 0) continue;
-        const entries = await store.delete(image.id, { force: true, noprune: false });
+        // gone meanwhile: removed above as the parent of an image pruned before it, or by another request
+        if (!store.byId(image.id)) continue;
+        // the parents the removal takes along are checked for containers too: one a container's
+        // layer rests on stays (its layers would go from under the container)
+        const entries = await store.delete(image.id, { force: true, noprune: false, inUse: deps.inUse });
         for (const e of imageDeleteEvents(image, entries)) deps.hooks.event.call(e);
         deleted.push(...entries);
         reclaimed += image.size;
