@@ -126,6 +126,8 @@ export class ContainerRunner {
   /** Starts the container; false when it was running already (304). */
   start(c: ContainerRecord): Promise<boolean> {
     return this.serial(c.Id, async () => {
+      // removed while this waited its turn: there is nothing to start (and no record to save again)
+      if (!this.deps.containers.has(c.Id)) throw errors.containerNotFound(c.Id);
       if (c.State.Running) return false;
       const p = this.paths(c.Id);
       try {
@@ -203,6 +205,8 @@ export class ContainerRunner {
    */
   withRootfs<T>(c: ContainerRecord, fn: (rootfs: string, running: boolean) => Promise<T>): Promise<T> {
     return this.serial(c.Id, async () => {
+      // removed while this waited its turn (a `docker rm -f` next to a `docker cp`): its layer is gone
+      if (!this.deps.containers.has(c.Id)) throw errors.containerNotFound(c.Id);
       const p = this.paths(c.Id);
       if (c.State.Running) return fn(p.rootfs, true);
       await mountSpecs(await this.deps.storage.mounts(c.Id), p.rootfs);
