@@ -165,7 +165,7 @@ export class ContainerService {
 
   /** Stopped (when it runs) and started again, as a user's start. */
   async restart(c: ContainerRecord, opts: StopOptions = {}): Promise<void> {
-    await this.runner.stop(c, opts);
+    await this.runner.stopToRestart(c, opts);
     this.runner.resetRestarts(c);
     await this.runner.start(c);
     this.event(c, "restart");

@@ -80,6 +80,8 @@ export class ContainerRunner {
   private readonly restarts = new RestartManager();
   /** The daemon stops: its own stops are no user's, and no exit is restarted. */
   private shuttingDown = false;
+  /** Containers a user's restart is stopping: their exit does not remove them (AutoRemove). */
+  private readonly keptThroughRestart = new Set<string>();
 
   constructor(private readonly deps: RunnerDeps) {
     this.link = new SupervisorLink({
@@ -293,7 +295,7 @@ export class ContainerRunner {
       // container still says restarting. The restart itself queues behind the cleanup.
       if (restartIn !== undefined) this.restarts.schedule(id, restartIn, () => this.restartByPolicy(c));
       await this.release(id, { wait: false }).catch((err: Error) => this.deps.log.error({ err, container: id }, "cleanup after exit failed"));
-      if (restartIn === undefined && wasRunning && c.HostConfig.AutoRemove) await this.destroy(c);
+      if (restartIn === undefined && wasRunning && c.HostConfig.AutoRemove && !this.keptThroughRestart.has(id)) await this.destroy(c);
     }).catch((err: Error) => this.deps.log.error({ err, container: id }, "recording an exit failed"));
   }
 
@@ -331,6 +333,20 @@ export class ContainerRunner {
   }
 
   // --- stop, kill, wait, remove ----------------------------------------------------------------
+
+  /**
+   * `stop` for a user's restart: the exit it causes does not remove an AutoRemove container,
+   * which is started again next, as Docker's restart keeps it (the exit is recorded before
+   * `stop` returns, so the mark is seen).
+   */
+  async stopToRestart(c: ContainerRecord, opts: { seconds?: number; signal?: string } = {}): Promise<boolean> {
+    this.keptThroughRestart.add(c.Id);
+    try {
+      return await this.stop(c, opts);
+    } finally {
+      this.keptThroughRestart.delete(c.Id);
+    }
+  }
 
   /**
    * `signal` (else the container's StopSignal, else SIGTERM), then SIGKILL after `seconds` (else
