@@ -16,7 +16,7 @@
  */
 import "./helpers/root-hooks.js";
 import { expect } from "chai";
-import { statSync, rmSync } from "node:fs";
+import { rmSync, statSync, writeFileSync } from "node:fs";
 import { request, type IncomingMessage } from "node:http";
 import { join } from "node:path";
 import { errors } from "../core/errors.js";
@@ -223,6 +223,7 @@ describe("API fuzz: every client error is a 4xx", function () {
   afterEach(function () {
     // what the daemon said about its failures (their stacks) is how a failure here is fixed
     if (this.currentTest?.state !== "failed" || !d) return;
+    if (process.env.ENGINE_FUZZ_LOG) writeFileSync(process.env.ENGINE_FUZZ_LOG, d.output());
     const failures = d.output().split("\n").filter((l) => /"level":"(error|fatal)"/.test(l));
     console.log(`--- engined's errors (${failures.length}), the last 30:\n${failures.slice(-30).join("\n")}\n--- its last output:\n${d.output().slice(-3000)}`);
   });
