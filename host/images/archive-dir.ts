@@ -8,8 +8,8 @@ import { dirname, join, posix } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import tarStream from "tar-stream";
-import { archiveFault, type ArchiveFault } from "../../core/archive/index.js";
-import { EngineError, errors } from "../../core/errors.js";
+import { errors } from "../../core/errors.js";
+import { clientArchiveError } from "../client-archive-error.js";
 import { PRIVATE_DIR, PRIVATE_FILE } from "../../core/state-modes.js";
 
 export class ArchiveDir {
@@ -90,26 +90,4 @@ export class ArchiveDir {
   read(member: string): Buffer {
     return readFileSync(this.path(member));
   }
-}
-
-/**
- * A failure to read a client's tar (an image archive, a layer in it, an imported layer) in the
- * words of `invalid` (a 400) when the bytes are at fault: not a tar (Docker's `invalid tar
- * header` and `unexpected EOF`), a compressed stream that is corrupt or cut short, an entry
- * that climbs out of its folder. Anything else (the disk, the connection) stays what it was.
- */
-export function clientArchiveError(err: unknown, invalid: (detail: string) => EngineError): unknown {
-  if (err instanceof EngineError) return err;
-  const fault = tarStreamFault(err) ?? archiveFault(err);
-  if (!fault) return err;
-  if (fault.kind === "entry") return invalid(`entry "${fault.entry}": ${fault.why}`);
-  return invalid(fault.kind === "compression" ? `corrupt compressed stream: ${fault.message}` : fault.message);
-}
-
-/** A tar reader's errors that Docker words its own way (tar-stream's, read here, carry nothing else to tell them by). */
-function tarStreamFault(err: unknown): ArchiveFault | undefined {
-  const message = err instanceof Error ? err.message : String(err);
-  if (/^Invalid tar header/.test(message)) return { kind: "format", message: "invalid tar header" };
-  if (/^Unexpected end of data/.test(message)) return { kind: "format", message: "unexpected EOF" };
-  return undefined;
 }

@@ -16,7 +16,7 @@ import { isRegistryDomain } from "../../core/images/reference.js";
 import { digestOfFile } from "../../core/images/blob-store.js";
 import { PRIVATE_FILE } from "../../core/state-modes.js";
 import { applyChanges } from "./changes.js";
-import { clientArchiveError } from "./archive-dir.js";
+import { clientArchiveError } from "../client-archive-error.js";
 
 export interface ImportOptions {
   source: Readable;

@@ -14,7 +14,8 @@ import { errors } from "../../core/errors.js";
 import { PRIVATE_DIR, PRIVATE_FILE } from "../../core/state-modes.js";
 import { digestOfFile } from "../../core/images/blob-store.js";
 import type { Image, ImageStore } from "../../core/images/image-store.js";
-import { ArchiveDir, clientArchiveError } from "./archive-dir.js";
+import { ArchiveDir } from "./archive-dir.js";
+import { clientArchiveError } from "../client-archive-error.js";
 
 interface DockerManifestEntry {
   Config: string;

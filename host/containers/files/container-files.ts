@@ -17,6 +17,7 @@ import type { Readable } from "node:stream";
 import { LayerEntryError } from "../../../core/archive/index.js";
 import type { ContainerRecord } from "../../../core/containers/container-store.js";
 import { EngineError, errors } from "../../../core/errors.js";
+import { clientArchiveError } from "../../client-archive-error.js";
 import type { EngineHooks } from "../../../core/hooks.js";
 import { containerEvent } from "../container-events.js";
 import { archiveInput } from "./archive-input.js";
@@ -251,9 +252,9 @@ export class ContainerFiles {
           idMap: this.deps.idMap,
         });
       } catch (e) {
-        if (e instanceof OverwriteError) throw errors.containerArchiveInvalid(e.message);
-        if (e instanceof LayerEntryError) throw errors.containerArchiveInvalid(e.message);
-        throw e;
+        if (e instanceof OverwriteError || e instanceof LayerEntryError) throw errors.containerArchiveInvalid(e.message);
+        // a body that is no tar, cut short or corrupt compressed: the client's mistake too
+        throw clientArchiveError(e, errors.containerArchiveInvalid);
       } finally {
         dir.close();
       }
