@@ -507,18 +507,23 @@ export class ContainerRunner {
    * the record keeps its old ones when the runtime refuses them.
    */
   async update(c: ContainerRecord, next: HostConfig): Promise<void> {
-    const before = c.HostConfig;
-    c.HostConfig = next;
-    this.deps.containers.save(c);
-    if (c.State.Running && !c.State.Restarting) {
+    // in the container's queue: two updates at once would share the runtime's resources file
+    await this.serial(c.Id, async () => {
+      const before = c.HostConfig;
+      c.HostConfig = next;
+      this.deps.containers.save(c);
+      if (!c.State.Running || c.State.Restarting) return;
       try {
         await (await this.supervisor()).update(c.Id, resourcesUpdate(next));
       } catch (err) {
+        // exited since its state was read (its exit not recorded yet): the limits are kept for
+        // its next start, as for any stopped container
+        if (err instanceof SupervisorClientError && (err.status === 409 || err.status === 404)) return;
         c.HostConfig = before;
         this.deps.containers.save(c);
         throw errors.containerUpdateRuntimeFailed(c.Id, (err as Error).message);
       }
-    }
+    });
     this.deps.hooks.event.call(containerEvent(c, "update"));
   }
 
