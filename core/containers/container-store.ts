@@ -100,6 +100,8 @@ export function newState(): ContainerState {
 
 export class ContainerStore {
   private readonly byId = new Map<string, ContainerRecord>();
+  /** Containers whose removal is under way: their layer may be gone before their record is. */
+  private readonly removing = new Set<string>();
 
   /**
    * `passGid`: under `--userns-remap`, the remapped root's group, which passes through each
@@ -174,6 +176,20 @@ export class ContainerStore {
     return this.byId.has(id);
   }
 
+  /** Whether the container is there and not being removed: for a request that failed on its layer to tell a removal at the same moment. */
+  present(id: string): boolean {
+    return this.byId.has(id) && !this.removing.has(id);
+  }
+
+  /** Marks a removal under way (`remove` ends it; `removalFailed` when it stopped half way). */
+  removalStarts(id: string): void {
+    this.removing.add(id);
+  }
+
+  removalFailed(id: string): void {
+    this.removing.delete(id);
+  }
+
   list(): ContainerRecord[] {
     return [...this.byId.values()];
   }
@@ -196,6 +212,7 @@ export class ContainerStore {
   }
 
   remove(id: string): void {
+    this.removing.delete(id);
     this.byId.delete(id);
     rmSync(this.dir(id), { recursive: true, force: true });
   }

@@ -529,11 +529,20 @@ export class ContainerRunner {
 
   /** Removes the container; a running one only with `force` (killed first); its anonymous volumes too with `volumes` (`rm -v`). */
   async remove(c: ContainerRecord, force: boolean, volumes = false): Promise<void> {
-    if (c.State.Running) {
-      if (!force) throw errors.containerRunning(c.Id);
-      await this.stop(c, { seconds: 0, signal: "KILL" });
+    for (let attempt = 1; ; attempt++) {
+      if (c.State.Running) {
+        if (!force || attempt > 3) throw errors.containerRunning(c.Id);
+        await this.stop(c, { seconds: 0, signal: "KILL" });
+      }
+      // A start queued before the removal may have run meanwhile: the layer of a running
+      // container is not removed from under it (a forced removal stops it again).
+      const removed = await this.serial(c.Id, async () => {
+        if (c.State.Running) return false;
+        await this.destroy(c, volumes);
+        return true;
+      });
+      if (removed) return;
     }
-    await this.serial(c.Id, () => this.destroy(c, volumes));
   }
 
   /**
@@ -542,8 +551,14 @@ export class ContainerRunner {
    */
   private async destroy(c: ContainerRecord, volumes = false): Promise<void> {
     if (!this.deps.containers.has(c.Id)) return;
-    await this.release(c.Id, { wait: false });
-    await this.deps.storage.remove(c.Id);
+    this.deps.containers.removalStarts(c.Id);
+    try {
+      await this.release(c.Id, { wait: false });
+      await this.deps.storage.remove(c.Id);
+    } catch (err) {
+      this.deps.containers.removalFailed(c.Id);
+      throw err;
+    }
     this.deps.containers.remove(c.Id);
     this.restarts.forget(c.Id);
     this.deps.hooks.event.call(containerEvent(c, "destroy"));
