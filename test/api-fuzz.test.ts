@@ -104,11 +104,12 @@ async function sendPatiently(socketPath: string, req: FuzzRequest): Promise<Answ
 }
 
 /**
- * The 5xx answers that are not about the request: a node outside a swarm answers the cluster
- * routes so whatever is asked (after their own parameters are checked), as Docker's daemon does
- * and as clients expect (core/cluster/outside-swarm.ts).
+ * The 5xx answers that are not about the request but the daemon's state, Docker's own and what
+ * clients expect: a node outside a swarm answers the cluster routes so whatever is asked (after
+ * their own parameters are checked; core/cluster/outside-swarm.ts), and the logs of a container
+ * whose log driver keeps none (`none`) are a 501.
  */
-const STATE_ANSWERS = [errors.clusterNotManager(), errors.clusterNotMember(), errors.clusterJoinUnsupported()].map((e) => e.message);
+const STATE_ANSWERS = [errors.clusterNotManager(), errors.clusterNotMember(), errors.clusterJoinUnsupported(), errors.containerLogsUnreadable()].map((e) => e.message);
 
 /** Whether a 5xx is the fuzz's registry being unreachable (nothing listens there; Docker answers 500), or a state answer. */
 function notAboutTheRequest(answer: Answer): "unreachable" | "state" | undefined {
@@ -308,7 +309,7 @@ describe("API fuzz: every client error is a 4xx", function () {
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
     const seconds = (Date.now() - began) / 1000;
     console.log(`      api fuzz: ${next} requests in ${seconds.toFixed(1)} s; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}; ` +
-        `${excused.unreachable} told the fuzz's registry is unreachable, ${excused.state} the node is in no swarm`);
+        `${excused.unreachable} told the fuzz's registry is unreachable, ${excused.state} answered by the daemon's state (no swarm, no logs kept)`);
 
     if (process.env.ENGINE_FUZZ_VERBOSE) {
       const slowest = [...timeByRoute].sort((a, b) => b[1][1] - a[1][1]).slice(0, 15);

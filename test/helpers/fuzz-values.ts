@@ -174,7 +174,7 @@ export function garbleBytes(rng: Rng, data: Buffer): Buffer {
     [1, () => gzipSync(data).subarray(0, rng.int(gzipSync(data).length))],
     [1, () => gzipSync(randomBytes(rng, rng.int(2048)))],
     [1, () => Buffer.alloc(rng.pick([0, 512, 1024, 10_240]))],
-    [1, () => Buffer.from(rng.pick(["hello", "not a tar", "{}", "PK\u0003\u0004zip", "%PDF-1.4"]))],
+    [1, () => Buffer.from(rng.pick(["hello", "not a tar", "{]", "PK\u0003\u0004zip", "%PDF-1.4"]))],
   ]);
 }
 
