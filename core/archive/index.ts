@@ -12,4 +12,6 @@ export { LayoutRecorder, tarFromLayout } from "./tar-layout.js";
 export { packChanges, packLayer, type PackOptions } from "./pack-layer.js";
 export { treeChanges, changesUsage, type TreeChange, type TreeChangeKind, type TreeDiffOptions } from "./tree-diff.js";
 export { LayerEntryError } from "./safe-path.js";
+export { archiveFault, type ArchiveFault } from "./archive-fault.js";
+export { TarFormatError } from "./tar-reader.js";
 export { OPAQUE_MARKER, WHITEOUT_PREFIX } from "./whiteouts.js";

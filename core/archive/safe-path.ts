@@ -28,7 +28,8 @@ import { join } from "node:path";
 export class LayerEntryError extends Error {
   constructor(
     readonly entry: string,
-    why: string,
+    /** What is wrong with it, without the entry's name. */
+    readonly why: string,
     options?: { cause?: unknown },
   ) {
     super(`layer entry "${entry}": ${why}`, options);

@@ -52,12 +52,20 @@ export function statsHeader(name: string, st: Stats, idMap?: IdMap): Header {
   return h;
 }
 
+/**
+ * tar-stream tells an entry's failure (the pack destroyed: its reader went away) to the
+ * entry's callback and also as an `error` event of the entry's stream, which without a listener
+ * would end the daemon: both go to the one promise.
+ */
+function heard(entry: ReturnType<Pack["entry"]>, rej: (err: Error) => void): void {
+  (entry as unknown as NodeJS.EventEmitter).on("error", rej);
+}
+
 /** An entry without data (an empty file — whiteouts — is given its empty body, or tar-stream waits for one). */
 export function writeEntry(pack: Pack, h: Header): Promise<void> {
   return new Promise((res, rej) => {
     const done = (err?: Error | null) => (err ? rej(err) : res());
-    if (h.type === "file") pack.entry(h, Buffer.alloc(0), done);
-    else pack.entry(h, done);
+    heard(h.type === "file" ? pack.entry(h, Buffer.alloc(0), done) : pack.entry(h, done), rej);
   });
 }
 
@@ -67,6 +75,7 @@ export async function writeFileEntry(pack: Pack, h: Header, fd: number): Promise
   let sink!: ReturnType<Pack["entry"]>;
   const finished = new Promise<void>((res, rej) => {
     sink = pack.entry(h, (err) => (err ? rej(err) : res()));
+    heard(sink, rej);
   });
   let left = h.size;
   while (left > 0) {

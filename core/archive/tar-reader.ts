@@ -57,6 +57,24 @@ const BLOCK = 512;
 const MAX_HEADER_SIZE = 4 * 1024 * 1024; // a long name or PAX header past this is refused, as tar-stream does
 const LONG_HEADERS = new Set(["gnu-long-path", "gnu-long-link-path", "pax-global-header", "pax-header"]);
 
+/**
+ * The bytes are no tar, or a tar cut short: the data's fault, told apart from what the handler
+ * or the disk throws (core/archive/archive-fault.ts), so that a client's tar is answered with
+ * a 400.
+ */
+export class TarFormatError extends Error {
+  override name = "TarFormatError";
+}
+
+/** A header field decoded by tar-stream's codec, whose errors are the data's. */
+function decoding<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    throw new TarFormatError((err as Error).message);
+  }
+}
+
 /** Bytes of padding after `size` bytes of data, up to the next 512-byte block. */
 const padding = (size: number) => (BLOCK - (size % BLOCK)) % BLOCK;
 
@@ -101,7 +119,7 @@ export class TarReader {
   /** The input is over: throws unless the archive ended between entries. */
   async end(): Promise<void> {
     if (this.failed) throw this.failed;
-    if (this.phase !== "header" || this.headerFill !== 0) throw new Error("Unexpected end of data");
+    if (this.phase !== "header" || this.headerFill !== 0) throw new TarFormatError("Unexpected end of data");
   }
 
   private consume(chunk: Buffer, from: number): Promise<void> | undefined {
@@ -175,10 +193,10 @@ export class TarReader {
   /** A full header block: a long header to collect, an entry, or nothing (a zero block). */
   private onHeader(): Promise<void> | undefined {
     const h = headers();
-    const header = h.decode(this.header, "utf-8", this.opts.allowUnknownFormat ?? false);
+    const header = decoding(() => h.decode(this.header, "utf-8", this.opts.allowUnknownFormat ?? false));
     if (!header) return undefined; // a zero block: the end-of-archive marker (what follows is read the same way)
     if (header.type && LONG_HEADERS.has(header.type)) {
-      if (header.size > MAX_HEADER_SIZE) throw new Error("Header exceeds max size");
+      if (header.size > MAX_HEADER_SIZE) throw new TarFormatError("Header exceeds max size");
       this.current = header;
       this.long = Buffer.alloc(header.size);
       this.longFill = 0;
@@ -196,7 +214,7 @@ export class TarReader {
       header.pax = this.pax;
       this.pax = undefined;
     }
-    if (!(header.size >= 0)) throw new Error("Invalid header");
+    if (!(header.size >= 0)) throw new TarFormatError("Invalid header");
     this.current = header;
     const noData = header.size === 0 || header.type === "directory";
     const opened = this.onEntry(header);
@@ -230,6 +248,10 @@ export class TarReader {
   }
 
   private decodeLongHeader(): void {
+    decoding(() => this.readLongHeader());
+  }
+
+  private readLongHeader(): void {
     const h = headers();
     const buf = this.long!;
     switch (this.current!.type as string) {

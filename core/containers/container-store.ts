@@ -106,6 +106,8 @@ export function newState(): ContainerState {
 export class ContainerStore {
   private readonly byId = new Map<string, ContainerRecord>();
   private readonly writer = new RecordWriter();
+  /** Containers whose removal is under way: their layer may be gone before their record is. */
+  private readonly removing = new Set<string>();
 
   /**
    * `passGid`: under `--userns-remap`, the remapped root's group, which passes through each
@@ -181,6 +183,20 @@ export class ContainerStore {
     return this.byId.has(id);
   }
 
+  /** Whether the container is there and not being removed: for a request that failed on its layer to tell a removal at the same moment. */
+  present(id: string): boolean {
+    return this.byId.has(id) && !this.removing.has(id);
+  }
+
+  /** Marks a removal under way (`remove` ends it; `removalFailed` when it stopped half way). */
+  removalStarts(id: string): void {
+    this.removing.add(id);
+  }
+
+  removalFailed(id: string): void {
+    this.removing.delete(id);
+  }
+
   list(): ContainerRecord[] {
     return [...this.byId.values()];
   }
@@ -212,6 +228,7 @@ export class ContainerStore {
 
   /** The record goes from memory at once, its folder once a write of it under way has ended. */
   async remove(id: string): Promise<void> {
+    this.removing.delete(id);
     this.byId.delete(id);
     await this.writer.forget(this.recordPath(id));
     await rm(this.dir(id), { recursive: true, force: true });

@@ -12,6 +12,12 @@ export function parseSignal(raw: string): string | undefined {
   const text = raw.trim();
   if (/^\d+$/.test(text)) return NUMBERS.has(Number(text)) || (Number(text) >= 34 && Number(text) <= 64) ? text : undefined;
   const name = text.toUpperCase().replace(/^SIG/, "");
-  if (/^RTM(IN|AX)([+-]\d+)?$/.test(name)) return name;
+  // the real-time signals Docker names: RTMIN, RTMIN+1 to +15, RTMAX-14 to -1, RTMAX
+  const rt = /^RTM(IN|AX)(?:([+-])(\d+))?$/.exec(name);
+  if (rt) {
+    const offset = rt[3] === undefined ? 0 : Number(rt[3]);
+    const fits = rt[1] === "IN" ? rt[2] !== "-" && offset <= 15 : rt[2] !== "+" && offset <= 14;
+    return fits || offset === 0 ? name : undefined;
+  }
   return `SIG${name}` in BY_NAME ? name : undefined;
 }

@@ -19,6 +19,9 @@ export const apiErrors = {
   apiInvalidJson: define("ENGINE_ERR_API_INVALID_JSON", 400, (detail: string) => `invalid JSON: ${detail}`),
   apiInvalidParameter: define("ENGINE_ERR_API_INVALID_PARAMETER", 400, (name: string, value: string) => `invalid value for ${name}: "${value}"`),
   apiBodyTooLarge: define("ENGINE_ERR_API_BODY_TOO_LARGE", 413, (limit: number) => `request body larger than ${limit} bytes`),
+  apiHeadersTooLarge: define("ENGINE_ERR_API_HEADERS_TOO_LARGE", 431, (limit: number) => `request line and headers larger than ${limit} bytes`),
+  apiMalformedRequest: define("ENGINE_ERR_API_MALFORMED_REQUEST", 400, (reason: string) => `malformed HTTP request: ${reason}`),
+  apiRequestTimeout: define("ENGINE_ERR_API_REQUEST_TIMEOUT", 408, () => "the request's headers did not all come in time"),
   apiUnsupportedMediaType: define(
     "ENGINE_ERR_API_UNSUPPORTED_MEDIA_TYPE",
     400,

@@ -45,6 +45,7 @@ export const containersErrors = {
   execNotFound: define("ENGINE_ERR_EXEC_NOT_FOUND", 404, (id: string) => `No such exec instance: ${id}`),
   execNoCommand: define("ENGINE_ERR_EXEC_NO_COMMAND", 400, () => "No exec command specified"),
   execContainerNotRunning: define("ENGINE_ERR_EXEC_CONTAINER_NOT_RUNNING", 409, (id: string) => `container ${id} is not running`),
+  execContainerPaused: define("ENGINE_ERR_EXEC_CONTAINER_PAUSED", 409, (id: string) => `Container ${id} is paused, unpause the container before exec`),
   execAlreadyStarted: define(
     "ENGINE_ERR_EXEC_ALREADY_STARTED",
     409,
@@ -91,6 +92,11 @@ export const containersErrors = {
   containerInvalidRestartPolicy: define("ENGINE_ERR_CONTAINER_INVALID_RESTART_POLICY", 400, (why: string) => `invalid restart policy: ${why}`),
   containerAutoRemoveRestart: define("ENGINE_ERR_CONTAINER_AUTOREMOVE_RESTART", 400, () => "can't create 'AutoRemove' container with restart policy"),
   containerStateNotRunning: define("ENGINE_ERR_CONTAINER_STATE_NOT_RUNNING", 409, (id: string) => `Container ${id} is not running`),
+  containerStoppedMeanwhile: define(
+    "ENGINE_ERR_CONTAINER_STOPPED_MEANWHILE",
+    409,
+    (id: string) => `Container ${id} stopped while its files were being opened: try again`,
+  ),
   containerRestarting: define(
     "ENGINE_ERR_CONTAINER_RESTARTING",
     409,
@@ -106,6 +112,7 @@ export const containersErrors = {
   containerUpdateRuntimeFailed: define("ENGINE_ERR_CONTAINER_UPDATE_RUNTIME_FAILED", 500, (id: string, why: string) => `Cannot update container ${id}: ${why}`),
   containerTopInvalidArgs: define("ENGINE_ERR_CONTAINER_TOP_INVALID_ARGS", 400, (key: string, value: string) => `specifying "${key}=${value}" is not allowed`),
   containerTopFailed: define("ENGINE_ERR_CONTAINER_TOP_FAILED", 500, (why: string) => why),
+  containerTopArgsFailed: define("ENGINE_ERR_CONTAINER_TOP_ARGS_FAILED", 400, (why: string) => why),
   // legacy links (core/containers/links.ts): Docker answers a bad entry and the start-time refusals with 500
   containerLinkInvalid: define("ENGINE_ERR_CONTAINER_LINK_INVALID", 400, (why: string) => why),
   containerLinkTargetNotFound: define("ENGINE_ERR_CONTAINER_LINK_TARGET_NOT_FOUND", 400, (name: string, why: string) => `could not get container for ${name}: ${why}`),

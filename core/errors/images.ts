@@ -16,6 +16,12 @@ export const imagesErrors = {
   ),
   imageConflict: define("ENGINE_ERR_IMAGE_CONFLICT", 409, (detail: string) => `conflict: ${detail}`),
   imageInvalidArchive: define("ENGINE_ERR_IMAGE_INVALID_ARCHIVE", 400, (detail: string) => `invalid image archive: ${detail}`),
+  imageInvalidLayerArchive: define("ENGINE_ERR_IMAGE_INVALID_LAYER_ARCHIVE", 400, (detail: string) => `invalid layer archive: ${detail}`),
+  imageImportSourceInvalid: define(
+    "ENGINE_ERR_IMAGE_IMPORT_SOURCE_INVALID",
+    400,
+    (fromSrc: string, why: string) => `invalid fromSrc "${fromSrc}": ${why}; it is "-" (the tar is the request's body) or an http or https URL`,
+  ),
   imageDigestMismatch: define(
     "ENGINE_ERR_IMAGE_DIGEST_MISMATCH",
     400,
@@ -27,6 +33,11 @@ export const imagesErrors = {
 
   // --- registries ---
   registryInvalidAuthHeader: define("ENGINE_ERR_REGISTRY_INVALID_AUTH_HEADER", 400, (why: string) => `invalid X-Registry-Auth header: ${why}`),
+  registryInvalidAddress: define(
+    "ENGINE_ERR_REGISTRY_INVALID_ADDRESS",
+    400,
+    (address: string) => `unable to parse server address "${address}": a registry is named by its host, with a port and an http:// or https:// scheme if need be`,
+  ),
   registryUnreachable: define("ENGINE_ERR_REGISTRY_UNREACHABLE", 500, (url: string, cause: string) => `Get "${url}": ${cause}`),
   registryNotSecure: define(
     "ENGINE_ERR_REGISTRY_NOT_SECURE",

@@ -22,6 +22,11 @@ export interface Reference {
   digest?: string;
 }
 
+/** Whether `text` is a registry's name as a reference may start with one: `host`, `host:port`, `[v6]:port`, `localhost`. */
+export function isRegistryDomain(text: string): boolean {
+  return DOMAIN.test(text);
+}
+
 /** Reads a reference; `defaultTag` fills a missing tag when there is no digest either (null: none). */
 export function parseReference(text: string, defaultTag: string | null = "latest"): Reference {
   let rest = text;

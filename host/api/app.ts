@@ -38,6 +38,8 @@ export interface Api {
   app: FastifyInstance;
   /** The request handler to serve on every listener. */
   handler: RequestListener;
+  /** Every route served, as `METHOD /pattern` (`POST /containers/:id/start`), in registration order. */
+  routes: readonly string[];
 }
 
 /** JSON bodies are limited to this; streams (image loads) bypass the JSON parser. */
@@ -54,12 +56,15 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     rewriteUrl: rewriteVersionedUrl,
     // Docker clients send `//containers/json` and trailing slashes now and then.
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+    // a path Fastify cannot decode (`%ff`) is refused before routing: in the API's shape too
+    frameworkErrors: (err, _request, reply) => sendError(reply, fromFastifyError(err)),
     serverFactory: (h) => {
       handler = h;
       return createServer();
     },
   });
 
+  const routes = collectRoutes(app);
   app.addHook("onRequest", async (request, reply) => {
     reply.header("Api-Version", API_VERSION).header("Ostype", "linux").header("Server", SERVER_HEADER);
     checkApiVersion(request.raw);
@@ -79,7 +84,19 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   app.register(systemRoutes(deps));
   for (const routes of deps.routes ?? []) app.register(async (scope) => routes(scope));
   await app.ready();
-  return { app, handler: handler! };
+  // the route table at debug level: what a test (test/api-fuzz.test.ts) or an operator reads to
+  // know every route this daemon serves, its plugins' included
+  deps.log.debug({ routes }, "API routes");
+  return { app, handler: handler!, routes };
+}
+
+/** Every route as it is added (the HEAD routes Fastify adds for GET ones included). */
+function collectRoutes(app: FastifyInstance): string[] {
+  const routes: string[] = [];
+  app.addHook("onRoute", (route) => {
+    for (const method of [route.method].flat()) routes.push(`${method} ${route.url}`);
+  });
+  return routes;
 }
 
 /**

@@ -24,7 +24,7 @@
  */
 import type { ContainerCreateRequest } from "../../core/containers/container-config.js";
 import type { ContainerRecord, ContainerStore } from "../../core/containers/container-store.js";
-import { errors } from "../../core/errors.js";
+import { EngineError, errors } from "../../core/errors.js";
 import type { EngineHooks } from "../../core/hooks.js";
 import { containerEvent } from "./container-events.js";
 import { createContainer, type CreateDeps } from "./container-create.js";
@@ -142,8 +142,15 @@ export class ContainerService {
     let reclaimed = 0;
     for (const c of this.containers.list()) {
       if (c.State.Running || !pick(c)) continue;
-      reclaimed += (await this.deps.storage.usage(c.Id).catch(() => ({ size: 0 }))).size;
-      await this.runner.remove(c, false);
+      const size = (await this.deps.storage.usage(c.Id).catch(() => ({ size: 0 }))).size;
+      try {
+        await this.runner.remove(c, false);
+      } catch (err) {
+        // started meanwhile: not stopped any more, so not pruned
+        if (err instanceof EngineError && err.code === errors.containerRunning.code) continue;
+        throw err;
+      }
+      reclaimed += size;
       deleted.push(c.Id);
     }
     return { deleted, reclaimed };
@@ -165,7 +172,7 @@ export class ContainerService {
 
   /** Stopped (when it runs) and started again, as a user's start. */
   async restart(c: ContainerRecord, opts: StopOptions = {}): Promise<void> {
-    await this.runner.stop(c, opts);
+    await this.runner.stopToRestart(c, opts);
     await this.runner.resetRestarts(c);
     await this.runner.start(c);
     this.event(c, "restart");

@@ -91,10 +91,18 @@ export class ExecSessions {
     const cmd = request.Cmd ?? [];
     if (cmd.length === 0 || cmd[0] === "") throw errors.execNoCommand();
     if (!c.State.Running) throw errors.execContainerNotRunning(c.Id);
+    if (c.State.Paused) throw errors.execContainerPaused(c.Id);
     const e: ExecInstance = { id: randomBytes(32).toString("hex"), container: c, request: { ...request, Cmd: cmd }, running: false, exitCode: null, pid: 0 };
     this.instances.set(e.id, e);
     this.event(e, `exec_create: ${cmd.join(" ")}`);
     return e;
+  }
+
+  /** Why `e` cannot start now, as Docker's 409s: for a route to ask before it takes the client's stream. */
+  checkStartable(e: ExecInstance): void {
+    if (e.started || e.running) throw errors.execAlreadyStarted(e.id, e.exitCode !== null);
+    if (!e.container.State.Running) throw errors.execContainerNotRunning(e.container.Id);
+    if (e.container.State.Paused) throw errors.execContainerPaused(e.container.Id);
   }
 
   get(id: string): ExecInstance {
@@ -110,9 +118,8 @@ export class ExecSessions {
    * terminal is made.
    */
   async start(e: ExecInstance, opts: { consoleSize?: [number, number] | null } = {}): Promise<NonNullable<ExecInstance["started"]>> {
-    if (e.started || e.running) throw errors.execAlreadyStarted(e.id, e.exitCode !== null);
+    this.checkStartable(e);
     const c = e.container;
-    if (!c.State.Running) throw errors.execContainerNotRunning(c.Id);
     const tty = e.request.Tty === true;
     const paths = this.deps.runner.paths(c.Id);
     let process;

@@ -5,23 +5,27 @@
  * has AutoRemove. The result goes to a running container as OCI LinuxResources (`runc
  * update`), where a zero leaves the runtime's value as it is.
  */
+import type { tags } from "typia";
 import type { HostConfig, RestartPolicy } from "../../core/containers/container-config.js";
 import { checkRestartPolicy, isNoPolicy } from "../../core/containers/restart-policy.js";
 import { errors } from "../../core/errors.js";
 
+/** A Go int64 field: a number that is not a whole one in its range is a 400, as Go's decoder refuses it. */
+type Int64 = number & tags.Type<"int64">;
+
 /** The body of an update: the resources Docker's UpdateConfig carries that the engine applies. */
 export interface ContainerUpdateRequest {
-  BlkioWeight?: number;
-  CpuShares?: number;
-  CpuPeriod?: number;
-  CpuQuota?: number;
-  NanoCpus?: number;
+  BlkioWeight?: number & tags.Type<"uint32">;
+  CpuShares?: Int64;
+  CpuPeriod?: Int64;
+  CpuQuota?: Int64;
+  NanoCpus?: Int64;
   CpusetCpus?: string;
   CpusetMems?: string;
-  Memory?: number;
-  MemorySwap?: number;
-  MemoryReservation?: number;
-  PidsLimit?: number | null;
+  Memory?: Int64;
+  MemorySwap?: Int64;
+  MemoryReservation?: Int64;
+  PidsLimit?: Int64 | null;
   RestartPolicy?: RestartPolicy;
   [key: string]: unknown;
 }

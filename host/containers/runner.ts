@@ -80,6 +80,8 @@ export class ContainerRunner {
   private readonly restarts = new RestartManager();
   /** The daemon stops: its own stops are no user's, and no exit is restarted. */
   private shuttingDown = false;
+  /** Containers a user's restart is stopping: their exit does not remove them (AutoRemove). */
+  private readonly keptThroughRestart = new Set<string>();
 
   constructor(private readonly deps: RunnerDeps) {
     this.link = new SupervisorLink({
@@ -126,6 +128,8 @@ export class ContainerRunner {
   /** Starts the container; false when it was running already (304). */
   start(c: ContainerRecord): Promise<boolean> {
     return this.serial(c.Id, async () => {
+      // removed while this waited its turn: there is nothing to start (and no record to save again)
+      if (!this.deps.containers.has(c.Id)) throw errors.containerNotFound(c.Id);
       if (c.State.Running) return false;
       const p = this.paths(c.Id);
       try {
@@ -206,6 +210,8 @@ export class ContainerRunner {
    */
   withRootfs<T>(c: ContainerRecord, fn: (rootfs: string, running: boolean) => Promise<T>): Promise<T> {
     return this.serial(c.Id, async () => {
+      // removed while this waited its turn (a `docker rm -f` next to a `docker cp`): its layer is gone
+      if (!this.deps.containers.has(c.Id)) throw errors.containerNotFound(c.Id);
       const p = this.paths(c.Id);
       if (c.State.Running) return fn(p.rootfs, true);
       await mountSpecs(await this.deps.storage.mounts(c.Id), p.rootfs);
@@ -295,7 +301,7 @@ export class ContainerRunner {
       // The supervisor forgets the exit (release) only once the record that keeps it is on disk.
       await saved?.catch((err: Error) => this.deps.log.error({ err, container: id }, "cannot record an exit"));
       await this.release(id, { wait: false }).catch((err: Error) => this.deps.log.error({ err, container: id }, "cleanup after exit failed"));
-      if (restartIn === undefined && wasRunning && c.HostConfig.AutoRemove) await this.destroy(c);
+      if (restartIn === undefined && wasRunning && c.HostConfig.AutoRemove && !this.keptThroughRestart.has(id)) await this.destroy(c);
     }).catch((err: Error) => this.deps.log.error({ err, container: id }, "recording an exit failed"));
   }
 
@@ -333,6 +339,20 @@ export class ContainerRunner {
   }
 
   // --- stop, kill, wait, remove ----------------------------------------------------------------
+
+  /**
+   * `stop` for a user's restart: the exit it causes does not remove an AutoRemove container,
+   * which is started again next, as Docker's restart keeps it (the exit is recorded before
+   * `stop` returns, so the mark is seen).
+   */
+  async stopToRestart(c: ContainerRecord, opts: { seconds?: number; signal?: string } = {}): Promise<boolean> {
+    this.keptThroughRestart.add(c.Id);
+    try {
+      return await this.stop(c, opts);
+    } finally {
+      this.keptThroughRestart.delete(c.Id);
+    }
+  }
 
   /**
    * `signal` (else the container's StopSignal, else SIGTERM), then SIGKILL after `seconds` (else
@@ -491,28 +511,42 @@ export class ContainerRunner {
    * the record keeps its old ones when the runtime refuses them.
    */
   async update(c: ContainerRecord, next: HostConfig): Promise<void> {
-    const before = c.HostConfig;
-    c.HostConfig = next;
-    await this.deps.containers.save(c);
-    if (c.State.Running && !c.State.Restarting) {
+    // in the container's queue: two updates at once would share the runtime's resources file
+    await this.serial(c.Id, async () => {
+      const before = c.HostConfig;
+      c.HostConfig = next;
+      await this.deps.containers.save(c);
+      if (!c.State.Running || c.State.Restarting) return;
       try {
         await (await this.supervisor()).update(c.Id, resourcesUpdate(next));
       } catch (err) {
+        // exited since its state was read (its exit not recorded yet): the limits are kept for
+        // its next start, as for any stopped container
+        if (err instanceof SupervisorClientError && (err.status === 409 || err.status === 404)) return;
         c.HostConfig = before;
         await this.deps.containers.save(c);
         throw errors.containerUpdateRuntimeFailed(c.Id, (err as Error).message);
       }
-    }
+    });
     this.deps.hooks.event.call(containerEvent(c, "update"));
   }
 
   /** Removes the container; a running one only with `force` (killed first); its anonymous volumes too with `volumes` (`rm -v`). */
   async remove(c: ContainerRecord, force: boolean, volumes = false): Promise<void> {
-    if (c.State.Running) {
-      if (!force) throw errors.containerRunning(c.Id);
-      await this.stop(c, { seconds: 0, signal: "KILL" });
+    for (let attempt = 1; ; attempt++) {
+      if (c.State.Running) {
+        if (!force || attempt > 3) throw errors.containerRunning(c.Id);
+        await this.stop(c, { seconds: 0, signal: "KILL" });
+      }
+      // A start queued before the removal may have run meanwhile: the layer of a running
+      // container is not removed from under it (a forced removal stops it again).
+      const removed = await this.serial(c.Id, async () => {
+        if (c.State.Running) return false;
+        await this.destroy(c, volumes);
+        return true;
+      });
+      if (removed) return;
     }
-    await this.serial(c.Id, () => this.destroy(c, volumes));
   }
 
   /**
@@ -521,8 +555,14 @@ export class ContainerRunner {
    */
   private async destroy(c: ContainerRecord, volumes = false): Promise<void> {
     if (!this.deps.containers.has(c.Id)) return;
-    await this.release(c.Id, { wait: false });
-    await this.deps.storage.remove(c.Id);
+    this.deps.containers.removalStarts(c.Id);
+    try {
+      await this.release(c.Id, { wait: false });
+      await this.deps.storage.remove(c.Id);
+    } catch (err) {
+      this.deps.containers.removalFailed(c.Id);
+      throw err;
+    }
     await this.deps.containers.remove(c.Id);
     this.restarts.forget(c.Id);
     this.deps.hooks.event.call(containerEvent(c, "destroy"));

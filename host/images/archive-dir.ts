@@ -3,12 +3,13 @@
  * temporary folder, with its symlinks kept as a map (older `docker save` tars link layers
  * between folders) so that nothing in the archive is ever followed outside the folder.
  */
-import { createWriteStream, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { createWriteStream, mkdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, posix } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import tarStream from "tar-stream";
 import { errors } from "../../core/errors.js";
+import { clientArchiveError } from "../client-archive-error.js";
 import { PRIVATE_DIR, PRIVATE_FILE } from "../../core/state-modes.js";
 
 export class ArchiveDir {
@@ -43,7 +44,7 @@ export class ArchiveDir {
     try {
       await Promise.all([pipeline(tar, extract), done]);
     } catch (err) {
-      throw notAnArchive(err);
+      throw clientArchiveError(err, errors.imageInvalidArchive);
     }
     return archive;
   }
@@ -63,7 +64,9 @@ export class ArchiveDir {
       name = this.clean(this.links.get(name)!);
     }
     const file = join(this.dir, name);
-    if (!existsSync(file)) throw errors.imageInvalidArchive(`"${member}" is missing from the archive`);
+    const stat = statSync(file, { throwIfNoEntry: false });
+    if (!stat) throw errors.imageInvalidArchive(`"${member}" is missing from the archive`);
+    if (!stat.isFile()) throw errors.imageInvalidArchive(`"${member}" is not a file in the archive`);
     return file;
   }
 
@@ -87,18 +90,4 @@ export class ArchiveDir {
   read(member: string): Buffer {
     return readFileSync(this.path(member));
   }
-}
-
-/**
- * A body that is not a tar (random bytes, a compressed stream that is corrupt or cut short) is
- * the client's mistake, a 400 as Docker's `invalid tar header` and `unexpected EOF` are;
- * anything else (the disk, the connection) stays what it was.
- */
-function notAnArchive(err: unknown): unknown {
-  const message = err instanceof Error ? err.message : String(err);
-  const code = (err as { code?: unknown }).code;
-  if (/^Invalid tar header/.test(message)) return errors.imageInvalidArchive("invalid tar header");
-  if (/^Unexpected end of data/.test(message)) return errors.imageInvalidArchive("unexpected EOF");
-  if (typeof code === "string" && (code.startsWith("Z_") || code === "ERR_DECOMPRESS_DATA")) return errors.imageInvalidArchive(`corrupt compressed stream: ${message}`);
-  return err;
 }

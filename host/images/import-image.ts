@@ -12,9 +12,11 @@ import { decompress } from "../../core/archive/index.js";
 import { errors } from "../../core/errors.js";
 import type { ImageConfig } from "../../core/images/image-config.js";
 import type { Image, ImageStore } from "../../core/images/image-store.js";
+import { isRegistryDomain } from "../../core/images/reference.js";
 import { digestOfFile } from "../../core/images/blob-store.js";
 import { PRIVATE_FILE } from "../../core/state-modes.js";
 import { applyChanges } from "./changes.js";
+import { clientArchiveError } from "../client-archive-error.js";
 
 export interface ImportOptions {
   source: Readable;
@@ -33,18 +35,33 @@ const GOARCH: Record<string, string> = { x64: "amd64", arm64: "arm64", arm: "arm
 
 export async function openImportSource(fromSrc: string, body: Readable): Promise<Readable> {
   if (fromSrc === "-") return body;
-  let url: URL;
-  try {
-    url = new URL(fromSrc.includes("://") ? fromSrc : `http://${fromSrc}`);
-  } catch {
-    throw errors.imageInvalidArchive(`fromSrc "${fromSrc}" is neither "-" nor a URL`);
-  }
+  const url = importUrl(fromSrc);
   const res = await request(url, { method: "GET", dispatcher: redirecting });
   if (res.statusCode >= 400) {
     await res.body.dump();
     throw errors.imageInvalidArchive(`downloading ${url.href} answered ${res.statusCode}`);
   }
   return res.body as unknown as Readable;
+}
+
+/**
+ * `fromSrc` as the URL to download: one with the http or https scheme, or a host and a path
+ * (`host:8000/rootfs.tar`, read as http:// as Docker does). Anything else (a path on the
+ * daemon's machine, another scheme, a host name that cannot be one) is the client's mistake,
+ * told before anything is looked up.
+ */
+export function importUrl(fromSrc: string): URL {
+  const invalid = (why: string) => errors.imageImportSourceInvalid(fromSrc, why);
+  if (fromSrc.startsWith("/")) throw invalid("a path on the daemon's machine is no source");
+  let url: URL;
+  try {
+    url = new URL(fromSrc.includes("://") ? fromSrc : `http://${fromSrc}`);
+  } catch {
+    throw invalid("not a URL");
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw invalid(`the scheme is ${url.protocol.slice(0, -1)}`);
+  if (!isRegistryDomain(url.host)) throw invalid(`"${url.host}" is not a host name`);
+  return url;
 }
 
 export async function importImage(store: ImageStore, opts: ImportOptions): Promise<Image> {
@@ -64,6 +81,9 @@ export async function importImage(store: ImageStore, opts: ImportOptions): Promi
       history: [{ created: now, created_by: "", comment: opts.message || `Imported from ${opts.from}` }],
     };
     return await store.create(Buffer.from(JSON.stringify(config)), [tarFile], opts.tags);
+  } catch (err) {
+    // the client's tar (or the one at its URL) is not a layer: a 400 that says why
+    throw clientArchiveError(err, errors.imageInvalidLayerArchive);
   } finally {
     rmSync(tarFile, { force: true });
   }

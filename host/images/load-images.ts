@@ -8,12 +8,14 @@ import { closeSync, createReadStream, createWriteStream, mkdirSync, openSync, re
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import typia from "typia";
 import { decompress } from "../../core/archive/index.js";
 import { errors } from "../../core/errors.js";
 import { PRIVATE_DIR, PRIVATE_FILE } from "../../core/state-modes.js";
 import { digestOfFile } from "../../core/images/blob-store.js";
 import type { Image, ImageStore } from "../../core/images/image-store.js";
 import { ArchiveDir } from "./archive-dir.js";
+import { clientArchiveError } from "../client-archive-error.js";
 
 interface DockerManifestEntry {
   Config: string;
@@ -33,6 +35,27 @@ interface ToStore {
   config: Buffer;
   layers: string[];
   tags: string[];
+}
+
+interface OciIndex {
+  manifests?: OciDescriptor[] | null;
+}
+
+interface OciManifest {
+  config: OciDescriptor;
+  layers: OciDescriptor[];
+}
+
+// what the archive's JSON files must be before anything is read by them
+const isDockerManifest = typia.createIs<DockerManifestEntry[]>();
+const isOciIndex = typia.createIs<OciIndex>();
+const isOciManifest = typia.createIs<OciManifest>();
+
+/** An archive member's JSON, checked: a 400 that names the member when it is not what it must be. */
+function checkedJson<T>(archive: ArchiveDir, member: string, is: (v: unknown) => v is T, what: string): T {
+  const value = archive.json<unknown>(member);
+  if (!is(value)) throw errors.imageInvalidArchive(`${member} is not ${what}`);
+  return value;
 }
 
 const GOARCH: Record<string, string> = { x64: "amd64", arm64: "arm64", arm: "arm", ia32: "386" };
@@ -64,15 +87,14 @@ export async function loadImages(
     };
     const plan: ToStore[] = [];
     if (archive.has("manifest.json")) {
-      for (const entry of archive.json<DockerManifestEntry[]>("manifest.json")) {
-        if (typeof entry.Config !== "string" || !Array.isArray(entry.Layers)) throw errors.imageInvalidArchive("manifest.json entry without Config or Layers");
+      for (const entry of checkedJson(archive, "manifest.json", isDockerManifest, "a list of {Config, RepoTags, Layers}")) {
         const layers = [];
         for (const layer of entry.Layers) layers.push(await uncompressed(layer));
         plan.push({ config: archive.read(entry.Config), layers, tags: entry.RepoTags ?? [] });
       }
     } else if (archive.has("index.json")) {
-      for (const manifest of ociManifests(archive, archive.json<{ manifests?: OciDescriptor[] }>("index.json").manifests ?? [])) {
-        const body = JSON.parse(archive.read(blobMember(manifest.digest)).toString()) as { config: OciDescriptor; layers: OciDescriptor[] };
+      for (const manifest of ociManifests(archive, checkedJson(archive, "index.json", isOciIndex, "an OCI image index").manifests ?? [])) {
+        const body = checkedJson(archive, blobMember(manifest.digest), isOciManifest, "an OCI image manifest");
         const config = archive.read(blobMember(body.config.digest));
         const layers = [];
         for (const layer of body.layers) layers.push(await uncompressed(blobMember(layer.digest), layer.digest));
@@ -89,6 +111,9 @@ export async function loadImages(
       loaded.push(image);
     }
     return loaded;
+  } catch (err) {
+    // a layer in the archive that is no tar, or one that climbs out: the archive's fault
+    throw clientArchiveError(err, errors.imageInvalidArchive);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -114,7 +139,7 @@ function ociManifests(archive: ArchiveDir, descriptors: OciDescriptor[], depth =
   for (const d of descriptors) {
     if (d.platform && (d.platform.os !== "linux" || d.platform.architecture !== arch)) continue;
     if (d.mediaType?.includes("image.index") || d.mediaType?.includes("manifest.list")) {
-      const nested = JSON.parse(archive.read(blobMember(d.digest)).toString()) as { manifests?: OciDescriptor[] };
+      const nested = checkedJson(archive, blobMember(d.digest), isOciIndex, "an OCI image index");
       out.push(...ociManifests(archive, (nested.manifests ?? []).map((m) => ({ ...m, annotations: { ...d.annotations, ...m.annotations } })), depth + 1));
     } else {
       out.push(d);

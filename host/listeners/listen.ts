@@ -6,6 +6,7 @@
  */
 import { createServer as createHttpServer, type RequestListener, type Server as HttpServer } from "node:http";
 import { serveUpgrades } from "./upgrade.js";
+import { answerUnparsable } from "./client-error.js";
 import type { AddressInfo, Server } from "node:net";
 import type { Logger } from "pino";
 import { errors } from "../../core/errors.js";
@@ -94,6 +95,7 @@ function makeServer(handler: RequestListener, tls: TlsSetup | undefined, log: Lo
   // property, not a constructor option.)
   (http as HttpServer & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   serveUpgrades(http, handler);
+  answerUnparsable(http);
   return { server: tls ? createTlsFront(http, tls, log) : http, http };
 }
 

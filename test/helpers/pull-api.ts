@@ -6,11 +6,11 @@
  * serves. Nothing here sends traffic beyond the daemon's socket and the registries a test starts.
  */
 import { randomBytes } from "node:crypto";
-import { readdirSync } from "node:fs";
 import { request as httpRequestRaw } from "node:http";
 import { createServer, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import { expect } from "chai";
+import { filesUnder } from "./daemon-leftovers.js";
 import { startEngined, type TestDaemon } from "./engined.js";
 import { httpRequest } from "./http.js";
 import { makeTar } from "../fixtures/images.js";
@@ -161,17 +161,7 @@ export function dataFiles(d: TestDaemon): Set<string> {
   const data = join(d.dir, "data");
   const out = new Set<string>();
   const list = (dir: string, recurse: boolean) => {
-    let entries;
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      const path = join(dir, e.name);
-      out.add(path);
-      if (recurse && e.isDirectory()) list(path, true);
-    }
+    for (const f of filesUnder(dir, recurse ? 64 : 0)) out.add(join(dir, f.replace(/\/$/, "")));
   };
   list(join(data, "image/images"), false);
   list(join(data, "image/layers"), false);

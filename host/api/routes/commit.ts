@@ -7,6 +7,7 @@ import type { FastifyInstance } from "fastify";
 import typia from "typia";
 import type { ContainerStore } from "../../../core/containers/container-store.js";
 import type { ContainerConfig } from "../../../core/images/image-config.js";
+import { errors } from "../../../core/errors.js";
 import { commitContainer, type CommitDeps } from "../../containers/commit-container.js";
 import { queryBool, queryList, queryString, type Query } from "../query.js";
 import { validateBody } from "../validate-body.js";
@@ -33,6 +34,9 @@ export function commitRoutes(deps: CommitRouteDeps) {
         pause: queryBool(query, "pause", true),
         changes: queryList(query, "changes"),
         config,
+      }).catch((err: unknown) => {
+        // removed while its layer was read (a `docker rm` at the same moment): as if it had not been found
+        throw deps.containers.present(c.Id) ? err : errors.containerNotFound(ref);
       });
       return reply.code(201).send({ Id: image.id });
     });

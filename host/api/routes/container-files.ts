@@ -101,8 +101,12 @@ export function containerFileRoutes(deps: ContainerFileRouteDeps) {
     });
 
     app.get("/containers/:id/changes", async (request, reply) => {
-      const c = deps.containers.get((request.params as { id: string }).id);
-      const changes = await containerChanges(deps.storage, c.Id, join(deps.execRoot, "container-files"));
+      const ref = (request.params as { id: string }).id;
+      const c = deps.containers.get(ref);
+      const changes = await containerChanges(deps.storage, c.Id, join(deps.execRoot, "container-files")).catch((err: unknown) => {
+        // removed while its layer was read (a `docker rm` at the same moment): as if it had not been found
+        throw deps.containers.present(c.Id) ? err : errors.containerNotFound(ref);
+      });
       // no change is `null`, as Docker's daemon answers (its empty list is Go's nil slice)
       return reply.type("application/json").send(changes.length > 0 ? JSON.stringify(changes) : "null");
     });

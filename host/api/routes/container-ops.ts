@@ -65,7 +65,7 @@ export function containerOpsRoutes(deps: ContainerOpsDeps) {
       if (!c.State.Running) throw errors.containerStateNotRunning(c.Id);
       if (c.State.Restarting) throw errors.containerRestarting(c.Id);
       const psArgs = queryString(request.query as Query, "ps_args") || "-ef";
-      return containerTop(c.State.Pid, psArgs);
+      return containerTop(c.Id, c.State.Pid, psArgs);
     });
 
     app.get("/containers/:id/stats", async (request, reply) => {

@@ -172,7 +172,8 @@ function stopOptions(query: Query): { seconds?: number; signal?: string } {
   const raw = queryString(query, "signal");
   const out: { seconds?: number; signal?: string } = {};
   if (t !== undefined && t !== "") {
-    if (!/^-?\d+$/.test(t)) throw errors.apiInvalidParameter("t", t);
+    // a whole number Go's strconv.Atoi would take: one past what a number holds exactly is refused
+    if (!/^-?\d+$/.test(t) || !Number.isSafeInteger(Number(t))) throw errors.apiInvalidParameter("t", t);
     out.seconds = Number(t);
   }
   if (raw) {

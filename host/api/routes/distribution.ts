@@ -35,7 +35,8 @@ function filterBool(values: string[] | undefined, key: string): boolean | undefi
 export function distributionRoutes(deps: { registry: RegistryService }) {
   return (app: FastifyInstance) => {
     app.get("/distribution/*", async (request) => {
-      const path = decodeURIComponent((request.params as { "*": string })["*"]);
+      // (the router has decoded it: a second decoding would read `%25` as a broken escape)
+      const path = (request.params as { "*": string })["*"];
       if (!path.endsWith("/json")) throw errors.apiPageNotFound();
       const name = path.slice(0, -"/json".length);
       if (/^(sha256:)?[a-f0-9]{64}$/.test(name)) throw errors.apiInvalidBody("no manifest found for full image ID");

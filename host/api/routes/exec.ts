@@ -15,7 +15,6 @@ import { forwardInput, hijack } from "../hijack.js";
 import type { Query } from "../query.js";
 import { frame } from "../stream-frames.js";
 import { validateBody } from "../validate-body.js";
-import { errors } from "../../../core/errors.js";
 import { terminalSize } from "./container-run.js";
 
 interface ExecStartRequest {
@@ -56,7 +55,7 @@ export function execRoutes(deps: ExecRouteDeps) {
       // on a terminal has one stream, sent as stdout); the terminal itself is the create's Tty.
       const tty = body.Tty === true;
       const detachKeys = detachKeysOf(e.request.DetachKeys);
-      if (e.started || e.running) throw errors.execAlreadyStarted(e.id, e.exitCode !== null);
+      execs.checkStartable(e);
       // As Docker: the stream is taken first; a process that cannot start says why on it, and
       // the client reads the exit code (126) from the instance.
       const socket = hijack(request, reply, tty);

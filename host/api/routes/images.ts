@@ -126,9 +126,12 @@ function history(image: Image, store: ImageStore): Record<string, unknown>[] {
   return out;
 }
 
-/** `GET /images/{name}/json` and friends: the name and the action at the end of the path. */
+/**
+ * `GET /images/{name}/json` and friends: the name and the action at the end of the path (which
+ * the router has decoded: a second decoding would read `%25` as a broken escape).
+ */
 function nameAndAction(request: FastifyRequest, actions: readonly string[]): { name: string; action: string } {
-  const rest = decodeURIComponent((request.params as { "*": string })["*"]);
+  const rest = (request.params as { "*": string })["*"];
   for (const action of actions) {
     if (rest.endsWith(`/${action}`)) return { name: rest.slice(0, -action.length - 1), action };
   }
@@ -229,7 +232,11 @@ export function imageRoutes(deps: ImageRouteDeps) {
         if (danglingOnly && image.references.length > 0) continue;
         // a parent of committed images is not dangling, and stays while they do
         if (!keep(image) || deps.inUse?.(image.id) || store.children(image.id).length > 0) continue;
-        const entries = await store.delete(image.id, { force: true, noprune: false });
+        // gone meanwhile: removed above as the parent of an image pruned before it, or by another request
+        if (!store.byId(image.id)) continue;
+        // the parents the removal takes along are checked for containers too: one a container's
+        // layer rests on stays (its layers would go from under the container)
+        const entries = await store.delete(image.id, { force: true, noprune: false, inUse: deps.inUse });
         for (const e of imageDeleteEvents(image, entries)) deps.hooks.event.call(e);
         deleted.push(...entries);
         reclaimed += image.size;

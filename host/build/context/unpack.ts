@@ -15,7 +15,7 @@
  */
 import { mkdir } from "node:fs/promises";
 import { PassThrough, type Readable } from "node:stream";
-import { applyLayer, LayerEntryError } from "../../../core/archive/index.js";
+import { applyLayer, archiveFault, LayerEntryError } from "../../../core/archive/index.js";
 import { errors } from "../../../core/errors.js";
 import { archiveInput } from "../../containers/files/archive-input.js";
 
@@ -60,27 +60,17 @@ export async function unpackContext(input: Readable, dir: string, opts: UnpackOp
   }
 }
 
-/** Errors of the host itself, which are not the context's fault even when an entry met them. */
-const HOST_FAILURES = new Set(["ENOSPC", "EDQUOT", "EIO", "EMFILE", "ENFILE", "ENOMEM", "EROFS"]);
-
 /** A failed unpack as the client is told it (see the file's comment). */
 export function unpackError(e: unknown): unknown {
   if (!(e instanceof Error)) return e;
+  const fault = archiveFault(e);
+  // why an entry was refused, in a context's words (core/archive speaks of layers)
+  if (fault?.kind === "entry") return errors.contextInvalidEntry(fault.entry, fault.why.replaceAll("layer directory", "build context").replaceAll("the layer", "the build context"));
+  if (fault?.kind === "compression") return errors.contextCorrupt(fault.message);
+  if (fault?.kind === "format") return errors.contextNotArchive(fault.message);
+  if (e instanceof LayerEntryError) return e.cause; // the host's own failure, met at an entry
+  // other readers' errors of the data carry no code; a system call's failure has one and a syscall
   const code = (e as NodeJS.ErrnoException).code;
-  if (e instanceof LayerEntryError) {
-    const cause = (e.cause as NodeJS.ErrnoException | undefined)?.code;
-    if (cause && HOST_FAILURES.has(cause)) return e.cause;
-    return errors.contextInvalidEntry(e.entry, entryReason(e));
-  }
-  if (code === "ERR_DECOMPRESS_DATA" || code?.startsWith("Z_") || code?.startsWith("ZSTD_")) return errors.contextCorrupt(e.message.trim());
-  // the tar reader's own errors carry no code; a system call's failure has one and a syscall
   if (code === undefined && (e as NodeJS.ErrnoException).syscall === undefined) return errors.contextNotArchive(e.message);
   return e;
-}
-
-/** Why an entry was refused, in a context's words (core/archive speaks of layers). */
-function entryReason(e: LayerEntryError): string {
-  const prefix = `layer entry "${e.entry}": `;
-  const why = e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message;
-  return why.replaceAll("layer directory", "build context").replaceAll("the layer", "the build context");
 }

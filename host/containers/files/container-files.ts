@@ -17,6 +17,7 @@ import type { Readable } from "node:stream";
 import { LayerEntryError } from "../../../core/archive/index.js";
 import type { ContainerRecord } from "../../../core/containers/container-store.js";
 import { EngineError, errors } from "../../../core/errors.js";
+import { clientArchiveError } from "../../client-archive-error.js";
 import type { EngineHooks } from "../../../core/hooks.js";
 import { containerEvent } from "../container-events.js";
 import { archiveInput } from "./archive-input.js";
@@ -59,9 +60,11 @@ export interface ExtractRequest {
 
 /**
  * The path as Docker takes it: absolute in the container, with a trailing `/` or `/.` kept (they
- * mean "the directory itself", following a symlink in the last place).
+ * mean "the directory itself", following a symlink in the last place). One with a NUL byte
+ * names no file (the kernel takes none): the client's mistake.
  */
 function requestPath(path: string): { abs: string; followLast: boolean; base: string } {
+  if (path.includes("\0")) throw errors.containerPathInvalid(JSON.stringify(path), "a path holds no NUL byte");
   const cleaned = posix.join("/", path);
   const trailingDot = path === "." || path.endsWith("/.");
   const trailingSlash = !trailingDot && path.endsWith("/") && cleaned !== "/";
@@ -70,14 +73,22 @@ function requestPath(path: string): { abs: string; followLast: boolean; base: st
   return { abs, followLast: trailingDot || trailingSlash || cleaned === "/", base };
 }
 
-/** The root at `rootfs`, checked to be a mount (not the empty directory under it). */
-function openMountedRoot(rootfs: string): ScopedRoot {
-  const root = ScopedRoot.open(rootfs);
-  if (lstatSync(rootfs).dev === statSync(dirname(rootfs)).dev) {
-    root.close();
-    throw errors.apiInternal(`the root filesystem at ${rootfs} is not mounted`);
+/**
+ * The root at `rootfs`, checked to be a mount (not the empty directory under it). A running
+ * container's is its runtime's mount, which goes when the container exits: gone or no longer
+ * mounted, the container stopped since its state was read (a kill or stop that came at the
+ * same moment), which is a conflict to try again, not the daemon's fault.
+ */
+function openMountedRoot(rootfs: string, id: string, running: boolean): ScopedRoot {
+  let root: ScopedRoot | undefined;
+  try {
+    root = ScopedRoot.open(rootfs);
+    if (lstatSync(rootfs).dev !== statSync(dirname(rootfs)).dev) return root;
+  } catch (e) {
+    if (!(running && (e as NodeJS.ErrnoException).code === "ENOENT")) throw e;
   }
-  return root;
+  root?.close();
+  throw running ? errors.containerStoppedMeanwhile(id) : errors.apiInternal(`the root filesystem at ${rootfs} is not mounted`);
 }
 
 export class ContainerFiles {
@@ -91,7 +102,7 @@ export class ContainerFiles {
   private async withRoot<T>(c: ContainerRecord, work: (root: ScopedRoot) => Promise<T>, opts: { mounts: boolean } = { mounts: true }): Promise<T> {
     let handed: { root: ScopedRoot; done: () => Promise<void> } | undefined;
     const result = await this.deps.runner.withRootfs(c, async (rootfs, running) => {
-      const open = await this.openRoot(c, rootfs, opts.mounts);
+      const open = await this.openRoot(c, rootfs, opts.mounts, running);
       if (running) {
         handed = open;
         return undefined;
@@ -111,8 +122,8 @@ export class ContainerFiles {
   }
 
   /** The root at `rootfs` (checked to be mounted), with the container's mounts on it when asked and it has any. */
-  private async openRoot(c: ContainerRecord, rootfs: string, withMounts: boolean): Promise<{ root: ScopedRoot; done: () => Promise<void> }> {
-    const plain = openMountedRoot(rootfs);
+  private async openRoot(c: ContainerRecord, rootfs: string, withMounts: boolean, running: boolean): Promise<{ root: ScopedRoot; done: () => Promise<void> }> {
+    const plain = openMountedRoot(rootfs, c.Id, running);
     let sources: Awaited<ReturnType<typeof viewMounts>> | undefined;
     try {
       sources = withMounts && this.deps.mounts && this.deps.scratch ? await viewMounts(c, this.deps.mounts) : undefined;
@@ -241,9 +252,9 @@ export class ContainerFiles {
           idMap: this.deps.idMap,
         });
       } catch (e) {
-        if (e instanceof OverwriteError) throw errors.containerArchiveInvalid(e.message);
-        if (e instanceof LayerEntryError) throw errors.containerArchiveInvalid(e.message);
-        throw e;
+        if (e instanceof OverwriteError || e instanceof LayerEntryError) throw errors.containerArchiveInvalid(e.message);
+        // a body that is no tar, cut short or corrupt compressed: the client's mistake too
+        throw clientArchiveError(e, errors.containerArchiveInvalid);
       } finally {
         dir.close();
       }
