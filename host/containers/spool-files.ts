@@ -42,7 +42,7 @@ export class SpoolFiles {
     if (offset !== 0) {
       this.current = openFile(this.path);
       // The rotated and retired files there now are older: known, not to be read.
-      for (const [path] of this.names().slice(0, -1)) {
+      for (const [path] of (this.snapshot() ?? []).slice(0, -1)) {
         const older = openFile(path);
         if (older && older.ino !== this.current?.ino) this.finished.push(older);
         else if (older) closeSync(older.fd);
@@ -60,40 +60,45 @@ export class SpoolFiles {
   lookForNewer(): boolean {
     if (this.closed) return true;
     const held = (ino: number) => [this.current, ...this.ahead, ...this.finished].some((f) => f?.ino === ino);
-    // Oldest first: the retired files, the rotated one, the live one. A rotation between the looks
-    // at the names (a file moved on to the next name) is looked at again.
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const files = this.names();
-      if (JSON.stringify(this.names()) !== JSON.stringify(files)) continue;
-      for (const [path, ino] of files) {
-        if (ino === undefined || held(ino)) continue;
-        if (this.bytesAhead() >= MAX_AHEAD_BYTES) return true;
-        const file = openFile(path);
-        if (file?.ino !== ino) {
-          if (file) closeSync(file.fd); // moved meanwhile: the next look takes it, in order
-          return false;
-        }
-        if (this.current) this.ahead.push(file);
-        else this.current = file;
+    // Oldest first; a file not seen in order now is taken at the next look.
+    const files = this.snapshot();
+    if (!files) return false;
+    for (const [path, ino] of files) {
+      if (ino === undefined || held(ino)) continue;
+      if (this.bytesAhead() >= MAX_AHEAD_BYTES) return true;
+      const file = openFile(path);
+      if (file?.ino !== ino) {
+        if (file) closeSync(file.fd); // moved meanwhile: the next look takes it, in order
+        return false;
       }
-      this.forgetGone();
-      return true;
+      if (this.current) this.ahead.push(file);
+      else this.current = file;
     }
-    return false;
+    this.forgetGone(files);
+    return true;
   }
 
   private bytesAhead(): number {
     return this.ahead.reduce((sum, f) => sum + fstatSync(f.fd).size, 0);
   }
 
-  /** The spool's files and their inodes, oldest first. */
-  private names(): [string, number | undefined][] {
-    return [...retiredSpools(this.path), this.rotated, this.path].map((p) => [p, inode(p)]);
+  /**
+   * The spool's files and their inodes, oldest first (the retired files, the rotated one, the
+   * live one), as two looks in a row saw them: a file renamed to its next name during a look is
+   * missed by it, and would be taken out of order (or, finished, taken for a new one).
+   */
+  private snapshot(): [string, number | undefined][] | undefined {
+    const look = () => [...retiredSpools(this.path), this.rotated, this.path].map((p): [string, number | undefined] => [p, inode(p)]);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const files = look();
+      if (JSON.stringify(look()) === JSON.stringify(files)) return files;
+    }
+    return undefined;
   }
 
-  /** Finished files no longer in the folder are closed (their inodes may be reused now). */
-  private forgetGone(): void {
-    const inos = this.names().map(([, ino]) => ino);
+  /** Finished files no longer in the folder (`files`, a snapshot) are closed: their inodes may be reused now. */
+  private forgetGone(files: [string, number | undefined][]): void {
+    const inos = files.map(([, ino]) => ino);
     for (let i = this.finished.length - 1; i >= 0; i--) {
       if (inos.includes(this.finished[i].ino)) continue;
       closeSync(this.finished[i].fd);

@@ -33,10 +33,12 @@ export type GuardRequest =
 export type GuardNotice = { op: "paused"; key: string; paused: boolean };
 
 let worker: Worker | undefined;
+let ended = false;
 const handles = new Map<string, SpoolGuard>();
 let serial = 0;
 
 function post(msg: GuardRequest): void {
+  if (ended) return;
   if (!worker) {
     worker = new Worker(new URL("./spool-guard-worker.js", import.meta.url));
     worker.unref();
@@ -45,6 +47,18 @@ function post(msg: GuardRequest): void {
     worker.on("exit", () => (worker = undefined));
   }
   worker.postMessage(msg);
+}
+
+/**
+ * Ends the guard's thread (the supervisor is ending): from then on nothing stops a conmon, and
+ * the caller continues those that may be stopped (`release`). A message to the thread would not
+ * do: the process may be gone before the thread reads it.
+ */
+export async function endSpoolGuard(): Promise<void> {
+  ended = true;
+  const w = worker;
+  worker = undefined;
+  await w?.terminate();
 }
 
 /** One spool under the guard. */

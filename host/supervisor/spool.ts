@@ -148,6 +148,13 @@ export class Spool {
   /** The container is going away (or the supervisor is): conmon runs freely from now on. */
   release(): void {
     this.guard.release();
+    // At once as well: the guard's thread may be ended (the supervisor is).
+    const pid = liveConmonPid(this.opts.conmonPidfile);
+    try {
+      if (pid !== undefined) process.kill(pid, "SIGCONT");
+    } catch {
+      // gone
+    }
   }
 
   /** The drain is over. */

@@ -13,6 +13,7 @@ import { writeJsonAtomic } from "../../core/images/atomic-file.js";
 import { drainState, LogDrain } from "./log-drain.js";
 import { serialCtl } from "./ctl-serial.js";
 import { rotatedSpool, Spool } from "./spool.js";
+import { endSpoolGuard } from "./spool-guard.js";
 import { execExitCode, execPaths, startExec, waitExec, type ExecPaths } from "./conmon-exec.js";
 import {
   conmonAlive,
@@ -138,9 +139,10 @@ export class Supervisor {
   }
 
   /** Stops watching for exits (the process is ending); no conmon stays stopped for want of a drain. */
-  close(): void {
+  async close(): Promise<void> {
     this.exitWatcher?.close();
     clearInterval(this.exitPoll);
+    await endSpoolGuard();
     for (const drain of this.drains.values()) drain.releaseConmon();
   }
 
