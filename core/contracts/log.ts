@@ -26,6 +26,15 @@
  *   files; `closed` settles then). write after close is an error. A new logger for the same
  *   container (restart) appends to what earlier loggers wrote.
  *
+ * Exactly once across a crash of the caller (optional, `mark`): the supervisor drains a
+ * container's spool into a logger and may be killed at any moment. A logger that can say where
+ * what it stored ends (`mark()`, a small JSON value) lets the caller save that mark together with
+ * its own progress. Made again after a crash with `resume.mark`, the logger finds how many
+ * messages it stored after that mark (`storedAfterMark`), and the caller skips that many from its
+ * saved progress: none is lost, none stored twice. A step the mark cannot describe (a rotation)
+ * is fenced by `resume.checkpoint`, which the logger awaits before and after the step so that the
+ * caller saves a fresh mark on each side. A logger without `mark` is delivered at least once.
+ *
  * Optional abilities are declared in `capabilities`, never guessed: `read` means the driver
  * can read back what it stored (`createReader`), which `docker logs` needs. A driver without
  * `read` is read through the daemon's local cache (dual logging, the `cache-*` options).
@@ -72,12 +81,34 @@ export interface LogMessageIn {
 }
 
 export interface LogWriter {
-  /** Stores one message. Messages are stored in the order of the calls. */
+  /**
+   * Stores one message. Messages are stored in the order of the calls, which need not wait for
+   * each other; a driver may store several in one go (they may share the promise).
+   */
   write(msg: LogMessageIn): void | Promise<void>;
+  /** Where the stored messages end (after the writes that settled): JSON for `LogResume.mark`. */
+  mark?(): LogMark;
+  /** Made with `resume.mark`: how many messages were found stored after it. */
+  readonly storedAfterMark?: number;
   /** Flushes and releases the logger; safe to call twice. */
   close(): Promise<void>;
   /** Settles when `close()` has finished: pass it as a reader's `producerDone`. */
   readonly closed: Promise<void>;
+}
+
+/** A logger's own description of where its stored messages end (see `LogWriter.mark`). */
+export type LogMark = Record<string, unknown>;
+
+/** What the caller gives a logger it makes again after a crash, for exactly-once delivery. */
+export interface LogResume {
+  /** The mark saved with the caller's progress; none on a first start. */
+  mark?: LogMark;
+  /**
+   * Awaited by the logger before and after a step that a mark cannot undo (a rotation), with
+   * the count of messages this logger has stored so far: the caller saves its progress at that
+   * message with a fresh `mark()`. Bound by the caller after the logger is made; may be absent.
+   */
+  checkpoint?(stored: number): Promise<void>;
 }
 
 /** One message as read back. */
@@ -134,8 +165,8 @@ export interface LogDriver {
   readonly capabilities: readonly LogCapability[];
   /** Throws an Error naming the first unknown or invalid option. */
   validateOptions(options: Record<string, string>): void;
-  /** Makes the logger of one container; validates `ctx.options` first. */
-  createLogger(ctx: LoggerContext): LogWriter | Promise<LogWriter>;
+  /** Makes the logger of one container; validates `ctx.options` first. `resume`: see `LogWriter.mark`. */
+  createLogger(ctx: LoggerContext, resume?: LogResume): LogWriter | Promise<LogWriter>;
   /** Present exactly when `capabilities` has `read`. */
   createReader?(ctx: LoggerContext): LogReader;
 }

@@ -1,14 +1,21 @@
 /**
- * Follows a k8s-file log as conmon writes it (an exec session's output): every entry from the
- * start of the file, as it comes, until the writer is done and the file is read to its end.
- * Changes are noticed by inotify, with a poll besides (events can be coalesced or missed).
+ * Follows a k8s-file log as conmon writes it (a container's spool, an exec session's output):
+ * every entry from the start (or from `offset`), as it comes, until the writer is done and the
+ * file is read to its end. Changes are noticed by inotify, with a poll besides (events can be
+ * coalesced or missed).
+ *
+ * A container's spool is rotated by the supervisor (host/supervisor/spool.ts): the live file is
+ * renamed to `<path>.1` and conmon starts a new one. The follower holds its file and the newer
+ * ones open (spool-files.ts); at the end of its file, once a newer one is held, it reads its own
+ * to the end once more (conmon closed it before making the newer one) and goes on with the
+ * newer from its start.
  */
 import { watch, type FSWatcher } from "node:fs";
-import { open } from "node:fs/promises";
-import { dirname } from "node:path";
+import { basename, dirname } from "node:path";
 import { K8S_LINE, type K8sLogLine } from "../supervisor/conmon.js";
+import { SpoolFiles } from "./spool-files.js";
 
-/** `offset`: where to begin (a byte offset at a line's start); the start of the file by default. */
+/** `offset`: where to begin in the live file (a byte offset at a line's start); 0: the whole spool. */
 export async function* followK8sLog(path: string, writerDone: Promise<unknown>, signal: AbortSignal, pollMs = 250, offset = 0): AsyncGenerator<K8sLogLine> {
   let done = false;
   let wake: () => void = () => {};
@@ -17,9 +24,23 @@ export async function* followK8sLog(path: string, writerDone: Promise<unknown>, 
     wake();
   };
   void writerDone.then(finish, finish);
+  const files = new SpoolFiles(path);
   let watcher: FSWatcher | undefined;
   try {
-    watcher = watch(dirname(path), { persistent: false }, () => wake());
+    // Newer files are taken as they come, even while the reader of this generator is slow.
+    const name = basename(path);
+    watcher = watch(dirname(path), { persistent: false }, (event, changed) => {
+      if (changed && !changed.startsWith(name)) return;
+      // A file made, renamed or removed ("rename"); conmon's writes ("change") only wake.
+      if (event === "rename") {
+        try {
+          files.lookForNewer();
+        } catch {
+          // the loop's next look says it
+        }
+      }
+      wake();
+    });
     watcher.on("error", () => {});
   } catch {
     // polling alone
@@ -28,10 +49,27 @@ export async function* followK8sLog(path: string, writerDone: Promise<unknown>, 
   signal.addEventListener("abort", onAbort);
   let rest = "";
   try {
+    offset = files.open(offset);
     for (;;) {
       // Read before looking at `done`: after the writer is done one last read takes what is left.
       const finished = done;
-      const chunk = await readFrom(path, offset);
+      if (!files.current) files.lookForNewer();
+      const file = files.current;
+      let chunk = files.read(offset);
+      let sawAll = true;
+      if (file && chunk.length === 0) {
+        sawAll = files.lookForNewer();
+        if (files.hasNewer()) {
+          // Ours is complete now that a newer one exists: its last bytes, then the newer file.
+          chunk = files.read(offset);
+          if (chunk.length === 0) {
+            files.next();
+            offset = 0;
+            rest = "";
+            continue;
+          }
+        }
+      }
       offset += chunk.length;
       const lines = (rest + chunk.toString("utf8")).split("\n");
       rest = lines.pop()!;
@@ -39,7 +77,9 @@ export async function* followK8sLog(path: string, writerDone: Promise<unknown>, 
         const m = K8S_LINE.exec(l);
         if (m) yield { time: m[1], stream: m[2] as "stdout" | "stderr", partial: m[3] === "P", line: m[4] };
       }
-      if (signal.aborted || (finished && chunk.length === 0)) return;
+      if (signal.aborted || (finished && chunk.length === 0 && sawAll)) return;
+      // Reads are synchronous: let the folder's events in (they hold the newer files) between two.
+      if (chunk.length > 0) await new Promise((resolve) => setImmediate(resolve));
       if (chunk.length === 0) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, pollMs);
@@ -54,22 +94,6 @@ export async function* followK8sLog(path: string, writerDone: Promise<unknown>, 
   } finally {
     watcher?.close();
     signal.removeEventListener("abort", onAbort);
-  }
-}
-
-async function readFrom(path: string, offset: number): Promise<Buffer> {
-  let file;
-  try {
-    file = await open(path, "r");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return Buffer.alloc(0);
-    throw err;
-  }
-  try {
-    const buf = Buffer.alloc(64 * 1024);
-    const { bytesRead } = await file.read(buf, 0, buf.length, offset);
-    return buf.subarray(0, bytesRead);
-  } finally {
-    await file.close();
+    files.close();
   }
 }

@@ -118,10 +118,12 @@ export function withLocalCache(driver: LogDriver, cacheDriver: () => Promise<Log
       validateCacheOptions(options);
       driver.validateOptions(withoutCacheOptions(options));
     },
-    async createLogger(ctx) {
+    async createLogger(ctx, resume) {
       validateCacheOptions(ctx.options);
-      const main = await driver.createLogger({ ...ctx, options: withoutCacheOptions(ctx.options) });
-      if (!cacheEnabled(ctx.options)) return main;
+      // Two loggers have no one mark: with the cache, delivery after a crash is at least once.
+      const alone = !cacheEnabled(ctx.options);
+      const main = await driver.createLogger({ ...ctx, options: withoutCacheOptions(ctx.options) }, alone ? resume : undefined);
+      if (alone) return main;
       try {
         const cache = await (await cacheDriver()).createLogger(cacheContext(ctx));
         return new TeeWriter(main, cache, ctx.containerId);

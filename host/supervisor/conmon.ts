@@ -388,6 +388,16 @@ export function resizeTerminal(ctlPath: string, height: number, width: number): 
   sendCtl(ctlPath, 1, height, width);
 }
 
+/** conmon's pid, when its pid file names a live conmon (never another process that took the pid since). */
+export function liveConmonPid(pidfile: string): number | undefined {
+  const pid = readPid(pidfile);
+  try {
+    return pid !== undefined && readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "conmon" ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** True when the pid in conmon's pid file is alive (conmon still monitors the container). */
 export function conmonAlive(persistDir: string): boolean {
   return processAlive(readPid(conmonPidfile(persistDir)));

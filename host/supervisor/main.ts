@@ -37,8 +37,9 @@ server.listen(socket, () => {
   chmodSync(socket, 0o600);
   process.stdout.write(`supervisor: serving namespace ${values.namespace} on ${socket}\n`);
 });
-const stop = () => {
-  supervisor.close();
+const stop = async () => {
+  // Its conmons first: none may stay stopped by the spool guard once this process is gone.
+  await supervisor.close();
   server.close(() => process.exit(0));
   server.closeAllConnections();
   rmSync(socket, { force: true });
@@ -49,5 +50,5 @@ const stop = () => {
     // gone already
   }
 };
-process.on("SIGTERM", stop);
-process.on("SIGINT", stop);
+process.on("SIGTERM", () => void stop());
+process.on("SIGINT", () => void stop());

@@ -7,13 +7,17 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
-import type { LoggerContext, LogWriter } from "../../core/contracts/log.js";
+import type { LoggerContext, LogResume, LogWriter } from "../../core/contracts/log.js";
 import type { LogDriverSource } from "../plugins/log-drivers.js";
 import { writeJsonAtomic } from "../../core/images/atomic-file.js";
 import { drainState, LogDrain } from "./log-drain.js";
+import { serialCtl } from "./ctl-serial.js";
+import { rotatedSpool, Spool } from "./spool.js";
+import { endSpoolGuard } from "./spool-guard.js";
 import { execExitCode, execPaths, startExec, waitExec, type ExecPaths } from "./conmon-exec.js";
 import {
   conmonAlive,
+  conmonPidfile,
   deleteContainer,
   killContainer,
   readExitCode,
@@ -117,7 +121,7 @@ export class Supervisor {
    */
   async resume(): Promise<void> {
     for (const state of this.list()) {
-      if (state.log && !drainState(this.paths(state.id).drain).done) await this.startDrain(state.id, state.log);
+      if (state.log && !drainState(this.paths(state.id).drain).done) await this.startDrain(state, state.log);
     }
     try {
       this.exitWatcher = watch(this.exitDir, (_event, name) => {
@@ -134,10 +138,12 @@ export class Supervisor {
     for (const state of this.list()) if (state.status === "exited") this.noticeExit(state.id);
   }
 
-  /** Stops watching for exits (the process is ending). */
-  close(): void {
+  /** Stops watching for exits (the process is ending); no conmon stays stopped for want of a drain. */
+  async close(): Promise<void> {
     this.exitWatcher?.close();
     clearInterval(this.exitPoll);
+    await endSpoolGuard();
+    for (const drain of this.drains.values()) drain.releaseConmon();
   }
 
   /** Calls `fn` with every exit from now on; returns the unsubscribe function. */
@@ -164,23 +170,27 @@ export class Supervisor {
   }
 
   /** The container's logger; bad log settings are refused before anything runs. */
-  private async logger(log: NonNullable<RunRequest["log"]>): Promise<LogWriter> {
+  private async logger(log: NonNullable<RunRequest["log"]>, resume: LogResume): Promise<LogWriter> {
     if (!this.logDrivers) throw new SupervisorError(400, "this supervisor has no log drivers");
     try {
-      return await (await this.logDrivers(log.driver, "operator")).createLogger(log.context);
+      return await (await this.logDrivers(log.driver, "operator")).createLogger(log.context, resume);
     } catch (err) {
       // Docker's words for a logger that cannot be made; engined answers the start with them.
       throw new SupervisorError(400, `${LOGGER_FAILED}${(err as Error).message}`);
     }
   }
 
-  private async startDrain(id: string, log: NonNullable<RunRequest["log"]>, made?: LogWriter): Promise<void> {
+  /** `made`: the logger made (fresh) before the container ran; else one resumed from the drain's mark. */
+  private async startDrain(state: Pick<ContainerState, "id" | "ctlPath">, log: NonNullable<RunRequest["log"]>, made?: { writer: LogWriter; resume: LogResume }): Promise<void> {
+    const id = state.id;
     const p = this.paths(id);
-    const writer = made ?? (await this.logger(log));
+    const resume: LogResume = made?.resume ?? { mark: drainState(p.drain).mark };
+    const writer = made?.writer ?? (await this.logger(log, resume));
     const drain = new LogDrain({
-      source: p.log,
+      spool: new Spool({ path: p.log, ctlPath: state.ctlPath, conmonPidfile: conmonPidfile(p.persist) }),
       statePath: p.drain,
       writer,
+      resume,
       exited: () => readExitCode(this.exitDir, id) !== undefined || !conmonAlive(p.persist),
     });
     this.drains.set(id, drain);
@@ -215,7 +225,8 @@ export class Supervisor {
   async run(req: RunRequest): Promise<ContainerState> {
     const p = this.paths(req.id);
     if (existsSync(p.state)) throw new SupervisorError(409, `container ${req.id} exists already`);
-    const writer = req.log ? await this.logger(req.log) : undefined;
+    const resume: LogResume = {};
+    const writer = req.log ? await this.logger(req.log, resume) : undefined;
     mkdirSync(p.persist, { recursive: true });
     const runtime: RuntimeRef = { runtimePath: req.runtime.path, runtimeRoot: join(this.dir, "runtime"), runtimeArgs: req.runtime.args };
     try {
@@ -237,7 +248,7 @@ export class Supervisor {
         logPath: p.log,
       };
       writeJsonAtomic(p.state, state);
-      if (req.log) await this.startDrain(req.id, req.log, writer);
+      if (req.log) await this.startDrain(state, req.log, { writer: writer!, resume });
       return state;
     } catch (err) {
       await writer?.close();
@@ -279,6 +290,8 @@ export class Supervisor {
   async kill(id: string, sig: string): Promise<void> {
     const state = this.get(id);
     if (state.status !== "running") throw new SupervisorError(409, `container ${id} is not running`);
+    // A container told to end must not wait on a full spool for its exit to be seen.
+    this.drains.get(id)?.releaseConmon();
     await killContainer(state.runtime, id, sig);
   }
 
@@ -286,12 +299,14 @@ export class Supervisor {
   async stop(id: string, graceMs: number, signal = "TERM"): Promise<number> {
     const state = this.get(id);
     if (state.exitCode !== undefined) return state.exitCode;
+    this.drains.get(id)?.releaseConmon();
     return stopContainer(state.runtime, id, this.exitDir, { graceMs: graceMs < 0 ? 2 ** 31 - 1 : graceMs, signal });
   }
 
   async remove(id: string, force: boolean): Promise<void> {
     const state = this.get(id);
     if (state.status === "running" && !force) throw new SupervisorError(409, `container ${id} is running`);
+    this.drains.get(id)?.releaseConmon();
     if (state.status === "running") await stopContainer(state.runtime, id, this.exitDir, { signal: "KILL", graceMs: 5000 });
     // It has exited: the drain finishes once the spool is read to its end, so no line is cut.
     await this.drained(id);
@@ -380,37 +395,26 @@ export class Supervisor {
     rmSync(this.execDir(id, execId), { recursive: true, force: true });
   }
 
-  logs(id: string): Promise<K8sLogLine[]> {
+  /** What the spool holds now: its rotated file (not yet drained to its end) and its live one. */
+  async logs(id: string): Promise<K8sLogLine[]> {
     this.get(id);
-    return readK8sLog(this.paths(id).log);
+    const path = this.paths(id).log;
+    return [...(await readK8sLog(rotatedSpool(path))), ...(await readK8sLog(path))];
   }
 }
 
-/** The resizes under way, by FIFO: one at a time. */
-const resizing = new Map<string, Promise<void>>();
-
 /**
- * A resize through conmon's FIFO; a conmon that is gone (ENXIO, ENOENT) means the process is
- * not running. Resizes of one FIFO are written one at a time, a moment apart: conmon takes
- * one command per read, so two written back to back (the Docker CLI's h+1 then h, which makes
- * a shell redraw) would leave the terminal at the first size.
+ * A resize through conmon's FIFO (one command at a time, see ctl-serial.ts); a conmon that is
+ * gone (ENXIO, ENOENT) means the process is not running.
  */
 function resizeCtl(ctlPath: string, height: number, width: number): Promise<void> {
-  const before = resizing.get(ctlPath) ?? Promise.resolve();
-  const mine = before.then(async () => {
+  return serialCtl(ctlPath, () => {
     try {
       resizeTerminal(ctlPath, height, width);
     } catch (err) {
       throw new SupervisorError(409, `cannot resize: the process is not running (${(err as Error).message})`);
     }
-    await new Promise((resolve) => setTimeout(resolve, 25));
   });
-  const tail = mine.catch(() => {});
-  resizing.set(ctlPath, tail);
-  void tail.then(() => {
-    if (resizing.get(ctlPath) === tail) resizing.delete(ctlPath);
-  });
-  return mine;
 }
 
 /** A refusal with the HTTP status the supervisor's API answers with. */

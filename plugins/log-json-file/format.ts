@@ -83,13 +83,15 @@ export { dateToNs, formatRFC3339Nano, parseRFC3339Nano };
 
 /** One line of the file, newline included. `attrsJson` is the encoded attrs object or "". */
 export function encodeEntry(msg: LogMessageIn, attrsJson = ""): Buffer {
+  return Buffer.from(encodeEntryText(msg, attrsJson), "utf8");
+}
+
+/** The same line as text; `time` is the message's time already formatted (a writer caches it). */
+export function encodeEntryText(msg: LogMessageIn, attrsJson = "", time = formatRFC3339Nano(msg.timeNs ?? dateToNs(msg.time))): string {
   const text = msg.line.toString("utf8") + (msg.partial ? "" : "\n");
-  const parts: string[] = [];
-  if (text !== "") parts.push(`"log":${encodeJsonString(text)}`);
-  parts.push(`"stream":${encodeJsonString(msg.stream)}`);
-  if (attrsJson) parts.push(`"attrs":${attrsJson}`);
-  parts.push(`"time":"${formatRFC3339Nano(msg.timeNs ?? dateToNs(msg.time))}"`);
-  return Buffer.from(`{${parts.join(",")}}\n`, "utf8");
+  const log = text === "" ? "" : `"log":${encodeJsonString(text)},`;
+  const attrs = attrsJson ? `,"attrs":${attrsJson}` : "";
+  return `{${log}"stream":"${msg.stream}"${attrs},"time":"${time}"}\n`;
 }
 
 /** The stored line as a message, or undefined for a line that is not one. */

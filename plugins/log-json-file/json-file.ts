@@ -33,7 +33,7 @@ export function createJsonFileLogDriver(): LogDriver {
     capabilities: ["read"],
     // Names at create, values when the logger is made (start), as Docker checks them.
     validateOptions: (options) => checkJsonFileOptions(options),
-    createLogger: (ctx) => createJsonFileLogger(ctx),
+    createLogger: (ctx, resume) => createJsonFileLogger(ctx, resume),
     createReader: (ctx) => createJsonFileReader(ctx),
   };
 }

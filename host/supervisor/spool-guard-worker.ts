@@ -1,0 +1,119 @@
+/**
+ * The spool guard's thread (see spool-guard.ts): looks at the size of each spool (every few
+ * milliseconds while output comes) and stops or continues its conmon. The only place that
+ * sends those signals, so a stop and a continue never cross.
+ */
+import { statSync } from "node:fs";
+import { parentPort } from "node:worker_threads";
+import { liveConmonPid } from "./conmon.js";
+import {
+  LOOK_COLD_MS,
+  LOOK_HOT_MS,
+  SPOOL_PAUSE_BYTES,
+  SPOOL_RESUME_BYTES,
+  SPOOL_SLACK_BYTES,
+  type GuardNotice,
+  type GuardRequest,
+} from "./spool-guard.js";
+
+interface Watched {
+  live: string;
+  rotated: string;
+  conmonPidfile: string;
+  /** Looked at often until then: it grew, or was continued, or the drain moved, lately. */
+  hotUntil: number;
+  lastTotal: number;
+  paused: boolean;
+  released: boolean;
+  lookedAt: number;
+  /**
+   * After a continue for a caught-up drain: no stop below this size (the spool then still holds
+   * the rotated file the drain has read; conmon must run to start the next one).
+   */
+  floor: number;
+}
+
+const spools = new Map<string, Watched>();
+const HOT_FOR_MS = 1000;
+let timer: NodeJS.Timeout | undefined;
+
+const size = (path: string) => {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+};
+
+function signal(key: string, s: Watched, paused: boolean): void {
+  const pid = liveConmonPid(s.conmonPidfile);
+  try {
+    if (pid !== undefined) process.kill(pid, paused ? "SIGSTOP" : "SIGCONT");
+  } catch {
+    // gone: nothing to stop or continue
+  }
+  const changed = s.paused !== paused;
+  s.paused = paused && pid !== undefined;
+  // Continued: output comes again at once.
+  if (!s.paused) s.hotUntil = Date.now() + HOT_FOR_MS;
+  if (changed) parentPort!.postMessage({ op: "paused", key, paused: s.paused } satisfies GuardNotice);
+}
+
+function look(): void {
+  timer = undefined;
+  const now = Date.now();
+  let hot = false;
+  for (const [key, s] of spools) {
+    if (s.released) continue;
+    const isHot = s.paused || now < s.hotUntil;
+    hot ||= isHot;
+    if (!isHot && now - s.lookedAt < LOOK_COLD_MS) continue;
+    s.lookedAt = now;
+    const total = size(s.live) + size(s.rotated);
+    if (total !== s.lastTotal) s.hotUntil = now + HOT_FOR_MS;
+    s.lastTotal = total;
+    // Once the drain removes the rotated file it has read, the floor comes down with the size.
+    s.floor = Math.min(s.floor, total + SPOOL_SLACK_BYTES);
+    if (!s.paused && total >= Math.max(SPOOL_PAUSE_BYTES, s.floor)) signal(key, s, true);
+    else if (s.paused && total < SPOOL_RESUME_BYTES) signal(key, s, false);
+  }
+  if (spools.size > 0) timer = setTimeout(look, hot ? LOOK_HOT_MS : LOOK_COLD_MS);
+}
+
+function lookSoon(): void {
+  if (timer) clearTimeout(timer);
+  timer = setTimeout(look, LOOK_HOT_MS);
+}
+
+parentPort!.on("message", (m: GuardRequest) => {
+  const s = spools.get(m.key);
+  switch (m.op) {
+    case "watch": {
+      const w: Watched = { live: m.live, rotated: m.rotated, conmonPidfile: m.conmonPidfile, hotUntil: 0, lastTotal: 0, paused: true, released: false, lookedAt: 0, floor: 0 };
+      spools.set(m.key, w);
+      signal(m.key, w, false);
+      lookSoon();
+      break;
+    }
+    case "hot":
+      if (s) s.hotUntil = Date.now() + HOT_FOR_MS;
+      lookSoon();
+      break;
+    case "caughtUp":
+      if (s?.paused && !s.released) {
+        s.floor = size(s.live) + size(s.rotated) + SPOOL_SLACK_BYTES;
+        signal(m.key, s, false);
+      }
+      break;
+    case "release":
+      if (s) {
+        s.released = true;
+        signal(m.key, s, false);
+      }
+      break;
+    case "unwatch":
+      if (s?.paused) signal(m.key, s, false);
+      spools.delete(m.key);
+      break;
+  }
+});

@@ -1,0 +1,164 @@
+/**
+ * conmon's k8s-file spool of one container, kept small. The spool lives under the exec root
+ * (usually a tmpfs: memory), and conmon only ever appends to it, so what the drain has handed
+ * to the log driver must be dropped from it. How, without losing a byte:
+ *
+ * - Rotation by rename: once the live file (`output.log`) has passed `SPOOL_ROTATE_BYTES` the
+ *   drain renames it to `output.log.1` (conmon's open descriptor follows the file) and asks
+ *   conmon through its `ctl` FIFO to reopen its log; conmon then closes the old file and makes
+ *   a new `output.log`. Once that new file exists, nothing more comes into `.1`: the drain reads
+ *   it to its end, saves that it reads the new file, and retires `.1` (below). (conmon's own
+ *   `--log-size-max` is not used: it replaces the file by a new one at once, and whatever the
+ *   drain had not read yet, e.g. while the supervisor was down, would be gone. Truncating or
+ *   punching holes in a file conmon still appends to races with its writes.)
+ * - Retired files: a file the drain has read is kept a little longer as `output.log.old<N>`, up
+ *   to `SPOOL_RETAIN_BYTES` in all, oldest removed first. Followers of the spool (attach with a
+ *   driver that cannot read, host/containers/spool-files.ts) hold each file open once they have
+ *   seen it; a follower whose event loop was busy while a file came and went would miss it.
+ * - Flow control (spool-guard.ts): when the drain falls behind (a container printing faster
+ *   than its log driver stores) the spool still grows; past a bound conmon is stopped, so the
+ *   container blocks on its full pipe, as Docker's `blocking` log mode blocks it, and is
+ *   continued when the drain has caught up. A stop, kill or removal of the container, or the
+ *   supervisor's end, continues it for good; a supervisor started again continues it at once.
+ */
+import { readdirSync, renameSync, rmSync, statSync, type Stats } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { liveConmonPid, reopenLog } from "./conmon.js";
+import { serialCtl } from "./ctl-serial.js";
+import { killPoint } from "./kill-point.js";
+import { SpoolGuard } from "./spool-guard.js";
+
+/** The live file is rotated away once it has reached this size. */
+export const SPOOL_ROTATE_BYTES = 1024 * 1024;
+/** Files the drain has read, kept for followers (see above). */
+export const SPOOL_RETAIN_BYTES = 4 * 1024 * 1024;
+/** A reopen conmon has not acted on within this time (while it ran) is asked again. */
+const REOPEN_GRACE_MS = 2000;
+
+export function rotatedSpool(path: string): string {
+  return `${path}.1`;
+}
+
+/** The retired files of a spool (`<path>.old<N>`), oldest first. */
+export function retiredSpools(path: string): string[] {
+  const base = basename(path);
+  let names: string[];
+  try {
+    names = readdirSync(dirname(path));
+  } catch {
+    return [];
+  }
+  return names
+    .map((n) => ({ n, seq: n.startsWith(`${base}.old`) && /^\d+$/.test(n.slice(base.length + 4)) ? Number(n.slice(base.length + 4)) : NaN }))
+    .filter((x) => Number.isSafeInteger(x.seq))
+    .sort((a, b) => a.seq - b.seq)
+    .map((x) => join(dirname(path), x.n));
+}
+
+export function statOrUndefined(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+export interface SpoolOptions {
+  /** The live file conmon writes. */
+  path: string;
+  /** conmon's control FIFO (reopen commands). */
+  ctlPath?: string;
+  /** conmon's pid file. */
+  conmonPidfile: string;
+}
+
+export class Spool {
+  readonly rotated: string;
+  private readonly guard: SpoolGuard;
+  /** When a reopen was asked (or may have been, by a supervisor before this one). */
+  private reopenAskedAt = Date.now();
+
+  constructor(private readonly opts: SpoolOptions) {
+    this.rotated = rotatedSpool(opts.path);
+    this.guard = new SpoolGuard({ live: opts.path, rotated: this.rotated, conmonPidfile: opts.conmonPidfile });
+  }
+
+  get path(): string {
+    return this.opts.path;
+  }
+
+  /**
+   * Rotates the live file away when it has grown past the limit and no rotated file waits;
+   * conmon must be alive to make a new one. Says whether it did.
+   */
+  maybeRotate(liveSize: number): boolean {
+    if (liveSize < SPOOL_ROTATE_BYTES || !this.opts.ctlPath || statOrUndefined(this.rotated) || !this.conmonRuns()) return false;
+    renameSync(this.opts.path, this.rotated);
+    killPoint("spool-renamed");
+    this.askReopen();
+    return true;
+  }
+
+  /** The rotated file is read to its end and no new live file came: ask again if conmon let it pass. */
+  reopenOverdue(): void {
+    const since = Math.max(this.reopenAskedAt, this.guard.pausedChangedAt);
+    if (this.guard.paused || Date.now() - since < REOPEN_GRACE_MS) return;
+    if (statOrUndefined(this.opts.path) || !this.conmonRuns()) return;
+    this.askReopen();
+  }
+
+  private askReopen(): void {
+    this.reopenAskedAt = Date.now();
+    const ctl = this.opts.ctlPath!;
+    // conmon gone (ENXIO): nothing writes any more, the rotated file is the last one.
+    void serialCtl(ctl, () => reopenLog(ctl)).catch(() => {});
+  }
+
+  private conmonRuns(): boolean {
+    return liveConmonPid(this.opts.conmonPidfile) !== undefined;
+  }
+
+  /** The rotated file is read: retire it, and drop the oldest retired ones past the limit. */
+  retire(): void {
+    const retired = retiredSpools(this.opts.path);
+    const last = retired.length ? Number(retired[retired.length - 1].slice(this.opts.path.length + 4)) : 0;
+    try {
+      renameSync(this.rotated, `${this.opts.path}.old${last + 1}`);
+      retired.push(`${this.opts.path}.old${last + 1}`);
+    } catch {
+      // gone already
+    }
+    let kept = 0;
+    for (const file of retired.reverse()) {
+      kept += statOrUndefined(file)?.size ?? 0;
+      if (kept > SPOOL_RETAIN_BYTES) rmSync(file, { force: true });
+    }
+  }
+
+  /** Output comes: the guard looks at the spool often. */
+  hot(): void {
+    this.guard.hot();
+  }
+
+  /** The drain has read every whole line there is: a stopped conmon goes on. */
+  caughtUp(): void {
+    this.guard.caughtUp();
+  }
+
+  /** The container is going away (or the supervisor is): conmon runs freely from now on. */
+  release(): void {
+    this.guard.release();
+    // At once as well: the guard's thread may be ended (the supervisor is).
+    const pid = liveConmonPid(this.opts.conmonPidfile);
+    try {
+      if (pid !== undefined) process.kill(pid, "SIGCONT");
+    } catch {
+      // gone
+    }
+  }
+
+  /** The drain is over. */
+  close(): void {
+    this.guard.close();
+  }
+}
