@@ -6,8 +6,9 @@
  */
 import "./helpers/root-hooks.js";
 import { expect } from "chai";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { contextDir } from "./helpers/build-api.js";
 import { docker } from "./helpers/docker-cli.js";
 import { makeTempDir, startEngined, type RunResult, type TestDaemon } from "./helpers/engined.js";
 import { have, startDockerd, type Dockerd } from "./helpers/dockerd.js";
@@ -42,15 +43,6 @@ ENTRYPOINT ["/bin/echo"]
 CMD ["hi"]
 `;
 
-function context(files: Record<string, string>): string {
-  const dir = makeTempDir("engine-build-ctx-");
-  for (const [name, text] of Object.entries(files)) {
-    mkdirSync(join(dir, name, ".."), { recursive: true });
-    writeFileSync(join(dir, name), text);
-  }
-  return dir;
-}
-
 /** History entries with the checksums (which differ between daemons) made alike. */
 const history = (lines: string) => lines.trim().split("\n").map((l) => l.replace(/(file|dir|multi):[0-9a-f]{64}/g, "$1:<sum>"));
 
@@ -83,7 +75,7 @@ describe("build (classic builder, Docker CLI)", function () {
   });
 
   it("builds every instruction into the config and history Docker's daemon makes, and the image runs", async function () {
-    const dir = context({ Dockerfile: FULL, "a.txt": "hello\n", "dir/x": "x\n", "dir/sub/y": "y\n" });
+    const dir = contextDir({ Dockerfile: FULL, "a.txt": "hello\n", "dir/x": "x\n", "dir/sub/y": "y\n" });
     const out = ok(await build(host, ["-t", "full", "--build-arg", "Q=given", dir]), "build");
     expect(out).to.match(/Step 1\/22 : ARG BASE=busybox\n/);
     expect(out).to.include("Step 4/22 : ENV X=1     Y=\"two words\"\n");
@@ -108,7 +100,7 @@ describe("build (classic builder, Docker CLI)", function () {
   });
 
   it("uses the cache for an unchanged rebuild, and builds again from the first COPY whose files changed", async () => {
-    const dir = context({ Dockerfile: "FROM busybox\nENV A=1\nCOPY f /f\nRUN cat /f\n", f: "one\n" });
+    const dir = contextDir({ Dockerfile: "FROM busybox\nENV A=1\nCOPY f /f\nRUN cat /f\n", f: "one\n" });
     const first = ok(await build(host, ["-t", "cached", dir]), "first build");
     expect(first).not.to.include("Using cache");
     const again = ok(await build(host, ["-t", "cached", dir]), "rebuild");
@@ -123,7 +115,7 @@ describe("build (classic builder, Docker CLI)", function () {
   });
 
   it("builds multi-stage Dockerfiles, COPY --from a stage by name and by index, and stops at --target", async () => {
-    const dir = context({
+    const dir = contextDir({
       Dockerfile: "FROM busybox AS builder\nRUN echo built > /out\nFROM scratch\nCOPY --from=builder /out /from-name\nCOPY --from=0 /out /from-index\nFROM busybox AS last\nCOPY --from=1 / /copied/\nCMD cat /copied/from-name /copied/from-index\n",
     });
     const out = ok(await build(host, ["-t", "multi", dir]), "build");
@@ -137,7 +129,7 @@ describe("build (classic builder, Docker CLI)", function () {
   });
 
   it("answers a failed RUN with Docker's message and exit code, and leaves no layer or image of it", async () => {
-    const dir = context({ Dockerfile: "FROM busybox\nRUN echo before; exit 3\n" });
+    const dir = contextDir({ Dockerfile: "FROM busybox\nRUN echo before; exit 3\n" });
     const images = ok(await docker(host, ["images", "-aq"]), "images");
     const r = await build(host, ["--force-rm", dir]);
     expect(r.code).to.equal(3);
@@ -148,14 +140,14 @@ describe("build (classic builder, Docker CLI)", function () {
   });
 
   it("builds with the newest Docker CLI on the machine too", async function () {
-    const dir = context({ Dockerfile: "FROM busybox\nRUN echo new-cli > /n\nCMD cat /n\n" });
+    const dir = contextDir({ Dockerfile: "FROM busybox\nRUN echo new-cli > /n\nCMD cat /n\n" });
     const r = await docker(host, ["build", "-t", "newcli", dir], { DOCKER_BUILDKIT: "0" }, { timeoutMs: 120_000 });
     expect(r.code, r.stderr).to.equal(0);
     expect(ok(await docker(host, ["run", "--rm", "--network", "none", "newcli"]), "run")).to.equal("new-cli\n");
   });
 
   it("runs with the 20.10 CLI explicitly", async function () {
-    const dir = context({ Dockerfile: "FROM busybox\nCMD echo old-cli\n" });
+    const dir = contextDir({ Dockerfile: "FROM busybox\nCMD echo old-cli\n" });
     const { runCommand } = await import("./helpers/engined.js");
     const r = await runCommand(CLI20, ["-H", host, "build", "-q", "-t", "oldcli", dir], { env: { DOCKER_BUILDKIT: "0", DOCKER_CONFIG: makeTempDir("engine-cfg-") }, timeoutMs: 120_000 });
     expect(r.code, r.stderr).to.equal(0);

@@ -8,25 +8,16 @@
 import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import { execFileSync, spawn } from "node:child_process";
-import { chownSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { chownSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
+import { contextDir } from "./helpers/build-api.js";
 import { docker } from "./helpers/docker-cli.js";
 import { ENGINE, engine, type EngineRunOptions } from "./helpers/engine-cli.js";
 import { makeTempDir, startEngined, type RunResult, type TestDaemon } from "./helpers/engined.js";
 import { busyboxRootfs, makeTar, writeFixture } from "./fixtures/images.js";
-
-/** A context folder with these files (parents made). */
-function context(files: Record<string, string>): string {
-  const dir = makeTempDir("engine-cli-build-ctx-");
-  for (const [name, text] of Object.entries(files)) {
-    mkdirSync(join(dir, name, ".."), { recursive: true });
-    writeFileSync(join(dir, name), text);
-  }
-  return dir;
-}
 
 /** Output with container and image IDs made alike. */
 const masked = (text: string) => text.replace(/\b[0-9a-f]{12}\b/g, "<id>");
@@ -56,7 +47,7 @@ describe("engine build", function () {
   });
 
   it("sends a folder as the Docker CLI does: .dockerignore applied with its exceptions, owners 0:0, symlinks kept; tags set, the image runs", async () => {
-    const dir = context({
+    const dir = contextDir({
       Dockerfile: 'FROM busybox\nCOPY . /ctx\nCMD ["cat", "/ctx/a.txt"]\n',
       ".dockerignore": "secret\n*.log\n!keep.log\ndocs\n!docs/README.md\nDockerfile\n",
       "a.txt": "hello\n",
@@ -82,7 +73,7 @@ describe("engine build", function () {
   });
 
   it("prints what the Docker CLI's legacy builder prints for the same build (IDs aside)", async () => {
-    const dir = context({ Dockerfile: "FROM busybox\nENV A=1\nCOPY f /f\nRUN cat /f && echo done\n", f: "content\n" });
+    const dir = contextDir({ Dockerfile: "FROM busybox\nENV A=1\nCOPY f /f\nRUN cat /f && echo done\n", f: "content\n" });
     const mine = ok(await build(["--no-cache", "-t", "cli-build-cmp", dir]), "engine build");
     const theirs = await docker(host, ["build", "--no-cache", "-t", "cli-build-cmp", dir], { DOCKER_BUILDKIT: "0" }, { timeoutMs: 120_000 });
     expect(theirs.code, theirs.stderr).to.equal(0);
@@ -91,7 +82,7 @@ describe("engine build", function () {
   });
 
   it("takes the Dockerfile from stdin (-f -), from outside the folder, and -f relative to the current directory", async () => {
-    const dir = context({ "a.txt": "from the context\n", "sub/Dockerfile.dev": "FROM busybox\nCOPY a.txt /dev.txt\n" });
+    const dir = contextDir({ "a.txt": "from the context\n", "sub/Dockerfile.dev": "FROM busybox\nCOPY a.txt /dev.txt\n" });
     const stdin = await build(["-t", "cli-build-stdin-df", "-f", "-", dir], { input: "FROM busybox\nCOPY . /ctx\n" });
     ok(stdin, "-f -");
     // the generated name and the .dockerignore made for it stay out of the image
@@ -129,7 +120,7 @@ describe("engine build", function () {
   });
 
   it("prints only the image ID with -q, and writes it to --iidfile", async () => {
-    const dir = context({ Dockerfile: "FROM busybox\nRUN echo quiet > /q\n" });
+    const dir = contextDir({ Dockerfile: "FROM busybox\nRUN echo quiet > /q\n" });
     const files = makeTempDir("engine-cli-build-iid-");
     const quiet = await build(["-q", "--no-cache", "--iidfile", join(files, "q"), "-t", "cli-build-quiet", dir]);
     expect(quiet.code, quiet.stderr).to.equal(0);
@@ -143,13 +134,13 @@ describe("engine build", function () {
     ok(await build(["--iidfile", join(files, "plain"), "-t", "cli-build-quiet", dir]), "--iidfile");
     expect(readFileSync(join(files, "plain"), "utf8")).to.equal(id);
     // a failed build removes the stale file first
-    const bad = context({ Dockerfile: "FROM busybox\nRUN exit 2\n" });
+    const bad = contextDir({ Dockerfile: "FROM busybox\nRUN exit 2\n" });
     expect((await build(["--iidfile", join(files, "plain"), bad])).code).to.equal(2);
     expect(() => readFileSync(join(files, "plain"))).to.throw(/ENOENT/);
   });
 
   it("passes --build-arg (a bare name taken from the environment, or left unset), --label and --target", async () => {
-    const dir = context({
+    const dir = contextDir({
       Dockerfile: [
         "FROM busybox AS one",
         "ARG GREETING",
@@ -176,7 +167,7 @@ describe("engine build", function () {
   });
 
   it("exits with a failed RUN's own status and Docker's message; with -q it prints what it held back", async () => {
-    const dir = context({ Dockerfile: "FROM busybox\nRUN echo oops && exit 7\n" });
+    const dir = contextDir({ Dockerfile: "FROM busybox\nRUN echo oops && exit 7\n" });
     const r = await build(["--no-cache", dir]);
     expect(r.code).to.equal(7);
     expect(r.stdout).to.match(/Step 2\/2 : RUN echo oops && exit 7\n ---> Running in [0-9a-f]{12}\noops\n$/);
@@ -190,7 +181,7 @@ describe("engine build", function () {
   });
 
   it("refuses what it cannot send or the daemon cannot read, as the Docker CLI does", async () => {
-    const empty = context({ "x.txt": "" });
+    const empty = contextDir({ "x.txt": "" });
     const missing = await build([empty]);
     expect(missing.code).to.equal(1);
     expect(missing.stderr).to.equal(`unable to prepare context: unable to evaluate symlinks in Dockerfile path: lstat ${empty}/Dockerfile: no such file or directory\n`);
@@ -206,7 +197,7 @@ describe("engine build", function () {
     expect(badHost.code).to.equal(125);
     expect(badHost.stderr).to.match(/^invalid argument "nocolon" for "--add-host" flag: bad format for add-host: "nocolon"\n/);
 
-    const parse = await build([context({ Dockerfile: "FROM busybox\nFOO bar\n" })]);
+    const parse = await build([contextDir({ Dockerfile: "FROM busybox\nFOO bar\n" })]);
     expect(parse.code).to.equal(1);
     expect(parse.stderr).to.equal("Error response from daemon: dockerfile parse error line 2: unknown instruction: FOO\n");
   });
@@ -215,7 +206,7 @@ describe("engine build", function () {
     const served = makeTempDir("engine-cli-build-www-");
     writeFileSync(join(served, "ctx.tar"), await makeTar([{ name: "Dockerfile", data: "FROM busybox\nCOPY u.txt /\n" }, { name: "u.txt", data: "from the url\n" }]));
     writeFileSync(join(served, "Dockerfile"), "FROM busybox\nRUN echo dockerfile-from-url\n");
-    const source = context({ Dockerfile: "FROM busybox\nCOPY . /ctx\n", "sub/Dockerfile": "FROM busybox\nCOPY s.txt /\n", "sub/s.txt": "in sub\n" });
+    const source = contextDir({ Dockerfile: "FROM busybox\nCOPY . /ctx\n", "sub/Dockerfile": "FROM busybox\nCOPY s.txt /\n", "sub/s.txt": "in sub\n" });
     const git = (args: string[], cwd: string) => execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], { cwd, stdio: "ignore" });
     git(["init", "-q", "-b", "master"], source);
     git(["add", "-A"], source);
@@ -255,7 +246,7 @@ describe("engine build", function () {
   });
 
   it("cancels the build on Ctrl-C: the running step's container goes", async () => {
-    const dir = context({ Dockerfile: "FROM busybox\nRUN echo started && sleep 60\n" });
+    const dir = contextDir({ Dockerfile: "FROM busybox\nRUN echo started && sleep 60\n" });
     const before = ok(await engine(host, ["ps", "-aq"]), "ps").trim();
     const config = makeTempDir("engine-cli-build-config-");
     const proc = spawn(ENGINE, ["-H", host, "build", "--no-cache", dir], { env: { ...process.env, ENGINE_CONFIG: config } });

@@ -4,11 +4,11 @@
  * names the step: `/bin/sh -c #(nop)  ENV A=1`) as `container_config`, one history entry more
  * (`empty_layer` when the step made no layer), and the parent link that the cache follows.
  */
-import { readFileSync, statSync } from "node:fs";
 import { digestOfFile } from "../../core/images/blob-store.js";
 import type { ContainerConfig, ImageConfig } from "../../core/images/image-config.js";
 import type { Image, ImageStore } from "../../core/images/image-store.js";
 import { ENGINE_VERSION } from "../../core/version.js";
+import { isEmptyTar } from "../storage/diff-file.js";
 
 /** Where a stage stands: the image so far (none for `FROM scratch` before its first step) and its configuration. */
 export interface BuildState {
@@ -31,15 +31,6 @@ export interface StepImage {
   layerTar?: string;
   /** The container the step ran in (RUN). */
   containerId?: string;
-}
-
-/**
- * A tar without entries (only the zero blocks that end it): the step changed nothing and the
- * image gets no layer, only a history entry marked `empty_layer`, as Docker's builder does.
- */
-export function isEmptyTar(file: string): boolean {
-  if (statSync(file).size > 64 * 1024) return false;
-  return readFileSync(file).every((b) => b === 0);
 }
 
 /** The history text of a step: its probe command, joined as Docker joins it. */

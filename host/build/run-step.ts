@@ -5,19 +5,16 @@
  * its changes are committed as the step's layer. The container goes once the step is done
  * (`rm`); one that failed stays for the user to look into, unless `forcerm`, as with Docker.
  */
-import { createWriteStream, rmSync } from "node:fs";
-import { randomBytes } from "node:crypto";
-import { join } from "node:path";
-import { pipeline } from "node:stream/promises";
+import { rmSync } from "node:fs";
 import type { StorageDriver } from "../../core/contracts/storage.js";
 import type { ContainerCreateRequest, HostConfig } from "../../core/containers/container-config.js";
 import type { ContainerRecord } from "../../core/containers/container-store.js";
 import { errors } from "../../core/errors.js";
 import type { ContainerConfig } from "../../core/images/image-config.js";
 import type { Image } from "../../core/images/image-store.js";
-import { PRIVATE_FILE } from "../../core/state-modes.js";
 import type { ContainerService } from "../containers/container-service.js";
 import { spoolReader } from "../containers/spool-reader.js";
+import { diffToFile } from "../storage/diff-file.js";
 import type { BuildOutput } from "./build-output.js";
 import { withoutMountPoints } from "./run-layer.js";
 
@@ -63,9 +60,8 @@ export async function runInContainer(deps: RunDeps, out: BuildOutput, req: RunRe
   try {
     const code = await runAndStream(deps.containers, c, out, req.signal);
     if (code !== 0) throw errors.buildRunFailed(req.command.join(" "), code);
-    const layerTar = join(deps.tmpDir, `run-${randomBytes(8).toString("hex")}.tar`);
+    const layerTar = await diffToFile(deps.storage, c.Id, deps.tmpDir, "run");
     try {
-      await pipeline(await deps.storage.diff(c.Id), createWriteStream(layerTar, { mode: PRIVATE_FILE }));
       withoutMountPoints(layerTar);
     } catch (err) {
       rmSync(layerTar, { force: true });

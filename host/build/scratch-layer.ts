@@ -6,12 +6,12 @@
  * daemon killed half way removes it (and its mount) at its next start: nothing is left behind.
  */
 import { randomBytes } from "node:crypto";
-import { createWriteStream, mkdirSync, readdirSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { pipeline } from "node:stream/promises";
 import type { StorageDriver } from "../../core/contracts/storage.js";
 import type { Image } from "../../core/images/image-store.js";
 import { PRIVATE_DIR, PRIVATE_FILE } from "../../core/state-modes.js";
+import { diffToFile } from "../storage/diff-file.js";
 import { mountSpecs, unmountAll } from "../storage/mount-specs.js";
 
 export interface ScratchLayerDeps {
@@ -50,14 +50,7 @@ export class ScratchLayer {
   /** The layer's changes as a tar file in `dir` (unmounted first: overlay's upper directory is then still). */
   async diffTo(dir: string): Promise<string> {
     await unmountAll(this.root);
-    const file = join(dir, `copy-${randomBytes(8).toString("hex")}.tar`);
-    try {
-      await pipeline(await this.deps.storage.diff(this.id), createWriteStream(file, { mode: PRIVATE_FILE }));
-      return file;
-    } catch (err) {
-      rmSync(file, { force: true });
-      throw err;
-    }
+    return diffToFile(this.deps.storage, this.id, dir, "copy");
   }
 
   /** Unmounts and removes the layer; safe to repeat. */

@@ -6,10 +6,7 @@
  * as Docker writes them, `container` and `container_config`. The container is paused while its
  * layer is read, unless asked not to be.
  */
-import { randomBytes } from "node:crypto";
-import { createWriteStream, readFileSync, rmSync, statSync } from "node:fs";
-import { join } from "node:path";
-import { pipeline } from "node:stream/promises";
+import { rmSync } from "node:fs";
 import type { StorageDriver } from "../../core/contracts/storage.js";
 import type { ContainerRecord } from "../../core/containers/container-store.js";
 import { errors } from "../../core/errors.js";
@@ -18,9 +15,9 @@ import { digestOfFile } from "../../core/images/blob-store.js";
 import type { ContainerConfig, ImageConfig } from "../../core/images/image-config.js";
 import type { Image, ImageStore } from "../../core/images/image-store.js";
 import { familiarName, formatReference, parseReference, repositoryOf } from "../../core/images/reference.js";
-import { PRIVATE_FILE } from "../../core/state-modes.js";
 import { ENGINE_VERSION } from "../../core/version.js";
 import { imageTagEvent } from "../images/image-events.js";
+import { diffToFile, isEmptyTar } from "../storage/diff-file.js";
 import { applyChanges } from "../images/changes.js";
 import { containerEvent } from "./container-events.js";
 import { mergeCommitConfig } from "./commit-config.js";
@@ -71,9 +68,9 @@ export async function commitContainer(deps: CommitDeps, c: ContainerRecord, opts
   if (opts.config) config = mergeCommitConfig(config, containerConfig);
   const parent = deps.images.resolve(c.Image);
 
-  const tarFile = join(deps.images.tmpDir, `commit-${randomBytes(8).toString("hex")}.tar`);
+  let tarFile: string | undefined;
   try {
-    await readLayer(deps, c, opts, tarFile);
+    tarFile = await readLayer(deps, c, opts);
     const empty = isEmptyTar(tarFile);
     const diffId = empty ? undefined : (await digestOfFile(tarFile)).digest;
     const configBytes = Buffer.from(JSON.stringify(childConfig(parent.config, c, config, opts, diffId)));
@@ -82,29 +79,19 @@ export async function commitContainer(deps: CommitDeps, c: ContainerRecord, opts
     deps.hooks.event.call(containerEvent(c, "commit", { comment: opts.comment ?? "", imageID: image.id, imageRef: target ? familiarName(target) : "" }));
     return image;
   } finally {
-    rmSync(tarFile, { force: true });
+    if (tarFile) rmSync(tarFile, { force: true });
   }
 }
 
-/** The container's layer into `tarFile`, with the container paused meanwhile when it runs (and asked for). */
-async function readLayer(deps: CommitDeps, c: ContainerRecord, opts: CommitOptions, tarFile: string): Promise<void> {
+/** The container's layer as a tar file, with the container paused meanwhile when it runs (and asked for). */
+async function readLayer(deps: CommitDeps, c: ContainerRecord, opts: CommitOptions): Promise<string> {
   const pausing = opts.pause && c.State.Running && !c.State.Paused;
   if (pausing) await deps.pauser.pause(c, opts.ref);
   try {
-    // the file becomes the layer's blob as it is (renamed): private from the start
-    await pipeline(await deps.storage.diff(c.Id), createWriteStream(tarFile, { mode: PRIVATE_FILE }));
+    return await diffToFile(deps.storage, c.Id, deps.images.tmpDir, "commit");
   } finally {
     if (pausing) await deps.pauser.unpause(c, opts.ref);
   }
-}
-
-/**
- * A tar without entries (only the zero blocks that end it): the container changed nothing, and
- * the image gets no layer, only a history entry marked `empty_layer`, as Docker's commit does.
- */
-function isEmptyTar(file: string): boolean {
-  if (statSync(file).size > 64 * 1024) return false;
-  return readFileSync(file).every((b) => b === 0);
 }
 
 /** The parent's config with the new layer and history entry, the container's configuration and the commit's fields. */
