@@ -27,6 +27,8 @@ export default {
         maxMs: ms(h.max),
         // samples of 5 ms or more: a stall that a request in flight waited through
         over5Ms: h.count > 0 ? Math.round(h.count * (1 - percentileRank(h, 5e6))) : 0,
+        // the upper tail, for --detail
+        tail: [90, 95, 99, 99.9, 99.99, 100].map((p) => [p, ms(h.percentile(p))]),
       };
       writeFileSync(`${file}.tmp`, JSON.stringify(figures));
       renameSync(`${file}.tmp`, file);
