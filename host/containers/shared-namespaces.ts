@@ -7,13 +7,12 @@
  * on the host, at `<exec-root>/containers/<id>/shm` (a mount in another container's mount
  * namespace cannot be bound), and the runner unmounts it with the rest of the run's folder.
  */
-import { execFile } from "node:child_process";
 import { mkdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { promisify } from "node:util";
 import type { ContainerRecord, ContainerStore } from "../../core/containers/container-store.js";
 import type { OciNamespace, OciSpec, SpecContext } from "../../core/contracts/runtime.js";
 import { errors } from "../../core/errors.js";
+import { mount } from "../../core/fs/mount.js";
 import type { EngineHooks } from "../../core/hooks.js";
 
 const joined = (mode: string | undefined) => (mode?.startsWith("container:") ? mode.slice("container:".length) : undefined);
@@ -24,8 +23,6 @@ function running(containers: ContainerStore, id: string, prefix: string): Contai
   if (!c.State.Running || !c.State.Pid) throw errors.containerNamespaceUnavailable(`${prefix}container ${id} is not running`);
   return c;
 }
-
-const run = promisify(execFile);
 
 /** The folder of a container's shareable /dev/shm, beside its bundle. */
 const shmDir = (containersDir: string, id: string) => join(containersDir, id, "shm");
@@ -41,7 +38,7 @@ async function shareableShm(spec: OciSpec, ctx: SpecContext): Promise<OciSpec> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   if (!(await mountedAt(dir))) {
     const size = ctx.hostConfig.ShmSize && ctx.hostConfig.ShmSize > 0 ? ctx.hostConfig.ShmSize : ctx.daemon["default-shm-size"];
-    await run("mount", ["-t", "tmpfs", "-o", `nosuid,nodev,noexec,mode=1777,size=${size}`, "shm", dir]);
+    mount("shm", dir, "tmpfs", ["nosuid", "nodev", "noexec", "mode=1777", `size=${size}`]);
   }
   return withShm(spec, dir);
 }

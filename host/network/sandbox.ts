@@ -13,6 +13,7 @@ import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { unmount } from "../../core/fs/mount.js";
 import type { IdMap } from "../../core/userns/id-map.js";
 import { makeUsernsNetns } from "./userns-netns.js";
 
@@ -90,11 +91,7 @@ export class Sandboxes {
 /** Unmounts a namespace binding and deletes its file. */
 async function unbind(file: string): Promise<void> {
   if (!existsSync(file)) return;
-  try {
-    await exec("umount", ["--lazy", file], { timeout: 30_000 });
-  } catch (err) {
-    // not mounted (a create that failed half way) is fine; anything else leaves the file for a retry
-    if (!/not mounted|no mount point/i.test((err as { stderr?: string }).stderr ?? "")) throw err;
-  }
+  // not mounted (a create that failed half way) is fine; anything else throws and leaves the file for a retry
+  unmount(file, { lazy: true });
   rmSync(file, { force: true });
 }

@@ -7,12 +7,9 @@
  * namespaces live on in their bindings.
  */
 import { spawn } from "node:child_process";
-import { execFile } from "node:child_process";
 import { writeFileSync } from "node:fs";
-import { promisify } from "node:util";
+import { mount } from "../../core/fs/mount.js";
 import type { IdMap, IdRange } from "../../core/userns/id-map.js";
-
-const exec = promisify(execFile);
 
 /** How long the helper may take to start (a loaded machine takes milliseconds). */
 const READY_TIMEOUT_MS = 30_000;
@@ -46,8 +43,8 @@ export async function makeUsernsNetns(userFile: string, netFile: string, idMap: 
     const pid = helper.pid!;
     writeFileSync(`/proc/${pid}/uid_map`, mapText(idMap.uids));
     writeFileSync(`/proc/${pid}/gid_map`, mapText(idMap.gids));
-    await exec("mount", ["--bind", `/proc/${pid}/ns/user`, userFile], { timeout: 30_000 });
-    await exec("mount", ["--bind", `/proc/${pid}/ns/net`, netFile], { timeout: 30_000 });
+    mount(`/proc/${pid}/ns/user`, userFile, "bind");
+    mount(`/proc/${pid}/ns/net`, netFile, "bind");
   } finally {
     helper.stdin.end();
     // it reads EOF and exits; one that hangs on is ended (bounded: it is our own child)

@@ -1,14 +1,24 @@
 /**
- * Mounts what a storage driver's `mounts(id)` describes (core/contracts/storage.ts) with
- * mount(8): the driver says what to mount, the caller mounts it. `cwd` is where the relative
- * paths of a long overlay chain start, so mount(8) runs there.
+ * Mounts what a storage driver's `mounts(id)` describes (core/contracts/storage.ts): the driver
+ * says what to mount, the caller mounts it. Overlay, bind and tmpfs go straight to mount(2)
+ * (core/fs/mount.ts says why); other types, and a spec with a `cwd` (the relative paths of an
+ * overlay chain too long for one page of absolute ones), through mount(8) run there: chdir is
+ * the whole process's, and other work is under way in it.
  */
 import { execFile } from "node:child_process";
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { promisify } from "node:util";
 import type { MountSpec } from "../../core/contracts/storage.js";
+import { mount, unmount, viaSyscall } from "../../core/fs/mount.js";
 
 const run = promisify(execFile);
+
+async function mountOne(spec: MountSpec, target: string): Promise<void> {
+  if (viaSyscall(spec.type) && !spec.cwd) return mount(spec.source, target, spec.type, spec.options);
+  const args = spec.type === "bind" ? [] : ["-t", spec.type];
+  if (spec.options.length > 0) args.push("-o", spec.options.join(","));
+  await run("mount", [...args, spec.source, target], { cwd: spec.cwd });
+}
 
 /** Mounts `specs` on `target` (made when missing); a failure unmounts what was mounted. */
 export async function mountSpecs(specs: readonly MountSpec[], target: string): Promise<void> {
@@ -16,9 +26,7 @@ export async function mountSpecs(specs: readonly MountSpec[], target: string): P
   let mounted = 0;
   try {
     for (const spec of specs) {
-      const args = spec.type === "bind" ? [] : ["-t", spec.type];
-      if (spec.options.length > 0) args.push("-o", spec.options.join(","));
-      await run("mount", [...args, spec.source, target], { cwd: spec.cwd });
+      await mountOne(spec, target);
       mounted++;
     }
   } catch (err) {
@@ -33,26 +41,16 @@ export async function mountSpecs(specs: readonly MountSpec[], target: string): P
  * crash, when nobody knows what is still mounted.
  */
 export async function unmountAll(target: string, count = 8): Promise<void> {
-  for (let i = 0; i < count && (await mountedAt(target)); i++) {
+  for (let i = 0; i < count; i++) {
     try {
-      await run("umount", [target]);
-    } catch (err) {
-      const text = String((err as { stderr?: string }).stderr ?? "");
-      if (/not mounted|no mount point|not found|No such file/i.test(text)) return;
-      await run("umount", ["-l", target]).catch(() => {});
+      if (!unmount(target)) return;
+    } catch {
+      // busy (a process still in it): detached now, gone when the last user is
+      try {
+        if (!unmount(target, { lazy: true })) return;
+      } catch {
+        return;
+      }
     }
   }
-}
-
-/** Whether something is mounted at `target` (read from /proc/self/mountinfo: cheaper than running umount to find out). */
-async function mountedAt(target: string): Promise<boolean> {
-  let info: string;
-  try {
-    info = await readFile("/proc/self/mountinfo", "utf8");
-  } catch {
-    return true; // cannot tell: let umount say
-  }
-  // Field 5 is the mount point, with space, tab, newline and backslash written as octal escapes.
-  const escaped = target.replace(/[ \t\n\\]/g, (ch) => `\\${ch.charCodeAt(0).toString(8).padStart(3, "0")}`);
-  return info.split("\n").some((line) => line.split(" ")[4] === escaped);
 }
