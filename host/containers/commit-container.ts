@@ -6,7 +6,7 @@
  * as Docker writes them, `container` and `container_config`. The container is paused while its
  * layer is read, unless asked not to be.
  */
-import { rmSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import type { StorageDriver } from "../../core/contracts/storage.js";
 import type { ContainerRecord } from "../../core/containers/container-store.js";
 import { errors } from "../../core/errors.js";
@@ -79,7 +79,7 @@ export async function commitContainer(deps: CommitDeps, c: ContainerRecord, opts
     deps.hooks.event.call(containerEvent(c, "commit", { comment: opts.comment ?? "", imageID: image.id, imageRef: target ? familiarName(target) : "" }));
     return image;
   } finally {
-    if (tarFile) rmSync(tarFile, { force: true });
+    if (tarFile) await rm(tarFile, { force: true }); // on the thread pool: a long system call for a big file
   }
 }
 

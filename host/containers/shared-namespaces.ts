@@ -38,7 +38,7 @@ async function shareableShm(spec: OciSpec, ctx: SpecContext): Promise<OciSpec> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   if (!(await mountedAt(dir))) {
     const size = ctx.hostConfig.ShmSize && ctx.hostConfig.ShmSize > 0 ? ctx.hostConfig.ShmSize : ctx.daemon["default-shm-size"];
-    mount("shm", dir, "tmpfs", ["nosuid", "nodev", "noexec", "mode=1777", `size=${size}`]);
+    await mount("shm", dir, "tmpfs", ["nosuid", "nodev", "noexec", "mode=1777", `size=${size}`]);
   }
   return withShm(spec, dir);
 }

@@ -3,7 +3,8 @@
  * request body (`fromSrc=-`) or at a URL, with the configuration the `changes` give.
  */
 import { randomBytes } from "node:crypto";
-import { createWriteStream, rmSync } from "node:fs";
+import { createWriteStream } from "node:fs";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -85,6 +86,6 @@ export async function importImage(store: ImageStore, opts: ImportOptions): Promi
     // the client's tar (or the one at its URL) is not a layer: a 400 that says why
     throw clientArchiveError(err, errors.imageInvalidLayerArchive);
   } finally {
-    rmSync(tarFile, { force: true });
+    await rm(tarFile, { force: true }); // on the thread pool: a long system call for a big file
   }
 }

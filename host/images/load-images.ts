@@ -4,7 +4,8 @@
  * store's temporary folder first; each image is then stored whole or not at all.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, createReadStream, createWriteStream, mkdirSync, openSync, readSync, rmSync } from "node:fs";
+import { closeSync, createReadStream, createWriteStream, mkdirSync, openSync, readSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -115,7 +116,8 @@ export async function loadImages(
     // a layer in the archive that is no tar, or one that climbs out: the archive's fault
     throw clientArchiveError(err, errors.imageInvalidArchive);
   } finally {
-    rmSync(work, { recursive: true, force: true });
+    // on the thread pool: freeing the extents of hundreds of MB is a long system call
+    await rm(work, { recursive: true, force: true });
   }
 }
 

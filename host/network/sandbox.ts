@@ -92,6 +92,6 @@ export class Sandboxes {
 async function unbind(file: string): Promise<void> {
   if (!existsSync(file)) return;
   // not mounted (a create that failed half way) is fine; anything else throws and leaves the file for a retry
-  unmount(file, { lazy: true });
+  await unmount(file, { lazy: true });
   rmSync(file, { force: true });
 }

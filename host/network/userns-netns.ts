@@ -43,8 +43,8 @@ export async function makeUsernsNetns(userFile: string, netFile: string, idMap: 
     const pid = helper.pid!;
     writeFileSync(`/proc/${pid}/uid_map`, mapText(idMap.uids));
     writeFileSync(`/proc/${pid}/gid_map`, mapText(idMap.gids));
-    mount(`/proc/${pid}/ns/user`, userFile, "bind");
-    mount(`/proc/${pid}/ns/net`, netFile, "bind");
+    await mount(`/proc/${pid}/ns/user`, userFile, "bind");
+    await mount(`/proc/${pid}/ns/net`, netFile, "bind");
   } finally {
     helper.stdin.end();
     // it reads EOF and exits; one that hangs on is ended (bounded: it is our own child)

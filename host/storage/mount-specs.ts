@@ -14,7 +14,7 @@ import { mount, unmount, viaSyscall } from "../../core/fs/mount.js";
 const run = promisify(execFile);
 
 async function mountOne(spec: MountSpec, target: string): Promise<void> {
-  if (viaSyscall(spec.type) && !spec.cwd) return mount(spec.source, target, spec.type, spec.options);
+  if (viaSyscall(spec.type) && !spec.cwd) return await mount(spec.source, target, spec.type, spec.options);
   const args = spec.type === "bind" ? [] : ["-t", spec.type];
   if (spec.options.length > 0) args.push("-o", spec.options.join(","));
   await run("mount", [...args, spec.source, target], { cwd: spec.cwd });
@@ -43,11 +43,11 @@ export async function mountSpecs(specs: readonly MountSpec[], target: string): P
 export async function unmountAll(target: string, count = 8): Promise<void> {
   for (let i = 0; i < count; i++) {
     try {
-      if (!unmount(target)) return;
+      if (!(await unmount(target))) return;
     } catch {
       // busy (a process still in it): detached now, gone when the last user is
       try {
-        if (!unmount(target, { lazy: true })) return;
+        if (!(await unmount(target, { lazy: true }))) return;
       } catch {
         return;
       }
