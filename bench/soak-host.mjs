@@ -5,16 +5,31 @@
 // with the one taken before the clients started. The test helper that finds a daemon's processes,
 // mounts and files is the same one the suite's leftover checks use (built into dist/).
 import { execFileSync } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { daemonProcesses, extraProcesses, filesUnder, mountsUnder, settle } from "../dist/test/helpers/daemon-leftovers.js";
 import { rssMiB } from "./resource-usage.mjs";
 
-/** RSS (MiB) and open descriptors of `pid`; undefined when it is gone. */
-export function processFigures(pid) {
+/**
+ * RSS (MiB) and open descriptors of `pid`, with the descriptors by kind (socket, pipe, anon_inode
+ * kinds, files by folder under the daemon's): where a growth comes from. Undefined when it is gone.
+ */
+export function processFigures(pid, dir) {
   if (!pid) return undefined;
   try {
-    return { rssMiB: rssMiB(pid), fds: readdirSync(`/proc/${pid}/fd`).length };
+    const fds = readdirSync(`/proc/${pid}/fd`);
+    const kinds = {};
+    for (const fd of fds) {
+      let target;
+      try {
+        target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      } catch {
+        continue; // closed meanwhile
+      }
+      const kind = /^(socket|pipe):/.exec(target)?.[1] ?? (target.startsWith("anon_inode:") ? target : target.startsWith(`${dir}/`) ? `file ${target.slice(dir.length + 1).split("/").slice(0, 2).join("/").replace(/[0-9a-f]{64}/, "<id>")}` : `file ${target}`);
+      kinds[kind] = (kinds[kind] ?? 0) + 1;
+    }
+    return { rssMiB: rssMiB(pid), fds: fds.length, kinds };
   } catch {
     return undefined;
   }

@@ -18,6 +18,12 @@ export function printReport(result, print = console.log) {
     const fds = (x) => (x ? String(x.fds) : "gone").padStart(10);
     print(`${name.padEnd(12)} ${mib(f.start)} ${mib(f.end)} ${fds(f.start)} ${fds(f.end)}`);
   }
+  for (const [name, f] of Object.entries(result.figures)) {
+    if (!f.start || !f.end || f.start.fds === f.end.fds) continue;
+    const kinds = [...new Set([...Object.keys(f.start.kinds), ...Object.keys(f.end.kinds)])].sort();
+    const changed = kinds.filter((k) => (f.start.kinds[k] ?? 0) !== (f.end.kinds[k] ?? 0)).map((k) => `${k} ${f.start.kinds[k] ?? 0} -> ${f.end.kinds[k] ?? 0}`);
+    print(`  ${name}'s descriptors that changed: ${changed.join(", ")}`);
+  }
   if (result.errors) {
     print("");
     print(`errors (${result.errors}${result.errorSamples.length < result.errors ? `, the first ${result.errorSamples.length}` : ""}):`);

@@ -103,7 +103,7 @@ export async function runSoak({ seconds = 600, clients = 16, seed = 27, log = ()
     registry = await registryInDaemonNs(work, daemon, storage, port);
     await cycle(daemon.sock); // the supervisor starts with the first container
     const supervisor = supervisorPid(daemon);
-    const figures = { engined: { start: processFigures(daemon.proc.pid) }, supervisor: { start: processFigures(supervisor) } };
+    const figures = { engined: { start: processFigures(daemon.proc.pid, daemon.dir) }, supervisor: { start: processFigures(supervisor, daemon.dir) } };
     const before = hostSnapshot(daemon);
 
     const stats = soakStats();
@@ -129,9 +129,10 @@ export async function runSoak({ seconds = 600, clients = 16, seed = 27, log = ()
       throw new Error(`engined exited (${daemon.proc.exitCode ?? daemon.proc.signalCode}) during the run; its last lines:\n${tail}`);
     }
     const api = await sweep(daemon.sock, label);
-    figures.engined.end = processFigures(daemon.proc.pid);
-    figures.supervisor.end = processFigures(supervisor);
     const host = await hostLeftovers(daemon, before, [...made], Math.max(5_000, Math.min(15_000, cleanupEnd - now())));
+    // once what was removed has settled
+    figures.engined.end = processFigures(daemon.proc.pid, daemon.dir);
+    figures.supervisor.end = processFigures(supervisor, daemon.dir);
     return { seconds: ranFor, clients, seed, calls: stats.table(), errors: stats.errorCount(), errorSamples: stats.errors(), figures, leftovers: { api, host } };
   } finally {
     if (daemon && keepLog) copyFileSync(join(daemon.dir, "daemon.log"), keepLog);

@@ -9,7 +9,7 @@
 import { parseArgs } from "node:util";
 import { leftoverLines, runSoak } from "./soak-run.mjs";
 import { printReport } from "./soak-report.mjs";
-import { stopLoopsOnCtrlC } from "./timing.mjs";
+import { stopLoopsOnCtrlC, wasInterrupted } from "./timing.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -26,6 +26,7 @@ try {
   const result = await runSoak({ seconds, clients, seed: Number(values.seed) || 0, keepLog: values["keep-log"], log: (line) => console.error(line) });
   printReport(result);
   if (result.errors || leftoverLines(result).length) process.exitCode = 1;
+  else if (wasInterrupted()) process.exitCode = 130;
 } catch (err) {
   console.error(`failed: ${err.message}`);
   process.exitCode = 1;
