@@ -24,12 +24,19 @@ export function printReport(result, print = console.log) {
     const changed = kinds.filter((k) => (f.start.kinds[k] ?? 0) !== (f.end.kinds[k] ?? 0)).map((k) => `${k} ${f.start.kinds[k] ?? 0} -> ${f.end.kinds[k] ?? 0}`);
     print(`  ${name}'s descriptors that changed: ${changed.join(", ")}`);
   }
+  if (result.timeline?.length) {
+    print("");
+    print(`${"minute".padStart(6)} ${"calls".padStart(7)} ${"engined RSS".padStart(12)} ${"fds".padStart(5)} ${"supervisor RSS".padStart(15)} ${"fds".padStart(5)}`);
+    const mib = (x, w) => (x ? `${x.rssMiB.toFixed(1)} MiB` : "gone").padStart(w);
+    for (const p of result.timeline) print(`${String(Math.round(p.at / 60)).padStart(6)} ${String(p.calls).padStart(7)} ${mib(p.engined, 12)} ${String(p.engined?.fds ?? "-").padStart(5)} ${mib(p.supervisor, 15)} ${String(p.supervisor?.fds ?? "-").padStart(5)}`);
+  }
   if (result.errors) {
     print("");
     print(`errors (${result.errors}${result.errorSamples.length < result.errors ? `, the first ${result.errorSamples.length}` : ""}):`);
     for (const e of result.errorSamples) {
       print(`  ${e.at.toFixed(1)} s, client ${e.client}, ${e.call} (${Math.round(e.ms)} ms): ${e.message}`);
       if (e.inFlightAtStart) print(`    in flight when it was sent: ${e.inFlightAtStart}`);
+      if (e.inFlightAtEnd) print(`    in flight when it ended: ${e.inFlightAtEnd}`);
     }
   }
   const left = leftoverLines(result);

@@ -87,7 +87,8 @@ async function sweep(sock, label) {
  * Runs the soak: `clients` clients for `seconds`, calls seeded by `seed`; `log(line)` hears
  * progress. Resolves with `{ seconds, clients, seed, calls (per call: name, count, p50, p99, max,
  * errors), errors, errorSamples, figures ({ engined, supervisor } x { start, end }: rssMiB,
- * fds), leftovers ({ api, host }) }`; rejects when the daemon or the registry cannot be started,
+ * fds, kinds), timeline (a point a minute: at, calls, errors, engined, supervisor), leftovers
+ * ({ api, host }) }`; rejects when the daemon or the registry cannot be started,
  * or the daemon exits. `keepLog`: a file the daemon's log is copied to at the end.
  */
 export async function runSoak({ seconds = 600, clients = 16, seed = 27, log = () => {}, keepLog } = {}) {
@@ -113,7 +114,14 @@ export async function runSoak({ seconds = 600, clients = 16, seed = 27, log = ()
     const alive = () => daemon.proc.exitCode === null && daemon.proc.signalCode === null;
     log(`${clients} clients for ${seconds} s (seed ${seed})`);
     const t0 = now();
-    const progress = setInterval(() => log(`${Math.round((now() - t0) / 1000)} s: ${stats.table().reduce((n, c) => n + c.count, 0)} calls, ${stats.errorCount()} errors`), 60_000);
+    // every minute: how far, and the two processes' memory and descriptors (a leak shows as a trend)
+    const timeline = [];
+    const progress = setInterval(() => {
+      const point = { at: (now() - t0) / 1000, calls: stats.table().reduce((n, c) => n + c.count, 0), errors: stats.errorCount(), engined: processFigures(daemon.proc.pid, daemon.dir), supervisor: processFigures(supervisor, daemon.dir) };
+      timeline.push(point);
+      const f = (x) => (x ? `${x.rssMiB.toFixed(0)} MiB, ${x.fds} fds` : "gone");
+      log(`${Math.round(point.at)} s: ${point.calls} calls, ${point.errors} errors; engined ${f(point.engined)}; supervisor ${f(point.supervisor)}`);
+    }, 60_000);
     try {
       // at most 50 calls a second per client: a bound, far above what a call's latency allows
       await Promise.all(all.map((c) => c.run(() => alive() && going(t0, seconds * 1000), seconds * 50)));
@@ -133,7 +141,7 @@ export async function runSoak({ seconds = 600, clients = 16, seed = 27, log = ()
     // once what was removed has settled
     figures.engined.end = processFigures(daemon.proc.pid, daemon.dir);
     figures.supervisor.end = processFigures(supervisor, daemon.dir);
-    return { seconds: ranFor, clients, seed, calls: stats.table(), errors: stats.errorCount(), errorSamples: stats.errors(), figures, leftovers: { api, host } };
+    return { seconds: ranFor, clients, seed, calls: stats.table(), errors: stats.errorCount(), errorSamples: stats.errors(), figures, timeline, leftovers: { api, host } };
   } finally {
     if (daemon && keepLog) copyFileSync(join(daemon.dir, "daemon.log"), keepLog);
     if (daemon) await stopDaemon(daemon);
