@@ -173,10 +173,21 @@ export function soakClient({ index, sock, stats, seed, image, label, made }) {
       if (r.ok) volumes.delete(name);
     },
     async networkCreate() {
-      const r = await api("POST /networks/create", "POST", "/networks/create", { body: { Name: `soak-${index}-n${serial++}`, Driver: "bridge", Labels: labels, CheckDuplicate: true }, want: [201], check: json });
+      const name = `soak-${index}-n${serial++}`;
+      const r = await api("POST /networks/create", "POST", "/networks/create", { body: { Name: name, Driver: "bridge", Labels: labels, CheckDuplicate: true }, want: [201], check: json });
       if (!r.ok) return;
       networks.add(r.value.Id);
       made.add(r.value.Id);
+      // the subnet the daemon chose is no other network's (the clients create theirs at the same time)
+      await api("GET /networks", "GET", "/networks", {
+        check: (res) => {
+          const all = json(res);
+          const subnets = (n) => (n?.IPAM?.Config ?? []).map((c) => c.Subnet).filter(Boolean);
+          const mine = subnets(all.find((n) => n.Id === r.value.Id));
+          const clash = all.filter((n) => n.Id !== r.value.Id && subnets(n).some((s) => mine.includes(s)));
+          if (clash.length) throw new Error(`network ${name} got subnet ${mine.join(", ")}, the subnet of ${clash.map((n) => n.Name).join(", ")} too`);
+        },
+      });
     },
     async networkRm(id = pick([...networks].filter((n) => !usedBy("network").has(n)))) {
       const r = await api("DELETE /networks/{id}", "DELETE", `/networks/${id}`, { want: [204] });

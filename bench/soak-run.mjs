@@ -6,9 +6,9 @@
 // Everything the run starts is ended by its pid, also when it fails or is interrupted (the CLI's
 // Ctrl-C stops the loops through bench/timing.mjs, and the clean-up runs as usual).
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { busyboxTar, call, cycle, ready, spawnDaemon, stopDaemon, supervisorPid } from "./daemons.mjs";
 import { endPid } from "./processes.mjs";
 import { imageOf, makeLayer } from "./pull-image.mjs";
@@ -89,9 +89,9 @@ async function sweep(sock, label) {
  * errors), errors, errorSamples, figures ({ engined, supervisor } x { start, end }: rssMiB,
  * fds, kinds), timeline (a point a minute: at, calls, errors, engined, supervisor), leftovers
  * ({ api, host }) }`; rejects when the daemon or the registry cannot be started,
- * or the daemon exits. `keepLog`: a file the daemon's log is copied to at the end.
+ * or the daemon exits. `keepLogs`: a folder the daemon's and the supervisor's logs are copied to at the end.
  */
-export async function runSoak({ seconds = 600, clients = 16, seed = 27, log = () => {}, keepLog } = {}) {
+export async function runSoak({ seconds = 600, clients = 16, seed = 27, log = () => {}, keepLogs } = {}) {
   const work = mkdtempSync(join(tmpdir(), "bench-soak-"));
   const label = `soak-${seed}-${process.pid}`;
   let daemon;
@@ -143,7 +143,16 @@ export async function runSoak({ seconds = 600, clients = 16, seed = 27, log = ()
     figures.supervisor.end = processFigures(supervisor, daemon.dir);
     return { seconds: ranFor, clients, seed, calls: stats.table(), errors: stats.errorCount(), errorSamples: stats.errors(), figures, timeline, leftovers: { api, host } };
   } finally {
-    if (daemon && keepLog) copyFileSync(join(daemon.dir, "daemon.log"), keepLog);
+    if (daemon && keepLogs) {
+      mkdirSync(keepLogs, { recursive: true });
+      for (const file of ["daemon.log", "exec/supervisor/supervisor.log"]) {
+        try {
+          copyFileSync(join(daemon.dir, file), join(keepLogs, basename(file)));
+        } catch {
+          // not made (the supervisor never started)
+        }
+      }
+    }
     if (daemon) await stopDaemon(daemon);
     if (registry) await endPid(registry.pid, 3000);
     rmSync(work, { recursive: true, force: true });

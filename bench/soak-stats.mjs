@@ -27,31 +27,26 @@ export function soakStats() {
      * the result is `{ ok: true, value }` or `{ ok: false }`.
      */
     async time(name, client, fn) {
-      inFlight.set(name, (inFlight.get(name) ?? 0) + 1);
       const othersAtStart = busy();
+      inFlight.set(name, (inFlight.get(name) ?? 0) + 1);
       const start = now();
+      let value;
+      let error;
       try {
-        const value = await fn();
-        entry(name).times.push(now() - start);
-        return { ok: true, value };
+        value = await fn();
       } catch (err) {
-        const ms = now() - start;
-        entry(name).times.push(ms);
-        entry(name).errors++;
-        errorCount++;
-        if (errors.length < KEPT_ERRORS) {
-          errors.push({ at: (start - t0) / 1000, ms, client, call: name, message: err.message, inFlightAtStart: othersAtStart, inFlightAtEnd: busy() });
-        }
-        return { ok: false };
-      } finally {
-        inFlight.set(name, inFlight.get(name) - 1);
+        error = err ?? new Error("failed");
       }
-    },
-    /** An error found outside a call (a state the daemon reports that the client did not expect). */
-    fail(name, client, message) {
+      const ms = now() - start;
+      inFlight.set(name, inFlight.get(name) - 1);
+      entry(name).times.push(ms);
+      if (!error) return { ok: true, value };
       entry(name).errors++;
       errorCount++;
-      if (errors.length < KEPT_ERRORS) errors.push({ at: (now() - t0) / 1000, ms: 0, client, call: name, message, inFlightAtStart: busy(), inFlightAtEnd: "" });
+      if (errors.length < KEPT_ERRORS) {
+        errors.push({ at: (start - t0) / 1000, ms, client, call: name, message: error.message, inFlightAtStart: othersAtStart, inFlightAtEnd: busy() });
+      }
+      return { ok: false };
     },
     /** Per call: count, p50, p99, max (ms), errors; sorted by name. */
     table() {
