@@ -109,8 +109,7 @@ export async function runSoak({ seconds = 600, clients = 16, seed = 27, log = ()
 
     const stats = soakStats();
     const made = new Set();
-    const image = { registry: `127.0.0.1:${port}` };
-    const all = Array.from({ length: clients }, (_, index) => soakClient({ index, sock: daemon.sock, stats, seed, image: { ...image, repo: `soak/c${index}` }, label, made }));
+    const all = Array.from({ length: clients }, (_, index) => soakClient({ index, sock: daemon.sock, stats, seed, image: { registry: `127.0.0.1:${port}`, repo: `soak/c${index}` }, label, made }));
     const alive = () => daemon.proc.exitCode === null && daemon.proc.signalCode === null;
     log(`${clients} clients for ${seconds} s (seed ${seed})`);
     const t0 = now();
@@ -131,7 +130,8 @@ export async function runSoak({ seconds = 600, clients = 16, seed = 27, log = ()
     const ranFor = (now() - t0) / 1000;
     log(`clean-up: each client removes what it made`);
     const cleanupEnd = now() + CLEANUP_LIMIT_MS;
-    await Promise.race([Promise.all(all.map((c) => c.cleanup())), new Promise((r) => setTimeout(r, CLEANUP_LIMIT_MS).unref())]);
+    const cleanedUp = await Promise.race([Promise.all(all.map((c) => c.cleanup())).then(() => true), new Promise((r) => setTimeout(() => r(false), CLEANUP_LIMIT_MS).unref())]);
+    if (!cleanedUp) log(`the clients' clean-up did not end in ${CLEANUP_LIMIT_MS / 1000} s: what they left is swept below`);
     if (!alive()) {
       const tail = readFileSync(join(daemon.dir, "daemon.log"), "utf8").trim().split("\n").slice(-20).join("\n");
       throw new Error(`engined exited (${daemon.proc.exitCode ?? daemon.proc.signalCode}) during the run; its last lines:\n${tail}`);
