@@ -10,7 +10,8 @@ import tarStream from "tar-stream";
 
 export const sha = (b) => `sha256:${createHash("sha256").update(b).digest("hex")}`;
 
-async function makeLayer(file, l, count) {
+/** A layer of `count` files of 1 MiB of random bytes (`layer<l>/file<i>`), gzipped into `file`. */
+export async function makeLayer(file, l, count) {
   const pack = tarStream.pack();
   const diff = createHash("sha256");
   const digest = createHash("sha256");
@@ -49,6 +50,11 @@ export async function makeImage(dir, mb, layerCount) {
   const perLayer = Math.ceil(mb / layerCount);
   const layers = [];
   for (let l = 0; l < layerCount; l++) layers.push(await makeLayer(join(dir, `layer${l}.tar.gz`), l, perLayer));
+  return imageOf(layers);
+}
+
+/** The image of `layers` (from makeLayer, base first): its config and schema2 manifest. */
+export function imageOf(layers) {
   const config = Buffer.from(JSON.stringify({
     architecture: "amd64",
     os: "linux",

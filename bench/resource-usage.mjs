@@ -15,7 +15,8 @@ export function descendants(pid) {
   return out;
 }
 
-function rssMiB(pid) {
+/** The resident memory of `pid` in MiB (0 when it is gone). */
+export function rssMiB(pid) {
   try {
     const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
     return m ? Number(m[1]) / 1024 : 0;
