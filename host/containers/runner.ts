@@ -34,6 +34,7 @@ import type { ContainerVolumes } from "../volumes/container-volumes.js";
 import type { LogDriverSource } from "../plugins/log-drivers.js";
 import type { ContainerLinks } from "./links.js";
 import { mountSpecs, unmountAll } from "../storage/mount-specs.js";
+import { KeyedQueue } from "../../core/async/keyed-queue.js";
 import { SupervisorClientError, type SupervisorClient } from "../supervisor/client.js";
 import { loggerContext, logSettings } from "./log-settings.js";
 import { selectRuntime } from "./runtime-select.js";
@@ -75,7 +76,7 @@ export class ContainerRunner {
   readonly signals = new RunSignals();
   /** The supervisor: found on first use, its exits followed. */
   readonly link: SupervisorLink;
-  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly queues = new KeyedQueue();
   /** Restart policies at work: back-off, waiting restarts, a user's cancellation. */
   private readonly restarts = new RestartManager();
   /** The daemon stops: its own stops are no user's, and no exit is restarted. */
@@ -98,14 +99,7 @@ export class ContainerRunner {
 
   /** Runs `fn` after every earlier step of the same container. */
   private serial<T>(id: string, fn: () => Promise<T>): Promise<T> {
-    const before = this.queues.get(id) ?? Promise.resolve();
-    const next = before.catch(() => {}).then(fn);
-    const tail = next.catch(() => {});
-    this.queues.set(id, tail);
-    void tail.then(() => {
-      if (this.queues.get(id) === tail) this.queues.delete(id);
-    });
-    return next;
+    return this.queues.run(id, fn);
   }
 
   /** The supervisor's client (exec runs through it too). */

@@ -10,6 +10,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Logger } from "pino";
+import { KeyedQueue } from "../../core/async/keyed-queue.js";
 import type { NetworkDriver, NetworkSpec } from "../../core/contracts/network.js";
 import type { ContainerEndpoint, ContainerStore } from "../../core/containers/container-store.js";
 import { EngineError, errors } from "../../core/errors.js";
@@ -38,6 +39,8 @@ export const DEFAULT_NETWORK = "bridge";
 export const MODE_NETWORKS: Record<string, string> = { host: "host", none: "null" };
 
 export class NetworkManager {
+  private readonly claiming = new KeyedQueue();
+
   constructor(private readonly deps: NetworkManagerDeps) {}
 
   /** A short tag of this daemon (its exec root), for names shared with other daemons. */
@@ -118,6 +121,24 @@ export class NetworkManager {
   // --- the API ----------------------------------------------------------------------------------
 
   async create(req: NetworkCreateRequest): Promise<NetworkRecord> {
+    const { rec, driver } = await this.claiming.run("", () => this.claim(req));
+    const spec = rec.spec;
+    try {
+      await driver.createNetwork(spec);
+    } catch (err) {
+      await driver.deleteNetwork(spec).catch(() => undefined);
+      await this.deps.store.remove(spec.id);
+      throw errors.networkSetupFailed(`cannot create network ${spec.name}: ${(err as Error).message}`);
+    }
+    this.deps.hooks.event.call(networkEvent(spec, "create"));
+    return rec;
+  }
+
+  /**
+   * The new network's record, saved, and its driver. One claim at a time, from the look at the
+   * other networks to the save: two at once would both take the same free subnet and name.
+   */
+  private async claim(req: NetworkCreateRequest): Promise<{ rec: NetworkRecord; driver: NetworkDriver }> {
     const others = this.list().map((r) => r.spec);
     const spec = await newNetworkSpec(req, { id: this.deps.store.newId(), config: this.deps.config(), others, hostRoutes: (f) => hostRoutes("", f), hostId: this.hostId() });
     let driver: NetworkDriver;
@@ -135,15 +156,7 @@ export class NetworkManager {
     }
     const rec: NetworkRecord = { spec, ipam: freshIpam(spec).toJSON() };
     await this.deps.store.save(rec);
-    try {
-      await driver.createNetwork(spec);
-    } catch (err) {
-      await driver.deleteNetwork(spec).catch(() => undefined);
-      await this.deps.store.remove(spec.id);
-      throw errors.networkSetupFailed(`cannot create network ${spec.name}: ${(err as Error).message}`);
-    }
-    this.deps.hooks.event.call(networkEvent(spec, "create"));
-    return rec;
+    return { rec, driver };
   }
 
   async remove(ref: string): Promise<void> {

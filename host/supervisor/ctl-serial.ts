@@ -3,23 +3,17 @@
  * command per read, so two written back to back (the Docker CLI's resize to h+1 then h, which
  * makes a shell redraw; a resize and a log reopen) would lose the second.
  */
+import { KeyedQueue } from "../../core/async/keyed-queue.js";
 
 /** The commands under way, by FIFO. */
-const queues = new Map<string, Promise<void>>();
+const queues = new KeyedQueue();
 
 const GAP_MS = 25;
 
 /** Runs `send` (a synchronous write to the FIFO) after the FIFO's earlier commands; rejects with its error. */
 export function serialCtl(ctlPath: string, send: () => void): Promise<void> {
-  const before = queues.get(ctlPath) ?? Promise.resolve();
-  const mine = before.then(async () => {
+  return queues.run(ctlPath, async () => {
     send();
     await new Promise((resolve) => setTimeout(resolve, GAP_MS));
   });
-  const tail = mine.catch(() => {});
-  queues.set(ctlPath, tail);
-  void tail.then(() => {
-    if (queues.get(ctlPath) === tail) queues.delete(ctlPath);
-  });
-  return mine;
 }

@@ -74,9 +74,7 @@ async function handle(sup: Supervisor, req: IncomingMessage, res: ServerResponse
     }
   } else if (req.method === "POST" && action === "wait") {
     // The answer waits for the exit; a client that goes away stops the wait.
-    const abort = new AbortController();
-    req.socket.once("close", () => abort.abort());
-    return send(res, 200, { exitCode: await sup.wait(id, abort.signal) });
+    return send(res, 200, { exitCode: await sup.wait(id, whileAnswerPending(res)) });
   } else if (req.method === "POST" && action === "kill") {
     await sup.kill(id, url.searchParams.get("signal") ?? "KILL");
     return send(res, 204);
@@ -110,15 +108,26 @@ async function handleExec(sup: Supervisor, id: string, execId: string | undefine
     return send(res, 204);
   }
   if (execId && action === "wait" && req.method === "POST") {
-    const abort = new AbortController();
-    req.socket.once("close", () => abort.abort());
-    return send(res, 200, { exitCode: await sup.execWait(id, execId, abort.signal) });
+    return send(res, 200, { exitCode: await sup.execWait(id, execId, whileAnswerPending(res)) });
   }
   if (execId && action === "resize" && req.method === "POST") {
     await sup.execResize(id, execId, dimension(url, "h"), dimension(url, "w"));
     return send(res, 204);
   }
   throw new SupervisorError(404, "not found");
+}
+
+/**
+ * A signal that fires when the client goes away before its answer. The response's own `close`,
+ * not the socket's: engined's keep-alive connections carry request after request, and a
+ * listener per request on the socket piled up for as long as the connection lived.
+ */
+function whileAnswerPending(res: ServerResponse): AbortSignal {
+  const abort = new AbortController();
+  res.once("close", () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  return abort.signal;
 }
 
 function dimension(url: URL, name: string): number {

@@ -14,6 +14,7 @@ import { EngineError, errors } from "../../core/errors.js";
 import { makeEvent } from "../../core/events/event.js";
 import type { EngineHooks } from "../../core/hooks.js";
 import { VOLUME_NAME } from "./mount-plan.js";
+import { KeyedQueue } from "../../core/async/keyed-queue.js";
 import type { VolumeDriverSource } from "./volume-drivers.js";
 import { ANONYMOUS_LABEL, isAnonymous, type VolumeRecord, type VolumeStore } from "./volume-store.js";
 
@@ -34,15 +35,13 @@ export interface VolumeServiceDeps {
 }
 
 export class VolumeService {
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly queue = new KeyedQueue();
   private readonly held = new Map<string, number>();
 
   constructor(private readonly deps: VolumeServiceDeps) {}
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
-    const next = this.queue.catch(() => {}).then(fn);
-    this.queue = next.catch(() => {});
-    return next;
+    return this.queue.run("", fn);
   }
 
   private readonly loaded = new Set<string>();
