@@ -42,8 +42,6 @@ const ANSWER_MS = 8_000;
 interface Answer {
   status: number | "timeout" | "reset";
   message: string;
-  /** The daemon shed the request (503 with Retry-After, before anything ran). */
-  shed?: boolean;
 }
 
 /** One request to the daemon's socket; resolves with the status as soon as it comes (the rest of a stream is dropped). */
@@ -67,7 +65,6 @@ function send(socketPath: string, req: FuzzRequest): Promise<Answer> {
     let text = "";
     r.on("response", (res) => {
       status = res.statusCode ?? 0;
-      if (status === 503 && res.headers["retry-after"] !== undefined) return finish({ status, message: "", shed: true });
       if (status < 400) return finish({ status, message: "" });
       res.on("data", (d: Buffer) => {
         if (text.length < 4096) text += d.toString();
@@ -91,15 +88,6 @@ function messageOf(text: string): string {
     return String((JSON.parse(text) as { message?: unknown }).message ?? text);
   } catch {
     return text;
-  }
-}
-
-/** Asks again while the daemon sheds load (503 before anything ran): that is its right answer under load, not what the fuzz is about. */
-async function sendPatiently(socketPath: string, req: FuzzRequest): Promise<Answer> {
-  for (let attempt = 1; ; attempt++) {
-    const a = await send(socketPath, req);
-    if (!a.shed || attempt >= 20) return a;
-    await new Promise((r) => setTimeout(r, 500));
   }
 }
 
@@ -291,12 +279,12 @@ describe("API fuzz: every client error is a 4xx", function () {
         const req = fuzzRequest(rng, index, pickRoute(rng, routes), world);
         if (ONLY.length) fuzzedRequests.push(req);
         const sentAt = Date.now();
-        const answer = await sendPatiently(daemon.socket, req);
+        const answer = await send(daemon.socket, req);
         const spent = timeByRoute.get(req.route) ?? [0, 0];
         timeByRoute.set(req.route, [spent[0] + 1, spent[1] + Date.now() - sentAt]);
         // a HEAD answer has no message: the same request as a GET says it
         if (req.method === "HEAD" && typeof answer.status === "number" && answer.status >= 500) {
-          answer.message = `(as a GET) ${(await sendPatiently(daemon.socket, { ...req, method: "GET" })).message}`.replace(/^\(as a GET\) (.*)$/, (m, text: string) => (notAboutTheRequest({ ...answer, message: text }) ? text : m));
+          answer.message = `(as a GET) ${(await send(daemon.socket, { ...req, method: "GET" })).message}`.replace(/^\(as a GET\) (.*)$/, (m, text: string) => (notAboutTheRequest({ ...answer, message: text }) ? text : m));
         }
         statuses.set(String(answer.status), (statuses.get(String(answer.status)) ?? 0) + 1);
         const excuse = notAboutTheRequest(answer);

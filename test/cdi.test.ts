@@ -12,7 +12,7 @@ import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { docker, dockerInfo } from "./helpers/docker-cli.js";
+import { docker } from "./helpers/docker-cli.js";
 import { makeTempDir, startEngined, type RunResult, type TestDaemon } from "./helpers/engined.js";
 import { httpRequest } from "./helpers/http.js";
 import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
@@ -21,8 +21,7 @@ import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
 async function daemonWithBusybox(args: string[]): Promise<{ d: TestDaemon; run: (...a: string[]) => Promise<RunResult>; cli: (...a: string[]) => Promise<string> }> {
   const d = await startEngined({ args });
   const host = `unix://${d.socket}`;
-  // `docker info` is asked again while a loaded machine makes the new daemon answer 503.
-  const run = (...a: string[]) => (a[0] === "info" ? dockerInfo(host, a.slice(1)) : docker(host, a));
+  const run = (...a: string[]) => docker(host, a);
   const cli = async (...a: string[]) => {
     const r = await run(...a);
     expect(r.code, `docker ${a.join(" ")}: ${r.stderr}`).to.equal(0);
@@ -42,15 +41,7 @@ describe("CDI devices (Docker CLI and API)", function () {
   let staticDir: string;
   let dynamicDir: string;
   let payload: string;
-  /** An API request; a 503 "overloaded" (a loaded machine, the request not handled) is sent again, 40 times at most. */
-  const api = async (method: string, path: string, body?: unknown) => {
-    let r = await httpRequest({ socketPath: d.socket }, method, `/v1.51${path}`, body);
-    for (let i = 0; i < 40 && r.status === 503; i++) {
-      await new Promise((res) => setTimeout(res, 250));
-      r = await httpRequest({ socketPath: d.socket }, method, `/v1.51${path}`, body);
-    }
-    return r;
-  };
+  const api = (method: string, path: string, body?: unknown) => httpRequest({ socketPath: d.socket }, method, `/v1.51${path}`, body);
   const info = async () => {
     const r = await api("GET", "/info");
     expect(r.status, r.body).to.equal(200);

@@ -12,7 +12,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { daemonArgs, makeTempDir, runEngined, startEngined, type RunResult, type TestDaemon } from "./helpers/engined.js";
-import { httpRequest, patientRequest } from "./helpers/http.js";
+import { httpRequest } from "./helpers/http.js";
 
 const CONFLICT = "the following directives are specified both as a flag and in the configuration file";
 const UNKNOWN = "the following directives don't match any configuration option: ";
@@ -40,7 +40,7 @@ function expectFailedStart(res: RunResult, dir: string): void {
 }
 
 async function info(d: TestDaemon): Promise<Record<string, unknown>> {
-  const res = await patientRequest({ socketPath: d.socket }, "GET", "/info");
+  const res = await httpRequest({ socketPath: d.socket }, "GET", "/info");
   expect(res.status).to.equal(200);
   return JSON.parse(res.body) as Record<string, unknown>;
 }

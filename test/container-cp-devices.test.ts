@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { expect } from "chai";
 import Docker from "dockerode";
 import tarStream from "tar-stream";
-import { docker, dockerPatiently } from "./helpers/docker-cli.js";
+import {docker } from "./helpers/docker-cli.js";
 import { makeTempDir, runCommand, startEngined, type RunResult, type TestDaemon } from "./helpers/engined.js";
 import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
 import { headerSafe, SkippedEntries, skippedWarning } from "../host/containers/files/skipped-entries.js";
@@ -123,10 +123,9 @@ describe("docker cp into a container leaves device nodes and FIFOs out", functio
     work = makeTempDir("engine-cp-devices-");
     d = await startEngined();
     host = `unix://${d.socket}`;
-    // asked again while a just-started daemon on a loaded machine answers 503 (before any handler runs)
-    ok(await dockerPatiently(host, ["import", "-c", 'CMD ["sh"]', writeFixture(work, "rootfs.tar", await busyboxRootfs()), "busybox"]), "docker import");
-    id = ok(await dockerPatiently(host, ["create", "--name", "cp-dev", "--network", "none", "busybox", "sleep", "300"]), "create").trim();
-    ok(await dockerPatiently(host, ["start", "cp-dev"]), "start");
+    ok(await docker(host, ["import", "-c", 'CMD ["sh"]', writeFixture(work, "rootfs.tar", await busyboxRootfs()), "busybox"]), "docker import");
+    id = ok(await docker(host, ["create", "--name", "cp-dev", "--network", "none", "busybox", "sleep", "300"]), "create").trim();
+    ok(await docker(host, ["start", "cp-dev"]), "start");
     rootfs = join(d.dir, "exec", "containers", id, "rootfs");
     expect(lstat(join(rootfs, "bin", "busybox"))?.isFile(), "the container's root is mounted on the host").to.equal(true);
   });

@@ -13,9 +13,9 @@ import { featureEnabled, featuresInForce } from "../core/features.js";
 import { resolveOptions } from "../core/options/resolve.js";
 import { checkRules, type RuleHost } from "../core/options/rules.js";
 import { parseDaemonArgs } from "../host/daemon-args.js";
-import { docker } from "./helpers/docker-cli.js";
+import {docker } from "./helpers/docker-cli.js";
 import { daemonArgs, makeTempDir, runEngined, sighup, startEngined, type TestDaemon } from "./helpers/engined.js";
-import { patientRequest } from "./helpers/http.js";
+import { httpRequest } from "./helpers/http.js";
 
 const linux: RuleHost = { platform: "linux", cgroupVersion: 1, systemd: false };
 const win: RuleHost = { platform: "win", cgroupVersion: 1, systemd: false };
@@ -26,7 +26,7 @@ const SNAPSHOTTER_WARNING =
 const DNS_PROXY_REFUSED = "feature option 'windows-dns-proxy' is only available on the win platform";
 
 async function info(d: TestDaemon): Promise<Record<string, any>> {
-  const res = await patientRequest({ socketPath: d.socket }, "GET", "/v1.51/info");
+  const res = await httpRequest({ socketPath: d.socket }, "GET", "/v1.51/info");
   expect(res.status, res.body).to.equal(200);
   return JSON.parse(res.body);
 }

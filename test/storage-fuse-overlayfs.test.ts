@@ -16,7 +16,7 @@ import plugin, { fuseOverlayfsSupported } from "../plugins/storage-fuse-overlayf
 import { createFuseOverlayfsDriver } from "../plugins/storage-fuse-overlayfs/fuse-overlayfs.js";
 import { createOverlay2Driver } from "../plugins/storage-overlay2/overlay2.js";
 import type { StorageDriver } from "../core/contracts/storage.js";
-import { docker, dockerPatiently } from "./helpers/docker-cli.js";
+import {docker } from "./helpers/docker-cli.js";
 import { makeTempDir, startEngined, type RunResult, type TestDaemon } from "./helpers/engined.js";
 import "./helpers/root-hooks.js";
 import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
@@ -264,12 +264,12 @@ describe("storage fuse-overlayfs with the Docker CLI", function () {
   });
 
   it("docker info names the driver, with no status lines", async () => {
-    const json = await dockerPatiently(host, ["info", "--format", "{{json .}}"]);
+    const json = await docker(host, ["info", "--format", "{{json .}}"]);
     expect([json.code, json.stderr]).to.deep.equal([0, ""]);
     const info = JSON.parse(json.stdout);
     expect(info.Driver).to.equal("fuse-overlayfs");
     expect(info.DriverStatus).to.deep.equal([]);
-    const text = await dockerPatiently(host, ["info"]);
+    const text = await docker(host, ["info"]);
     expect(text.stderr).to.equal("");
     // the driver's name, and no status lines under it (the next line is not indented further)
     expect(text.stdout).to.match(/\n Storage Driver: fuse-overlayfs\n [A-Z]/);

@@ -8,7 +8,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { builtinStorageManifests, checkStorageOptions } from "../host/storage/option-owners.js";
-import { dockerPatiently } from "./helpers/docker-cli.js";
+import {docker } from "./helpers/docker-cli.js";
 import { daemonArgs, makeTempDir, ROOT, runEngined, startEngined, type RunResult } from "./helpers/engined.js";
 import "./helpers/root-hooks.js";
 
@@ -94,7 +94,7 @@ describe("storage options (--storage-opt) and /info", function () {
   it("docker info shows the driver's status lines: overlay2's", async () => {
     const d = await startEngined({ args: ["--storage-driver", "overlay2"] });
     try {
-      const r = await dockerPatiently(`unix://${d.socket}`, ["info", "--format", "{{json .DriverStatus}}"]);
+      const r = await docker(`unix://${d.socket}`, ["info", "--format", "{{json .DriverStatus}}"]);
       expect([r.code, r.stderr], r.stderr).to.deep.equal([0, ""]);
       expect(JSON.parse(r.stdout)).to.deep.equal([
         ["Backing Filesystem", "extfs"],
@@ -103,7 +103,7 @@ describe("storage options (--storage-opt) and /info", function () {
         ["Native Overlay Diff", "true"],
         ["userxattr", "false"],
       ]);
-      const text = await dockerPatiently(`unix://${d.socket}`, ["info"]);
+      const text = await docker(`unix://${d.socket}`, ["info"]);
       expect(text.stdout).to.match(/Storage Driver: overlay2\n\s+Backing Filesystem: extfs\n\s+Supports d_type: true\n\s+Using metacopy: false\n\s+Native Overlay Diff: true\n\s+userxattr: false\n/);
     } finally {
       await d.stop();

@@ -21,23 +21,9 @@ export async function docker(host: string, args: string[], env: NodeJS.ProcessEn
   }
 }
 
-/**
- * `docker` again (at most `attempts` times, a second apart) while the daemon answers that it is
- * overloaded: right after a start on a busy machine its event loop may still be late, and some
- * commands (`docker info`) print what they got and exit 0 all the same.
- */
-export async function dockerPatiently(host: string, args: string[], attempts = 5): Promise<RunResult> {
-  let result = await docker(host, args);
-  for (let i = 1; i < attempts && /the daemon is overloaded/.test(result.stderr); i++) {
-    await new Promise((r) => setTimeout(r, 1000));
-    result = await docker(host, args);
-  }
-  return result;
-}
-
-/** `docker info` with these arguments, asked again while the daemon says it is overloaded. */
+/** `docker info` with these arguments. */
 export function dockerInfo(host: string, args: string[] = []): Promise<RunResult> {
-  return dockerPatiently(host, ["info", ...args], 20);
+  return docker(host, ["info", ...args]);
 }
 
 /**

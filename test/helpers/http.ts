@@ -35,19 +35,6 @@ export function httpRequest(
   });
 }
 
-/**
- * `httpRequest`, asked again (up to 20 times, half a second apart) while the daemon answers 503:
- * on a machine shared with other suites the daemon's event loop can lag past its load limit
- * (`@fastify/under-pressure`), which is its right answer then, but not what the test is about.
- */
-export async function patientRequest(...args: Parameters<typeof httpRequest>): Promise<HttpAnswer> {
-  for (let attempt = 1; ; attempt++) {
-    const res = await httpRequest(...args);
-    if (res.status !== 503 || attempt >= 20) return res;
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
 /** `tcp://127.0.0.1:41234/x` -> host and port. */
 export function tcpTarget(address: string): { host: string; port: number } {
   const m = /^tcp:\/\/\[?([^\]/]+?)\]?:(\d+)/.exec(address);
