@@ -30,7 +30,7 @@ export const apiErrors = {
   apiUnderPressure: define(
     "ENGINE_ERR_API_UNDER_PRESSURE",
     503,
-    (delayMs: number, limitMs: number) => `the daemon is overloaded: its event loop was held up for ${Math.round(delayMs)} ms on average (the limit is ${limitMs} ms); try again later`,
+    (lateMs: number, limitMs: number) => `the daemon is overloaded: its event loop runs ${Math.round(lateMs)} ms late (the limit is ${limitMs} ms); try again later`,
   ),
   apiInternal: define("ENGINE_ERR_API_INTERNAL", 500, (detail: string) => detail),
   apiNotImplemented: define("ENGINE_ERR_API_NOT_IMPLEMENTED", 501, (what: string) => `not implemented yet: ${what}`),

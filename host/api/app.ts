@@ -5,7 +5,6 @@
  * It never listens itself: the listeners (`host/listeners/`) feed `handler` from each socket.
  */
 import { createServer, type RequestListener } from "node:http";
-import underPressure from "@fastify/under-pressure";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from "fastify";
 import type { Logger } from "pino";
 import { EngineError, errors, toEngineError } from "../../core/errors.js";
@@ -13,25 +12,8 @@ import type { EngineHooks } from "../../core/hooks.js";
 import { API_VERSION, ENGINE_VERSION } from "../../core/version.js";
 import { checkApiVersion, rewriteVersionedUrl } from "./api-version.js";
 import { installAuthorization } from "./authorization.js";
+import { DEFAULT_LOAD_LIMITS, installLoadShedding, type LoadLimits } from "./load-shedding.js";
 import { systemRoutes, type SystemRouteDeps } from "./routes/system.js";
-
-/**
- * Load shedding, a last resort: a request gets 503 (with Retry-After and the delay seen) only
- * when the event loop's mean delay over a sampling interval passed `maxEventLoopDelay`, i.e. it
- * was held up for seconds. No normal operation comes near: their longest stalls are under
- * 100 ms (bench/event-loop.mjs), so a valid request is never turned away for the daemon's own
- * work, only when the machine or the daemon is truly swamped.
- */
-export interface LoadLimits {
-  /** Mean event-loop delay in ms past which requests get 503 with Retry-After. */
-  maxEventLoopDelay: number;
-  /** Seconds a client is told to wait. */
-  retryAfter: number;
-  /** How often the event loop is sampled, in ms. */
-  sampleInterval: number;
-}
-
-export const DEFAULT_LOAD_LIMITS: LoadLimits = { maxEventLoopDelay: 5000, retryAfter: 10, sampleInterval: 500 };
 
 export interface ApiDeps extends SystemRouteDeps {
   hooks: EngineHooks;
@@ -81,17 +63,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   reportAnswers(app, deps.hooks);
   installJsonParser(app);
   installErrorShape(app, deps.log);
-  const load = deps.load ?? DEFAULT_LOAD_LIMITS;
-  await app.register(underPressure, {
-    maxEventLoopDelay: load.maxEventLoopDelay,
-    retryAfter: load.retryAfter,
-    sampleInterval: load.sampleInterval,
-    // the answer says why (the delay seen and the limit), through the error shape of every error
-    pressureHandler: (_request, reply, _type, value) => {
-      reply.header("retry-after", load.retryAfter);
-      return Promise.reject(errors.apiUnderPressure(value ?? 0, load.maxEventLoopDelay));
-    },
-  });
+  installLoadShedding(app, deps.load ?? DEFAULT_LOAD_LIMITS);
   installAuthorization(app, deps.hooks);
   reportBadJson(app);
   app.register(systemRoutes(deps));

@@ -2,7 +2,8 @@
 import type { FastifyInstance } from "fastify";
 import { pino } from "pino";
 import { createHooks, type EngineHooks } from "../../core/hooks.js";
-import { buildApi, type Api, type LoadLimits } from "../../host/api/app.js";
+import { buildApi, type Api } from "../../host/api/app.js";
+import type { LoadLimits } from "../../host/api/load-shedding.js";
 import type { SystemInfo, VersionInfo } from "../../core/system-info.js";
 
 export async function buildTestApi(opts: {
