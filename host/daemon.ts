@@ -74,6 +74,7 @@ import { tapFeatures } from "./features.js";
 import { EngineMetrics } from "./metrics/engine-metrics.js";
 import { serveMetrics } from "./metrics/metrics-server.js";
 import { supervisorAnswers } from "./supervisor/launch.js";
+import { openCri } from "./cri/open-cri.js";
 
 /** How long a metrics scrape waits for the supervisor's answer before calling it down. */
 const SUPERVISOR_PING_MS = 2000;
@@ -263,6 +264,15 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       });
       const served = await serveMetrics(config["metrics-addr"], metrics.registry, log.child({ component: "metrics" }));
       undo.push(() => served.close());
+    }
+
+    if (config["cri-supervisor"]) {
+      const cri = await openCri({
+        config: () => config, host: ruleHost(host), dataRoot: roots.dataRoot, execRoot: roots.execRoot, log: log.child({ component: "cri" }), hooks,
+        images, storage: driver, registry, dockerUsesImage: (id) => containers.usesImage(id),
+        group: config.group, groupGiven: opts.loaded.given.has("group") || opts.loaded.fromFile.has("group"),
+      });
+      undo.push(() => cri.close());
     }
 
     const listeners = await openListeners(addresses, {

@@ -1,0 +1,59 @@
+/**
+ * `--cri-supervisor`: engined serves the Kubernetes CRI (runtime.v1) on `<exec-root>/cri.sock`
+ * (docs/cluster.md says why engined serves it and not the supervisor process). What it serves
+ * is put together here from the daemon's parts: the image store, the registry client, the
+ * storage driver, the runtime configuration.
+ */
+import { join } from "node:path";
+import type { Logger } from "pino";
+import type { StorageDriver } from "../../core/contracts/storage.js";
+import type { EngineHooks } from "../../core/hooks.js";
+import type { ImageStore } from "../../core/images/image-store.js";
+import type { RuleHost } from "../../core/options/rules.js";
+import type { DaemonConfig } from "../../core/options/table.js";
+import type { RegistryService } from "../registry/registry.js";
+import type { CniDirs } from "./cni/cni-config.js";
+import { serveCri, type CriServer } from "./cri-server.js";
+import { criImageHandlers } from "./image-service.js";
+import { runtimeInfoHandlers } from "./runtime-info.js";
+
+export interface CriDeps {
+  config: () => DaemonConfig;
+  host: RuleHost;
+  dataRoot: string;
+  execRoot: string;
+  log: Logger;
+  hooks: EngineHooks;
+  images: ImageStore;
+  storage: StorageDriver;
+  registry: RegistryService;
+  /** Whether a Docker container uses the image. */
+  dockerUsesImage: (id: string) => boolean;
+  /** The API socket's group, and whether it was asked for (a missing one is then an error). */
+  group: string;
+  groupGiven: boolean;
+}
+
+export function criSocketPath(execRoot: string): string {
+  return join(execRoot, "cri.sock");
+}
+
+export async function openCri(deps: CriDeps): Promise<CriServer> {
+  const cniDirs = (): CniDirs => ({ confDir: deps.config()["cri-cni-conf-dir"], binDirs: deps.config()["cri-cni-bin-dir"] });
+  const images = criImageHandlers({
+    store: deps.images,
+    storage: deps.storage,
+    storageHome: join(deps.dataRoot, deps.storage.name),
+    registry: deps.registry,
+    hooks: deps.hooks,
+    limits: () => {
+      const c = deps.config();
+      return { downloads: c["max-concurrent-downloads"], attempts: c["max-download-attempts"], disablePigz: c["disable-pigz"] };
+    },
+    inUse: (id) => deps.dockerUsesImage(id),
+  });
+  const runtime = { ...runtimeInfoHandlers({ config: deps.config, host: deps.host, cniDirs }) };
+  const server = await serveCri({ socket: criSocketPath(deps.execRoot), group: deps.group, groupGiven: deps.groupGiven, log: deps.log, runtime, image: images });
+  deps.log.info({ socket: server.socket }, `CRI listen on unix://${server.socket}`);
+  return server;
+}
