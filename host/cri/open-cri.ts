@@ -16,6 +16,8 @@ import type { CniDirs } from "./cni/cni-config.js";
 import { serveCri, type CriServer } from "./cri-server.js";
 import { criImageHandlers } from "./image-service.js";
 import { runtimeInfoHandlers } from "./runtime-info.js";
+import { sandboxHandlers } from "./sandbox/sandbox-handlers.js";
+import { SandboxService } from "./sandbox/sandbox-service.js";
 
 export interface CriDeps {
   config: () => DaemonConfig;
@@ -52,7 +54,9 @@ export async function openCri(deps: CriDeps): Promise<CriServer> {
     },
     inUse: (id) => deps.dockerUsesImage(id),
   });
-  const runtime = { ...runtimeInfoHandlers({ config: deps.config, host: deps.host, cniDirs }) };
+  const sandboxes = new SandboxService({ dataRoot: deps.dataRoot, execRoot: deps.execRoot, config: deps.config, cniDirs, log: deps.log });
+  await sandboxes.restore();
+  const runtime = { ...runtimeInfoHandlers({ config: deps.config, host: deps.host, cniDirs }), ...sandboxHandlers(sandboxes) };
   const server = await serveCri({ socket: criSocketPath(deps.execRoot), group: deps.group, groupGiven: deps.groupGiven, log: deps.log, runtime, image: images });
   deps.log.info({ socket: server.socket }, `CRI listen on unix://${server.socket}`);
   return server;
