@@ -213,6 +213,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       authorization: () => authz.ids(),
       warnings: () => warnings,
     };
+    // CRI containers use images too (set once the CRI is served): `docker rmi` refuses those
+    let criUsesImage = (_id: string): boolean => false;
+    const usesImage = (id: string) => containers.usesImage(id) || criUsesImage(id);
     const api = await buildApi({
       hooks,
       log: log.child({ component: "api" }),
@@ -224,7 +227,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           store: images,
           driverName: driver.name,
           disablePigz: () => config["disable-pigz"],
-          inUse: (id) => containers.usesImage(id),
+          inUse: usesImage,
           registry,
           hooks,
           limits: () => ({
@@ -269,10 +272,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     if (config["cri-supervisor"]) {
       const cri = await openCri({
         config: () => config, host: ruleHost(host), dataRoot: roots.dataRoot, execRoot: roots.execRoot, log: log.child({ component: "cri" }), hooks,
-        images, storage: driver, registry, dockerUsesImage: (id) => containers.usesImage(id),
+        images, storage: driver, runtime, registry, dockerUsesImage: (id) => containers.usesImage(id),
         group: config.group, groupGiven: opts.loaded.given.has("group") || opts.loaded.fromFile.has("group"),
       });
       undo.push(() => cri.close());
+      criUsesImage = (id) => cri.usesImage(id);
     }
 
     const listeners = await openListeners(addresses, {

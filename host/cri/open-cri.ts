@@ -6,6 +6,7 @@
  */
 import { join } from "node:path";
 import type { Logger } from "pino";
+import type { RuntimeDriver } from "../../core/contracts/runtime.js";
 import type { StorageDriver } from "../../core/contracts/storage.js";
 import type { EngineHooks } from "../../core/hooks.js";
 import type { ImageStore } from "../../core/images/image-store.js";
@@ -17,6 +18,8 @@ import { serveCri, type CriServer } from "./cri-server.js";
 import { criImageHandlers } from "./image-service.js";
 import { runtimeInfoHandlers } from "./runtime-info.js";
 import { sandboxHandlers } from "./sandbox/sandbox-handlers.js";
+import { containerHandlers, sandboxContainers } from "./containers/container-handlers.js";
+import { CriContainerService } from "./containers/container-service.js";
 import { SandboxService } from "./sandbox/sandbox-service.js";
 
 export interface CriDeps {
@@ -28,6 +31,7 @@ export interface CriDeps {
   hooks: EngineHooks;
   images: ImageStore;
   storage: StorageDriver;
+  runtime: RuntimeDriver;
   registry: RegistryService;
   /** Whether a Docker container uses the image. */
   dockerUsesImage: (id: string) => boolean;
@@ -40,7 +44,14 @@ export function criSocketPath(execRoot: string): string {
   return join(execRoot, "cri.sock");
 }
 
-export async function openCri(deps: CriDeps): Promise<CriServer> {
+export interface OpenedCri {
+  server: CriServer;
+  /** Whether a CRI container uses the image (a `docker rmi` of it is refused). */
+  usesImage(id: string): boolean;
+  close(): Promise<void>;
+}
+
+export async function openCri(deps: CriDeps): Promise<OpenedCri> {
   const cniDirs = (): CniDirs => ({ confDir: deps.config()["cri-cni-conf-dir"], binDirs: deps.config()["cri-cni-bin-dir"] });
   const images = criImageHandlers({
     store: deps.images,
@@ -52,12 +63,24 @@ export async function openCri(deps: CriDeps): Promise<CriServer> {
       const c = deps.config();
       return { downloads: c["max-concurrent-downloads"], attempts: c["max-download-attempts"], disablePigz: c["disable-pigz"] };
     },
-    inUse: (id) => deps.dockerUsesImage(id),
+    inUse: (id) => deps.dockerUsesImage(id) || containers.usesImage(id),
   });
   const sandboxes = new SandboxService({ dataRoot: deps.dataRoot, execRoot: deps.execRoot, config: deps.config, cniDirs, log: deps.log });
   await sandboxes.restore();
-  const runtime = { ...runtimeInfoHandlers({ config: deps.config, host: deps.host, cniDirs }), ...sandboxHandlers(sandboxes) };
+  const containers = new CriContainerService({
+    dataRoot: deps.dataRoot, execRoot: deps.execRoot, config: deps.config, host: deps.host, images: deps.images, storage: deps.storage, runtime: deps.runtime, sandboxes, log: deps.log,
+  });
+  sandboxes.containers = sandboxContainers(containers);
+  await containers.restore();
+  const runtime = { ...runtimeInfoHandlers({ config: deps.config, host: deps.host, cniDirs }), ...sandboxHandlers(sandboxes), ...containerHandlers(containers) };
   const server = await serveCri({ socket: criSocketPath(deps.execRoot), group: deps.group, groupGiven: deps.groupGiven, log: deps.log, runtime, image: images });
   deps.log.info({ socket: server.socket }, `CRI listen on unix://${server.socket}`);
-  return server;
+  return {
+    server,
+    usesImage: (id) => containers.usesImage(id),
+    close: async () => {
+      await server.close();
+      await containers.close();
+    },
+  };
 }

@@ -155,9 +155,12 @@ function checkRun(body: unknown): RunRequest {
   if (b.log !== undefined && (typeof b.log.driver !== "string" || typeof b.log.context?.logDir !== "string" || typeof b.log.context.containerId !== "string")) {
     throw new SupervisorError(400, "log needs a driver name and a context with containerId and logDir");
   }
+  if (b.logPath !== undefined && (typeof b.logPath !== "string" || !b.logPath.startsWith("/"))) throw new SupervisorError(400, "logPath must be an absolute path");
+  if (b.logPath !== undefined && b.log !== undefined) throw new SupervisorError(400, "logPath and log exclude each other: a log driver drains the spool in the supervisor's folder");
   return {
     id: b.id,
     bundle: b.bundle,
+    ...(b.logPath ? { logPath: b.logPath } : {}),
     runtime: { path: b.runtime.path, ...(b.runtime.args ? { args: b.runtime.args } : {}) },
     ...(b.log ? { log: b.log } : {}),
     ...(b.noPivot === true ? { noPivot: true } : {}),

@@ -46,6 +46,12 @@ export interface RunRequest {
   stdin?: boolean;
   /** Stdin stays open when an attached client goes (else the first one's end closes it). */
   leaveStdinOpen?: boolean;
+  /**
+   * Where conmon writes its k8s-file log instead of the spool in the container's folder: the
+   * CRI log file at the kubelet's path (which the kubelet rotates, then asks for a reopen).
+   * Without `log` only: nothing drains or rotates it here.
+   */
+  logPath?: string;
 }
 
 /** An exec session to start in a running container (see conmon-exec.ts). */
@@ -231,7 +237,7 @@ export class Supervisor {
     const runtime: RuntimeRef = { runtimePath: req.runtime.path, runtimeRoot: join(this.dir, "runtime"), runtimeArgs: req.runtime.args };
     try {
       const started = await startContainer({
-        ...runtime, id: req.id, bundle: req.bundle, exitDir: this.exitDir, persistDir: p.persist, logPath: p.log, noPivot: req.noPivot,
+        ...runtime, id: req.id, bundle: req.bundle, exitDir: this.exitDir, persistDir: p.persist, logPath: req.logPath ?? p.log, noPivot: req.noPivot,
         terminal: req.terminal, stdin: req.stdin, leaveStdinOpen: req.leaveStdinOpen,
       });
       const state: ContainerState = {
@@ -245,7 +251,7 @@ export class Supervisor {
         ...(req.log ? { log: req.log } : {}),
         attachPath: started.attachPath,
         ctlPath: started.ctlPath,
-        logPath: p.log,
+        logPath: req.logPath ?? p.log,
       };
       writeJsonAtomic(p.state, state);
       if (req.log) await this.startDrain(state, req.log, { writer: writer!, resume });
