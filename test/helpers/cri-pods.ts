@@ -18,6 +18,8 @@ export interface CriBed {
   d: TestDaemon;
   ns: Netns;
   cri: CriClient;
+  /** SIGTERM to engined and a new one on the same roots (with `roots` only); `d` and `cri` are the new ones after. */
+  restart(): Promise<void>;
   cniConf: string;
   ipamDir: string;
   /** Replaces the pod network's configuration (a file named `10-pods.conflist`). */
@@ -42,37 +44,52 @@ export function bridgePlugins(ipamDir: string): object[] {
   ];
 }
 
-export async function startCriBed(extraArgs: string[] = []): Promise<CriBed> {
+/**
+ * `roots`: keep the data root, exec root and pid file in this folder (a temporary folder of the
+ * caller's), so that `restart` finds the pods again; the root hook ends the CRI supervisor
+ * left running there.
+ */
+export async function startCriBed(extraArgs: string[] = [], opts: { roots?: string } = {}): Promise<CriBed> {
   const cniConf = makeTempDir("engine-cri-cni-");
   const ipamDir = join(makeTempDir("engine-cri-ipam-"), "networks");
   const writeNetwork = (plugins = bridgePlugins(ipamDir)) =>
     writeFileSync(join(cniConf, "10-pods.conflist"), JSON.stringify({ cniVersion: "1.0.0", name: "pods", plugins }));
   writeNetwork();
   const ns = makeNetns();
+  const roots = opts.roots ? ["--data-root", join(opts.roots, "data"), "--exec-root", join(opts.roots, "exec"), "--pidfile", join(opts.roots, "engine.pid")] : [];
+  const start = () => startEngined({ netns: ns.file, args: ["--cri-supervisor", "--cri-cni-conf-dir", cniConf, "--group", "", ...extraArgs, ...roots] });
+  const socketOf = (d: TestDaemon) => join(opts.roots ?? d.dir, "exec", "cri.sock");
   let d: TestDaemon;
   try {
-    d = await startEngined({ netns: ns.file, args: ["--cri-supervisor", "--cri-cni-conf-dir", cniConf, "--group", "", ...extraArgs] });
+    d = await start();
   } catch (err) {
     ns.remove();
     throw err;
   }
-  const cri = criClient(join(d.dir, "exec", "cri.sock"));
-  return {
+  const bed: CriBed = {
     d,
     ns,
-    cri,
+    cri: criClient(socketOf(d)),
     cniConf,
     ipamDir,
     writeNetwork,
+    restart: async () => {
+      if (!opts.roots) throw new Error("a restart needs roots that outlive the daemon");
+      bed.cri.close();
+      await bed.d.stop();
+      bed.d = await start();
+      bed.cri = criClient(socketOf(bed.d));
+    },
     stop: async () => {
       // every pod the test left: their CNI attachments are released before the namespace goes
-      const pods = await cri.call("runtime", "ListPodSandbox", {}).catch(() => ({ items: [] }));
-      for (const p of pods.items) await cri.call("runtime", "RemovePodSandbox", { podSandboxId: p.id }).catch(() => {});
-      cri.close();
-      await d.stop();
+      const pods = await bed.cri.call("runtime", "ListPodSandbox", {}).catch(() => ({ items: [] }));
+      for (const p of pods.items) await bed.cri.call("runtime", "RemovePodSandbox", { podSandboxId: p.id }).catch(() => {});
+      bed.cri.close();
+      await bed.d.stop();
       ns.remove();
     },
   };
+  return bed;
 }
 
 let counter = 0;
