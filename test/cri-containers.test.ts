@@ -7,7 +7,7 @@
  * and checks bad input and that a failed create leaves nothing.
  */
 import { expect } from "chai";
-import { readFileSync } from "node:fs";
+import { readFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
 import { grpc } from "./helpers/cri-client.js";
@@ -130,6 +130,36 @@ describe("CRI: containers (engined --cri-supervisor, conmon, runc)", function ()
     await rt("StartContainer", { containerId: idle });
     await rt("RemovePodSandbox", { podSandboxId: podId });
     expect(await ids({})).to.deep.equal([]);
+  });
+
+  it("ReopenContainerLog starts a new log file after the kubelet's rotation; UpdateContainerResources changes the running container's limits", async function () {
+    const pod = podConfig({ logDirectory: join(logDir, "p4") });
+    const podId = (await rt("RunPodSandbox", { config: pod })).podSandboxId;
+    const id = (await rt("CreateContainer", { podSandboxId: podId, config: container("ticker", ["i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.2; done"]) })).containerId;
+    const notYet = await bed.cri.fails("runtime", "ReopenContainerLog", { containerId: id });
+    expect(notYet.code).to.equal(grpc.status.FAILED_PRECONDITION);
+    await rt("StartContainer", { containerId: id });
+    const { logPath } = await status(id);
+    await eventually("ticks in the log", () => logLines(logPath).length >= 3);
+    renameSync(logPath, `${logPath}.1`);
+    await rt("ReopenContainerLog", { containerId: id });
+    await eventually("ticks in the new log", () => logLines(logPath).length >= 2);
+    const old = logLines(`${logPath}.1`).map((l) => Number(l.text.split(" ")[1]));
+    const fresh = logLines(logPath).map((l) => Number(l.text.split(" ")[1]));
+    // no tick lost or written twice across the rotation (the old file is no longer written)
+    expect(fresh[0]).to.be.at.most(old.at(-1)! + 2);
+    expect(fresh[0]).to.be.greaterThan(old.at(-1)!);
+    expect(logLines(`${logPath}.1`).length).to.equal(old.length);
+
+    await rt("UpdateContainerResources", { containerId: id, linux: { memoryLimitInBytes: String(96 * 1024 * 1024), cpuShares: "512" } });
+    const pid = JSON.parse((await rt("ContainerStatus", { containerId: id, verbose: true })).info.info).pid;
+    const memoryCgroup = readFileSync(`/proc/${pid}/cgroup`, "utf8").split("\n").find((l) => /^\d+:memory:/.test(l));
+    if (memoryCgroup) {
+      const limit = readFileSync(`/sys/fs/cgroup/memory${memoryCgroup.split(":")[2]}/memory.limit_in_bytes`, "utf8").trim();
+      expect(Number(limit)).to.equal(96 * 1024 * 1024);
+    }
+    expect((await status(id)).resources.linux).to.include({ memoryLimitInBytes: String(96 * 1024 * 1024), cpuShares: "512" });
+    await rt("RemovePodSandbox", { podSandboxId: podId });
   });
 
   it("bad input is InvalidArgument naming the field; unknown ids NotFound; a second start FailedPrecondition; nothing half-made", async function () {

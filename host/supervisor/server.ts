@@ -12,6 +12,7 @@
  *   POST   /v1/containers/ID/resize?h=&w=
  *   POST   /v1/containers/ID/pause, /resume  (the runtime's freezer)
  *   POST   /v1/containers/ID/update {OCI LinuxResources} (`runtime update`)
+ *   POST   /v1/containers/ID/reopen-log (conmon reopens the log at the run request's logPath)
  *   POST   /v1/containers/ID/execs {ExecRequest} -> 201 {execId, pid, attachPath, ctlPath, logPath, exitDir}
  *   POST   /v1/containers/ID/execs/EXEC/wait -> {"exitCode"} when it has exited (the answer waits)
  *   POST   /v1/containers/ID/execs/EXEC/resize?h=&w=
@@ -88,6 +89,9 @@ async function handle(sup: Supervisor, req: IncomingMessage, res: ServerResponse
     return send(res, 200, await sup.logs(id));
   } else if (req.method === "POST" && action === "resize") {
     await sup.resize(id, dimension(url, "h"), dimension(url, "w"));
+    return send(res, 204);
+  } else if (req.method === "POST" && action === "reopen-log") {
+    await sup.reopenLog(id);
     return send(res, 204);
   } else if (req.method === "POST" && (action === "pause" || action === "resume")) {
     await sup.freeze(id, action);

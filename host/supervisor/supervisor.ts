@@ -22,6 +22,7 @@ import {
   killContainer,
   readExitCode,
   readK8sLog,
+  reopenLog as reopenConmonLog,
   resizeTerminal,
   runtime,
   startContainer,
@@ -329,6 +330,20 @@ export class Supervisor {
   async resize(id: string, height: number, width: number): Promise<void> {
     const state = this.running(id);
     if (state.ctlPath) await resizeCtl(state.ctlPath, height, width);
+  }
+
+  /**
+   * Has conmon reopen the log at the run request's `logPath` (the kubelet renamed the file
+   * away to rotate it): settles once the new file is there (up to 2 s). A container whose
+   * output goes to a log driver is rotated by its drain instead (409).
+   */
+  async reopenLog(id: string): Promise<void> {
+    const state = this.running(id);
+    if (state.log) throw new SupervisorError(409, `container ${id} logs to a log driver, whose drain rotates its spool`);
+    if (!state.ctlPath || !state.logPath) throw new SupervisorError(409, `container ${id} has no log to reopen`);
+    const { ctlPath, logPath } = state;
+    await serialCtl(ctlPath, () => reopenConmonLog(ctlPath));
+    for (let i = 0; i < 100 && !existsSync(logPath); i++) await new Promise((r) => setTimeout(r, 20));
   }
 
   /** Freezes (`pause`) or thaws (`resume`) the running container's processes: the runtime's freezer cgroup. */

@@ -70,6 +70,14 @@ export function containerHandlers(containers: CriContainerService): CriHandlers 
         .sort((a, b) => (BigInt(a.createdAt) < BigInt(b.createdAt) ? -1 : 1));
       return { containers: list.map(brief) };
     },
+    async ReopenContainerLog(req: { containerId: string }) {
+      await containers.reopenLog(req.containerId);
+      return {};
+    },
+    async UpdateContainerResources(req: { containerId: string; linux: never }) {
+      await containers.updateResources(req.containerId, req.linux);
+      return {};
+    },
     async ContainerStatus(req: { containerId: string; verbose: boolean }) {
       const rec = containers.get(req.containerId);
       const info: Record<string, string> = req.verbose ? { info: JSON.stringify({ pid: rec.pid, sandboxId: rec.sandboxId, name: rec.name, config: rec.config }) } : {};

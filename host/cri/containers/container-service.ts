@@ -35,6 +35,8 @@ import { findImage } from "../image-service.js";
 import { nowNanos } from "../nanos.js";
 import type { SandboxRecord, SandboxService } from "../sandbox/sandbox-service.js";
 import { checkContainerConfig, dockerShape, type ContainerConfigMsg } from "./container-config.js";
+
+type ResourcesMsg = NonNullable<NonNullable<ContainerConfigMsg["linux"]>["resources"]>;
 import { podSpec } from "./container-spec.js";
 
 export type CriContainerState = "CONTAINER_CREATED" | "CONTAINER_RUNNING" | "CONTAINER_EXITED" | "CONTAINER_UNKNOWN";
@@ -242,6 +244,41 @@ export class CriContainerService {
       await this.deps.storage.remove(rec.id);
       await this.store.remove(rec.id);
       this.names.delete(rec.name);
+    });
+  }
+
+  /** The kubelet rotated the log: conmon starts a new file at the log path. Only while it runs. */
+  async reopenLog(id: string): Promise<void> {
+    const rec = this.get(id);
+    if (rec.state !== "CONTAINER_RUNNING") throw errors.criContainerState(rec.id, stateWord(rec.state), "only a running container's log can be reopened");
+    if (!rec.logPath) throw errors.criContainerState(rec.id, "running without a log_path", "there is no log file to reopen");
+    await (await this.link.client()).reopenLog(rec.id);
+  }
+
+  /**
+   * New CPU and memory limits: applied to a running container's cgroup (`runtime update`), and
+   * kept in the record for its next start and its status either way.
+   */
+  updateResources(id: string, resources: ResourcesMsg | null): Promise<void> {
+    if (!resources) throw errors.criInvalidArgument("linux", "the Linux resources are required");
+    const found = this.get(id);
+    return this.queue.run(found.id, async () => {
+      const rec = this.get(found.id);
+      if (rec.state === "CONTAINER_RUNNING") {
+        const oci: Record<string, unknown> = {};
+        const cpu = {
+          ...(Number(resources.cpuShares) > 0 ? { shares: Number(resources.cpuShares) } : {}),
+          ...(Number(resources.cpuQuota) > 0 ? { quota: Number(resources.cpuQuota) } : {}),
+          ...(Number(resources.cpuPeriod) > 0 ? { period: Number(resources.cpuPeriod) } : {}),
+          ...(resources.cpusetCpus ? { cpus: resources.cpusetCpus } : {}),
+          ...(resources.cpusetMems ? { mems: resources.cpusetMems } : {}),
+        };
+        if (Object.keys(cpu).length) oci.cpu = cpu;
+        if (Number(resources.memoryLimitInBytes) > 0) oci.memory = { limit: Number(resources.memoryLimitInBytes) };
+        await (await this.link.client()).update(rec.id, oci);
+      }
+      const linux = { ...(rec.config.linux ?? { securityContext: null }), resources: { ...(rec.config.linux?.resources ?? {}), ...resources } };
+      await this.store.save({ ...rec, config: { ...rec.config, linux } as ContainerConfigMsg });
     });
   }
 
