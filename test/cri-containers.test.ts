@@ -132,7 +132,7 @@ describe("CRI: containers (engined --cri-supervisor, conmon, runc)", function ()
     expect(await ids({})).to.deep.equal([]);
   });
 
-  it("ReopenContainerLog starts a new log file after the kubelet's rotation; UpdateContainerResources changes the running container's limits", async function () {
+  it("ReopenContainerLog starts a new log file after the kubelet's rotation; ExecSync; UpdateContainerResources changes the running container's limits", async function () {
     const pod = podConfig({ logDirectory: join(logDir, "p4") });
     const podId = (await rt("RunPodSandbox", { config: pod })).podSandboxId;
     const id = (await rt("CreateContainer", { podSandboxId: podId, config: container("ticker", ["i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.2; done"]) })).containerId;
@@ -150,6 +150,15 @@ describe("CRI: containers (engined --cri-supervisor, conmon, runc)", function ()
     expect(fresh[0]).to.be.at.most(old.at(-1)! + 2);
     expect(fresh[0]).to.be.greaterThan(old.at(-1)!);
     expect(logLines(`${logPath}.1`).length).to.equal(old.length);
+
+    // ExecSync: both streams apart, the exit code, the pod's namespaces; a timeout is DEADLINE_EXCEEDED
+    const ran = await rt("ExecSync", { containerId: id, cmd: ["sh", "-c", "echo out; echo err >&2; hostname; exit 4"], timeout: 10 });
+    expect(ran.stdout.toString()).to.equal(`out\n${pod.hostname}\n`);
+    expect(ran.stderr.toString()).to.equal("err\n");
+    expect(ran.exitCode).to.equal(4);
+    const slow = await bed.cri.fails("runtime", "ExecSync", { containerId: id, cmd: ["sleep", "30"], timeout: 1 });
+    expect(slow.code).to.equal(grpc.status.DEADLINE_EXCEEDED);
+    expect((await bed.cri.fails("runtime", "ExecSync", { containerId: id, cmd: [] })).details).to.include("cmd");
 
     await rt("UpdateContainerResources", { containerId: id, linux: { memoryLimitInBytes: String(96 * 1024 * 1024), cpuShares: "512" } });
     const pid = JSON.parse((await rt("ContainerStatus", { containerId: id, verbose: true })).info.info).pid;

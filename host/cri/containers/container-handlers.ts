@@ -70,6 +70,9 @@ export function containerHandlers(containers: CriContainerService): CriHandlers 
         .sort((a, b) => (BigInt(a.createdAt) < BigInt(b.createdAt) ? -1 : 1));
       return { containers: list.map(brief) };
     },
+    async ExecSync(req: { containerId: string; cmd: string[]; timeout: string }) {
+      return containers.execSync(req.containerId, req.cmd, Number(req.timeout));
+    },
     async ReopenContainerLog(req: { containerId: string }) {
       await containers.reopenLog(req.containerId);
       return {};

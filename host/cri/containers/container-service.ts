@@ -38,6 +38,7 @@ import { checkContainerConfig, dockerShape, type ContainerConfigMsg } from "./co
 
 type ResourcesMsg = NonNullable<NonNullable<ContainerConfigMsg["linux"]>["resources"]>;
 import { podSpec } from "./container-spec.js";
+import { execSync } from "./exec-sync.js";
 
 export type CriContainerState = "CONTAINER_CREATED" | "CONTAINER_RUNNING" | "CONTAINER_EXITED" | "CONTAINER_UNKNOWN";
 
@@ -245,6 +246,14 @@ export class CriContainerService {
       await this.store.remove(rec.id);
       this.names.delete(rec.name);
     });
+  }
+
+  /** Runs a command in the running container to its end (exec-sync.ts). */
+  async execSync(id: string, cmd: string[], timeoutSeconds: number) {
+    const rec = this.get(id);
+    if (rec.state !== "CONTAINER_RUNNING") throw errors.criContainerState(rec.id, stateWord(rec.state), "a command runs only in a running container");
+    const p = this.paths(rec.id);
+    return execSync(await this.link.client(), this.deps.runtime, { id: rec.id, bundle: p.bundle, rootfs: p.rootfs }, cmd, timeoutSeconds);
   }
 
   /** The kubelet rotated the log: conmon starts a new file at the log path. Only while it runs. */
