@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { busyboxRootfs, dockerSaveTar, imageOf, writeFixture } from "./fixtures/images.js";
 import { pushImage } from "./fixtures/registry-push.js";
 import { criClient, grpc, type CriClient } from "./helpers/cri-client.js";
-import { docker } from "./helpers/docker-cli.js";
+import { docker, dockerInfo } from "./helpers/docker-cli.js";
 import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
 import { startRegistry, stopAllRegistries, type TestRegistry } from "./helpers/registry.js";
 
@@ -43,11 +43,14 @@ describe("CRI: version, status and images (engined --cri-supervisor)", function 
     if (this.currentTest?.state === "failed") console.log(`--- engined output (last 4000 chars):\n${d.output().slice(-4000)}`);
   });
 
-  it("serves on <exec-root>/cri.sock with mode 0660 and answers Version", async function () {
+  it("serves on <exec-root>/cri.sock with mode 0660 and answers Version and RuntimeConfig", async function () {
     expect(statSync(join(d.dir, "exec", "cri.sock")).mode & 0o777).to.equal(0o660);
     const v = await cri.call("runtime", "Version", { version: "v1" });
     expect(v).to.include({ version: "0.1.0", runtimeName: "engine", runtimeApiVersion: "v1" });
     expect(v.runtimeVersion).to.match(/^\d+\.\d+\.\d+/);
+    // the cgroup driver the kubelet must pair with: the one `docker info` shows
+    const info = JSON.parse((await dockerInfo(`unix://${d.socket}`, ["--format", "{{json .CgroupDriver}}"])).stdout);
+    expect((await cri.call("runtime", "RuntimeConfig", {})).linux.cgroupDriver).to.equal(info === "systemd" ? "SYSTEMD" : "CGROUPFS");
   });
 
   it("Status: RuntimeReady; NetworkReady only once a CNI config with its plugins is there", async function () {

@@ -56,6 +56,11 @@ export function runtimeInfoHandlers(deps: RuntimeInfoDeps) {
       return { version: CRI_KUBELET_API_VERSION, runtimeName: CRI_RUNTIME_NAME, runtimeVersion: ENGINE_VERSION, runtimeApiVersion: CRI_RUNTIME_API_VERSION };
     },
 
+    /** The cgroup driver, for kubelets that take it from the runtime rather than from their own flag. */
+    async RuntimeConfig() {
+      return { linux: { cgroupDriver: cgroupDriverOf(deps.config(), deps.host) === "systemd" ? "SYSTEMD" : "CGROUPFS" } };
+    },
+
     async Status(req: { verbose: boolean }) {
       const conditions = [runtimeCondition(deps), networkCondition(deps)];
       const config = deps.config();
