@@ -1,7 +1,8 @@
 /**
  * The error catalogue. Every error the engine reports to a client or an operator is defined
  * once, in the file of its area under core/errors/ (api, config, images, containers, resources,
- * host, and the builder's: build (the Dockerfile), builder (its steps), build-context, build-cache), and
+ * host, and the builder's: build (the Dockerfile), builder (its steps), build-context, build-cache;
+ * and cri, the Container Runtime Interface), and
  * reached here as `errors.<name>`: a code `ENGINE_ERR_<AREA>_<WHAT>`, the HTTP status the API
  * answers with (the Docker mapping: 400 invalid parameter, 401, 403 forbidden,
  * 404 not found, 409 conflict, 304 not modified, 500 system, 501 not implemented, 503
@@ -19,6 +20,7 @@ import { buildErrors } from "./errors/build.js";
 import { builderErrors } from "./errors/builder.js";
 import { buildContextErrors } from "./errors/build-context.js";
 import { buildCacheErrors } from "./errors/build-cache.js";
+import { criErrors } from "./errors/cri.js";
 
 export { EngineError };
 
@@ -34,6 +36,7 @@ export const errors = {
   ...builderErrors,
   ...buildContextErrors,
   ...buildCacheErrors,
+  ...criErrors,
 } as const;
 
 export type ErrorCatalogue = typeof errors;

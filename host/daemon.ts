@@ -75,6 +75,7 @@ import { tapFeatures } from "./features.js";
 import { EngineMetrics } from "./metrics/engine-metrics.js";
 import { serveMetrics } from "./metrics/metrics-server.js";
 import { supervisorAnswers } from "./supervisor/launch.js";
+import { openCri } from "./cri/open-cri.js";
 
 /** How long a metrics scrape waits for the supervisor's answer before calling it down. */
 const SUPERVISOR_PING_MS = 2000;
@@ -213,6 +214,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       authorization: () => authz.ids(),
       warnings: () => warnings,
     };
+    // CRI containers use images too (set once the CRI is served): `docker rmi` refuses those
+    let criUsesImage = (_id: string): boolean => false;
+    const usesImage = (id: string) => containers.usesImage(id) || criUsesImage(id);
     const api = await buildApi({
       hooks,
       log: log.child({ component: "api" }),
@@ -224,7 +228,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           store: images,
           driverName: driver.name,
           disablePigz: () => config["disable-pigz"],
-          inUse: (id) => containers.usesImage(id),
+          inUse: usesImage,
           registry,
           hooks,
           limits: () => ({
@@ -264,6 +268,16 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       });
       const served = await serveMetrics(config["metrics-addr"], metrics.registry, log.child({ component: "metrics" }));
       undo.push(() => served.close());
+    }
+
+    if (config["cri-supervisor"]) {
+      const cri = await openCri({
+        config: () => config, host: ruleHost(host), dataRoot: roots.dataRoot, execRoot: roots.execRoot, log: log.child({ component: "cri" }), hooks,
+        images, storage: driver, runtime, registry, dockerUsesImage: (id) => containers.usesImage(id),
+        group: config.group, groupGiven: opts.loaded.given.has("group") || opts.loaded.fromFile.has("group"),
+      });
+      undo.push(() => cri.close());
+      criUsesImage = (id) => cri.usesImage(id);
     }
 
     const listeners = await openListeners(addresses, {

@@ -9,15 +9,26 @@
  * a new run of the same id can wait for it.
  */
 import type { Logger } from "pino";
-import type { ContainerStore } from "../../core/containers/container-store.js";
+import type { ContainerRecord } from "../../core/containers/container-store.js";
 import { errors } from "../../core/errors.js";
 import type { DaemonConfig } from "../../core/options/table.js";
 import { SupervisorClientError, type SupervisorClient } from "../supervisor/client.js";
 import { ensureSupervisor, type SupervisorHandle } from "../supervisor/launch.js";
 
+/** What the link reads of the containers it runs: which it knows, and which it started when. */
+export interface LinkedContainers {
+  has(id: string): boolean;
+  list(): readonly Pick<ContainerRecord, "Id" | "State">[];
+}
+
 export interface SupervisorLinkDeps {
-  containers: ContainerStore;
+  containers: LinkedContainers;
   config: () => DaemonConfig;
+  /**
+   * A supervisor of engined's own in this folder, serving this namespace, whatever `--supervisor`
+   * and `--supervisor-namespace` say (the CRI's containers: host/cri/containers/).
+   */
+  own?: { home: string; namespace: string };
   execRoot: string;
   log: Logger;
   /** An exit the event stream brought or a catch-up found; `error` when its code is unknown. */
@@ -62,6 +73,8 @@ export class SupervisorLink {
 
   /** `--supervisor`'s, or engined's own under the exec root (started when none answers). */
   private ensure(): Promise<SupervisorHandle> {
+    const own = this.deps.own;
+    if (own) return ensureSupervisor({ execRoot: this.deps.execRoot, home: own.home, namespace: own.namespace });
     const config = this.deps.config();
     return ensureSupervisor({ address: config.supervisor || undefined, execRoot: this.deps.execRoot, namespace: config["supervisor-namespace"] });
   }

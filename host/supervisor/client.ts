@@ -105,6 +105,9 @@ export class SupervisorClient {
   async update(id: string, resources: Record<string, unknown>): Promise<void> {
     await this.call("POST", `/v1/containers/${encodeURIComponent(id)}/update`, resources);
   }
+  async reopenLog(id: string): Promise<void> {
+    await this.call("POST", `/v1/containers/${encodeURIComponent(id)}/reopen-log`);
+  }
   logs(id: string): Promise<K8sLogLine[]> {
     return this.call("GET", `/v1/containers/${encodeURIComponent(id)}/logs`);
   }

@@ -37,9 +37,12 @@ async function answers(client: SupervisorClient, namespace: string, address: str
   return pong.pid;
 }
 
-/** The socket of the supervisor engined uses: `--supervisor`'s, else its own under the exec root. */
-export function supervisorSocket(opts: { address?: string; execRoot: string }): string {
-  return opts.address ? opts.address.replace(/^unix:\/\//, "") : join(opts.execRoot, "supervisor", "supervisor.sock");
+/**
+ * The socket of the supervisor engined uses: `--supervisor`'s, else its own under the exec root
+ * (`home`, by default `<exec-root>/supervisor`; the CRI's containers have one of their own).
+ */
+export function supervisorSocket(opts: { address?: string; execRoot: string; home?: string }): string {
+  return opts.address ? opts.address.replace(/^unix:\/\//, "") : join(opts.home ?? join(opts.execRoot, "supervisor"), "supervisor.sock");
 }
 
 /** Whether that supervisor answers a ping within `timeoutMs`, for the namespace; starts nothing. */
@@ -54,7 +57,7 @@ export async function supervisorAnswers(opts: { address?: string; execRoot: stri
   }
 }
 
-export async function ensureSupervisor(opts: { address?: string; execRoot: string; namespace: string; timeoutMs?: number }): Promise<SupervisorHandle> {
+export async function ensureSupervisor(opts: { address?: string; execRoot: string; home?: string; namespace: string; timeoutMs?: number }): Promise<SupervisorHandle> {
   if (opts.address) {
     const socket = supervisorSocket(opts);
     const client = new SupervisorClient(socket);

@@ -12,6 +12,7 @@
  *   POST   /v1/containers/ID/resize?h=&w=
  *   POST   /v1/containers/ID/pause, /resume  (the runtime's freezer)
  *   POST   /v1/containers/ID/update {OCI LinuxResources} (`runtime update`)
+ *   POST   /v1/containers/ID/reopen-log (conmon reopens the log at the run request's logPath)
  *   POST   /v1/containers/ID/execs {ExecRequest} -> 201 {execId, pid, attachPath, ctlPath, logPath, exitDir}
  *   POST   /v1/containers/ID/execs/EXEC/wait -> {"exitCode"} when it has exited (the answer waits)
  *   POST   /v1/containers/ID/execs/EXEC/resize?h=&w=
@@ -86,6 +87,9 @@ async function handle(sup: Supervisor, req: IncomingMessage, res: ServerResponse
     return send(res, 200, await sup.logs(id));
   } else if (req.method === "POST" && action === "resize") {
     await sup.resize(id, dimension(url, "h"), dimension(url, "w"));
+    return send(res, 204);
+  } else if (req.method === "POST" && action === "reopen-log") {
+    await sup.reopenLog(id);
     return send(res, 204);
   } else if (req.method === "POST" && (action === "pause" || action === "resume")) {
     await sup.freeze(id, action);
@@ -164,9 +168,12 @@ function checkRun(body: unknown): RunRequest {
   if (b.log !== undefined && (typeof b.log.driver !== "string" || typeof b.log.context?.logDir !== "string" || typeof b.log.context.containerId !== "string")) {
     throw new SupervisorError(400, "log needs a driver name and a context with containerId and logDir");
   }
+  if (b.logPath !== undefined && (typeof b.logPath !== "string" || !b.logPath.startsWith("/"))) throw new SupervisorError(400, "logPath must be an absolute path");
+  if (b.logPath !== undefined && b.log !== undefined) throw new SupervisorError(400, "logPath and log exclude each other: a log driver drains the spool in the supervisor's folder");
   return {
     id: b.id,
     bundle: b.bundle,
+    ...(b.logPath ? { logPath: b.logPath } : {}),
     runtime: { path: b.runtime.path, ...(b.runtime.args ? { args: b.runtime.args } : {}) },
     ...(b.log ? { log: b.log } : {}),
     ...(b.noPivot === true ? { noPivot: true } : {}),

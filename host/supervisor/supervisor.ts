@@ -22,6 +22,7 @@ import {
   killContainer,
   readExitCode,
   readK8sLog,
+  reopenLog as reopenConmonLog,
   resizeTerminal,
   runtime,
   startContainer,
@@ -46,6 +47,12 @@ export interface RunRequest {
   stdin?: boolean;
   /** Stdin stays open when an attached client goes (else the first one's end closes it). */
   leaveStdinOpen?: boolean;
+  /**
+   * Where conmon writes its k8s-file log instead of the spool in the container's folder: the
+   * CRI log file at the kubelet's path (which the kubelet rotates, then asks for a reopen).
+   * Without `log` only: nothing drains or rotates it here.
+   */
+  logPath?: string;
 }
 
 /** An exec session to start in a running container (see conmon-exec.ts). */
@@ -231,7 +238,7 @@ export class Supervisor {
     const runtime: RuntimeRef = { runtimePath: req.runtime.path, runtimeRoot: join(this.dir, "runtime"), runtimeArgs: req.runtime.args };
     try {
       const started = await startContainer({
-        ...runtime, id: req.id, bundle: req.bundle, exitDir: this.exitDir, persistDir: p.persist, logPath: p.log, noPivot: req.noPivot,
+        ...runtime, id: req.id, bundle: req.bundle, exitDir: this.exitDir, persistDir: p.persist, logPath: req.logPath ?? p.log, noPivot: req.noPivot,
         terminal: req.terminal, stdin: req.stdin, leaveStdinOpen: req.leaveStdinOpen,
       });
       const state: ContainerState = {
@@ -245,7 +252,7 @@ export class Supervisor {
         ...(req.log ? { log: req.log } : {}),
         attachPath: started.attachPath,
         ctlPath: started.ctlPath,
-        logPath: p.log,
+        logPath: req.logPath ?? p.log,
       };
       writeJsonAtomic(p.state, state);
       if (req.log) await this.startDrain(state, req.log, { writer: writer!, resume });
@@ -323,6 +330,20 @@ export class Supervisor {
   async resize(id: string, height: number, width: number): Promise<void> {
     const state = this.running(id);
     if (state.ctlPath) await resizeCtl(state.ctlPath, height, width);
+  }
+
+  /**
+   * Has conmon reopen the log at the run request's `logPath` (the kubelet renamed the file
+   * away to rotate it): settles once the new file is there (up to 2 s). A container whose
+   * output goes to a log driver is rotated by its drain instead (409).
+   */
+  async reopenLog(id: string): Promise<void> {
+    const state = this.running(id);
+    if (state.log) throw new SupervisorError(409, `container ${id} logs to a log driver, whose drain rotates its spool`);
+    if (!state.ctlPath || !state.logPath) throw new SupervisorError(409, `container ${id} has no log to reopen`);
+    const { ctlPath, logPath } = state;
+    await serialCtl(ctlPath, () => reopenConmonLog(ctlPath));
+    for (let i = 0; i < 100 && !existsSync(logPath); i++) await new Promise((r) => setTimeout(r, 20));
   }
 
   /** Freezes (`pause`) or thaws (`resume`) the running container's processes: the runtime's freezer cgroup. */

@@ -53,6 +53,16 @@ export const runtimeOptions = {
     flag: "cri-supervisor", key: "cri-supervisor", type: bool, default: false, platforms: LINUX, group: "runtime",
     help: "Start the supervisor with CRI", example: { args: ["--cri-supervisor"], value: true },
   }),
+  "cri-cni-conf-dir": option({
+    flag: "cri-cni-conf-dir", key: "cri-cni-conf-dir", type: string(), default: "/etc/cni/net.d", platforms: LINUX, group: "runtime",
+    help: "Folder of the CNI network configuration for CRI pods (the first file by name is used)",
+    example: { args: ["--cri-cni-conf-dir", "/etc/engine/cni"], value: "/etc/engine/cni" },
+  }),
+  "cri-cni-bin-dir": option({
+    flag: "cri-cni-bin-dir", key: "cri-cni-bin-dirs", type: list(), default: ["/usr/lib/cni"], platforms: LINUX, group: "runtime",
+    metavar: "list", help: "Folders where the CNI plugins for CRI pods are looked for, in order",
+    example: { args: ["--cri-cni-bin-dir", "/opt/cni/bin"], value: ["/opt/cni/bin"] },
+  }),
   "exec-opt": option({
     flag: "exec-opt", key: "exec-opts", type: list(checkExecOpt), default: [], platforms: BOTH, group: "runtime",
     metavar: "list", help: "Runtime execution options (native.cgroupdriver=cgroupfs|systemd)",

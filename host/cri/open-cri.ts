@@ -1,0 +1,86 @@
+/**
+ * `--cri-supervisor`: engined serves the Kubernetes CRI (runtime.v1) on `<exec-root>/cri.sock`
+ * (docs/cluster.md says why engined serves it and not the supervisor process). What it serves
+ * is put together here from the daemon's parts: the image store, the registry client, the
+ * storage driver, the runtime configuration.
+ */
+import { join } from "node:path";
+import type { Logger } from "pino";
+import type { RuntimeDriver } from "../../core/contracts/runtime.js";
+import type { StorageDriver } from "../../core/contracts/storage.js";
+import type { EngineHooks } from "../../core/hooks.js";
+import type { ImageStore } from "../../core/images/image-store.js";
+import type { RuleHost } from "../../core/options/rules.js";
+import type { DaemonConfig } from "../../core/options/table.js";
+import type { RegistryService } from "../registry/registry.js";
+import type { CniDirs } from "./cni/cni-config.js";
+import { serveCri, type CriServer } from "./cri-server.js";
+import { criImageHandlers } from "./image-service.js";
+import { runtimeInfoHandlers } from "./runtime-info.js";
+import { sandboxHandlers } from "./sandbox/sandbox-handlers.js";
+import { containerHandlers, sandboxContainers } from "./containers/container-handlers.js";
+import { CriContainerService } from "./containers/container-service.js";
+import { SandboxService } from "./sandbox/sandbox-service.js";
+
+export interface CriDeps {
+  config: () => DaemonConfig;
+  host: RuleHost;
+  dataRoot: string;
+  execRoot: string;
+  log: Logger;
+  hooks: EngineHooks;
+  images: ImageStore;
+  storage: StorageDriver;
+  runtime: RuntimeDriver;
+  registry: RegistryService;
+  /** Whether a Docker container uses the image. */
+  dockerUsesImage: (id: string) => boolean;
+  /** The API socket's group, and whether it was asked for (a missing one is then an error). */
+  group: string;
+  groupGiven: boolean;
+}
+
+export function criSocketPath(execRoot: string): string {
+  return join(execRoot, "cri.sock");
+}
+
+export interface OpenedCri {
+  server: CriServer;
+  /** Whether a CRI container uses the image (a `docker rmi` of it is refused). */
+  usesImage(id: string): boolean;
+  close(): Promise<void>;
+}
+
+export async function openCri(deps: CriDeps): Promise<OpenedCri> {
+  const cniDirs = (): CniDirs => ({ confDir: deps.config()["cri-cni-conf-dir"], binDirs: deps.config()["cri-cni-bin-dir"] });
+  const images = criImageHandlers({
+    store: deps.images,
+    storage: deps.storage,
+    storageHome: join(deps.dataRoot, deps.storage.name),
+    registry: deps.registry,
+    hooks: deps.hooks,
+    limits: () => {
+      const c = deps.config();
+      return { downloads: c["max-concurrent-downloads"], attempts: c["max-download-attempts"], disablePigz: c["disable-pigz"] };
+    },
+    inUse: (id) => deps.dockerUsesImage(id) || containers.usesImage(id),
+  });
+  const sandboxes = new SandboxService({ dataRoot: deps.dataRoot, execRoot: deps.execRoot, config: deps.config, cniDirs, log: deps.log });
+  await sandboxes.restore();
+  const containers = new CriContainerService({
+    dataRoot: deps.dataRoot, execRoot: deps.execRoot, config: deps.config, host: deps.host, images: deps.images, storage: deps.storage, runtime: deps.runtime, sandboxes, log: deps.log,
+  });
+  sandboxes.containers = sandboxContainers(containers);
+  await containers.restore();
+  const runtime = { ...runtimeInfoHandlers({ config: deps.config, host: deps.host, cniDirs }), ...sandboxHandlers(sandboxes), ...containerHandlers(containers) };
+  const server = await serveCri({ socket: criSocketPath(deps.execRoot), group: deps.group, groupGiven: deps.groupGiven, log: deps.log, runtime, image: images });
+  deps.log.info({ socket: server.socket }, `CRI listen on unix://${server.socket}`);
+  return {
+    server,
+    usesImage: (id) => containers.usesImage(id),
+    close: async () => {
+      await server.close();
+      await containers.close();
+    },
+  };
+}
