@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
 import { grpc } from "./helpers/cri-client.js";
 import { podConfig, startCriBed, type CriBed } from "./helpers/cri-pods.js";
-import { dockerPatiently } from "./helpers/docker-cli.js";
+import { docker } from "./helpers/docker-cli.js";
 import { makeTempDir } from "./helpers/engined.js";
 import { eventually } from "./helpers/net-daemon.js";
 
@@ -46,7 +46,7 @@ describe("CRI: containers (engined --cri-supervisor, conmon, runc)", function ()
   before(async function () {
     bed = await startCriBed();
     const rootfs = writeFixture(makeTempDir(), "rootfs.tar", await busyboxRootfs());
-    const imported = await dockerPatiently(host(), ["import", "--change", 'CMD ["sh"]', "--change", "ENV PATH=/bin", rootfs, "busybox"], 20);
+    const imported = await docker(host(), ["import", "--change", 'CMD ["sh"]', "--change", "ENV PATH=/bin", rootfs, "busybox"]);
     expect(imported.code, imported.stderr).to.equal(0);
     logDir = makeTempDir("engine-cri-logs-");
   });
@@ -92,8 +92,8 @@ describe("CRI: containers (engined --cri-supervisor, conmon, runc)", function ()
     expect(lines).to.deep.include({ stream: "stdout", tag: "F", text: "search svc.test" });
     expect(lines).to.deep.include({ stream: "stdout", tag: "F", text: "env=hi there" });
     // Docker's side sees none of it, and cannot remove the image it runs
-    expect((await dockerPatiently(host(), ["ps", "-aq"])).stdout.trim()).to.equal("");
-    const rmi = await dockerPatiently(host(), ["rmi", "busybox"]);
+    expect((await docker(host(), ["ps", "-aq"])).stdout.trim()).to.equal("");
+    const rmi = await docker(host(), ["rmi", "busybox"]);
     expect(rmi.code).to.not.equal(0);
 
     // sh as PID 1 ignores SIGTERM: killed after the timeout

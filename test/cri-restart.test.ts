@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
 import { podConfig, startCriBed, type CriBed } from "./helpers/cri-pods.js";
-import { dockerPatiently } from "./helpers/docker-cli.js";
+import { docker } from "./helpers/docker-cli.js";
 import { makeTempDir } from "./helpers/engined.js";
 import { eventually } from "./helpers/net-daemon.js";
 
@@ -20,7 +20,7 @@ describe("CRI: pods and containers across a restart of engined", function () {
   before(async function () {
     bed = await startCriBed([], { roots: makeTempDir("engine-cri-roots-") });
     const rootfs = writeFixture(makeTempDir(), "rootfs.tar", await busyboxRootfs());
-    const imported = await dockerPatiently(`unix://${bed.d.socket}`, ["import", "--change", 'CMD ["sh"]', "--change", "ENV PATH=/bin", rootfs, "busybox"], 20);
+    const imported = await docker(`unix://${bed.d.socket}`, ["import", "--change", 'CMD ["sh"]', "--change", "ENV PATH=/bin", rootfs, "busybox"]);
     expect(imported.code, imported.stderr).to.equal(0);
   });
 

@@ -56,19 +56,3 @@ export class CriStore<R extends { id: string }> {
     await rm(join(this.dir, `${id}.json`), { force: true });
   }
 }
-
-/** Runs each object's operations one after another (a stop and a remove of one pod do not interleave). */
-export class PerIdQueue {
-  private readonly tails = new Map<string, Promise<unknown>>();
-
-  run<T>(id: string, fn: () => Promise<T>): Promise<T> {
-    const before = this.tails.get(id) ?? Promise.resolve();
-    const next = before.catch(() => {}).then(fn);
-    const tail = next.catch(() => {});
-    this.tails.set(id, tail);
-    void tail.then(() => {
-      if (this.tails.get(id) === tail) this.tails.delete(id);
-    });
-    return next;
-  }
-}

@@ -30,7 +30,8 @@ import { SupervisorLink } from "../../containers/supervisor-link.js";
 import { selectRuntime } from "../../containers/runtime-select.js";
 import { mountSpecs, unmountAll } from "../../storage/mount-specs.js";
 import { SupervisorClientError } from "../../supervisor/client.js";
-import { CriStore, PerIdQueue } from "../cri-store.js";
+import { KeyedQueue } from "../../../core/async/keyed-queue.js";
+import { CriStore } from "../cri-store.js";
 import { findImage } from "../image-service.js";
 import { nowNanos } from "../nanos.js";
 import type { SandboxRecord, SandboxService } from "../sandbox/sandbox-service.js";
@@ -81,7 +82,7 @@ export const CRI_SUPERVISOR_NAMESPACE = "k8s.io";
 export class CriContainerService {
   readonly store: CriStore<CriContainerRecord>;
   readonly link: SupervisorLink;
-  private readonly queue = new PerIdQueue();
+  private readonly queue = new KeyedQueue();
   private readonly names = new Map<string, string>();
 
   constructor(private readonly deps: CriContainerDeps) {

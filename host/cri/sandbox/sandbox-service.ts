@@ -23,7 +23,8 @@ import { parseMountinfo, readMountinfo } from "../../../core/mountinfo.js";
 import type { DaemonConfig } from "../../../core/options/table.js";
 import { attachPod, detachPod, podIps, type PodAttachment } from "../cni/pod-network.js";
 import type { CniDirs } from "../cni/cni-config.js";
-import { CriStore, PerIdQueue } from "../cri-store.js";
+import { KeyedQueue } from "../../../core/async/keyed-queue.js";
+import { CriStore } from "../cri-store.js";
 import { nowNanos } from "../nanos.js";
 import { runtimeHandlers } from "../runtime-info.js";
 import { pinNamespaces, runInNamespaces, unpinNamespace, unpinNamespaces, type PinnedKind, type PinnedNamespaces } from "./pinned-namespaces.js";
@@ -65,7 +66,7 @@ export interface SandboxDeps {
 
 export class SandboxService {
   readonly store: CriStore<SandboxRecord>;
-  private readonly queue = new PerIdQueue();
+  private readonly queue = new KeyedQueue();
   /** Reserved names: those of the records, and of runs under way. */
   private readonly names = new Map<string, string>();
   containers?: SandboxContainers;
