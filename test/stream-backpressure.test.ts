@@ -1,0 +1,202 @@
+/**
+ * Back-pressure of engined's streams (host/api/client-stream.ts): a client that stops reading
+ * costs the daemon a bounded buffer, not memory that grows with what it is sent; the container
+ * goes on (its output goes to the spool and the log driver whatever a reader does), except for
+ * attach, where, as Docker's daemon does, the container's output waits for an attached client
+ * that does not read; a client that goes away ends the work. Real engined, conmon and runc; the
+ * daemon's RSS is read from /proc while the client is stalled.
+ */
+import "./helpers/root-hooks.js";
+import { expect } from "chai";
+import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
+import { docker } from "./helpers/docker-cli.js";
+import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
+import { patientRequest } from "./helpers/http.js";
+import { LINE_BYTES, numberedChecker, printNumbered } from "./helpers/numbered-lines.js";
+import { daemonPid, eventually, FrameReader, openFds, sampleRss, stalledRequest, upgradedRequest } from "./helpers/stalled-client.js";
+import { SupervisorBed } from "./helpers/supervisor-bed.js";
+
+const MiB = 1024 * 1024;
+
+describe("stream back-pressure: clients that do not read", function () {
+  this.timeout(600_000);
+  let d: TestDaemon;
+  let pid: number;
+  const api = (method: string, path: string, body?: unknown) => patientRequest({ socketPath: d.socket }, method, `/v1.51${path}`, body);
+  const json = async (method: string, path: string, body?: unknown) => {
+    const r = await api(method, path, body);
+    expect(r.status, `${method} ${path}: ${r.body}`).to.be.below(300);
+    return r.body ? JSON.parse(r.body) : undefined;
+  };
+  const create = async (name: string, cmd: string[], extra: Record<string, unknown> = {}) =>
+    (await json("POST", `/containers/create?name=${name}`, { Image: "busybox", Cmd: cmd, ...extra })).Id as string;
+  const running = async (id: string) => (await json("GET", `/containers/${id}/json`)).State.Running as boolean;
+  /** Lines of the numbered output read from a multiplexed stream, checked as they come. */
+  const numberedFrames = () => {
+    const check = numberedChecker();
+    return { frames: new FrameReader((line) => check.add(line, false)), result: check.result };
+  };
+
+  before(async function () {
+    if (!SupervisorBed.usable()) this.skip();
+    d = await startEngined();
+    pid = daemonPid(d.pidfile);
+    const r = await docker(`unix://${d.socket}`, ["import", "--change", 'CMD ["sh"]', writeFixture(makeTempDir(), "rootfs.tar", await busyboxRootfs()), "busybox"]);
+    expect(r.code, r.stderr).to.equal(0);
+  });
+  after(async () => {
+    await d?.stop();
+  });
+
+  it("logs --follow of a container printing 100 MB: RSS grows < 64 MiB, the container ends, then every byte comes", async () => {
+    const lines = 1_000_000;
+    const id = await create("bp-logs", printNumbered(lines, { waitFirst: 1, exitCode: 3 }));
+    await api("POST", `/containers/${id}/start`);
+    const client = await stalledRequest(d.socket, "GET", `/v1.51/containers/${id}/logs?follow=1&stdout=1&stderr=1`);
+    expect(client.status).to.equal(200);
+    const before = sampleRss(pid).now();
+    const rss = sampleRss(pid);
+    // the container ends while its follower reads nothing
+    expect(await eventually(async () => !(await running(id)), 300_000), "the container ended").to.equal(true);
+    const exit = await json("POST", `/containers/${id}/wait`);
+    const peak = rss.stop();
+    console.log(`      logs --follow, stalled client: engined RSS ${before} MiB before, at most ${peak} MiB while stalled (+${peak - before})`);
+    expect(exit.StatusCode).to.equal(3);
+    expect(peak - before).to.be.below(64);
+
+    const { frames, result } = numberedFrames();
+    const started = Date.now();
+    await client.readAll((c) => frames.push(c), 300_000);
+    console.log(`      then read in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    expect(result.errors).to.deep.equal([]);
+    expect([result.first, result.last, result.lines]).to.deep.equal([1, lines, lines]);
+    expect(frames.stdoutBytes).to.equal(lines * LINE_BYTES);
+    await api("DELETE", `/containers/${id}`);
+  });
+
+  it("a logs follower that goes away leaves no reader, descriptor or listener behind", async () => {
+    const id = await create("bp-gone", ["sh", "-c", "while true; do echo tick; sleep 0.05; done"]);
+    await api("POST", `/containers/${id}/start`);
+    // a first follower and subscriber, gone again: what the daemon opens once (and keeps) is open then
+    for (const path of [`/containers/${id}/logs?follow=1&stdout=1`, "/events"]) (await stalledRequest(d.socket, "GET", `/v1.51${path}`)).destroy();
+    await new Promise((r) => setTimeout(r, 1000));
+    const fdsBefore = openFds(pid);
+    const clients = [];
+    for (let i = 0; i < 8; i++) clients.push(await stalledRequest(d.socket, "GET", `/v1.51/containers/${id}/logs?follow=1&stdout=1`));
+    for (let i = 0; i < 4; i++) clients.push(await stalledRequest(d.socket, "GET", "/v1.51/events"));
+    expect(openFds(pid)).to.be.above(fdsBefore);
+    for (const c of clients) c.destroy();
+    expect(await eventually(() => openFds(pid) <= fdsBefore, 10_000), `descriptors back to ${fdsBefore} (now ${openFds(pid)})`).to.equal(true);
+    await api("DELETE", `/containers/${id}?force=1`);
+  });
+
+  it("events: a subscriber that does not read costs a bounded buffer (events past it are dropped for it, as Docker drops them)", async () => {
+    // image events carry the image's labels: a 256 KiB label makes each tag event that big
+    const base = await create("bp-events-base", ["true"]);
+    await json("POST", `/commit?container=${base}&repo=bp-big&tag=latest`, { Labels: { big: "x".repeat(256 * 1024) } });
+    const client = await stalledRequest(d.socket, "GET", `/v1.51/events?filters=${encodeURIComponent(JSON.stringify({ type: ["image"] }))}`);
+    const before = sampleRss(pid).now();
+    const rss = sampleRss(pid);
+    const tags = 256; // 64 MiB of events
+    for (let i = 0; i < tags; i++) {
+      const r = await api("POST", `/images/bp-big/tag?repo=bp-big&tag=t${i}`);
+      expect(r.status, r.body).to.equal(201);
+    }
+    const peak = rss.stop();
+    console.log(`      events, stalled client: engined RSS ${before} MiB before, at most ${peak} MiB after 64 MiB of events (+${peak - before})`);
+    expect(peak - before).to.be.below(32);
+
+    // It reads again: what it was given comes whole, then new events as they happen.
+    let text = "";
+    let sawFinal = false;
+    const reading = client.readAll((c) => {
+      text += c.toString("latin1");
+      if (text.includes('"name":"bp-big:final"')) {
+        sawFinal = true;
+        client.destroy();
+      }
+    }, 30_000).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 1000));
+    await json("POST", "/images/bp-big/tag?repo=bp-big&tag=final");
+    await reading;
+    expect(sawFinal, "the event after the stall came").to.equal(true);
+    const received = text.split("\n").filter((l) => l.startsWith("{"));
+    for (const line of received) expect(() => JSON.parse(line)).to.not.throw();
+    const tagEvents = received.filter((l) => l.includes('"Action":"tag"')).length;
+    console.log(`      ${tagEvents} of ${tags + 1} tag events reached the stalled subscriber`);
+    expect(tagEvents).to.be.below(tags + 1);
+    await api("DELETE", `/containers/${base}`);
+    for (let i = 0; i < tags; i++) await api("DELETE", `/images/bp-big:t${i}`);
+    await api("DELETE", "/images/bp-big:final");
+    await api("DELETE", "/images/bp-big:latest?force=1");
+  });
+
+  it("exec start: a stalled client of a process printing 50 MB costs a bounded buffer, then gets every byte", async () => {
+    const id = await create("bp-exec", ["sleep", "600"]);
+    await api("POST", `/containers/${id}/start`);
+    const lines = 500_000;
+    const exec = await json("POST", `/containers/${id}/exec`, { Cmd: printNumbered(lines), AttachStdout: true, AttachStderr: true });
+    const before = sampleRss(pid).now();
+    const rss = sampleRss(pid);
+    const client = await stalledRequest(d.socket, "POST", `/v1.51/exec/${exec.Id}/start`, { Detach: false, Tty: false });
+    expect(client.status).to.equal(200);
+    await new Promise((r) => setTimeout(r, 8000));
+    const peak = rss.stop();
+    console.log(`      exec, stalled client: engined RSS ${before} MiB before, at most ${peak} MiB (+${peak - before})`);
+    expect(peak - before).to.be.below(48);
+    const { frames, result } = numberedFrames();
+    await client.readAll((c) => frames.push(c), 300_000);
+    expect(result.errors).to.deep.equal([]);
+    expect([result.first, result.last, result.lines]).to.deep.equal([1, lines, lines]);
+    expect((await json("GET", `/exec/${exec.Id}/json`)).ExitCode).to.equal(0);
+    await api("DELETE", `/containers/${id}?force=1`);
+  });
+
+  it("attach: as in Docker, a stalled attached client holds the container's output; it goes on once the client reads", async () => {
+    const lines = 300_000; // 30 MB
+    const id = await create("bp-attach", printNumbered(lines, { waitFirst: 2, exitCode: 5 }));
+    const before = sampleRss(pid).now();
+    const rss = sampleRss(pid);
+    const client = await stalledRequest(d.socket, "POST", `/v1.51/containers/${id}/attach?stream=1&stdout=1&stderr=1`);
+    expect(client.status).to.equal(200);
+    await api("POST", `/containers/${id}/start`);
+    await new Promise((r) => setTimeout(r, 10_000));
+    const held = await running(id);
+    const peak = rss.stop();
+    console.log(`      attach, stalled client: engined RSS ${before} MiB before, at most ${peak} MiB (+${peak - before}); running after 10 s: ${held}`);
+    expect(held, "the container waits for its attached client").to.equal(true);
+    expect(peak - before).to.be.below(48);
+    const { frames, result } = numberedFrames();
+    await client.readAll((c) => frames.push(c), 300_000);
+    expect(result.errors).to.deep.equal([]);
+    expect([result.first, result.last, result.lines]).to.deep.equal([1, lines, lines]);
+    expect((await json("POST", `/containers/${id}/wait`)).StatusCode).to.equal(5);
+    await api("DELETE", `/containers/${id}`);
+  });
+
+  it("attach stdin: a container that does not read its stdin makes engined stop reading the client (bounded memory)", async () => {
+    const id = await create("bp-stdin", ["sleep", "600"], { OpenStdin: true, AttachStdin: true });
+    await api("POST", `/containers/${id}/start`);
+    const before = sampleRss(pid).now();
+    const rss = sampleRss(pid);
+    const socket = await upgradedRequest(d.socket, `/v1.51/containers/${id}/attach?stream=1&stdin=1&stdout=1`);
+    socket.pause();
+    const block = Buffer.alloc(MiB, "y");
+    let sent = 0;
+    const deadline = Date.now() + 20_000;
+    // write until the daemon stops taking it (a write that has not drained in 2 s), 200 MiB at most
+    while (sent < 200 * MiB && Date.now() < deadline) {
+      if (!socket.write(block)) {
+        const drained = await Promise.race([new Promise((r) => socket.once("drain", () => r(true))), new Promise((r) => setTimeout(() => r(false), 2000))]);
+        if (!drained) break;
+      }
+      sent += block.length;
+    }
+    const peak = rss.stop();
+    console.log(`      attach stdin, container not reading: ${sent / MiB} MiB taken from the client; engined RSS ${before} -> at most ${peak} MiB (+${peak - before})`);
+    expect(sent).to.be.below(64 * MiB);
+    expect(peak - before).to.be.below(48);
+    socket.destroy();
+    await api("DELETE", `/containers/${id}?force=1`);
+  });
+});
