@@ -7,12 +7,14 @@
  * daemon's RSS is read from /proc while the client is stalled.
  */
 import "./helpers/root-hooks.js";
+import { readFileSync } from "node:fs";
+import type { Socket } from "node:net";
 import { expect } from "chai";
 import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
 import { docker } from "./helpers/docker-cli.js";
 import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
 import { patientRequest } from "./helpers/http.js";
-import { LINE_BYTES, numberedChecker, printNumbered } from "./helpers/numbered-lines.js";
+import { LINE_BYTES, numberedChecker, printNumbered, sizeOf } from "./helpers/numbered-lines.js";
 import { daemonPid, eventually, FrameReader, openFds, sampleRss, stalledRequest, upgradedRequest } from "./helpers/stalled-client.js";
 import { SupervisorBed } from "./helpers/supervisor-bed.js";
 
@@ -207,4 +209,103 @@ describe("stream back-pressure: clients that do not read", function () {
     socket.destroy();
     await api("DELETE", `/containers/${id}?force=1`);
   });
+
+  it("attach and exec stdin: 20 MiB sent as fast as the client can reach a reading process whole", async () => {
+    const size = 20 * MiB;
+    const send = async (socket: Socket) => {
+      const block = Buffer.alloc(MiB, "z");
+      for (let sent = 0; sent < size; sent += block.length) {
+        if (!socket.write(block)) await new Promise((r) => socket.once("drain", r));
+      }
+      socket.end(); // the client's end of input closes the process's stdin
+    };
+    const output = (socket: Socket) =>
+      new Promise<string>((resolve, reject) => {
+        let text = "";
+        const frames = new FrameReader((line) => (text += `${line}\n`));
+        const timer = setTimeout(() => reject(new Error("no answer within 120 s")), 120_000);
+        socket.on("data", (c: Buffer) => frames.push(c));
+        socket.once("close", () => {
+          clearTimeout(timer);
+          resolve(text);
+        });
+      });
+
+    // a container attached before it starts: what is sent early waits (bounded) for it
+    const id = await create("bp-stdin-wc", ["wc", "-c"], { OpenStdin: true, StdinOnce: true, AttachStdin: true, AttachStdout: true });
+    const attach = await upgradedRequest(d.socket, `/v1.51/containers/${id}/attach?stream=1&stdin=1&stdout=1`);
+    const attached = output(attach);
+    await api("POST", `/containers/${id}/start`);
+    await send(attach);
+    expect((await attached).trim()).to.equal(String(size));
+    expect((await json("POST", `/containers/${id}/wait`)).StatusCode).to.equal(0);
+    await api("DELETE", `/containers/${id}`);
+
+    const host = await create("bp-stdin-exec", ["sleep", "600"]);
+    await api("POST", `/containers/${host}/start`);
+    const exec = await json("POST", `/containers/${host}/exec`, { Cmd: ["wc", "-c"], AttachStdin: true, AttachStdout: true });
+    const started = await upgradedRequest(d.socket, `/v1.51/exec/${exec.Id}/start`, { Detach: false, Tty: false });
+    const execOutput = output(started);
+    await send(started);
+    expect((await execOutput).trim()).to.equal(String(size));
+    await api("DELETE", `/containers/${host}?force=1`);
+  });
 });
+
+describe("stream back-pressure: the supervisor's hold of a container's output", function () {
+  this.timeout(120_000);
+  const bed = new SupervisorBed("hold");
+  /** The process state letter of /proc/<pid>/stat: `T` while stopped. */
+  const procState = (pid: number) => readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "")[0];
+  const held = (pid: number, want: boolean) => eventually(() => (procState(pid) === "T") === want, 5000);
+
+  before(async function () {
+    if (!SupervisorBed.usable()) this.skip();
+    await bed.start();
+  });
+  after(async () => {
+    await bed.close();
+  });
+
+  it("stops conmon while a hold stands (several may), lets it go when the last one ends, and never outlives a kill", async () => {
+    const { id } = await bed.run(["sh", "-c", "i=0; while true; do i=$((i+1)); echo $i; done"]);
+    const conmon = (await bed.sup.client.get(id)).conmonPid;
+    const first = new AbortController();
+    const second = new AbortController();
+    await bed.sup.client.hold(id, first.signal);
+    await bed.sup.client.hold(id, second.signal);
+    expect(await held(conmon, true), "held").to.equal(true);
+    // held: the log stands still
+    await new Promise((r) => setTimeout(r, 500));
+    const size = sizeOf(bed.jsonLog(id));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(sizeOf(bed.jsonLog(id))).to.equal(size);
+    first.abort();
+    await new Promise((r) => setTimeout(r, 500));
+    expect(procState(conmon), "one hold still stands").to.equal("T");
+    // the connection's end lets it go (engined's end would, too)
+    second.abort();
+    expect(await held(conmon, false), "let go").to.equal(true);
+    expect(await eventually(() => sizeOf(bed.jsonLog(id)) > size, 5000), "the output goes on").to.equal(true);
+
+    // a kill ends every hold: the container's exit is seen at once
+    const third = new AbortController();
+    await bed.sup.client.hold(id, third.signal);
+    expect(await held(conmon, true)).to.equal(true);
+    const started = Date.now();
+    await bed.sup.client.kill(id, "KILL");
+    expect(await bed.sup.client.wait(id)).to.equal(137);
+    expect(Date.now() - started).to.be.below(10_000);
+    third.abort();
+    await bed.remove(id);
+  });
+
+  it("refuses a hold of a container that does not run", async () => {
+    const { id } = await bed.run(["true"]);
+    await bed.sup.client.wait(id);
+    const err = await bed.sup.client.hold(id, new AbortController().signal).then(() => undefined, (e: Error & { status?: number }) => e);
+    expect(err?.status).to.equal(409);
+    await bed.remove(id);
+  });
+});
+

@@ -169,13 +169,3 @@ export class ClientStream {
     this.release();
   };
 }
-
-/**
- * Sends every chunk of `source` to the client, waiting for it as it reads; stops (and ends
- * the source: its `finally` closes what it holds) when the client goes away.
- */
-export async function sendAll(source: AsyncIterable<Buffer>, client: ClientStream): Promise<void> {
-  for await (const chunk of source) {
-    if (!(await client.write(chunk))) break;
-  }
-}
