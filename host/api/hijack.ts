@@ -31,14 +31,25 @@ export function hijack(request: FastifyRequest, reply: FastifyReply, tty: boolea
 /** How the client's input ended: its end of stream, the detach keys, or the connection's loss. */
 export type InputEnd = "eof" | "detach" | "closed";
 
+/** Where the client's input goes: `write` answers false when it holds enough; `ready` says when it takes more. */
+export interface InputSink {
+  write(data: Buffer): boolean;
+  ready(): Promise<void>;
+}
+
 /**
- * Passes what the client sends to `write` until it ends its input, types the detach keys
- * (which are not passed on), or goes away.
+ * Passes what the client sends to `sink` until it ends its input, types the detach keys
+ * (which are not passed on), or goes away. While the sink is full the client's socket is not
+ * read (paused): its sends wait in the kernel's buffers, then in the client, as with Docker's
+ * unbuffered stdin pipe, and the daemon holds a bounded amount.
  */
-export function forwardInput(socket: Duplex, write: (data: Buffer) => void, detachKeys: Buffer): Promise<InputEnd> {
+export function forwardInput(socket: Duplex, sink: InputSink, detachKeys: Buffer): Promise<InputEnd> {
   const matcher = new DetachMatcher(detachKeys);
   return new Promise((resolve) => {
+    let ended = false;
     const done = (how: InputEnd) => {
+      if (ended) return;
+      ended = true;
       socket.off("data", onData);
       socket.off("end", onEnd);
       socket.off("close", onClose);
@@ -46,8 +57,15 @@ export function forwardInput(socket: Duplex, write: (data: Buffer) => void, deta
     };
     const onData = (chunk: Buffer) => {
       const { pass, detach } = matcher.feed(chunk);
-      if (pass.length > 0) write(pass);
-      if (detach) done("detach");
+      if (detach) {
+        if (pass.length > 0) sink.write(pass);
+        return done("detach");
+      }
+      if (pass.length === 0 || sink.write(pass)) return;
+      socket.pause();
+      void sink.ready().then(() => {
+        if (!ended) socket.resume();
+      });
     };
     const onEnd = () => done("eof");
     const onClose = () => done("closed");

@@ -4,11 +4,16 @@
  * last line is `{"errorDetail":{"message":...},"error":...}`. A client that goes away aborts
  * the work (its signal), and the work can wait until the client has read every line so far
  * (`drained`), so that it completes only for a client that reads to the end.
+ *
+ * A client that does not read costs a bounded buffer: past CLIENT_BUFFER_BYTES waiting, the
+ * progress bars' updates are dropped (the statuses that follow them say where each layer is),
+ * and work that can wait for the client (a build's RUN output) waits on `ready`.
  */
 import type { FastifyReply } from "fastify";
 import { PassThrough } from "node:stream";
 import { toEngineError } from "../../core/errors.js";
 import type { Emit, ProgressMessage } from "../images/progress.js";
+import { CLIENT_BUFFER_BYTES } from "./client-stream.js";
 
 export interface ProgressWork {
   emit: Emit;
@@ -16,6 +21,8 @@ export interface ProgressWork {
   begin: () => void;
   signal: AbortSignal;
   drained: () => Promise<void>;
+  /** Resolves once what waits for the client is within its buffer (at once, mostly). */
+  ready: () => Promise<void>;
 }
 
 /** `onError`: called once a failure after the first message is known, before its error line is written (a quiet build sends what it kept). */
@@ -36,10 +43,26 @@ export async function progressStream(reply: FastifyReply, work: (w: ProgressWork
     started = true;
     markStarted();
   };
+  /** What waits in this process for the client: the stream's buffers (the response's own is bounded by the pipe). */
+  const waiting = () => out.writableLength + out.readableLength;
   const emit: Emit = (m) => {
     if (abort.signal.aborted) return;
     begin();
+    if (m.progressDetail?.current !== undefined && waiting() >= CLIENT_BUFFER_BYTES) return;
     write(m);
+  };
+  const ready = async () => {
+    while (!abort.signal.aborted && waiting() >= CLIENT_BUFFER_BYTES) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          out.off("drain", done);
+          abort.signal.removeEventListener("abort", done);
+          resolve();
+        };
+        out.once("drain", done);
+        abort.signal.addEventListener("abort", done, { once: true });
+      });
+    }
   };
   const buffered = () => out.writableLength > 0 || out.readableLength > 0 || res.writableLength > 0;
   const drained = async () => {
@@ -51,7 +74,7 @@ export async function progressStream(reply: FastifyReply, work: (w: ProgressWork
       await new Promise((r) => setTimeout(r, wait));
     }
   };
-  const done = work({ emit, begin, signal: abort.signal, drained }).then(
+  const done = work({ emit, begin, signal: abort.signal, drained, ready }).then(
     () => void out.end(),
     (err) => {
       if (!started) throw err;

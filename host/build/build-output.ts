@@ -16,6 +16,8 @@ export class BuildOutput {
   constructor(
     private readonly emit: Emit,
     private readonly quiet: boolean,
+    /** Resolves once the client has room for more (a RUN container's output waits for it). */
+    readonly ready: () => Promise<void> = async () => {},
   ) {}
 
   /** Text for the client's terminal; sent as is (Docker sends a step's title and its newline apart). */

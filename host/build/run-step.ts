@@ -90,6 +90,8 @@ async function runAndStream(containers: ContainerService, c: ContainerRecord, ou
       const text = m.line.toString("utf8") + (m.partial ? "" : "\n");
       if (m.stream === "stderr") out.stderr(text);
       else out.stream(text);
+      // read on only as the client reads (the container's output waits in its spool meanwhile)
+      await out.ready();
     }
   })();
   try {

@@ -7,6 +7,10 @@
  * is lost before an attach connects), so those packets are read and dropped: a client that does
  * not read would make conmon's writes to it fail.
  *
+ * What is written waits in this process until the socket takes it: `write` answers false past
+ * `INPUT_BUFFER_BYTES`, and the caller stops reading its client until `ready()` (a container
+ * that does not read its stdin makes conmon stop reading the socket, and the client waits).
+ *
  * Ending the connection is how stdin is closed: conmon closes the process's stdin when its
  * attached client goes, unless it runs with `--leave-stdin-open` (a container without
  * StdinOnce, or with a TTY).
@@ -21,17 +25,24 @@ const LINGER_MS = 2000;
 /** conmon reads at most this much from the socket at a time; a longer packet would be cut. */
 const PACKET = 4096;
 
+/** Input this process holds for the socket (before it connects, or not yet taken) before `write` says wait. */
+export const INPUT_BUFFER_BYTES = 256 * 1024;
+
 export class AttachInput {
   private readonly socket = new SeqpacketSocket();
   private connected = false;
   private closed = false;
   private pending: Buffer[] = [];
+  /** Bytes written and not yet taken by the socket (pending ones included). */
+  private held = 0;
+  private waiters: (() => void)[] = [];
 
   constructor(path: string, onError: (err: Error) => void = () => {}) {
     this.socket.on("data", () => {});
     this.socket.on("error", (err: Error) => {
       this.closed = true;
       this.socket.destroy();
+      this.wakeWaiters();
       onError(err);
     });
     let dirFd: number | undefined;
@@ -56,7 +67,25 @@ export class AttachInput {
   }
 
   private send(data: Buffer): void {
-    for (let at = 0; at < data.length; at += PACKET) this.socket.write(data.subarray(at, at + PACKET));
+    for (let at = 0; at < data.length; at += PACKET) {
+      const packet = data.subarray(at, at + PACKET);
+      this.socket.write(packet, 0, packet.length, () => this.taken(packet.length));
+    }
+  }
+
+  private taken(bytes: number): void {
+    this.held -= bytes;
+    if (this.held < INPUT_BUFFER_BYTES) this.wakeWaiters();
+  }
+
+  private wakeWaiters(): void {
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+
+  /** Resolves once the socket has taken enough that more may be written (or the input is closed). */
+  ready(): Promise<void> {
+    if (this.closed || this.held < INPUT_BUFFER_BYTES) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
   }
 
   /**
@@ -76,16 +105,20 @@ export class AttachInput {
     });
   }
 
-  write(data: Buffer): void {
-    if (this.closed || data.length === 0) return;
+  /** False once the input waiting for the socket has reached INPUT_BUFFER_BYTES: wait for `ready()`. */
+  write(data: Buffer): boolean {
+    if (this.closed || data.length === 0) return true;
+    this.held += data.length;
     if (this.connected) this.send(data);
     else this.pending.push(data);
+    return this.held < INPUT_BUFFER_BYTES;
   }
 
   /** Ends the attachment: the process's stdin closes with it unless conmon was told to leave it open. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.wakeWaiters();
     // Not yet connected: what was typed is still sent, then the socket closes (see connect above).
     if (this.connected) this.finish();
   }

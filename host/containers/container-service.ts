@@ -228,6 +228,16 @@ export class ContainerService {
     return this.runner.attachPath(c);
   }
 
+  /**
+   * Holds the running container's output until `signal` aborts (conmon waits; the container
+   * blocks once its pipe is full): an attached client that does not read (output-hold.ts).
+   * Resolves once the hold stands; rejects for a container that does not run.
+   */
+  async holdOutput(c: ContainerRecord, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    await (await this.runner.supervisor()).hold(c.Id, signal);
+  }
+
   /** Resizes the running container's terminal. */
   resize(c: ContainerRecord, ref: string, height: number, width: number): Promise<void> {
     return this.runner.resize(c, ref, height, width);

@@ -1,4 +1,5 @@
 /** engined's client of the supervisor's API (server.ts), over its unix socket. */
+import { request } from "node:http";
 import { Pool } from "undici";
 import type { K8sLogLine } from "./conmon.js";
 import type { ContainerState, ExecRequest, ExecState, ExitEvent, RunRequest } from "./supervisor.js";
@@ -107,6 +108,44 @@ export class SupervisorClient {
   }
   async reopenLog(id: string): Promise<void> {
     await this.call("POST", `/v1/containers/${encodeURIComponent(id)}/reopen-log`);
+  }
+  /**
+   * Holds the container's output (its conmon waits) for as long as `signal` has not aborted;
+   * resolves once the hold stands. A connection of its own, outside the pool: a hold lasts as
+   * long as a client does not read, and must not keep a stop or a start waiting for a slot;
+   * engined's end closes it, and the supervisor lets the container go on.
+   */
+  hold(id: string, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const req = request({ socketPath: this.socket, method: "POST", path: `/v1/containers/${encodeURIComponent(id)}/hold`, agent: false });
+      const end = () => req.destroy();
+      signal.addEventListener("abort", end, { once: true });
+      const failed = (err: Error) => {
+        signal.removeEventListener("abort", end);
+        if (signal.aborted) resolve();
+        else reject(err);
+      };
+      req.once("error", failed);
+      req.once("response", (res) => {
+        res.once("close", () => signal.removeEventListener("abort", end));
+        if (res.statusCode === 200) {
+          res.resume();
+          return resolve();
+        }
+        let text = "";
+        res.on("data", (d: Buffer) => (text += d.toString("utf8")));
+        res.once("end", () => {
+          let message = text;
+          try {
+            message = (JSON.parse(text) as { message?: string }).message ?? text;
+          } catch {
+            // not JSON: the text as it came
+          }
+          failed(new SupervisorClientError(res.statusCode ?? 500, message));
+        });
+      });
+      req.end();
+    });
   }
   logs(id: string): Promise<K8sLogLine[]> {
     return this.call("GET", `/v1/containers/${encodeURIComponent(id)}/logs`);

@@ -92,6 +92,11 @@ export class LogDrain {
     this.opts.spool.release();
   }
 
+  /** Holds conmon (a client that does not read its attach stream) until the returned function is called. */
+  holdConmon(): () => void {
+    return this.opts.spool.hold();
+  }
+
   /** Stops following (the container is being removed); the logger is closed. */
   stop(): Promise<void> {
     this.stopped = true;

@@ -10,6 +10,7 @@
  *   DELETE /v1/containers/ID?force=1
  *   GET    /v1/containers/ID/logs        -> [{time, stream, partial, line}]
  *   POST   /v1/containers/ID/resize?h=&w=
+ *   POST   /v1/containers/ID/hold        -> 200 at once; conmon waits until the connection closes
  *   POST   /v1/containers/ID/pause, /resume  (the runtime's freezer)
  *   POST   /v1/containers/ID/update {OCI LinuxResources} (`runtime update`)
  *   POST   /v1/containers/ID/reopen-log (conmon reopens the log at the run request's logPath)
@@ -85,6 +86,8 @@ async function handle(sup: Supervisor, req: IncomingMessage, res: ServerResponse
     return send(res, 200, { exitCode: await sup.stop(id, seconds * 1000, url.searchParams.get("signal") ?? "TERM") });
   } else if (req.method === "GET" && action === "logs") {
     return send(res, 200, await sup.logs(id));
+  } else if (req.method === "POST" && action === "hold") {
+    return holdOutput(sup, id, req, res);
   } else if (req.method === "POST" && action === "resize") {
     await sup.resize(id, dimension(url, "h"), dimension(url, "w"));
     return send(res, 204);
@@ -146,6 +149,15 @@ function checkExec(body: unknown): ExecRequest {
     throw new SupervisorError(400, "an exec request needs execId and a process with args");
   }
   return { execId: b.execId, process: b.process, terminal: b.terminal === true, stdin: b.stdin === true, leaveStdinOpen: b.leaveStdinOpen === true };
+}
+
+/** A hold of the container's output (an attached client that does not read): it lasts as long as the connection. */
+function holdOutput(sup: Supervisor, id: string, req: IncomingMessage, res: ServerResponse): void {
+  const release = sup.hold(id);
+  res.writeHead(200, { "content-type": "application/json" });
+  res.flushHeaders();
+  if (req.socket.destroyed) release();
+  else req.socket.once("close", release);
 }
 
 /** Exits as they happen, one JSON object per line; a blank line every 30 s keeps idle proxies and timers from closing it. */

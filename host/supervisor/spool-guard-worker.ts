@@ -31,6 +31,8 @@ interface Watched {
    * the rotated file the drain has read; conmon must run to start the next one).
    */
   floor: number;
+  /** Holds of attached clients that do not read: conmon stays stopped while there is one. */
+  holds: number;
 }
 
 const spools = new Map<string, Watched>();
@@ -75,7 +77,7 @@ function look(): void {
     // Once the drain removes the rotated file it has read, the floor comes down with the size.
     s.floor = Math.min(s.floor, total + SPOOL_SLACK_BYTES);
     if (!s.paused && total >= Math.max(SPOOL_PAUSE_BYTES, s.floor)) signal(key, s, true);
-    else if (s.paused && total < SPOOL_RESUME_BYTES) signal(key, s, false);
+    else if (s.paused && s.holds === 0 && total < SPOOL_RESUME_BYTES) signal(key, s, false);
   }
   if (spools.size > 0) timer = setTimeout(look, hot ? LOOK_HOT_MS : LOOK_COLD_MS);
 }
@@ -89,7 +91,7 @@ parentPort!.on("message", (m: GuardRequest) => {
   const s = spools.get(m.key);
   switch (m.op) {
     case "watch": {
-      const w: Watched = { live: m.live, rotated: m.rotated, conmonPidfile: m.conmonPidfile, hotUntil: 0, lastTotal: 0, paused: true, released: false, lookedAt: 0, floor: 0 };
+      const w: Watched = { live: m.live, rotated: m.rotated, conmonPidfile: m.conmonPidfile, hotUntil: 0, lastTotal: 0, paused: true, released: false, lookedAt: 0, floor: 0, holds: 0 };
       spools.set(m.key, w);
       signal(m.key, w, false);
       lookSoon();
@@ -100,10 +102,26 @@ parentPort!.on("message", (m: GuardRequest) => {
       lookSoon();
       break;
     case "caughtUp":
-      if (s?.paused && !s.released) {
+      if (s?.paused && !s.released && s.holds === 0) {
         s.floor = size(s.live) + size(s.rotated) + SPOOL_SLACK_BYTES;
         signal(m.key, s, false);
       }
+      break;
+    case "hold":
+      if (!s) break;
+      s.holds = Math.max(0, s.holds + (m.held ? 1 : -1));
+      if (s.released) break;
+      if (s.holds > 0 && !s.paused) {
+        signal(m.key, s, true);
+      } else if (s.holds === 0 && s.paused) {
+        // let go: on at once unless the spool itself is past its bound (then the drain's catching up continues it)
+        const total = size(s.live) + size(s.rotated);
+        if (total < SPOOL_PAUSE_BYTES) {
+          s.floor = total + SPOOL_SLACK_BYTES;
+          signal(m.key, s, false);
+        }
+      }
+      lookSoon();
       break;
     case "release":
       if (s) {

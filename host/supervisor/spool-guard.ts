@@ -28,6 +28,7 @@ export type GuardRequest =
   | { op: "hot"; key: string }
   | { op: "caughtUp"; key: string }
   | { op: "release"; key: string }
+  | { op: "hold"; key: string; held: boolean }
   | { op: "unwatch"; key: string };
 
 export type GuardNotice = { op: "paused"; key: string; paused: boolean };
@@ -91,6 +92,20 @@ export class SpoolGuard {
   /** The drain has read every whole line there is: conmon may go on. */
   caughtUp(): void {
     if (this.paused) post({ op: "caughtUp", key: this.key });
+  }
+
+  /**
+   * conmon is stopped until the returned function is called, whatever the spool's size (an
+   * attached client that does not read; several may hold at once); `release` ends every hold.
+   */
+  hold(): () => void {
+    post({ op: "hold", key: this.key, held: true });
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      post({ op: "hold", key: this.key, held: false });
+    };
   }
 
   /** conmon runs freely from now on (its container is told to end, or the supervisor ends). */

@@ -145,6 +145,11 @@ export class Spool {
     this.guard.caughtUp();
   }
 
+  /** conmon waits, whatever the spool holds, until the returned function is called (once is enough). */
+  hold(): () => void {
+    return this.guard.hold();
+  }
+
   /** The container is going away (or the supervisor is): conmon runs freely from now on. */
   release(): void {
     this.guard.release();

@@ -326,6 +326,17 @@ export class Supervisor {
     this.announced.delete(id);
   }
 
+  /**
+   * Holds the running container's output: its conmon waits (the container blocks once its pipe
+   * is full) until the returned function is called, or the container is told to end (kill,
+   * stop, removal) or the supervisor ends. Several holds may stand at once.
+   */
+  hold(id: string): () => void {
+    const state = this.get(id);
+    if (state.status !== "running") throw new SupervisorError(409, `container ${id} is not running`);
+    return this.drains.get(id)?.holdConmon() ?? (() => {});
+  }
+
   /** Resizes the container's terminal (nothing happens without one). */
   async resize(id: string, height: number, width: number): Promise<void> {
     const state = this.running(id);

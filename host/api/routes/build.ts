@@ -49,7 +49,7 @@ export function buildRoutes(deps: BuildRouteDeps) {
         reply,
         async (w) => {
           w.begin();
-          out = new BuildOutput(w.emit, opts.quiet);
+          out = new BuildOutput(w.emit, opts.quiet, w.ready);
           const signal = AbortSignal.any([w.signal, abort.signal]);
           try {
             out.parserWarnings(input.warnings);

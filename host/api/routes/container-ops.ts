@@ -4,7 +4,6 @@
  * stats (from its cgroup: one-shot, one sample against the one a second before, or a stream
  * of one object a second).
  */
-import type { ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import typia from "typia";
 import type { ContainerRecord, ContainerStore } from "../../../core/containers/container-store.js";
@@ -15,6 +14,7 @@ import type { ContainerUpdateRequest } from "../../containers/resource-update.js
 import type { ContainerService } from "../../containers/container-service.js";
 import { queryBool, queryString, type Query } from "../query.js";
 import { rawResponse } from "../raw-response.js";
+import { ClientStream } from "../client-stream.js";
 import { validateBody } from "../validate-body.js";
 
 const validateUpdate = typia.createValidate<ContainerUpdateRequest>();
@@ -75,8 +75,7 @@ export function containerOpsRoutes(deps: ContainerOpsDeps) {
       const oneShot = queryBool(query, "one-shot");
       if (oneShot && stream) throw errors.apiInvalidBody("cannot have stream=true and one-shot=true");
       const res = rawResponse(reply, 200, { "content-type": "application/json" });
-      let gone = false;
-      res.once("close", () => (gone = true));
+      const client = new ClientStream(res);
       if (!stream) {
         // Without one-shot, Docker samples twice so that the CPU share can be computed.
         let sample = take(c);
@@ -84,15 +83,16 @@ export function containerOpsRoutes(deps: ContainerOpsDeps) {
           await sleep(STATS_INTERVAL_MS);
           sample = take(c, sample);
         }
-        return void res.end(`${JSON.stringify(sample ?? emptyStats(c))}\n`);
+        return void client.end(`${JSON.stringify(sample ?? emptyStats(c))}\n`);
       }
       let previous: StatsSample | undefined;
-      while (!gone && containers.has(c.Id)) {
+      while (!client.closed && containers.has(c.Id)) {
         previous = take(c, previous);
-        if (!write(res, previous ?? emptyStats(c))) break;
+        // a sample the client has no room for is dropped (Docker's stats publisher drops them for a slow reader)
+        client.offer(`${JSON.stringify(previous ?? emptyStats(c))}\n`);
         await sleep(STATS_INTERVAL_MS);
       }
-      res.end();
+      client.end();
     });
   };
 }
@@ -107,8 +107,3 @@ function take(c: ContainerRecord, previous?: StatsSample): StatsSample | undefin
   }
 }
 
-function write(res: ServerResponse, body: unknown): boolean {
-  if (res.destroyed || res.writableEnded) return false;
-  res.write(`${JSON.stringify(body)}\n`);
-  return true;
-}

@@ -17,12 +17,17 @@ import type { ContainerService, WaitCondition } from "../../containers/container
 import type { LogDriverSource } from "../../plugins/log-drivers.js";
 import { requestedApiVersion } from "../api-version.js";
 import { rawResponse } from "../raw-response.js";
-import { forwardInput, hijack } from "../hijack.js";
-import { AttachInput } from "../../containers/attach-socket.js";
+import { forwardInput, hijack, type InputSink } from "../hijack.js";
+import { AttachInput, INPUT_BUFFER_BYTES } from "../../containers/attach-socket.js";
 import { spoolReader } from "../../containers/spool-reader.js";
 import { detachKeysOf } from "../../containers/detach-keys.js";
 import { queryBool, queryString, type Query } from "../query.js";
 import { frame, streamContentType } from "../stream-frames.js";
+import { ClientStream } from "../client-stream.js";
+import { outputHold } from "../../containers/output-hold.js";
+
+/** How long an attached client may leave its stream unread before the container's output waits for it. */
+const ATTACH_STALL_MS = 100;
 
 export interface ContainerRunDeps {
   containers: ContainerStore;
@@ -93,8 +98,8 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
       const follow = queryBool(query, "follow");
       const tty = c.Config.Tty === true;
       const res = rawResponse(reply, 200, { "content-type": streamContentType(requestedApiVersion(request.raw), tty) });
-      const gone = new AbortController();
-      res.once("close", () => gone.abort());
+      // The reader reads on only as the client reads; it ends when the client goes away.
+      const client = new ClientStream(res);
       const messages = reader.read({
         follow: follow && c.State.Running,
         stdout,
@@ -102,11 +107,11 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
         since: timeQuery(query, "since"),
         until: timeQuery(query, "until"),
         tail: tailQuery(query),
-        signal: gone.signal,
-        producerDone: service.stopped(c, gone.signal),
+        signal: client.signal,
+        producerDone: service.stopped(c, client.signal),
       });
-      await pipeMessages(messages, (chunk) => res.write(chunk), { tty, timestamps: queryBool(query, "timestamps") });
-      res.end();
+      await sendMessages(messages, client, { tty, timestamps: queryBool(query, "timestamps") });
+      client.end();
     });
 
     app.post("/containers/:id/resize", async (request, reply) => {
@@ -126,10 +131,13 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
       const tty = c.Config.Tty === true;
       const socket = hijack(request, reply, tty);
       service.attached(c);
+      // As Docker's attach: while the client does not read, the container's output waits (its
+      // conmon is held, and the container blocks on its full pipe); logs and other readers too.
+      const hold = outputHold(service, c);
       // Aborted when the client goes away or detaches: the output stops then.
       const gone = new AbortController();
-      socket.once("close", () => gone.abort());
-      socket.on("error", () => gone.abort());
+      const client = new ClientStream(socket, { onStall: hold.set, stallMs: ATTACH_STALL_MS, until: gone.signal });
+      client.signal.addEventListener("abort", () => gone.abort(), { once: true });
       // `stream=0` is a one-shot read of what is stored (with `logs=1`), not a follow.
       const follow = queryBool(query, "stream");
       if (follow && queryBool(query, "stdin") && c.Config.OpenStdin) {
@@ -137,21 +145,25 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
       } else {
         socket.resume(); // no stdin wanted (or none open): what the client sends is read and dropped
       }
-      if (stdout || stderr) {
-        const messages = reader.read({
-          follow,
-          stdout,
-          stderr,
-          // `logs=1` replays what is stored first; otherwise only what comes from now on.
-          tail: queryBool(query, "logs") ? undefined : 0,
-          signal: gone.signal,
-          producerDone: attachDone(service, c, gone.signal),
-        });
-        await pipeMessages(messages, (chunk) => socket.write(chunk), { tty, timestamps: false });
-      } else if (follow) {
-        await attachDone(service, c, gone.signal);
+      try {
+        if (stdout || stderr) {
+          const messages = reader.read({
+            follow,
+            stdout,
+            stderr,
+            // `logs=1` replays what is stored first; otherwise only what comes from now on.
+            tail: queryBool(query, "logs") ? undefined : 0,
+            signal: gone.signal,
+            producerDone: attachDone(service, c, gone.signal),
+          });
+          await sendMessages(messages, client, { tty, timestamps: false });
+        } else if (follow) {
+          await attachDone(service, c, gone.signal);
+        }
+      } finally {
+        hold.set(false);
+        client.end();
       }
-      socket.end();
     });
   };
 }
@@ -186,23 +198,52 @@ function stopOptions(query: Query): { seconds?: number; signal?: string } {
 
 /**
  * The client's input to the container's stdin, once the container runs (input sent before is
- * kept). The client's end of input ends the attachment's stdin (conmon closes the container's
- * with it when StdinOnce); the detach keys end the whole attachment.
+ * kept, up to the input's buffer: the client then waits). The client's end of input ends the
+ * attachment's stdin (conmon closes the container's with it when StdinOnce); the detach keys
+ * end the whole attachment.
  */
 async function attachStdin(service: ContainerService, c: ContainerRecord, socket: Duplex, detachKeys: Buffer, gone: AbortController): Promise<void> {
-  let input: AttachInput | undefined;
-  let ended = false;
-  const early: Buffer[] = [];
-  const connected = service.running(c, gone.signal).then(async () => {
-    input = new AttachInput(await service.attachPath(c));
-    for (const data of early) input.write(data);
-    if (ended) input.close();
-  });
-  connected.catch(() => {}); // gone before it ran, or it is not running any more: no input to give
-  const how = await forwardInput(socket, (data) => (input ? input.write(data) : early.push(data)), detachKeys);
-  ended = true;
-  input?.close();
+  const early = new EarlyInput();
+  const connected = service.running(c, gone.signal).then(async () => early.connect(new AttachInput(await service.attachPath(c))));
+  connected.catch(() => early.close()); // gone before it ran, or it is not running any more: no input to give
+  const how = await forwardInput(socket, early, detachKeys);
+  early.close();
   if (how === "detach") gone.abort();
+}
+
+/** Input for a container that does not run yet: kept (bounded) until its attach socket can be reached. */
+class EarlyInput implements InputSink {
+  private input?: AttachInput;
+  private kept: Buffer[] = [];
+  private keptBytes = 0;
+  private closed = false;
+  private waiting: (() => void)[] = [];
+
+  connect(input: AttachInput): void {
+    this.input = input;
+    for (const data of this.kept.splice(0)) input.write(data);
+    if (this.closed) input.close();
+    for (const wake of this.waiting.splice(0)) wake();
+  }
+
+  write(data: Buffer): boolean {
+    if (this.input) return this.input.write(data);
+    if (this.closed) return true;
+    this.kept.push(data);
+    this.keptBytes += data.length;
+    return this.keptBytes < INPUT_BUFFER_BYTES;
+  }
+
+  async ready(): Promise<void> {
+    if (!this.input && !this.closed) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    await this.input?.ready();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.input?.close();
+    for (const wake of this.waiting.splice(0)) wake();
+  }
 }
 
 /** An attach ends when the container's run ends: the next exit for a container not started yet. */
@@ -225,16 +266,15 @@ async function attachReaderOf(deps: ContainerRunDeps, c: ContainerRecord) {
   return driver.createReader(loggerContext(c, deps.containers.dir(c.Id), settings.options));
 }
 
-/** Writes each message as Docker does: a frame per line without a TTY, raw bytes with one. */
-async function pipeMessages(
-  messages: AsyncIterable<LogMessage>,
-  write: (chunk: Buffer) => boolean,
-  opts: { tty: boolean; timestamps: boolean },
-): Promise<void> {
+/**
+ * Writes each message as Docker does: a frame per line without a TTY, raw bytes with one. The
+ * next message is read only once the client has room for it; the client's going away ends it.
+ */
+async function sendMessages(messages: AsyncIterable<LogMessage>, client: ClientStream, opts: { tty: boolean; timestamps: boolean }): Promise<void> {
   for await (const m of messages) {
     const text = opts.timestamps ? Buffer.concat([Buffer.from(`${formatRFC3339NanoFixed(m.timeNs)} `), m.line]) : m.line;
     const data = m.partial ? text : Buffer.concat([text, NEWLINE]);
-    write(opts.tty ? data : frame(m.stream, data));
+    if (!(await client.write(opts.tty ? data : frame(m.stream, data)))) break;
   }
 }
 

@@ -4,6 +4,10 @@
  * the history up to it, when it has passed). Without either, only new events are sent, until
  * the client goes away. Times are Unix seconds with up to nine decimals, as the Docker CLI
  * sends them (it turns `10m` and dates into that itself).
+ *
+ * Events come whether a subscriber reads or not: one that does not read keeps a bounded buffer
+ * (client-stream.ts), and the events that do not fit are dropped for it, as Docker's daemon
+ * drops them for a subscriber whose queue stays full.
  */
 import type { FastifyInstance } from "fastify";
 import { eventJson, parseEventTime, type EngineEvent } from "../../../core/events/event.js";
@@ -12,6 +16,7 @@ import { errors } from "../../../core/errors.js";
 import type { EventLog } from "../../events/event-log.js";
 import { checkFilterKeys, queryFilters, queryString, type Query } from "../query.js";
 import { rawResponse } from "../raw-response.js";
+import { ClientStream } from "../client-stream.js";
 
 /** A timer cannot wait longer than this; a later `until` is waited for in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -27,8 +32,9 @@ export function eventRoutes(log: EventLog) {
       const wanted = (e: EngineEvent) => eventMatches(e, filters) && (until === undefined || e.timeNano <= until);
 
       const res = rawResponse(reply, 200, { "content-type": "application/json" });
+      const client = new ClientStream(res);
       const write = (e: EngineEvent) => {
-        if (wanted(e)) res.write(`${eventJson(e)}\n`);
+        if (wanted(e) && client.hasRoom) client.offer(`${eventJson(e)}\n`);
       };
       const live: EngineEvent[] = [];
       let replaying = true;
@@ -37,9 +43,9 @@ export function eventRoutes(log: EventLog) {
       const finish = () => {
         unsubscribe();
         clearTimeout(timer);
-        res.end();
+        client.end();
       };
-      res.once("close", finish);
+      client.signal.addEventListener("abort", finish, { once: true });
       for (const e of past) write(e);
       replaying = false;
       for (const e of live) write(e);

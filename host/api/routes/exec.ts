@@ -11,6 +11,7 @@ import { detachKeysOf } from "../../containers/detach-keys.js";
 import { AttachInput } from "../../containers/attach-socket.js";
 import { execInspect, type ExecCreateRequest, type ExecInstance, type ExecSessions } from "../../containers/exec-sessions.js";
 import { followK8sLog } from "../../containers/k8s-log-follow.js";
+import { ClientStream } from "../client-stream.js";
 import { forwardInput, hijack } from "../hijack.js";
 import type { Query } from "../query.js";
 import { frame } from "../stream-frames.js";
@@ -67,22 +68,23 @@ export function execRoutes(deps: ExecRouteDeps) {
         socket.end(tty ? text : frame("stdout", text));
         return;
       }
+      // The process's output is read on only as the client reads (it waits in the session's log
+      // meanwhile); the client's going away or detaching ends the stream.
       const gone = new AbortController();
-      socket.once("close", () => gone.abort());
-      socket.on("error", () => gone.abort());
+      const client = new ClientStream(socket, { until: gone.signal });
       if (e.request.AttachStdin) void execStdin(e, started.state.attachPath, socket, detachKeys, gone);
       else socket.resume();
       const wantOut = e.request.AttachStdout === true;
       // a raw stream (start Tty) carries stdout only, as Docker's: a process without a terminal loses its stderr there
       const wantErr = e.request.AttachStderr === true && !tty;
       try {
-        for await (const l of followK8sLog(started.state.logPath, started.exit, gone.signal)) {
+        for await (const l of followK8sLog(started.state.logPath, started.exit, client.signal)) {
           if (l.stream === "stdout" ? !wantOut : !wantErr) continue;
           const data = Buffer.from(l.partial ? l.line : `${l.line}\n`);
-          socket.write(tty ? data : frame(l.stream, data));
+          if (!(await client.write(tty ? data : frame(l.stream, data)))) break;
         }
       } finally {
-        socket.end();
+        client.end();
         void execs.release(e);
       }
     });
@@ -101,7 +103,7 @@ export function execRoutes(deps: ExecRouteDeps) {
 /** The client's input to the exec's stdin; its end closes the process's stdin (without a TTY), the detach keys end the stream. */
 async function execStdin(e: ExecInstance, attachPath: string, socket: Duplex, detachKeys: Buffer, gone: AbortController): Promise<void> {
   const input = new AttachInput(attachPath);
-  const how = await forwardInput(socket, (data) => input.write(data), detachKeys);
+  const how = await forwardInput(socket, input, detachKeys);
   input.close();
   if (how === "detach" || (how === "closed" && e.running)) gone.abort();
 }
