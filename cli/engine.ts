@@ -73,7 +73,8 @@ async function main(argv: string[]): Promise<number> {
       }
       const width = Math.max(11, ...group.map((c) => c.name.length));
       const lines = group.map((c) => `  ${c.name.padEnd(width)} ${c.entry.description}`).join("\n");
-      out(`Usage:  engine ${words[0]} COMMAND\n\n${GROUPS[words[0]] ?? ""}\n\nCommands:\n${lines}\n\nRun 'engine ${words[0]} COMMAND --help' for more information on a command.\n`);
+      // asked for (--help) on stdout; the group alone, as the Docker CLI does, on stderr
+      (words[1] === "--help" ? out : err)(`Usage:  engine ${words[0]} COMMAND\n\n${GROUPS[words[0]] ?? ""}\n\nCommands:\n${lines}\n\nRun 'engine ${words[0]} COMMAND --help' for more information on a command.\n`);
       return 0;
     }
     if (!words[0]) {
@@ -104,9 +105,18 @@ async function main(argv: string[]): Promise<number> {
   const { min = 0, max = Infinity } = command.args ?? {};
   if (input.args.length < min || input.args.length > max) {
     // the Docker CLI's two argument checks word their last line differently ("Run" / "See")
+    const plural = (n: number) => `${n} argument${n === 1 ? "" : "s"}`;
     const want =
-      max === 0 ? "accepts no arguments" : min === max ? `requires ${min} argument${min === 1 ? "" : "s"}` : input.args.length < min ? `requires at least ${min} argument${min === 1 ? "" : "s"}` : `accepts at most ${max} argument${max === 1 ? "" : "s"}`;
-    err(`engine: 'engine ${name}' ${want}\n\nUsage:  engine ${name} ${command.usage}\n\n${want.includes("at least") ? "See" : "Run"} 'engine ${name} --help' for more information\n`);
+      max === 0
+        ? "accepts no arguments"
+        : min === max
+          ? `requires ${plural(min)}`
+          : max === Infinity
+            ? `requires at least ${plural(min)}`
+            : min > 0
+              ? `requires at least ${min} and at most ${plural(max)}`
+              : `requires at most ${plural(max)}`;
+    err(`engine: 'engine ${name}' ${want}\n\nUsage:  engine ${name} ${command.usage}\n\n${max === Infinity && min > 0 ? "See" : "Run"} 'engine ${name} --help' for more information\n`);
     return 1;
   }
 

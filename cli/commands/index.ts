@@ -68,7 +68,7 @@ export const commands: readonly CommandEntry[] = [
   entry("volume inspect", "Display detailed information on one or more volumes", () => import("./volume-inspect.js")),
   entry("volume ls", "List volumes", () => import("./volume-ls.js"), ["volume list"]),
   entry("volume prune", "Remove unused local volumes", () => import("./volume-prune.js")),
-  entry("volume rm", "Remove one or more volumes. You cannot remove a volume that is in use by a container.", () => import("./volume-rm.js"), ["volume remove"]),
+  entry("volume rm", "Remove one or more volumes", () => import("./volume-rm.js"), ["volume remove"]),
   entry("wait", "Block until one or more containers stop, then print their exit codes", () => import("./wait.js"), ["container wait"]),
 ];
 

@@ -1,7 +1,7 @@
 /**
  * `engine search`: the daemon's search of the registry the term names (Docker Hub's index when it
- * names none), as `docker search` shows it: most stars first, descriptions cut at 45 columns,
- * "[OK]" for an official image. The registry's credentials from config.json go along.
+ * names none), as `docker search` shows it: in the registry's order, descriptions cut at 45
+ * columns, "[OK]" for an official image. The registry's credentials from config.json go along.
  */
 import { ExitError, type Command } from "../command.js";
 import { authKeyFor, encodeAuthConfig } from "../auth/registry-auth.js";
@@ -63,10 +63,9 @@ export const command: Command = {
       query: { filters: filtersJson(flags.filter as string[]), limit: limit !== 0 ? limit : undefined, term: args[0] },
       headers: { "X-Registry-Auth": auth },
     });
-    const sorted = results.map((r, i) => ({ r, i })).sort((a, b) => (b.r.star_count ?? 0) - (a.r.star_count ?? 0) || a.i - b.i);
     const format = String(flags.format);
     try {
-      ctx.stdout(renderList({ format: format === "" || format === "table" ? TABLE : format, headers: HEADERS, typeName: TYPE }, sorted.map(({ r }) => searchContext(r, !flags["no-trunc"]))));
+      ctx.stdout(renderList({ format: format === "" || format === "table" ? TABLE : format, headers: HEADERS, typeName: TYPE }, results.map((r) => searchContext(r, !flags["no-trunc"]))));
     } catch (e) {
       if (e instanceof TemplateError) throw new ExitError(1, e.message);
       throw e;

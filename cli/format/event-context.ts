@@ -36,7 +36,11 @@ export function eventContext(e: EventMessage, timeNano: bigint): GoStruct {
     From: e.from ?? "",
     Type: e.Type ?? "",
     Action: e.Action ?? "",
-    Actor: plainStruct("events.Actor", { ID: e.Actor?.ID ?? "", Attributes: new GoMap(attributes ?? {}) }),
+    Actor: plainStruct("events.Actor", {
+      ID: e.Actor?.ID ?? "",
+      Attributes: new GoMap(attributes ?? {}),
+      toJSON: () => ({ ID: e.Actor?.ID ?? "", Attributes: attributes === null ? null : new GoMap(attributes) }),
+    }),
     Scope: e.scope ?? "",
     Time: e.time ?? 0,
     TimeNano: timeNano,
