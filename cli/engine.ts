@@ -7,7 +7,7 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { ExitError, type CommandContext } from "./command.js";
-import { commands, findCommand, groupCommands } from "./commands/index.js";
+import { commands, findCommand, GROUPS, groupCommands } from "./commands/index.js";
 import { connect, DaemonError, type Connection } from "./connection.js";
 import { flagsHelp, parseFlags, UsageError, type FlagSpec } from "./flags.js";
 import { HostError, parseTarget, tlsFiles } from "./transport/dial.js";
@@ -66,11 +66,16 @@ async function main(argv: string[]): Promise<number> {
   if (!found) {
     const group = words[0] ? groupCommands(words[0]) : [];
     if (group.length > 0) {
-      const width = Math.max(...group.map((c) => c.name.length - words[0].length - 1));
-      (words[1] ? err : out)(
-        `${words[1] ? `engine: unknown command: engine ${words[0]} ${words[1]}\n\n` : ""}Usage:  engine ${words[0]} COMMAND\n\nCommands:\n${group.map((c) => `  ${c.name.slice(words[0].length + 1).padEnd(width)}  ${c.description}`).join("\n")}\n\nRun 'engine ${words[0]} COMMAND --help' for more information on a command.\n`,
-      );
-      return words[1] ? 1 : 0;
+      const help = words[1] === undefined || words[1] === "--help";
+      if (!help) {
+        err(`engine: unknown command: engine ${words[0]} ${words[1]}\n\nUsage:  engine ${words[0]} COMMAND\n\nRun 'engine ${words[0]} --help' for more information\n`);
+        return 1;
+      }
+      const width = Math.max(11, ...group.map((c) => c.name.length));
+      const lines = group.map((c) => `  ${c.name.padEnd(width)} ${c.entry.description}`).join("\n");
+      // asked for (--help) on stdout; the group alone, as the Docker CLI does, on stderr
+      (words[1] === "--help" ? out : err)(`Usage:  engine ${words[0]} COMMAND\n\n${GROUPS[words[0]] ?? ""}\n\nCommands:\n${lines}\n\nRun 'engine ${words[0]} COMMAND --help' for more information on a command.\n`);
+      return 0;
     }
     if (!words[0]) {
       out(usage());
@@ -100,9 +105,18 @@ async function main(argv: string[]): Promise<number> {
   const { min = 0, max = Infinity } = command.args ?? {};
   if (input.args.length < min || input.args.length > max) {
     // the Docker CLI's two argument checks word their last line differently ("Run" / "See")
+    const plural = (n: number) => `${n} argument${n === 1 ? "" : "s"}`;
     const want =
-      max === 0 ? "accepts no arguments" : min === max ? `requires ${min} argument${min === 1 ? "" : "s"}` : input.args.length < min ? `requires at least ${min} argument${min === 1 ? "" : "s"}` : `accepts at most ${max} argument${max === 1 ? "" : "s"}`;
-    err(`engine: 'engine ${name}' ${want}\n\nUsage:  engine ${name} ${command.usage}\n\n${want.includes("at least") ? "See" : "Run"} 'engine ${name} --help' for more information\n`);
+      max === 0
+        ? "accepts no arguments"
+        : min === max
+          ? `requires ${plural(min)}`
+          : max === Infinity
+            ? `requires at least ${plural(min)}`
+            : min > 0
+              ? `requires at least ${min} and at most ${plural(max)}`
+              : `requires at most ${plural(max)}`;
+    err(`engine: 'engine ${name}' ${want}\n\nUsage:  engine ${name} ${command.usage}\n\n${max === Infinity && min > 0 ? "See" : "Run"} 'engine ${name} --help' for more information\n`);
     return 1;
   }
 

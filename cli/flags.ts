@@ -127,3 +127,57 @@ export function flagsHelp(specs: readonly FlagSpec[]): string {
   const width = Math.max(0, ...rows.map((r) => r[0].length));
   return rows.map(([n, d]) => `  ${n.padEnd(width)}   ${d}`).join("\n");
 }
+
+/**
+ * A flag's values through `read`, as pflag checks a flag with a validator: a value `read`
+ * refuses is a usage error naming the flag as `shown` ("-e, --env").
+ */
+export function readEach<T>(values: readonly string[], shown: string, read: (v: string) => T): T[] {
+  return values.map((v) => {
+    try {
+      return read(v);
+    } catch (e) {
+      throw new UsageError(`invalid argument "${v}" for "${shown}" flag: ${(e as Error).message}`);
+    }
+  });
+}
+
+/**
+ * pflag's StringSlice: each value is a line of comma-separated fields as Go's encoding/csv
+ * reads one (`a,"b,c"` is two fields), all values' fields in order.
+ */
+export function stringSlice(values: readonly string[], shown: string): string[] {
+  const out: string[] = [];
+  for (const value of values) {
+    if (value === "") continue;
+    let field = "";
+    let quoted = false;
+    let i = 0;
+    const fail = (why: string) => {
+      throw new UsageError(`invalid argument "${value}" for "${shown}" flag: parse error on line 1, column ${i + 1}: ${why}`);
+    };
+    let atStart = true;
+    for (; i < value.length; i++) {
+      const c = value[i];
+      if (quoted) {
+        if (c !== '"') field += c;
+        else if (value[i + 1] === '"') field += value[++i];
+        else {
+          quoted = false;
+          if (i + 1 < value.length && value[i + 1] !== ",") fail(`extraneous or missing " in quoted-field`);
+        }
+      } else if (c === ",") {
+        out.push(field);
+        field = "";
+        atStart = true;
+        continue;
+      } else if (c === '"' && atStart) quoted = true;
+      else if (c === '"') fail(`bare " in non-quoted-field`);
+      else field += c;
+      atStart = false;
+    }
+    if (quoted) fail(`extraneous or missing " in quoted-field`);
+    out.push(field);
+  }
+  return out;
+}

@@ -1,6 +1,6 @@
 /** `engine logs`: print a container's log (stdout to stdout, stderr to stderr; raw with a TTY), following it with -f. */
-import { ExitError, type Command } from "../command.js";
-import { apiTimestamp } from "../container/timestamps.js";
+import type { Command } from "../command.js";
+import { timestampFlag } from "../container/timestamps.js";
 
 export const command: Command = {
   usage: "[OPTIONS] CONTAINER",
@@ -17,15 +17,7 @@ export const command: Command = {
     const conn = ctx.connection();
     // The container's TTY decides how to read the stream: the Docker CLI inspects first too.
     const c = await conn.getJson<{ Id: string; Config: { Tty?: boolean } }>(`/containers/${encodeURIComponent(args[0])}/json`);
-    const time = (name: "since" | "until") => {
-      const value = String(flags[name]);
-      if (value === "") return undefined;
-      try {
-        return apiTimestamp(value);
-      } catch (e) {
-        throw new ExitError(1, `invalid value for "${name}": ${(e as Error).message}`);
-      }
-    };
+    const time = (name: "since" | "until") => timestampFlag(String(flags[name]), (why) => `invalid value for "${name}": ${why}`);
     const res = await conn.call("GET", `/containers/${c.Id}/logs`, {
       query: {
         stdout: true,

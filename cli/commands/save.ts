@@ -1,28 +1,7 @@
 /** `engine save`: write images to a tar archive, to a file (-o) or to stdout when it is not a terminal. */
-import { createWriteStream, mkdtempSync, renameSync, rmSync, statSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
-import { pipeline } from "node:stream/promises";
-import { ExitError, type Command } from "../command.js";
+import { outputTarget } from "../archive/output-file.js";
+import type { Command } from "../command.js";
 import { platformQuery } from "../progress/platform.js";
-
-/** The folder must exist and the path be a file or a folder, as the Docker CLI checks before asking the daemon. */
-function checkOutput(path: string): void {
-  const dir = dirname(path);
-  if (dir !== ".") {
-    try {
-      statSync(dir);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === "ENOENT") throw new ExitError(1, `failed to save image: invalid output path: stat ${dir}: no such file or directory`);
-      throw e;
-    }
-  }
-  try {
-    const st = statSync(path);
-    if (!st.isFile() && !st.isDirectory()) throw new ExitError(1, `failed to save image: invalid output path: "${path}" must be a directory or a regular file`);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
-  }
-}
 
 export const command: Command = {
   usage: "[OPTIONS] IMAGE [IMAGE...]",
@@ -32,24 +11,9 @@ export const command: Command = {
   ],
   args: { min: 1 },
   async run(ctx, { flags, args }) {
-    const output = String(flags.output);
-    if (output === "" && process.stdout.isTTY) throw new ExitError(1, "cowardly refusing to save to a terminal. Use the -o flag or redirect");
-    if (output) checkOutput(output);
+    const write = outputTarget(String(flags.output), "failed to save image");
     const res = await ctx.connection().call("GET", "/images/get", { query: { names: args, platform: platformQuery(String(flags.platform)) } });
-    if (!output) {
-      await pipeline(res.body, process.stdout, { end: false });
-      return 0;
-    }
-    // a temporary file beside the target, renamed once complete: no half-written archive under the name
-    const target = resolve(output);
-    const temp = mkdtempSync(join(dirname(target), `.${basename(target)}.engine-save-`));
-    try {
-      const file = join(temp, "archive.tar");
-      await pipeline(res.body, createWriteStream(file, { mode: 0o600 }));
-      renameSync(file, target);
-    } finally {
-      rmSync(temp, { recursive: true, force: true });
-    }
+    await write(res.body);
     return 0;
   },
 };

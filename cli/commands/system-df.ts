@@ -8,11 +8,7 @@ import { splitRepoRef } from "../format/reference.js";
 import { alignColumns } from "../format/table.js";
 import { parseTemplate, struct, TemplateError, type GoStruct } from "../format/template.js";
 import { humanSize } from "../format/units.js";
-
-interface Volume {
-  Name: string;
-  UsageData?: { Size: number; RefCount: number } | null;
-}
+import { VOLUME_TYPE, volumeContext, type VolumeSummary } from "../format/volume-context.js";
 
 interface CacheRecord {
   ID: string;
@@ -29,7 +25,7 @@ interface DiskUsage {
   LayersSize?: number;
   Images?: ImageSummary[] | null;
   Containers?: ContainerSummary[] | null;
-  Volumes?: Volume[] | null;
+  Volumes?: VolumeSummary[] | null;
   BuildCache?: CacheRecord[] | null;
   BuilderSize?: number;
 }
@@ -64,14 +60,6 @@ function summaryRows(du: DiskUsage): GoStruct[] {
     row("Local Volumes", volumes.length, volumes.filter((v) => (v.UsageData?.RefCount ?? 0) > 0).length, volSize, withPercent(volIdle, volSize)),
     row("Build Cache", cache.length, cache.filter((c) => c.InUse).length, cacheSize, humanSize(cacheIdle)),
   ];
-}
-
-function volumeContext(v: Volume): GoStruct {
-  return struct("*formatter.volumeContext", {
-    Name: () => v.Name,
-    Links: () => (v.UsageData ? String(v.UsageData.RefCount) : "N/A"),
-    Size: () => (v.UsageData ? humanSize(v.UsageData.Size) : "N/A"),
-  });
 }
 
 function cacheContext(c: CacheRecord, trunc: boolean): GoStruct {
@@ -116,7 +104,7 @@ function verboseTable(du: DiskUsage): string {
     "\nContainers space usage:\n\n" +
     table("table {{.ID}}\t{{.Image}}\t{{.Command}}\t{{.LocalVolumes}}\t{{.Size}}\t{{.RunningFor}}\t{{.Status}}\t{{.Names}}", CONTAINER_HEADERS, CONTAINER_TYPE, containers) +
     "\nLocal Volumes space usage:\n\n" +
-    table("table {{.Name}}\t{{.Links}}\t{{.Size}}", { Name: "VOLUME NAME", Links: "LINKS", Size: "SIZE" }, "*formatter.volumeContext", volumes) +
+    table("table {{.Name}}\t{{.Links}}\t{{.Size}}", { Name: "VOLUME NAME", Links: "LINKS", Size: "SIZE" }, VOLUME_TYPE, volumes) +
     `\nBuild cache usage: ${humanSize(du.BuilderSize ?? (du.BuildCache ?? []).reduce((n, c) => n + (c.Size ?? 0), 0))}\n\n` +
     table(
       "table {{.ID}}\t{{.CacheType}}\t{{.Size}}\t{{.CreatedSince}}\t{{.LastUsedSince}}\t{{.UsageCount}}\t{{.Shared}}",

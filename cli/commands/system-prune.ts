@@ -7,6 +7,7 @@ import { DaemonError } from "../connection.js";
 import { filtersJson } from "../format/filters.js";
 import { naturalLess } from "../format/network-context.js";
 import { humanSize } from "../format/units.js";
+import { readAnswer } from "../prune/confirm.js";
 
 /** The question, worded as the Docker CLI's. */
 function confirmation(all: boolean, volumes: boolean, filters: Record<string, Record<string, boolean>>): string {
@@ -20,25 +21,6 @@ function confirmation(all: boolean, volumes: boolean, filters: Record<string, Re
   let text = `WARNING! This will remove:\n${warnings.map((w) => `  - ${w}`).join("\n")}\n`;
   if (shown.length) text += `\n  Items to be pruned will be filtered with:\n${shown.map((f) => `  - ${f}`).join("\n")}\n`;
   return `${text}\nAre you sure you want to continue? [y/N] `;
-}
-
-/** One line from standard input (the answer), or "" at its end. */
-async function readAnswer(): Promise<string> {
-  return new Promise((resolve) => {
-    let text = "";
-    const onData = (d: Buffer) => {
-      text += d.toString();
-      if (text.includes("\n")) done();
-    };
-    const done = () => {
-      process.stdin.off("data", onData);
-      process.stdin.pause();
-      resolve(text.split("\n")[0].trim());
-    };
-    process.stdin.on("data", onData);
-    process.stdin.once("end", done);
-    process.stdin.resume();
-  });
 }
 
 interface PruneReport {

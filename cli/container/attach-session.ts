@@ -1,5 +1,5 @@
 /**
- * A hijacked attach connection and the client's terminal, as the Docker CLI's streamer: output
+ * A hijacked attach (or exec start) connection and the client's terminal, as the Docker CLI's streamer: output
  * demultiplexed to stdout and stderr (raw with a TTY), stdin copied to the connection (its end
  * half-closes the connection, which ends a `StdinOnce` container's input), the terminal in raw
  * mode while a TTY container has it, and the detach keys (on a TTY) ending the session while
@@ -40,6 +40,16 @@ export class AttachSession {
     const { stream, socket } = await conn.hijack("POST", `/containers/${encodeURIComponent(id)}/attach`, {
       query: { stream: true, stdin: opts.stdin || undefined, stdout: opts.stdout || undefined, stderr: opts.stderr || undefined, logs: opts.logs || undefined, detachKeys: opts.detachKeys || undefined },
     });
+    return new AttachSession(stream, socket, opts, warn);
+  }
+
+  /**
+   * Starts an exec attached (`POST /exec/{id}/start`, upgraded): the same streams as a
+   * container's attach; `consoleSize` ([rows, columns]) is the TTY's first size.
+   */
+  static async startExec(conn: Connection, execId: string, opts: AttachOptions & { consoleSize?: [number, number] }, warn: (text: string) => void): Promise<AttachSession> {
+    const json = { Detach: false, Tty: opts.tty, ...(opts.consoleSize ? { ConsoleSize: opts.consoleSize } : {}) };
+    const { stream, socket } = await conn.hijack("POST", `/exec/${encodeURIComponent(execId)}/start`, { json });
     return new AttachSession(stream, socket, opts, warn);
   }
 

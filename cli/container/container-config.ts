@@ -5,10 +5,10 @@
  * errors: FlagValueError for a value a flag cannot take (the Docker CLI reports those as flag
  * errors), ConfigError for flags that do not go together or a file that cannot be read.
  */
-import { readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import type { Parsed } from "../flags.js";
 import { CONTAINER_FLAGS } from "./container-flags.js";
+import { readEnvFile } from "./env-file.js";
 import { HOST_CONFIG_DEFAULTS } from "./host-config-defaults.js";
 import { parseExpose, parsePublish, type PortBinding } from "./ports.js";
 import { keyValueMap, parseBytes, parseNanoCpus, parseUlimit, validEnv, validLabel, type Ulimit } from "./units.js";
@@ -78,31 +78,16 @@ function validAttach(v: string): string {
   return s;
 }
 
-/** An env file: KEY=VALUE lines, `#` comments, a KEY alone taken from the client's environment. */
-function readEnvFile(path: string, env: NodeJS.ProcessEnv): string[] {
-  let text: string;
+/** An env file's entries; a file that cannot be read is a ConfigError. */
+function envFile(path: string, env: NodeJS.ProcessEnv): string[] {
   try {
-    text = readFileSync(path, "utf8");
+    return readEnvFile(path, env);
   } catch (e) {
-    const err = e as NodeJS.ErrnoException;
-    const why = err.code === "ENOENT" ? "no such file or directory" : err.code === "EACCES" ? "permission denied" : err.code === "EISDIR" ? "is a directory" : err.message;
-    throw new ConfigError(`open ${path}: ${why}`);
+    throw new ConfigError((e as Error).message);
   }
-  const out: string[] = [];
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.replace(/^\s+/, "");
-    if (line === "" || line.startsWith("#")) continue;
-    const eq = line.indexOf("=");
-    const key = eq < 0 ? line : line.slice(0, eq);
-    if (key === "") throw new ConfigError(`no variable name on line '${line}'`);
-    if (/\s/.test(key)) throw new ConfigError(`variable '${key.trimEnd()}' contains whitespaces`);
-    if (eq >= 0) out.push(line);
-    else if (env[key] !== undefined) out.push(`${key}=${env[key]}`);
-  }
-  return out;
 }
 
-function restartPolicy(value: string): { Name: string; MaximumRetryCount: number } {
+export function restartPolicy(value: string): { Name: string; MaximumRetryCount: number } {
   if (value === "") return { Name: "", MaximumRetryCount: 0 };
   const colon = value.indexOf(":");
   const name = colon < 0 ? value : value.slice(0, colon);
@@ -148,7 +133,7 @@ export function buildContainerRequest(input: Parsed, opts: BuildOptions): Contai
   if (!["always", "missing", "never"].includes(pull)) throw new ConfigError(`invalid pull option: '${pull}': must be one of "always", "missing" or "never"`);
 
   const attach = each(input, "attach", validAttach);
-  const env = [...(f["env-file"] as string[]).flatMap((p) => readEnvFile(p, opts.env)), ...each(input, "env", validEnv(opts.env))];
+  const env = [...(f["env-file"] as string[]).flatMap((p) => envFile(p, opts.env)), ...each(input, "env", validEnv(opts.env))];
   const ulimits: Ulimit[] = each(input, "ulimit", parseUlimit);
   const memory = given("memory") ? flagValue("memory", String(f.memory), parseBytes) : 0;
   const nanoCpus = given("cpus") ? flagValue("cpus", String(f.cpus), parseNanoCpus) : 0;

@@ -4,6 +4,8 @@
  * timestamp goes as typed.
  */
 
+import { ExitError } from "../command.js";
+
 const UNIT_NS: Record<string, number> = { ns: 1, us: 1e3, "µs": 1e3, "μs": 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 };
 
 /** Go's time.ParseDuration, in nanoseconds; undefined when `text` is not a duration. */
@@ -27,4 +29,17 @@ export function apiTimestamp(value: string, now = Date.now()): string {
   }
   if (/^\d+(\.\d+)?$/.test(value)) return value;
   throw new Error(`failed to parse value as time or duration: "${value}"`);
+}
+
+/**
+ * A `--since`/`--until` flag's value for the API, or undefined when empty; a bad value is an
+ * ExitError worded by `message` (logs names the flag, events does not).
+ */
+export function timestampFlag(value: string, message: (why: string) => string): string | undefined {
+  if (value === "") return undefined;
+  try {
+    return apiTimestamp(value);
+  } catch (e) {
+    throw new ExitError(1, message((e as Error).message));
+  }
 }

@@ -7,13 +7,42 @@
 import { isIP } from "node:net";
 import { goQuote } from "../../core/build/go-text.js";
 
-const SIZE_UNITS: Record<string, number> = { "": 0, k: 1, m: 2, g: 3, t: 4, p: 5 };
+const SIZE_UNITS: Record<string, number> = { k: 1, m: 2, g: 3, t: 4, p: 5 };
 
-/** go-units' RAMInBytes: `512`, `64m`, `1.5G`, `10kb`, `2MiB`; 1k is 1024. */
+/** Go's strconv.ParseFloat on a decimal text, with its error. */
+function parseFloat64(text: string): number {
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text)) throw new Error(`strconv.ParseFloat: parsing ${goQuote(text)}: invalid syntax`);
+  return Number(text);
+}
+
+/**
+ * go-units' RAMInBytes (v0.5): a number, then a unit (`b`, `k`, `kb`, `kib`... any case; 1k is
+ * 1024), a space allowed between them: `512`, `64m`, `1.5G`, `10 KiB`. Errors as its own.
+ */
 export function parseBytes(value: string): number {
-  const m = /^(\d+(?:\.\d+)*) ?([kKmMgGtTpP])?[iI]?[bB]?$/.exec(value);
-  if (!m) throw new Error(`invalid size: '${value}'`);
-  return Math.trunc(Number.parseFloat(m[1]) * 1024 ** SIZE_UNITS[(m[2] ?? "").toLowerCase()]);
+  let sep = -1;
+  for (let i = value.length - 1; i >= 0; i--) {
+    if ("0123456789. ".includes(value[i])) {
+      sep = i;
+      break;
+    }
+  }
+  if (sep < 0) throw new Error(`invalid size: '${value}'`);
+  const num = value[sep] === " " ? value.slice(0, sep) : value.slice(0, sep + 1);
+  const suffix = value.slice(sep + 1);
+  const size = parseFloat64(num);
+  if (size < 0) throw new Error(`invalid size: '${value}'`);
+  if (suffix === "") return Math.trunc(size);
+  const sfx = suffix.toLowerCase();
+  const bad = () => new Error(`invalid suffix: '${suffix.length > 3 ? suffix : sfx}'`);
+  if (sfx.length > 3) throw bad();
+  if (sfx[0] === "b") {
+    if (sfx.length > 1) throw bad();
+    return Math.trunc(size);
+  }
+  const power = SIZE_UNITS[sfx[0]];
+  if (power === undefined || (sfx.length === 2 && sfx[1] !== "b") || (sfx.length === 3 && sfx.slice(1) !== "ib")) throw bad();
+  return Math.trunc(size * 1024 ** power);
 }
 
 /** A CPU count (`1.5`, `3/2`) as nanoCPUs, exactly: a value finer than a nanoCPU is refused. */

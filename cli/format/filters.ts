@@ -1,7 +1,7 @@
 /**
  * `-f/--filter key=value` (repeatable) as the Docker CLI reads it, into the API's `filters`
  * query value ({"label":{"a=b":true}}); and the list formats a user may set in the client's
- * config.json (psFormat, imagesFormat, networksFormat), as the Docker CLI reads them.
+ * config.json (psFormat, imagesFormat, networksFormat, volumesFormat, statsFormat), as the Docker CLI reads them.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -23,7 +23,7 @@ export function filtersJson(values: readonly string[], flag = "-f, --filter"): s
 }
 
 /** A format from `<configDir>/config.json` ("psFormat"...), or "". */
-export function configFormat(configDir: string, key: "psFormat" | "imagesFormat" | "networksFormat"): string {
+export function configFormat(configDir: string, key: "psFormat" | "imagesFormat" | "networksFormat" | "volumesFormat" | "statsFormat"): string {
   try {
     const config = JSON.parse(readFileSync(join(configDir, "config.json"), "utf8")) as Record<string, unknown>;
     return typeof config[key] === "string" ? (config[key] as string) : "";

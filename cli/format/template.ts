@@ -27,6 +27,16 @@ export function struct<T extends object>(typeName: string, members: T): T & GoSt
   return Object.assign(Object.create(null), members, { [STRUCT]: typeName }) as T & GoStruct;
 }
 
+const PLAIN = Symbol("plain");
+
+/**
+ * A struct without a MarshalJSON of its own (the API's types, `*events.Message`): `json` writes
+ * it with the CLI's encoder, whose HTML escaping is off.
+ */
+export function plainStruct<T extends object>(typeName: string, members: T): T & GoStruct {
+  return Object.assign(struct(typeName, members), { [PLAIN]: true });
+}
+
 export function isStruct(v: unknown): v is GoStruct {
   return typeof v === "object" && v !== null && STRUCT in v;
 }
@@ -61,6 +71,8 @@ export function goString(v: unknown): string {
 /** What `json` makes of a value: structs marshal their fields and argument-less methods. */
 function toJsonValue(v: unknown): unknown {
   if (v === NO_VALUE || v === undefined || v instanceof TypedNull) return null;
+  // an int64 beyond 2^53 (an event's timeNano) is kept as a bigint and written digit for digit
+  if (typeof v === "bigint") return (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON(String(v));
   if (v instanceof GoMap) {
     const out: Record<string, unknown> = {};
     for (const k of Object.keys(v.entries).sort()) out[k] = toJsonValue(v.entries[k]);
@@ -91,7 +103,7 @@ export function goJson(v: unknown): string {
   let text = (JSON.stringify(toJsonValue(v)) ?? "null").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
   // a struct marshals itself with json.Marshal, which escapes HTML characters; the CLI's
   // encoder (HTML escaping off) keeps what a Marshaler wrote
-  if (isStruct(v)) text = text.replace(/</g, "\\u003c").replace(/>/g, "\\u003e").replace(/&/g, "\\u0026");
+  if (isStruct(v) && !(PLAIN in v)) text = text.replace(/</g, "\\u003c").replace(/>/g, "\\u003e").replace(/&/g, "\\u0026");
   return text;
 }
 

@@ -48,9 +48,13 @@ export async function send(socket: Duplex, host: string, req: HttpRequest): Prom
   const reader = new Reader(socket);
   socket.write(head);
   const writing = writeBody(socket, req.body);
+  // the head's failure is the one reported when both fail; the writing's is awaited below
+  writing.catch(() => undefined);
   const { status, headers: got } = await reader.head();
-  if (status !== 101) await writing; // an upgraded stream keeps its writing side for the caller
-  else writing.catch(() => undefined);
+  // an upgraded stream keeps its writing side for the caller; a refusal may come before the
+  // body is all sent (the daemon then closing the connection under the rest of it), and the
+  // answer is what counts, as with Go's client
+  if (status !== 101 && status < 400) await writing;
   const body = bodyOf(reader, req, status, got);
   return { status, headers: got, body, socket };
 }
