@@ -20,6 +20,7 @@ import type { StorageDriver } from "../contracts/storage.js";
 import { errors } from "../errors.js";
 import { PRIVATE_DIR, PRIVATE_FILE } from "../state-modes.js";
 import { removeTempFiles, syncDir, syncFile, writeFileDurably, writeJsonDurably } from "../fs/durable-file.js";
+import { killPoint } from "../kill-points.js";
 import type { BlobStore } from "./blob-store.js";
 import { digestOfFile } from "./blob-store.js";
 
@@ -126,12 +127,17 @@ export class LayerStore {
     // From here until the record is written, a crash leaves a driver layer no record names:
     // the pending mark says which, for recoverPending().
     await this.markPending(id);
+    killPoint("layer.pending-marked");
     await this.driver.create(id, parent ? hex(parent) : undefined);
+    killPoint("layer.created");
     try {
       const size = await this.driver.applyDiff(id, createReadStream(tarFile));
+      killPoint("layer.applied");
       if (!this.blobs.has(digest)) await this.blobs.adopt(tarFile, digest);
+      killPoint("layer.blob-kept");
       const layer: LayerRecord = { chainId, diffId: digest, ...(parent ? { parent } : {}), size };
       await writeJsonDurably(join(this.dir, `${id}.json`), layer);
+      killPoint("layer.recorded");
       rmSync(this.pendingPath(id), { force: true });
       return { layer, existed: false };
     } catch (err) {
@@ -252,8 +258,10 @@ export class LayerStore {
     // From here until the record is written, a crash leaves a driver layer no record names:
     // the pending mark says which, for recoverPending().
     await this.markPending(id);
+    killPoint("layer.pending-marked");
     made.push(chainId);
     await this.driver.create(id, parent ? hex(parent) : undefined);
+    killPoint("layer.created");
   }
 
   /** Applies the tar to the layer, digests it and keeps its blob (the tar, or the compressed one it came from). */
@@ -333,6 +341,7 @@ export class LayerStore {
       ]);
       const digest = `sha256:${hash.digest("hex")}`;
       if (digest !== diffId) throw errors.imageDigestMismatch("layer", diffId, digest);
+      killPoint("layer.applied");
       if (keepTar && !this.blobs.has(digest)) await this.blobs.adopt(tmp, digest);
       if (layout && (await layout.finish()).complete) {
         await syncFile(layoutFile!);
@@ -376,8 +385,10 @@ export class LayerStore {
     if (filled.layout) {
       renameSync(filled.layout, this.layoutPath(hex(chainId)));
       await syncDir(this.dir);
+      killPoint("layer.layout-renamed");
     }
     await writeJsonDurably(join(this.dir, `${hex(chainId)}.json`), layer);
+    killPoint("layer.recorded");
     rmSync(this.pendingPath(hex(chainId)), { force: true });
     return layer;
   }
@@ -452,6 +463,7 @@ export class LayerStore {
     rmSync(this.layoutPath(hex(chainId)), { force: true });
     // the record's removal on disk before the layer's: never a record without its layer
     await syncDir(this.dir);
+    killPoint("layer.record-removed");
     await this.driver.remove(hex(chainId));
     rmSync(this.pendingPath(hex(chainId)), { force: true });
   }

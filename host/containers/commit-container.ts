@@ -13,6 +13,7 @@ import { pipeline } from "node:stream/promises";
 import type { StorageDriver } from "../../core/contracts/storage.js";
 import type { ContainerRecord } from "../../core/containers/container-store.js";
 import { errors } from "../../core/errors.js";
+import { killPoint } from "../../core/kill-points.js";
 import type { EngineHooks } from "../../core/hooks.js";
 import { digestOfFile } from "../../core/images/blob-store.js";
 import type { ContainerConfig, ImageConfig } from "../../core/images/image-config.js";
@@ -74,6 +75,7 @@ export async function commitContainer(deps: CommitDeps, c: ContainerRecord, opts
   const tarFile = join(deps.images.tmpDir, `commit-${randomBytes(8).toString("hex")}.tar`);
   try {
     await readLayer(deps, c, opts, tarFile);
+    killPoint("commit.layer-read");
     const empty = isEmptyTar(tarFile);
     const diffId = empty ? undefined : (await digestOfFile(tarFile)).digest;
     const configBytes = Buffer.from(JSON.stringify(childConfig(parent.config, c, config, opts, diffId)));
