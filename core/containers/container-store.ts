@@ -106,6 +106,11 @@ export interface ContainerRecord {
    * (host/containers/restore.ts).
    */
   PendingStart?: { previous: ContainerState };
+  /**
+   * Paused by a commit while its layer is read, not by a user: a commit a crash cuts short
+   * leaves it so, and the next start thaws it (host/containers/restore.ts).
+   */
+  CommitPause?: true;
 }
 
 const NAME = /^\/?[a-zA-Z0-9][a-zA-Z0-9_.-]+$/;

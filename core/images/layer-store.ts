@@ -431,21 +431,32 @@ export class LayerStore {
     return join(this.dir, `${id}.layout`);
   }
 
-  /** After a crash: the driver layers of registrations and removals that did not finish go. */
+  /**
+   * After a crash: the driver layers of registrations and removals that did not finish go. A
+   * chain of them goes child first: a driver refuses to remove a parent, so each pass removes
+   * what it can, until a pass removes nothing more (what is left then, a parent of a whole
+   * layer, is tried again at the next start).
+   */
   async recoverPending(): Promise<void> {
     for (const f of readdirSync(this.dir)) {
       // a layout renamed into place just before a crash, its record never written, or one still
       // being written
       const layout = /^([a-f0-9]{64})\.layout$/.exec(f);
       if ((layout && !this.recordExists(`sha256:${layout[1]}`)) || /^\.[a-f0-9]{64}\.layout-/.test(f)) rmSync(join(this.dir, f), { force: true });
-      const m = /^([a-f0-9]{64})\.pending$/.exec(f);
-      if (!m) continue;
-      try {
-        if (!this.recordExists(`sha256:${m[1]}`)) await this.driver.remove(m[1]);
-        rmSync(join(this.dir, f), { force: true });
-      } catch {
-        // still a parent (its children go first, with their own marks): tried again at the next start
+    }
+    let pending = readdirSync(this.dir).flatMap((f) => /^([a-f0-9]{64})\.pending$/.exec(f)?.[1] ?? []);
+    for (let removed = true; removed && pending.length > 0; ) {
+      removed = false;
+      for (const id of pending) {
+        try {
+          if (!this.recordExists(`sha256:${id}`)) await this.driver.remove(id);
+          rmSync(this.pendingPath(id), { force: true });
+          removed = true;
+        } catch {
+          // still a parent: its child goes first, in this pass or the next
+        }
       }
+      pending = pending.filter((id) => existsSync(this.pendingPath(id)));
     }
   }
 

@@ -28,7 +28,8 @@ import { mergeCommitConfig } from "./commit-config.js";
 
 /** What pauses a container (the runner's freezer). */
 export interface Pauser {
-  pause(c: ContainerRecord, ref: string): Promise<void>;
+  /** `forCommit`: the commit's own pause (see ContainerRecord.CommitPause). */
+  pause(c: ContainerRecord, ref: string, forCommit?: boolean): Promise<void>;
   unpause(c: ContainerRecord, ref: string): Promise<void>;
 }
 
@@ -91,7 +92,7 @@ export async function commitContainer(deps: CommitDeps, c: ContainerRecord, opts
 /** The container's layer into `tarFile`, with the container paused meanwhile when it runs (and asked for). */
 async function readLayer(deps: CommitDeps, c: ContainerRecord, opts: CommitOptions, tarFile: string): Promise<void> {
   const pausing = opts.pause && c.State.Running && !c.State.Paused;
-  if (pausing) await deps.pauser.pause(c, opts.ref);
+  if (pausing) await deps.pauser.pause(c, opts.ref, true);
   try {
     // the file becomes the layer's blob as it is (renamed): private from the start
     await pipeline(await deps.storage.diff(c.Id), createWriteStream(tarFile, { mode: PRIVATE_FILE }));

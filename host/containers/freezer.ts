@@ -1,8 +1,9 @@
 /**
  * Pause and unpause: the runtime's freezer cgroup, through the supervisor, and the record that
- * says so. The freezer is changed first and the record after it: a crash in between leaves the
- * record behind the truth, which the next start reads from the cgroup and writes back
- * (restore.ts, `frozenState`).
+ * says so. The freezer is changed first and the record after it. After a crash the next start
+ * reads the freezer (restore.ts, `frozenState`): a pause the record does not tell of is undone
+ * (it was never answered), an unpause the record does not tell of is recorded, and a commit's
+ * pause (`CommitPause`) is undone, its commit being gone.
  */
 import type { Logger } from "pino";
 import type { ContainerRecord, ContainerStore } from "../../core/containers/container-store.js";
@@ -22,14 +23,15 @@ export interface FreezerDeps {
 export class Freezer {
   constructor(private readonly deps: FreezerDeps) {}
 
-  /** Freezes the container's processes. */
-  async pause(c: ContainerRecord): Promise<void> {
+  /** Freezes the container's processes; `forCommit`: a commit's pause, thawed at the next start should a crash cut the commit short. */
+  async pause(c: ContainerRecord, forCommit = false): Promise<void> {
     if (!c.State.Running) throw errors.containerStateNotRunning(c.Id);
     if (c.State.Paused) throw errors.containerAlreadyPaused(c.Id);
     if (c.State.Restarting) throw errors.containerRestarting(c.Id);
     await this.freeze(c, "pause");
     killPoint("pause.frozen");
     c.State = { ...c.State, Status: "paused", Paused: true };
+    if (forCommit) c.CommitPause = true;
     await this.deps.containers.save(c);
     killPoint("pause.saved");
     this.deps.hooks.event.call(containerEvent(c, "pause"));
@@ -40,6 +42,7 @@ export class Freezer {
     await this.freeze(c, "resume");
     killPoint("unpause.thawed");
     c.State = { ...c.State, Status: "running", Paused: false };
+    delete c.CommitPause;
     await this.deps.containers.save(c);
     killPoint("unpause.saved");
     this.deps.hooks.event.call(containerEvent(c, "unpause"));
@@ -49,6 +52,7 @@ export class Freezer {
   async thaw(c: ContainerRecord): Promise<void> {
     await this.freeze(c, "resume").catch((err: Error) => this.deps.log.warn({ err, container: c.Id }, "cannot unpause the container"));
     c.State = { ...c.State, Status: c.State.Running ? "running" : c.State.Status, Paused: false };
+    delete c.CommitPause;
     await this.deps.containers.save(c);
   }
 

@@ -70,10 +70,12 @@ async function reconcile(deps: RestoreDeps, liveRestore: boolean): Promise<void>
     const s = states.find((x) => x.id === c.Id);
     if (!s) return runner.recordExit(c.Id, 255, "the supervisor lost the container (its exit code is unknown)");
     if (s.status === "exited") return runner.recordExit(c.Id, s.exitCode ?? 255);
-    // a pause or unpause a crash cut short between the freezer and the record: the freezer says
+    // A commit's pause whose commit is gone, or a pause the record does not tell of (cut short
+    // before its answer): thawed. An unpause the record does not tell of: recorded.
     const frozen = frozenState(s.pid);
-    if (frozen !== undefined && frozen !== c.State.Paused) {
-      c.State = { ...c.State, Status: frozen ? "paused" : "running", Paused: frozen };
+    if (c.CommitPause || (frozen === true && !c.State.Paused)) await runner.freezer.thaw(c);
+    else if (frozen === false && c.State.Paused) {
+      c.State = { ...c.State, Status: "running", Paused: false };
       await containers.save(c);
     }
     if (!liveRestore) return runner.stop(c, { seconds: 0, signal: "KILL", byDaemon: true }).then(() => {});

@@ -91,8 +91,8 @@ export class ContainerRunner {
   /** Containers a user's restart is stopping: their exit does not remove them (AutoRemove). */
   private readonly keptThroughRestart = new Set<string>();
 
-  /** Pause and unpause. */
-  private readonly freezer: Freezer;
+  /** Pause and unpause (restore.ts thaws through it too). */
+  readonly freezer: Freezer;
 
   constructor(private readonly deps: RunnerDeps) {
     this.freezer = new Freezer({ containers: deps.containers, hooks: deps.hooks, log: deps.log, supervisor: () => this.supervisor() });
@@ -495,8 +495,8 @@ export class ContainerRunner {
   // --- pause, unpause, update ----------------------------------------------------------------------
 
   /** Freezes the container's processes (the runtime's freezer cgroup: freezer.ts). */
-  pause(c: ContainerRecord, _ref: string): Promise<void> {
-    return this.freezer.pause(c);
+  pause(c: ContainerRecord, _ref: string, forCommit = false): Promise<void> {
+    return this.freezer.pause(c, forCommit);
   }
 
   unpause(c: ContainerRecord, _ref: string): Promise<void> {
