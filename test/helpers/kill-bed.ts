@@ -202,7 +202,7 @@ export async function everyStep<T>(bed: KillBed, t: EveryStep<T>): Promise<strin
   }
   // what the clean-ups left: nothing
   await expectNone(`${t.name}, after its trials`).catch((err: Error) => failures.push(err.message));
-  if (failures.length > 0) throw new Error(`${t.name}: ${failures.length} of ${steps.length} trials failed:\n${failures.join("\n")}`);
+  if (failures.length > 0) throw new Error(`${t.name}: ${failures.length} failures in ${steps.length} trials:\n${failures.join("\n")}`);
   return steps;
 }
 
