@@ -13,7 +13,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import { makeTempDir, startEngined, type TestDaemon } from "./engined.js";
-import { patientRequest, type HttpAnswer } from "./http.js";
+import { httpRequest, type HttpAnswer } from "./http.js";
 import type { Netns } from "./net-daemon.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -70,9 +70,8 @@ export class KillBed {
     await this.d?.stop();
   }
 
-  /** An API call, asked again while the daemon answers 503 (a loaded machine delays its event loop: not what these tests are about). */
   api(method: string, path: string, body?: unknown): Promise<HttpAnswer> {
-    return patientRequest({ socketPath: this.d.socket }, method, `/v1.51${path}`, body);
+    return httpRequest({ socketPath: this.d.socket }, method, `/v1.51${path}`, body);
   }
 
   /** An API call that must answer `status` (2xx by default); its JSON. */
