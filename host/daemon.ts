@@ -139,6 +139,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const driver = await openStorage(config["storage-driver"], config["storage-opt"], drivers, remap?.idMap);
     const images = await ImageStore.open(join(roots.dataRoot, "image"), join(roots.tmpDir, "image"), driver);
     const containers = new ContainerStore(join(roots.dataRoot, "containers"), remap?.root.gid);
+    // creates and removals a crash cut short: their writable layers go (container-store.ts)
+    const swept = await containers.sweepUnfinished((id) => driver.remove(id));
+    if (swept.length > 0) log.info({ containers: swept }, "removed the layers of containers a crash left half made or half removed");
     if (remap) shareWithRemappedRoot(remap, containers.root);
     const runtime = await openRuntime(drivers);
     const logDrivers = logDriverSource(drivers, () => config["log-opt"]);
@@ -147,6 +150,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const links = new ContainerLinks({ containers, hooks, log: log.child({ component: "links" }) });
     const network = await openNetwork(drivers, { containers, config: () => config, log: log.child({ component: "network" }), remap, linkedHosts: (c) => links.hosts(c) });
     const volumes = openVolumes(drivers, { containers, log: log.child({ component: "volumes" }), rootOwner: remap?.root });
+    // volumes a crash left without their record (volume-service.ts)
+    const adopted = await volumes.service.adoptUnrecorded();
+    if (adopted.length > 0) log.info({ volumes: adopted }, "recorded the local volumes a crash left without a record");
     openDevices({ hooks, config: () => config, log: log.child({ component: "devices" }) });
     tapCreateChecks({ hooks, containers, limits: host.limits, config: () => config });
     tapSharedNamespaces(hooks, containers);

@@ -4,6 +4,7 @@
  */
 import "./restore-env.js"; // first: before anything could start a process
 import { EngineError } from "../core/errors.js";
+import { armKillPoints, configureKillPoints } from "../core/kill-points.js";
 import { loadConfig, type LoadedConfig } from "../core/options/load-config.js";
 import { resolveOptions } from "../core/options/resolve.js";
 import type { OptionName } from "../core/options/table.js";
@@ -39,6 +40,8 @@ async function main(): Promise<number> {
     return fail(`${(err as Error).message}\nSee 'engined --help'.`);
   }
 
+  // the crash tests' kill points (core/kill-points.ts): armed once the daemon serves
+  configureKillPoints("ENGINE_DAEMON", process.env, { armed: false });
   const host = readHostFacts();
   let loaded: LoadedConfig;
   try {
@@ -114,6 +117,7 @@ async function main(): Promise<number> {
   }
   phase = "serving";
   log.info("daemon has completed initialization");
+  armKillPoints();
   if (signals > 0) stop("signal");
   return exited;
 }

@@ -6,13 +6,21 @@
  * only then.
  * Ids are 64 hex characters, found by a unique prefix or by name (with or without the leading
  * `/`); names are unique.
+ *
+ * What a crash can cut short (docs/kill-points.md): a create makes the container's folder, on
+ * disk, before its writable layer, and writes the record last; a removal marks the folder
+ * (`removing.json`) before anything goes, and unlinks the record before the rest of the
+ * folder. So a folder without a record is a create or a removal that did not finish, whose
+ * layer the next start removes with the folder (`sweepUnfinished`); a record with the mark is a
+ * removal the next start finishes (`interruptedRemovals`). Never a record whose layer or log is
+ * half gone, nor a layer that no folder names.
  */
 import { randomBytes } from "node:crypto";
-import { chownSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chownSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { errors } from "../errors.js";
-import { jsonText, removeTempFiles } from "../fs/durable-file.js";
+import { jsonText, removeTempFiles, syncDir, writeFileDurably } from "../fs/durable-file.js";
 import { RecordWriter } from "../fs/record-writer.js";
 import { PASS_DIR } from "../state-modes.js";
 import type { EndpointSpec } from "../contracts/network.js";
@@ -90,11 +98,35 @@ export interface ContainerRecord {
   RestartCount?: number;
   /** A user stopped (or killed) it: `unless-stopped` leaves it stopped, even across a daemon restart. */
   HasBeenManuallyStopped?: boolean;
+  /**
+   * On disk only, while a start waits for the supervisor (`savePendingStart`): the record is
+   * written as running, with the state it had before, from just before the supervisor is asked
+   * to run the container until its answer is recorded. After a crash in between, the next start
+   * asks the supervisor and takes the run up, or puts the state before back if there was none
+   * (host/containers/restore.ts).
+   */
+  PendingStart?: { previous: ContainerState };
+  /**
+   * Paused by a commit while its layer is read, not by a user: a commit a crash cuts short
+   * leaves it so, and the next start thaws it (host/containers/restore.ts).
+   */
+  CommitPause?: true;
 }
 
 const NAME = /^\/?[a-zA-Z0-9][a-zA-Z0-9_.-]+$/;
+/** The mark of a removal under way, in the container's folder: `{"volumes": bool}` (rm -v). */
+const REMOVAL_MARK = "removing.json";
 /** Go's zero time, as Docker shows the times of a container that never ran. */
 export const ZERO_TIME = "0001-01-01T00:00:00Z";
+
+/** The state of a container that runs (`pid`, started at `startedAt`), from its state before. */
+export function runningState(before: ContainerState, pid: number, startedAt: string): ContainerState {
+  return {
+    ...before,
+    Status: "running", Running: true, Paused: false, Restarting: false, OOMKilled: false, Dead: false,
+    Pid: pid, ExitCode: 0, Error: "", StartedAt: startedAt,
+  };
+}
 
 export function newState(): ContainerState {
   return {
@@ -108,6 +140,10 @@ export class ContainerStore {
   private readonly writer = new RecordWriter();
   /** Containers whose removal is under way: their layer may be gone before their record is. */
   private readonly removing = new Set<string>();
+  /** Folders without a record, found at the open: creates and removals a crash cut short. */
+  private readonly unfinished: string[] = [];
+  /** Removals a crash cut short, found at the open: id -> whether the anonymous volumes go too. */
+  private readonly interrupted = new Map<string, boolean>();
 
   /**
    * `passGid`: under `--userns-remap`, the remapped root's group, which passes through each
@@ -118,13 +154,60 @@ export class ContainerStore {
     for (const id of readdirSync(root)) {
       if (!/^[a-f0-9]{64}$/.test(id)) continue;
       removeTempFiles(join(root, id));
+      let record: ContainerRecord;
       try {
-        this.byId.set(id, JSON.parse(readFileSync(join(root, id, "config.json"), "utf8")) as ContainerRecord);
+        record = JSON.parse(readFileSync(join(root, id, "config.json"), "utf8")) as ContainerRecord;
       } catch {
-        // a create that did not finish: its folder goes
-        rmSync(join(root, id), { recursive: true, force: true });
+        this.unfinished.push(id);
+        continue;
+      }
+      this.byId.set(id, record);
+      try {
+        this.interrupted.set(id, (JSON.parse(readFileSync(join(root, id, REMOVAL_MARK), "utf8")) as { volumes?: boolean }).volumes === true);
+      } catch {
+        // no removal under way
       }
     }
+  }
+
+  /**
+   * At the daemon's start, once the storage driver is open: the folders without a record (a
+   * create or a removal a crash cut short) go, each after its writable layer (`removeLayer`),
+   * so that a crash meanwhile leaves the folder to say which layer is still to go. Resolves with
+   * their ids.
+   */
+  async sweepUnfinished(removeLayer: (id: string) => Promise<void>): Promise<string[]> {
+    const swept = this.unfinished.splice(0);
+    for (const id of swept) {
+      await removeLayer(id);
+      await rm(this.dir(id), { recursive: true, force: true });
+    }
+    return swept;
+  }
+
+  /** The removals a crash cut short (records marked at the open): id -> whether the anonymous volumes go too. */
+  interruptedRemovals(): Map<string, boolean> {
+    return new Map([...this.interrupted].filter(([id]) => this.byId.has(id)));
+  }
+
+  /**
+   * A new container's folder, on disk before its layer is made: a create that goes no further
+   * leaves a folder without a record, whose layer the next start removes (`sweepUnfinished`).
+   */
+  async reserve(id: string): Promise<void> {
+    this.makeDir(id);
+    await syncDir(this.root);
+  }
+
+  /** Marks on disk that the container's removal has begun (`volumes`: its anonymous volumes go too): finished at the next start should a crash cut it short. */
+  markRemoval(id: string, volumes: boolean): Promise<void> {
+    return writeFileDurably(join(this.dir(id), REMOVAL_MARK), JSON.stringify({ volumes }));
+  }
+
+  /** A removal that failed half way (the container stays): its mark goes. */
+  async unmarkRemoval(id: string): Promise<void> {
+    this.interrupted.delete(id);
+    await rm(join(this.dir(id), REMOVAL_MARK), { force: true });
   }
 
   dir(id: string): string {
@@ -211,6 +294,15 @@ export class ContainerStore {
     return this.writer.write(this.recordPath(record.Id), () => jsonText(record));
   }
 
+  /**
+   * Writes the record as a start under way (see `PendingStart`): running, with its state now as
+   * the state before. The record in memory stays as it is; the next `save` writes it over this.
+   */
+  savePendingStart(record: ContainerRecord): Promise<void> {
+    const pending: ContainerRecord = { ...record, State: runningState(record.State, 0, record.State.StartedAt), PendingStart: { previous: record.State } };
+    return this.writer.write(this.recordPath(record.Id), () => jsonText(pending));
+  }
+
   private recordPath(id: string): string {
     return join(this.dir(id), "config.json");
   }
@@ -226,11 +318,18 @@ export class ContainerStore {
     if (this.passGid !== undefined) chownSync(dir, 0, this.passGid);
   }
 
-  /** The record goes from memory at once, its folder once a write of it under way has ended. */
+  /**
+   * The record goes from memory at once, from the disk once a write of it under way has ended,
+   * and the rest of the folder after it: a crash in between leaves a folder without a record,
+   * which the next start removes (never a record whose log is half gone).
+   */
   async remove(id: string): Promise<void> {
     this.removing.delete(id);
+    this.interrupted.delete(id);
     this.byId.delete(id);
     await this.writer.forget(this.recordPath(id));
+    await rm(this.recordPath(id), { force: true });
+    await syncDir(this.dir(id)).catch(() => undefined); // (no folder: nothing to flush)
     await rm(this.dir(id), { recursive: true, force: true });
   }
 

@@ -19,6 +19,7 @@ import { readdirSync, rmSync } from "node:fs";
 import { open, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { PRIVATE_FILE } from "../state-modes.js";
+import { killPoint } from "../kill-points.js";
 
 /** What the temporary files of atomic writes are called, until their rename. */
 export const TEMP_PREFIX = ".tmp-";
@@ -41,6 +42,7 @@ export async function writeFileDurably(path: string, data: string | Buffer): Pro
     } finally {
       await fh.close();
     }
+    killPoint("file-written");
     await rename(tmp, path);
     renamed = true;
   } finally {

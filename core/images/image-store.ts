@@ -15,6 +15,7 @@ import type { StorageDriver } from "../contracts/storage.js";
 import { errors } from "../errors.js";
 import { PRIVATE_DIR } from "../state-modes.js";
 import { removeTempFiles, writeJsonDurably } from "../fs/durable-file.js";
+import { killPoint } from "../kill-points.js";
 import { BlobStore } from "./blob-store.js";
 import { DistributionMetadata } from "./distribution.js";
 import { parseImageConfig, type ImageConfig } from "./image-config.js";
@@ -177,11 +178,14 @@ export class ImageStore {
         chain.push(layer.chainId);
       }
       const { digest: id } = await this.blobs.putBuffer(configBytes);
+      killPoint("image.config-stored");
       const now = new Date().toISOString();
       const existing = this.record(id);
       await writeJsonDurably(join(this.imagesDir, `${hex(id)}.json`), existing ?? { id, chain, stored: now });
+      killPoint("image.recorded");
       for (const ref of refs) this.refs.set(ref, id);
       if (refs.length) await this.saveRefs(id, now);
+      killPoint("image.stored");
       return this.image(this.record(id)!);
     });
   }
@@ -222,12 +226,15 @@ export class ImageStore {
       if (config.rootfs.diff_ids.length !== chain.length) throw errors.imageInvalidArchive(`the config lists ${config.rootfs.diff_ids.length} layers, the manifest ${chain.length}`);
       for (const c of chain) if (!this.layers.recordExists(c)) throw errors.imageInvalidArchive(`layer ${c} is not in the store`);
       const { digest: id } = await this.blobs.putBuffer(configBytes);
+      killPoint("image.config-stored");
       const now = new Date().toISOString();
       const existing = this.record(id);
       if (!existing) await writeJsonDurably(join(this.imagesDir, `${hex(id)}.json`), { id, chain: [...chain], stored: now });
+      killPoint("image.recorded");
       const before = references.map((r) => this.refs.get(r));
       for (const ref of references) this.refs.set(ref, id);
       if (references.length) await this.saveRefs(id, now);
+      killPoint("image.stored");
       return { image: this.image(this.record(id)!), before };
     });
   }
@@ -247,10 +254,13 @@ export class ImageStore {
       }
       if (config.rootfs.diff_ids.length !== chain.length) throw errors.imageInvalidArchive(`the config lists ${config.rootfs.diff_ids.length} layers, the commit has ${chain.length}`);
       const { digest: id } = await this.blobs.putBuffer(configBytes);
+      killPoint("image.config-stored");
       const now = new Date().toISOString();
       if (!this.record(id)) await writeJsonDurably(join(this.imagesDir, `${hex(id)}.json`), { id, chain, stored: now, ...(parent ? { parent: parent.id } : {}) });
+      killPoint("image.recorded");
       for (const ref of references) this.refs.set(ref, id);
       if (references.length) await this.saveRefs(id, now);
+      killPoint("image.stored");
       return this.image(this.record(id)!);
     });
   }

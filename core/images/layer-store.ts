@@ -20,6 +20,7 @@ import type { StorageDriver } from "../contracts/storage.js";
 import { errors } from "../errors.js";
 import { PRIVATE_DIR, PRIVATE_FILE } from "../state-modes.js";
 import { removeTempFiles, syncDir, syncFile, writeFileDurably, writeJsonDurably } from "../fs/durable-file.js";
+import { killPoint } from "../kill-points.js";
 import type { BlobStore } from "./blob-store.js";
 import { digestOfFile } from "./blob-store.js";
 
@@ -126,12 +127,17 @@ export class LayerStore {
     // From here until the record is written, a crash leaves a driver layer no record names:
     // the pending mark says which, for recoverPending().
     await this.markPending(id);
+    killPoint("layer.pending-marked");
     await this.driver.create(id, parent ? hex(parent) : undefined);
+    killPoint("layer.created");
     try {
       const size = await this.driver.applyDiff(id, createReadStream(tarFile));
+      killPoint("layer.applied");
       if (!this.blobs.has(digest)) await this.blobs.adopt(tarFile, digest);
+      killPoint("layer.blob-kept");
       const layer: LayerRecord = { chainId, diffId: digest, ...(parent ? { parent } : {}), size };
       await writeJsonDurably(join(this.dir, `${id}.json`), layer);
+      killPoint("layer.recorded");
       rmSync(this.pendingPath(id), { force: true });
       return { layer, existed: false };
     } catch (err) {
@@ -252,8 +258,10 @@ export class LayerStore {
     // From here until the record is written, a crash leaves a driver layer no record names:
     // the pending mark says which, for recoverPending().
     await this.markPending(id);
+    killPoint("layer.pending-marked");
     made.push(chainId);
     await this.driver.create(id, parent ? hex(parent) : undefined);
+    killPoint("layer.created");
   }
 
   /** Applies the tar to the layer, digests it and keeps its blob (the tar, or the compressed one it came from). */
@@ -333,6 +341,7 @@ export class LayerStore {
       ]);
       const digest = `sha256:${hash.digest("hex")}`;
       if (digest !== diffId) throw errors.imageDigestMismatch("layer", diffId, digest);
+      killPoint("layer.applied");
       if (keepTar && !this.blobs.has(digest)) await this.blobs.adopt(tmp, digest);
       if (layout && (await layout.finish()).complete) {
         await syncFile(layoutFile!);
@@ -376,8 +385,10 @@ export class LayerStore {
     if (filled.layout) {
       renameSync(filled.layout, this.layoutPath(hex(chainId)));
       await syncDir(this.dir);
+      killPoint("layer.layout-renamed");
     }
     await writeJsonDurably(join(this.dir, `${hex(chainId)}.json`), layer);
+    killPoint("layer.recorded");
     rmSync(this.pendingPath(hex(chainId)), { force: true });
     return layer;
   }
@@ -420,21 +431,32 @@ export class LayerStore {
     return join(this.dir, `${id}.layout`);
   }
 
-  /** After a crash: the driver layers of registrations and removals that did not finish go. */
+  /**
+   * After a crash: the driver layers of registrations and removals that did not finish go. A
+   * chain of them goes child first: a driver refuses to remove a parent, so each pass removes
+   * what it can, until a pass removes nothing more (what is left then, a parent of a whole
+   * layer, is tried again at the next start).
+   */
   async recoverPending(): Promise<void> {
     for (const f of readdirSync(this.dir)) {
       // a layout renamed into place just before a crash, its record never written, or one still
       // being written
       const layout = /^([a-f0-9]{64})\.layout$/.exec(f);
       if ((layout && !this.recordExists(`sha256:${layout[1]}`)) || /^\.[a-f0-9]{64}\.layout-/.test(f)) rmSync(join(this.dir, f), { force: true });
-      const m = /^([a-f0-9]{64})\.pending$/.exec(f);
-      if (!m) continue;
-      try {
-        if (!this.recordExists(`sha256:${m[1]}`)) await this.driver.remove(m[1]);
-        rmSync(join(this.dir, f), { force: true });
-      } catch {
-        // still a parent (its children go first, with their own marks): tried again at the next start
+    }
+    let pending = readdirSync(this.dir).flatMap((f) => /^([a-f0-9]{64})\.pending$/.exec(f)?.[1] ?? []);
+    for (let removed = true; removed && pending.length > 0; ) {
+      removed = false;
+      for (const id of pending) {
+        try {
+          if (!this.recordExists(`sha256:${id}`)) await this.driver.remove(id);
+          rmSync(this.pendingPath(id), { force: true });
+          removed = true;
+        } catch {
+          // still a parent: its child goes first, in this pass or the next
+        }
       }
+      pending = pending.filter((id) => existsSync(this.pendingPath(id)));
     }
   }
 
@@ -452,6 +474,7 @@ export class LayerStore {
     rmSync(this.layoutPath(hex(chainId)), { force: true });
     // the record's removal on disk before the layer's: never a record without its layer
     await syncDir(this.dir);
+    killPoint("layer.record-removed");
     await this.driver.remove(hex(chainId));
     rmSync(this.pendingPath(hex(chainId)), { force: true });
   }

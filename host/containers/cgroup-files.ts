@@ -102,3 +102,24 @@ export function readKeyValues(path: string): Record<string, number> {
   }
   return out;
 }
+
+/**
+ * Whether the process's cgroup is frozen (paused: the v1 freezer's state, FREEZING counted as
+ * frozen, or v2's `cgroup.freeze`); undefined when it cannot be read (the process is gone).
+ */
+export function frozenState(pid: number): boolean | undefined {
+  let cg: ContainerCgroup;
+  try {
+    cg = cgroupOfPid(pid);
+  } catch {
+    return undefined;
+  }
+  const v1 = cg.version === 1 ? cg.dir("freezer") : undefined;
+  if (v1) {
+    const state = readText(join(v1, "freezer.state")).trim();
+    return state ? state !== "THAWED" : undefined;
+  }
+  const v2 = cg.version === 2 ? cg.dir("") : undefined;
+  const freeze = v2 ? readText(join(v2, "cgroup.freeze")).trim() : "";
+  return freeze ? freeze === "1" : undefined;
+}

@@ -10,6 +10,7 @@ import { rm } from "node:fs/promises";
 import type { StorageDriver } from "../../core/contracts/storage.js";
 import type { ContainerRecord } from "../../core/containers/container-store.js";
 import { errors } from "../../core/errors.js";
+import { killPoint } from "../../core/kill-points.js";
 import type { EngineHooks } from "../../core/hooks.js";
 import { digestOfFile } from "../../core/images/blob-store.js";
 import type { ContainerConfig, ImageConfig } from "../../core/images/image-config.js";
@@ -24,7 +25,8 @@ import { mergeCommitConfig } from "./commit-config.js";
 
 /** What pauses a container (the runner's freezer). */
 export interface Pauser {
-  pause(c: ContainerRecord, ref: string): Promise<void>;
+  /** `forCommit`: the commit's own pause (see ContainerRecord.CommitPause). */
+  pause(c: ContainerRecord, ref: string, forCommit?: boolean): Promise<void>;
   unpause(c: ContainerRecord, ref: string): Promise<void>;
 }
 
@@ -71,6 +73,7 @@ export async function commitContainer(deps: CommitDeps, c: ContainerRecord, opts
   let tarFile: string | undefined;
   try {
     tarFile = await readLayer(deps, c, opts);
+    killPoint("commit.layer-read");
     const empty = isEmptyTar(tarFile);
     const diffId = empty ? undefined : (await digestOfFile(tarFile)).digest;
     const configBytes = Buffer.from(JSON.stringify(childConfig(parent.config, c, config, opts, diffId)));
@@ -86,7 +89,7 @@ export async function commitContainer(deps: CommitDeps, c: ContainerRecord, opts
 /** The container's layer as a tar file, with the container paused meanwhile when it runs (and asked for). */
 async function readLayer(deps: CommitDeps, c: ContainerRecord, opts: CommitOptions): Promise<string> {
   const pausing = opts.pause && c.State.Running && !c.State.Paused;
-  if (pausing) await deps.pauser.pause(c, opts.ref);
+  if (pausing) await deps.pauser.pause(c, opts.ref, true);
   try {
     return await diffToFile(deps.storage, c.Id, deps.images.tmpDir, "commit");
   } finally {

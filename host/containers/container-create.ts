@@ -2,8 +2,9 @@
  * A container's create, once its request is validated: what a start would refuse is refused
  * first (runtime name, restart policy, log settings, user namespace settings, networks, links,
  * volumes), before a name or a layer is taken; then the name, the record merged from the
- * request and the image's configuration, the volumes, the writable layer, and the record.
- * Whatever fails after the volumes were made gives them back. The `create` event is the
+ * request and the image's configuration, the volumes, the container's folder, the writable
+ * layer, and the record (a crash in between: core/containers/container-store.ts). Whatever fails
+ * after the volumes were made gives them back. The `create` event is the
  * ContainerService's.
  */
 import { join } from "node:path";
@@ -14,6 +15,7 @@ import { healthcheckProblem, mergeHealthcheck, type HealthConfig } from "../../c
 import { newState, type ContainerRecord, type ContainerStore } from "../../core/containers/container-store.js";
 import { checkCreatePolicy } from "../../core/containers/restart-policy.js";
 import { errors } from "../../core/errors.js";
+import { killPoint } from "../../core/kill-points.js";
 import type { EngineHooks } from "../../core/hooks.js";
 import type { ImageStore } from "../../core/images/image-store.js";
 import type { EndpointConfigRequest } from "../../core/network/network-request.js";
@@ -107,18 +109,25 @@ export async function createContainer(
   // Its volumes are made now, and held against removal until the record names them.
   const made = mounts?.length ? await deps.volumes!.realize(mounts) : undefined;
   if (made) record.Mounts = made.mounts;
+  if (made) killPoint("create.volumes-made");
   try {
-    // The writable layer first: a container is listed only when it has one.
+    // The folder on disk first (a crash from here on leaves it without a record, and the next
+    // start removes the layer of that id with it), then the writable layer: a container is
+    // listed only when it has one.
+    await containers.reserve(id);
+    killPoint("create.reserved");
     const top = image.chain[image.chain.length - 1];
     // A driver refuses options it cannot honour (a 400 naming them) before it makes anything.
     const storageOpts = { ...(HostConfig?.StorageOpt ?? {}) };
-    await storage.create(id, top?.slice("sha256:".length), { writable: true, storageOpts });
     try {
+      await storage.create(id, top?.slice("sha256:".length), { writable: true, storageOpts });
+      killPoint("create.layer-made");
       await containers.save(record);
+      killPoint("create.saved");
     } catch (err) {
-      // a record the disk refused is no container: out of the list again, and its layer goes
+      // no container: out of the list again, its layer gone, then its folder
+      await storage.remove(id).catch(() => undefined);
       await containers.remove(id);
-      await storage.remove(id);
       throw err;
     }
   } catch (err) {

@@ -183,8 +183,9 @@ export class ContainerService {
     return this.runner.kill(c, ref, signal);
   }
 
-  pause(c: ContainerRecord, ref: string): Promise<void> {
-    return this.runner.pause(c, ref);
+  /** `forCommit`: a commit's pause, undone at the next start should a crash cut the commit short. */
+  pause(c: ContainerRecord, ref: string, forCommit = false): Promise<void> {
+    return this.runner.pause(c, ref, forCommit);
   }
 
   unpause(c: ContainerRecord, ref: string): Promise<void> {

@@ -15,6 +15,12 @@
  *   back-off (restart-manager.ts).
  * Each container's steps run one after another (`serial`): an exit announced while its start is
  * still being recorded waits for the record.
+ *
+ * What a crash can cut short (docs/kill-points.md): a start writes its record as a start under
+ * way before it asks the supervisor (`savePendingStart`), so that the next start of the daemon
+ * takes the run up or undoes it (restore.ts); an exit is recorded before the supervisor forgets
+ * it and the run's mounts go, and the next start releases what a run left; a removal is marked
+ * before anything goes, and finished by the next start.
  */
 import { existsSync } from "node:fs";
 import { mkdir, rm, rmdir } from "node:fs/promises";
@@ -22,9 +28,10 @@ import { dirname, join } from "node:path";
 import type { Logger } from "pino";
 import type { RuntimeDriver } from "../../core/contracts/runtime.js";
 import type { StorageDriver } from "../../core/contracts/storage.js";
-import { ZERO_TIME, type ContainerRecord, type ContainerStore } from "../../core/containers/container-store.js";
+import { runningState, ZERO_TIME, type ContainerRecord, type ContainerStore } from "../../core/containers/container-store.js";
 import type { HostConfig } from "../../core/containers/container-config.js";
 import { EngineError, errors } from "../../core/errors.js";
+import { killPoint } from "../../core/kill-points.js";
 import type { EngineHooks } from "../../core/hooks.js";
 import type { ImageStore } from "../../core/images/image-store.js";
 import type { RuleHost } from "../../core/options/rules.js";
@@ -39,6 +46,7 @@ import { SupervisorClientError, type SupervisorClient } from "../supervisor/clie
 import { loggerContext, logSettings } from "./log-settings.js";
 import { selectRuntime } from "./runtime-select.js";
 import { containerEvent, signalNumber } from "./container-events.js";
+import { Freezer } from "./freezer.js";
 import { RestartManager } from "./restart-manager.js";
 import { resourcesUpdate } from "./resource-update.js";
 import { RunSignals } from "./run-signals.js";
@@ -84,7 +92,11 @@ export class ContainerRunner {
   /** Containers a user's restart is stopping: their exit does not remove them (AutoRemove). */
   private readonly keptThroughRestart = new Set<string>();
 
+  /** Pause and unpause (restore.ts thaws through it too). */
+  readonly freezer: Freezer;
+
   constructor(private readonly deps: RunnerDeps) {
+    this.freezer = new Freezer({ containers: deps.containers, hooks: deps.hooks, log: deps.log, supervisor: () => this.supervisor() });
     this.link = new SupervisorLink({
       containers: deps.containers, config: deps.config, execRoot: deps.execRoot, log: deps.log,
       onExit: (id, exitCode, error) => void this.recordExit(id, exitCode, error),
@@ -97,8 +109,8 @@ export class ContainerRunner {
     return { base, rootfs: join(base, "rootfs"), bundle: join(base, "bundle") };
   }
 
-  /** Runs `fn` after every earlier step of the same container. */
-  private serial<T>(id: string, fn: () => Promise<T>): Promise<T> {
+  /** Runs `fn` after every earlier step of the same container (restore.ts queues there too). */
+  serial<T>(id: string, fn: () => Promise<T>): Promise<T> {
     return this.queues.run(id, fn);
   }
 
@@ -140,10 +152,13 @@ export class ContainerRunner {
         const idMap = containerIdMap(this.deps.remap, c.HostConfig);
         if (this.deps.remap) await this.openRunDir(p.base, this.deps.remap);
         await mountSpecs(await this.deps.storage.mounts(c.Id), p.rootfs);
+        killPoint("start.rootfs-mounted");
         await this.deps.volumes?.mount(c, p.rootfs);
+        killPoint("start.volumes-mounted");
         await this.deps.network.attach(c).catch((err: Error) => {
           throw err instanceof EngineError ? err : errors.networkSetupFailed(err.message);
         });
+        killPoint("start.network-attached");
         await this.deps.runtime.writeBundle(
           {
             containerId: c.Id,
@@ -161,6 +176,11 @@ export class ContainerRunner {
           },
           (spec, ctx) => this.deps.hooks.processSpec.promise(spec, ctx),
         );
+        killPoint("start.bundle-written");
+        // on disk as a start under way until the supervisor's answer is: a crash in between is
+        // resolved at the next start (restore.ts), never a container that runs listed as created
+        await this.deps.containers.savePendingStart(c);
+        killPoint("start.pending-saved");
         const state = await sup.run({
           id: c.Id,
           bundle: p.bundle,
@@ -169,17 +189,15 @@ export class ContainerRunner {
           ...(this.deps.runtime.noPivot(config) ? { noPivot: true } : {}),
           ...stdio(c),
         });
-        c.State = {
-          ...c.State,
-          Status: "running", Running: true, Paused: false, Restarting: false, OOMKilled: false, Dead: false,
-          Pid: state.pid, ExitCode: 0, Error: "", StartedAt: state.startedAt,
-        };
+        killPoint("start.supervisor-ran");
+        c.State = runningState(c.State, state.pid, state.startedAt);
         // the record changes and waiters are told in one tick (run-signals.ts); the start is
         // answered once the record is on disk
         const saved = this.deps.containers.save(c);
         this.deps.hooks.event.call(containerEvent(c, "start"));
         this.signals.started(c.Id);
         await saved;
+        killPoint("start.saved");
         return true;
       } catch (err) {
         await this.release(c.Id).catch((e: Error) => this.deps.log.error({ err: e, container: c.Id }, "cleanup after a failed start failed"));
@@ -241,7 +259,7 @@ export class ContainerRunner {
    * container needs it done, which waits for it (`start`); a forgetting lost to a crash is
    * done by the next catch-up, which removes what the supervisor holds and no record names.
    */
-  private async release(id: string, opts: { wait: boolean } = { wait: true }): Promise<void> {
+  async release(id: string, opts: { wait: boolean } = { wait: true }): Promise<void> {
     const p = this.paths(id);
     const forgetting = this.link.forget(id);
     // not after the forgetting: the process is gone (or never ran), and a lazy unmount of its
@@ -294,7 +312,9 @@ export class ContainerRunner {
       if (restartIn !== undefined) this.restarts.schedule(id, restartIn, () => this.restartByPolicy(c));
       // The supervisor forgets the exit (release) only once the record that keeps it is on disk.
       await saved?.catch((err: Error) => this.deps.log.error({ err, container: id }, "cannot record an exit"));
+      if (saved) killPoint("exit.saved");
       await this.release(id, { wait: false }).catch((err: Error) => this.deps.log.error({ err, container: id }, "cleanup after exit failed"));
+      if (saved) killPoint("exit.released");
       if (restartIn === undefined && wasRunning && c.HostConfig.AutoRemove && !this.keptThroughRestart.has(id)) await this.destroy(c);
     }).catch((err: Error) => this.deps.log.error({ err, container: id }, "recording an exit failed"));
   }
@@ -365,12 +385,13 @@ export class ContainerRunner {
     }
     const sup = await this.supervisor();
     // A frozen process takes no signal: it is thawed first (Docker resumes it with the signal).
-    if (c.State.Paused) await this.thaw(c);
+    if (c.State.Paused) await this.freezer.thaw(c);
     this.deps.hooks.event.call(containerEvent(c, "kill", { signal: signalNumber(signal) }));
     const code = await sup.stop(c.Id, seconds, signal).catch((err: Error) => {
       if (err instanceof SupervisorClientError && err.status === 404) return 255;
       throw err;
     });
+    killPoint("stop.signalled");
     // The event stream brings the same exit; whichever comes first records it, and this
     // returns once it is recorded.
     await this.recordExit(c.Id, code);
@@ -392,7 +413,7 @@ export class ContainerRunner {
       if (err instanceof SupervisorClientError && err.status === 409) throw errors.containerNotRunning("kill", ref, c.Id);
       throw err;
     });
-    if (endsRestarts && c.State.Paused) await this.thaw(c);
+    if (endsRestarts && c.State.Paused) await this.freezer.thaw(c);
     this.deps.hooks.event.call(containerEvent(c, "kill", { signal: signalNumber(signal) }));
     // As Docker's daemon: a SIGKILL is answered once the container has stopped (so that a
     // `docker rm` right after it finds it stopped); any other signal at once.
@@ -424,6 +445,7 @@ export class ContainerRunner {
     if (byDaemon || this.shuttingDown || c.HasBeenManuallyStopped) return;
     c.HasBeenManuallyStopped = true;
     await this.deps.containers.save(c);
+    killPoint("stop.noted");
   }
 
   // --- restart policies --------------------------------------------------------------------------
@@ -466,38 +488,13 @@ export class ContainerRunner {
 
   // --- pause, unpause, update ----------------------------------------------------------------------
 
-  /** Freezes the container's processes (the runtime's freezer cgroup). */
-  async pause(c: ContainerRecord, _ref: string): Promise<void> {
-    if (!c.State.Running) throw errors.containerStateNotRunning(c.Id);
-    if (c.State.Paused) throw errors.containerAlreadyPaused(c.Id);
-    if (c.State.Restarting) throw errors.containerRestarting(c.Id);
-    await this.freeze(c, "pause");
-    c.State = { ...c.State, Status: "paused", Paused: true };
-    await this.deps.containers.save(c);
-    this.deps.hooks.event.call(containerEvent(c, "pause"));
+  /** Freezes the container's processes (the runtime's freezer cgroup: freezer.ts). */
+  pause(c: ContainerRecord, _ref: string, forCommit = false): Promise<void> {
+    return this.freezer.pause(c, forCommit);
   }
 
-  async unpause(c: ContainerRecord, _ref: string): Promise<void> {
-    if (!c.State.Paused) throw errors.containerNotPaused(c.Id);
-    await this.freeze(c, "resume");
-    c.State = { ...c.State, Status: "running", Paused: false };
-    await this.deps.containers.save(c);
-    this.deps.hooks.event.call(containerEvent(c, "unpause"));
-  }
-
-  /** Thaws a paused container on its way to a stop or kill (no unpause event, as Docker). */
-  private async thaw(c: ContainerRecord): Promise<void> {
-    await this.freeze(c, "resume").catch((err: Error) => this.deps.log.warn({ err, container: c.Id }, "cannot unpause the container"));
-    c.State = { ...c.State, Status: c.State.Running ? "running" : c.State.Status, Paused: false };
-    await this.deps.containers.save(c);
-  }
-
-  private async freeze(c: ContainerRecord, action: "pause" | "resume"): Promise<void> {
-    const sup = await this.supervisor();
-    await sup.freeze(c.Id, action).catch((err: Error) => {
-      if (err instanceof SupervisorClientError && (err.status === 409 || err.status === 404)) throw errors.containerStateNotRunning(c.Id);
-      throw errors.containerPauseFailed(action === "pause" ? "pause" : "unpause", c.Id, err.message);
-    });
+  unpause(c: ContainerRecord, _ref: string): Promise<void> {
+    return this.freezer.unpause(c);
   }
 
   /**
@@ -550,17 +547,25 @@ export class ContainerRunner {
   private async destroy(c: ContainerRecord, volumes = false): Promise<void> {
     if (!this.deps.containers.has(c.Id)) return;
     this.deps.containers.removalStarts(c.Id);
+    const withVolumes = volumes || c.HostConfig.AutoRemove === true;
     try {
+      // on disk before anything goes: a removal a crash cuts short is finished at the next start
+      await this.deps.containers.markRemoval(c.Id, withVolumes);
+      killPoint("remove.marked");
       await this.release(c.Id, { wait: false });
+      killPoint("remove.released");
       await this.deps.storage.remove(c.Id);
+      killPoint("remove.layer-removed");
     } catch (err) {
+      await this.deps.containers.unmarkRemoval(c.Id).catch(() => undefined);
       this.deps.containers.removalFailed(c.Id);
       throw err;
     }
     await this.deps.containers.remove(c.Id);
+    killPoint("remove.recorded");
     this.restarts.forget(c.Id);
     this.deps.hooks.event.call(containerEvent(c, "destroy"));
-    await this.deps.volumes?.removed(c, volumes || c.HostConfig.AutoRemove === true);
+    await this.deps.volumes?.removed(c, withVolumes);
     this.signals.removed(c.Id, c.State.ExitCode);
   }
 }

@@ -8,12 +8,14 @@
  * `remove` of a container (the runtime's delete) goes through `forget`, once at a time, so that
  * a new run of the same id can wait for it.
  */
+import { existsSync } from "node:fs";
 import type { Logger } from "pino";
 import type { ContainerRecord } from "../../core/containers/container-store.js";
 import { errors } from "../../core/errors.js";
 import type { DaemonConfig } from "../../core/options/table.js";
 import { SupervisorClientError, type SupervisorClient } from "../supervisor/client.js";
-import { ensureSupervisor, type SupervisorHandle } from "../supervisor/launch.js";
+import { ensureSupervisor, supervisorSocket, type SupervisorHandle } from "../supervisor/launch.js";
+import type { ContainerState } from "../supervisor/supervisor.js";
 
 /** What the link reads of the containers it runs: which it knows, and which it started when. */
 export interface LinkedContainers {
@@ -68,6 +70,25 @@ export class SupervisorLink {
       return (await this.handle).client;
     } catch (err) {
       throw errors.supervisorUnavailable((err as Error).message);
+    }
+  }
+
+  /**
+   * Whether a supervisor may hold containers that no record says run (a run or its end that a
+   * crash cut short): `--supervisor`'s, or one this daemon started before (its socket is there).
+   */
+  mayHoldContainers(): boolean {
+    const config = this.deps.config();
+    return Boolean(config.supervisor) || existsSync(supervisorSocket({ execRoot: this.deps.execRoot }));
+  }
+
+  /** The supervisor's containers, asked once, its events not followed (the daemon's start, before anything is recorded). */
+  async states(): Promise<ContainerState[]> {
+    const handle = await this.ensure();
+    try {
+      return await handle.client.list();
+    } finally {
+      await handle.client.close().catch(() => {});
     }
   }
 

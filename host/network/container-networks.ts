@@ -63,11 +63,25 @@ export class ContainerNetworks {
 
   constructor(private readonly deps: ContainerNetworksDeps) {}
 
-  /** After the networks' `start`: sandboxes no running container owns are removed; the spec tap. */
+  /**
+   * After the networks' `start`: sandboxes no running container owns are removed, and addresses
+   * held for endpoints no running container has (a start a crash cut short after its addresses
+   * were taken) given back; the spec tap.
+   */
   async start(): Promise<void> {
     for (const id of this.deps.sandboxes.list()) {
       const c = this.deps.containers.find(id);
       if (!c?.State.Running) await this.release(id).catch((err: Error) => this.deps.log.warn({ err, container: id }, "cannot remove a stale network sandbox"));
+    }
+    const live = new Set(this.deps.containers.list().filter((c) => c.State.Running).flatMap((c) => (c.Endpoints ?? []).map((ep) => ep.endpointId)));
+    for (const rec of this.deps.networks.list()) {
+      const ipam = NetworkIpam.fromJSON(rec.ipam);
+      const stale = [...new Set(ipam.allocations().map((a) => a.owner))].filter((owner) => owner && !live.has(owner));
+      if (stale.length === 0) continue;
+      for (const owner of stale) ipam.releaseOwner(owner);
+      rec.ipam = ipam.toJSON();
+      await this.deps.networks.save(rec);
+      this.deps.log.info({ network: rec.spec.name, endpoints: stale }, "gave back the addresses of endpoints a crash left");
     }
     this.deps.hooks.processSpec.tapPromise("network", async (spec, ctx) => this.applyToSpec(spec, ctx.containerId));
   }

@@ -14,6 +14,7 @@ import { KeyedQueue } from "../../core/async/keyed-queue.js";
 import type { NetworkDriver, NetworkSpec } from "../../core/contracts/network.js";
 import type { ContainerEndpoint, ContainerStore } from "../../core/containers/container-store.js";
 import { EngineError, errors } from "../../core/errors.js";
+import { killPoint } from "../../core/kill-points.js";
 import type { NetworkCreateRequest } from "../../core/network/network-request.js";
 import type { DaemonConfig } from "../../core/options/table.js";
 import { defaultNetworkSpec, hostRoutes } from "./default-network.js";
@@ -125,6 +126,7 @@ export class NetworkManager {
     const spec = rec.spec;
     try {
       await driver.createNetwork(spec);
+      killPoint("network.made");
     } catch (err) {
       await driver.deleteNetwork(spec).catch(() => undefined);
       await this.deps.store.remove(spec.id);
@@ -156,6 +158,7 @@ export class NetworkManager {
     }
     const rec: NetworkRecord = { spec, ipam: freshIpam(spec).toJSON() };
     await this.deps.store.save(rec);
+    killPoint("network.saved");
     return { rec, driver };
   }
 

@@ -17,7 +17,7 @@ import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, wat
 import { rename, writeFile } from "node:fs/promises";
 import { basename, dirname } from "node:path";
 import type { LogMark, LogResume, LogWriter } from "../../core/contracts/log.js";
-import { killPoint } from "./kill-point.js";
+import { killPoint } from "../../core/kill-points.js";
 import { SpoolBatch } from "./spool-batch.js";
 import { statOrUndefined, type Spool } from "./spool.js";
 

@@ -11,6 +11,7 @@ import { parseArgs } from "node:util";
 import { supervisorServer } from "./server.js";
 import { supervisorLogDrivers } from "../plugins/log-drivers.js";
 import { Supervisor } from "./supervisor.js";
+import { configureKillPoints } from "../../core/kill-points.js";
 
 const { values } = parseArgs({
   options: {
@@ -20,6 +21,8 @@ const { values } = parseArgs({
     pidfile: { type: "string" },
   },
 });
+// the crash tests' kill points (core/kill-points.ts), counted from the start
+configureKillPoints("ENGINE_SUPERVISOR", process.env, { armed: true });
 if (!values.socket || !values.root) {
   process.stderr.write("supervisor: --socket and --root are required\n");
   process.exit(2);

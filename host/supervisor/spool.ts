@@ -25,7 +25,7 @@ import { readdirSync, renameSync, rmSync, statSync, type Stats } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { liveConmonPid, reopenLog } from "./conmon.js";
 import { serialCtl } from "./ctl-serial.js";
-import { killPoint } from "./kill-point.js";
+import { killPoint } from "../../core/kill-points.js";
 import { SpoolGuard } from "./spool-guard.js";
 
 /** The live file is rotated away once it has reached this size. */

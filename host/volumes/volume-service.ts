@@ -11,6 +11,7 @@ import { randomBytes } from "node:crypto";
 import type { VolumeDriver } from "../../core/contracts/volume.js";
 import type { ContainerStore } from "../../core/containers/container-store.js";
 import { EngineError, errors } from "../../core/errors.js";
+import { killPoint } from "../../core/kill-points.js";
 import { makeEvent } from "../../core/events/event.js";
 import type { EngineHooks } from "../../core/hooks.js";
 import { VOLUME_NAME } from "./mount-plan.js";
@@ -128,6 +129,7 @@ export class VolumeService {
       try {
         // A volume the driver kept but the daemon lost the record of (a crash between the two) is taken back.
         info = (await driver.get(name)) ?? (await driver.create(name, options));
+        killPoint("volume.driver-made");
       } catch (err) {
         throw err instanceof EngineError ? err : errors.volumeDriverFailed("create", name, (err as Error).message);
       }
@@ -141,9 +143,34 @@ export class VolumeService {
         Mountpoint: info.mountpoint,
       };
       await this.deps.store.save(volume);
+      killPoint("volume.saved");
       this.deps.hooks.event.call(makeEvent("volume", "create", name, { driver: driverName }));
       return { volume, created: true };
     });
+  }
+
+  /**
+   * At the daemon's start: the volumes the `local` driver has and no record names (a create a
+   * crash cut short between the driver and the record) are recorded, as Docker's daemon lists
+   * every volume its local driver finds. Resolves with their names.
+   */
+  async adoptUnrecorded(): Promise<string[]> {
+    const driver = await this.driver("local");
+    const adopted: string[] = [];
+    for (const info of await driver.list()) {
+      if (this.deps.store.get(info.name)) continue;
+      const options = info.options ?? {};
+      await this.deps.store.save({
+        Name: info.name,
+        Driver: "local",
+        CreatedAt: info.createdAt.replace(/\.\d+Z$/, "Z"),
+        Labels: null,
+        Options: Object.keys(options).length > 0 ? { ...options } : null,
+        Mountpoint: info.mountpoint,
+      });
+      adopted.push(info.name);
+    }
+    return adopted;
   }
 
   /** Removes the volume and its data; 409 while a container uses it, 404 when there is none. */

@@ -8,6 +8,7 @@
  */
 import { isIP } from "node:net";
 import type { EndpointSpec, JoinResult, NetworkContext, NetworkDriver, NetworkSpec, PublishedPort } from "../../core/contracts/network.js";
+import { killPoint } from "../../core/kill-points.js";
 import { hostRunner, netnsRunner, type CommandRunner } from "./commands.js";
 import { EmbeddedDns } from "./dns-resolver.js";
 import { Firewall, type NetworkRules, type PortRule } from "./firewall.js";
@@ -96,10 +97,12 @@ export class BridgeDriver implements NetworkDriver {
     const addresses = net.subnets.map((s) => `${s.gateway}/${s.subnet.split("/")[1]}`);
     const made = await ensureBridge(this.run, { name: o.bridge, mtu: o.mtu, addresses: o.external ? [] : addresses });
     if (made || o.madeByDaemon) this.madeBridges.add(net.id);
+    killPoint("bridge.link-made");
     await this.base();
     const c = this.ctx.config();
     if (c.iptables || c.ip6tables) {
       await this.fw().addNetwork(this.rules(net));
+      killPoint("bridge.rules-added");
       if (!o.icc) await this.fw().enableBridgeNetfilter();
     }
     await this.startNameServer(net);

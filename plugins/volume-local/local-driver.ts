@@ -5,10 +5,15 @@
  * on `_data` while at least one container uses it; the users are counted by container id, in
  * memory: after a daemon restart a mount found in place is taken over (the daemon mounts again
  * for the containers that still run, which counts them).
+ *
+ * A volume is made whole in a folder of its own (`.creating-<name>-<random>`) and renamed into
+ * place: a crash leaves the whole volume or none, and the next start removes what a create left
+ * half made, which no name can reach.
  */
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
-import { chown, lstat, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { chown, lstat, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { VolumeDriver, VolumeInfo } from "../../core/contracts/volume.js";
@@ -16,10 +21,14 @@ import { mountOptionsOf, validateLocalOptions } from "./options.js";
 
 const run = promisify(execFile);
 const NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]+$/;
+/** Volumes being made, renamed to their name once whole. */
+const CREATING = ".creating-";
 
 /** `rootOwner`: who new volumes' `_data` folders belong to (the remapped root under `--userns-remap`), else root. */
 export function createLocalVolumeDriver(home: string, rootOwner?: { uid: number; gid: number }): VolumeDriver {
   mkdirSync(home, { recursive: true, mode: 0o701 });
+  // what creates a crash cut short left (at the driver's making, before any create of its own)
+  for (const entry of readdirSync(home)) if (entry.startsWith(CREATING)) rmSync(join(home, entry), { recursive: true, force: true });
   const users = new Map<string, Set<string>>();
   const paths = (name: string) => {
     // The daemon checks names first; this keeps a bad one from ever naming a path outside home.
@@ -57,13 +66,15 @@ export function createLocalVolumeDriver(home: string, rootOwner?: { uid: number;
       validateLocalOptions(options);
       const p = paths(name);
       if (existsSync(p.root)) throw new Error(`volume ${name} already exists`);
-      await mkdir(p.root, { mode: 0o701 });
+      const making = join(home, `${CREATING}${name}-${randomBytes(4).toString("hex")}`);
+      await mkdir(making, { mode: 0o701 });
       try {
-        if (Object.keys(options).length > 0) await writeFile(p.opts, JSON.stringify(options), { mode: 0o600 });
-        await mkdir(p.data, { mode: 0o755 });
-        if (rootOwner) await chown(p.data, rootOwner.uid, rootOwner.gid);
+        if (Object.keys(options).length > 0) await writeFile(join(making, "opts.json"), JSON.stringify(options), { mode: 0o600 });
+        await mkdir(join(making, "_data"), { mode: 0o755 });
+        if (rootOwner) await chown(join(making, "_data"), rootOwner.uid, rootOwner.gid);
+        await rename(making, p.root);
       } catch (err) {
-        await rm(p.root, { recursive: true, force: true });
+        await rm(making, { recursive: true, force: true });
         throw err;
       }
       return (await info(name))!;
