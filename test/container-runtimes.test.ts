@@ -1,7 +1,8 @@
 /**
  * Which runtime runs a container, through engined and the Docker CLI: `--runtime` names a
  * runtime registered in daemon.json (and a reload registers new ones), unknown names and shims
- * are refused at create, `--init` puts tini in front of the command.
+ * are refused at create, `--init` puts tini in front of the command; a runtime slow to answer a
+ * kill does not make a forced removal fail.
  */
 import "./helpers/root-hooks.js";
 import { writeFileSync } from "node:fs";
@@ -10,7 +11,7 @@ import { expect } from "chai";
 import { docker } from "./helpers/docker-cli.js";
 import { makeTempDir, sighup, startEngined, type TestDaemon } from "./helpers/engined.js";
 import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
-import { RUNC } from "./helpers/busybox-bundle.js";
+import { RUNC, slowKillRuntime } from "./helpers/busybox-bundle.js";
 
 describe("container runtimes (--runtime, runtimes, reload, --init)", function () {
   this.timeout(60_000);
@@ -24,7 +25,9 @@ describe("container runtimes (--runtime, runtimes, reload, --init)", function ()
     if (process.getuid?.() !== 0 || !RUNC) this.skip();
     dir = makeTempDir();
     file = join(dir, "daemon.json");
-    writeFileSync(file, JSON.stringify({ runtimes: { wrapped: { path: RUNC, runtimeArgs: ["--log-format", "json"] } } }));
+    const slowKill = join(dir, "slow-kill-runc");
+    writeFileSync(slowKill, slowKillRuntime(RUNC!, 2), { mode: 0o755 });
+    writeFileSync(file, JSON.stringify({ runtimes: { wrapped: { path: RUNC, runtimeArgs: ["--log-format", "json"] }, "slow-kill": { path: slowKill } } }));
     d = await startEngined({ args: ["--config-file", file] });
     host = `unix://${d.socket}`;
     const imported = await run("import", "--change", 'CMD ["sh"]', writeFixture(dir, "rootfs.tar", await busyboxRootfs()), "busybox");
@@ -38,6 +41,18 @@ describe("container runtimes (--runtime, runtimes, reload, --init)", function ()
     const r = await run("run", "--rm", "--runtime", "wrapped", "busybox", "echo", "wrapped");
     expect(r.code, r.stderr).to.equal(0);
     expect(r.stdout).to.equal("wrapped\n");
+  });
+
+  it("force-removes a running container whose runtime answers its kill late: the exit is announced and forgotten before the kill returns", async () => {
+    const started = await run("run", "-d", "--runtime", "slow-kill", "--network", "none", "busybox", "sleep", "100");
+    expect(started.code, started.stderr).to.equal(0);
+    const id = started.stdout.trim();
+    const began = Date.now();
+    const removed = await run("rm", "-f", id);
+    expect(removed.code, removed.stderr).to.equal(0);
+    expect(Date.now() - began, "answered once the kill returned, not after the supervisor's 10 s wait").to.be.below(9000);
+    const inspect = await run("inspect", id);
+    expect(inspect.stderr).to.include("No such object");
   });
 
   it("refuses an unknown runtime and a shim at create, and registers new ones on reload", async () => {

@@ -5,13 +5,13 @@
  */
 import "./helpers/root-hooks.js";
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { ensureSupervisor, type SupervisorHandle } from "../host/supervisor/launch.js";
 import { SupervisorClientError } from "../host/supervisor/client.js";
 import { makeTempDir } from "./helpers/engined.js";
-import { BUSYBOX, hasCommand, makeBundle, makeBusyboxRootfs, removeCgroups, RUNC, runcDefaultSpec } from "./helpers/busybox-bundle.js";
+import { BUSYBOX, hasCommand, makeBundle, makeBusyboxRootfs, removeCgroups, RUNC, runcDefaultSpec, slowKillRuntime } from "./helpers/busybox-bundle.js";
 
 describe("supervisor", function () {
   this.timeout(30_000);
@@ -150,6 +150,26 @@ describe("supervisor", function () {
       .catch((e: SupervisorClientError) => e);
     expect((badOpt as SupervisorClientError).status).to.equal(400);
     expect(((await sup.client.get(noDriver).catch((e: SupervisorClientError) => e)) as SupervisorClientError).status).to.equal(404);
+  });
+
+  it("answers a stop with the exit code when the container's removal comes between its kill and its look at the exit file", async () => {
+    // runc, each `kill` answered a while after it was sent (a loaded machine's slow runtime)
+    const slowKill = join(dir, "slow-kill-runc");
+    writeFileSync(slowKill, slowKillRuntime(RUNC!, 1), { mode: 0o755 });
+    const id = `sup-${randomBytes(5).toString("hex")}`;
+    ids.push(id);
+    await sup.client.run({ id, bundle: makeBundle(dir, id, rootfs, spec, ["sleep", "100"]), runtime: { path: slowKill }, log: { driver: "json-file", context: logContext(id) } });
+    // engined's force removal: a stop with SIGKILL and no grace; and, once the exit is there,
+    // its removal of the exited container (the exit's announcement makes engined forget it)
+    const began = Date.now();
+    const stopping = sup.client.stop(id, 0, "KILL").then((code) => ({ code }), (err: Error) => ({ error: err.message }));
+    const exitFile = join(execRoot, "supervisor", "test", "exits", id);
+    for (const until = Date.now() + 10_000; !existsSync(exitFile) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
+    expect(existsSync(exitFile), "the container exited").to.equal(true);
+    await sup.client.remove(id, true);
+    expect(await stopping).to.deep.equal({ code: 137 });
+    expect(Date.now() - began, "answered once its kill returned, not after a wait for a file gone").to.be.below(8000);
+    expect(((await sup.client.get(id).catch((e: SupervisorClientError) => e)) as SupervisorClientError).status).to.equal(404);
   });
 
   it("keeps every line and the exit code of a container across a SIGKILL of the supervisor", async () => {

@@ -30,6 +30,8 @@ export const imagesErrors = {
   imageInvalidChange: define("ENGINE_ERR_IMAGE_INVALID_CHANGE", 400, (change: string, why: string) => `invalid change "${change}": ${why}`),
   imageCommitToDigest: define("ENGINE_ERR_IMAGE_COMMIT_TO_DIGEST", 400, () => "cannot commit to digest reference"),
   imageLayerUnexportable: define("ENGINE_ERR_IMAGE_LAYER_UNEXPORTABLE", 500, (diffId: string, why: string) => `layer ${diffId} cannot be exported: ${why}`),
+  // a layer the store was to keep for an image being made went meanwhile: the daemon's fault, never the client's
+  imageLayerMissing: define("ENGINE_ERR_IMAGE_LAYER_MISSING", 500, (chainId: string) => `layer ${chainId} is not in the store`),
 
   // --- registries ---
   registryInvalidAuthHeader: define("ENGINE_ERR_REGISTRY_INVALID_AUTH_HEADER", 400, (why: string) => `invalid X-Registry-Auth header: ${why}`),

@@ -224,7 +224,7 @@ export class ImageStore {
     return this.exclusive(async () => {
       const config = parseImageConfig(configBytes, "image config");
       if (config.rootfs.diff_ids.length !== chain.length) throw errors.imageInvalidArchive(`the config lists ${config.rootfs.diff_ids.length} layers, the manifest ${chain.length}`);
-      for (const c of chain) if (!this.layers.recordExists(c)) throw errors.imageInvalidArchive(`layer ${c} is not in the store`);
+      for (const c of chain) if (!this.layers.recordExists(c)) throw errors.imageLayerMissing(c);
       const { digest: id } = await this.blobs.putBuffer(configBytes);
       killPoint("image.config-stored");
       const now = new Date().toISOString();
@@ -390,14 +390,24 @@ export class ImageStore {
 
   // --- clean-up ------------------------------------------------------------------------------
 
-  /** Layers no whole image uses are removed, topmost first; resolves with their chain IDs. */
+  /**
+   * Layers no whole image uses and nobody holds are removed, topmost first; resolves with their
+   * chain IDs. A layer's hold is looked at on its turn, with no wait between that look and the
+   * start of its removal (from which a pull no longer finds it: LayerStore.remove): a pull that
+   * took a layer while the layers above it went keeps it, and the layers under it.
+   */
   private async pruneLayers(): Promise<string[]> {
     const used = new Set(this.records().flatMap((r) => r.chain));
     const removed: string[] = [];
-    const layers = this.layers.list().filter((l) => !used.has(l.chainId) && !this.held.has(l.chainId));
+    const kept = new Set<string>(); // parents of layers that stay
+    const layers = this.layers.list().filter((l) => !used.has(l.chainId));
     // Children before parents: a layer whose chain is longer goes first.
     const depth = (l: LayerRecord): number => (l.parent ? 1 + depth(this.layers.get(l.parent) ?? { ...l, parent: undefined }) : 0);
     for (const layer of layers.sort((a, b) => depth(b) - depth(a))) {
+      if (this.held.has(layer.chainId) || kept.has(layer.chainId)) {
+        if (layer.parent) kept.add(layer.parent);
+        continue;
+      }
       await this.layers.remove(layer.chainId);
       removed.push(layer.chainId);
     }

@@ -86,6 +86,12 @@ export class LayerStore {
   private readonly registering = new Map<string, Promise<unknown>>();
   /** Blobs (diff IDs, compressed digests) of the registrations under way: not orphans yet. */
   readonly registeringDiffIds = new Set<string>();
+  /**
+   * Removals under way, by chain ID. From the moment one starts, the layer is gone for anyone
+   * who would build on it (`present`, `registerChain`): a pull downloads it again once it has
+   * gone, rather than trusting a record about to go.
+   */
+  private readonly removing = new Map<string, Promise<void>>();
 
   constructor(root: string, private readonly blobs: BlobStore, readonly driver: StorageDriver) {
     this.dir = join(root, "layers");
@@ -104,6 +110,17 @@ export class LayerStore {
     } catch {
       return undefined;
     }
+  }
+
+  /**
+   * The layer, whole and not being removed: one to build on instead of making it again. A
+   * caller keeps it from removal from before it asks until it is done with it (the image
+   * store's `hold`); a removal that began before it asked makes it absent here.
+   */
+  async present(chainId: string): Promise<LayerRecord | undefined> {
+    if (this.removing.has(chainId)) return undefined;
+    const layer = this.get(chainId);
+    return layer && (await this.driver.exists(hex(chainId))) && !this.removing.has(chainId) ? layer : undefined;
   }
 
   /**
@@ -179,23 +196,28 @@ export class LayerStore {
     for (const item of items) item.tar.on("error", () => undefined);
     const results: { layer: LayerRecord; existed: boolean }[] = [];
     // Another registration of some of these layers (a second pull of the same image) is waited
-    // for; the layers it made are not made again. The check and the claim below happen with no
-    // wait in between, so no two registrations of one layer ever run at once.
+    // for; the layers it made are not made again. So is a removal of some of them (a clean-up
+    // that found them unused): they are made again once gone. The check and the claim below
+    // happen with no wait in between, so no two registrations of one layer ever run at once,
+    // nor one next to its removal.
     for (let turns = 0; ; turns++) {
       if (turns > 1000 + items.length) throw new Error("layer store: the layers of this chain stay busy with other registrations");
-      const busy = chainIds.slice(results.length).flatMap((c) => this.registering.get(c) ?? []);
+      // The parent is the caller's to keep (held before it found it present): one on its way
+      // out, or gone, is a fault of the caller's, not a layer to build on.
+      if (parent && (this.removing.has(parent) || !this.recordExists(parent))) throw errors.imageLayerMissing(parent);
+      const busy = chainIds.slice(results.length).flatMap((c) => [this.registering.get(c), this.removing.get(c)].filter((p) => p !== undefined));
       if (busy.length > 0) {
         await Promise.allSettled(busy);
         continue;
       }
       const have = results.length < items.length ? this.get(chainIds[results.length]) : undefined;
-      if (have && (await this.driver.exists(hex(have.chainId)))) {
+      if (have && (await this.driver.exists(hex(have.chainId))) && !this.removing.has(have.chainId)) {
         items[results.length].tar.destroy();
         results.push({ layer: have, existed: true });
         onRegistered?.(results.length - 1, have, true);
         continue;
       }
-      if (chainIds.slice(results.length).some((c) => this.registering.has(c))) continue;
+      if (chainIds.slice(results.length).some((c) => this.registering.has(c) || this.removing.has(c))) continue;
       break;
     }
     const first = results.length;
@@ -467,8 +489,20 @@ export class LayerStore {
       .filter((l): l is LayerRecord => l !== undefined);
   }
 
-  /** Removes a layer (its record first, so that a crash half way leaves a leftover, not a lie; the pending mark has it removed at the next start). */
-  async remove(chainId: string): Promise<void> {
+  /**
+   * Removes a layer (its record first, so that a crash half way leaves a leftover, not a lie; the
+   * pending mark has it removed at the next start). From the call on, with no wait before, the
+   * layer is absent for `present` and `registerChain`, which wait for the removal to end.
+   */
+  remove(chainId: string): Promise<void> {
+    const under = this.removing.get(chainId);
+    if (under) return under;
+    const removal = this.removeNow(chainId).finally(() => this.removing.delete(chainId));
+    this.removing.set(chainId, removal);
+    return removal;
+  }
+
+  private async removeNow(chainId: string): Promise<void> {
     await this.markPending(hex(chainId));
     rmSync(join(this.dir, `${hex(chainId)}.json`), { force: true });
     rmSync(this.layoutPath(hex(chainId)), { force: true });

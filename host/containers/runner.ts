@@ -527,7 +527,11 @@ export class ContainerRunner {
     for (let attempt = 1; ; attempt++) {
       if (c.State.Running) {
         if (!force || attempt > 3) throw errors.containerRunning(c.Id);
-        await this.stop(c, { seconds: 0, signal: "KILL" });
+        await this.stop(c, { seconds: 0, signal: "KILL" }).catch((err: Error) => {
+          // its exit came by the event stream meanwhile: only the wait for it failed, and
+          // what the removal needs, a container that has stopped, is there
+          if (c.State.Running && !c.State.Restarting) throw err;
+        });
       }
       // A start queued before the removal may have run meanwhile: the layer of a running
       // container is not removed from under it (a forced removal stops it again).

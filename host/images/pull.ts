@@ -170,8 +170,9 @@ async function fetchLayers(
   const jobs: LayerJob[] = [];
   for (const [i, desc] of layers.entries()) {
     const id = shortId(desc.digest);
-    const have = store.layers.get(chain[i]) && (await store.layers.driver.exists(chain[i].slice(7)));
-    if (have && jobs.length === 0) {
+    // (held since before this look: a layer present now stays, one being removed is fetched again)
+    const have = jobs.length === 0 && (await store.layers.present(chain[i]));
+    if (have) {
       opts.emit(status(id, "Already exists"));
       continue;
     }

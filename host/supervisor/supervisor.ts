@@ -110,6 +110,11 @@ export class Supervisor {
   private readonly announced = new Set<string>();
   private exitWatcher?: FSWatcher;
   private exitPoll?: NodeJS.Timeout;
+  /**
+   * Stops and waits under way, by container: each reads conmon's exit file once it shows up.
+   * A removal lets them read it before the file goes (see `remove`).
+   */
+  private readonly exitReaders = new Map<string, Set<Promise<unknown>>>();
 
   constructor(
     root: string,
@@ -286,12 +291,36 @@ export class Supervisor {
       .map((name) => this.get(name));
   }
 
+  /**
+   * Runs `read` (which waits for the container's exit file) as one of its exit readers: from
+   * this call on, with no wait before, a removal of the container waits for it to end.
+   */
+  private readingExit<T>(id: string, read: () => Promise<T>): Promise<T> {
+    let readers = this.exitReaders.get(id);
+    if (!readers) this.exitReaders.set(id, (readers = new Set()));
+    const reading = read();
+    readers.add(reading);
+    const done = () => {
+      readers.delete(reading);
+      if (readers.size === 0 && this.exitReaders.get(id) === readers) this.exitReaders.delete(id);
+    };
+    reading.then(done, done);
+    return reading;
+  }
+
+  /** Settles once the stops and waits of the container under way have ended (it has exited: they read its exit file). */
+  private async exitRead(id: string): Promise<void> {
+    for (let turns = 0; this.exitReaders.has(id) && turns < 100; turns++) await Promise.allSettled([...this.exitReaders.get(id)!]);
+  }
+
   /** The exit code, once the container has exited and its output has all reached its log driver. */
-  async wait(id: string, signal?: AbortSignal): Promise<number> {
+  wait(id: string, signal?: AbortSignal): Promise<number> {
     const state = this.get(id);
-    const code = state.exitCode ?? (await waitExit(this.exitDir, id, signal));
-    await this.drained(id);
-    return code;
+    return this.readingExit(id, async () => {
+      const code = state.exitCode ?? (await waitExit(this.exitDir, id, signal));
+      await this.drained(id);
+      return code;
+    });
   }
 
   async kill(id: string, sig: string): Promise<void> {
@@ -307,16 +336,22 @@ export class Supervisor {
     const state = this.get(id);
     if (state.exitCode !== undefined) return state.exitCode;
     this.drains.get(id)?.releaseConmon();
-    return stopContainer(state.runtime, id, this.exitDir, { graceMs: graceMs < 0 ? 2 ** 31 - 1 : graceMs, signal });
+    return this.readingExit(id, () => stopContainer(state.runtime, id, this.exitDir, { graceMs: graceMs < 0 ? 2 ** 31 - 1 : graceMs, signal }));
   }
 
   async remove(id: string, force: boolean): Promise<void> {
     const state = this.get(id);
     if (state.status === "running" && !force) throw new SupervisorError(409, `container ${id} is running`);
     this.drains.get(id)?.releaseConmon();
-    if (state.status === "running") await stopContainer(state.runtime, id, this.exitDir, { signal: "KILL", graceMs: 5000 });
+    if (state.status === "running") await this.readingExit(id, () => stopContainer(state.runtime, id, this.exitDir, { signal: "KILL", graceMs: 5000 }));
     // It has exited: the drain finishes once the spool is read to its end, so no line is cut.
     await this.drained(id);
+    // A stop or wait that began before the exit reads the exit file when it is done with what
+    // it was doing (a stop's kill may still be running): the file goes only once they have read
+    // it. (engined removes a container as soon as its exit is announced, while its own stop,
+    // a force removal's, may still be sending the second SIGKILL: gone before that stop looked,
+    // the file would never show up, and the stop would fail after its 10 s.)
+    await this.exitRead(id);
     await deleteContainer(state.runtime, id);
     rmSync(join(this.exitDir, id), { force: true });
     rmSync(this.paths(id).base, { recursive: true, force: true });

@@ -67,3 +67,19 @@ export function removeCgroups(id: string): void {
     }
   }
 }
+
+/**
+ * A runtime script: `runc` itself, except that each `kill` is answered `seconds` after runc
+ * sent the signal (as on a machine so loaded that a runtime's process takes that long), so that
+ * what follows the kill (the exit, its announcement, a removal) happens before the kill returns.
+ */
+export function slowKillRuntime(runc: string, seconds: number): string {
+  return [
+    "#!/bin/sh",
+    'for a in "$@"; do',
+    `  if [ "$a" = kill ]; then ${runc} "$@"; rc=$?; sleep ${seconds}; exit $rc; fi`,
+    "done",
+    `exec ${runc} "$@"`,
+    "",
+  ].join("\n");
+}
