@@ -316,7 +316,9 @@ describe("docker cp against a symlink-swapping container", function () {
       const inRoot = (await tarNames(Readable.from(readFileSync(exported)))).filter((e) => e.name.includes(token));
       for (const e of inRoot) expect(e.name, `a copy landed at ${e.name}`).to.match(new RegExp(`^vol-${token}-\\d+$`));
       const all = [...inVolume.filter((n) => n.includes(token)), ...inRoot.map((e) => e.name)];
-      expect(all.length, "some copies landed").to.be.greaterThan(0);
+      // Copies that went into the folder /vol/d are deleted with it by the swapper's next
+      // round, so what is found may be none of them: the daemon's 200s show copies were made.
+      expect(landed, "some copies were accepted").to.be.greaterThan(0);
       expect(all.length).to.be.at.most(landed);
     } finally {
       await docker(host, ["rm", "-f", "-v", "race-vol"]);

@@ -239,11 +239,17 @@ describe("registry pull faults (real registry, through the API)", function () {
           if (line.status !== "Pulling fs layer") return;
           // Disconnect once both downloads are under way (their requests wait in the proxy).
           void (async () => {
-            for (let i = 0; i < 40 && proxy.requests.filter((x) => layers.test(x.path)).length < 2; i++) await sleep(50);
+            // (bounded by time, not by a count of polls: on a loaded machine the requests come late)
+            const until = Date.now() + 10_000;
+            while (Date.now() < until && proxy.requests.filter((x) => layers.test(x.path)).length < 2) await sleep(50);
             // downloads to files in the temporary folder, or (extracted as they download, the
-            // layers kept as layouts) the layouts being written beside the layers' records
-            const layouts = readdirSync(join(d.dir, "data/image/layers")).filter((f) => /^\.[0-9a-f]{64}\.layout-/.test(f));
-            sawTemp = readdirSync(join(d.dir, "data/tmp/image")).length + layouts.length > 0;
+            // layers kept as layouts) the layouts being written beside the layers' records;
+            // looked for until the proxy's 3 s delay would end
+            for (const seenUntil = Date.now() + 2_000; ; await sleep(50)) {
+              const layouts = readdirSync(join(d.dir, "data/image/layers")).filter((f) => /^\.[0-9a-f]{64}\.layout-/.test(f));
+              sawTemp = readdirSync(join(d.dir, "data/tmp/image")).length + layouts.length > 0;
+              if (sawTemp || Date.now() >= seenUntil) break;
+            }
             abort();
           })();
         },
