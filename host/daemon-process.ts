@@ -1,6 +1,7 @@
 /**
- * `engined`: the only file that starts the daemon process, handles its signals and exits.
- * Everything else is in `daemon.ts` and below, and can be started in-process by tests.
+ * The `engined` process, entered through engined.ts: the only file that starts the daemon,
+ * handles its signals and exits. Everything else is in `daemon.ts` and below, and can be
+ * started in-process by tests.
  */
 import "./restore-env.js"; // first: before anything could start a process
 import { EngineError } from "../core/errors.js";
@@ -24,6 +25,9 @@ function fail(message: string): number {
 }
 
 async function main(): Promise<number> {
+  // where a start's time goes, logged at start and when ready (bench/startup.mjs --detail
+  // prints it): Node's own start and loading the code, the configuration, the daemon's start
+  const loadedAt = performance.now();
   let flags: Map<OptionName, string[]>;
   try {
     flags = parseDaemonArgs(process.argv.slice(2));
@@ -73,7 +77,11 @@ async function main(): Promise<number> {
     format: config["log-format"],
     rawLogs: config["raw-logs"],
   });
-  log.info({ version: ENGINE_VERSION, commit: GIT_COMMIT, pid: process.pid }, "starting engined");
+  const configuredAt = performance.now();
+  log.info(
+    { version: ENGINE_VERSION, commit: GIT_COMMIT, pid: process.pid, loadMs: Math.round(loadedAt), configMs: Math.round(configuredAt - loadedAt) },
+    "starting engined",
+  );
 
   // Signals are handled from before start-up: a SIGTERM that arrives while the daemon starts
   // (or just as it says it is ready) stops it gracefully instead of killing it.
@@ -116,7 +124,7 @@ async function main(): Promise<number> {
     return exited;
   }
   phase = "serving";
-  log.info("daemon has completed initialization");
+  log.info({ initMs: Math.round(performance.now() - configuredAt), totalMs: Math.round(performance.now()) }, "daemon has completed initialization");
   armKillPoints();
   if (signals > 0) stop("signal");
   return exited;

@@ -1,6 +1,6 @@
 /**
- * The supervisor process: `node dist/host/supervisor/main.js --socket S --root R --namespace N`
- * (its pid is written to `<root>/supervisor.pid`, or `--pidfile`).
+ * The supervisor process, entered through main.ts (`node dist/host/supervisor/main.js --socket S
+ * --root R --namespace N`; its pid is written to `<root>/supervisor.pid`, or `--pidfile`).
  * engined starts one by default (see launch.ts) and it outlives engined; an operator may
  * start one by hand and point `engined --supervisor S` at it. On SIGTERM it stops serving and
  * leaves the containers running: they belong to their conmon, not to this process.
