@@ -8,7 +8,6 @@
  * a message that says which and why.
  */
 import typia, { type tags } from "typia";
-import { parse as parseYaml } from "yaml";
 import { typiaProblem } from "../options/value-types-net.js";
 import { checkDeviceName, parseKind } from "./cdi-names.js";
 
@@ -88,11 +87,14 @@ const HOOK_NAMES: readonly string[] = ["prestart", "createRuntime", "createConta
 /** The versions of the CDI spec this engine reads, oldest first. */
 const VERSIONS = ["0.1.0", "0.2.0", "0.3.0", "0.4.0", "0.5.0", "0.6.0", "0.7.0", "0.8.0", "1.0.0"] as const;
 
-/** Parses a spec file's text (`.json` as JSON, anything else as YAML) and checks it. */
-export function parseCdiSpec(text: string, path: string): CdiSpec {
+/**
+ * Parses a spec file's text (`.json` as JSON, anything else as YAML) and checks it. The YAML
+ * parser is loaded with the first YAML spec: most hosts have none, and it is 70 modules.
+ */
+export async function parseCdiSpec(text: string, path: string): Promise<CdiSpec> {
   let raw: unknown;
   try {
-    raw = path.endsWith(".json") ? JSON.parse(text) : parseYaml(text);
+    raw = path.endsWith(".json") ? JSON.parse(text) : (await import("yaml")).parse(text);
   } catch (err) {
     throw new Error(`cannot parse: ${(err as Error).message}`);
   }

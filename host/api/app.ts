@@ -4,7 +4,8 @@
  * `{"message": ...}`, authorization, load shedding) and hands the routes the engine's parts.
  * It never listens itself: the listeners (`host/listeners/`) feed `handler` from each socket.
  */
-import { createServer, type RequestListener } from "node:http";
+import type { RequestListener } from "node:http";
+import { http } from "../../core/node-http.js";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from "fastify";
 import type { Logger } from "pino";
 import { EngineError, errors, toEngineError } from "../../core/errors.js";
@@ -49,8 +50,12 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     frameworkErrors: (err, _request, reply) => sendError(reply, fromFastifyError(err)),
     serverFactory: (h) => {
       handler = h;
-      return createServer();
+      return http.createServer();
     },
+    // No route declares a JSON schema (bodies are checked by typia's validators,
+    // validate-body.ts), so Fastify's schema compilers would never run; named here, they are
+    // never loaded either (ajv and fast-json-stringify: some 100 modules at every start).
+    schemaController: { compilersFactory: { buildValidator: noRouteSchemas, buildSerializer: noRouteSchemas } },
   });
 
   const routes = collectRoutes(app);
@@ -76,6 +81,11 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
 }
 
 /** Every route as it is added (the HEAD routes Fastify adds for GET ones included). */
+/** Fastify's schema compilers, for a route that declares a schema: none does, and none may. */
+function noRouteSchemas(): never {
+  throw new Error("routes declare no JSON schema here: a body is checked with typia (host/api/validate-body.ts)");
+}
+
 function collectRoutes(app: FastifyInstance): string[] {
   const routes: string[] = [];
   app.addHook("onRoute", (route) => {

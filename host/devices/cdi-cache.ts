@@ -144,7 +144,7 @@ export class CdiCache {
     if (cached?.stamp === stamp) return cached;
     let file: CachedFile;
     try {
-      file = { stamp, spec: parseCdiSpec(await readFile(path, "utf8"), path) };
+      file = { stamp, spec: await parseCdiSpec(await readFile(path, "utf8"), path) };
     } catch (err) {
       file = { stamp, error: `invalid CDI spec: ${(err as Error).message}` };
     }

@@ -4,7 +4,8 @@
  * activated sockets. If one listener fails, those already open are closed again before the
  * error goes up.
  */
-import { createServer as createHttpServer, type RequestListener, type Server as HttpServer } from "node:http";
+import type { RequestListener, Server as HttpServer } from "node:http";
+import { http as nodeHttp } from "../../core/node-http.js";
 import { serveUpgrades } from "./upgrade.js";
 import { answerUnparsable } from "./client-error.js";
 import type { AddressInfo, Server } from "node:net";
@@ -89,7 +90,7 @@ interface Served {
 }
 
 function makeServer(handler: RequestListener, tls: TlsSetup | undefined, log: Logger): Served {
-  const http = createHttpServer(httpOptions, handler);
+  const http = nodeHttp.createServer(httpOptions, handler);
   // Docker's clients half-close an attach connection when they send no stdin: the answer (the
   // container's output) must still flow, so a client's FIN does not end the socket. (A
   // property, not a constructor option.)

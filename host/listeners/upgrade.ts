@@ -7,7 +7,8 @@
  * over (hijack) write to the socket themselves; any other route answers as usual, and the
  * connection ends after its answer (there is no parser left to read a next request).
  */
-import { IncomingMessage, ServerResponse, type RequestListener, type Server } from "node:http";
+import type { IncomingMessage, RequestListener, Server } from "node:http";
+import { http } from "../../core/node-http.js";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 
@@ -27,7 +28,7 @@ export function serveUpgrades(server: Server, handler: RequestListener): void {
  * it (stdin typed early) are put back on the socket.
  */
 async function readBody(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<IncomingMessage> {
-  const request = new IncomingMessage(socket as Socket);
+  const request = new http.IncomingMessage(socket as Socket);
   Object.assign(request, {
     method: req.method, url: req.url, headers: req.headers, rawHeaders: req.rawHeaders, httpVersion: req.httpVersion,
     httpVersionMajor: req.httpVersionMajor, httpVersionMinor: req.httpVersionMinor, complete: true,
@@ -78,7 +79,7 @@ function nextChunk(socket: Duplex): Promise<Buffer | undefined> {
 
 function serve(req: IncomingMessage, socket: Duplex, handler: RequestListener): void {
   {
-    const res = new ServerResponse(req);
+    const res = new http.ServerResponse(req);
     res.shouldKeepAlive = false;
     res.assignSocket(socket as never);
     res.once("finish", () => socket.end());

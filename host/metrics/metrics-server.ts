@@ -4,7 +4,8 @@
  * bind it to an address only the scrapers reach. It is opened before the API's listeners and
  * closed with the daemon; an address that cannot be bound stops the start with its reason.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { http } from "../../core/node-http.js";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
@@ -23,7 +24,7 @@ export function splitHostPort(addr: string): { host: string; port: number } {
 }
 
 export async function serveMetrics(addr: string, registry: Registry, log: Logger): Promise<MetricsServer> {
-  const server = createServer((req, res) => void answer(req, res, registry, log));
+  const server = http.createServer((req, res) => void answer(req, res, registry, log));
   const { host, port } = splitHostPort(addr);
   await new Promise<void>((resolve, reject) => {
     server.once("error", (err: NodeJS.ErrnoException) => reject(errors.metricsListenFailed(addr, listenProblem(err))));

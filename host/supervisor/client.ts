@@ -1,5 +1,5 @@
 /** engined's client of the supervisor's API (server.ts), over its unix socket. */
-import { request } from "node:http";
+import { http } from "../../core/node-http.js";
 import { Pool } from "undici";
 import type { K8sLogLine } from "./conmon.js";
 import type { ContainerState, ExecRequest, ExecState, ExitEvent, RunRequest } from "./supervisor.js";
@@ -117,7 +117,7 @@ export class SupervisorClient {
    */
   hold(id: string, signal: AbortSignal): Promise<void> {
     return new Promise((resolve, reject) => {
-      const req = request({ socketPath: this.socket, method: "POST", path: `/v1/containers/${encodeURIComponent(id)}/hold`, agent: false });
+      const req = http.request({ socketPath: this.socket, method: "POST", path: `/v1/containers/${encodeURIComponent(id)}/hold`, agent: false });
       const end = () => req.destroy();
       signal.addEventListener("abort", end, { once: true });
       const failed = (err: Error) => {

@@ -22,7 +22,8 @@
  *                                           long as the connection stays open
  * Errors are {"message"} with the status of the SupervisorError.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import { http } from "../../core/node-http.js";
 import { Supervisor, SupervisorError, type ExecRequest, type RunRequest } from "./supervisor.js";
 
 function send(res: ServerResponse, status: number, body?: unknown): void {
@@ -47,7 +48,7 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 }
 
 export function supervisorServer(sup: Supervisor): Server {
-  return createServer((req, res) => {
+  return http.createServer((req, res) => {
     handle(sup, req, res).catch((err: Error) => {
       const status = err instanceof SupervisorError ? err.status : 500;
       if (!res.headersSent) send(res, status, { message: err.message });

@@ -6,7 +6,8 @@
  * denied at once rather than held for Docker's 30 seconds of back-off.
  */
 import { readFileSync } from "node:fs";
-import { Agent as HttpAgent, request as httpRequest, type RequestOptions } from "node:http";
+import type { RequestOptions } from "node:http";
+import { http } from "../../core/node-http.js";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { PluginEndpoint } from "./discover.js";
 
@@ -26,7 +27,7 @@ export class PluginClient {
     const { address, tls } = endpoint;
     this.secure = tls !== undefined;
     if (address.startsWith("unix://")) {
-      this.target = { socketPath: address.slice("unix://".length), agent: new HttpAgent({ keepAlive: true, timeout: IDLE_CLOSE_MS }) };
+      this.target = { socketPath: address.slice("unix://".length), agent: new http.Agent({ keepAlive: true, timeout: IDLE_CLOSE_MS }) };
       return;
     }
     const url = new URL(address.replace(/^tcp:/, this.secure ? "https:" : "http:"));
@@ -42,7 +43,7 @@ export class PluginClient {
             key: tls.keyFile ? readFileSync(tls.keyFile) : undefined,
             rejectUnauthorized: !tls.insecureSkipVerify,
           })
-        : new HttpAgent(common),
+        : new http.Agent(common),
     };
   }
 
@@ -51,7 +52,7 @@ export class PluginClient {
     const payload = body === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(body));
     const { address, timeoutMs } = this.endpoint;
     return new Promise((resolve, reject) => {
-      const send = this.secure ? httpsRequest : httpRequest;
+      const send = this.secure ? httpsRequest : http.request;
       const req = send(
         {
           ...this.target,
