@@ -38,6 +38,8 @@ export interface CommandEntry {
   description: string;
   /** Other names (`container ls` and `ps`, `rmi` and `image rm`). */
   aliases?: string[];
+  /** Left out of the help and of completion (`__complete`, which the completion scripts call). */
+  hidden?: boolean;
   load(): Promise<Command>;
 }
 

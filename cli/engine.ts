@@ -4,37 +4,23 @@
  * Exit statuses as the Docker CLI's: 0, 1 for a failure, 125 for a usage error (and for run and
  * create when the daemon refuses), the container's own for `run`, 126 and 127 from the runtime.
  */
-import { homedir } from "node:os";
-import { join } from "node:path";
 import { ExitError, type CommandContext } from "./command.js";
 import { commands, findCommand, GROUPS, groupCommands } from "./commands/index.js";
-import { connect, DaemonError, type Connection } from "./connection.js";
+import { DaemonError, type Connection } from "./connection.js";
 import { flagsHelp, parseFlags, UsageError, type FlagSpec } from "./flags.js";
-import { HostError, parseTarget, tlsFiles } from "./transport/dial.js";
-
-const GLOBAL_FLAGS: FlagSpec[] = [
-  { name: "config", type: "string", description: "Location of client config files (ENGINE_CONFIG)", default: "~/.engine" },
-  { name: "debug", short: "D", type: "bool", description: "Enable debug mode" },
-  { name: "host", short: "H", type: "list", description: "Daemon socket to connect to (ENGINE_HOST; default unix:///var/run/engine.sock)" },
-  { name: "log-level", short: "l", type: "string", description: `Set the logging level ("debug"|"info"|"warn"|"error"|"fatal")`, default: "info" },
-  { name: "tls", type: "bool", description: "Use TLS; implied by --tlsverify" },
-  { name: "tlscacert", type: "string", description: "Trust certs signed only by this CA", default: "~/.engine/ca.pem" },
-  { name: "tlscert", type: "string", description: "Path to TLS certificate file", default: "~/.engine/cert.pem" },
-  { name: "tlskey", type: "string", description: "Path to TLS key file", default: "~/.engine/key.pem" },
-  { name: "tlsverify", type: "bool", description: "Use TLS and verify the remote (ENGINE_TLS_VERIFY)" },
-  { name: "version", short: "v", type: "bool", description: "Print version information and quit" },
-  { name: "help", type: "bool", description: "Print usage", hidden: true },
-];
+import { configDirOf, GLOBAL_FLAGS, openConnection } from "./globals.js";
+import { HostError } from "./transport/dial.js";
 
 function usage(): string {
-  const width = Math.max(...commands.map((c) => c.name.length));
+  const listed = commands.filter((c) => !c.hidden);
+  const width = Math.max(...listed.map((c) => c.name.length));
   return `
 Usage:  engine [OPTIONS] COMMAND
 
 A client for engined, the container engine
 
 Commands:
-${commands.map((c) => `  ${c.name.padEnd(width)}  ${c.description}`).join("\n")}
+${listed.map((c) => `  ${c.name.padEnd(width)}  ${c.description}`).join("\n")}
 
 Global Options:
 ${flagsHelp(GLOBAL_FLAGS)}
@@ -121,7 +107,7 @@ async function main(argv: string[]): Promise<number> {
   }
 
   const env = process.env;
-  const configDir = expandHome(String(g.config) === "~/.engine" ? (env.ENGINE_CONFIG ?? "~/.engine") : String(g.config));
+  const configDir = configDirOf(global, env);
   let connection: Connection | undefined;
   const ctx: CommandContext = {
     name,
@@ -129,18 +115,7 @@ async function main(argv: string[]): Promise<number> {
     configDir,
     stdout: out,
     stderr: err,
-    connection: () => {
-      if (connection) return connection;
-      const hosts = g.host as string[];
-      if (hosts.length > 1) throw new HostError("Specify only one -H");
-      const verify = Boolean(g.tlsverify) || (env.ENGINE_TLS_VERIFY ?? "") !== "";
-      const useTls = Boolean(g.tls) || verify;
-      const target = parseTarget(hosts[0] ?? env.ENGINE_HOST ?? "", useTls);
-      const path = (flag: string) => (global.given.has(flag) ? expandHome(String(g[flag])) : undefined);
-      const tls = useTls && target.proto === "tcp" ? tlsFiles({ verify, cacert: path("tlscacert"), cert: path("tlscert"), key: path("tlskey") }, env) : undefined;
-      connection = connect({ target, tls, env });
-      return connection;
-    },
+    connection: () => (connection ??= openConnection(global, env)),
   };
   try {
     return await command.run(ctx, input);
@@ -166,10 +141,6 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     await connection?.close();
   }
-}
-
-function expandHome(p: string): string {
-  return p === "~" ? homedir() : p.startsWith("~/") ? join(homedir(), p.slice(2)) : p;
 }
 
 main(process.argv.slice(2)).then(

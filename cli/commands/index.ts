@@ -15,6 +15,9 @@ export const commands: readonly CommandEntry[] = [
   entry("attach", "Attach the terminal's input and output to a running container", () => import("./attach.js"), ["container attach"]),
   entry("build", "Build an image from a Dockerfile", () => import("./build.js"), ["image build", "builder build"]),
   entry("commit", "Create a new image from a container's changes", () => import("./commit.js"), ["container commit"]),
+  entry("completion bash", "Generate the autocompletion script for bash", async () => ({ command: (await import("./completion.js")).completionCommand("bash") })),
+  entry("completion fish", "Generate the autocompletion script for fish", async () => ({ command: (await import("./completion.js")).completionCommand("fish") })),
+  entry("completion zsh", "Generate the autocompletion script for zsh", async () => ({ command: (await import("./completion.js")).completionCommand("zsh") })),
   entry("container inspect", "Display detailed information on one or more containers", () => import("./container-inspect.js")),
   entry("container prune", "Remove all stopped containers", () => import("./container-prune.js")),
   entry("cp", "Copy files/folders between a container and the local filesystem", () => import("./cp.js"), ["container cp"]),
@@ -70,11 +73,14 @@ export const commands: readonly CommandEntry[] = [
   entry("volume prune", "Remove unused local volumes", () => import("./volume-prune.js")),
   entry("volume rm", "Remove one or more volumes", () => import("./volume-rm.js"), ["volume remove"]),
   entry("wait", "Block until one or more containers stop, then print their exit codes", () => import("./wait.js"), ["container wait"]),
+  // what the completion scripts call on each TAB (commands/complete.ts); not in the help
+  { ...entry("__complete", "Print the completions of a command line", () => import("./complete.js")), hidden: true },
 ];
 
 /** The management groups and their line in `engine GROUP`. */
 export const GROUPS: Readonly<Record<string, string>> = {
   builder: "Manage builds",
+  completion: "Generate the autocompletion script for the specified shell",
   container: "Manage containers",
   image: "Manage images",
   network: "Manage networks",
