@@ -1,6 +1,6 @@
 /**
  * `engine`, the command-line client: global flags, then a command and its own flags.
- *   engine [-H HOST] [--tls] [--tlsverify] [--tlscacert F] [--tlscert F] [--tlskey F] COMMAND
+ *   engine [-H HOST | -c CONTEXT] [--tls] [--tlsverify] [--tlscacert F] [--tlscert F] [--tlskey F] COMMAND
  * Exit statuses as the Docker CLI's: 0, 1 for a failure, 125 for a usage error (and for run and
  * create when the daemon refuses), the container's own for `run`, 126 and 127 from the runtime.
  */
@@ -8,12 +8,19 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { ExitError, type CommandContext } from "./command.js";
 import { commands, findCommand, GROUPS, groupCommands } from "./commands/index.js";
-import { connect, DaemonError, type Connection } from "./connection.js";
+import { connect, DaemonError, deferredConnection, type Connection, type ConnectionSettings } from "./connection.js";
+import { chosenContext, DEFAULT_CONTEXT } from "./context/current.js";
 import { flagsHelp, parseFlags, UsageError, type FlagSpec } from "./flags.js";
 import { HostError, parseTarget, tlsFiles } from "./transport/dial.js";
 
 const GLOBAL_FLAGS: FlagSpec[] = [
   { name: "config", type: "string", description: "Location of client config files (ENGINE_CONFIG)", default: "~/.engine" },
+  {
+    name: "context",
+    short: "c",
+    type: "string",
+    description: `Name of the context to use to connect to the daemon (overrides ENGINE_HOST env var and default context set with "engine context use")`,
+  },
   { name: "debug", short: "D", type: "bool", description: "Enable debug mode" },
   { name: "host", short: "H", type: "list", description: "Daemon socket to connect to (ENGINE_HOST; default unix:///var/run/engine.sock)" },
   { name: "log-level", short: "l", type: "string", description: `Set the logging level ("debug"|"info"|"warn"|"error"|"fatal")`, default: "info" },
@@ -87,15 +94,16 @@ async function main(argv: string[]): Promise<number> {
   const name = found.entry.name;
   const command = await found.entry.load();
   const specs: FlagSpec[] = [...command.flags, { name: "help", type: "bool", description: "Print usage", hidden: true }];
+  const usageLine = `engine ${name}${command.usage ? ` ${command.usage}` : ""}`;
   const names = [name, ...(found.entry.aliases ?? [])];
   const aliases = names.length > 1 ? `\nAliases:\n  ${names.map((n) => `engine ${n}`).join(", ")}\n` : "";
-  const helpText = () => `Usage:  engine ${name} ${command.usage}\n\n${found.entry.description}\n${aliases}${command.flags.length ? `\nOptions:\n${flagsHelp(command.flags)}\n` : ""}`;
+  const helpText = () => `Usage:  ${usageLine}\n\n${command.long ?? found.entry.description}\n${aliases}${command.flags.length ? `\nOptions:\n${flagsHelp(command.flags)}\n` : ""}`;
   let input;
   try {
     input = parseFlags(words.slice(found.used), specs, !command.stopAtFirstArg);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
-    err(`${e.message}\n\nUsage:  engine ${name} ${command.usage}\n\nRun 'engine ${name} --help' for more information\n`);
+    err(`${e.message}\n\nUsage:  ${usageLine}\n\nRun 'engine ${name} --help' for more information\n`);
     return 125;
   }
   if (input.flags.help) {
@@ -116,12 +124,29 @@ async function main(argv: string[]): Promise<number> {
             : min > 0
               ? `requires at least ${min} and at most ${plural(max)}`
               : `requires at most ${plural(max)}`;
-    err(`engine: 'engine ${name}' ${want}\n\nUsage:  engine ${name} ${command.usage}\n\n${max === Infinity && min > 0 ? "See" : "Run"} 'engine ${name} --help' for more information\n`);
+    err(`engine: 'engine ${name}' ${want}\n\nUsage:  ${usageLine}\n\n${max === Infinity && min > 0 ? "See" : "Run"} 'engine ${name} --help' for more information\n`);
     return 1;
   }
 
   const env = process.env;
   const configDir = expandHome(String(g.config) === "~/.engine" ? (env.ENGINE_CONFIG ?? "~/.engine") : String(g.config));
+  const hosts = g.host as string[];
+  const contextFlag = String(g.context);
+  if (contextFlag && hosts.length > 0) {
+    err("conflicting options: cannot specify both --host and --context\n");
+    return 1;
+  }
+  let contextName: string | undefined;
+  const currentContext = () => (contextName ??= chosenContext({ flag: contextFlag, hostGiven: hosts.length > 0, env, configDir }));
+  const defaultConnection = (): ConnectionSettings => {
+    if (hosts.length > 1) throw new HostError("Specify only one -H");
+    const verify = Boolean(g.tlsverify) || (env.ENGINE_TLS_VERIFY ?? "") !== "";
+    const useTls = Boolean(g.tls) || verify;
+    const target = parseTarget(hosts[0] ?? env.ENGINE_HOST ?? "", useTls);
+    const path = (flag: string) => (global.given.has(flag) ? expandHome(String(g[flag])) : undefined);
+    const tls = useTls && target.proto === "tcp" ? tlsFiles({ verify, cacert: path("tlscacert"), cert: path("tlscert"), key: path("tlskey") }, env) : undefined;
+    return { target, tls, env };
+  };
   let connection: Connection | undefined;
   const ctx: CommandContext = {
     name,
@@ -129,16 +154,16 @@ async function main(argv: string[]): Promise<number> {
     configDir,
     stdout: out,
     stderr: err,
+    currentContext,
+    defaultConnection,
     connection: () => {
       if (connection) return connection;
-      const hosts = g.host as string[];
-      if (hosts.length > 1) throw new HostError("Specify only one -H");
-      const verify = Boolean(g.tlsverify) || (env.ENGINE_TLS_VERIFY ?? "") !== "";
-      const useTls = Boolean(g.tls) || verify;
-      const target = parseTarget(hosts[0] ?? env.ENGINE_HOST ?? "", useTls);
-      const path = (flag: string) => (global.given.has(flag) ? expandHome(String(g[flag])) : undefined);
-      const tls = useTls && target.proto === "tcp" ? tlsFiles({ verify, cacert: path("tlscacert"), cert: path("tlscert"), key: path("tlskey") }, env) : undefined;
-      connection = connect({ target, tls, env });
+      const context = currentContext();
+      // a stored context is read (and its module loaded) only by a command that connects
+      connection =
+        context === DEFAULT_CONTEXT
+          ? connect(defaultConnection())
+          : deferredConnection(async () => (await import("./context/connect.js")).contextConnection(configDir, context, env));
       return connection;
     },
   };
@@ -154,7 +179,7 @@ async function main(argv: string[]): Promise<number> {
       return e instanceof DaemonError ? (command.failureStatus ?? 1) : 1;
     }
     if (e instanceof UsageError) {
-      err(`${e.message}\n\nUsage:  engine ${name} ${command.usage}\n\nRun 'engine ${name} --help' for more information\n`);
+      err(`${e.message}\n\nUsage:  ${usageLine}\n\nRun 'engine ${name} --help' for more information\n`);
       return 125;
     }
     const code = (e as NodeJS.ErrnoException).code;
