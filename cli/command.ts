@@ -4,7 +4,7 @@
  * `run`, and is loaded only when that command runs (the client loads nothing a command does not
  * use: `engine ps` must start about as fast as Node itself).
  */
-import type { Connection } from "./connection.js";
+import type { Connection, ConnectionSettings } from "./connection.js";
 import type { FlagSpec, Parsed } from "./flags.js";
 
 export interface CommandContext {
@@ -17,11 +17,17 @@ export interface CommandContext {
   env: NodeJS.ProcessEnv;
   /** The client's configuration folder (`--config`, ENGINE_CONFIG, default ~/.engine). */
   configDir: string;
+  /** The context connections go through: `--context`, ENGINE_CONTEXT, config.json's; "default" with `-H` / ENGINE_HOST. */
+  currentContext(): string;
+  /** Where the "default" context points: `-H`, ENGINE_HOST or the default socket, with the TLS flags' files. */
+  defaultConnection(): ConnectionSettings;
 }
 
 export interface Command {
   /** After the command's name in "Usage:": "[OPTIONS] IMAGE [COMMAND] [ARG...]". */
   usage: string;
+  /** The help's text under "Usage:" when it says more than the one-line description. */
+  long?: string;
   flags: FlagSpec[];
   /** The flags end at the first argument (run, create, exec: the rest is the container's command). */
   stopAtFirstArg?: boolean;

@@ -155,3 +155,25 @@ function compare(a: string, b: string): number {
   const [bm, bn] = b.split(".").map(Number);
   return am - bm || an - bn;
 }
+
+/**
+ * A connection whose settings take a file read to work out (a context's, from the store, which
+ * only commands that use a context load): each call waits for them, and their failure (a context
+ * that is not there) is that call's failure.
+ */
+export function deferredConnection(settings: () => Promise<ConnectionSettings>): Connection {
+  let opened: Promise<Connection> | undefined;
+  const conn = () => (opened ??= settings().then(connect));
+  return {
+    apiVersion: async () => (await conn()).apiVersion(),
+    request: async (method, path, opts) => (await conn()).request(method, path, opts),
+    call: async (method, path, opts) => (await conn()).call(method, path, opts),
+    json: async <T>(method: string, path: string, opts?: RequestOptions) => (await conn()).json<T>(method, path, opts),
+    getJson: async <T>(path: string, opts?: RequestOptions) => (await conn()).getJson<T>(path, opts),
+    hijack: async (method, path, opts) => (await conn()).hijack(method, path, opts),
+    async close() {
+      const c = await opened?.catch(() => undefined);
+      await c?.close();
+    },
+  };
+}

@@ -1,6 +1,6 @@
 /**
  * `engine`, the command-line client: global flags, then a command and its own flags.
- *   engine [-H HOST] [--tls] [--tlsverify] [--tlscacert F] [--tlscert F] [--tlskey F] COMMAND
+ *   engine [-H HOST | -c CONTEXT] [--tls] [--tlsverify] [--tlscacert F] [--tlscert F] [--tlskey F] COMMAND
  * Exit statuses as the Docker CLI's: 0, 1 for a failure, 125 for a usage error (and for run and
  * create when the daemon refuses), the container's own for `run`, 126 and 127 from the runtime.
  */
@@ -8,7 +8,7 @@ import { ExitError, type CommandContext } from "./command.js";
 import { commands, findCommand, GROUPS, groupCommands } from "./commands/index.js";
 import { DaemonError, type Connection } from "./connection.js";
 import { flagsHelp, parseFlags, UsageError, type FlagSpec } from "./flags.js";
-import { configDirOf, GLOBAL_FLAGS, openConnection } from "./globals.js";
+import { configDirOf, CONTEXT_AND_HOST, contextAndHostGiven, currentContextOf, defaultSettings, GLOBAL_FLAGS, openConnection } from "./globals.js";
 import { HostError } from "./transport/dial.js";
 
 function usage(): string {
@@ -73,15 +73,16 @@ async function main(argv: string[]): Promise<number> {
   const name = found.entry.name;
   const command = await found.entry.load();
   const specs: FlagSpec[] = [...command.flags, { name: "help", type: "bool", description: "Print usage", hidden: true }];
+  const usageLine = `engine ${name}${command.usage ? ` ${command.usage}` : ""}`;
   const names = [name, ...(found.entry.aliases ?? [])];
   const aliases = names.length > 1 ? `\nAliases:\n  ${names.map((n) => `engine ${n}`).join(", ")}\n` : "";
-  const helpText = () => `Usage:  engine ${name} ${command.usage}\n\n${found.entry.description}\n${aliases}${command.flags.length ? `\nOptions:\n${flagsHelp(command.flags)}\n` : ""}`;
+  const helpText = () => `Usage:  ${usageLine}\n\n${command.long ?? found.entry.description}\n${aliases}${command.flags.length ? `\nOptions:\n${flagsHelp(command.flags)}\n` : ""}`;
   let input;
   try {
     input = parseFlags(words.slice(found.used), specs, !command.stopAtFirstArg);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
-    err(`${e.message}\n\nUsage:  engine ${name} ${command.usage}\n\nRun 'engine ${name} --help' for more information\n`);
+    err(`${e.message}\n\nUsage:  ${usageLine}\n\nRun 'engine ${name} --help' for more information\n`);
     return 125;
   }
   if (input.flags.help) {
@@ -102,12 +103,18 @@ async function main(argv: string[]): Promise<number> {
             : min > 0
               ? `requires at least ${min} and at most ${plural(max)}`
               : `requires at most ${plural(max)}`;
-    err(`engine: 'engine ${name}' ${want}\n\nUsage:  engine ${name} ${command.usage}\n\n${max === Infinity && min > 0 ? "See" : "Run"} 'engine ${name} --help' for more information\n`);
+    err(`engine: 'engine ${name}' ${want}\n\nUsage:  ${usageLine}\n\n${max === Infinity && min > 0 ? "See" : "Run"} 'engine ${name} --help' for more information\n`);
     return 1;
   }
 
   const env = process.env;
   const configDir = configDirOf(global, env);
+  if (contextAndHostGiven(global)) {
+    err(`${CONTEXT_AND_HOST}\n`);
+    return 1;
+  }
+  let contextName: string | undefined;
+  const currentContext = () => (contextName ??= currentContextOf(global, env, configDir));
   let connection: Connection | undefined;
   const ctx: CommandContext = {
     name,
@@ -115,7 +122,9 @@ async function main(argv: string[]): Promise<number> {
     configDir,
     stdout: out,
     stderr: err,
-    connection: () => (connection ??= openConnection(global, env)),
+    currentContext,
+    defaultConnection: () => defaultSettings(global, env),
+    connection: () => (connection ??= openConnection(global, env, configDir, currentContext())),
   };
   try {
     return await command.run(ctx, input);
@@ -129,7 +138,7 @@ async function main(argv: string[]): Promise<number> {
       return e instanceof DaemonError ? (command.failureStatus ?? 1) : 1;
     }
     if (e instanceof UsageError) {
-      err(`${e.message}\n\nUsage:  engine ${name} ${command.usage}\n\nRun 'engine ${name} --help' for more information\n`);
+      err(`${e.message}\n\nUsage:  ${usageLine}\n\nRun 'engine ${name} --help' for more information\n`);
       return 125;
     }
     const code = (e as NodeJS.ErrnoException).code;

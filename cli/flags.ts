@@ -181,3 +181,24 @@ export function stringSlice(values: readonly string[], shown: string): string[] 
   }
   return out;
 }
+
+/**
+ * pflag's StringToString (`--docker host=x,ca=y`, repeatable): a value with one "=" is one pair
+ * (its value may hold commas); with more, a line of comma-separated pairs as encoding/csv reads
+ * it. Later pairs replace earlier ones of the same key.
+ */
+export function stringToString(values: readonly string[], shown: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const value of values) {
+    const count = value.split("=").length - 1;
+    const fail = (why: string) => new UsageError(`invalid argument "${value}" for "${shown}" flag: ${why}`);
+    if (count === 0) throw fail(`${value} must be formatted as key=value`);
+    const pairs = count === 1 ? [value.replace(/^"+|"+$/g, "")] : stringSlice([value], shown);
+    for (const pair of pairs) {
+      const eq = pair.indexOf("=");
+      if (eq < 0) throw fail(`${pair} must be formatted as key=value`);
+      out[pair.slice(0, eq)] = pair.slice(eq + 1);
+    }
+  }
+  return out;
+}

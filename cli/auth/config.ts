@@ -1,8 +1,9 @@
 /**
  * The client's config.json (in ctx.configDir, ~/.engine by default), in the Docker CLI's shape:
- * `{"auths": {"<registry>": {"auth": base64("user:password")}}}`. Only `auths` is ours to change:
- * every other key (credsStore, credHelpers, psFormat, ...) is written back as it was read, in its
- * place, since the same file may be shared with tools that use them.
+ * `{"auths": {"<registry>": {"auth": base64("user:password")}}}`. Only `auths` (and, through
+ * context/config-current.ts, `currentContext`) is ours to change: every other key (credsStore,
+ * credHelpers, psFormat, ...) is written back as it was read, in its place, since the same file
+ * may be shared with tools that use them.
  */
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -20,7 +21,7 @@ interface AuthEntry {
   [key: string]: unknown;
 }
 
-type ConfigFile = Record<string, unknown> & { auths?: Record<string, AuthEntry> };
+export type ConfigFile = Record<string, unknown> & { auths?: Record<string, AuthEntry> };
 
 export const configPath = (dir: string): string => join(dir, "config.json");
 
@@ -30,7 +31,7 @@ export function convertToHostname(address: string): string {
 }
 
 /** The file's content; {} when there is none. A file that is not JSON is an error (never overwritten). */
-function readConfig(dir: string): ConfigFile {
+export function readConfig(dir: string): ConfigFile {
   let text: string;
   try {
     text = readFileSync(configPath(dir), "utf8");
@@ -49,7 +50,7 @@ function readConfig(dir: string): ConfigFile {
 }
 
 /** Written as Docker's CLI writes it (tab-indented, no final newline, 0600) through a rename, so a crash leaves the old file. */
-function writeConfig(dir: string, config: ConfigFile): void {
+export function writeConfig(dir: string, config: ConfigFile): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const path = configPath(dir);
   const temp = `${path}.${process.pid}.tmp`;

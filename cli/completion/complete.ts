@@ -9,7 +9,7 @@
 import type { Command } from "../command.js";
 import { commands, findCommand, GROUPS, groupCommands } from "../commands/index.js";
 import { parseFlags, type FlagSpec, type Parsed } from "../flags.js";
-import { GLOBAL_FLAGS, openConnection } from "../globals.js";
+import { configDirOf, currentContextOf, GLOBAL_FLAGS, openConnection } from "../globals.js";
 import { NameLookup } from "./names.js";
 import { argumentSlots, flagValueSources, type Source } from "./sources.js";
 
@@ -173,7 +173,11 @@ export async function complete(words: readonly string[], env: NodeJS.ProcessEnv)
   } catch {
     parsed = parseFlags([], GLOBAL_FLAGS, false);
   }
-  const lookup = new NameLookup(() => openConnection(parsed, env));
+  // names from the daemon the line would reach: its -H, its --context, or the current context
+  const lookup = new NameLookup(() => {
+    const configDir = configDirOf(parsed, env);
+    return openConnection(parsed, env, configDir, currentContextOf(parsed, env, configDir));
+  });
   try {
     const lists = await Promise.all(w.sources.map((s) => lookup.of(s, type)));
     const values = [...new Set(lists.flat())].filter((v) => v.startsWith(typed));

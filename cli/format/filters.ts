@@ -3,8 +3,7 @@
  * query value ({"label":{"a=b":true}}); and the list formats a user may set in the client's
  * config.json (psFormat, imagesFormat, networksFormat, volumesFormat, statsFormat), as the Docker CLI reads them.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { configString } from "../config-file.js";
 import { UsageError } from "../flags.js";
 
 /** The filters JSON, or undefined when none was given. */
@@ -24,10 +23,5 @@ export function filtersJson(values: readonly string[], flag = "-f, --filter"): s
 
 /** A format from `<configDir>/config.json` ("psFormat"...), or "". */
 export function configFormat(configDir: string, key: "psFormat" | "imagesFormat" | "networksFormat" | "volumesFormat" | "statsFormat"): string {
-  try {
-    const config = JSON.parse(readFileSync(join(configDir, "config.json"), "utf8")) as Record<string, unknown>;
-    return typeof config[key] === "string" ? (config[key] as string) : "";
-  } catch {
-    return "";
-  }
+  return configString(configDir, key);
 }

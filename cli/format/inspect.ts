@@ -22,8 +22,11 @@ function nullText(key: string): string | undefined {
   return NULL_MAPS.has(key) ? "map[]" : NULL_POINTERS.has(key) ? "<nil>" : undefined;
 }
 
-/** Fetches one object's raw JSON, or throws an Error whose message is what to print. */
-export type GetRaw = (ref: string) => Promise<string>;
+/**
+ * Fetches one object's raw JSON, or throws an Error whose message is what to print. With a
+ * typed value beside it (a client-side object, as a context is), templates run on that value.
+ */
+export type GetRaw = (ref: string) => Promise<string | { raw: string; value: unknown }>;
 
 export async function inspectObjects(refs: readonly string[], format: string, getRaw: GetRaw, out: (text: string) => void): Promise<number> {
   let tmpl: Template | undefined;
@@ -39,19 +42,20 @@ export async function inspectObjects(refs: readonly string[], format: string, ge
   const raws: string[] = [];
   let text = "";
   for (const ref of refs) {
-    let raw: string;
+    let got: Awaited<ReturnType<GetRaw>>;
     try {
-      raw = await getRaw(ref);
+      got = await getRaw(ref);
     } catch (e) {
       errors.push((e as Error).message);
       continue;
     }
+    const raw = typeof got === "string" ? got : got.raw;
     if (!tmpl) {
       raws.push(raw.trim());
       continue;
     }
     try {
-      text += tmpl.execute(JSON.parse(raw), { missingKeyError: true, nullText }) + "\n";
+      text += (typeof got === "string" ? tmpl.execute(JSON.parse(raw), { missingKeyError: true, nullText }) : tmpl.execute(got.value)) + "\n";
     } catch (e) {
       if (!(e instanceof TemplateError)) throw e;
       errors.push(`template parsing error: ${e.message}`);

@@ -5,13 +5,13 @@
  * Each item renders to one line (or block), then a table is aligned as a whole.
  */
 import { alignColumns } from "./table.js";
-import { headerContext, parseTemplate, TemplateError, type GoStruct } from "./template.js";
+import { headerContext, parseTemplate, TemplateError, type GoStruct, type TypedNull } from "./template.js";
 
 export interface ListFormat {
   /** The template, with "table" or not in front. */
   format: string;
-  /** The field → column name map for the header row. */
-  headers: Record<string, string>;
+  /** The field → column name map for the header row (a TypedNull: a field the CLI's header map lacks). */
+  headers: Record<string, string | TypedNull>;
   /** The context's Go type, for errors ("*formatter.ContainerContext"). */
   typeName: string;
 }

@@ -68,11 +68,26 @@ export function goString(v: unknown): string {
   return String(v);
 }
 
+/**
+ * What a struct's own MarshalJSON wrote (a struct's toJSON may return one): `json` writes it as
+ * it is. The CLI's types that marshal themselves with json.Marshal (a context's DockerContext)
+ * escape HTML characters even inside an encoder that does not.
+ */
+export class MarshaledJson {
+  constructor(readonly text: string) {}
+}
+
+const MARSHALED = "marshaled-json:";
+/** The texts of the MarshaledJson values of the goJson call under way, by placeholder number. */
+let marshaled: string[] = [];
+
 /** What `json` makes of a value: structs marshal their fields and argument-less methods. */
 function toJsonValue(v: unknown): unknown {
   if (v === NO_VALUE || v === undefined || v instanceof TypedNull) return null;
   // an int64 beyond 2^53 (an event's timeNano) is kept as a bigint and written digit for digit
   if (typeof v === "bigint") return (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON(String(v));
+  // JSON a struct's own MarshalJSON wrote: a placeholder goJson puts the bytes back in for
+  if (v instanceof MarshaledJson) return `\u0000${MARSHALED}${marshaled.push(v.text) - 1}\u0000`;
   if (v instanceof GoMap) {
     const out: Record<string, unknown> = {};
     for (const k of Object.keys(v.entries).sort()) out[k] = toJsonValue(v.entries[k]);
@@ -100,7 +115,9 @@ function toJsonValue(v: unknown): unknown {
 
 /** Go's encoding/json without HTML escaping, as the CLI's `json` function writes. */
 export function goJson(v: unknown): string {
+  marshaled = [];
   let text = (JSON.stringify(toJsonValue(v)) ?? "null").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+  if (marshaled.length) text = text.replace(new RegExp(`"\\\\u0000${MARSHALED}(\\d+)\\\\u0000"`, "g"), (_m, i: string) => marshaled[Number(i)]);
   // a struct marshals itself with json.Marshal, which escapes HTML characters; the CLI's
   // encoder (HTML escaping off) keeps what a Marshaler wrote
   if (isStruct(v) && !(PLAIN in v)) text = text.replace(/</g, "\\u003c").replace(/>/g, "\\u003e").replace(/&/g, "\\u0026");
@@ -410,7 +427,7 @@ export function parseTemplate(source: string, name = ""): Template {
 }
 
 /** A header context: every field a column's name, `.Label "a.b"` the label's last part. */
-export function headerContext(typeName: string, headers: Record<string, string>): GoStruct {
+export function headerContext(typeName: string, headers: Record<string, string | TypedNull>): GoStruct {
   return struct(typeName, {
     ...headers,
     Label(name: string) {

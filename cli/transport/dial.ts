@@ -62,6 +62,14 @@ export function parseTarget(value: string, tls: boolean): Target {
   return { proto: "tcp", host, port, prefix };
 }
 
+/** A target as a URL again (`-H 1.2.3.4` is tcp://1.2.3.4:2375), as the default context shows it. */
+export function targetUrl(t: Target): string {
+  if (t.proto === "unix") return `unix://${t.path}`;
+  if (t.proto === "tcp") return `${addressOf(t)}${t.prefix}`;
+  const host = t.host.includes(":") ? `[${t.host}]` : t.host;
+  return `ssh://${t.user ? `${t.user}@` : ""}${host}${t.port === 22 ? "" : `:${t.port}`}${t.socket === "/var/run/engine.sock" ? "" : t.socket}`;
+}
+
 /** The TLS files: explicit paths, else `ENGINE_CERT_PATH` (default ~/.engine/) ca.pem, cert.pem, key.pem. */
 export function tlsFiles(opts: { verify: boolean; cacert?: string; cert?: string; key?: string }, env: NodeJS.ProcessEnv): TlsFiles {
   const dir = env.ENGINE_CERT_PATH || join(homedir(), ".engine");
