@@ -3,7 +3,11 @@
 // in its own network namespace with its own roots, socket and pid file, and no bridge).
 // Numbers are printed, side by side, with ratios; nothing is asserted.
 //
-//   node_modules/node/bin/node bench/startup.mjs [--starts N] [--requests N]
+//   node_modules/node/bin/node bench/startup.mjs [--starts N] [--requests N] [--detail]
+//
+// --detail adds where engined's start goes, medians over the starts, from the figures it logs
+// (host/daemon-process.ts): Node's start and loading the code, the configuration, the daemon's
+// own start; with `node -e 0` beside them, the floor of any Node process.
 import { spawn, execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:http";
@@ -12,7 +16,9 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { have } from "./have.mjs";
 
-const { values } = parseArgs({ options: { starts: { type: "string", default: "10" }, requests: { type: "string", default: "2000" } } });
+const { values } = parseArgs({
+  options: { starts: { type: "string", default: "10" }, requests: { type: "string", default: "2000" }, detail: { type: "boolean", default: false } },
+});
 const STARTS = Math.min(Number(values.starts), 50);
 const REQUESTS = Math.min(Number(values.requests), 20_000);
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -88,6 +94,24 @@ function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
+/** A child's output as it comes, for startPhases to read. */
+function collect(stream) {
+  const seen = { text: "" };
+  stream.setEncoding("utf8");
+  stream.on("data", (chunk) => (seen.text += chunk));
+  return seen;
+}
+
+/** engined's own figures of a start, from its log (the ready line may follow the first answer). */
+async function startPhases(log) {
+  const until = Date.now() + 5000;
+  while (Date.now() < until && !/totalMs=\d+/.test(log.text)) await new Promise((r) => setTimeout(r, 10));
+  const field = (name) => Number(new RegExp(`${name}=(\\d+)`).exec(log.text)?.[1] ?? NaN);
+  return { load: field("loadMs"), config: field("configMs"), init: field("initMs"), total: field("totalMs") };
+}
+
+const phases = [];
+
 async function measure(name) {
   const starts = [];
   let memory = 0;
@@ -96,10 +120,12 @@ async function measure(name) {
     const dir = mkdtempSync(join(tmpdir(), `bench-${name}-`));
     const { cmd, args } = daemons[name](dir);
     const t0 = process.hrtime.bigint();
-    const proc = spawn(cmd, args, { stdio: "ignore" });
+    const proc = spawn(cmd, args, { stdio: ["ignore", "ignore", values.detail ? "pipe" : "ignore"] });
+    const log = values.detail ? collect(proc.stderr) : undefined;
     try {
       await waitReady(`${dir}/d.sock`, proc, 30_000);
       starts.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      if (log) phases.push(await startPhases(log));
       if (i === STARTS - 1) {
         await new Promise((r) => setTimeout(r, 1000));
         memory = [proc.pid, ...childPids(proc.pid)].reduce((sum, pid) => sum + rssMiB(pid), 0);
@@ -144,6 +170,25 @@ row("GET /_ping p99", (r) => r.latency["/_ping"].p99, "ms");
 row("GET /_ping per second", (r) => r.latency["/_ping"].perSecond, "/s", false);
 row("GET /info p50", (r) => r.latency["/v1.41/info"].p50, "ms");
 row("GET /info per second", (r) => r.latency["/v1.41/info"].perSecond, "/s", false);
+if (results.dockerd) {
+  const met = (ok) => (ok ? "met" : "not met");
+  console.log(`\ngoals (issue 30): start no slower than dockerd: ${met(results.engined.startMedian <= results.dockerd.startMedian)}; idle RSS at most 0.75x dockerd's: ${met(results.engined.memory <= 0.75 * results.dockerd.memory)}`);
+}
+if (values.detail && phases.length > 0) {
+  const median = (pick) => percentile(phases.map(pick).filter((v) => !Number.isNaN(v)).sort((a, b) => a - b), 50);
+  const floor = [];
+  for (let i = 0; i < STARTS; i++) {
+    const t0 = process.hrtime.bigint();
+    execFileSync(process.execPath, ["-e", "0"]);
+    floor.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  floor.sort((a, b) => a - b);
+  console.log(`\nengined's start, as it logs it (medians of ${phases.length}):`);
+  console.log(`  Node's start and loading the code     ${median((p) => p.load).toFixed(0).padStart(6)} ms   (node -e 0 alone: ${percentile(floor, 50).toFixed(0)} ms)`);
+  console.log(`  options, daemon.json, host facts      ${median((p) => p.config).toFixed(0).padStart(6)} ms`);
+  console.log(`  the daemon's start (stores, plugins, API, listeners) ${median((p) => p.init).toFixed(0).padStart(6)} ms`);
+  console.log(`  total, process start to serving       ${median((p) => p.total).toFixed(0).padStart(6)} ms`);
+}
 if (!results.dockerd) {
   console.log("\ndockerd is not installed: no same-run comparison. Install Debian's docker.io (its service kept from");
   console.log("starting) to compare; DESIGN.md records Docker's start at 150 ms and 93 + 44 MiB idle on this machine kind.");
