@@ -1,110 +1,104 @@
 /**
- * The command line of `engined`, parsed with meow from the option table. Every value is taken
- * as text and parsed by the table's value types, so that a bad value is an error that names
- * the flag (meow alone would turn `--mtu abc` into null).
+ * The command line of `engined`, read as Go's pflag reads dockerd's, from the option table:
+ * `--name value`, `--name=value`, `-x value`, `-xvalue`, `-x=value`; a boolean is `--name` or
+ * `--name=<bool>` (never a separate word), and boolean shorthands group (`-Dv`); `--` ends the
+ * flags. Every value is kept as text, in order, and parsed later by the table's value types, so
+ * that a bad value is an error that names the flag. engined takes no arguments, only flags.
+ *
+ * Its own parser rather than a general one: dockerd's grammar is small, and a general parser
+ * brings its own (negations such as `--no-proxy` read as "proxy is false", camel-cased keys)
+ * that must then be undone, and was the largest cost of a start after the HTTP client.
  */
-import meow from "meow";
 import { errors } from "../core/errors.js";
 import { definitionOf, optionNames, type OptionDefinition, type OptionName } from "../core/options/table.js";
 import { bool, ValueError } from "../core/options/value-types.js";
 
-type MeowFlag = { type: "string" | "boolean"; shortFlag?: string; isMultiple?: boolean };
-
-/**
- * meow hands flags to yargs-parser, which reads `--no-X` as "X is false" and camel-cases keys
- * its own way (`ip6tables` -> `ip6Tables`). Docker's flags know neither: `--no-proxy` is a
- * flag of its own, and `--no-icc` is unknown. So flags that start with `no-` travel under an
- * alias, other `--no-` words are refused, and keys are compared without case and dashes.
- */
-const NO_ALIAS = "engine-literal-";
-const norm = (key: string) => key.replace(/[^a-z0-9]/gi, "").toLowerCase();
-const meowKey = (flag: string) => (flag.startsWith("no-") ? NO_ALIAS + flag : flag).replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-/** Options that have a flag (some are set only in the configuration file). */
-const flagOptions = optionNames.filter((name) => definitionOf(name).flag !== undefined);
 const isBool = (def: OptionDefinition<unknown>) => def.type === bool;
+
+/** Options that have a flag (some are set only in the configuration file), by long and short name. */
+const byLong = new Map<string, OptionName>();
+const byShort = new Map<string, OptionName>();
+for (const name of optionNames) {
+  const def = definitionOf(name);
+  if (def.flag === undefined) continue;
+  byLong.set(def.flag, name);
+  if (def.short) byShort.set(def.short, name);
+}
 
 /** Parses argv (without the node and script paths) into option occurrences as text. */
 export function parseDaemonArgs(given: readonly string[]): Map<OptionName, string[]> {
-  const argv = protectNoFlags(given);
-  checkBooleanValues(given);
-  const flags: Record<string, MeowFlag> = {};
-  for (const name of flagOptions) {
-    const def = definitionOf(name);
-    flags[meowKey(def.flag!)] = {
-      type: isBool(def) ? "boolean" : "string",
-      ...(def.short ? { shortFlag: def.short } : {}),
-      // Every non-boolean is collected as a list; meow would refuse a repeated single flag.
-      ...(isBool(def) ? {} : { isMultiple: true }),
-    };
-  }
-  const known = new Set(Object.keys(flags).map(norm));
-  let cli;
-  try {
-    cli = meow({
-      importMeta: import.meta,
-      argv: [...argv],
-      flags,
-      autoHelp: false,
-      autoVersion: false,
-      allowUnknownFlags: true,
-      booleanDefault: undefined,
-      help: false,
-    });
-  } catch (err) {
-    throw errors.optionInvalidValue("command line", argv.join(" "), (err as Error).message);
-  }
-  if (cli.input.length > 0) {
-    throw errors.optionInvalidValue("command line", cli.input.join(" "), "engined takes no arguments, only flags");
-  }
-  const out = new Map<OptionName, string[]>();
-  for (const key of Object.keys(cli.flags)) {
-    if (!known.has(norm(key))) throw errors.optionUnknown(unknownFlagSpelling(given, key));
-  }
-  for (const name of flagOptions) {
-    const def = definitionOf(name);
-    const wanted = norm(meowKey(def.flag!));
-    const key = Object.keys(cli.flags).find((k) => norm(k) === wanted);
-    const value = key === undefined ? undefined : (cli.flags as Record<string, unknown>)[key];
-    if (value === undefined) continue;
-    if (isBool(def)) {
-      out.set(name, [String(value)]);
+  const seen = new Map<OptionName, string[]>();
+  const add = (name: OptionName, value: string) => seen.set(name, [...(seen.get(name) ?? []), value]);
+  const args: string[] = [];
+  for (let i = 0; i < given.length; i++) {
+    const arg = given[i];
+    if (arg === "--") {
+      args.push(...given.slice(i + 1));
+      break;
+    }
+    if (arg.startsWith("--")) {
+      const eq = arg.indexOf("=");
+      const long = arg.slice(2, eq < 0 ? undefined : eq);
+      const name = byLong.get(long);
+      if (name === undefined) throw errors.optionUnknown(`--${long}`);
+      const def = definitionOf(name);
+      if (eq >= 0) add(name, checkedBool(def, `--${long}`, arg.slice(eq + 1)));
+      else if (isBool(def)) add(name, "true");
+      else if (i + 1 < given.length) add(name, given[++i]);
+      else throw errors.optionNeedsArgument(`--${long}`);
       continue;
     }
-    const values = value as string[];
-    if (values.length === 0) continue;
+    if (arg.startsWith("-") && arg.length > 1) {
+      i = readShorthands(given, i, add);
+      continue;
+    }
+    args.push(arg);
+  }
+  if (args.length > 0) throw errors.optionInvalidValue("command line", args.join(" "), "engined takes no arguments, only flags");
+  const out = new Map<OptionName, string[]>();
+  for (const [name, values] of seen) {
     // As with Docker's flags, a single-valued flag given twice keeps its last value.
-    out.set(name, def.type.repeatable ? values : values.slice(-1));
+    out.set(name, definitionOf(name).type.repeatable ? values : values.slice(-1));
   }
   return out;
 }
 
-function protectNoFlags(argv: readonly string[]): string[] {
-  return argv.map((arg) => {
-    const m = /^--(no-[a-z0-9-]+)(=.*)?$/.exec(arg);
-    if (!m) return arg;
-    if (!flagOptions.some((n) => definitionOf(n).flag === m[1])) throw errors.optionUnknown(`--${m[1]}`);
-    return `--${NO_ALIAS}${m[1]}${m[2] ?? ""}`;
-  });
-}
-
-/** meow reads `--debug=maybe` as false; Docker's flags refuse it. */
-function checkBooleanValues(argv: readonly string[]): void {
-  for (const arg of argv) {
-    const m = /^--([a-z0-9-]+)=(.*)$/.exec(arg);
-    if (!m) continue;
-    const name = flagOptions.find((n) => definitionOf(n).flag === m[1]);
-    const def = name === undefined ? undefined : definitionOf(name);
-    if (!def || !isBool(def)) continue;
-    try {
-      bool.parse(m[2], undefined);
-    } catch (err) {
-      if (err instanceof ValueError) throw errors.optionInvalidValue(`--${def.flag}`, m[2], err.message);
+/** `-Dv`, `-H unix://...`, `-Hunix://...`, `-H=unix://...`; the index of the last word it used. */
+function readShorthands(given: readonly string[], at: number, add: (name: OptionName, value: string) => void): number {
+  const arg = given[at];
+  for (let k = 1; k < arg.length; k++) {
+    const letter = arg[k];
+    const name = byShort.get(letter);
+    if (name === undefined) throw errors.optionUnknownShorthand(letter, arg);
+    const def = definitionOf(name);
+    const rest = arg.slice(k + 1);
+    if (rest.startsWith("=")) {
+      add(name, checkedBool(def, `-${letter}`, rest.slice(1)));
+      return at;
     }
+    if (isBool(def)) {
+      add(name, "true");
+      continue;
+    }
+    if (rest !== "") {
+      add(name, rest);
+      return at;
+    }
+    if (at + 1 >= given.length) throw errors.optionNeedsArgument(`-${letter}`);
+    add(name, given[at + 1]);
+    return at + 1;
   }
+  return at;
 }
 
-function unknownFlagSpelling(argv: readonly string[], key: string): string {
-  const kebab = key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-  const seen = argv.find((a) => a === `--${kebab}` || a.startsWith(`--${kebab}=`) || a === `-${key}`);
-  return seen?.split("=")[0] ?? (key.length === 1 ? `-${key}` : `--${kebab}`);
+/** A boolean's `=value` must be one (`--debug=maybe` is refused, as pflag refuses it). */
+function checkedBool(def: OptionDefinition<unknown>, spelled: string, value: string): string {
+  if (!isBool(def)) return value;
+  try {
+    bool.parse(value, undefined);
+  } catch (err) {
+    if (err instanceof ValueError) throw errors.optionInvalidValue(spelled, value, err.message);
+    throw err;
+  }
+  return value;
 }

@@ -9,6 +9,8 @@ export const configErrors = {
     (option: string, value: string, why: string) => `invalid value "${value}" for ${option}: ${why}`,
   ),
   optionUnknown: define("ENGINE_ERR_OPTION_UNKNOWN", 400, (option: string) => `unknown flag: ${option}`),
+  optionUnknownShorthand: define("ENGINE_ERR_OPTION_UNKNOWN_SHORTHAND", 400, (letter: string, arg: string) => `unknown shorthand flag: '${letter}' in ${arg}`),
+  optionNeedsArgument: define("ENGINE_ERR_OPTION_NEEDS_ARGUMENT", 400, (option: string) => `flag needs an argument: ${option}`),
   configInvalid: define(
     "ENGINE_ERR_CONFIG_INVALID",
     400,

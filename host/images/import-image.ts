@@ -8,7 +8,8 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { Agent, interceptors, request } from "undici";
+import type { Dispatcher } from "undici";
+import { undici } from "../http/undici.js";
 import { decompress } from "../../core/archive/index.js";
 import { errors } from "../../core/errors.js";
 import type { ImageConfig } from "../../core/images/image-config.js";
@@ -30,14 +31,15 @@ export interface ImportOptions {
 }
 
 /** Downloads follow up to five redirects, as Docker's do. */
-const redirecting = new Agent().compose(interceptors.redirect({ maxRedirections: 5 }));
+let redirecting: Dispatcher | undefined;
+const redirectingAgent = () => (redirecting ??= new (undici().Agent)().compose(undici().interceptors.redirect({ maxRedirections: 5 })));
 
 const GOARCH: Record<string, string> = { x64: "amd64", arm64: "arm64", arm: "arm", ia32: "386", ppc64: "ppc64le", s390x: "s390x" };
 
 export async function openImportSource(fromSrc: string, body: Readable): Promise<Readable> {
   if (fromSrc === "-") return body;
   const url = importUrl(fromSrc);
-  const res = await request(url, { method: "GET", dispatcher: redirecting });
+  const res = await undici().request(url, { method: "GET", dispatcher: redirectingAgent() });
   if (res.statusCode >= 400) {
     await res.body.dump();
     throw errors.imageInvalidArchive(`downloading ${url.href} answered ${res.statusCode}`);

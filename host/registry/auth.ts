@@ -6,7 +6,8 @@
  * expire. Credentials come from the client (`X-Registry-Auth`): a user name and password, or an
  * identity token (an OAuth2 refresh token) from an earlier login. None of them is ever logged.
  */
-import { request, type Dispatcher } from "undici";
+import type { Dispatcher } from "undici";
+import { undici } from "../http/undici.js";
 import { errors } from "../../core/errors.js";
 
 export interface Credentials {
@@ -108,7 +109,7 @@ async function fetchToken(
     const form = new URLSearchParams({ grant_type: "refresh_token", refresh_token: creds.identitytoken, client_id: "engine" });
     if (service) form.set("service", service);
     if (scopes.length) form.set("scope", scopes.join(" "));
-    res = await request(url, {
+    res = await undici().request(url, {
       method: "POST",
       dispatcher,
       signal: opts.signal,
@@ -127,7 +128,7 @@ async function fetchToken(
       url.searchParams.set("offline_token", "true");
       url.searchParams.set("client_id", "engine");
     }
-    res = await request(url, { method: "GET", dispatcher, signal: opts.signal, headers });
+    res = await undici().request(url, { method: "GET", dispatcher, signal: opts.signal, headers });
   }
   const text = await res.body.text();
   if (res.statusCode === 401 || res.statusCode === 403) {

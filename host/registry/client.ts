@@ -6,7 +6,8 @@
  * fresh token and the request is sent once more.
  */
 import { Readable } from "node:stream";
-import { request, type Dispatcher } from "undici";
+import type { Dispatcher } from "undici";
+import { undici } from "../http/undici.js";
 import { errors, EngineError } from "../../core/errors.js";
 import { basicHeader, parseChallenges, registryMessage, type Challenge, type Credentials, type TokenCache } from "./auth.js";
 import type { Endpoint } from "./endpoints.js";
@@ -152,7 +153,7 @@ export class RegistrySession {
   /** One HTTP exchange; network failures become ConnectError. Redirects are followed (blobs often live elsewhere). */
   private async raw(method: string, url: string, headers: Record<string, string>, body?: SendOptions["body"]): Promise<Dispatcher.ResponseData> {
     try {
-      const res = await request(url, {
+      const res = await undici().request(url, {
         method: method as Dispatcher.HttpMethod,
         headers: { "user-agent": "engine", ...headers },
         body: body ?? undefined,

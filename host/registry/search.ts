@@ -5,7 +5,7 @@
  * names the registry, as does one that cannot be reached. The whole exchange is bounded in time
  * so that a registry that does not answer is an error, not a hang.
  */
-import { request } from "undici";
+import { undici } from "../http/undici.js";
 import { errors } from "../../core/errors.js";
 import { DEFAULT_DOMAIN } from "../../core/images/reference.js";
 import { basicHeader, type Credentials } from "./auth.js";
@@ -78,7 +78,7 @@ export async function searchRegistry(
     const url = `${endpoint.url}/v1/search?q=${encodeURIComponent(q)}&n=${limit}`;
     let res;
     try {
-      res = await request(url, { method: "GET", headers, dispatcher: registry.transport.dispatcherFor(endpoint), signal });
+      res = await undici().request(url, { method: "GET", headers, dispatcher: registry.transport.dispatcherFor(endpoint), signal });
     } catch (err) {
       const cause = err as Error;
       lastFailure = signal.aborted ? `no answer in ${TIMEOUT_MS / 1000} s` : new ConnectError(url, cause).message;

@@ -10,7 +10,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { BlockList, isIP } from "node:net";
 import { join } from "node:path";
 import { rootCertificates } from "node:tls";
-import { Agent, ProxyAgent, type Dispatcher } from "undici";
+import type { Dispatcher } from "undici";
+import { undici } from "../http/undici.js";
 import { CERTS_DIR, hostnameOf, type Endpoint } from "./endpoints.js";
 
 export interface ProxySettings {
@@ -100,8 +101,8 @@ export class Transport {
       };
       const common = { keepAliveTimeout: 30_000, connections: 16, headersTimeout: 60_000, bodyTimeout: 120_000 };
       dispatcher = proxy
-        ? new ProxyAgent({ uri: proxy, requestTls: tls, ...common })
-        : new Agent({ connect: tls, ...common });
+        ? new (undici().ProxyAgent)({ uri: proxy, requestTls: tls, ...common })
+        : new (undici().Agent)({ connect: tls, ...common });
       this.cache.set(key, dispatcher);
     }
     return dispatcher;

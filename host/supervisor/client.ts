@@ -1,6 +1,7 @@
 /** engined's client of the supervisor's API (server.ts), over its unix socket. */
 import { http } from "../../core/node-http.js";
-import { Pool } from "undici";
+import type { Pool } from "undici";
+import { undici } from "../http/undici.js";
 import type { K8sLogLine } from "./conmon.js";
 import type { ContainerState, ExecRequest, ExecState, ExitEvent, RunRequest } from "./supervisor.js";
 
@@ -18,7 +19,7 @@ export class SupervisorClient {
   private readonly http: Pool;
 
   constructor(readonly socket: string) {
-    this.http = new Pool("http://supervisor", { socketPath: socket, bodyTimeout: 0, headersTimeout: 0, connections: 64 });
+    this.http = new (undici().Pool)("http://supervisor", { socketPath: socket, bodyTimeout: 0, headersTimeout: 0, connections: 64 });
   }
 
   private async call<T>(method: "GET" | "POST" | "DELETE", path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
