@@ -21,6 +21,8 @@ export interface RuntimeInfoDeps {
   config: () => DaemonConfig;
   host: RuleHost;
   cniDirs: () => CniDirs;
+  /** How many GetContainerEvents streams are open (in the verbose info: a client gone must not stay counted). */
+  eventListeners: () => number;
 }
 
 interface Condition {
@@ -72,6 +74,7 @@ export function runtimeInfoHandlers(deps: RuntimeInfoDeps) {
           cni: { ...deps.cniDirs(), network: "network" in found ? found.network : null },
           defaultRuntime: config["default-runtime"],
         });
+        info.containerEvents = JSON.stringify({ listeners: deps.eventListeners() });
       }
       const handlers = runtimeHandlers(config).map((name) => ({ name, features: { recursiveReadOnlyMounts: false, userNamespaces: false } }));
       return { status: { conditions }, info, runtimeHandlers: handlers, features: { supplementalGroupsPolicy: false } };
