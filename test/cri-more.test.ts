@@ -11,7 +11,7 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { grpc } from "./helpers/cri-client.js";
-import { podConfig, useCriBed } from "./helpers/cri-pods.js";
+import { bridgePlugins, podConfig, useCriBed } from "./helpers/cri-pods.js";
 import { makeTempDir } from "./helpers/engined.js";
 import { eventually } from "./helpers/net-daemon.js";
 
@@ -197,5 +197,40 @@ describe("CRI: stats, container events, runtime config (engined --cri-supervisor
       child.kill("SIGKILL");
     }
     await eventually("the killed client's listener is freed", async () => (await listeners()) === 0);
+  });
+
+  it("UpdateRuntimeConfig keeps the pod CIDR (in Status's verbose info), refuses a bad one, and gives it to CNI plugins with the ipRanges capability", async function () {
+    const bed = beds.current();
+    const cidrs = async () => JSON.parse((await rt("Status", { verbose: true })).info.config).podCidrs as string[];
+    const update = (podCidr: string) => rt("UpdateRuntimeConfig", { runtimeConfig: { networkConfig: { podCidr } } });
+    expect(await cidrs()).to.deep.equal([]);
+    await update("10.213.0.128/25,fd00:213::/64");
+    expect(await cidrs()).to.deep.equal(["10.213.0.128/25", "fd00:213::/64"]);
+    // empty: "omit it", nothing changes; a call without a config neither
+    await update("");
+    await rt("UpdateRuntimeConfig", {});
+    expect(await cidrs()).to.deep.equal(["10.213.0.128/25", "fd00:213::/64"]);
+    for (const bad of ["10.0.0.0", "10.0.0.0/33", "fd00::/129", "pods/24", "10.0.0.0/24,"]) {
+      const err = await fails("UpdateRuntimeConfig", { runtimeConfig: { networkConfig: { podCidr: bad } } });
+      expect(err.code, bad).to.equal(grpc.status.INVALID_ARGUMENT);
+      expect(err.details, bad).to.include("runtime_config.network_config.pod_cidr");
+    }
+    await update("10.213.0.128/25");
+    expect(await cidrs()).to.deep.equal(["10.213.0.128/25"]);
+
+    // a network whose bridge plugin takes ipRanges: host-local allocates from the node's pod CIDR
+    const plugins = bridgePlugins(bed.ipamDir) as any[];
+    // a bridge of its own: the first one already has the gateway address of the /24
+    plugins[0] = { ...plugins[0], bridge: "cri-cidr0", capabilities: { ipRanges: true }, ipam: { type: "host-local", dataDir: bed.ipamDir, routes: [{ dst: "0.0.0.0/0" }] } };
+    bed.writeNetwork(plugins);
+    try {
+      const pod = await runPod();
+      const ip = (await rt("PodSandboxStatus", { podSandboxId: pod.id })).status.network.ip as string;
+      expect(ip).to.match(/^10\.213\.0\.\d+$/);
+      expect(Number(ip.split(".")[3])).to.be.greaterThan(128);
+      await rt("RemovePodSandbox", { podSandboxId: pod.id });
+    } finally {
+      bed.writeNetwork();
+    }
   });
 });

@@ -22,6 +22,7 @@ import { containerHandlers, containerStatus, sandboxContainers } from "./contain
 import { ContainerEvents } from "./events/container-events.js";
 import { CriContainerService } from "./containers/container-service.js";
 import { SandboxService } from "./sandbox/sandbox-service.js";
+import { PodCidrs } from "./pod-cidr.js";
 import { CriStatsReader } from "./stats/cri-stats.js";
 import { statsHandlers } from "./stats/stats-handlers.js";
 
@@ -68,7 +69,8 @@ export async function openCri(deps: CriDeps): Promise<OpenedCri> {
     },
     inUse: (id) => deps.dockerUsesImage(id) || containers.usesImage(id),
   });
-  const sandboxes = new SandboxService({ dataRoot: deps.dataRoot, execRoot: deps.execRoot, config: deps.config, cniDirs, log: deps.log });
+  const sandboxes = new SandboxService({ dataRoot: deps.dataRoot, execRoot: deps.execRoot, config: deps.config, cniDirs, log: deps.log, ipRanges: () => podCidrs.ipRanges() });
+  const podCidrs = new PodCidrs(deps.dataRoot);
   await sandboxes.restore();
   const events = new ContainerEvents((sandboxId) => {
     const pod = sandboxes.store.get(sandboxId);
@@ -88,7 +90,8 @@ export async function openCri(deps: CriDeps): Promise<OpenedCri> {
   await containers.restore();
   const stats = new CriStatsReader({ storage: deps.storage, storageHome: join(deps.dataRoot, deps.storage.name) });
   const runtime = {
-    ...runtimeInfoHandlers({ config: deps.config, host: deps.host, cniDirs, eventListeners: () => events.listenerCount }),
+    ...runtimeInfoHandlers({ config: deps.config, host: deps.host, cniDirs, eventListeners: () => events.listenerCount, podCidrs: () => podCidrs.list() }),
+    ...podCidrs.handlers(),
     ...sandboxHandlers(sandboxes),
     ...containerHandlers(containers),
     ...statsHandlers(stats, containers, sandboxes),

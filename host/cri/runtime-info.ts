@@ -23,6 +23,8 @@ export interface RuntimeInfoDeps {
   cniDirs: () => CniDirs;
   /** How many GetContainerEvents streams are open (in the verbose info: a client gone must not stay counted). */
   eventListeners: () => number;
+  /** The pod CIDRs the kubelet gave (UpdateRuntimeConfig). */
+  podCidrs: () => string[];
 }
 
 interface Condition {
@@ -73,6 +75,7 @@ export function runtimeInfoHandlers(deps: RuntimeInfoDeps) {
           cgroupDriver: cgroupDriverOf(config, deps.host),
           cni: { ...deps.cniDirs(), network: "network" in found ? found.network : null },
           defaultRuntime: config["default-runtime"],
+          podCidrs: deps.podCidrs(),
         });
         info.containerEvents = JSON.stringify({ listeners: deps.eventListeners() });
       }
