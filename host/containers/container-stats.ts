@@ -82,13 +82,23 @@ export function sampleStats(c: ContainerRecord, previous?: StatsSample): StatsSa
     blkio_stats: cg.version === 1 ? blkioV1(cg) : blkioV2(cg),
     num_procs: 0,
     storage_stats: {},
-    cpu_stats: cg.version === 1 ? cpuV1(cg) : cpuV2(cg),
+    cpu_stats: cpuStatsOf(cg),
     precpu_stats: previous?.cpu_stats ?? emptyCpuStats(),
-    memory_stats: cg.version === 1 ? memoryV1(cg) : memoryV2(cg),
+    memory_stats: memoryStatsOf(cg),
   };
   const networks = c.HostConfig.NetworkMode === "host" ? {} : networkStats(c.State.Pid);
   if (Object.keys(networks).length > 0) sample.networks = networks;
   return sample;
+}
+
+/** CPU time from the cgroup's files (v1 cpuacct and cpu, or v2 cpu.stat), in Docker's shape. Also used by the CRI's stats. */
+export function cpuStatsOf(cg: ContainerCgroup): CpuStats {
+  return cg.version === 1 ? cpuV1(cg) : cpuV2(cg);
+}
+
+/** Memory from the cgroup's files in Docker's shape: `usage`, `limit` and memory.stat's keys as `stats`. */
+export function memoryStatsOf(cg: ContainerCgroup): Record<string, unknown> {
+  return cg.version === 1 ? memoryV1(cg) : memoryV2(cg);
 }
 
 /** The host's CPU time in ns (all CPUs, all modes but guest), and how many CPUs are online. */
@@ -159,7 +169,7 @@ function memoryV2(cg: ContainerCgroup): Record<string, unknown> {
   };
 }
 
-function pidsStats(cg: ContainerCgroup): Record<string, number> {
+export function pidsStats(cg: ContainerCgroup): Record<string, number> {
   const dir = cg.version === 1 ? cg.dir("pids") : cg.dir("");
   if (!dir) return {};
   const limit = readNumber(join(dir, "pids.max"));
@@ -210,9 +220,14 @@ function blkioV2(cg: ContainerCgroup): Record<string, BlkioEntry[] | null> {
 }
 
 /** The counters of every interface in the container's network namespace but its loopback. */
-function networkStats(pid: number): Record<string, Record<string, number>> {
+export function networkStats(pid: number): Record<string, Record<string, number>> {
+  return parseNetDev(readText(`/proc/${pid}/net/dev`));
+}
+
+/** The text of a `/proc/net/dev`: counters by interface, the loopback left out. */
+export function parseNetDev(text: string): Record<string, Record<string, number>> {
   const out: Record<string, Record<string, number>> = {};
-  for (const line of readText(`/proc/${pid}/net/dev`).split("\n").slice(2)) {
+  for (const line of text.split("\n").slice(2)) {
     const [name, rest] = line.split(":");
     if (!rest || name.trim() === "lo") continue;
     const f = rest.trim().split(/\s+/).map(Number);

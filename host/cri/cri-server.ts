@@ -15,6 +15,10 @@ import { toGrpcError } from "./grpc-status.js";
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type CriHandler = (request: any) => Promise<object>;
 export type CriHandlers = Record<string, CriHandler>;
+/** A server-streaming call's handler: writes to the stream, ends it, or leaves it open. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type CriStreamHandler = (request: any, call: grpc.ServerWritableStream<unknown, object>) => void;
+export type CriStreamHandlers = Record<string, CriStreamHandler>;
 
 export interface CriServerOptions {
   socket: string;
@@ -22,7 +26,11 @@ export interface CriServerOptions {
   groupGiven: boolean;
   log: Logger;
   runtime: CriHandlers;
+  /** The RuntimeService's server-streaming calls (GetContainerEvents). */
+  runtimeStreams: CriStreamHandlers;
   image: CriHandlers;
+  /** Called first when the server closes: streams never end by themselves, so they are ended here. */
+  beforeClose?: () => void;
 }
 
 export interface CriServer {
@@ -30,9 +38,17 @@ export interface CriServer {
   close(): Promise<void>;
 }
 
-function implementation(definition: grpc.ServiceDefinition, handlers: CriHandlers, log: Logger): grpc.UntypedServiceImplementation {
+function implementation(definition: grpc.ServiceDefinition, handlers: CriHandlers, streams: CriStreamHandlers, log: Logger): grpc.UntypedServiceImplementation {
   const impl: grpc.UntypedServiceImplementation = {};
   for (const name of Object.keys(definition)) {
+    if (definition[name].responseStream) {
+      const stream = streams[name];
+      impl[name] = ((call: grpc.ServerWritableStream<unknown, object>) => {
+        if (stream) return stream(call.request, call);
+        call.emit("error", Object.assign(new Error(`${name} is not implemented by this runtime yet`), { code: grpc.status.UNIMPLEMENTED }));
+      }) as grpc.UntypedHandleCall;
+      continue;
+    }
     const handler: CriHandler =
       handlers[name] ?? (() => Promise.reject(Object.assign(new Error(`${name} is not implemented by this runtime yet`), { grpcCode: grpc.status.UNIMPLEMENTED })));
     impl[name] = ((call: grpc.ServerUnaryCall<unknown, object>, callback: grpc.sendUnaryData<object>) => {
@@ -52,8 +68,8 @@ function implementation(definition: grpc.ServiceDefinition, handlers: CriHandler
 export async function serveCri(opts: CriServerOptions): Promise<CriServer> {
   const defs = criDefinitions();
   const server = new grpc.Server({ "grpc.max_receive_message_length": 16 * 1024 * 1024, "grpc.max_send_message_length": 16 * 1024 * 1024 });
-  server.addService(defs.runtime, implementation(defs.runtime, opts.runtime, opts.log));
-  server.addService(defs.image, implementation(defs.image, opts.image, opts.log));
+  server.addService(defs.runtime, implementation(defs.runtime, opts.runtime, opts.runtimeStreams, opts.log));
+  server.addService(defs.image, implementation(defs.image, opts.image, {}, opts.log));
   await clearStaleSocket(opts.socket);
   await new Promise<void>((resolve, reject) =>
     server.bindAsync(`unix://${opts.socket}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
@@ -68,6 +84,7 @@ export async function serveCri(opts: CriServerOptions): Promise<CriServer> {
   return {
     socket: opts.socket,
     close: async () => {
+      opts.beforeClose?.();
       // Calls under way (a pull) get a moment to finish; then the rest are cut.
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {

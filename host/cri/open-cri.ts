@@ -17,10 +17,14 @@ import type { CniDirs } from "./cni/cni-config.js";
 import { serveCri, type CriServer } from "./cri-server.js";
 import { criImageHandlers } from "./image-service.js";
 import { runtimeInfoHandlers } from "./runtime-info.js";
-import { sandboxHandlers } from "./sandbox/sandbox-handlers.js";
-import { containerHandlers, sandboxContainers } from "./containers/container-handlers.js";
+import { sandboxHandlers, sandboxStatus } from "./sandbox/sandbox-handlers.js";
+import { containerHandlers, containerStatus, sandboxContainers } from "./containers/container-handlers.js";
+import { ContainerEvents } from "./events/container-events.js";
 import { CriContainerService } from "./containers/container-service.js";
 import { SandboxService } from "./sandbox/sandbox-service.js";
+import { PodCidrs } from "./pod-cidr.js";
+import { CriStatsReader } from "./stats/cri-stats.js";
+import { statsHandlers } from "./stats/stats-handlers.js";
 
 export interface CriDeps {
   config: () => DaemonConfig;
@@ -65,15 +69,34 @@ export async function openCri(deps: CriDeps): Promise<OpenedCri> {
     },
     inUse: (id) => deps.dockerUsesImage(id) || containers.usesImage(id),
   });
-  const sandboxes = new SandboxService({ dataRoot: deps.dataRoot, execRoot: deps.execRoot, config: deps.config, cniDirs, log: deps.log });
+  const sandboxes = new SandboxService({ dataRoot: deps.dataRoot, execRoot: deps.execRoot, config: deps.config, cniDirs, log: deps.log, ipRanges: () => podCidrs.ipRanges() });
+  const podCidrs = new PodCidrs(deps.dataRoot);
   await sandboxes.restore();
+  const events = new ContainerEvents((sandboxId) => {
+    const pod = sandboxes.store.get(sandboxId);
+    return { podSandboxStatus: pod ? sandboxStatus(pod) : null, containersStatuses: containers.ofSandbox(sandboxId).map(containerStatus) };
+  });
   const containers = new CriContainerService({
     dataRoot: deps.dataRoot, execRoot: deps.execRoot, config: deps.config, host: deps.host, images: deps.images, storage: deps.storage, runtime: deps.runtime, sandboxes, log: deps.log,
+    events: (type, id, sandboxId, at) => {
+      try {
+        events.publish(type, id, sandboxId, at);
+      } catch (err) {
+        deps.log.warn({ err, container: id, type }, "sending a CRI container event failed");
+      }
+    },
   });
   sandboxes.containers = sandboxContainers(containers);
   await containers.restore();
-  const runtime = { ...runtimeInfoHandlers({ config: deps.config, host: deps.host, cniDirs }), ...sandboxHandlers(sandboxes), ...containerHandlers(containers) };
-  const server = await serveCri({ socket: criSocketPath(deps.execRoot), group: deps.group, groupGiven: deps.groupGiven, log: deps.log, runtime, image: images });
+  const stats = new CriStatsReader({ storage: deps.storage, storageHome: join(deps.dataRoot, deps.storage.name) });
+  const runtime = {
+    ...runtimeInfoHandlers({ config: deps.config, host: deps.host, cniDirs, eventListeners: () => events.listenerCount, podCidrs: () => podCidrs.list() }),
+    ...podCidrs.handlers(),
+    ...sandboxHandlers(sandboxes),
+    ...containerHandlers(containers),
+    ...statsHandlers(stats, containers, sandboxes),
+  };
+  const server = await serveCri({ socket: criSocketPath(deps.execRoot), group: deps.group, groupGiven: deps.groupGiven, log: deps.log, runtime, runtimeStreams: events.handlers(), image: images, beforeClose: () => events.close() });
   deps.log.info({ socket: server.socket }, `CRI listen on unix://${server.socket}`);
   return {
     server,

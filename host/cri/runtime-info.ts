@@ -21,6 +21,10 @@ export interface RuntimeInfoDeps {
   config: () => DaemonConfig;
   host: RuleHost;
   cniDirs: () => CniDirs;
+  /** How many GetContainerEvents streams are open (in the verbose info: a client gone must not stay counted). */
+  eventListeners: () => number;
+  /** The pod CIDRs the kubelet gave (UpdateRuntimeConfig). */
+  podCidrs: () => string[];
 }
 
 interface Condition {
@@ -71,7 +75,9 @@ export function runtimeInfoHandlers(deps: RuntimeInfoDeps) {
           cgroupDriver: cgroupDriverOf(config, deps.host),
           cni: { ...deps.cniDirs(), network: "network" in found ? found.network : null },
           defaultRuntime: config["default-runtime"],
+          podCidrs: deps.podCidrs(),
         });
+        info.containerEvents = JSON.stringify({ listeners: deps.eventListeners() });
       }
       const handlers = runtimeHandlers(config).map((name) => ({ name, features: { recursiveReadOnlyMounts: false, userNamespaces: false } }));
       return { status: { conditions }, info, runtimeHandlers: handlers, features: { supplementalGroupsPolicy: false } };

@@ -12,6 +12,8 @@ export interface CriClient {
   call<T = any>(service: CriService, method: string, request?: object, timeoutMs?: number): Promise<T>;
   /** The gRPC error of a call that must fail (fails the test when it succeeds). */
   fails(service: CriService, method: string, request?: object): Promise<grpc.ServiceError>;
+  /** A server-streaming call (GetContainerEvents): its responses as `data` events; `cancel()` ends it from this side. */
+  stream(service: CriService, method: string, request?: object): grpc.ClientReadableStream<any>;
   close(): void;
 }
 
@@ -37,6 +39,11 @@ export function criClient(socket: string): CriClient {
         return err as grpc.ServiceError;
       }
       throw new Error(`${service}.${method} succeeded where it should fail`);
+    },
+    stream(service, method, request = {}) {
+      const client = clients[service] as unknown as Record<string, (req: object) => grpc.ClientReadableStream<any>>;
+      if (typeof client[method] !== "function") throw new Error(`no CRI method ${service}.${method}`);
+      return client[method].call(clients[service], request);
     },
     close() {
       clients.runtime.close();

@@ -6,7 +6,9 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { busyboxRootfs, writeFixture } from "../fixtures/images.js";
 import { criClient, type CriClient } from "./cri-client.js";
+import { docker } from "./docker-cli.js";
 import { makeTempDir, startEngined, type TestDaemon } from "./engined.js";
 import { makeNetns, type Netns } from "./net-daemon.js";
 
@@ -104,5 +106,31 @@ export function podConfig(extra: Record<string, any> = {}): Record<string, any> 
     annotations: { "example.com/note": `pod ${n}` },
     linux: { securityContext: { namespaceOptions: { network: "POD", pid: "CONTAINER", ipc: "POD" } } },
     ...extra,
+  };
+}
+
+/**
+ * A suite's bed: started (with busybox imported as `busybox` through the Docker API) before its
+ * tests, stopped after them, engined's output printed after a failed test. `current()` is the bed.
+ */
+export function useCriBed(extraArgs: string[] = []): { current(): CriBed } {
+  let bed: CriBed | undefined;
+  before(async function () {
+    bed = await startCriBed(extraArgs);
+    const rootfs = writeFixture(makeTempDir(), "rootfs.tar", await busyboxRootfs());
+    const imported = await docker(`unix://${bed.d.socket}`, ["import", "--change", 'CMD ["sh"]', "--change", "ENV PATH=/bin", rootfs, "busybox"]);
+    if (imported.code !== 0) throw new Error(`importing busybox failed: ${imported.stderr}`);
+  });
+  after(async function () {
+    await bed?.stop();
+  });
+  afterEach(function () {
+    if (this.currentTest?.state === "failed" && bed) console.log(`--- engined output (last 4000 chars):\n${bed.d.output().slice(-4000)}`);
+  });
+  return {
+    current() {
+      if (!bed) throw new Error("the CRI bed is not started");
+      return bed;
+    },
   };
 }

@@ -35,6 +35,7 @@ import { CriStore } from "../cri-store.js";
 import { findImage } from "../image-service.js";
 import { nowNanos } from "../nanos.js";
 import type { SandboxRecord, SandboxService } from "../sandbox/sandbox-service.js";
+import type { ContainerEventType } from "../events/container-events.js";
 import { checkContainerConfig, dockerShape, type ContainerConfigMsg } from "./container-config.js";
 
 type ResourcesMsg = NonNullable<NonNullable<ContainerConfigMsg["linux"]>["resources"]>;
@@ -74,6 +75,8 @@ export interface CriContainerDeps {
   runtime: RuntimeDriver;
   sandboxes: SandboxService;
   log: Logger;
+  /** Told of each change once it is recorded (GetContainerEvents: events/container-events.ts). */
+  events?: (type: ContainerEventType, id: string, sandboxId: string, at: string) => void;
 }
 
 /** The supervisor namespace of CRI containers, as containerd keeps them in `k8s.io`. */
@@ -153,6 +156,7 @@ export class CriContainerService {
         await this.store.remove(id).catch(() => {});
         throw err;
       });
+      this.deps.events?.("CONTAINER_CREATED_EVENT", id, pod.id, rec.createdAt);
       return id;
     } catch (err) {
       await this.deps.storage.remove(id).catch(() => {});
@@ -193,11 +197,15 @@ export class CriContainerService {
           ...(rec.config.stdin ? { stdin: true, leaveStdinOpen: !rec.config.stdinOnce } : {}),
           ...(this.deps.runtime.noPivot(daemon) ? { noPivot: true } : {}),
         });
-        await this.store.save({ ...rec, state: "CONTAINER_RUNNING", startedAt: nowNanos(), pid: state.pid });
+        const startedAt = nowNanos();
+        await this.store.save({ ...rec, state: "CONTAINER_RUNNING", startedAt, pid: state.pid });
+        this.deps.events?.("CONTAINER_STARTED_EVENT", rec.id, rec.sandboxId, startedAt);
       } catch (err) {
         await this.release(rec.id).catch(() => {});
         const message = (err as Error).message;
-        await this.store.save({ ...rec, state: "CONTAINER_EXITED", startedAt: nowNanos(), finishedAt: nowNanos(), exitCode: 128, reason: "StartError", message });
+        const at = nowNanos();
+        await this.store.save({ ...rec, state: "CONTAINER_EXITED", startedAt: at, finishedAt: at, exitCode: 128, reason: "StartError", message });
+        this.deps.events?.("CONTAINER_STOPPED_EVENT", rec.id, rec.sandboxId, at);
         throw err;
       }
     });
@@ -216,7 +224,9 @@ export class CriContainerService {
       const rec = this.store.get(id);
       if (!rec) return void (await this.release(id).catch(() => {}));
       if (rec.state === "CONTAINER_RUNNING") {
-        await this.store.save({ ...rec, state: "CONTAINER_EXITED", finishedAt: nowNanos(), exitCode, reason: exitCode === 0 ? "Completed" : "Error", message: error, pid: 0 });
+        const finishedAt = nowNanos();
+        await this.store.save({ ...rec, state: "CONTAINER_EXITED", finishedAt, exitCode, reason: exitCode === 0 ? "Completed" : "Error", message: error, pid: 0 });
+        this.deps.events?.("CONTAINER_STOPPED_EVENT", rec.id, rec.sandboxId, finishedAt);
       }
       await this.release(id).catch((err: Error) => this.deps.log.warn({ err, container: id }, "cleanup after an exit failed"));
     }).catch((err: Error) => this.deps.log.error({ err, container: id }, "recording a CRI container's exit failed"));
@@ -246,6 +256,7 @@ export class CriContainerService {
       await this.deps.storage.remove(rec.id);
       await this.store.remove(rec.id);
       this.names.delete(rec.name);
+      this.deps.events?.("CONTAINER_DELETED_EVENT", rec.id, rec.sandboxId, nowNanos());
     });
   }
 

@@ -16,7 +16,8 @@ function brief(rec: SandboxRecord) {
   };
 }
 
-function status(rec: SandboxRecord) {
+/** A sandbox's PodSandboxStatus message (also in GetContainerEvents' events). */
+export function sandboxStatus(rec: SandboxRecord) {
   const [ip = "", ...more] = rec.state === "SANDBOX_READY" ? rec.ips : [];
   return {
     ...brief(rec),
@@ -54,7 +55,7 @@ export function sandboxHandlers(sandboxes: SandboxService): CriHandlers {
         });
       }
       const containersStatuses = (await sandboxes.containers?.statuses(rec.id)) ?? [];
-      return { status: status(rec), info, containersStatuses, timestamp: nowNanos() };
+      return { status: sandboxStatus(rec), info, containersStatuses, timestamp: nowNanos() };
     },
 
     async ListPodSandbox(req: { filter: { id: string; state: { state: string } | null; labelSelector: Record<string, string> } | null }) {

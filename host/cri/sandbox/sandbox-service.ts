@@ -61,6 +61,8 @@ export interface SandboxDeps {
   execRoot: string;
   config: () => DaemonConfig;
   cniDirs: () => CniDirs;
+  /** The node's pod CIDRs as CNI's `ipRanges` (UpdateRuntimeConfig: pod-cidr.ts), undefined before the kubelet gave one. */
+  ipRanges?: () => { subnet: string }[][] | undefined;
   log: Logger;
 }
 
@@ -137,6 +139,7 @@ export class SandboxService {
           .filter((p) => p.hostPort > 0)
           .map((p) => ({ hostPort: p.hostPort, containerPort: p.containerPort, protocol: p.protocol.toLowerCase(), hostIP: p.hostIp })),
         ...(s.dns ? { dns: s.dns } : {}),
+        ...(this.deps.ipRanges?.() ? { ipRanges: this.deps.ipRanges() } : {}),
       };
       network = await attachPod(this.deps.cniDirs(), pinned.paths.net!, { sandboxId: id, ...s.metadata }, capabilities);
       const attached = network;
