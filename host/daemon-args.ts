@@ -55,10 +55,12 @@ export function parseDaemonArgs(given: readonly string[]): Map<OptionName, strin
     args.push(arg);
   }
   if (args.length > 0) throw errors.optionInvalidValue("command line", args.join(" "), "engined takes no arguments, only flags");
+  // in the option table's order (what reports of several flags list them by), whatever the
+  // command line's; as with Docker's flags, a single-valued flag given twice keeps its last value
   const out = new Map<OptionName, string[]>();
-  for (const [name, values] of seen) {
-    // As with Docker's flags, a single-valued flag given twice keeps its last value.
-    out.set(name, definitionOf(name).type.repeatable ? values : values.slice(-1));
+  for (const name of byLong.values()) {
+    const values = seen.get(name);
+    if (values) out.set(name, definitionOf(name).type.repeatable ? values : values.slice(-1));
   }
   return out;
 }
