@@ -35,6 +35,8 @@ export class DaemonError extends Error {
 }
 
 export interface Connection {
+  /** Where the daemon is (`run --use-api-socket` binds a unix socket's path). */
+  readonly target: Target;
   /** The API version requests use ("1.51"). */
   apiVersion(): Promise<string>;
   /** Any answer, error or not; the body is left to the caller. */
@@ -132,6 +134,7 @@ export function connect(settings: ConnectionSettings): Connection {
   };
 
   return {
+    target,
     apiVersion,
     request: raw,
     call,
