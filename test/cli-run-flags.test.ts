@@ -12,7 +12,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync 
 import { join } from "node:path";
 import { normalized } from "./helpers/cli-compare.js";
 import { docker } from "./helpers/docker-cli.js";
-import { engine } from "./helpers/engine-cli.js";
+import { engine, engineInPty, inPty } from "./helpers/engine-cli.js";
 import { makeTempDir, type RunResult } from "./helpers/engined.js";
 import { eventually, startNetDaemon, type NetDaemon } from "./helpers/net-daemon.js";
 import { startRequestLog, type LoggedRequest, type RequestLog } from "./helpers/request-log.js";
@@ -79,6 +79,7 @@ const SAME_FAILURE: string[] = [
   "--mount type=tmpfs,dst=/x,tmpfs-mode=888", "--mount type=volume", "--mount 'type=bind,src=/tmp,dst=/x,bind-recursive=foo'",
   "-p published=80,bogus", "--expose 80:90", "--isolation hyperv", "--security-opt foo=bar", "--security-opt no-new-privileges=maybe",
   "--platform linux/arm64", "--use-api-socket --cidfile @/exists.cid", "--disable-content-trust=maybe", "--publish-all=maybe", "-d -a stdout",
+  "--mount type=bind,src=/tmp,dst=/x,bind-nonrecursive=true",
 ];
 
 /** Splits a command line as a shell would for these simple ones: `'...'` keeps spaces, `~` stands for a space in a value. */
@@ -160,6 +161,19 @@ describe("engine run/create: every flag of the Docker CLI's, mapped as it maps t
       expect(ours.result.code, `engine ${line}: ${ours.result.stderr}`).to.equal(theirs.result.code);
       expect(creates(ours.requests), line).to.deep.equal(creates(theirs.requests));
       expect(creates(ours.requests), line).to.have.length.greaterThan(0);
+    }
+  });
+
+  it("sends the terminal's size when stdout is a terminal, with -t or without", async function () {
+    for (const tty of [[], ["-t"]]) {
+      const args = ["-H", proxied(), "create", "--pull", "never", ...tty, "busybox", "true"];
+      const config = makeTempDir("engine-run-flags-pty-");
+      expect((await engineInPty(proxied(), args.slice(2), { rows: 30, cols: 100, configDir: config })).code).to.equal(0);
+      const ours = creates(log.take());
+      expect((await inPty(["docker", ...args], { rows: 30, cols: 100, env: { DOCKER_CONFIG: config } })).code).to.equal(0);
+      const theirs = creates(log.take());
+      expect(ours).to.deep.equal(theirs);
+      expect((ours[0] as { body: { HostConfig: { ConsoleSize: number[] } } }).body.HostConfig.ConsoleSize).to.deep.equal([30, 100]);
     }
   });
 

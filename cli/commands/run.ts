@@ -9,7 +9,8 @@ import { startAndFollow } from "../container/start-and-follow.js";
 
 export const command: Command = {
   usage: "[OPTIONS] IMAGE [COMMAND] [ARG...]",
-  flags: sortedFlags(CONTAINER_FLAGS, RUN_FLAGS),
+  // (the Docker CLI's `run` words `--pull` for running)
+  flags: sortedFlags(CONTAINER_FLAGS.map((f) => (f.name === "pull" ? { ...f, description: f.description.replace("creating", "running") } : f)), RUN_FLAGS),
   stopAtFirstArg: true,
   args: { min: 1 },
   failureStatus: 125,

@@ -277,7 +277,8 @@ function build(input: Parsed, opts: BuildOptions): ContainerRequest {
     Init: given("init") ? Boolean(f.init) : undefined,
   };
   for (const [k, v] of Object.entries(optional)) if (v !== undefined) hostConfig[k] = v;
-  if (tty && opts.consoleSize) hostConfig.ConsoleSize = opts.consoleSize;
+  // the terminal's size whenever stdout is one, -t or not, as the Docker CLI sends it
+  if (opts.consoleSize) hostConfig.ConsoleSize = opts.consoleSize;
 
   const body: CreateBody = {
     Image: image,
