@@ -189,6 +189,24 @@ describe("engine run/create: every flag of the Docker CLI's, mapped as it maps t
     }
   });
 
+  it("with an older API version agreed: the Docker CLI's refusals and its request for that version", async function () {
+    const pinned = async (version: string, args: string[]) => {
+      const ours = await engine(proxied(), args, { env: { ENGINE_API_VERSION: version } });
+      const oursSent = creates(log.take());
+      const theirs = await docker(proxied(), args, { DOCKER_API_VERSION: version });
+      const theirsSent = creates(log.take());
+      for (const id of [ours, theirs].map((r) => /^[0-9a-f]{64}$/m.exec(r.stdout)?.[0]).filter(Boolean)) await docker(n.host, ["rm", "-f", id!]);
+      expect(normalized(ours), `${version}: ${args.join(" ")}`).to.deep.equal(normalized(theirs));
+      expect(oursSent, `${version}: ${args.join(" ")}`).to.deep.equal(theirsSent);
+    };
+    for (const command of ["create", "run"]) {
+      await pinned("1.43", [command, "--pull", "never", "--mac-address", "02:42:ac:11:00:99", "busybox", "true"]);
+      await pinned("1.24", [command, "--pull", "never", "--cgroupns", "host", "--stop-timeout", "2", "--init", "busybox", "true"]);
+    }
+    await pinned("1.41", ["create", "--pull", "never", "--kernel-memory", "10m", "--platform", "linux/amd64", "--rm", "busybox", "true"]);
+    await pinned("1.40", ["create", "--pull", "never", "--kernel-memory", "10m", "--platform", "linux/amd64", "busybox", "true"]);
+  });
+
   it("writes --cidfile and refuses an existing one; --use-api-socket gives the socket and the credentials", async function () {
     const cid = join(work, "run.cid");
     const r = await engine(n.host, ["run", "--rm", "--cidfile", cid, "busybox", "true"]);

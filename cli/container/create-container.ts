@@ -10,7 +10,7 @@ import type { CommandContext } from "../command.js";
 import { DaemonError, type Connection } from "../connection.js";
 import { ApiSocket } from "./api-socket.js";
 import { CidFile } from "./cid-file.js";
-import type { ContainerRequest } from "./container-config.js";
+import type { ContainerRequest, CreateBody } from "./container-config.js";
 import { platformQuery } from "./platform.js";
 
 /** A failure of the client's own before or around the create (a cidfile, a platform). */
@@ -29,6 +29,25 @@ function own<T>(make: () => T): T {
   }
 }
 
+/**
+ * The create body for the agreed API version, as the Docker client library adjusts it: what an
+ * older daemon cannot take is refused (in its words), what it would misread is left out.
+ */
+function forApiVersion(req: ContainerRequest, version: string, platform: string | undefined): CreateBody {
+  const body = { ...req.body, HostConfig: { ...req.body.HostConfig } };
+  const needs = (min: string, what: string) => {
+    if (!atLeast(version, min)) throw new CreateError(`"${what}" requires API version ${min}, but the Docker daemon API version is ${version}`);
+  };
+  if (body.StopTimeout !== undefined) needs("1.25", "stop timeout");
+  if (body.Healthcheck?.StartInterval) needs("1.44", "specify health-check start interval");
+  if (Object.values(body.NetworkingConfig.EndpointsConfig).some((e) => e.MacAddress)) needs("1.44", "specify mac-address per network");
+  if (!atLeast(version, "1.25")) body.HostConfig.AutoRemove = false;
+  // KernelMemory came with API 1.40 and went with 1.42: the Docker CLI sends it only between
+  if (req.kernelMemory && atLeast(version, "1.40") && !atLeast(version, "1.42")) body.HostConfig.KernelMemory = req.kernelMemory;
+  if (platform?.startsWith("linux") && !atLeast(version, "1.42")) body.HostConfig.ConsoleSize = [0, 0];
+  return body;
+}
+
 /** The client's warning for a loopback `--dns` (the container's loopback is not the host's). */
 function localhostDnsWarning(dns: readonly string[]): string | undefined {
   const loopback = dns.find((ip) => /^127\./.test(ip) || ip === "::1");
@@ -42,10 +61,8 @@ export async function createContainer(ctx: CommandContext, req: ContainerRequest
     const apiSocket = req.useApiSocket ? await ApiSocket.prepare(ctx, req.body).catch((e: Error) => Promise.reject(new CreateError(e.message))) : undefined;
     const version = await conn.apiVersion();
     const platform = req.platform !== "" && atLeast(version, "1.41") ? own(() => platformQuery(req.platform)) : undefined;
-    const body = { ...req.body, HostConfig: { ...req.body.HostConfig } };
-    // KernelMemory came with API 1.40 and went with 1.42: the Docker CLI sends it only between
-    if (req.kernelMemory && atLeast(version, "1.40") && !atLeast(version, "1.42")) body.HostConfig.KernelMemory = req.kernelMemory;
     if (req.pull === "always") await pullImage(ctx, conn, req);
+    const body = forApiVersion(req, version, platform);
     const create = () =>
       conn.json<{ Id: string; Warnings?: string[] | null }>("POST", "/containers/create", {
         query: { platform, name: req.name || undefined },
