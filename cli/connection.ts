@@ -35,6 +35,8 @@ export class DaemonError extends Error {
 }
 
 export interface Connection {
+  /** Where the daemon is (`run --use-api-socket` binds a unix socket's path); a context's once read. */
+  target(): Promise<Target>;
   /** The API version requests use ("1.51"). */
   apiVersion(): Promise<string>;
   /** Any answer, error or not; the body is left to the caller. */
@@ -132,6 +134,7 @@ export function connect(settings: ConnectionSettings): Connection {
   };
 
   return {
+    target: async () => target,
     apiVersion,
     request: raw,
     call,
@@ -165,6 +168,7 @@ export function deferredConnection(settings: () => Promise<ConnectionSettings>):
   let opened: Promise<Connection> | undefined;
   const conn = () => (opened ??= settings().then(connect));
   return {
+    target: async () => (await conn()).target(),
     apiVersion: async () => (await conn()).apiVersion(),
     request: async (method, path, opts) => (await conn()).request(method, path, opts),
     call: async (method, path, opts) => (await conn()).call(method, path, opts),

@@ -5,6 +5,7 @@
  * unless a command stops at its first argument (`run IMAGE CMD -l`: `-l` is the container's).
  * Parse errors are UsageErrors: the CLI prints them with a pointer to `--help` and exits 125.
  */
+import { goQuote } from "../core/build/go-text.js";
 
 export type FlagType = "bool" | "string" | "int" | "list";
 
@@ -19,6 +20,16 @@ export interface FlagSpec {
   default?: string | number | boolean;
   /** Parsed but not shown in the help. */
   hidden?: boolean;
+  /**
+   * Another name of the flag `into` names (pflag's hidden aliases, `--net` for `--network`): its
+   * values go to that flag's, in command-line order.
+   */
+  into?: string;
+  /**
+   * pflag's value check, run as each value is read: returns the value to keep (a normalised form)
+   * or throws; the parse fails with `invalid argument "V" for "--name" flag: MESSAGE`.
+   */
+  check?: (value: string) => string;
 }
 
 export type FlagValue = string | number | boolean | string[];
@@ -33,27 +44,40 @@ export interface Parsed {
 
 export class UsageError extends Error {}
 
+/** pflag's message for a value a flag refuses (Go's `%q` quoting of the value). */
+export function invalidArgument(value: string, shown: string, why: string): UsageError {
+  return new UsageError(`invalid argument ${goQuote(value)} for "${shown}" flag: ${why}`);
+}
+
 export function parseFlags(argv: readonly string[], specs: readonly FlagSpec[], interspersed = true): Parsed {
   const byLong = new Map(specs.map((s) => [s.name, s]));
   const byShort = new Map(specs.filter((s) => s.short).map((s) => [s.short!, s]));
   const flags: Record<string, FlagValue> = {};
-  for (const s of specs) flags[s.name] = s.type === "list" ? [] : s.type === "bool" ? (s.default ?? false) : (s.default ?? (s.type === "int" ? 0 : ""));
+  for (const s of specs) if (!s.into) flags[s.name] = s.type === "list" ? [] : s.type === "bool" ? (s.default ?? false) : (s.default ?? (s.type === "int" ? 0 : ""));
   const given = new Set<string>();
   const args: string[] = [];
   // pflag names a flag in a bad-value error as "-n, --last" whichever form was typed
-  const set = (spec: FlagSpec, value: string | undefined, missing: string) => {
-    const shown = spec.short ? `-${spec.short}, --${spec.name}` : `--${spec.name}`;
+  const set = (typed: FlagSpec, value: string | undefined, missing: string) => {
+    const shown = typed.short ? `-${typed.short}, --${typed.name}` : `--${typed.name}`;
+    const spec = typed.into ? byLong.get(typed.into)! : typed;
     given.add(spec.name);
     if (spec.type === "bool") {
       if (value === undefined) flags[spec.name] = true;
       else if (/^(1|t|true|TRUE|True)$/.test(value)) flags[spec.name] = true;
       else if (/^(0|f|false|FALSE|False)$/.test(value)) flags[spec.name] = false;
-      else throw new UsageError(`invalid argument "${value}" for "${shown}" flag: strconv.ParseBool: parsing "${value}": invalid syntax`);
+      else throw invalidArgument(value, shown, `strconv.ParseBool: parsing ${goQuote(value)}: invalid syntax`);
       return;
     }
     if (value === undefined) throw new UsageError(`flag needs an argument: ${missing}`);
+    if (typed.check) {
+      try {
+        value = typed.check(value);
+      } catch (e) {
+        throw invalidArgument(value, shown, (e as Error).message);
+      }
+    }
     if (spec.type === "int") {
-      if (!/^-?\d+$/.test(value)) throw new UsageError(`invalid argument "${value}" for "${shown}" flag: strconv.ParseInt: parsing "${value}": invalid syntax`);
+      if (!/^-?\d+$/.test(value)) throw invalidArgument(value, shown, `strconv.ParseInt: parsing ${goQuote(value)}: invalid syntax`);
       flags[spec.name] = Number(value);
     } else if (spec.type === "list") {
       (flags[spec.name] as string[]).push(value);
@@ -137,48 +161,45 @@ export function readEach<T>(values: readonly string[], shown: string, read: (v: 
     try {
       return read(v);
     } catch (e) {
-      throw new UsageError(`invalid argument "${v}" for "${shown}" flag: ${(e as Error).message}`);
+      throw invalidArgument(v, shown, (e as Error).message);
     }
   });
 }
 
 /**
- * pflag's StringSlice: each value is a line of comma-separated fields as Go's encoding/csv
- * reads one (`a,"b,c"` is two fields), all values' fields in order.
+ * One line of comma-separated fields as Go's encoding/csv reads it (`a,"b,c"` is two fields);
+ * a bad quote throws csv's own message.
  */
-export function stringSlice(values: readonly string[], shown: string): string[] {
+export function csvFields(value: string): string[] {
   const out: string[] = [];
-  for (const value of values) {
-    if (value === "") continue;
-    let field = "";
-    let quoted = false;
-    let i = 0;
-    const fail = (why: string) => {
-      throw new UsageError(`invalid argument "${value}" for "${shown}" flag: parse error on line 1, column ${i + 1}: ${why}`);
-    };
-    let atStart = true;
-    for (; i < value.length; i++) {
-      const c = value[i];
-      if (quoted) {
-        if (c !== '"') field += c;
-        else if (value[i + 1] === '"') field += value[++i];
-        else {
-          quoted = false;
-          if (i + 1 < value.length && value[i + 1] !== ",") fail(`extraneous or missing " in quoted-field`);
-        }
-      } else if (c === ",") {
-        out.push(field);
-        field = "";
-        atStart = true;
-        continue;
-      } else if (c === '"' && atStart) quoted = true;
-      else if (c === '"') fail(`bare " in non-quoted-field`);
-      else field += c;
-      atStart = false;
-    }
-    if (quoted) fail(`extraneous or missing " in quoted-field`);
-    out.push(field);
+  let field = "";
+  let quoted = false;
+  let i = 0;
+  const fail = (why: string) => {
+    throw new Error(`parse error on line 1, column ${i + 1}: ${why}`);
+  };
+  let atStart = true;
+  for (; i < value.length; i++) {
+    const c = value[i];
+    if (quoted) {
+      if (c !== '"') field += c;
+      else if (value[i + 1] === '"') field += value[++i];
+      else {
+        quoted = false;
+        if (i + 1 < value.length && value[i + 1] !== ",") fail(`extraneous or missing " in quoted-field`);
+      }
+    } else if (c === ",") {
+      out.push(field);
+      field = "";
+      atStart = true;
+      continue;
+    } else if (c === '"' && atStart) quoted = true;
+    else if (c === '"') fail(`bare " in non-quoted-field`);
+    else field += c;
+    atStart = false;
   }
+  if (quoted) fail(`extraneous or missing " in quoted-field`);
+  out.push(field);
   return out;
 }
 
@@ -201,4 +222,9 @@ export function stringToString(values: readonly string[], shown: string): Record
     }
   }
   return out;
+}
+
+/** pflag's StringSlice: each value is a CSV line (csvFields), all values' fields in order. */
+export function stringSlice(values: readonly string[], shown: string): string[] {
+  return values.filter((v) => v !== "").flatMap((value) => readEach([value], shown, csvFields)[0]);
 }

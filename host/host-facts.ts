@@ -33,6 +33,13 @@ export interface CgroupLimits {
   swappiness: boolean;
   /** A block IO weight file: v1's blkio.weight (a kernel with only BFQ's has none), v2's io controller. */
   blkioWeight: boolean;
+  /** Per-device weights: v1's blkio.weight_device, v2's io controller. */
+  blkioWeightDevice: boolean;
+  /** Per-device limits: v1's blkio.throttle.* files, v2's io controller (io.max). */
+  blkioReadBps: boolean;
+  blkioWriteBps: boolean;
+  blkioReadIOps: boolean;
+  blkioWriteIOps: boolean;
 }
 
 export function readHostFacts(): HostReport {
@@ -68,6 +75,11 @@ function cgroupV1Limits(): CgroupLimits {
     oomKillDisable: existsSync(`${V1}/memory/memory.oom_control`),
     swappiness: existsSync(`${V1}/memory/memory.swappiness`),
     blkioWeight: existsSync(`${V1}/blkio/blkio.weight`),
+    blkioWeightDevice: existsSync(`${V1}/blkio/blkio.weight_device`),
+    blkioReadBps: existsSync(`${V1}/blkio/blkio.throttle.read_bps_device`),
+    blkioWriteBps: existsSync(`${V1}/blkio/blkio.throttle.write_bps_device`),
+    blkioReadIOps: existsSync(`${V1}/blkio/blkio.throttle.read_iops_device`),
+    blkioWriteIOps: existsSync(`${V1}/blkio/blkio.throttle.write_iops_device`),
   };
 }
 
@@ -89,6 +101,11 @@ function cgroupV2Limits(): CgroupLimits {
     oomKillDisable: false,
     swappiness: false,
     blkioWeight: has("io"),
+    blkioWeightDevice: has("io"),
+    blkioReadBps: has("io"),
+    blkioWriteBps: has("io"),
+    blkioReadIOps: has("io"),
+    blkioWriteIOps: has("io"),
   };
 }
 

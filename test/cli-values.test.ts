@@ -28,7 +28,8 @@ describe("cli values (sizes, comma lists, cp paths, percentages)", () => {
   it("splits comma lists as pflag's StringSlice (Go's csv), quotes keeping commas", () => {
     expect(stringSlice(["a,b", "c"], "--alias")).to.deep.equal(["a", "b", "c"]);
     expect(stringSlice(['a b,"c,d"', '"say ""hi"""'], "--alias")).to.deep.equal(["a b", "c,d", 'say "hi"']);
-    expect(() => stringSlice(['a"b'], "--alias")).to.throw(UsageError, 'invalid argument "a"b" for "--alias" flag: parse error on line 1, column 2: bare " in non-quoted-field');
+    // pflag quotes the value as Go's %q does (the Docker CLI prints "a\"b")
+    expect(() => stringSlice(['a"b'], "--alias")).to.throw(UsageError, 'invalid argument "a\\"b" for "--alias" flag: parse error on line 1, column 2: bare " in non-quoted-field');
   });
 
   it("splits and keeps cp's paths as go-archive does", () => {

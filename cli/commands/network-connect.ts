@@ -1,13 +1,8 @@
 /** `engine network connect`: join a container to a network, with the endpoint's addresses, aliases, links and options. */
 import type { Command } from "../command.js";
+import { ENDPOINT_STATE } from "../container/network-options.js";
+import { validLink } from "../container/units.js";
 import { readEach, stringSlice } from "../flags.js";
-
-/** The Docker CLI's ValidateLink: `name` or `name:alias`. */
-function validLink(v: string): string {
-  if (v === "") throw new Error("empty string specified for links");
-  if (v.split(":").length > 2) throw new Error(`bad format for links: ${v}`);
-  return v;
-}
 
 export const command: Command = {
   usage: "[OPTIONS] NETWORK CONTAINER",
@@ -47,15 +42,7 @@ export const command: Command = {
       MacAddress: "",
       DriverOpts: driverOpts,
       GwPriority: flags["gw-priority"] as number,
-      NetworkID: "",
-      EndpointID: "",
-      Gateway: "",
-      IPAddress: "",
-      IPPrefixLen: 0,
-      IPv6Gateway: "",
-      GlobalIPv6Address: "",
-      GlobalIPv6PrefixLen: 0,
-      DNSNames: null,
+      ...ENDPOINT_STATE,
     };
     (await ctx.connection().call("POST", `/networks/${encodeURIComponent(network)}/connect`, { json: { Container: container, EndpointConfig: endpoint } })).body.resume();
     return 0;

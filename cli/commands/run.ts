@@ -1,32 +1,28 @@
 /** `engine run`: create a container, start it and stay with it (its output, signals, exit status) as `docker run` does. */
 import { ExitError, type Command } from "../command.js";
 import { DaemonError } from "../connection.js";
-import { buildContainerRequest, type ContainerRequest } from "../container/container-config.js";
 import { CONTAINER_FLAGS, RUN_FLAGS, sortedFlags } from "../container/container-flags.js";
-import { createContainer } from "../container/create-container.js";
-import { configFailure, startFailureStatus, withHelp } from "../container/run-errors.js";
+import { createContainer, CreateError } from "../container/create-container.js";
+import { containerRequest, startFailureStatus, withHelp } from "../container/run-errors.js";
 import { configDetachKeys } from "../container/detach-keys.js";
 import { startAndFollow } from "../container/start-and-follow.js";
 
 export const command: Command = {
   usage: "[OPTIONS] IMAGE [COMMAND] [ARG...]",
-  flags: sortedFlags(CONTAINER_FLAGS, RUN_FLAGS),
+  // (the Docker CLI's `run` words `--pull` for running)
+  flags: sortedFlags(CONTAINER_FLAGS.map((f) => (f.name === "pull" ? { ...f, description: f.description.replace("creating", "running") } : f)), RUN_FLAGS),
   stopAtFirstArg: true,
   args: { min: 1 },
   failureStatus: 125,
   async run(ctx, input) {
     const detach = Boolean(input.flags.detach);
-    let req: ContainerRequest;
-    try {
-      req = buildContainerRequest(input, { detach, env: ctx.env, consoleSize: process.stdout.isTTY ? [process.stdout.rows, process.stdout.columns] : undefined });
-    } catch (e) {
-      throw configFailure(e, "run");
-    }
+    const req = await containerRequest(ctx, input, "run", { detach });
     if (detach && (input.flags.attach as string[]).length > 0) throw new ExitError(1, "conflicting options: cannot specify both --attach and --detach");
     const { body } = req;
     if (!detach && body.Tty && body.AttachStdin && !process.stdin.isTTY) throw new ExitError(1, "the input device is not a TTY");
 
     const refused = (e: unknown): never => {
+      if (e instanceof CreateError) throw new ExitError(startFailureStatus(e.message), withHelp(e.message, "run"));
       if (!(e instanceof DaemonError)) throw e;
       throw new ExitError(startFailureStatus(e.daemonMessage), withHelp(e.message, "run"));
     };

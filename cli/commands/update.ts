@@ -5,7 +5,7 @@
  */
 import { ExitError, type Command } from "../command.js";
 import { ConfigError, restartPolicy } from "../container/container-config.js";
-import { parseBytes, parseNanoCpus } from "../container/units.js";
+import { parseBytes, parseNanoCpus, parseUint } from "../container/units.js";
 import { readEach, type FlagSpec } from "../flags.js";
 
 const FLAGS: FlagSpec[] = [
@@ -26,13 +26,6 @@ const FLAGS: FlagSpec[] = [
   { name: "restart", type: "string", description: "Restart policy to apply when a container exits" },
 ];
 
-/** Go's strconv.ParseUint(v, 10, 16). */
-function uint16(v: string): number {
-  if (!/^\d+$/.test(v)) throw new Error(`strconv.ParseUint: parsing "${v}": invalid syntax`);
-  if (Number(v) > 65535) throw new Error(`strconv.ParseUint: parsing "${v}": value out of range`);
-  return Number(v);
-}
-
 export const command: Command = {
   usage: "[OPTIONS] CONTAINER [CONTAINER...]",
   flags: FLAGS,
@@ -49,7 +42,7 @@ export const command: Command = {
       Memory: value("memory", parseBytes, 0),
       NanoCpus: value("cpus", parseNanoCpus, 0),
       CgroupParent: "",
-      BlkioWeight: value("blkio-weight", uint16, 0),
+      BlkioWeight: value("blkio-weight", (v) => parseUint(v, 16), 0),
       BlkioWeightDevice: null,
       BlkioDeviceReadBps: null,
       BlkioDeviceWriteBps: null,

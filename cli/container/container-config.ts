@@ -1,17 +1,25 @@
 /**
- * The body of `POST /containers/create` from the flags of `run` and `create`, as the Docker
- * CLI builds it: Config (command, environment, ports, attach and TTY settings) and HostConfig
- * (binds, port bindings, network, runtime, logging, limits, restart policy). Two kinds of
- * errors: FlagValueError for a value a flag cannot take (the Docker CLI reports those as flag
- * errors), ConfigError for flags that do not go together or a file that cannot be read.
+ * The body of `POST /containers/create` from the flags of `run` and `create`, as the Docker CLI
+ * 28 builds it (its `parse`, in the same order, so that the first error is the same): Config
+ * (command, environment, labels, ports, health check, attach and TTY settings), HostConfig
+ * (binds and mounts, ports, namespaces, security, logging, restart policy; resources in
+ * resource-options.ts) and the endpoints (network-options.ts). Every field is sent as the
+ * Docker CLI's JSON has it: unset ones zero, empty, or null where Go's are nil. Two kinds of
+ * errors: FlagValueError for a value a flag cannot take (a usage error), ConfigError for flags
+ * that do not go together or a file that cannot be read.
  */
 import { isAbsolute, resolve } from "node:path";
-import type { Parsed } from "../flags.js";
+import { invalidArgument, type Parsed } from "../flags.js";
 import { CONTAINER_FLAGS } from "./container-flags.js";
-import { readEnvFile } from "./env-file.js";
+import { readEnvFile, readKeyValueFile } from "./env-file.js";
+import { healthConfig, type HealthConfig } from "./health-options.js";
 import { HOST_CONFIG_DEFAULTS } from "./host-config-defaults.js";
-import { parseExpose, parsePublish, type PortBinding } from "./ports.js";
-import { keyValueMap, parseBytes, parseNanoCpus, parseUlimit, validEnv, validLabel, type Ulimit } from "./units.js";
+import { parseMount, logrusWarning } from "./mount-options.js";
+import { networkConfig, validMac, type EndpointSettings } from "./network-options.js";
+import { parseExpose, parsePublish, standardPublish, type PortBinding } from "./ports.js";
+import { resourceFields } from "./resource-options.js";
+import { namespaceModes, securityOptions, storageOptions } from "./security-options.js";
+import { keyValueMap, parseBytes, validEnv } from "./units.js";
 
 /** A value a flag refuses: `invalid argument "foo" for "-m, --memory" flag: invalid size: 'foo'`. */
 export class FlagValueError extends Error {}
@@ -26,14 +34,22 @@ export interface ContainerRequest {
   name: string;
   pull: PullPolicy;
   quiet: boolean;
+  /** `--platform` as given ("" for none): parsed when the create is sent, as the Docker CLI does. */
+  platform: string;
+  /** `--cidfile`: where the new container's id is written. */
+  cidFile: string;
+  /** `--kernel-memory` in bytes: sent only to the API versions that take it (1.40 and 1.41). */
+  kernelMemory: number;
+  /** `--use-api-socket`: the daemon's socket and the client's credentials given to the container. */
+  useApiSocket: boolean;
   body: CreateBody;
 }
 
 export interface CreateBody {
   Image: string;
-  Hostname?: string;
+  Hostname: string;
   Domainname: string;
-  User?: string;
+  User: string;
   AttachStdin: boolean;
   AttachStdout: boolean;
   AttachStderr: boolean;
@@ -41,17 +57,18 @@ export interface CreateBody {
   Tty: boolean;
   OpenStdin: boolean;
   StdinOnce: boolean;
-  Env: string[];
-  Cmd?: string[];
-  Entrypoint?: string[];
-  Volumes?: Record<string, object>;
-  WorkingDir?: string;
+  Env: string[] | null;
+  Cmd: string[] | null;
+  Healthcheck?: HealthConfig;
+  Volumes: Record<string, object>;
+  WorkingDir: string;
+  Entrypoint: string[] | null;
   OnBuild: null;
   Labels: Record<string, string>;
   StopSignal?: string;
   StopTimeout?: number;
-  HostConfig: Record<string, unknown> & { AutoRemove: boolean };
-  NetworkingConfig: { EndpointsConfig: Record<string, object> };
+  HostConfig: Record<string, unknown> & { AutoRemove: boolean; Binds: string[] | null; Mounts?: object[] };
+  NetworkingConfig: { EndpointsConfig: Record<string, EndpointSettings> };
 }
 
 function flagName(name: string): string {
@@ -61,30 +78,13 @@ function flagName(name: string): string {
 
 /** Reads each value of a flag with `read`, turning its error into the flag error. */
 function each<T>(input: Parsed, name: string, read: (v: string) => T): T[] {
-  return (input.flags[name] as string[]).map((v) => flagValue(name, v, read));
-}
-
-function flagValue<T>(name: string, value: string, read: (v: string) => T): T {
-  try {
-    return read(value);
-  } catch (e) {
-    throw new FlagValueError(`invalid argument "${value}" for "${flagName(name)}" flag: ${(e as Error).message}`);
-  }
-}
-
-function validAttach(v: string): string {
-  const s = v.toLowerCase();
-  if (!["stdin", "stdout", "stderr"].includes(s)) throw new Error("valid streams are STDIN, STDOUT and STDERR");
-  return s;
-}
-
-/** An env file's entries; a file that cannot be read is a ConfigError. */
-function envFile(path: string, env: NodeJS.ProcessEnv): string[] {
-  try {
-    return readEnvFile(path, env);
-  } catch (e) {
-    throw new ConfigError((e as Error).message);
-  }
+  return (input.flags[name] as string[]).map((v) => {
+    try {
+      return read(v);
+    } catch (e) {
+      throw new FlagValueError(invalidArgument(v, flagName(name), (e as Error).message).message);
+    }
+  });
 }
 
 export function restartPolicy(value: string): { Name: string; MaximumRetryCount: number } {
@@ -101,7 +101,7 @@ export function restartPolicy(value: string): { Name: string; MaximumRetryCount:
 function volumes(specs: readonly string[]): { binds: string[]; anonymous: string[] } {
   const binds: string[] = [];
   const anonymous: string[] = [];
-  for (const spec of specs) {
+  for (const spec of new Set(specs)) {
     if (spec === "") throw new ConfigError("invalid empty volume spec");
     const parts = spec.split(":");
     if (parts.some((p) => p === "")) throw new ConfigError(`invalid spec: ${spec}: empty section between colons`);
@@ -116,29 +116,74 @@ function volumes(specs: readonly string[]): { binds: string[]; anonymous: string
   return { binds, anonymous };
 }
 
+/** Published and exposed ports: `-p` (short or `published=,target=` form) and `--expose`. */
+function ports(publish: readonly string[], expose: readonly string[]): { exposed: Record<string, object>; bindings: Record<string, PortBinding[]> } {
+  const exposed: Record<string, object> = {};
+  const bindings: Record<string, PortBinding[]> = {};
+  for (const m of publish.map(standardPublish).flatMap(parsePublish)) {
+    exposed[m.port] = {};
+    (bindings[m.port] ??= []).push(m.binding);
+  }
+  for (const port of expose.flatMap(parseExpose)) exposed[port] = {};
+  return { exposed, bindings };
+}
+
+/**
+ * `--cap-add`/`--cap-drop` as the Docker CLI 28 sends them: upper case, `CAP_` before each name
+ * but ALL, once each, sorted; null for none.
+ */
+function capabilities(list: readonly string[]): string[] | null {
+  if (list.length === 0) return null;
+  const names = new Set(list.map((c) => c.toUpperCase()).map((c) => (c === "ALL" || c.startsWith("CAP_") ? c : `CAP_${c}`)));
+  return [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/**
+ * `-e` entries once per name (the last value; the Docker CLI goes through a map, so their order
+ * is not kept either), then the configured proxies the entries do not set.
+ */
+function envFlags(entries: readonly string[], proxies: Record<string, string>): string[] {
+  const byName = new Map<string, string>();
+  for (const e of entries) byName.set(e.split("=")[0], e);
+  for (const [name, value] of Object.entries(proxies)) if (!byName.has(name)) byName.set(name, `${name}=${value}`);
+  return [...byName.values()];
+}
+
 export interface BuildOptions {
   /** `run -d`: nothing is attached. */
   detach: boolean;
   env: NodeJS.ProcessEnv;
   /** The client's terminal size (rows, columns) when stdout is one. */
   consoleSize?: [number, number];
+  /** HTTP_PROXY and the others from the client's configuration, for the variables `-e` does not set. */
+  proxyEnv?: Record<string, string>;
+  /** Where deprecation warnings go (stderr). */
+  warn?: (text: string) => void;
 }
 
 export function buildContainerRequest(input: Parsed, opts: BuildOptions): ContainerRequest {
+  try {
+    return build(input, opts);
+  } catch (e) {
+    if (e instanceof FlagValueError || e instanceof ConfigError) throw e;
+    throw new ConfigError((e as Error).message);
+  }
+}
+
+function build(input: Parsed, opts: BuildOptions): ContainerRequest {
   const f = input.flags;
   const given = (name: string) => input.given.has(name);
+  const list = (name: string) => f[name] as string[];
+  const text = (name: string) => String(f[name]);
   const [image, ...cmd] = input.args;
 
-  const pull = String(f.pull);
+  const pull = text("pull");
   if (!["always", "missing", "never"].includes(pull)) throw new ConfigError(`invalid pull option: '${pull}': must be one of "always", "missing" or "never"`);
-
-  const attach = each(input, "attach", validAttach);
-  const env = [...(f["env-file"] as string[]).flatMap((p) => envFile(p, opts.env)), ...each(input, "env", validEnv(opts.env))];
-  const ulimits: Ulimit[] = each(input, "ulimit", parseUlimit);
-  const memory = given("memory") ? flagValue("memory", String(f.memory), parseBytes) : 0;
-  const nanoCpus = given("cpus") ? flagValue("cpus", String(f.cpus), parseNanoCpus) : 0;
-  const shmSize = given("shm-size") ? flagValue("shm-size", String(f["shm-size"]), parseBytes) : undefined;
-
+  const mounts = list("mount").map((m) => parseMount(m, (msg) => opts.warn?.(logrusWarning(msg))));
+  // the Docker CLI's order from here: each check in turn, the first failure is the one reported
+  const mac = text("mac-address");
+  if (mac !== "" && !validMac(mac)) throw new ConfigError(`${mac} is not a valid mac address`);
+  const attach = list("attach");
   const interactive = Boolean(f.interactive);
   let attachStdin = attach.includes("stdin") || interactive;
   let attachStdout = attach.includes("stdout") || attach.length === 0;
@@ -147,101 +192,129 @@ export function buildContainerRequest(input: Parsed, opts: BuildOptions): Contai
     // (`run` refuses -a with -d itself, as the Docker CLI does: a plain error, status 1)
     attachStdin = attachStdout = attachStderr = false;
   }
-
-  const exposed: Record<string, object> = {};
-  const bindings: Record<string, PortBinding[]> = {};
-  for (const raw of f.publish as string[]) {
-    let mappings;
-    try {
-      mappings = parsePublish(raw);
-    } catch (e) {
-      throw new ConfigError((e as Error).message);
-    }
-    for (const m of mappings) {
-      exposed[m.port] = {};
-      (bindings[m.port] ??= []).push(m.binding);
-    }
-  }
-  for (const raw of f.expose as string[]) {
-    try {
-      for (const port of parseExpose(raw)) exposed[port] = {};
-    } catch (e) {
-      throw new ConfigError((e as Error).message);
-    }
-  }
-
-  const restart = restartPolicy(String(f.restart));
+  const swappiness = Number(f["memory-swappiness"]);
+  if (swappiness !== -1 && (swappiness < 0 || swappiness > 100)) throw new ConfigError(`invalid value: ${swappiness}. Valid memory swappiness range is 0-100`);
+  const vols = volumes(list("volume"));
+  const tmpfs = Object.fromEntries(list("tmpfs").map((t) => (t.includes(":") ? [t.slice(0, t.indexOf(":")), t.slice(t.indexOf(":") + 1)] : [t, ""])));
+  const entrypoint = text("entrypoint") !== "" ? [text("entrypoint")] : given("entrypoint") ? [""] : null;
+  const { exposed, bindings } = ports(list("publish"), list("expose"));
+  const resources = resourceFields(input);
+  const env = [...list("env-file").flatMap((p) => readEnvFile(p, opts.env)), ...envFlags(each(input, "env", validEnv(opts.env)), opts.proxyEnv ?? {})];
+  const labels = [...list("label-file").flatMap((p) => readKeyValueFile(p)), ...list("label")];
+  namespaceModes({ pid: text("pid"), uts: text("uts"), userns: text("userns"), cgroupns: text("cgroupns") });
+  const restart = restartPolicy(text("restart"));
+  const logOpts = keyValueMap(list("log-opt"));
+  const logDriver = text("log-driver");
+  if (logDriver === "none" && list("log-opt").length > 0) throw new ConfigError(`invalid logging opts for driver ${logDriver}`);
+  const security = securityOptions(list("security-opt"));
+  const storage = storageOptions(list("storage-opt"));
+  const health = healthConfig({
+    cmd: text("health-cmd"),
+    interval: text("health-interval"),
+    timeout: text("health-timeout"),
+    startPeriod: text("health-start-period"),
+    startInterval: text("health-start-interval"),
+    retries: Number(f["health-retries"]),
+    none: Boolean(f["no-healthcheck"]),
+  });
   const autoRemove = Boolean(f.rm);
   if (autoRemove && restart.Name !== "" && restart.Name !== "no") throw new ConfigError("conflicting options: cannot specify both --restart and --rm");
-
-  const vols = volumes(f.volume as string[]);
-  const logOpts = keyValueMap(f["log-opt"] as string[]);
-  const logDriver = String(f["log-driver"]);
-  if (logDriver === "none" && Object.keys(logOpts).length > 0) throw new ConfigError(`invalid logging opts for driver ${logDriver}`);
-
-  const entrypoint = f.entrypoint !== "" ? [String(f.entrypoint)] : given("entrypoint") ? [""] : undefined;
-  const network = String(f.network) || "default";
   const tty = Boolean(f.tty);
+  const network = networkConfig({
+    networks: list("network"),
+    aliases: list("network-alias"),
+    links: list("link"),
+    ip: text("ip"),
+    ip6: text("ip6"),
+    mac,
+    linkLocalIps: list("link-local-ip"),
+  });
+  const nullIfEmpty = (name: string) => (list(name).length ? list(name) : null);
+  const mapOf = (name: string) => (list(name).length ? keyValueMap(list(name)) : undefined);
 
   const hostConfig: CreateBody["HostConfig"] = {
     ...HOST_CONFIG_DEFAULTS,
-    Binds: vols.binds,
+    ...resources,
+    Binds: vols.binds.length ? vols.binds : null,
+    ContainerIDFile: text("cidfile"),
     LogConfig: { Type: logDriver, Config: logOpts },
-    NetworkMode: network,
+    NetworkMode: network.mode,
     PortBindings: bindings,
     RestartPolicy: restart,
     AutoRemove: autoRemove,
-    Memory: memory,
-    NanoCpus: nanoCpus,
-    Ulimits: ulimits,
+    VolumeDriver: text("volume-driver"),
+    VolumesFrom: nullIfEmpty("volumes-from"),
+    CapAdd: capabilities(list("cap-add")),
+    CapDrop: capabilities(list("cap-drop")),
+    CgroupnsMode: text("cgroupns"),
+    Dns: list("dns"),
+    DnsOptions: list("dns-option"),
+    DnsSearch: list("dns-search"),
+    ExtraHosts: nullIfEmpty("add-host"),
+    GroupAdd: nullIfEmpty("group-add"),
+    IpcMode: text("ipc"),
+    Links: nullIfEmpty("link"),
+    OomScoreAdj: Number(f["oom-score-adj"]),
+    PidMode: text("pid"),
     Privileged: Boolean(f.privileged),
+    PublishAllPorts: Boolean(f["publish-all"]),
     ReadonlyRootfs: Boolean(f["read-only"]),
-    CapAdd: (f["cap-add"] as string[]).length ? f["cap-add"] : null,
-    CapDrop: (f["cap-drop"] as string[]).length ? f["cap-drop"] : null,
-    Dns: f.dns,
-    ExtraHosts: (f["add-host"] as string[]).length ? f["add-host"] : null,
-    Links: (f.link as string[]).length ? f.link : null,
+    SecurityOpt: security.securityOpt,
+    UTSMode: text("uts"),
+    UsernsMode: text("userns"),
+    ShmSize: given("shm-size") ? parseBytes(text("shm-size")) : 0,
+    Isolation: text("isolation"),
+    MaskedPaths: security.maskedPaths,
+    ReadonlyPaths: security.readonlyPaths,
   };
-  if (f.runtime !== "") hostConfig.Runtime = String(f.runtime);
-  if (given("init")) hostConfig.Init = Boolean(f.init);
-  if (given("pids-limit")) hostConfig.PidsLimit = Number(f["pids-limit"]);
-  if (shmSize !== undefined) hostConfig.ShmSize = shmSize;
-  if ((f.tmpfs as string[]).length) {
-    hostConfig.Tmpfs = Object.fromEntries((f.tmpfs as string[]).map((t) => {
-      const colon = t.indexOf(":");
-      return colon < 0 ? [t, ""] : [t.slice(0, colon), t.slice(colon + 1)];
-    }));
-  }
-  if (tty && opts.consoleSize) hostConfig.ConsoleSize = opts.consoleSize;
+  const optional: Record<string, unknown> = {
+    Annotations: mapOf("annotation"),
+    StorageOpt: storage ?? undefined,
+    Tmpfs: Object.keys(tmpfs).length ? tmpfs : undefined,
+    Sysctls: mapOf("sysctl"),
+    Runtime: text("runtime") || undefined,
+    Mounts: mounts.length ? mounts : undefined,
+    Init: given("init") ? Boolean(f.init) : undefined,
+  };
+  for (const [k, v] of Object.entries(optional)) if (v !== undefined) hostConfig[k] = v;
+  // the terminal's size whenever stdout is one, -t or not, as the Docker CLI sends it
+  if (opts.consoleSize) hostConfig.ConsoleSize = opts.consoleSize;
 
   const body: CreateBody = {
     Image: image,
-    Hostname: String(f.hostname),
-    Domainname: "",
-    User: String(f.user),
+    Hostname: text("hostname"),
+    Domainname: text("domainname"),
+    User: text("user"),
     AttachStdin: attachStdin,
     AttachStdout: attachStdout,
     AttachStderr: attachStderr,
     Tty: tty,
     OpenStdin: interactive,
     StdinOnce: interactive && attachStdin,
-    Env: env,
-    WorkingDir: String(f.workdir),
+    Env: env.length ? env : null,
+    Cmd: cmd.length ? cmd : null,
+    Volumes: Object.fromEntries(vols.anonymous.map((v) => [v, {}])),
+    WorkingDir: text("workdir"),
+    Entrypoint: entrypoint,
     OnBuild: null,
-    Labels: keyValueMap(each(input, "label", validLabel)),
+    Labels: keyValueMap(labels),
     HostConfig: hostConfig,
-    NetworkingConfig: { EndpointsConfig: {} },
+    NetworkingConfig: { EndpointsConfig: network.endpoints },
   };
-  // as the Docker CLI: on a user-defined network the links are the endpoint's too (names its DNS resolves)
-  if ((f.link as string[]).length && !["default", "bridge", "host", "none"].includes(network) && !network.startsWith("container:")) {
-    body.NetworkingConfig.EndpointsConfig[network] = { Links: [...(f.link as string[])] };
-  }
+  if (health) body.Healthcheck = health;
   if (Object.keys(exposed).length) body.ExposedPorts = exposed;
-  if (cmd.length) body.Cmd = cmd;
-  if (entrypoint) body.Entrypoint = entrypoint;
-  if (vols.anonymous.length) body.Volumes = Object.fromEntries(vols.anonymous.map((v) => [v, {}]));
-  if (f["stop-signal"] !== "") body.StopSignal = String(f["stop-signal"]);
+  if (text("stop-signal") !== "") body.StopSignal = text("stop-signal");
   if (given("stop-timeout")) body.StopTimeout = Number(f["stop-timeout"]);
 
-  return { image, name: String(f.name), pull: pull as PullPolicy, quiet: Boolean(f.quiet), body };
+  return {
+    image,
+    name: text("name"),
+    pull: pull as PullPolicy,
+    quiet: Boolean(f.quiet),
+    platform: text("platform"),
+    cidFile: text("cidfile"),
+    kernelMemory: text("kernel-memory") === "" ? 0 : parseBytes(text("kernel-memory")),
+    useApiSocket: Boolean(f["use-api-socket"]),
+    body,
+  };
 }

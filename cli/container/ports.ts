@@ -39,6 +39,21 @@ function checkProto(proto: string): void {
   if (!["tcp", "udp", "sctp"].includes(proto)) throw new Error(`invalid proto: ${proto}`);
 }
 
+/**
+ * `-p published=8080,target=80[,protocol=udp]` in the short form (`8080:80/udp`), as the Docker
+ * CLI turns it before reading it; a value without `=` is already short.
+ */
+export function standardPublish(raw: string): string {
+  if (!raw.includes("=")) return raw;
+  const params: Record<string, string> = { protocol: "tcp" };
+  for (const param of raw.split(",")) {
+    const eq = param.indexOf("=");
+    if (eq <= 0) throw new Error(`invalid publish opts format (should be name=value but got '${param}')`);
+    params[param.slice(0, eq)] = param.slice(eq + 1);
+  }
+  return `${params.published ?? ""}:${params.target ?? ""}/${params.protocol}`;
+}
+
 export function parsePublish(raw: string): PortMapping[] {
   const parts = raw.split(":");
   const n = parts.length;
@@ -82,6 +97,7 @@ export function parsePublish(raw: string): PortMapping[] {
 
 /** `--expose 80`, `--expose 8000-8010/udp`: the ports, as `80/tcp` keys. */
 export function parseExpose(raw: string): string[] {
+  if (raw.includes(":")) throw new Error(`invalid port format for --expose: ${raw}`);
   const [text, proto] = splitProto(raw);
   let start: number, end: number;
   try {

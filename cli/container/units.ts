@@ -45,6 +45,25 @@ export function parseBytes(value: string): number {
   return Math.trunc(size * 1024 ** power);
 }
 
+/** Go's strconv.ParseUint(v, 10, bits), with its messages. */
+export function parseUint(v: string, bits: 16 | 64): number {
+  if (!/^\d+$/.test(v)) throw new Error(`strconv.ParseUint: parsing ${goQuote(v)}: invalid syntax`);
+  if (BigInt(v) >= 1n << BigInt(bits)) throw new Error(`strconv.ParseUint: parsing ${goQuote(v)}: value out of range`);
+  return Number(v);
+}
+
+/** `--memory-swap`: a size, or -1 for unlimited swap. */
+export function parseMemSwap(v: string): number {
+  return v === "-1" ? -1 : parseBytes(v);
+}
+
+/** `--link NAME[:ALIAS]` as the Docker CLI's ValidateLink checks it. */
+export function validLink(v: string): string {
+  if (v === "") throw new Error("empty string specified for links");
+  if (v.split(":").length > 2) throw new Error(`bad format for links: ${v}`);
+  return v;
+}
+
 /** A CPU count (`1.5`, `3/2`) as nanoCPUs, exactly: a value finer than a nanoCPU is refused. */
 export function parseNanoCpus(value: string): number {
   const frac = /^(-?)(\d+)\/(\d+)$/.exec(value);
@@ -67,6 +86,12 @@ export interface Ulimit {
   Name: string;
   Hard: number;
   Soft: number;
+}
+
+/** The ulimits of `--ulimit`s: one per name (the last given), sorted by name as the Docker CLI sends them. */
+export function ulimitList(values: readonly string[]): Ulimit[] {
+  const byName = new Map(values.map((v) => parseUlimit(v)).map((u) => [u.Name, u]));
+  return [...byName.values()].sort((a, b) => (a.Name < b.Name ? -1 : a.Name > b.Name ? 1 : 0));
 }
 
 /** `name=soft[:hard]`, the hard limit the soft one when not given. */

@@ -6,24 +6,33 @@
  * (as far as a JavaScript string can carry it: invalid UTF-8 never reaches here).
  */
 
-const SPACE = /\p{White_Space}/u;
-const LEADING_SPACE = /^\p{White_Space}+/u;
-const TRAILING_SPACE = /\p{White_Space}+$/u;
-const PRINTABLE = /[\p{L}\p{M}\p{N}\p{P}\p{S} ]/u;
+/**
+ * Made at first use, from strings: a Unicode property class costs milliseconds to check and
+ * compile (a regular expression literal is checked when the file is parsed), which every client
+ * command that loads this file (the flag parser does) would otherwise pay at start.
+ */
+let classes: { space: RegExp; leading: RegExp; trailing: RegExp; printable: RegExp } | undefined;
+const unicode = () =>
+  (classes ??= {
+    space: new RegExp("\\p{White_Space}", "u"),
+    leading: new RegExp("^\\p{White_Space}+", "u"),
+    trailing: new RegExp("\\p{White_Space}+$", "u"),
+    printable: new RegExp("[\\p{L}\\p{M}\\p{N}\\p{P}\\p{S} ]", "u"),
+  });
 
 /** unicode.IsSpace: the Unicode White_Space property (which String.prototype.trim does not match exactly). */
 export function isGoSpace(ch: string): boolean {
-  return SPACE.test(ch);
+  return unicode().space.test(ch);
 }
 
 /** strings.TrimSpace. */
 export function goTrimSpace(s: string): string {
-  return s.replace(LEADING_SPACE, "").replace(TRAILING_SPACE, "");
+  return s.replace(unicode().leading, "").replace(unicode().trailing, "");
 }
 
 /** strings.TrimLeftFunc(s, unicode.IsSpace). */
 export function goTrimLeftSpace(s: string): string {
-  return s.replace(LEADING_SPACE, "");
+  return s.replace(unicode().leading, "");
 }
 
 const SHORT_ESCAPES: Record<string, string> = {
@@ -44,7 +53,7 @@ export function goQuote(s: string): string {
   for (const ch of s) {
     const short = SHORT_ESCAPES[ch];
     if (short) out += short;
-    else if (PRINTABLE.test(ch)) out += ch;
+    else if (unicode().printable.test(ch)) out += ch;
     else {
       const cp = ch.codePointAt(0)!;
       if (cp < 0x80) out += `\\x${cp.toString(16).padStart(2, "0")}`;

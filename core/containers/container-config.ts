@@ -43,6 +43,12 @@ export interface DeviceRequest {
   Options?: Record<string, string> | null;
 }
 
+/** A block device (a path under /dev) and its limit. */
+export interface BlkioRate {
+  Path: string;
+  Rate: number;
+}
+
 /** One `--device /dev/x[:/dev/y][:rwm]`: a device node, or a folder of them, of the host. */
 export interface HostDevice {
   PathOnHost: string;
@@ -89,8 +95,10 @@ export interface HostConfig {
   /** Capability names with or without `CAP_`, or `ALL`. */
   CapAdd?: string[] | null;
   CapDrop?: string[] | null;
-  /** `no-new-privileges[:true|false]`, `seccomp=unconfined|<profile JSON>`, `apparmor=...`, `label=...`. */
+  /** `no-new-privileges[:true|false]`, `seccomp=unconfined|<profile JSON>`, `apparmor=...`, `label=...`, `writable-cgroups=true|false`. */
   SecurityOpt?: string[] | null;
+  /** `default` (or empty): the only isolation Linux has; anything else is refused at create. */
+  Isolation?: string;
   /** Bytes of /dev/shm; 0 takes the daemon's `--default-shm-size`. */
   ShmSize?: number;
   /** `private`, `shareable`, `host`, `none`, `container:<id>`; empty takes `--default-ipc-mode`. */
@@ -135,6 +143,13 @@ export interface HostConfig {
   MemorySwappiness?: number | null;
   /** 10 to 1000, 0 for the kernel's; dropped with a warning where the kernel has no weight file. */
   BlkioWeight?: number;
+  /** Per-device weights (`--blkio-weight-device /dev/sda:300`); dropped with a warning where the kernel has none. */
+  BlkioWeightDevice?: { Path: string; Weight: number }[] | null;
+  /** Per-device limits in bytes or operations per second (`--device-read-bps /dev/sda:1mb`...); each dropped with a warning where the kernel has no such limit. */
+  BlkioDeviceReadBps?: BlkioRate[] | null;
+  BlkioDeviceWriteBps?: BlkioRate[] | null;
+  BlkioDeviceReadIOps?: BlkioRate[] | null;
+  BlkioDeviceWriteIOps?: BlkioRate[] | null;
   /** OCI annotations of the container's spec (API 1.43), over those of its labels. */
   Annotations?: Record<string, string> | null;
   /** Devices asked of device drivers (CDI); applied to the OCI spec at each start. */

@@ -82,10 +82,24 @@ export interface OciDeviceRule {
   access?: string;
 }
 
+/** A block device's limit, by its device numbers. */
+export interface OciDeviceRate {
+  major: number;
+  minor: number;
+  rate: number;
+}
+
 export interface OciResources {
   devices?: OciDeviceRule[];
   memory?: { limit?: number; reservation?: number; swap?: number; swappiness?: number; disableOOMKiller?: boolean };
-  blockIO?: { weight?: number };
+  blockIO?: {
+    weight?: number;
+    weightDevice?: { major: number; minor: number; weight: number }[];
+    throttleReadBpsDevice?: OciDeviceRate[];
+    throttleWriteBpsDevice?: OciDeviceRate[];
+    throttleReadIOPSDevice?: OciDeviceRate[];
+    throttleWriteIOPSDevice?: OciDeviceRate[];
+  };
   cpu?: { shares?: number; quota?: number; period?: number; cpus?: string; mems?: string };
   pids?: { limit: number };
   [key: string]: unknown;

@@ -9,6 +9,11 @@ export const imagesErrors = {
     (ref: string, why: string) => `invalid reference format: ${why} (${ref})`,
   ),
   imageNotFound: define("ENGINE_ERR_IMAGE_NOT_FOUND", 404, (ref: string) => `No such image: ${ref}`),
+  imagePlatformMismatch: define(
+    "ENGINE_ERR_IMAGE_PLATFORM_MISMATCH",
+    404,
+    (ref: string, wanted: string, actual: string) => `image with reference ${ref} was found but does not match the specified platform: wanted ${wanted}, actual: ${actual}`,
+  ),
   imageAmbiguous: define(
     "ENGINE_ERR_IMAGE_AMBIGUOUS",
     400,

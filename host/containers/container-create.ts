@@ -26,6 +26,7 @@ import { checkUsernsSettings, type UsernsRemap } from "../userns/remap.js";
 import type { ContainerVolumes } from "../volumes/container-volumes.js";
 import type { ContainerLinks } from "./links.js";
 import { checkLogSettings, logSettings } from "./log-settings.js";
+import { checkCreatePlatform } from "./create-platform.js";
 import { checkRuntimeName } from "./runtime-select.js";
 
 export interface CreateDeps {
@@ -46,15 +47,18 @@ export interface CreateDeps {
 
 /**
  * Makes the container (its layer, volumes and record) and returns its record, with the warnings
- * of the create's checks (Docker's `Warnings`); `name` as `?name=` gave it.
+ * of the create's checks (Docker's `Warnings`); `name` and `platform` as `?name=` and
+ * `?platform=` gave them (an image of another platform is not found for the create).
  */
 export async function createContainer(
   deps: CreateDeps,
   body: ContainerCreateRequest,
   wantedName: string | undefined,
+  platform?: string,
 ): Promise<{ record: ContainerRecord; warnings: string[] }> {
   const { containers, images, storage } = deps;
   const image = images.resolve(body.Image);
+  checkCreatePlatform(body.Image, image.config, platform);
   // What the start would refuse is refused now, before a layer or a name is taken.
   checkRuntimeName(deps.config(), body.HostConfig?.Runtime);
   checkCreatePolicy(body.HostConfig);

@@ -93,8 +93,8 @@ export class ContainerService {
   // --- records ----------------------------------------------------------------------------------
 
   /** A new container from a validated request; `name` as the client asked (else one is made up). */
-  async create(body: ContainerCreateRequest, name?: string): Promise<{ record: ContainerRecord; warnings: string[] }> {
-    const made = await createContainer(this.deps, body, name);
+  async create(body: ContainerCreateRequest, name?: string, platform?: string): Promise<{ record: ContainerRecord; warnings: string[] }> {
+    const made = await createContainer(this.deps, body, name, platform);
     this.event(made.record, "create");
     return made;
   }

@@ -4,7 +4,8 @@
  * Docker's messages; a swappiness or weight the kernel cannot apply dropped with Docker's
  * warning; the containers VolumesFrom, PidMode and IpcMode `container:` name (400 when there
  * is none; the modes are recorded with the full id); annotation keys; a MacAddress with a
- * network mode that has no endpoint of its own; and the runtime in effect, as inspect shows it.
+ * network mode that has no endpoint of its own; the security options' keys and the isolation
+ * (Linux has only `default`); and the runtime in effect, as inspect shows it.
  */
 import type { HostConfig } from "../../core/containers/container-config.js";
 import type { ContainerStore } from "../../core/containers/container-store.js";
@@ -17,12 +18,21 @@ import { validMode } from "../volumes/mount-plan.js";
 export interface CreateChecksDeps {
   hooks: EngineHooks;
   containers: ContainerStore;
-  limits: Pick<CgroupLimits, "swappiness" | "blkioWeight">;
+  limits: Pick<CgroupLimits, "swappiness" | "blkioWeight" | "blkioWeightDevice" | "blkioReadBps" | "blkioWriteBps" | "blkioReadIOps" | "blkioWriteIOps">;
   config: () => DaemonConfig;
 }
 
 export const SWAPPINESS_DISCARDED = "Your kernel does not support memory swappiness capabilities or the cgroup is not mounted. Memory swappiness discarded.";
 export const BLKIO_WEIGHT_DISCARDED = "Your kernel does not support Block I/O weight or the cgroup is not mounted. Weight discarded.";
+
+/** Per-device block IO settings, the kernel facility each needs, and Docker's warning when it is missing. */
+const BLKIO_DEVICE_FIELDS = [
+  ["BlkioWeightDevice", "blkioWeightDevice", "Your kernel does not support Block I/O weight_device or the cgroup is not mounted. Weight-device discarded."],
+  ["BlkioDeviceReadBps", "blkioReadBps", "Your kernel does not support BPS Block I/O read limit or the cgroup is not mounted. Block I/O BPS read limit discarded."],
+  ["BlkioDeviceWriteBps", "blkioWriteBps", "Your kernel does not support BPS Block I/O write limit or the cgroup is not mounted. Block I/O BPS write limit discarded."],
+  ["BlkioDeviceReadIOps", "blkioReadIOps", "Your kernel does not support IOPS Block read limit or the cgroup is not mounted. Block I/O IOPS read limit discarded."],
+  ["BlkioDeviceWriteIOps", "blkioWriteIOps", "Your kernel does not support IOPS Block write limit or the cgroup is not mounted. Block I/O IOPS write limit discarded."],
+] as const;
 
 /** Docker's order: what the kernel cannot apply is dropped (a warning) before its range is checked. */
 export function checkResources(hc: HostConfig, limits: CreateChecksDeps["limits"]): string[] {
@@ -44,7 +54,26 @@ export function checkResources(hc: HostConfig, limits: CreateChecksDeps["limits"
     hc.BlkioWeight = 0;
   }
   if (hc.BlkioWeight && (hc.BlkioWeight < 10 || hc.BlkioWeight > 1000)) throw errors.containerInvalidResource("Range of blkio weight is from 10 to 1000");
+  for (const [field, facility, discarded] of BLKIO_DEVICE_FIELDS) {
+    if ((hc[field]?.length ?? 0) > 0 && !limits[facility]) {
+      warnings.push(discarded);
+      hc[field] = [];
+    }
+  }
   return warnings;
+}
+
+/** Docker's daemon's check of SecurityOpt: `key=value` (or the older `key:value`) of the keys it knows. */
+export function checkSecurityOpts(securityOpt: readonly string[]): void {
+  for (const opt of securityOpt) {
+    if (opt === "no-new-privileges" || opt === "disable") continue;
+    const sep = opt.includes("=") ? opt.indexOf("=") : opt.indexOf(":");
+    if (sep < 0) throw errors.containerInvalidResource(`invalid --security-opt 1: ${JSON.stringify(opt)}`);
+    const [key, value] = [opt.slice(0, sep), opt.slice(sep + 1)];
+    const boolean = /^(1|t|T|TRUE|true|True|0|f|F|FALSE|false|False)$/.test(value);
+    if (["label", "apparmor", "seccomp"].includes(key) || (["no-new-privileges", "writable-cgroups"].includes(key) && boolean)) continue;
+    throw errors.containerInvalidResource(`invalid --security-opt 2: ${JSON.stringify(opt)}`);
+  }
 }
 
 /** The full id of the container `ref` names; a 400 (as Docker answers a create) when there is none. */
@@ -76,6 +105,11 @@ export function checkCreate(check: ContainerCreateCheck, deps: Omit<CreateChecks
   const hc = request.HostConfig;
   const warnings = checkResources(hc, deps.limits);
   resolveReferences(hc, deps.containers);
+  checkSecurityOpts(hc.SecurityOpt ?? []);
+  const isolation = hc.Isolation ?? "";
+  if (isolation !== "" && isolation.toLowerCase() !== "default") {
+    throw errors.containerInvalidResource(`Invalid isolation: ${JSON.stringify(isolation)} - linux only supports 'default'`);
+  }
   if (Object.keys(hc.Annotations ?? {}).includes("")) {
     throw errors.containerInvalidResource("invalid Annotations: the empty string is not permitted as an annotation key");
   }

@@ -14,7 +14,7 @@ import { errors } from "../../core/errors.js";
 export type OciDevice = NonNullable<OciLinux["devices"]>[number];
 
 /** Linux's dev_t: the major in bits 8-19 and 32-63, the minor in bits 0-7 and 20-63. */
-function majorMinor(rdev: bigint): { major: number; minor: number } {
+export function majorMinor(rdev: bigint): { major: number; minor: number } {
   return {
     major: Number(((rdev >> 8n) & 0xfffn) | ((rdev >> 32n) & ~0xfffn)),
     minor: Number((rdev & 0xffn) | ((rdev >> 12n) & ~0xffn)),

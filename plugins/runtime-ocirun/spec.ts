@@ -11,6 +11,7 @@ import { posix } from "node:path";
 import type { ContainerUlimit } from "../../core/containers/container-config.js";
 import type { OciDeviceRule, OciMount, OciNamespace, OciResources, OciSeccomp, OciSpec, SpecContext } from "../../core/contracts/runtime.js";
 import { cgroupDriverOf, cgroupParentOf } from "../../core/options/rules.js";
+import { resolveBlockIo } from "./block-io.js";
 import { resolveDevices } from "./devices.js";
 import { applyInit } from "./init.js";
 import { builtinSeccompProfile, seccompArchitectures } from "./seccomp-profile.js";
@@ -253,14 +254,19 @@ export function resolveRlimits(
 
 // --- security options --------------------------------------------------------------------------
 
-/** `no-new-privileges` from SecurityOpt (`no-new-privileges`, `:true`, `=false`), else the daemon's. */
-export function resolveNoNewPrivileges(securityOpt: readonly string[], daemonDefault: boolean): boolean {
-  let value = daemonDefault;
+/** A boolean option of SecurityOpt (`name`, `name=true`, `name:0`...): the last one given, else `otherwise`. */
+function securityFlag(securityOpt: readonly string[], name: string, otherwise: boolean): boolean {
+  let value = otherwise;
   for (const opt of securityOpt) {
-    const m = /^no-new-privileges(?:[:=](true|false))?$/.exec(opt);
-    if (m) value = m[1] !== "false";
+    const m = new RegExp(`^${name}(?:[:=](1|t|T|TRUE|true|True|0|f|F|FALSE|false|False))?$`).exec(opt);
+    if (m) value = m[1] === undefined || /^(1|t|T|TRUE|true|True)$/.test(m[1]);
   }
   return value;
+}
+
+/** `no-new-privileges` from SecurityOpt (`no-new-privileges`, `:true`, `=false`), else the daemon's. */
+export function resolveNoNewPrivileges(securityOpt: readonly string[], daemonDefault: boolean): boolean {
+  return securityFlag(securityOpt, "no-new-privileges", daemonDefault);
 }
 
 /** A profile in Docker's form (archMap, names, includes/excludes) or the OCI form, as the OCI form. */
@@ -342,8 +348,9 @@ export function resolveCgroupsPath(ctx: Pick<SpecContext, "containerId" | "hostC
 }
 
 /**
- * Memory, CPU, block IO and pids limits from HostConfig; devices: deny all, then the default
- * allow list, then the rules of `--device` and `--device-cgroup-rule` (all when privileged).
+ * Memory, CPU, block IO (per device too: block-io.ts) and pids limits from HostConfig;
+ * devices: deny all, then the default allow list, then the rules of `--device` and
+ * `--device-cgroup-rule` (all when privileged).
  */
 export function resolveResources(hc: SpecContext["hostConfig"], deviceRules: readonly OciDeviceRule[] = []): OciResources {
   const r: OciResources = {
@@ -377,22 +384,27 @@ export function resolveResources(hc: SpecContext["hostConfig"], deviceRules: rea
   if (hc.CpusetMems) cpu.mems = hc.CpusetMems;
   if (Object.keys(cpu).length > 0) r.cpu = cpu;
   if (hc.PidsLimit !== undefined && hc.PidsLimit !== null && hc.PidsLimit > 0) r.pids = { limit: hc.PidsLimit };
-  // the create dropped a weight the kernel cannot apply (with Docker's warning)
-  if (hc.BlkioWeight && hc.BlkioWeight > 0) r.blockIO = { weight: hc.BlkioWeight };
+  // the create dropped what the kernel cannot apply (with Docker's warnings)
+  const blockIO = resolveBlockIo(hc);
+  if (blockIO) r.blockIO = blockIO;
   return r;
 }
 
 // --- mounts and namespaces ---------------------------------------------------------------------
 
-/** Docker's standard mounts; /dev/shm sized by ShmSize, else `--default-shm-size`. */
-export function standardMounts(opts: { shmSize: number; privileged: boolean; ipcMode: string }): OciMount[] {
+/**
+ * Docker's standard mounts; /dev/shm sized by ShmSize, else `--default-shm-size`. The cgroup
+ * file system is writable for a privileged container and with `--security-opt writable-cgroups`.
+ */
+export function standardMounts(opts: { shmSize: number; privileged: boolean; ipcMode: string; writableCgroups?: boolean }): OciMount[] {
   const ro = opts.privileged ? "rw" : "ro";
+  const cgroupRo = opts.privileged || opts.writableCgroups ? "rw" : "ro";
   const mounts: OciMount[] = [
     { destination: "/proc", type: "proc", source: "proc", options: ["nosuid", "noexec", "nodev"] },
     { destination: "/dev", type: "tmpfs", source: "tmpfs", options: ["nosuid", "strictatime", "mode=755", "size=65536k"] },
     { destination: "/dev/pts", type: "devpts", source: "devpts", options: ["nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5"] },
     { destination: "/sys", type: "sysfs", source: "sysfs", options: ["nosuid", "noexec", "nodev", ro] },
-    { destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup", options: [ro, "nosuid", "noexec", "nodev"] },
+    { destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup", options: [cgroupRo, "nosuid", "noexec", "nodev"] },
     { destination: "/dev/mqueue", type: "mqueue", source: "mqueue", options: ["nosuid", "noexec", "nodev"] },
   ];
   if (opts.ipcMode.startsWith("container:")) {
@@ -457,7 +469,12 @@ export function baseSpec(ctx: SpecContext): OciSpec {
     root: { path: ctx.rootfs, readonly: hc.ReadonlyRootfs === true },
     hostname,
     ...(cfg.Domainname ? { domainname: cfg.Domainname } : {}),
-    mounts: standardMounts({ shmSize: hc.ShmSize && hc.ShmSize > 0 ? hc.ShmSize : ctx.daemon["default-shm-size"], privileged, ipcMode }),
+    mounts: standardMounts({
+      shmSize: hc.ShmSize && hc.ShmSize > 0 ? hc.ShmSize : ctx.daemon["default-shm-size"],
+      privileged,
+      ipcMode,
+      writableCgroups: securityFlag(securityOpt, "writable-cgroups", false),
+    }),
     annotations: Object.fromEntries(Object.entries(labels).map(([k, v]) => [k, String(v)])),
     linux: {
       namespaces: resolveNamespaces(ctx, ipcMode),

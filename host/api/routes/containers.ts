@@ -31,7 +31,8 @@ export function containerRoutes(deps: ContainerRouteDeps) {
   return (app: FastifyInstance) => {
     app.post("/containers/create", async (request, reply) => {
       const body = validateBody(validateCreate, request.body ?? {});
-      const { record, warnings } = await service.create(body, queryString(request.query as Query, "name"));
+      const query = request.query as Query;
+      const { record, warnings } = await service.create(body, queryString(query, "name"), queryString(query, "platform"));
       return reply.code(201).send({ Id: record.Id, Warnings: warnings });
     });
 
