@@ -24,7 +24,7 @@
  * - in-process: a module whose `apply` taps `hooks.authorizeRequest` / `authorizeResponse`
  *   (see `plugins/authz-readonly`); header names are Node's, lower case.
  * - out-of-process: a server speaking the authorization plugin protocol over HTTP (unix socket
- *   or TCP), found by name or spec file; `plugins/authz/README.md` describes the protocol.
+ *   or TCP), found by name or spec file; `host/authz-remote/README.md` describes the protocol.
  *
  * What a plugin never sees: the headers that carry credentials (`Authorization`,
  * `X-Registry-Auth`, `X-Registry-Config`) and the bodies of `/auth` (a login's password).
