@@ -9,7 +9,7 @@ import type { Connection } from "../connection.js";
 import type { ContainerState, Source } from "./sources.js";
 
 /** How long the daemon has, all questions together. */
-export const DAEMON_DEADLINE_MS = 700;
+const DAEMON_DEADLINE_MS = 700;
 
 /**
  * engined's `/info` leaves Plugins.Log and Plugins.Network empty for now; until it lists them,

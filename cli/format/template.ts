@@ -37,7 +37,7 @@ export function plainStruct<T extends object>(typeName: string, members: T): T &
   return Object.assign(struct(typeName, members), { [PLAIN]: true });
 }
 
-export function isStruct(v: unknown): v is GoStruct {
+function isStruct(v: unknown): v is GoStruct {
   return typeof v === "object" && v !== null && STRUCT in v;
 }
 
@@ -51,7 +51,7 @@ export class GoMap {
 const NO_VALUE = Symbol("no value");
 
 /** Go's `%v`. */
-export function goString(v: unknown): string {
+function goString(v: unknown): string {
   if (v === NO_VALUE || v === undefined) return "<no value>";
   if (v instanceof TypedNull) return v.text;
   if (v === null) return "<nil>";

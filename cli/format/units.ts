@@ -8,7 +8,7 @@ const DECIMAL = ["B", "kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"];
 const BINARY = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"];
 
 /** Go's `fmt.Sprintf("%.<precision>g", v)`. */
-export function goG(v: number, precision: number): string {
+function goG(v: number, precision: number): string {
   if (v === 0) return "0";
   if (!Number.isFinite(v)) return v > 0 ? "+Inf" : v < 0 ? "-Inf" : "NaN";
   const p = Math.max(1, precision);

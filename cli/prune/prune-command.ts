@@ -35,7 +35,7 @@ export interface PruneKind {
 }
 
 /** Filters as JSON with the keys sorted, as the Go client encodes them. */
-export const encodeFilters = (filters: Filters): string | undefined =>
+const encodeFilters = (filters: Filters): string | undefined =>
   Object.keys(filters).length ? JSON.stringify(Object.fromEntries(Object.keys(filters).sort().map((k) => [k, filters[k]]))) : undefined;
 
 export function pruneCommand(kind: PruneKind): Command {

@@ -42,7 +42,7 @@ const FLAG_WORDS: Record<string, number> = {
 };
 
 /** An error from a system call, with the errno's name as `code`, as Node's own fs errors have. */
-export class MountError extends Error {
+class MountError extends Error {
   constructor(
     readonly code: string,
     readonly errno: number,

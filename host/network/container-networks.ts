@@ -445,7 +445,7 @@ function macOf(ipv4: string | undefined): string {
 }
 
 /** The container's PortBindings (and, with PublishAllPorts, every exposed port) as requests. */
-export function portRequests(c: Pick<ContainerRecord, "Config" | "HostConfig">): PortRequest[] {
+function portRequests(c: Pick<ContainerRecord, "Config" | "HostConfig">): PortRequest[] {
   const out: PortRequest[] = [];
   const bindings = c.HostConfig.PortBindings ?? {};
   const keys = new Set(Object.keys(bindings));

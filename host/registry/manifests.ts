@@ -91,7 +91,7 @@ export function parsePlatform(text: string | undefined): Platform {
   return { os, architecture: arch, ...(variant ? { variant } : {}) };
 }
 
-export const formatPlatform = (p: Platform) => [p.os, p.architecture, p.variant].filter(Boolean).join("/");
+const formatPlatform = (p: Platform) => [p.os, p.architecture, p.variant].filter(Boolean).join("/");
 
 /** The index entry for the platform: exact variant first, then any variant of the architecture (arm64's is optional). */
 export function choosePlatform(manifests: readonly Descriptor[], want: Platform): Descriptor {

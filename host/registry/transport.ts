@@ -26,7 +26,7 @@ export interface TlsFiles {
 }
 
 /** `certs.d/<host>/`: every `*.crt` is a CA; `x.cert` with `x.key` is the client's certificate. */
-export function certsDirFiles(host: string, root = CERTS_DIR): TlsFiles {
+function certsDirFiles(host: string, root = CERTS_DIR): TlsFiles {
   const dir = join(root, host);
   let names: string[];
   try {
@@ -50,7 +50,7 @@ function isLoopback(hostname: string): boolean {
 }
 
 /** Whether `no-proxy` exempts `host[:port]`. */
-export function proxyExempt(host: string, noProxy: string): boolean {
+function proxyExempt(host: string, noProxy: string): boolean {
   const hostname = hostnameOf(host).toLowerCase();
   if (isLoopback(hostname)) return true;
   for (const raw of noProxy.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean)) {

@@ -12,7 +12,7 @@ import type { IdMap } from "../../core/userns/id-map.js";
 import { addRanges, idRangesOf, SUBGID_FILE, SUBUID_FILE } from "./subordinate-ids.js";
 
 /** The user (and group) `--userns-remap=default` stands for. */
-export const DEFAULT_REMAP_USER = "engine-remap";
+const DEFAULT_REMAP_USER = "engine-remap";
 
 export interface Account {
   name: string;

@@ -23,7 +23,7 @@ interface IpLink {
 }
 
 /** The interface `name` as `ip -j -d addr show` sees it, or undefined. */
-export async function linkInfo(run: CommandRunner, name: string): Promise<IpLink | undefined> {
+async function linkInfo(run: CommandRunner, name: string): Promise<IpLink | undefined> {
   try {
     const out = await run("ip", ["-j", "-d", "addr", "show", "dev", name]);
     return (JSON.parse(out) as IpLink[])[0];

@@ -15,7 +15,7 @@ import { resolveDevices } from "./devices.js";
 import { applyInit } from "./init.js";
 import { builtinSeccompProfile, seccompArchitectures } from "./seccomp-profile.js";
 
-export const OCI_VERSION = "1.0.2";
+const OCI_VERSION = "1.0.2";
 export const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /** Every capability Linux knows (to CAP_CHECKPOINT_RESTORE, 5.9). */
@@ -39,10 +39,10 @@ export const DEFAULT_MASKED_PATHS: readonly string[] = [
   "/sys/devices/virtual/powercap",
 ];
 
-export const DEFAULT_READONLY_PATHS: readonly string[] = ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"];
+const DEFAULT_READONLY_PATHS: readonly string[] = ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"];
 
 /** The device cgroup rules after "deny all": runc's and Docker's default allow list. */
-export const DEFAULT_DEVICE_RULES: readonly OciDeviceRule[] = [
+const DEFAULT_DEVICE_RULES: readonly OciDeviceRule[] = [
   { allow: true, type: "c", access: "m" }, // mknod of any character device
   { allow: true, type: "b", access: "m" }, // and any block device
   { allow: true, type: "c", major: 1, minor: 3, access: "rwm" }, // /dev/null
@@ -82,7 +82,7 @@ export { mergeEnv };
  * container's environment over them (the request's, then the image's it leaves;
  * core/containers/command.ts). A bare `NAME` in the request unsets NAME: the image's, and a default's.
  */
-export function resolveEnv(ctx: Pick<SpecContext, "config" | "imageConfig" | "linkEnv">, hostname: string): string[] {
+function resolveEnv(ctx: Pick<SpecContext, "config" | "imageConfig" | "linkEnv">, hostname: string): string[] {
   // the record's Env already holds the image's entries it keeps: merging again changes nothing
   const env = createEnv(ctx.imageConfig.Env ?? [], ctx.config.Env ?? []);
   const defaults = [`PATH=${DEFAULT_PATH}`, `HOSTNAME=${hostname}`, ...(ctx.config.Tty ? ["TERM=xterm"] : []), ...(ctx.linkEnv ?? [])];
@@ -239,7 +239,7 @@ export function resolveCapabilities(capAdd: readonly string[] = [], capDrop: rea
 // --- rlimits -----------------------------------------------------------------------------------
 
 /** `--default-ulimit` values, each replaced by the container's own of the same name. */
-export function resolveRlimits(
+function resolveRlimits(
   defaults: Record<string, ContainerUlimit>, own: readonly ContainerUlimit[] = [],
 ): { type: string; hard: number; soft: number }[] {
   const byName = new Map<string, ContainerUlimit>();
@@ -254,7 +254,7 @@ export function resolveRlimits(
 // --- security options --------------------------------------------------------------------------
 
 /** `no-new-privileges` from SecurityOpt (`no-new-privileges`, `:true`, `=false`), else the daemon's. */
-export function resolveNoNewPrivileges(securityOpt: readonly string[], daemonDefault: boolean): boolean {
+function resolveNoNewPrivileges(securityOpt: readonly string[], daemonDefault: boolean): boolean {
   let value = daemonDefault;
   for (const opt of securityOpt) {
     const m = /^no-new-privileges(?:[:=](true|false))?$/.exec(opt);
@@ -264,7 +264,7 @@ export function resolveNoNewPrivileges(securityOpt: readonly string[], daemonDef
 }
 
 /** A profile in Docker's form (archMap, names, includes/excludes) or the OCI form, as the OCI form. */
-export function toOciSeccomp(profile: Record<string, unknown>, caps: readonly string[], arch = process.arch): OciSeccomp {
+function toOciSeccomp(profile: Record<string, unknown>, caps: readonly string[], arch = process.arch): OciSeccomp {
   const p = profile as {
     defaultAction?: string; defaultErrnoRet?: number; architectures?: string[]; flags?: string[];
     archMap?: { architecture: string; subArchitectures?: string[] }[];
@@ -303,7 +303,7 @@ export function toOciSeccomp(profile: Record<string, unknown>, caps: readonly st
 }
 
 /** `seccomp=unconfined` or `seccomp=<profile JSON>` in SecurityOpt, else `--seccomp-profile` (builtin, unconfined, a path). */
-export function resolveSeccomp(securityOpt: readonly string[], daemonProfile: string, caps: readonly string[]): OciSeccomp | undefined {
+function resolveSeccomp(securityOpt: readonly string[], daemonProfile: string, caps: readonly string[]): OciSeccomp | undefined {
   const own = [...securityOpt].reverse().find((o) => /^seccomp[:=]/.test(o));
   if (own !== undefined) {
     const value = own.slice("seccomp=".length);
@@ -328,7 +328,7 @@ export function resolveSeccomp(securityOpt: readonly string[], daemonProfile: st
  * one without is relative to the runtime's own cgroup (which it inherits from the daemon).
  * systemd: `<slice>:engine:<id>`, the parent being a slice name.
  */
-export function resolveCgroupsPath(ctx: Pick<SpecContext, "containerId" | "hostConfig" | "daemon" | "host">): string {
+function resolveCgroupsPath(ctx: Pick<SpecContext, "containerId" | "hostConfig" | "daemon" | "host">): string {
   const driver = cgroupDriverOf(ctx.daemon, ctx.host);
   const parent = ctx.hostConfig.CgroupParent || cgroupParentOf(ctx.daemon, ctx.host);
   if (driver === "systemd") {
@@ -345,7 +345,7 @@ export function resolveCgroupsPath(ctx: Pick<SpecContext, "containerId" | "hostC
  * Memory, CPU, block IO and pids limits from HostConfig; devices: deny all, then the default
  * allow list, then the rules of `--device` and `--device-cgroup-rule` (all when privileged).
  */
-export function resolveResources(hc: SpecContext["hostConfig"], deviceRules: readonly OciDeviceRule[] = []): OciResources {
+function resolveResources(hc: SpecContext["hostConfig"], deviceRules: readonly OciDeviceRule[] = []): OciResources {
   const r: OciResources = {
     devices: hc.Privileged ? [{ allow: true, access: "rwm" }] : [{ allow: false, access: "rwm" }, ...DEFAULT_DEVICE_RULES.map((d) => ({ ...d })), ...deviceRules],
   };
@@ -385,7 +385,7 @@ export function resolveResources(hc: SpecContext["hostConfig"], deviceRules: rea
 // --- mounts and namespaces ---------------------------------------------------------------------
 
 /** Docker's standard mounts; /dev/shm sized by ShmSize, else `--default-shm-size`. */
-export function standardMounts(opts: { shmSize: number; privileged: boolean; ipcMode: string }): OciMount[] {
+function standardMounts(opts: { shmSize: number; privileged: boolean; ipcMode: string }): OciMount[] {
   const ro = opts.privileged ? "rw" : "ro";
   const mounts: OciMount[] = [
     { destination: "/proc", type: "proc", source: "proc", options: ["nosuid", "noexec", "nodev"] },
