@@ -13,7 +13,7 @@ import { ExitError } from "../command.js";
 import { errnoText } from "./go-errors.js";
 
 /** Throws an Error with the Docker CLI's message when `path` cannot take the output. */
-export function validateOutputPath(path: string): void {
+function validateOutputPath(path: string): void {
   if (path === "") throw new Error("file name is empty");
   const dir = dirname(path);
   if (dir !== "." && dir !== "..") {

@@ -6,7 +6,7 @@
 import { goTimeString, since } from "./human.js";
 import { ellipsis, goQuote, truncateId } from "./render.js";
 import { struct, type GoStruct } from "./template.js";
-import { humanSize } from "./units.js";
+import { humanSize } from "../../core/go-units.js";
 
 export interface PortSummary {
   IP?: string;

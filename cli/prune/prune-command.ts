@@ -6,7 +6,7 @@
  */
 import type { Command } from "../command.js";
 import { filtersJson } from "../format/filters.js";
-import { humanSize } from "../format/units.js";
+import { humanSize } from "../../core/go-units.js";
 import type { FlagSpec, FlagValue } from "../flags.js";
 import { confirm } from "./confirm.js";
 

@@ -129,7 +129,7 @@ function tlsError(err: NodeJS.ErrnoException, target: { host: string; port: numb
 }
 
 /** Resolves once `socket` is connected; a failure names `where`. */
-export function opened(socket: Socket, where: string): Promise<Socket> {
+function opened(socket: Socket, where: string): Promise<Socket> {
   return new Promise((resolve, reject) => {
     socket.once("connect", () => resolve(socket));
     socket.once("error", (err: NodeJS.ErrnoException) => {

@@ -426,7 +426,7 @@ function linkAliases(att: NetworkAttachment): { linkAliases?: Record<string, str
 }
 
 /** Docker's DNSNames: the container's name, its aliases, its short id and its hostname, once each. */
-export function dnsNames(c: ContainerRecord, aliases: readonly string[]): string[] {
+function dnsNames(c: ContainerRecord, aliases: readonly string[]): string[] {
   return [...new Set([c.Name.replace(/^\//, ""), ...aliases, c.Id.slice(0, 12), c.Config.Hostname ?? ""].filter((n) => n !== ""))];
 }
 

@@ -68,7 +68,7 @@ function cacheOptions(options: Record<string, string>): Record<string, string> {
 }
 
 /** What the cache driver is given for this container: its folder and its options. */
-export function cacheContext(ctx: LoggerContext): LoggerContext {
+function cacheContext(ctx: LoggerContext): LoggerContext {
   return { ...ctx, logDir: join(ctx.logDir, CACHE_DIR), options: cacheOptions(ctx.options) };
 }
 

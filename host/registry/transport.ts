@@ -19,7 +19,7 @@ export interface ProxySettings {
   noProxy: string;
 }
 
-export interface TlsFiles {
+interface TlsFiles {
   ca: string[];
   cert?: string;
   key?: string;
@@ -75,7 +75,7 @@ function proxyExempt(host: string, noProxy: string): boolean {
 }
 
 /** The proxy URL for an endpoint, or undefined when it is reached directly. */
-export function proxyFor(url: URL, proxies: ProxySettings): string | undefined {
+function proxyFor(url: URL, proxies: ProxySettings): string | undefined {
   const proxy = url.protocol === "https:" ? proxies.https || proxies.http : proxies.http;
   if (!proxy || proxyExempt(url.host, proxies.noProxy)) return undefined;
   return proxy;

@@ -33,7 +33,7 @@ async function linkInfo(run: CommandRunner, name: string): Promise<IpLink | unde
 }
 
 /** The global-scope addresses of an interface, CIDR form. */
-export function addressesOf(link: IpLink | undefined, family: "inet" | "inet6"): string[] {
+function addressesOf(link: IpLink | undefined, family: "inet" | "inet6"): string[] {
   return (link?.addr_info ?? []).filter((a) => a.family === family && a.scope !== "link").map((a) => `${a.local}/${a.prefixlen}`);
 }
 

@@ -95,7 +95,7 @@ function resolveEnv(ctx: Pick<SpecContext, "config" | "imageConfig" | "linkEnv">
  * The host path of `path` inside `root`, with symbolic links resolved as if `root` were `/`
  * (an image's /etc/passwd that links to `/../../etc/shadow` stays inside the image).
  */
-export function pathInRoot(root: string, path: string): string {
+function pathInRoot(root: string, path: string): string {
   const parts = posix.normalize(`/${path}`).split("/").filter(Boolean);
   const done: string[] = [];
   let links = 0;

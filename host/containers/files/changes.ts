@@ -40,7 +40,7 @@ export interface Change {
   Kind: ChangeKind;
 }
 
-export interface DiffEntry {
+interface DiffEntry {
   parts: string[];
   opaque?: boolean;
   deleted?: boolean;

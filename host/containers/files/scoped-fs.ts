@@ -58,7 +58,7 @@ export interface ResolveOptions {
 }
 
 /** Path components, `.` and empty ones dropped (`..` kept: only the walk knows what it climbs). */
-export function components(path: string): string[] {
+function components(path: string): string[] {
   return path.split("/").filter((p) => p !== "" && p !== ".");
 }
 
