@@ -1,6 +1,6 @@
 // Benchmark: what an authorization plugin costs a request. engined and, where it is installed,
 // Docker's daemon, each started fresh (own roots, own network namespace, no bridge) three ways:
-// without a plugin, with the example policy server (plugins/authz/examples/policy/server.mjs)
+// without a plugin, with the example policy server (host/authz-remote/examples/policy/server.mjs)
 // on a unix socket where each daemon looks for plugins by name, and (engined only) with the
 // same policy in-process. One keep-alive client sends GET /_ping and POST /containers/create
 // (a JSON body the policy reads; the image does not exist, so nothing is created); the median
@@ -32,7 +32,7 @@ stopLoopsOnCtrlC();
 /** The example policy server on `<dir>/<NAME>.sock`, ready when it says it listens. */
 async function startPolicy(dir) {
   mkdirSync(dir, { recursive: true });
-  const proc = spawn(process.execPath, [join(ROOT, "plugins/authz/examples/policy/server.mjs"), "--socket", join(dir, `${NAME}.sock`)], { stdio: ["ignore", "pipe", "inherit"] });
+  const proc = spawn(process.execPath, [join(ROOT, "host/authz-remote/examples/policy/server.mjs"), "--socket", join(dir, `${NAME}.sock`)], { stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   proc.stdout.on("data", (d) => {
     // Its one line per verdict is dropped after the first: the bench reads only "listening".
@@ -56,7 +56,7 @@ async function measure(name, plugin) {
       policy = await startPolicy(SOCKET_DIRS[name]);
       extra.push("--authorization-plugin", NAME);
     } else if (plugin === "in-process") {
-      extra.push("--authorization-plugin", join(ROOT, "plugins/authz/examples/policy/in-process.mjs"));
+      extra.push("--authorization-plugin", join(ROOT, "host/authz-remote/examples/policy/in-process.mjs"));
     }
     const [cmd, args] = daemons[name].start(work, false);
     daemon = spawn(cmd, [...args, ...extra], { stdio: "ignore" });

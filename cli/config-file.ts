@@ -9,7 +9,7 @@ import { join } from "node:path";
 
 const cache = new Map<string, Record<string, unknown>>();
 
-export function configValues(configDir: string): Record<string, unknown> {
+function configValues(configDir: string): Record<string, unknown> {
   let values = cache.get(configDir);
   if (values) return values;
   values = {};

@@ -8,7 +8,7 @@ import { dial, type Target, type TlsFiles } from "./transport/dial.js";
 import { send, type HttpResponse } from "./transport/http1.js";
 
 /** The newest API version this client speaks. */
-export const CLIENT_API_VERSION = "1.51";
+const CLIENT_API_VERSION = "1.51";
 
 export type QueryValue = string | number | boolean | undefined | null | readonly string[];
 
@@ -57,7 +57,7 @@ export interface ConnectionSettings {
   env: NodeJS.ProcessEnv;
 }
 
-export function encodeQuery(query: Record<string, QueryValue> | undefined): string {
+function encodeQuery(query: Record<string, QueryValue> | undefined): string {
   if (!query) return "";
   const parts: string[] = [];
   for (const [k, v] of Object.entries(query)) {

@@ -31,7 +31,7 @@ export const GLOBAL_FLAGS: FlagSpec[] = [
   { name: "help", type: "bool", description: "Print usage", hidden: true },
 ];
 
-export function expandHome(p: string): string {
+function expandHome(p: string): string {
   return p === "~" ? homedir() : p.startsWith("~/") ? join(homedir(), p.slice(2)) : p;
 }
 

@@ -54,7 +54,7 @@ export function parseNormalizedNamed(text: string): NamedReference {
   return { domain, path: m[1].slice(domain.length + 1), tag: m[2], digest: m[3] };
 }
 
-export const isNameOnly = (ref: NamedReference): boolean => ref.tag === undefined && ref.digest === undefined;
+const isNameOnly = (ref: NamedReference): boolean => ref.tag === undefined && ref.digest === undefined;
 
 /** The repository's full name: `docker.io/library/busybox`. */
 export const repositoryName = (ref: NamedReference): string => `${ref.domain}/${ref.path}`;

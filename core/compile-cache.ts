@@ -13,7 +13,7 @@
 import { enableCompileCache } from "node:module";
 import { fileURLToPath } from "node:url";
 
-export const COMPILE_CACHE_DIR = fileURLToPath(new URL("../.compile-cache", import.meta.url));
+const COMPILE_CACHE_DIR = fileURLToPath(new URL("../.compile-cache", import.meta.url));
 
 export function useCompileCache(): void {
   enableCompileCache(COMPILE_CACHE_DIR);

@@ -39,8 +39,6 @@ export const errors = {
   ...criErrors,
 } as const;
 
-export type ErrorCatalogue = typeof errors;
-
 /** Any thrown value as an EngineError: unknown failures become 500 with their message. */
 export function toEngineError(err: unknown): EngineError {
   if (err instanceof EngineError) return err;

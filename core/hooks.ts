@@ -12,8 +12,9 @@
  * - AsyncSeriesWaterfallHook: a value passes through every tap, each returning it changed.
  *
  * Taps run in the order plugins were applied: requirements first, then the operator's order.
- * Later issues add the driver hooks (storage, runtime, network, log) beside these, each with
- * its contract in `core/contracts/`.
+ * The host's own subsystems (volumes, network, devices, metrics...) tap the same hooks under
+ * their names. Driver factories (storage, log, runtime, network, volume) are `HookMap`s keyed
+ * by driver name, each with its contract in `core/contracts/`.
  */
 import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook, HookMap, SyncHook } from "tapable";
 import type { AuthzDenial, AuthzRequest, AuthzResponse } from "./contracts/authz.js";
@@ -161,12 +162,17 @@ export function createHooks() {
     createVolumeDriver: new HookMap(() => new AsyncSeriesBailHook<[VolumeDriverContext], VolumeDriver | undefined>(["ctx"])),
 
     /**
-     * A container's OCI runtime spec (config.json) on its way into the bundle. The start value is
-     * runtime.ocirun's baseSpec; storage adds the root filesystem mounts, network sets the network
-     * namespace path (or removes it for host) and, under `--userns-remap`, the path of the user
-     * namespace that owns it, devices (host/devices/) the nodes, mounts, environment and hooks of
-     * the CDI devices the container asks for, log adds nothing. Each tap returns the spec; a
-     * throw fails the start with its message.
+     * A container's OCI runtime spec (config.json) on its way into the bundle. The runtime
+     * driver's `writeBundle` makes the start value (runtime.ocirun's baseSpec, whose root is the
+     * root filesystem the host already mounted from the storage driver's `mounts`), passes it
+     * through this waterfall and writes what comes out. The taps: volumes (host/volumes/) add the
+     * container's binds, volumes and tmpfs mounts; shared namespaces
+     * (host/containers/shared-namespaces.ts) join another container's or the host's namespaces
+     * and IPC; network (host/network/) sets the network namespace path (or removes it for host),
+     * under `--userns-remap` the path of the user namespace that owns it, and binds /etc/hosts,
+     * /etc/resolv.conf and /etc/hostname; devices (host/devices/) add the nodes, mounts,
+     * environment and hooks of the CDI devices the container asks for. Storage and log drivers
+     * do not tap it. Each tap returns the spec; a throw fails the start with its message.
      */
     processSpec: new AsyncSeriesWaterfallHook<[OciSpec, SpecContext]>(["spec", "ctx"]),
 
@@ -202,12 +208,16 @@ export function createHooks() {
 
     /**
      * `GET /info`: the daemon's own fields pass through every tap; each subsystem fills what it
-     * owns (the storage driver its Driver and DriverStatus, the container store its counts)
-     * and returns the object.
+     * owns and returns the object: the daemon the container and image counts and the storage
+     * driver's Driver and DriverStatus (host/daemon.ts), volumes the volume plugins, devices
+     * the CDI devices, features and cluster their fields.
      */
     processInfo: new AsyncSeriesWaterfallHook<[SystemInfo]>(["info"]),
 
-    /** `GET /version`: taps may add a component (`Components`) such as the runtime's version. */
+    /**
+     * `GET /version`: the daemon's answer (host/system-info.ts) passes through every tap, which
+     * may add a component to `Components`. No built-in plugin taps it.
+     */
     processVersion: new AsyncSeriesWaterfallHook<[VersionInfo]>(["version"]),
   });
 }

@@ -39,7 +39,7 @@ interface Setup {
 let setup: Setup | undefined;
 
 /** `<name>[:<n>]`, or undefined for an empty text. */
-export function parseKillPoint(text: string | undefined): Wanted | undefined {
+function parseKillPoint(text: string | undefined): Wanted | undefined {
   const value = text?.trim();
   if (!value) return undefined;
   const cut = value.lastIndexOf(":");

@@ -43,7 +43,7 @@ export function tapFeatures({ hooks, config, platform, log }: FeatureDeps): void
 }
 
 /** The `/info` warnings of the features in force. */
-export function featureWarnings(config: DaemonConfig, driver: string): string[] {
+function featureWarnings(config: DaemonConfig, driver: string): string[] {
   if (!featureEnabled(config, "containerd-snapshotter")) return [];
   return [
     `WARNING: the containerd-snapshotter feature is on, but this engine has no containerd snapshotter: ` +

@@ -14,8 +14,8 @@ import { writeFileAtomic } from "../core/images/atomic-file.js";
 import { PASS_DIR, PRIVATE_DIR, PRIVATE_FILE } from "../core/state-modes.js";
 
 /** Raised when what a new engined keeps private changes again: the walk then runs once more. */
-export const MODES_VERSION = 1;
-export const MODES_STAMP = "modes-version";
+const MODES_VERSION = 1;
+const MODES_STAMP = "modes-version";
 
 export interface ModesUpgrade {
   /** Files and folders looked at. */

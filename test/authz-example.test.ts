@@ -1,5 +1,5 @@
 /**
- * The example authorization plugin (plugins/authz/examples/policy) with the Docker CLI
+ * The example authorization plugin (host/authz-remote/examples/policy) with the Docker CLI
  * against a real engined: what the plugin's README promises a third party, checked as a user
  * would see it.
  */
@@ -86,7 +86,7 @@ describe("the example policy as an in-process plugin, with the Docker CLI", func
   let d: TestDaemon;
 
   before(async function () {
-    d = await startEngined({ args: ["--authorization-plugin", join(ROOT, "plugins/authz/examples/policy/in-process.mjs")] });
+    d = await startEngined({ args: ["--authorization-plugin", join(ROOT, "host/authz-remote/examples/policy/in-process.mjs")] });
   });
 
   after(async () => d?.stop());

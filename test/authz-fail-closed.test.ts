@@ -73,7 +73,7 @@ export default {
 `,
     );
     d = await startEngined({
-      args: ["--authorization-plugin", join(ROOT, "plugins/authz/examples/policy/in-process.mjs"), "--authorization-plugin", recorder],
+      args: ["--authorization-plugin", join(ROOT, "host/authz-remote/examples/policy/in-process.mjs"), "--authorization-plugin", recorder],
     });
     const r = await docker(`unix://${d.socket}`, ["import", writeFixture(work, "rootfs.tar", await busyboxRootfs()), "busybox"]);
     expect(r.code, r.stderr).to.equal(0);

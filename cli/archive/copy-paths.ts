@@ -13,7 +13,7 @@ export function goClean(p: string): string {
 }
 
 export const hasTrailingSeparator = (p: string): boolean => p.endsWith("/");
-export const specifiesCurrentDir = (p: string): boolean => posix.basename(p) === "." || p === "." || p.endsWith("/.");
+const specifiesCurrentDir = (p: string): boolean => posix.basename(p) === "." || p === "." || p.endsWith("/.");
 /** A trailing `/` or `/.`: the path must be a directory. */
 export const assertsDirectory = (p: string): boolean => hasTrailingSeparator(p) || specifiesCurrentDir(p);
 

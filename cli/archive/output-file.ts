@@ -13,7 +13,7 @@ import { ExitError } from "../command.js";
 import { errnoText } from "./go-errors.js";
 
 /** Throws an Error with the Docker CLI's message when `path` cannot take the output. */
-export function validateOutputPath(path: string): void {
+function validateOutputPath(path: string): void {
   if (path === "") throw new Error("file name is empty");
   const dir = dirname(path);
   if (dir !== "." && dir !== "..") {
@@ -48,7 +48,7 @@ export function validateOutputPath(path: string): void {
 }
 
 /** Streams `body` into a temporary file beside `path`, then renames it over `path`. */
-export async function writeAtomically(path: string, body: Readable, mode = 0o600): Promise<void> {
+async function writeAtomically(path: string, body: Readable, mode = 0o600): Promise<void> {
   const target = resolve(path);
   const temp = `${dirname(target)}/.tmp-${basename(target)}${randomBytes(5).readUInt32BE(0)}`;
   try {

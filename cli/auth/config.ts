@@ -23,7 +23,7 @@ interface AuthEntry {
 
 export type ConfigFile = Record<string, unknown> & { auths?: Record<string, AuthEntry> };
 
-export const configPath = (dir: string): string => join(dir, "config.json");
+const configPath = (dir: string): string => join(dir, "config.json");
 
 /** `https://host:5000/v1/` -> `host:5000`: how Docker's CLI matches keys saved in older forms. */
 export function convertToHostname(address: string): string {

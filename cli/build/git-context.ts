@@ -33,7 +33,7 @@ function refAndSubdir(fragment: string): { ref: string; subdir: string } {
 
 const scheme = (url: string) => /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(url)?.[1].toLowerCase() ?? "";
 
-export function parseGitUrl(url: string): GitRemote {
+function parseGitUrl(url: string): GitRemote {
   let remote = url;
   if (!remote.startsWith("git@") && !["git", "http", "https", "ssh"].includes(scheme(remote))) remote = `https://${remote}`;
   const hash = remote.indexOf("#");

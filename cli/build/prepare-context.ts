@@ -42,7 +42,7 @@ const fail = (message: string) => new ExitError(1, message);
 const prepareError = (e: unknown) => (e instanceof ExitError ? e : fail(`unable to prepare context: ${(e as Error).message}`));
 
 export const isUrl = (s: string): boolean => s.startsWith("http://") || s.startsWith("https://");
-export const isGitUrl = (s: string): boolean => (isUrl(s) && /\.git(?:#.+)?$/.test(s)) || ["git://", "github.com/", "git@"].some((p) => s.startsWith(p));
+const isGitUrl = (s: string): boolean => (isUrl(s) && /\.git(?:#.+)?$/.test(s)) || ["git://", "github.com/", "git@"].some((p) => s.startsWith(p));
 
 const generatedName = () => `.dockerfile.${randomBytes(10).toString("hex")}`;
 

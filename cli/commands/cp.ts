@@ -11,7 +11,7 @@ import { copyToContainer } from "../archive/copy-to-container.js";
 import type { Transfer } from "../archive/container-path.js";
 import { preserveTrailingDotOrSeparator, splitCpArg } from "../archive/copy-paths.js";
 import { DaemonError } from "../connection.js";
-import { humanSize } from "../format/units.js";
+import { humanSize } from "../../core/go-units.js";
 
 /** An absolute local path that keeps what a trailing `/` or `/.` asserts. */
 const localPath = (p: string) => preserveTrailingDotOrSeparator(resolve(p), p);

@@ -8,7 +8,7 @@ import { ENGINE_VERSION } from "../../core/version.js";
 import type { SystemInfo } from "../../core/system-info.js";
 import { ExitError, type Command } from "../command.js";
 import { goJson, parseTemplate, struct, TemplateError } from "../format/template.js";
-import { bytesSize } from "../format/units.js";
+import { bytesSize } from "../../core/go-units.js";
 
 /** Fields of Docker's Info that this daemon's type does not list; read when present. */
 interface MoreInfo extends SystemInfo {

@@ -7,7 +7,7 @@ import { renderList, truncateId } from "../format/render.js";
 import { splitRepoRef } from "../format/reference.js";
 import { alignColumns } from "../format/table.js";
 import { parseTemplate, struct, TemplateError, type GoStruct } from "../format/template.js";
-import { humanSize } from "../format/units.js";
+import { humanSize } from "../../core/go-units.js";
 import { VOLUME_TYPE, volumeContext, type VolumeSummary } from "../format/volume-context.js";
 
 interface CacheRecord {

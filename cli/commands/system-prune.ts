@@ -6,7 +6,7 @@ import { type Command } from "../command.js";
 import { DaemonError } from "../connection.js";
 import { filtersJson } from "../format/filters.js";
 import { naturalLess } from "../format/network-context.js";
-import { humanSize } from "../format/units.js";
+import { humanSize } from "../../core/go-units.js";
 import { readAnswer } from "../prune/confirm.js";
 
 /** The question, worded as the Docker CLI's. */

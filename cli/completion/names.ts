@@ -9,12 +9,11 @@ import type { Connection } from "../connection.js";
 import type { ContainerState, Source } from "./sources.js";
 
 /** How long the daemon has, all questions together. */
-export const DAEMON_DEADLINE_MS = 700;
+const DAEMON_DEADLINE_MS = 700;
 
 /**
- * engined's `/info` leaves Plugins.Log and Plugins.Network empty for now; until it lists them,
- * the drivers the engine ships (plugins/log-*, plugins/network-*) stand in when a daemon lists
- * none.
+ * engined's `/info` leaves Plugins.Log and Plugins.Network empty, so when a daemon lists none
+ * the drivers the engine ships (plugins/log-*, plugins/network-*) stand in.
  */
 const SHIPPED_DRIVERS = { log: ["journald", "json-file", "local", "none", "syslog"], network: ["bridge"] };
 

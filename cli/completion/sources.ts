@@ -48,7 +48,7 @@ const CONTAINER_STATES: Readonly<Record<string, ContainerState>> = {
   wait: "up",
 };
 
-export function containerState(command: string, given: ReadonlyMap<string, string[]>): ContainerState {
+function containerState(command: string, given: ReadonlyMap<string, string[]>): ContainerState {
   if (command === "rm" && given.has("force")) return "all";
   return CONTAINER_STATES[command] ?? "all";
 }

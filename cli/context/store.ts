@@ -23,7 +23,7 @@ export class ContextNotFound extends Error {}
 const META_FILE = "meta.json";
 
 /** The folder name of a context: the hex sha256 of its name (names may hold what a path cannot). */
-export const contextId = (name: string): string => createHash("sha256").update(name).digest("hex");
+const contextId = (name: string): string => createHash("sha256").update(name).digest("hex");
 
 export class ContextStore {
   readonly metaRoot: string;

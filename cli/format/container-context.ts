@@ -6,7 +6,7 @@
 import { goTimeString, since } from "./human.js";
 import { ellipsis, goQuote, truncateId } from "./render.js";
 import { struct, type GoStruct } from "./template.js";
-import { humanSize } from "./units.js";
+import { humanSize } from "../../core/go-units.js";
 
 export interface PortSummary {
   IP?: string;
@@ -54,7 +54,7 @@ export const CONTAINER_HEADERS: Record<string, string> = {
 export const CONTAINER_TYPE = "*formatter.ContainerContext";
 
 /** A reference in its short ("familiar") form: docker.io/library/ and a digest dropped. */
-export function familiarImage(ref: string): string {
+function familiarImage(ref: string): string {
   let name = ref;
   const at = name.indexOf("@");
   if (at >= 0) name = name.slice(0, at);
@@ -109,7 +109,7 @@ export function containerContext(c: ContainerSummary, trunc: boolean, onSize?: (
 const joinHostPort = (ip: string, port: number | string) => (ip.includes(":") ? `[${ip}]:${port}` : `${ip}:${port}`);
 
 /** The PORTS column: "0.0.0.0:8080->80/tcp, [::]:8080->80/tcp, 9000-9002/udp", ranges merged. */
-export function displayablePorts(input: readonly PortSummary[]): string {
+function displayablePorts(input: readonly PortSummary[]): string {
   const ports = [...input].sort(
     (a, b) =>
       a.PrivatePort - b.PrivatePort || ((a.IP ?? "") < (b.IP ?? "") ? -1 : (a.IP ?? "") > (b.IP ?? "") ? 1 : 0) || (a.PublicPort ?? 0) - (b.PublicPort ?? 0) || (a.Type < b.Type ? -1 : a.Type > b.Type ? 1 : 0),

@@ -17,7 +17,7 @@ export interface EventMessage {
   time?: number;
 }
 
-export const EVENT_TYPE = "*events.Message";
+const EVENT_TYPE = "*events.Message";
 
 /**
  * `timeNano` exceeds 2^53: JSON.parse would round it, so it is read from the line's text.

@@ -3,10 +3,9 @@
  * template sees (.ID, .CreatedSince, .CreatedAt, .CreatedBy, .Size, .Comment), human units and
  * relative times unless -H=false, and the CLI's truncation of ids and commands.
  */
-import { humanDuration } from "./human.js";
 import { ellipsis, truncateId } from "./render.js";
 import { struct, type GoStruct } from "./template.js";
-import { humanSize } from "./units.js";
+import { humanDuration, humanSize } from "../../core/go-units.js";
 
 export interface HistoryItem {
   Id: string;
@@ -32,7 +31,7 @@ export const HISTORY_TYPE = "*image.historyContext";
 const EPOCH = Date.UTC(2000, 0, 1) / 1000;
 
 /** Go's time.RFC3339 in the local zone ("2026-11-26T22:49:51Z", "...+01:00"). */
-export function rfc3339(unixSeconds: number): string {
+function rfc3339(unixSeconds: number): string {
   const d = new Date(unixSeconds * 1000);
   const pad = (n: number) => String(n).padStart(2, "0");
   const offset = -d.getTimezoneOffset();

@@ -1,53 +1,14 @@
 /**
- * Times as the Docker CLI shows them: the go-units durations ("Less than a second", "About a
- * minute", "3 hours"), a container's status line ("Up 3 seconds", "Exited (0) 5 seconds ago"),
- * and Go's `time.Time.String()` ("2026-11-22 12:31:29 +0000 UTC") for the CreatedAt fields.
+ * Times as the Docker CLI shows them: "2 minutes ago" from the go-units durations
+ * (core/go-units.ts), and Go's `time.Time.String()` ("2026-11-22 12:31:29 +0000 UTC") for the
+ * CreatedAt fields.
  */
 
-/** go-units HumanDuration, for a duration in milliseconds. */
-export function humanDuration(ms: number): string {
-  const seconds = Math.trunc(ms / 1000);
-  if (seconds < 1) return "Less than a second";
-  if (seconds === 1) return "1 second";
-  if (seconds < 60) return `${seconds} seconds`;
-  const minutes = Math.trunc(ms / 60_000);
-  if (minutes === 1) return "About a minute";
-  if (minutes < 60) return `${minutes} minutes`;
-  const hours = Math.trunc(ms / 3_600_000 + 0.5);
-  if (hours === 1) return "About an hour";
-  if (hours < 48) return `${hours} hours`;
-  if (hours < 24 * 7 * 2) return `${Math.trunc(hours / 24)} days`;
-  if (hours < 24 * 30 * 2) return `${Math.trunc(hours / 24 / 7)} weeks`;
-  if (hours < 24 * 365 * 2) return `${Math.trunc(hours / 24 / 30)} months`;
-  return `${Math.trunc(ms / 3_600_000 / 24 / 365)} years`;
-}
+import { humanDuration } from "../../core/go-units.js";
 
 /** "2 minutes ago" for a time in seconds since the epoch (the CREATED columns). */
 export function since(unixSeconds: number, now = Date.now()): string {
   return `${humanDuration(now - unixSeconds * 1000)} ago`;
-}
-
-/** The status line the daemon gives in lists; here for completeness of the client's own views. */
-export function statusLine(state: { Status: string; StartedAt?: string; FinishedAt?: string; ExitCode?: number }, now = Date.now()): string {
-  const at = (t?: string) => (t ? Date.parse(t) : NaN);
-  switch (state.Status) {
-    case "running":
-      return `Up ${humanDuration(now - at(state.StartedAt))}`;
-    case "paused":
-      return `Up ${humanDuration(now - at(state.StartedAt))} (Paused)`;
-    case "exited":
-      return `Exited (${state.ExitCode ?? 0}) ${humanDuration(now - at(state.FinishedAt))} ago`;
-    case "created":
-      return "Created";
-    case "dead":
-      return "Dead";
-    case "removing":
-      return "Removal In Progress";
-    case "restarting":
-      return `Restarting (${state.ExitCode ?? 0}) ${humanDuration(now - at(state.FinishedAt))} ago`;
-    default:
-      return state.Status;
-  }
 }
 
 const pad2 = (n: number) => String(n).padStart(2, "0");

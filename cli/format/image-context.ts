@@ -7,7 +7,7 @@ import { goTimeString, since } from "./human.js";
 import { truncateId } from "./render.js";
 import { splitRepoRef } from "./reference.js";
 import { struct, type GoStruct } from "./template.js";
-import { humanSize } from "./units.js";
+import { humanSize } from "../../core/go-units.js";
 
 export interface ImageSummary {
   Id: string;

@@ -6,7 +6,7 @@
  */
 import { truncateId } from "./render.js";
 import { struct, type GoStruct } from "./template.js";
-import { bytesSize, humanSize } from "./units.js";
+import { bytesSize, humanSize } from "../../core/go-units.js";
 
 export interface StatsEntry {
   /** The container as asked for (a name, or the short id in the list of all). */

@@ -5,7 +5,7 @@
  */
 import { naturalLess } from "./network-context.js";
 import { struct, type GoStruct } from "./template.js";
-import { humanSize } from "./units.js";
+import { humanSize } from "../../core/go-units.js";
 
 export interface VolumeSummary {
   Name: string;

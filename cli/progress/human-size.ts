@@ -1,7 +1,7 @@
 /** Sizes and durations as the Docker CLI writes them in progress bars (go-units, Go's time.Duration). */
 
 // sizes: go-units' HumanSize, shared with the listings
-export { humanSize } from "../format/units.js";
+export { humanSize } from "../../core/go-units.js";
 
 /** Go's Duration.String for whole seconds: 0s, 45s, 1m5s, 2h0m3s. */
 export function goDuration(seconds: number): string {

@@ -6,7 +6,7 @@
  */
 import type { Command } from "../command.js";
 import { filtersJson } from "../format/filters.js";
-import { humanSize } from "../format/units.js";
+import { humanSize } from "../../core/go-units.js";
 import type { FlagSpec, FlagValue } from "../flags.js";
 import { confirm } from "./confirm.js";
 
@@ -35,7 +35,7 @@ export interface PruneKind {
 }
 
 /** Filters as JSON with the keys sorted, as the Go client encodes them. */
-export const encodeFilters = (filters: Filters): string | undefined =>
+const encodeFilters = (filters: Filters): string | undefined =>
   Object.keys(filters).length ? JSON.stringify(Object.fromEntries(Object.keys(filters).sort().map((k) => [k, filters[k]]))) : undefined;
 
 export function pruneCommand(kind: PruneKind): Command {

@@ -11,7 +11,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import type { Duplex } from "node:stream";
 
-export const DEFAULT_HOST = process.platform === "win32" ? "tcp://127.0.0.1:2376" : "unix:///var/run/engine.sock";
+const DEFAULT_HOST = process.platform === "win32" ? "tcp://127.0.0.1:2376" : "unix:///var/run/engine.sock";
 
 export type Target =
   | { proto: "unix"; path: string }
@@ -129,7 +129,7 @@ function tlsError(err: NodeJS.ErrnoException, target: { host: string; port: numb
 }
 
 /** Resolves once `socket` is connected; a failure names `where`. */
-export function opened(socket: Socket, where: string): Promise<Socket> {
+function opened(socket: Socket, where: string): Promise<Socket> {
   return new Promise((resolve, reject) => {
     socket.once("connect", () => resolve(socket));
     socket.once("error", (err: NodeJS.ErrnoException) => {

@@ -29,7 +29,7 @@ export interface HttpResponse {
   socket: Duplex;
 }
 
-export class ConnectionClosed extends Error {
+class ConnectionClosed extends Error {
   constructor(what: string) {
     super(`the connection closed ${what}`);
     this.name = "ConnectionClosed";

@@ -32,7 +32,7 @@ export interface Decoder {
 }
 
 /** Resolves once `stream` drains, or closes (a stream that is gone will never drain). */
-export function drained(stream: Writable | Readable): Promise<void> {
+function drained(stream: Writable | Readable): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       stream.off("drain", done);

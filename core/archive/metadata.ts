@@ -78,7 +78,7 @@ function ignorableXattrError(e: unknown): boolean {
 }
 
 /** Sets xattrs on `path` itself (never through a symlink: lsetxattr). */
-export function setXattrs(path: string, xattrs: [string, Buffer][]): void {
+function setXattrs(path: string, xattrs: [string, Buffer][]): void {
   for (const [name, value] of xattrs) {
     try {
       setAttributeSync(path, name, value);

@@ -42,7 +42,7 @@ async function run(nodes: NodeRequest[]): Promise<void> {
 }
 
 /** Makes `nodes` (mode 0, owned by root; the caller sets both after). */
-export async function makeNodes(nodes: NodeRequest[]): Promise<void> {
+async function makeNodes(nodes: NodeRequest[]): Promise<void> {
   for (let i = 0; i < nodes.length; i += BATCH) await run(nodes.slice(i, i + BATCH));
 }
 

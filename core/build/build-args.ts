@@ -11,7 +11,7 @@
  * - a given name that no `ARG` ever declared is reported at the end of the build.
  */
 
-export const PREDEFINED_ARGS: readonly string[] = [
+const PREDEFINED_ARGS: readonly string[] = [
   "HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "FTP_PROXY", "ftp_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy",
 ];
 

@@ -17,7 +17,7 @@ const diskShare = (total: number, percent: number) => (Math.floor((total * perce
  * then all of them, each under the space bounds. With no bound configured, the bounds are shares
  * of the data root's disk: 10% reserved, 80% the most used, 20% kept free.
  */
-export function defaultPolicy(bounds: SpaceBounds, diskTotal: number | undefined, now: number): PruneRule[] {
+function defaultPolicy(bounds: SpaceBounds, diskTotal: number | undefined, now: number): PruneRule[] {
   let b = bounds;
   if (!b.reservedSpace && !b.maxUsedSpace && !b.minFreeSpace) {
     b = diskTotal ? { reservedSpace: diskShare(diskTotal, 10), maxUsedSpace: diskShare(diskTotal, 80), minFreeSpace: diskShare(diskTotal, 20) } : { reservedSpace: 2e9, maxUsedSpace: 0, minFreeSpace: 0 };

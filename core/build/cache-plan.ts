@@ -30,7 +30,7 @@ export function keepBytes(total: number, diskFree: number, rule: PruneRule): num
  * scaled to 0..1, summed; the smallest goes first. Ranks rather than values, so that neither a
  * very old nor a very often used entry outweighs the other measure.
  */
-export function removalOrder(entries: readonly CacheEntry[]): CacheEntry[] {
+function removalOrder(entries: readonly CacheEntry[]): CacheEntry[] {
   const rank = (key: (e: CacheEntry) => number) => {
     const sorted = [...entries].sort((a, b) => key(a) - key(b));
     const ranks = new Map<CacheEntry, number>();

@@ -51,7 +51,7 @@ export interface PruneRule extends SpaceBounds {
 }
 
 /** The keys `POST /build/prune` takes in `filters` (moby's list; `label` is honoured here, Docker ignores it). */
-export const CACHE_FILTER_KEYS = ["until", "unused-for", "id", "parent", "type", "description", "inuse", "shared", "private", "label", "label!"] as const;
+const CACHE_FILTER_KEYS = ["until", "unused-for", "id", "parent", "type", "description", "inuse", "shared", "private", "label", "label!"] as const;
 
 /** An `until` value: a Go duration back from `now`, Unix seconds (`1700000000.5`) or a date; milliseconds. */
 function timeOf(raw: string, now: number): number | undefined {

@@ -88,7 +88,7 @@ function* scanWords(chars: string[], rules: WordRules): Generator<ScannedWord> {
  * 20.10); a lone "--" ends the flags. Quotes group, and a backslash (always \, whatever the escape
  * directive says) takes the next character as is.
  */
-export function extractBuilderFlags(line: string): { flags: string[]; rest: string } {
+function extractBuilderFlags(line: string): { flags: string[]; rest: string } {
   const chars = Array.from(line);
   const flags: string[] = [];
   for (const { word, start, end, kept } of scanWords(chars, { escape: "\\", keepQuoting: false, escapeInSingleQuotes: true })) {

@@ -65,7 +65,7 @@ export function goQuote(s: string): string {
 }
 
 /** The time package's own quoting in its parse errors: bytes of non-ASCII or control characters as \xNN. */
-export function timeQuote(s: string): string {
+function timeQuote(s: string): string {
   let out = '"';
   for (const ch of s) {
     const cp = ch.codePointAt(0)!;

@@ -17,7 +17,7 @@ const BAD_PATTERN = "syntax error in pattern";
 const REGEX_SYNTAX = /[\\^$.*+?()[\]{}|/]/;
 
 /** filepath.Match's syntax rules: every class closed and non-empty, no bare - or ] where a character belongs. */
-export function checkGlobSyntax(pattern: string): void {
+function checkGlobSyntax(pattern: string): void {
   const chars = Array.from(pattern);
   const bad = () => errors.buildIgnorePattern(BAD_PATTERN);
   // Go's getEsc: one class character (maybe escaped) that must be followed by something.

@@ -5,7 +5,7 @@
 import type { ContainerConfig } from "../images/image-config.js";
 import type { ContainerCreateConfig } from "./container-config.js";
 
-export function strSlice(v: string[] | string | null | undefined): string[] | undefined {
+function strSlice(v: string[] | string | null | undefined): string[] | undefined {
   if (v === undefined || v === null) return undefined;
   return typeof v === "string" ? [v] : v;
 }

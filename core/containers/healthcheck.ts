@@ -55,9 +55,9 @@ export interface HealthState {
 const SECOND_NS = 1e9;
 export const HEALTH_DEFAULTS = { interval: 30 * SECOND_NS, timeout: 30 * SECOND_NS, startPeriod: 0, startInterval: 5 * SECOND_NS, retries: 3 };
 /** Results kept in `State.Health.Log`. */
-export const MAX_HEALTH_LOG = 5;
+const MAX_HEALTH_LOG = 5;
 /** Bytes of a probe's output kept. */
-export const MAX_HEALTH_OUTPUT = 4096;
+const MAX_HEALTH_OUTPUT = 4096;
 /** Docker's containertypes.MinimumDuration: the shortest duration a check may give. */
 const MINIMUM_NS = 1e6;
 

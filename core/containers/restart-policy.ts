@@ -6,10 +6,10 @@
 import { errors } from "../errors.js";
 import type { HostConfig, RestartPolicy } from "./container-config.js";
 
-export const FIRST_DELAY_MS = 100;
-export const MAX_DELAY_MS = 60_000;
+const FIRST_DELAY_MS = 100;
+const MAX_DELAY_MS = 60_000;
 /** A run at least this long resets the back-off. */
-export const RESET_AFTER_MS = 10_000;
+const RESET_AFTER_MS = 10_000;
 
 const NAMES = ["", "no", "always", "unless-stopped", "on-failure"];
 

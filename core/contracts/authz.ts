@@ -24,7 +24,14 @@
  * - in-process: a module whose `apply` taps `hooks.authorizeRequest` / `authorizeResponse`
  *   (see `plugins/authz-readonly`); header names are Node's, lower case.
  * - out-of-process: a server speaking the authorization plugin protocol over HTTP (unix socket
- *   or TCP), found by name or spec file; `plugins/authz/README.md` describes the protocol.
+ *   or TCP), found by name or spec file; `host/authz-remote/README.md` describes the protocol.
+ *
+ * Lifecycle
+ *   at start, each `--authorization-plugin` is found (a name found nowhere stops the start) and
+ *   applied with authorization hooks of its own (host/authz-chain.ts) -> per request: request
+ *   check through the chain -> handler -> response check -> on a reload (SIGHUP) with another
+ *   list, the new chain is built and swapped in at once, and swapped back if the reload fails;
+ *   a request keeps the chain it arrived under.
  *
  * What a plugin never sees: the headers that carry credentials (`Authorization`,
  * `X-Registry-Auth`, `X-Registry-Config`) and the bodies of `/auth` (a login's password).

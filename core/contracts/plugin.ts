@@ -7,10 +7,13 @@
  * - kind: the driver family it belongs to; a daemon selects drivers of a kind by name
  *   (`--storage-driver overlay2` selects `storage.overlay2`).
  * - requires: ids of plugins that must be applied first; the loader loads them too.
- * - options: the namespaced options the plugin accepts (`overlay2.size`); the plugin validates
- *   their values, and a namespaced option no plugin declares is an error.
- * - capabilities: free-form words that say what optional abilities the plugin has, reported
- *   in `/info` and checked by callers instead of guessing.
+ * - options: the namespaced options the plugin accepts (`overlay2.size`), each with a line of
+ *   description. The host reads the storage plugins' declarations to refuse a `--storage-opt`
+ *   that belongs to another driver or to none (host/storage/option-owners.ts); the driver checks
+ *   the values, which it receives in its driver context (`StorageContext.options`).
+ * - capabilities: words in the manifest for people and tools that read it. The host does not
+ *   read them: the optional abilities it acts on are the `capabilities` of the driver object,
+ *   declared in each driver contract.
  *
  * Lifecycle
  * 1. resolve: the loader finds the module for a selected name (built-in folder
@@ -24,6 +27,18 @@
  * 4. apply: `apply(hooks, ctx)` taps hooks and nothing else. It must be cheap: heavy work
  *    (mounting, starting processes) waits for the hooks that call it.
  * 5. the daemon runs; on shutdown the `shutdown` hook lets plugins release what they hold.
+ *
+ * Errors
+ * A plugin throws a plain `Error` whose message says, in the operator's or client's terms, what
+ * is wrong ("unknown log opt 'x' for json-file log driver"); the host turns it into the
+ * catalogue error of the operation that called it (core/errors/*.ts): a 400 for a check of
+ * input (`validateOptions`, `checkNetwork`), the operation's own error otherwise (a volume
+ * driver's failed create is `ENGINE_ERR_VOLUME_DRIVER_FAILED`). A plugin that has the precise
+ * catalogue error for a case throws that instead (a storage driver's unknown option); where the
+ * host passes catalogue errors through, the client gets it unchanged. At daemon start (a storage
+ * driver's factory, the `start` hook) any throw stops the daemon with its message. What reaches
+ * the API unwrapped is a 500 with the message (`toEngineError`), so a check of client input
+ * must not rely on that.
  */
 import type { Logger } from "pino";
 import type { EngineHooks } from "../hooks.js";
@@ -65,7 +80,11 @@ export interface PluginContext {
   dataRoot: string;
   execRoot: string;
   host: HostFacts;
-  /** The values of this plugin's namespaced options, as given by the operator. */
+  /**
+   * The values of this plugin's namespaced options, from the loader's `optionsFor` when its
+   * caller gives one. The daemon gives none, so this is `{}`: drivers get their options in their
+   * driver context (`StorageContext.options`, a logger's `LoggerContext.options`).
+   */
   options: Record<string, string>;
 }
 

@@ -7,17 +7,18 @@
  *   default) or a runtime with its own supervisor shim (`{ runtimeType, options }`).
  * - bundle: a folder `<exec-root>/containers/<id>/bundle` holding `config.json`, the OCI
  *   runtime spec (1.0.x) of one container. The root filesystem is not copied into it: the spec's
- *   `root.path` names the folder where storage mounted the container's layer chain.
+ *   `root.path` names the folder where the host mounted the container's layer chain (the
+ *   storage driver's mount specifications).
  * - spec: the `config.json` object. The runtime plugin makes a complete base spec from the
  *   container's configuration, the image's and the daemon's defaults; then the spec passes
- *   through the `processSpec` waterfall hook, where each plugin changes what it owns (storage
- *   adds the root filesystem mounts, network sets the network namespace path, log nothing) and
- *   returns it. A tap never removes what another owns.
+ *   through the `processSpec` waterfall hook, where each tap changes what it owns (volumes their
+ *   mounts, network the network namespace and /etc files, devices the CDI devices; the list is
+ *   in core/hooks.ts) and returns it. A tap never removes what another owns.
  * - runtime arguments: global flags given before the command (`--root <state dir>`,
  *   `--systemd-cgroup`, an entry's `runtimeArgs`); `--no-pivot` for `create` with ENGINE_RAMDISK.
  *
  * Lifecycle of a container's run
- *   storage mounts the root filesystem -> the runtime driver writes the bundle (base spec,
+ *   the host mounts the root filesystem -> the runtime driver writes the bundle (base spec,
  *   `processSpec`, `config.json`) -> the supervisor has conmon run the runtime's `create`
  *   (namespaces and cgroup made, process waiting), then runs `start` -> `kill <signal>` (stop)
  *   -> exit (conmon writes the exit code) -> `delete` -> the bundle folder is removed and the

@@ -33,7 +33,6 @@ export const apiErrors = {
     (lateMs: number, limitMs: number) => `the daemon is overloaded: its event loop runs ${Math.round(lateMs)} ms late (the limit is ${limitMs} ms); try again later`,
   ),
   apiInternal: define("ENGINE_ERR_API_INTERNAL", 500, (detail: string) => detail),
-  apiNotImplemented: define("ENGINE_ERR_API_NOT_IMPLEMENTED", 501, (what: string) => `not implemented yet: ${what}`),
 
   // --- authorization ---
   authzBodyTooLarge: define(

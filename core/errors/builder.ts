@@ -2,7 +2,7 @@
 import { define, EngineError } from "./define.js";
 
 /** A failed RUN: Docker's message, and the command's exit code for the stream's `errorDetail.code`. */
-export class RunFailedError extends EngineError {
+class RunFailedError extends EngineError {
   constructor(readonly exitCode: number, message: string) {
     super("ENGINE_ERR_BUILD_RUN_FAILED", 400, message);
   }

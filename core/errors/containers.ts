@@ -123,5 +123,4 @@ export const containersErrors = {
   ),
   containerLinkNotOnDefault: define("ENGINE_ERR_CONTAINER_LINK_NOT_ON_DEFAULT", 409, (child: string) => `Cannot link to ${child}, as it does not belong to the default network`),
   containerLinkDefaultName: define("ENGINE_ERR_CONTAINER_LINK_DEFAULT_NAME", 409, () => "Conflict, cannot remove the default link name of the container"),
-  containerStatsUnavailable: define("ENGINE_ERR_CONTAINER_STATS_UNAVAILABLE", 500, (id: string, why: string) => `cannot read the statistics of container ${id}: ${why}`),
 } as const;

@@ -3,7 +3,7 @@
  * binaries) instead of running mount(8) and umount(8). A fork of the daemon costs its event loop
  * 15-35 ms (the kernel copies the page tables of a process of a hundred MB and more, whatever
  * thread asks), and a container's start and removal needed four of them; the system calls take
- * a fraction of a millisecond (bench/event-loop.mjs, issue 32). They run on koffi's worker
+ * a fraction of a millisecond (bench/event-loop.mjs measures both). They run on koffi's worker
  * threads all the same: unmounting an overlay syncs its upper file system, which took 570 ms
  * after a container had written 200 MB.
  *
@@ -42,7 +42,7 @@ const FLAG_WORDS: Record<string, number> = {
 };
 
 /** An error from a system call, with the errno's name as `code`, as Node's own fs errors have. */
-export class MountError extends Error {
+class MountError extends Error {
   constructor(
     readonly code: string,
     readonly errno: number,

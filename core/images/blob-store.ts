@@ -13,7 +13,7 @@ import { errors } from "../errors.js";
 import { PRIVATE_DIR, PRIVATE_FILE } from "../state-modes.js";
 import { syncDir, syncFile } from "../fs/durable-file.js";
 
-export const isDigest = (d: string) => /^sha256:[a-f0-9]{64}$/.test(d);
+const isDigest = (d: string) => /^sha256:[a-f0-9]{64}$/.test(d);
 
 export class BlobStore {
   private readonly dir: string;

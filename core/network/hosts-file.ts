@@ -10,7 +10,7 @@
 import { isIP } from "node:net";
 import { AddressError, addressFamily } from "./cidr.js";
 
-export const HOST_GATEWAY = "host-gateway";
+const HOST_GATEWAY = "host-gateway";
 
 const DEFAULT_IPV4: readonly [string, string][] = [["127.0.0.1", "localhost"]];
 const DEFAULT_IPV6: readonly [string, string][] = [

@@ -10,7 +10,7 @@ import { platformsOfKey } from "./option.js";
 import { definitionOf, optionNames, type OptionName, type Platform } from "./table.js";
 import { describeJson, ValueError } from "./value-types.js";
 
-export interface FileProblems {
+interface FileProblems {
   unknown: string[];
   otherPlatform: string[];
   invalid: string[];

@@ -13,7 +13,7 @@ export const inRootlessKit = (env: NodeJS.ProcessEnv): boolean => Boolean(env.RO
 const home = (env: NodeJS.ProcessEnv) => env.HOME || homedir();
 
 /** `$XDG_RUNTIME_DIR`, else systemd's `/run/user/<uid>` (rootless.ts refuses a start without the variable). */
-export function runtimeDir(env: NodeJS.ProcessEnv): string {
+function runtimeDir(env: NodeJS.ProcessEnv): string {
   return env.XDG_RUNTIME_DIR || `/run/user/${process.getuid?.() ?? 0}`;
 }
 

@@ -3,7 +3,7 @@
  * Flags (`daemon-args.ts`), `--help`, the configuration file's keys and types, defaults,
  * reload and the options `/info` reports all come from here; adding an option is one entry.
  */
-import type { OptionDefinition, Platform } from "./option.js";
+import type { OptionDefinition } from "./option.js";
 import { apiOptions } from "./table/api.js";
 import { daemonOptions } from "./table/daemon.js";
 import { networkOptions } from "./table/network.js";
@@ -28,11 +28,6 @@ export const optionNames = Object.keys(optionTable) as OptionName[];
 
 export function definitionOf(name: OptionName): OptionDefinition<unknown> {
   return optionTable[name] as OptionDefinition<unknown>;
-}
-
-/** Options whose key exists on this platform's daemon. */
-export function optionsFor(platform: Platform): OptionName[] {
-  return optionNames.filter((n) => definitionOf(n).platforms.includes(platform));
 }
 
 export type { OptionDefinition, OptionGroup, Platform } from "./option.js";

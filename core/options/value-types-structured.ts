@@ -73,7 +73,7 @@ export interface Ulimit {
 export type Ulimits = Record<string, Ulimit>;
 const validateUlimits = typia.createValidate<Ulimits>();
 
-export const ULIMIT_NAMES = [
+const ULIMIT_NAMES = [
   "core", "cpu", "data", "fsize", "locks", "memlock", "msgqueue", "nice", "nofile", "nproc", "rss", "rtprio", "rttime",
   "sigpending", "stack",
 ] as const;

@@ -9,7 +9,7 @@ import { errors } from "../errors.js";
 import { parseBytes } from "../options/value-types-structured.js";
 
 /** `value` in bytes, above 0; `invalid(why)` is the error otherwise. */
-export function positiveSize(value: string, invalid: (why: string) => Error): number {
+function positiveSize(value: string, invalid: (why: string) => Error): number {
   let bytes: number;
   try {
     bytes = parseBytes(value);

@@ -31,21 +31,21 @@ export interface Owner {
 }
 
 /** What the kernel shows inside a user namespace for an id its map does not cover (/proc/sys/kernel/overflowuid). */
-export const OVERFLOW_ID = 65534;
+const OVERFLOW_ID = 65534;
 
 /** An id of a tar entry that the map has no host id for. */
-export class UnmappedIdError extends Error {
+class UnmappedIdError extends Error {
   override name = "UnmappedIdError";
 }
 
 /** The host id of container id `id`, or undefined when no range covers it. */
-export function toHostId(ranges: readonly IdRange[], id: number): number | undefined {
+function toHostId(ranges: readonly IdRange[], id: number): number | undefined {
   for (const r of ranges) if (id >= r.containerID && id < r.containerID + r.size) return r.hostID + (id - r.containerID);
   return undefined;
 }
 
 /** The container id of host id `id`, or undefined when no range covers it. */
-export function toContainerId(ranges: readonly IdRange[], id: number): number | undefined {
+function toContainerId(ranges: readonly IdRange[], id: number): number | undefined {
   for (const r of ranges) if (id >= r.hostID && id < r.hostID + r.size) return r.containerID + (id - r.hostID);
   return undefined;
 }

@@ -20,7 +20,7 @@ export interface ApiDeps extends SystemRouteDeps {
   hooks: EngineHooks;
   log: Logger;
   load?: LoadLimits;
-  /** Extra routes (tests, later subsystems), registered after the shared machinery. */
+  /** The routes of each area (images, containers, networks...; tests add their own), registered after the shared machinery. */
   routes?: ((app: FastifyInstance) => void)[];
 }
 

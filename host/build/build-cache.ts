@@ -24,7 +24,7 @@ function sorted(v: unknown): unknown {
   return v;
 }
 
-export function sameStep(a: ContainerConfig | undefined, b: ContainerConfig): boolean {
+function sameStep(a: ContainerConfig | undefined, b: ContainerConfig): boolean {
   if (!a) return false;
   return KEYS.every((k) => sameValue(a[k], b[k]));
 }

@@ -34,7 +34,7 @@ export interface StepImage {
 }
 
 /** The history text of a step: its probe command, joined as Docker joins it. */
-export const createdBy = (c: ContainerConfig): string => (c.Cmd ?? []).join(" ");
+const createdBy = (c: ContainerConfig): string => (c.Cmd ?? []).join(" ");
 
 export async function commitStep(images: ImageStore, state: BuildState, step: StepImage): Promise<Image> {
   const tar = step.layerTar && !isEmptyTar(step.layerTar) ? step.layerTar : undefined;

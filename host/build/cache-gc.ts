@@ -17,7 +17,7 @@ import type { BuildCacheLedger } from "./cache-ledger.js";
 import { diskOf, type BuildCachePruner } from "./cache-prune.js";
 
 /** How often the policy runs without a build to prompt it. */
-export const GC_INTERVAL_MS = 3_600_000;
+const GC_INTERVAL_MS = 3_600_000;
 
 export interface CacheGcDeps {
   pruner: BuildCachePruner;

@@ -40,7 +40,7 @@ export interface CacheUse {
  * stage, a URL) as BuildKit's `source.local` records hold a context's files; every other step
  * (RUN, WORKDIR, the configuration's) is `regular`.
  */
-export function cacheTypeOf(createdBy: string): CacheType {
+function cacheTypeOf(createdBy: string): CacheType {
   return /#\(nop\) (COPY|ADD) /.test(createdBy) ? "source.local" : "regular";
 }
 

@@ -27,7 +27,7 @@ export interface CopyOwnership {
 }
 
 /** Whether `path` is a folder in the root (symlinks followed inside it). */
-export function isDirIn(root: ScopedRoot, path: string): boolean {
+function isDirIn(root: ScopedRoot, path: string): boolean {
   try {
     const r = root.resolve(path, { followLast: true });
     try {

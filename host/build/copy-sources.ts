@@ -29,7 +29,7 @@ export interface CopySource {
 const MAGIC = /[*?[\\]/;
 
 /** Go's `filepath.Match` on one path element. */
-export function matchElement(pattern: string, name: string): boolean {
+function matchElement(pattern: string, name: string): boolean {
   let re = "^";
   for (let i = 0; i < pattern.length; i++) {
     const ch = pattern[i];

@@ -52,7 +52,7 @@ export interface CommitOptions {
 }
 
 /** The full reference a commit tags, from `repo` and `tag` (`latest` when no tag is given); undefined without a repo. */
-export function commitReference(repo: string | undefined, tag: string | undefined): string | undefined {
+function commitReference(repo: string | undefined, tag: string | undefined): string | undefined {
   if (!repo) return undefined;
   const ref = parseReference(repo, null);
   if (ref.digest) throw errors.imageCommitToDigest();

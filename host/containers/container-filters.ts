@@ -12,7 +12,7 @@ import { labelsMatch } from "../api/filter-values.js";
 import { checkFilterKeys } from "../api/query.js";
 import { listItem } from "./container-view.js";
 
-export const CONTAINER_FILTER_KEYS = [
+const CONTAINER_FILTER_KEYS = [
   "id", "name", "status", "label", "ancestor", "health",
   "before", "since", "exited", "network", "volume", "publish", "expose", "is-task",
 ] as const;

@@ -35,7 +35,7 @@ export interface StatsSample {
   [key: string]: unknown;
 }
 
-export function emptyCpuStats(): CpuStats {
+function emptyCpuStats(): CpuStats {
   return { cpu_usage: { total_usage: 0, usage_in_kernelmode: 0, usage_in_usermode: 0 }, throttling_data: { periods: 0, throttled_periods: 0, throttled_time: 0 } };
 }
 

@@ -17,7 +17,7 @@ export interface TopResult {
 }
 
 /** Docker refuses arguments that would put another column under the PID title. */
-export function checkPsArgs(psArgs: string): void {
+function checkPsArgs(psArgs: string): void {
   for (const m of psArgs.matchAll(/\s+(\S*)=\s*(PID\S*)/g)) {
     if (m[1] !== "pid") throw errors.containerTopInvalidArgs(m[1], m[2]);
   }

@@ -4,6 +4,7 @@
  */
 import { dirname, join } from "node:path";
 import type { ContainerEndpoint, ContainerRecord, NetworkAttachment } from "../../core/containers/container-store.js";
+import { humanDuration } from "../../core/go-units.js";
 import { mountView } from "../volumes/volume-view.js";
 
 /** `{ port/proto: [{HostIp, HostPort}] | null }`: published ports, and exposed ones (null) of a running container. */
@@ -66,25 +67,7 @@ function networks(c: ContainerRecord): Record<string, Record<string, unknown>> {
   return mode === "none" || mode === "host" ? { [mode]: endpointSettings({ NetworkID: "" }, undefined) } : {};
 }
 
-/** Go's units.HumanDuration, which the Docker CLI and API use in statuses. */
-export function humanDuration(ms: number): string {
-  const s = Math.round(ms / 1000);
-  if (s < 1) return "Less than a second";
-  if (s === 1) return "1 second";
-  if (s < 60) return `${s} seconds`;
-  const m = Math.round(s / 60);
-  if (m === 1) return "About a minute";
-  if (m < 60) return `${m} minutes`;
-  const h = Math.round(s / 3600);
-  if (h === 1) return "About an hour";
-  if (h < 48) return `${h} hours`;
-  if (h < 24 * 7 * 2) return `${Math.round(h / 24)} days`;
-  if (h < 24 * 30 * 2) return `${Math.round(h / 24 / 7)} weeks`;
-  if (h < 24 * 365 * 2) return `${Math.round(h / 24 / 30)} months`;
-  return `${Math.round(h / 24 / 365)} years`;
-}
-
-export function statusText(c: ContainerRecord, now = Date.now()): string {
+function statusText(c: ContainerRecord, now = Date.now()): string {
   switch (c.State.Status) {
     case "created":
       return "Created";

@@ -22,8 +22,8 @@ export interface CreateChecksDeps {
   config: () => DaemonConfig;
 }
 
-export const SWAPPINESS_DISCARDED = "Your kernel does not support memory swappiness capabilities or the cgroup is not mounted. Memory swappiness discarded.";
-export const BLKIO_WEIGHT_DISCARDED = "Your kernel does not support Block I/O weight or the cgroup is not mounted. Weight discarded.";
+const SWAPPINESS_DISCARDED = "Your kernel does not support memory swappiness capabilities or the cgroup is not mounted. Memory swappiness discarded.";
+const BLKIO_WEIGHT_DISCARDED = "Your kernel does not support Block I/O weight or the cgroup is not mounted. Weight discarded.";
 
 /** Per-device block IO settings, the kernel facility each needs, and Docker's warning when it is missing. */
 const BLKIO_DEVICE_FIELDS = [
@@ -35,7 +35,7 @@ const BLKIO_DEVICE_FIELDS = [
 ] as const;
 
 /** Docker's order: what the kernel cannot apply is dropped (a warning) before its range is checked. */
-export function checkResources(hc: HostConfig, limits: CreateChecksDeps["limits"]): string[] {
+function checkResources(hc: HostConfig, limits: CreateChecksDeps["limits"]): string[] {
   const warnings: string[] = [];
   const adj = hc.OomScoreAdj ?? 0;
   if (adj < -1000 || adj > 1000) throw errors.containerInvalidResource(`Invalid value ${adj}, range for oom score adj is [-1000, 1000]`);
@@ -87,7 +87,7 @@ function referenced(containers: ContainerStore, ref: string): string {
 }
 
 /** `container:<ref>` modes recorded with the full id; VolumesFrom entries checked (kept as given). */
-export function resolveReferences(hc: HostConfig, containers: ContainerStore): void {
+function resolveReferences(hc: HostConfig, containers: ContainerStore): void {
   for (const key of ["PidMode", "IpcMode"] as const) {
     const mode = hc[key];
     if (typeof mode === "string" && mode.startsWith("container:")) hc[key] = `container:${referenced(containers, mode.slice("container:".length))}`;
@@ -100,7 +100,7 @@ export function resolveReferences(hc: HostConfig, containers: ContainerStore): v
 }
 
 /** The checks of one create; changes the request's HostConfig as it is to be recorded. */
-export function checkCreate(check: ContainerCreateCheck, deps: Omit<CreateChecksDeps, "hooks">): ContainerCreateCheck {
+function checkCreate(check: ContainerCreateCheck, deps: Omit<CreateChecksDeps, "hooks">): ContainerCreateCheck {
   const { request } = check;
   const hc = request.HostConfig;
   const warnings = checkResources(hc, deps.limits);

@@ -6,7 +6,7 @@
 import type { RuntimeDriver } from "../../core/contracts/runtime.js";
 import type { PluginHost } from "../plugins/driver-registry.js";
 
-export const RUNTIME_PLUGIN = "ocirun";
+const RUNTIME_PLUGIN = "ocirun";
 
 export function openRuntime(host: PluginHost): Promise<RuntimeDriver> {
   return host.drivers.driver("runtime", RUNTIME_PLUGIN, { context: () => ({ execRoot: host.execRoot }) });

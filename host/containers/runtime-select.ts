@@ -26,7 +26,7 @@ export interface SelectedRuntime {
 }
 
 /** The runtime types taken as the built-in runtime (runc through conmon). */
-export const OCIRUN_RUNTIME_TYPES: readonly string[] = ["io.supervisor.ocirun.v2", "io.containerd.runc.v2"];
+const OCIRUN_RUNTIME_TYPES: readonly string[] = ["io.supervisor.ocirun.v2", "io.containerd.runc.v2"];
 
 /** Global arguments of every OCI runtime (before the command): `--systemd-cgroup` with the systemd cgroup driver. */
 export function globalRuntimeArgs(config: DaemonConfig, host: RuleHost): string[] {

@@ -54,7 +54,7 @@ function withNamespace(spec: OciSpec, ns: OciNamespace): OciSpec {
 }
 
 /** The spec with the namespaces of the containers its PidMode and IpcMode name. */
-export async function shareNamespaces(spec: OciSpec, ctx: SpecContext, containers: ContainerStore): Promise<OciSpec> {
+async function shareNamespaces(spec: OciSpec, ctx: SpecContext, containers: ContainerStore): Promise<OciSpec> {
   let out = spec;
   if ((ctx.hostConfig.IpcMode || ctx.daemon["default-ipc-mode"]) === "shareable") out = await shareableShm(out, ctx);
   const pidOf = joined(ctx.hostConfig.PidMode);

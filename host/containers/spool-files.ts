@@ -19,7 +19,7 @@ import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { retiredSpools } from "../supervisor/spool.js";
 
 /** What newer files a follower holds at most (their sizes now). */
-export const MAX_AHEAD_BYTES = 32 * 1024 * 1024;
+const MAX_AHEAD_BYTES = 32 * 1024 * 1024;
 
 export interface OpenFile {
   fd: number;

@@ -31,7 +31,7 @@ export interface DevicesDeps {
 }
 
 /** `cdi-spec-dirs` as used: each cleaned, empty entries dropped (Docker's rule). */
-export function cdiSpecDirs(config: Pick<DaemonConfig, "cdi-spec-dir">): string[] {
+function cdiSpecDirs(config: Pick<DaemonConfig, "cdi-spec-dir">): string[] {
   return config["cdi-spec-dir"].filter((d) => d.trim() !== "").map((d) => posix.normalize(d).replace(/(.)\/+$/, "$1"));
 }
 
@@ -47,13 +47,13 @@ const isGpuRequest = (req: DeviceRequest) =>
   ["", "nvidia"].includes(req.Driver ?? "") && (req.Capabilities ?? []).some((set) => set.includes("gpu"));
 
 /** The CDI names of a `--gpus` request. */
-export function gpuDeviceIds(req: DeviceRequest): string[] {
+function gpuDeviceIds(req: DeviceRequest): string[] {
   const ids = req.DeviceIDs?.length ? req.DeviceIDs : req.Count === -1 ? ["all"] : Array.from({ length: Math.max(0, req.Count ?? 0) }, (_, i) => String(i));
   return ids.map((id) => `${GPU_KIND}=${id}`);
 }
 
 /** Applies every device request of a container to its spec; throws the start's error. */
-export async function applyDeviceRequests(
+async function applyDeviceRequests(
   spec: OciSpec, requests: readonly DeviceRequest[], daemon: DaemonConfig, cache: CdiCache,
 ): Promise<OciSpec> {
   let out = spec;

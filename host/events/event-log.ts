@@ -7,7 +7,7 @@
 import type { EngineEvent } from "../../core/events/event.js";
 import type { EngineHooks } from "../../core/hooks.js";
 
-export const EVENT_HISTORY = 1024;
+const EVENT_HISTORY = 1024;
 
 export class EventLog {
   private readonly history: EngineEvent[] = [];

@@ -53,7 +53,7 @@ export async function openImportSource(fromSrc: string, body: Readable): Promise
  * daemon's machine, another scheme, a host name that cannot be one) is the client's mistake,
  * told before anything is looked up.
  */
-export function importUrl(fromSrc: string): URL {
+function importUrl(fromSrc: string): URL {
   const invalid = (why: string) => errors.imageImportSourceInvalid(fromSrc, why);
   if (fromSrc.startsWith("/")) throw invalid("a path on the daemon's machine is no source");
   let url: URL;

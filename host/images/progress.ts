@@ -4,6 +4,8 @@
  * digest, or the tag), and for byte counts `progressDetail` with the `progress` bar text.
  */
 
+import { humanSize } from "../../core/go-units.js";
+
 export interface ProgressMessage {
   status?: string;
   progressDetail?: { current?: number; total?: number };
@@ -17,19 +19,6 @@ export interface ProgressMessage {
 }
 
 export type Emit = (message: ProgressMessage) => void;
-
-const UNITS = ["B", "kB", "MB", "GB", "TB", "PB"];
-
-/** Docker's human size: decimal units, four significant digits (`2.152MB`, `32.77kB`, `512B`). */
-export function humanSize(bytes: number): string {
-  let size = bytes;
-  let i = 0;
-  while (size >= 1000 && i < UNITS.length - 1) {
-    size /= 1000;
-    i++;
-  }
-  return `${Number(size.toPrecision(4))}${UNITS[i]}`;
-}
 
 /** `[=====>      ]  1.2MB/3.4MB`: fifty steps, the numbers padded to eight columns. */
 export function progressBar(current: number, total: number): string {

@@ -18,7 +18,7 @@ export interface MetricsServer {
 }
 
 /** `127.0.0.1:9323` or `[::1]:9323` (the option's check has already refused other shapes). */
-export function splitHostPort(addr: string): { host: string; port: number } {
+function splitHostPort(addr: string): { host: string; port: number } {
   const cut = addr.lastIndexOf(":");
   return { host: addr.slice(0, cut).replace(/^\[(.*)\]$/, "$1"), port: Number(addr.slice(cut + 1)) };
 }

@@ -426,7 +426,7 @@ function linkAliases(att: NetworkAttachment): { linkAliases?: Record<string, str
 }
 
 /** Docker's DNSNames: the container's name, its aliases, its short id and its hostname, once each. */
-export function dnsNames(c: ContainerRecord, aliases: readonly string[]): string[] {
+function dnsNames(c: ContainerRecord, aliases: readonly string[]): string[] {
   return [...new Set([c.Name.replace(/^\//, ""), ...aliases, c.Id.slice(0, 12), c.Config.Hostname ?? ""].filter((n) => n !== ""))];
 }
 
@@ -445,7 +445,7 @@ function macOf(ipv4: string | undefined): string {
 }
 
 /** The container's PortBindings (and, with PublishAllPorts, every exposed port) as requests. */
-export function portRequests(c: Pick<ContainerRecord, "Config" | "HostConfig">): PortRequest[] {
+function portRequests(c: Pick<ContainerRecord, "Config" | "HostConfig">): PortRequest[] {
   const out: PortRequest[] = [];
   const bindings = c.HostConfig.PortBindings ?? {};
   const keys = new Set(Object.keys(bindings));

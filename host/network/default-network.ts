@@ -18,7 +18,7 @@ import type { DaemonConfig } from "../../core/options/table.js";
 
 const exec = promisify(execFile);
 
-export const DEFAULT_BRIDGE = "engine0";
+const DEFAULT_BRIDGE = "engine0";
 
 async function ipJson(args: string[]): Promise<unknown[]> {
   try {

@@ -200,6 +200,6 @@ function modeNetworkSpec(id: string, name: string, driver: string): NetworkSpec 
 }
 
 /** The address management of a new network, from its subnets. */
-export function freshIpam(spec: NetworkSpec): NetworkIpam {
+function freshIpam(spec: NetworkSpec): NetworkIpam {
   return new NetworkIpam(spec.subnets.map((s) => ({ subnet: s.subnet, gateway: s.gateway, ...(s.ipRange ? { ipRange: s.ipRange } : {}), ...(s.auxAddresses ? { auxiliaryAddresses: s.auxAddresses } : {}) })));
 }

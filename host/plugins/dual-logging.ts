@@ -24,31 +24,31 @@ import { errors } from "../../core/errors.js";
 import { parseBytes } from "../../core/options/value-types-structured.js";
 
 export const CACHE_DRIVER = "json-file";
-export const CACHE_DIR = "container-cached";
+const CACHE_DIR = "container-cached";
 
 const CACHE_KEYS = ["cache-disabled", "cache-max-size", "cache-max-file", "cache-compress"];
 const TRUE = ["1", "t", "T", "TRUE", "true", "True"];
 const FALSE = ["0", "f", "F", "FALSE", "false", "False"];
 
 /** The options without the `cache-*` ones: what the driver itself is given. */
-export function withoutCacheOptions(options: Record<string, string>): Record<string, string> {
+function withoutCacheOptions(options: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(options).filter(([k]) => !CACHE_KEYS.includes(k)));
 }
 
 /** Docker's check of the cache options (only `cache-disabled` is checked). */
-export function validateCacheOptions(options: Record<string, string>): void {
+function validateCacheOptions(options: Record<string, string>): void {
   const v = options["cache-disabled"];
   if (v !== undefined && v !== "" && !TRUE.includes(v) && !FALSE.includes(v)) {
     throw new Error(`invalid value for option cache-disabled: ${v}`);
   }
 }
 
-export function cacheEnabled(options: Record<string, string>): boolean {
+function cacheEnabled(options: Record<string, string>): boolean {
   return !TRUE.includes(options["cache-disabled"] ?? "");
 }
 
 /** The cache's own options, in the cache driver's words; a value that does not parse keeps the default. */
-export function cacheOptions(options: Record<string, string>): Record<string, string> {
+function cacheOptions(options: Record<string, string>): Record<string, string> {
   let maxSize = "20m";
   let maxFile = 5;
   let compress = true;
@@ -68,7 +68,7 @@ export function cacheOptions(options: Record<string, string>): Record<string, st
 }
 
 /** What the cache driver is given for this container: its folder and its options. */
-export function cacheContext(ctx: LoggerContext): LoggerContext {
+function cacheContext(ctx: LoggerContext): LoggerContext {
   return { ...ctx, logDir: join(ctx.logDir, CACHE_DIR), options: cacheOptions(ctx.options) };
 }
 

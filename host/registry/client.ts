@@ -55,7 +55,7 @@ function describeCause(cause: Error): string {
   return inner && inner.message && !cause.message.includes(inner.message) ? `${cause.message}: ${inner.message}` : cause.message;
 }
 
-export const scopeOf = (repository: string, actions: readonly Action[]) => `repository:${repository}:${actions.join(",")}`;
+const scopeOf = (repository: string, actions: readonly Action[]) => `repository:${repository}:${actions.join(",")}`;
 
 export class RegistrySession {
   private challenge?: Challenge;

@@ -11,7 +11,7 @@ import { BlockList, isIP } from "node:net";
 import { DEFAULT_DOMAIN } from "../../core/images/reference.js";
 
 /** Docker Hub's registry API (the index name `docker.io` is not where its API lives). */
-export const HUB_REGISTRY = "registry-1.docker.io";
+const HUB_REGISTRY = "registry-1.docker.io";
 export const CERTS_DIR = "/etc/engine/certs.d";
 
 export interface Endpoint {
@@ -60,7 +60,7 @@ const inList = (list: BlockList, ip: string) => list.check(ip, isIP(ip) === 6 ? 
  * addresses are looked up (an IP literal is its own address) and checked against the CIDRs.
  * A name that does not resolve is secure: the connection will say what is wrong.
  */
-export async function isInsecure(host: string, settings: RegistrySettings): Promise<boolean> {
+async function isInsecure(host: string, settings: RegistrySettings): Promise<boolean> {
   if (host === DEFAULT_DOMAIN || host === HUB_REGISTRY) return false;
   const { cidrs, names } = insecureRules(settings.insecureRegistries);
   if (names.has(host)) return true;

@@ -35,7 +35,7 @@ const TIMEOUT_MS = 15_000;
 const MAX_ANSWER = 4 * 1024 * 1024;
 
 /** `ubuntu`, `team/app` -> Docker Hub; `host:5000/app`, `localhost/app` -> that registry. */
-export function splitSearchTerm(term: string): { domain: string; remote: string } {
+function splitSearchTerm(term: string): { domain: string; remote: string } {
   const slash = term.indexOf("/");
   const first = slash < 0 ? "" : term.slice(0, slash);
   if (slash < 0 || (!first.includes(".") && !first.includes(":") && first !== "localhost")) return { domain: DEFAULT_DOMAIN, remote: term };

@@ -20,14 +20,14 @@ export interface ProxySettings {
   noProxy: string;
 }
 
-export interface TlsFiles {
+interface TlsFiles {
   ca: string[];
   cert?: string;
   key?: string;
 }
 
 /** `certs.d/<host>/`: every `*.crt` is a CA; `x.cert` with `x.key` is the client's certificate. */
-export function certsDirFiles(host: string, root = CERTS_DIR): TlsFiles {
+function certsDirFiles(host: string, root = CERTS_DIR): TlsFiles {
   const dir = join(root, host);
   let names: string[];
   try {
@@ -51,7 +51,7 @@ function isLoopback(hostname: string): boolean {
 }
 
 /** Whether `no-proxy` exempts `host[:port]`. */
-export function proxyExempt(host: string, noProxy: string): boolean {
+function proxyExempt(host: string, noProxy: string): boolean {
   const hostname = hostnameOf(host).toLowerCase();
   if (isLoopback(hostname)) return true;
   for (const raw of noProxy.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean)) {
@@ -76,7 +76,7 @@ export function proxyExempt(host: string, noProxy: string): boolean {
 }
 
 /** The proxy URL for an endpoint, or undefined when it is reached directly. */
-export function proxyFor(url: URL, proxies: ProxySettings): string | undefined {
+function proxyFor(url: URL, proxies: ProxySettings): string | undefined {
   const proxy = url.protocol === "https:" ? proxies.https || proxies.http : proxies.http;
   if (!proxy || proxyExempt(url.host, proxies.noProxy)) return undefined;
   return proxy;

@@ -8,7 +8,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { errors } from "../../core/errors.js";
 
-export const DEFAULT_STORAGE_DRIVER = "overlay2";
+const DEFAULT_STORAGE_DRIVER = "overlay2";
 
 /** Built-in storage drivers: the `storage-<name>` folders among the built-in plugins. */
 export function builtinStorageDrivers(builtinDir: string): string[] {

@@ -41,7 +41,7 @@ export function execPaths(dir: string): ExecPaths {
   return { attachPath: join(dir, "attach"), ctlPath: join(dir, "ctl"), logPath: join(dir, "output.log"), exitDir: join(dir, "exits") };
 }
 
-export function execArgs(opts: StartExecOptions): string[] {
+function execArgs(opts: StartExecOptions): string[] {
   const p = execPaths(opts.dir);
   const args = [
     "--api-version", "1",

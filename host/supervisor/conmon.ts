@@ -22,7 +22,7 @@ import { readFile } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
 import { processAlive } from "../process-alive.js";
 
-export const CONMON = process.env.ENGINE_CONMON ?? "conmon";
+const CONMON = process.env.ENGINE_CONMON ?? "conmon";
 
 /** Where an OCI runtime keeps its state: enough to run `start`, `kill`, `delete`, `state`. */
 export interface RuntimeRef {
@@ -79,12 +79,12 @@ export function conmonPidfile(persistDir: string): string {
   return join(persistDir, "conmon.pid");
 }
 
-export function containerPidfile(persistDir: string): string {
+function containerPidfile(persistDir: string): string {
   return join(persistDir, "pidfile");
 }
 
 /** The conmon command line for a container; exported so the supervisor can log it. */
-export function conmonArgs(opts: StartContainerOptions): string[] {
+function conmonArgs(opts: StartContainerOptions): string[] {
   const args = [
     "--api-version", "1",
     "-c", opts.id,
@@ -369,7 +369,7 @@ export async function deleteContainer(rt: RuntimeRef, id: string): Promise<void>
  * tty, 2 = reopen the log file, e.g. after it was rotated away). Opened non-blocking: when no
  * conmon reads the FIFO any more this fails with ENXIO instead of hanging.
  */
-export function sendCtl(ctlPath: string, type: 1 | 2, height = 0, width = 0): void {
+function sendCtl(ctlPath: string, type: 1 | 2, height = 0, width = 0): void {
   const fd = openSync(ctlPath, fsConstants.O_WRONLY | fsConstants.O_NONBLOCK);
   try {
     writeSync(fd, `${type} ${height} ${width}\n`);

@@ -29,9 +29,9 @@ import { killPoint } from "../../core/kill-points.js";
 import { SpoolGuard } from "./spool-guard.js";
 
 /** The live file is rotated away once it has reached this size. */
-export const SPOOL_ROTATE_BYTES = 1024 * 1024;
+const SPOOL_ROTATE_BYTES = 1024 * 1024;
 /** Files the drain has read, kept for followers (see above). */
-export const SPOOL_RETAIN_BYTES = 4 * 1024 * 1024;
+const SPOOL_RETAIN_BYTES = 4 * 1024 * 1024;
 /** A reopen conmon has not acted on within this time (while it ran) is asked again. */
 const REOPEN_GRACE_MS = 2000;
 

@@ -12,7 +12,7 @@ import type { IdMap } from "../../core/userns/id-map.js";
 import { addRanges, idRangesOf, SUBGID_FILE, SUBUID_FILE } from "./subordinate-ids.js";
 
 /** The user (and group) `--userns-remap=default` stands for. */
-export const DEFAULT_REMAP_USER = "engine-remap";
+const DEFAULT_REMAP_USER = "engine-remap";
 
 export interface Account {
   name: string;
@@ -29,7 +29,7 @@ export interface RemapIdentity {
 const isId = (s: string) => /^\d+$/.test(s);
 
 /** One passwd or group entry by name or id, or undefined when there is none. */
-export function getent(db: "passwd" | "group", key: string): Account | undefined {
+function getent(db: "passwd" | "group", key: string): Account | undefined {
   let out: string;
   try {
     out = execFileSync("getent", [db, key], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 30_000 });

@@ -57,7 +57,7 @@ export function hostProbe(env: NodeJS.ProcessEnv): RootlessProbe {
 }
 
 /** Whether the process is in a user namespace other than the host's (whose map is the identity of every id). */
-export function inUserNamespace(uidMap: string): boolean {
+function inUserNamespace(uidMap: string): boolean {
   return !/^\s*0\s+0\s+4294967295\s*$/.test(uidMap);
 }
 

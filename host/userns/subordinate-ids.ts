@@ -13,7 +13,7 @@ export const SUBGID_FILE = "/etc/subgid";
 
 /** Size of the range the daemon gives the user it creates, and where it starts looking (Docker's values). */
 export const DEFAULT_RANGE_SIZE = 65536;
-export const FIRST_RANGE_START = 100000;
+const FIRST_RANGE_START = 100000;
 
 /** The kernel took at most 5 lines of uid_map before Linux 4.15; Docker uses the first five ranges, as here. */
 const MAX_RANGES = 5;
@@ -24,7 +24,7 @@ export interface SubordinateRange {
   count: number;
 }
 
-export class SubordinateFileError extends Error {
+class SubordinateFileError extends Error {
   override name = "SubordinateFileError";
 }
 

@@ -97,7 +97,7 @@ function volumeMount(name: string | undefined, dest: string, o: { driver: string
 }
 
 /** One `Binds` entry. */
-export function parseBind(raw: string, volumeDriver: string): PlannedMount {
+function parseBind(raw: string, volumeDriver: string): PlannedMount {
   const parts = raw.split(":");
   if (parts[0] === "" || parts.length > 3) throw errors.mountInvalidSpec(raw);
   let source = "";
@@ -131,7 +131,7 @@ export function parseBind(raw: string, volumeDriver: string): PlannedMount {
 }
 
 /** One `Mounts` entry (`--mount`). */
-export function parseMount(m: MountRequest): PlannedMount {
+function parseMount(m: MountRequest): PlannedMount {
   const type = m.Type ?? "";
   if (!["bind", "volume", "tmpfs"].includes(type)) {
     throw errors.mountInvalidConfig(type, type === "image" || type === "npipe" || type === "cluster" ? `mount type ${type} is not supported by this engine` : "mount type unknown");

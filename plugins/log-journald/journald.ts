@@ -13,7 +13,7 @@ export { validateJournaldOptions } from "./options.js";
 export { checkFieldName, encodeEntry, sanitizeKey, type JournalFields } from "./protocol.js";
 export { containerFields, createJournaldLogger, JournaldWriter, JOURNAL_SOCKET } from "./writer.js";
 
-export const DRIVER_NAME = "journald";
+const DRIVER_NAME = "journald";
 
 export function createJournaldLogDriver(): LogDriver {
   return {

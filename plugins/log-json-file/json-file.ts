@@ -24,7 +24,7 @@ export { logPath } from "./files.js";
 export { createJsonFileLogger, JsonFileWriter } from "./writer.js";
 export { createJsonFileReader, JsonFileReader, type JsonFileReaderOptions } from "./reader.js";
 
-export const DRIVER_NAME = "json-file";
+const DRIVER_NAME = "json-file";
 
 /** The driver the daemon gets from the `createLogDriver` hook for `json-file`. */
 export function createJsonFileLogDriver(): LogDriver {

@@ -3,9 +3,9 @@
  * since/until, stream selection) and a follow that survives the writer's rotations; it shares
  * only the file names and the line format with the writer (see README.md, Reading).
  */
-import { watch, type FSWatcher } from "node:fs";
-import { open, stat } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import type { LoggerContext, LogMessage, LogReader, ReadOptions } from "../../core/contracts/log.js";
+import { LogFollowWaker, logFileFate } from "../../core/log-follow.js";
 import { logFileName, logPath, missingOk, openRotated } from "./files.js";
 import { dateToNs, decodeEntry } from "./format.js";
 import { Cursor, lastLineEnd, lastLines, linesOf } from "./lines.js";
@@ -89,30 +89,11 @@ export class JsonFileReader implements LogReader {
       if (!opts.follow) return;
 
       // --- follow ---
-      let producerDone = false;
-      let dirty = false;
-      let wakeUp: (() => void) | undefined;
-      const wake = () => {
-        dirty = true;
-        wakeUp?.();
-      };
-      opts.producerDone?.then(
-        () => ((producerDone = true), wake()),
-        () => ((producerDone = true), wake()),
-      );
-      signal?.addEventListener("abort", wake, { once: true });
-      let watcher: FSWatcher | undefined;
-      try {
-        watcher = watch(this.ctx.logDir, { persistent: false }, wake);
-        watcher.on("error", () => {});
-      } catch {
-        // No directory yet, or no inotify: polling alone.
-      }
+      const waker = new LogFollowWaker(this.ctx.logDir, opts);
       try {
         for (;;) {
           if (signal?.aborted) return;
-          const doneBefore = producerDone;
-          dirty = false;
+          const doneBefore = waker.beginRound();
           if (!cur) {
             const fh = await missingOk(open(this.path, "r"));
             if (fh) cur = new Cursor(fh);
@@ -120,17 +101,16 @@ export class JsonFileReader implements LogReader {
           if (cur) {
             yield* emit(cur.drain());
             if (signal?.aborted) return;
-            const now = await stat(this.path).catch(() => undefined);
-            const mine = await cur.fh.stat();
-            if (!now || now.ino !== mine.ino || now.dev !== mine.dev) {
-              // Rotated (renamed to .1, maybe being gzipped): the open handle still reads the
-              // old file; take what the writer put there last, then move to the new file.
+            const { fate, present } = await logFileFate(this.path, cur.fh, cur.pos);
+            if (fate === "rotated") {
+              // Renamed to .1, maybe being gzipped: the open handle still reads the old file;
+              // take what the writer put there last, then move to the new file.
               yield* emit(cur.drain());
               if (signal?.aborted) return;
               await cur.fh.close();
               cur = undefined;
-              if (now) continue;
-            } else if (now.size < cur.pos) {
+              if (present) continue;
+            } else if (fate === "truncated") {
               // Truncated in place (max-file 1): start again from the top.
               cur.pos = 0;
               cur.pending = Buffer.alloc(0);
@@ -139,20 +119,10 @@ export class JsonFileReader implements LogReader {
           }
           if (doneBefore) return;
           if (opts.until && Date.now() > opts.until.getTime()) return;
-          if (!dirty) {
-            await new Promise<void>((res) => {
-              const timer = setTimeout(res, this.pollInterval);
-              wakeUp = () => {
-                clearTimeout(timer);
-                res();
-              };
-            });
-            wakeUp = undefined;
-          }
+          await waker.wait(this.pollInterval);
         }
       } finally {
-        watcher?.close();
-        signal?.removeEventListener("abort", wake);
+        waker.close();
       }
     } finally {
       for (const f of rotated) await f.fh.close().catch(() => {});

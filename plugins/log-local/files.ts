@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 
-export const LOG_FOLDER = "local-logs";
+const LOG_FOLDER = "local-logs";
 export const LOG_FILE = "container.log";
 export const FOLDER_MODE = 0o700;
 export const FILE_MODE = 0o640;

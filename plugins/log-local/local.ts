@@ -17,7 +17,7 @@ export { logPath } from "./files.js";
 export { createLocalLogger, LocalWriter } from "./writer.js";
 export { createLocalReader, LocalReader, type LocalReaderOptions } from "./reader.js";
 
-export const DRIVER_NAME = "local";
+const DRIVER_NAME = "local";
 
 export function createLocalLogDriver(): LogDriver {
   return {

@@ -8,8 +8,8 @@ import { goAtoi, goFromHumanSize, goParseBool } from "../../core/options/go-valu
 
 const KNOWN_OPTIONS = new Set(["max-size", "max-file", "compress", ...COMMON_LOG_OPTIONS]);
 
-export const DEFAULT_MAX_SIZE = 20 * 1024 * 1024;
-export const DEFAULT_MAX_FILE = 5;
+const DEFAULT_MAX_SIZE = 20 * 1024 * 1024;
+const DEFAULT_MAX_FILE = 5;
 
 export interface LocalConfig {
   /** Bytes at which the file rotates (before the next write); 0 rotates before every write. */

@@ -27,7 +27,7 @@ export interface LogEntry {
 }
 
 /** The bytes around each record: its length, big-endian. */
-export const FRAME = 4;
+const FRAME = 4;
 
 /** Larger than any record a logger writes (a line is at most conmon's 8 KiB piece, or Docker's 16 KiB): a length above it is damage. */
 const MAX_RECORD = 1024 * 1024;

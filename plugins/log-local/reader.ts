@@ -4,11 +4,11 @@
  * `until`, stream selection, and a follow that survives the writer's rotations (it keeps the
  * open file: after a rename it reads what was written there last, then opens the new file).
  */
-import { watch, type FSWatcher } from "node:fs";
-import { open, readdir, stat, type FileHandle } from "node:fs/promises";
+import { open, readdir, type FileHandle } from "node:fs/promises";
 import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
 import type { LoggerContext, LogMessage, LogReader, ReadOptions } from "../../core/contracts/log.js";
+import { LogFollowWaker, logFileFate } from "../../core/log-follow.js";
 import { dateToNs } from "../../core/rfc3339-nano.js";
 import { LOG_FILE, logFolder, logPath } from "./files.js";
 import { splitRecords, type LogEntry } from "./proto.js";
@@ -186,30 +186,11 @@ export class LocalReader implements LogReader {
     emit: (entries: LogEntry[]) => Generator<LogMessage>,
   ): AsyncGenerator<LogMessage> {
     const signal = opts.signal;
-    let producerDone = false;
-    let dirty = false;
-    let wakeUp: (() => void) | undefined;
-    const wake = () => {
-      dirty = true;
-      wakeUp?.();
-    };
-    opts.producerDone?.then(
-      () => ((producerDone = true), wake()),
-      () => ((producerDone = true), wake()),
-    );
-    signal?.addEventListener("abort", wake, { once: true });
-    let watcher: FSWatcher | undefined;
-    try {
-      watcher = watch(this.folder, { persistent: false }, wake);
-      watcher.on("error", () => {});
-    } catch {
-      // No folder yet, or no inotify: polling alone.
-    }
+    const waker = new LogFollowWaker(this.folder, opts);
     try {
       for (;;) {
         if (signal?.aborted) return;
-        const doneBefore = producerDone;
-        dirty = false;
+        const doneBefore = waker.beginRound();
         if (!getCur()) {
           const fh = await open(this.path, "r").catch(enoent);
           if (fh) setCur(new Cursor(fh));
@@ -218,15 +199,14 @@ export class LocalReader implements LogReader {
         if (cur) {
           for await (const batch of cur.drain()) yield* emit(batch);
           if (signal?.aborted) return;
-          const now = await stat(this.path).catch(enoent);
-          const mine = await cur.fh.stat();
-          if (!now || now.ino !== mine.ino || now.dev !== mine.dev) {
-            // Rotated: the open handle still reads the old file; take its last records, then move on.
+          const { fate, present } = await logFileFate(this.path, cur.fh, cur.pos);
+          if (fate === "rotated") {
+            // The open handle still reads the old file; take its last records, then move on.
             for await (const batch of cur.drain()) yield* emit(batch);
             await cur.fh.close();
             setCur(undefined);
-            if (now) continue;
-          } else if (now.size < cur.pos) {
+            if (present) continue;
+          } else if (fate === "truncated") {
             // Truncated in place (one file kept): from the top again.
             cur.pos = 0;
             cur.pending = Buffer.alloc(0);
@@ -235,20 +215,10 @@ export class LocalReader implements LogReader {
         }
         if (doneBefore) return;
         if (opts.until && Date.now() > opts.until.getTime()) return;
-        if (!dirty) {
-          await new Promise<void>((res) => {
-            const timer = setTimeout(res, this.pollInterval);
-            wakeUp = () => {
-              clearTimeout(timer);
-              res();
-            };
-          });
-          wakeUp = undefined;
-        }
+        await waker.wait(this.pollInterval);
       }
     } finally {
-      watcher?.close();
-      signal?.removeEventListener("abort", wake);
+      waker.close();
     }
   }
 }

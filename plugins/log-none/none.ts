@@ -6,7 +6,7 @@
  */
 import type { LogDriver, LogWriter } from "../../core/contracts/log.js";
 
-export const DRIVER_NAME = "none";
+const DRIVER_NAME = "none";
 
 /** A logger that drops every message; writes after close are refused as the contract says. */
 export function createNoneLogger(containerId: string): LogWriter {

@@ -14,7 +14,7 @@ export { validateSyslogOptions, parseAddress, parseFacility, parseFormat } from 
 export { formatMessage, frame, rfc3339, stamp } from "./format.js";
 export { createSyslogLogger, SyslogWriter } from "./writer.js";
 
-export const DRIVER_NAME = "syslog";
+const DRIVER_NAME = "syslog";
 
 export function createSyslogLogDriver(): LogDriver {
   return {

@@ -17,7 +17,7 @@ export interface RunOptions {
 /** Runs `file args` and resolves with its stdout; rejects with its stderr in the message. */
 export type CommandRunner = (file: string, args: readonly string[], opts?: RunOptions) => Promise<string>;
 
-export class CommandError extends Error {
+class CommandError extends Error {
   constructor(
     readonly command: string,
     readonly stderr: string,

@@ -20,7 +20,7 @@ export const RCODE_NOTIMP = 4;
 export const RCODE_REFUSED = 5;
 
 /** Docker answers its own records with this TTL; clients cache them as long. */
-export const OWN_TTL = 600;
+const OWN_TTL = 600;
 /** Without EDNS a UDP answer must fit in 512 bytes (RFC 1035 4.2.1). */
 export const CLASSIC_UDP_SIZE = 512;
 /** What we tell EDNS clients we accept: the size DNS flag day 2020 settled on. */
@@ -28,7 +28,7 @@ const OUR_EDNS_SIZE = 1232;
 const MAX_NAME_LENGTH = 255;
 const HEADER_LENGTH = 12;
 
-export class DnsFormatError extends Error {
+class DnsFormatError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "DnsFormatError";
@@ -253,7 +253,7 @@ export function addressBytes(address: string): Buffer {
 }
 
 /** The name a PTR query for `address` asks about, lower case, without the trailing dot. */
-export function reverseName(bytes: Buffer): string {
+function reverseName(bytes: Buffer): string {
   if (bytes.length === 4) return `${[...bytes].reverse().join(".")}.in-addr.arpa`;
   const nibbles = [...bytes].flatMap((b) => [(b >> 4).toString(16), (b & 0x0f).toString(16)]);
   return `${nibbles.reverse().join(".")}.ip6.arpa`;

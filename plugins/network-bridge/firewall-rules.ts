@@ -84,7 +84,7 @@ const TAG = /^[a-z0-9]{6,8}$/;
 const IFNAME = /^[A-Za-z0-9_.-]{1,15}$/;
 const PROTOS = new Set(["tcp", "udp", "sctp"]);
 
-export function checkTag(tag: string): void {
+function checkTag(tag: string): void {
   if (!TAG.test(tag)) throw new Error(`firewall tag must be 6 to 8 lowercase letters or digits, got ${JSON.stringify(tag)}`);
 }
 
@@ -127,13 +127,13 @@ function expandV6(address: string): number[] {
 }
 
 /** The compressed lowercase form (RFC 5952) that iptables prints. */
-export function canonicalAddress(address: string): string {
+function canonicalAddress(address: string): string {
   if (familyOf(address) === 4) return address;
   return new URL(`http://[${address}]/`).hostname.slice(1, -1);
 }
 
 /** "172.18.0.5/16" → "172.18.0.0/16": iptables keeps only the network part. */
-export function canonicalCidr(cidr: string): string {
+function canonicalCidr(cidr: string): string {
   const slash = cidr.indexOf("/");
   const address = slash < 0 ? cidr : cidr.slice(0, slash);
   const family = familyOf(address);
@@ -206,7 +206,7 @@ export function baseRules(tag: string, family: Family): Rule[] {
 }
 
 /** The subnets of `n` in `family`, canonical. */
-export function subnetsOf(n: NetworkRules, family: Family): string[] {
+function subnetsOf(n: NetworkRules, family: Family): string[] {
   return n.subnets.filter((s) => familyOf(s.split("/")[0]) === family).map(canonicalCidr);
 }
 

@@ -23,7 +23,7 @@ interface IpLink {
 }
 
 /** The interface `name` as `ip -j -d addr show` sees it, or undefined. */
-export async function linkInfo(run: CommandRunner, name: string): Promise<IpLink | undefined> {
+async function linkInfo(run: CommandRunner, name: string): Promise<IpLink | undefined> {
   try {
     const out = await run("ip", ["-j", "-d", "addr", "show", "dev", name]);
     return (JSON.parse(out) as IpLink[])[0];
@@ -33,7 +33,7 @@ export async function linkInfo(run: CommandRunner, name: string): Promise<IpLink
 }
 
 /** The global-scope addresses of an interface, CIDR form. */
-export function addressesOf(link: IpLink | undefined, family: "inet" | "inet6"): string[] {
+function addressesOf(link: IpLink | undefined, family: "inet" | "inet6"): string[] {
   return (link?.addr_info ?? []).filter((a) => a.family === family && a.scope !== "link").map((a) => `${a.local}/${a.prefixlen}`);
 }
 

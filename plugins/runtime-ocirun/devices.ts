@@ -61,7 +61,7 @@ function walk(dir: string, dest: string, skip: (name: string, full: string) => b
  * One `--device`: a device node (a symbolic link to one is followed), or a folder whose device
  * nodes all come, under PathInContainer. The rules give each CgroupPermissions.
  */
-export function devicesFromPath(m: HostDevice, permissions = m.CgroupPermissions ?? "rwm"): { devices: OciDevice[]; rules: OciDeviceRule[] } {
+function devicesFromPath(m: HostDevice, permissions = m.CgroupPermissions ?? "rwm"): { devices: OciDevice[]; rules: OciDeviceRule[] } {
   const host = m.PathOnHost;
   const dest = m.PathInContainer || host;
   let st: BigIntStats;
@@ -80,7 +80,7 @@ export function devicesFromPath(m: HostDevice, permissions = m.CgroupPermissions
 const RULE = /^([acb]) ([0-9]+|\*):([0-9]+|\*) ([rwm]{1,3})$/;
 
 /** One `--device-cgroup-rule` (`c 1:3 rwm`, `b *:* r`, `a *:* rwm`); `*` is -1 in the spec, as Docker writes it. */
-export function parseCgroupRule(rule: string): OciDeviceRule {
+function parseCgroupRule(rule: string): OciDeviceRule {
   const m = RULE.exec(rule);
   if (!m) throw errors.containerDeviceRuleInvalid(rule);
   const num = (s: string) => (s === "*" ? -1 : Number(s));
@@ -91,7 +91,7 @@ export function parseCgroupRule(rule: string): OciDeviceRule {
 const HOST_DEV_SKIP = new Set(["pts", "shm", "fd", "mqueue", ".lxc", ".lxd-mounts", ".udev"]);
 
 /** Every char and block device of the host's /dev, at the same path. */
-export function hostDevices(root = "/dev"): OciDevice[] {
+function hostDevices(root = "/dev"): OciDevice[] {
   return walk(root, "/dev", (name, full) => (posix.dirname(full) === root && HOST_DEV_SKIP.has(name)) || full === `${root}/console`);
 }
 

@@ -6,7 +6,7 @@
  * Wiring: `apply` taps `hooks.createRuntime.for("ocirun")` with the driver
  * (core/contracts/runtime.ts). The daemon calls the driver's `writeBundle(ctx, processSpec)`
  * when it starts a container, `processSpec` being its `hooks.processSpec` waterfall, which
- * storage and network tap. The base spec is the start of the waterfall, not a tap, so that no
+ * volumes, shared namespaces, network and devices tap (core/hooks.ts). The base spec is the start of the waterfall, not a tap, so that no
  * plugin order can put a tap before it.
  */
 import type { EnginePlugin } from "../../core/contracts/plugin.js";

@@ -15,7 +15,7 @@ export const INIT_DESTINATION = "/sbin/docker-init";
  * Names looked up on PATH when `--init-path` is empty, in order: Docker's own name, then
  * Debian's static tini (an image may have no libc), then tini.
  */
-export const INIT_NAMES = ["docker-init", "tini-static", "tini"] as const;
+const INIT_NAMES = ["docker-init", "tini-static", "tini"] as const;
 
 /** `--init-path`, else the first of INIT_NAMES found executable on PATH; undefined when none is. */
 export function findInit(initPath: string, pathEnv: string = process.env.PATH ?? ""): string | undefined {

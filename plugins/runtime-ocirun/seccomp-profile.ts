@@ -20,7 +20,7 @@ const ENOSYS = 38;
 const CLONE_NAMESPACE_FLAGS = 0x7e020000;
 
 /** Syscalls allowed on every architecture (names unknown to an architecture are skipped by the runtime). */
-export const ALLOWED_SYSCALLS: readonly string[] = [
+const ALLOWED_SYSCALLS: readonly string[] = [
   "accept", "accept4", "access", "adjtimex", "alarm", "arch_prctl", "bind", "brk", "cachestat", "capget", "capset",
   "chdir", "chmod", "chown", "chown32", "clock_adjtime", "clock_adjtime64", "clock_getres", "clock_getres_time64",
   "clock_gettime", "clock_gettime64", "clock_nanosleep", "clock_nanosleep_time64", "close", "close_range", "connect",

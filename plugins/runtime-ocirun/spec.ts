@@ -16,7 +16,7 @@ import { resolveDevices } from "./devices.js";
 import { applyInit } from "./init.js";
 import { builtinSeccompProfile, seccompArchitectures } from "./seccomp-profile.js";
 
-export const OCI_VERSION = "1.0.2";
+const OCI_VERSION = "1.0.2";
 export const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /** Every capability Linux knows (to CAP_CHECKPOINT_RESTORE, 5.9). */
@@ -40,10 +40,10 @@ export const DEFAULT_MASKED_PATHS: readonly string[] = [
   "/sys/devices/virtual/powercap",
 ];
 
-export const DEFAULT_READONLY_PATHS: readonly string[] = ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"];
+const DEFAULT_READONLY_PATHS: readonly string[] = ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"];
 
 /** The device cgroup rules after "deny all": runc's and Docker's default allow list. */
-export const DEFAULT_DEVICE_RULES: readonly OciDeviceRule[] = [
+const DEFAULT_DEVICE_RULES: readonly OciDeviceRule[] = [
   { allow: true, type: "c", access: "m" }, // mknod of any character device
   { allow: true, type: "b", access: "m" }, // and any block device
   { allow: true, type: "c", major: 1, minor: 3, access: "rwm" }, // /dev/null
@@ -83,7 +83,7 @@ export { mergeEnv };
  * container's environment over them (the request's, then the image's it leaves;
  * core/containers/command.ts). A bare `NAME` in the request unsets NAME: the image's, and a default's.
  */
-export function resolveEnv(ctx: Pick<SpecContext, "config" | "imageConfig" | "linkEnv">, hostname: string): string[] {
+function resolveEnv(ctx: Pick<SpecContext, "config" | "imageConfig" | "linkEnv">, hostname: string): string[] {
   // the record's Env already holds the image's entries it keeps: merging again changes nothing
   const env = createEnv(ctx.imageConfig.Env ?? [], ctx.config.Env ?? []);
   const defaults = [`PATH=${DEFAULT_PATH}`, `HOSTNAME=${hostname}`, ...(ctx.config.Tty ? ["TERM=xterm"] : []), ...(ctx.linkEnv ?? [])];
@@ -96,7 +96,7 @@ export function resolveEnv(ctx: Pick<SpecContext, "config" | "imageConfig" | "li
  * The host path of `path` inside `root`, with symbolic links resolved as if `root` were `/`
  * (an image's /etc/passwd that links to `/../../etc/shadow` stays inside the image).
  */
-export function pathInRoot(root: string, path: string): string {
+function pathInRoot(root: string, path: string): string {
   const parts = posix.normalize(`/${path}`).split("/").filter(Boolean);
   const done: string[] = [];
   let links = 0;
@@ -240,7 +240,7 @@ export function resolveCapabilities(capAdd: readonly string[] = [], capDrop: rea
 // --- rlimits -----------------------------------------------------------------------------------
 
 /** `--default-ulimit` values, each replaced by the container's own of the same name. */
-export function resolveRlimits(
+function resolveRlimits(
   defaults: Record<string, ContainerUlimit>, own: readonly ContainerUlimit[] = [],
 ): { type: string; hard: number; soft: number }[] {
   const byName = new Map<string, ContainerUlimit>();
@@ -265,12 +265,12 @@ function securityFlag(securityOpt: readonly string[], name: string, otherwise: b
 }
 
 /** `no-new-privileges` from SecurityOpt (`no-new-privileges`, `:true`, `=false`), else the daemon's. */
-export function resolveNoNewPrivileges(securityOpt: readonly string[], daemonDefault: boolean): boolean {
+function resolveNoNewPrivileges(securityOpt: readonly string[], daemonDefault: boolean): boolean {
   return securityFlag(securityOpt, "no-new-privileges", daemonDefault);
 }
 
 /** A profile in Docker's form (archMap, names, includes/excludes) or the OCI form, as the OCI form. */
-export function toOciSeccomp(profile: Record<string, unknown>, caps: readonly string[], arch = process.arch): OciSeccomp {
+function toOciSeccomp(profile: Record<string, unknown>, caps: readonly string[], arch = process.arch): OciSeccomp {
   const p = profile as {
     defaultAction?: string; defaultErrnoRet?: number; architectures?: string[]; flags?: string[];
     archMap?: { architecture: string; subArchitectures?: string[] }[];
@@ -309,7 +309,7 @@ export function toOciSeccomp(profile: Record<string, unknown>, caps: readonly st
 }
 
 /** `seccomp=unconfined` or `seccomp=<profile JSON>` in SecurityOpt, else `--seccomp-profile` (builtin, unconfined, a path). */
-export function resolveSeccomp(securityOpt: readonly string[], daemonProfile: string, caps: readonly string[]): OciSeccomp | undefined {
+function resolveSeccomp(securityOpt: readonly string[], daemonProfile: string, caps: readonly string[]): OciSeccomp | undefined {
   const own = [...securityOpt].reverse().find((o) => /^seccomp[:=]/.test(o));
   if (own !== undefined) {
     const value = own.slice("seccomp=".length);
@@ -334,7 +334,7 @@ export function resolveSeccomp(securityOpt: readonly string[], daemonProfile: st
  * one without is relative to the runtime's own cgroup (which it inherits from the daemon).
  * systemd: `<slice>:engine:<id>`, the parent being a slice name.
  */
-export function resolveCgroupsPath(ctx: Pick<SpecContext, "containerId" | "hostConfig" | "daemon" | "host">): string {
+function resolveCgroupsPath(ctx: Pick<SpecContext, "containerId" | "hostConfig" | "daemon" | "host">): string {
   const driver = cgroupDriverOf(ctx.daemon, ctx.host);
   const parent = ctx.hostConfig.CgroupParent || cgroupParentOf(ctx.daemon, ctx.host);
   if (driver === "systemd") {
@@ -352,7 +352,7 @@ export function resolveCgroupsPath(ctx: Pick<SpecContext, "containerId" | "hostC
  * devices: deny all, then the default allow list, then the rules of `--device` and
  * `--device-cgroup-rule` (all when privileged).
  */
-export function resolveResources(hc: SpecContext["hostConfig"], deviceRules: readonly OciDeviceRule[] = []): OciResources {
+function resolveResources(hc: SpecContext["hostConfig"], deviceRules: readonly OciDeviceRule[] = []): OciResources {
   const r: OciResources = {
     devices: hc.Privileged ? [{ allow: true, access: "rwm" }] : [{ allow: false, access: "rwm" }, ...DEFAULT_DEVICE_RULES.map((d) => ({ ...d })), ...deviceRules],
   };

@@ -10,7 +10,7 @@ import { promisify } from "node:util";
 const run = promisify(execFile);
 
 /** A btrfs command that failed; `detail` is what btrfs printed (its `ERROR: ` prefix removed). */
-export class BtrfsCommandError extends Error {
+class BtrfsCommandError extends Error {
   constructor(
     readonly args: readonly string[],
     readonly detail: string,
@@ -48,12 +48,12 @@ export async function snapshotSubvolume(source: string, path: string): Promise<v
 }
 
 /** The id of the subvolume that holds `path`. */
-export async function subvolumeId(path: string): Promise<number> {
+async function subvolumeId(path: string): Promise<number> {
   return Number((await btrfs(["inspect-internal", "rootid", path])).trim());
 }
 
 /** Every subvolume of the filesystem that holds `path`: its id and the id of the one it is in. */
-export async function listSubvolumes(path: string): Promise<{ id: number; parent: number }[]> {
+async function listSubvolumes(path: string): Promise<{ id: number; parent: number }[]> {
   const out: { id: number; parent: number }[] = [];
   for (const line of (await btrfs(["subvolume", "list", path])).split("\n")) {
     const m = /^ID (\d+) gen \d+ top level (\d+) /.exec(line);

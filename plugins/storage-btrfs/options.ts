@@ -8,7 +8,7 @@ import { errors } from "../../core/errors.js";
 import { showBytes } from "../../core/options/value-types-structured.js";
 import { driverSize, layerSize, layerSizeOption } from "../../core/storage/options.js";
 
-export const MIN_SPACE = "btrfs.min_space";
+const MIN_SPACE = "btrfs.min_space";
 
 export interface BtrfsOptions {
   /** `btrfs.min_space`: the smallest `size` a container may ask for, bytes. */

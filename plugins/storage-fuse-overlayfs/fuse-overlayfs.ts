@@ -28,7 +28,7 @@ import { errors } from "../../core/errors.js";
 const archive = () => import("../../core/archive/index.js");
 
 /** How a chain is mounted: mount(8) hands `fuse.<program>` to mount.fuse3, which runs the program. */
-export const FUSE_OVERLAYFS_MOUNT: OverlayMountKind = { type: "fuse.fuse-overlayfs", source: "fuse-overlayfs", options: [] };
+const FUSE_OVERLAYFS_MOUNT: OverlayMountKind = { type: "fuse.fuse-overlayfs", source: "fuse-overlayfs", options: [] };
 
 export async function createFuseOverlayfsDriver(ctx: StorageContext): Promise<StorageDriver> {
   const driver = new FuseOverlayfsDriver(ctx);
@@ -36,7 +36,7 @@ export async function createFuseOverlayfsDriver(ctx: StorageContext): Promise<St
   return driver;
 }
 
-export class FuseOverlayfsDriver extends OverlayLayout implements StorageDriver {
+class FuseOverlayfsDriver extends OverlayLayout implements StorageDriver {
   readonly name = "fuse-overlayfs";
   // parallel-apply: a layer's diff goes into its own `diff` folder and nowhere else
   readonly capabilities: readonly StorageCapability[] = ["native-diff", "parallel-apply"];

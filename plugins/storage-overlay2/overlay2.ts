@@ -33,11 +33,6 @@ const archive = () => import("../../core/archive/index.js");
 
 const run = promisify(execFile);
 
-/** A mount specification; `cwd`, when set, is the directory relative paths in `options` start from. */
-export interface Overlay2MountSpec extends MountSpec {
-  cwd?: string;
-}
-
 /** Backing filesystems overlay cannot keep an upper directory on. */
 const UNSUITABLE = new Set(["overlayfs", "aufs", "ecryptfs", "zfs"]);
 
@@ -198,7 +193,7 @@ export class Overlay2Driver extends OverlayLayout implements StorageDriver {
     return join(this.dir(id), "diff");
   }
 
-  async mounts(id: string): Promise<Overlay2MountSpec[]> {
+  async mounts(id: string): Promise<MountSpec[]> {
     return this.chainMounts(id, { type: "overlay", source: "overlay", options: this.extraOptions });
   }
 

@@ -51,7 +51,7 @@ export function startRecorder(opts: { name: string; record: string; socket?: str
 }
 
 export function startPolicyServer(args: string[]): Promise<PluginProcess> {
-  return startPluginProcess([join(ROOT, "plugins/authz/examples/policy/server.mjs"), ...args]);
+  return startPluginProcess([join(ROOT, "host/authz-remote/examples/policy/server.mjs"), ...args]);
 }
 
 function startPluginProcess(argv: string[]): Promise<PluginProcess> {

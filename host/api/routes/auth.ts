@@ -40,7 +40,7 @@ const validateAuth = typia.createValidate<AuthRequest>();
  * `https://index.docker.io/v1/`, `127.0.0.1:5000`, `http://host:5000/` -> the registry's domain;
  * none (or a scheme alone, as Docker reads it) is Docker Hub's. One that names no host is a 400.
  */
-export function loginDomain(serveraddress: string | undefined): string {
+function loginDomain(serveraddress: string | undefined): string {
   if (!serveraddress) return DEFAULT_DOMAIN;
   const host = serveraddress.replace(/^[a-z]+:\/\//i, "").replace(/\/.*$/, "");
   if (host === "" && serveraddress !== host) return DEFAULT_DOMAIN;

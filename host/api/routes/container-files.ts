@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import type { StorageDriver } from "../../../core/contracts/storage.js";
 import type { ContainerStore } from "../../../core/containers/container-store.js";
+import { containerTarget } from "./container-target.js";
 import { errors } from "../../../core/errors.js";
 import type { EngineHooks } from "../../../core/hooks.js";
 import { containerChanges } from "../../containers/files/changes.js";
@@ -51,8 +52,7 @@ export function containerFileRoutes(deps: ContainerFileRouteDeps) {
   const files = new ContainerFiles({ runner: deps.runner, hooks: deps.hooks, disablePigz: deps.disablePigz, idMap: deps.idMap, mounts, scratch: join(deps.execRoot, "cp") });
 
   const target = (request: FastifyRequest) => {
-    const ref = (request.params as { id: string }).id;
-    const c = deps.containers.get(ref);
+    const { ref, c } = containerTarget(deps.containers, request);
     const path = queryString(request.query as Query, "path") ?? "";
     if (path === "") throw errors.containerPathEmpty();
     return { ref, c, path };

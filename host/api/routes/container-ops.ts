@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import typia from "typia";
 import type { ContainerRecord, ContainerStore } from "../../../core/containers/container-store.js";
+import { containerTarget } from "./container-target.js";
 import { errors } from "../../../core/errors.js";
 import { emptyStats, sampleStats, type StatsSample } from "../../containers/container-stats.js";
 import { containerTop } from "../../containers/container-top.js";
@@ -29,10 +30,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function containerOpsRoutes(deps: ContainerOpsDeps) {
   const { containers, service } = deps;
-  const target = (request: FastifyRequest) => {
-    const ref = (request.params as { id: string }).id;
-    return { ref, c: containers.get(ref) };
-  };
+  const target = (request: FastifyRequest) => containerTarget(containers, request);
 
   return (app: FastifyInstance) => {
     app.post("/containers/:id/pause", async (request, reply) => {

@@ -8,6 +8,7 @@ import type { Duplex } from "node:stream";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { LogMessage } from "../../../core/contracts/log.js";
 import type { ContainerRecord, ContainerStore } from "../../../core/containers/container-store.js";
+import { containerTarget } from "./container-target.js";
 import { parseSignal } from "../../../core/containers/signals.js";
 import { errors } from "../../../core/errors.js";
 import { formatRFC3339NanoFixed } from "../../../core/rfc3339-nano.js";
@@ -40,10 +41,7 @@ const WAIT_CONDITIONS: readonly WaitCondition[] = ["not-running", "next-exit", "
 
 export function containerRunRoutes(deps: ContainerRunDeps) {
   const { containers, service } = deps;
-  const target = (request: FastifyRequest) => {
-    const ref = (request.params as { id: string }).id;
-    return { ref, c: containers.get(ref) };
-  };
+  const target = (request: FastifyRequest) => containerTarget(containers, request);
 
   return (app: FastifyInstance) => {
     app.post("/containers/:id/start", async (request, reply) => {

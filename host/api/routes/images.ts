@@ -169,7 +169,7 @@ export function imageRoutes(deps: ImageRouteDeps) {
       return sendSave(reply, names);
     });
 
-    // `quiet` hides progress only (there is none yet); the "Loaded image" lines always come.
+    // `quiet` would hide progress only, and a load sends none; the "Loaded image" lines always come.
     app.post("/images/load", async (request, reply) => {
       const lines: unknown[] = [];
       const { loadImages } = await loading();

@@ -15,7 +15,7 @@
 export const PREAMBLE_BYTES = 100;
 
 const OCTET_STREAM = "application/octet-stream";
-export const TEXT_PLAIN = "text/plain";
+const TEXT_PLAIN = "text/plain";
 
 /** Docker's acceptableRemoteMIME, searched for anywhere in the type (not anchored, as Docker). */
 const ACCEPTABLE = /(?:application\/(?:(?:x-)?tar|octet-stream|((?:x-)?(?:gzip|bzip2?|xz)))|(?:text\/plain))/;

@@ -47,7 +47,7 @@ export interface ContextLimits {
   gitTimeoutMs: number;
 }
 
-export const DEFAULT_CONTEXT_LIMITS: ContextLimits = {
+const DEFAULT_CONTEXT_LIMITS: ContextLimits = {
   downloadBytes: 2 * 1024 * 1024 * 1024,
   downloadTimeoutMs: 10 * 60_000,
   gitTimeoutMs: 10 * 60_000,

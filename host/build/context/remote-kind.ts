@@ -6,12 +6,12 @@
  */
 
 /** The value the Docker CLI sent for its experimental session transport (BuildKit's now). */
-export const CLIENT_SESSION_REMOTE = "client-session";
+const CLIENT_SESSION_REMOTE = "client-session";
 
 export type RemoteKind = "none" | "client-session" | "git" | "url" | "unrecognized";
 
 /** An http(s) URL, by its scheme alone, as Docker's IsURL. */
-export function isURL(s: string): boolean {
+function isURL(s: string): boolean {
   return s.startsWith("http://") || s.startsWith("https://");
 }
 
@@ -20,7 +20,7 @@ export function isURL(s: string): boolean {
  * `#ref:subdir` fragment after it), or a `git://`, `git@`, `ssh://` or `github.com/` prefix.
  * `file://` is not one: a client may not make the daemon clone the host's own repositories.
  */
-export function isGitURL(s: string): boolean {
+function isGitURL(s: string): boolean {
   if (isURL(s) && /\.git(?:#.+)?$/.test(s)) return true;
   return ["git://", "github.com/", "git@", "ssh://"].some((prefix) => s.startsWith(prefix));
 }

@@ -24,7 +24,7 @@ export class OutsideScopeError extends Error {
 }
 
 /** Too many symlinks on the way (a loop). */
-export class SymlinkLoopError extends Error {
+class SymlinkLoopError extends Error {
   constructor(readonly path: string) {
     super(`${path}: too many levels of symbolic links`);
     this.name = "SymlinkLoopError";
@@ -32,7 +32,7 @@ export class SymlinkLoopError extends Error {
 }
 
 /** `name`'s components with `.` and empty ones gone and `..` applied; throws when it climbs out. */
-export function cleanScopedName(name: string): string[] {
+function cleanScopedName(name: string): string[] {
   const parts: string[] = [];
   for (const part of name.split("/")) {
     if (part === "" || part === ".") continue;

@@ -61,7 +61,7 @@ export async function unpackContext(input: Readable, dir: string, opts: UnpackOp
 }
 
 /** A failed unpack as the client is told it (see the file's comment). */
-export function unpackError(e: unknown): unknown {
+function unpackError(e: unknown): unknown {
   if (!(e instanceof Error)) return e;
   const fault = archiveFault(e);
   // why an entry was refused, in a context's words (core/archive speaks of layers)

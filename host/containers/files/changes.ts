@@ -40,7 +40,7 @@ export interface Change {
   Kind: ChangeKind;
 }
 
-export interface DiffEntry {
+interface DiffEntry {
   parts: string[];
   opaque?: boolean;
   deleted?: boolean;
@@ -57,7 +57,7 @@ const INIT_LAYER_PATHS = new Set([
 const INIT_LAYER_DIRS = new Set([...INIT_LAYER_PATHS].flatMap((p) => p.split("/").slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join("/"))));
 
 /** The entries of a layer diff: paths, whiteouts as deletions, opaque markers on their directory. */
-export async function readDiff(tar: Readable): Promise<DiffEntry[]> {
+async function readDiff(tar: Readable): Promise<DiffEntry[]> {
   const out: DiffEntry[] = [];
   const ex = extract({ allowUnknownFormat: true } as Parameters<typeof extract>[0]);
   tar.once("error", (e) => ex.destroy(e));
@@ -118,7 +118,7 @@ function imageChildren(image: ScopedRoot | undefined, parts: string[]): string[]
 }
 
 /** The changes of `diff` against the image seen through `image` (undefined: no parent layer). */
-export function changesOf(entries: DiffEntry[], image: ScopedRoot | undefined): Change[] {
+function changesOf(entries: DiffEntry[], image: ScopedRoot | undefined): Change[] {
   const found = new Map<string, { parts: string[]; kind: ChangeKind }>();
   /** Directories the image has, listed only with a change under them (or their own). */
   const heldDirs = new Map<string, string[]>();

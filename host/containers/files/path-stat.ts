@@ -26,7 +26,7 @@ export interface PathStat {
 }
 
 /** A Linux st_mode as Go's os.FileMode (what os.Lstat's Mode() gives). */
-export function goFileMode(stMode: number): number {
+function goFileMode(stMode: number): number {
   let mode = stMode & 0o777;
   switch (stMode & constants.S_IFMT) {
     case constants.S_IFBLK:

@@ -35,7 +35,7 @@ import { at, DIR_FLAGS, errnoOf as errno, lstatAt, openDirAt, readdirFd, ScopedP
 export { at, lstatAt, O_PATH, openDirAt, openFileForReadAt, readdirFd, readlinkAt, ScopedPathError, self } from "../../../core/fs/at.js";
 
 /** Symlinks followed while resolving one path, as the kernel's own limit. */
-export const MAX_LINK_HOPS = 40;
+const MAX_LINK_HOPS = 40;
 
 /** What a path resolved to: the open directory that holds it, and its name there. */
 export interface Resolved {
@@ -58,7 +58,7 @@ export interface ResolveOptions {
 }
 
 /** Path components, `.` and empty ones dropped (`..` kept: only the walk knows what it climbs). */
-export function components(path: string): string[] {
+function components(path: string): string[] {
   return path.split("/").filter((p) => p !== "" && p !== ".");
 }
 

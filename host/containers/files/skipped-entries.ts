@@ -23,7 +23,7 @@
 export type SkipKind = "character device" | "block device" | "FIFO" | "hard link to a skipped entry";
 
 /** Names kept for the answer (the count covers all of them). */
-export const MAX_LISTED = 20;
+const MAX_LISTED = 20;
 /** Longest name in the answer, in characters once escaped; a longer one is cut with `...`. */
 const MAX_NAME = 200;
 /** The list stops growing past this many characters, well under a client's header limit (Node's is 16 KiB). */

@@ -54,7 +54,7 @@ export async function viewMounts(c: ContainerRecord, from: ViewMountSources): Pr
 }
 
 /** The mount of `c` that holds the container path `path` (the deepest one), if any. */
-export function mountHolding(c: ContainerRecord, path: string): ContainerMount | undefined {
+function mountHolding(c: ContainerRecord, path: string): ContainerMount | undefined {
   let found: ContainerMount | undefined;
   for (const m of c.Mounts ?? []) {
     const inside = path === m.Destination || path.startsWith(m.Destination === "/" ? "/" : `${m.Destination}/`);

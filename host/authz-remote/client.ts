@@ -17,7 +17,7 @@ const IDLE_CLOSE_MS = 5_000;
 /** A plugin answer is a small JSON object; anything past this is not one. */
 const MAX_ANSWER = 1024 * 1024;
 
-export class PluginCallError extends Error {}
+class PluginCallError extends Error {}
 
 export class PluginClient {
   private readonly target: RequestOptions;

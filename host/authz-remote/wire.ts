@@ -57,7 +57,7 @@ export function answerFromWire(value: unknown): WireAnswer {
 }
 
 /** `content-type` -> `Content-Type`, as Go's net/http names headers. */
-export function canonicalHeaderName(name: string): string {
+function canonicalHeaderName(name: string): string {
   return name.toLowerCase().replace(/(^|-)([a-z])/g, (_m, dash: string, letter: string) => dash + letter.toUpperCase());
 }
 

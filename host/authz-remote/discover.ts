@@ -25,7 +25,7 @@ export const DEFAULT_PLUGIN_DIRS: PluginDirs = {
 };
 
 /** Docker's plugin client gives a plugin 30 seconds; so does ours unless the spec says less. */
-export const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_TIMEOUT_MS = 30_000;
 
 export interface PluginTls {
   /** Verify the plugin's certificate against this CA instead of the system's. */
