@@ -4,6 +4,7 @@
  * only the file names and the line format with the writer (see README.md, Reading).
  */
 import { open } from "node:fs/promises";
+import { TurnBudget } from "../../core/async/turn-budget.js";
 import type { LoggerContext, LogMessage, LogReader, ReadOptions } from "../../core/contracts/log.js";
 import { LogFollowWaker, logFileFate } from "../../core/log-follow.js";
 import { logFileName, logPath, missingOk, openRotated } from "./files.js";
@@ -53,12 +54,16 @@ export class JsonFileReader implements LogReader {
     let cur = firstFh ? new Cursor(firstFh) : undefined;
     const rotated = opts.tail === 0 ? [] : await openRotated(this.ctx.logDir, this.base);
     /** The messages of some batches of raw lines that pass the filters, until an abort. */
+    // a batch is thousands of lines: decoded (and written by the reader's consumer) in slices
+    // that give the event loop its turns
+    const turns = new TurnBudget();
     const emit = async function* (batches: AsyncIterable<Buffer[]> | Iterable<Buffer[]>): AsyncGenerator<LogMessage> {
       for await (const batch of batches) {
         for (const raw of batch) {
           const msg = pick(raw);
           if (msg) yield msg;
           if (signal?.aborted) return;
+          if (turns.spent()) await turns.next();
         }
       }
     };

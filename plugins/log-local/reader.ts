@@ -7,6 +7,7 @@
 import { open, readdir, type FileHandle } from "node:fs/promises";
 import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
+import { TurnBudget } from "../../core/async/turn-budget.js";
 import type { LoggerContext, LogMessage, LogReader, ReadOptions } from "../../core/contracts/log.js";
 import { LogFollowWaker, logFileFate } from "../../core/log-follow.js";
 import { dateToNs } from "../../core/rfc3339-nano.js";
@@ -120,11 +121,15 @@ export class LocalReader implements LogReader {
       if (untilNs !== undefined && msg.timeNs > untilNs) return undefined;
       return msg;
     };
-    const emit = function* (entries: LogEntry[]): Generator<LogMessage> {
+    // thousands of entries at a time: given (and written by the reader's consumer) in slices
+    // that give the event loop its turns
+    const turns = new TurnBudget();
+    const emit = async function* (entries: LogEntry[]): AsyncGenerator<LogMessage> {
       for (const e of entries) {
         const msg = pick(e);
         if (msg) yield msg;
         if (signal?.aborted) return;
+        if (turns.spent()) await turns.next();
       }
     };
 
@@ -183,7 +188,7 @@ export class LocalReader implements LogReader {
     opts: ReadOptions,
     getCur: () => Cursor | undefined,
     setCur: (c: Cursor | undefined) => void,
-    emit: (entries: LogEntry[]) => Generator<LogMessage>,
+    emit: (entries: LogEntry[]) => AsyncGenerator<LogMessage>,
   ): AsyncGenerator<LogMessage> {
     const signal = opts.signal;
     const waker = new LogFollowWaker(this.folder, opts);
