@@ -147,6 +147,21 @@ describe("engine completion: bash, zsh and fish against a real daemon", function
     expect((await bash.complete("engine run --env-file ")).options).to.include("default");
   });
 
+  it("bash: context names from the client's own store, for --context and the context commands", async function () {
+    const made = await engine(n.host, ["context", "create", "work", "--docker", "host=unix:///nowhere/engine.sock"], { configDir: env.ENGINE_CONFIG });
+    expect(made.code, made.stderr).to.equal(0);
+    try {
+      expect(await names("engine --context ")).to.deep.equal(["default", "work"]);
+      expect(await names("engine -c w")).to.deep.equal(["work"]);
+      expect(await names("engine context use ")).to.deep.equal(["default", "work"]);
+      expect(await names("engine context rm w")).to.deep.equal(["work"]);
+      // a new context's name is not one that exists
+      expect(await names("engine context create ")).to.deep.equal([]);
+    } finally {
+      await engine(n.host, ["context", "rm", "work"], { configDir: env.ENGINE_CONFIG });
+    }
+  });
+
   it("bash: -H on the line is the daemon asked, not ENGINE_HOST", async function () {
     const elsewhere = await shellSession("bash", { ...env, ENGINE_HOST: "unix:///nonexistent/engine.sock" }, cwd);
     try {

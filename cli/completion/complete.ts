@@ -9,6 +9,7 @@
 import type { Command } from "../command.js";
 import { commands, findCommand, GROUPS, groupCommands } from "../commands/index.js";
 import { parseFlags, type FlagSpec, type Parsed } from "../flags.js";
+import { DEFAULT_CONTEXT } from "../context/current.js";
 import { configDirOf, currentContextOf, GLOBAL_FLAGS, openConnection } from "../globals.js";
 import { NameLookup } from "./names.js";
 import { argumentSlots, flagValueSources, type Source } from "./sources.js";
@@ -174,15 +175,26 @@ export async function complete(words: readonly string[], env: NodeJS.ProcessEnv)
     parsed = parseFlags([], GLOBAL_FLAGS, false);
   }
   // names from the daemon the line would reach: its -H, its --context, or the current context
-  const lookup = new NameLookup(() => {
-    const configDir = configDirOf(parsed, env);
-    return openConnection(parsed, env, configDir, currentContextOf(parsed, env, configDir));
-  });
+  const configDir = configDirOf(parsed, env);
+  const lookup = new NameLookup(
+    () => openConnection(parsed, env, configDir, currentContextOf(parsed, env, configDir)),
+    () => contextNames(configDir),
+  );
   try {
     const lists = await Promise.all(w.sources.map((s) => lookup.of(s, type)));
     const values = [...new Set(lists.flat())].filter((v) => v.startsWith(typed));
     return { candidates: values.map((v) => ({ value: w.prefix + v })), files: w.sources.some((s) => s.kind === "files"), nospace: suffixed };
   } finally {
     await lookup.close();
+  }
+}
+
+/** "default" and the stored contexts' names, sorted; none when the store cannot be read. */
+async function contextNames(configDir: string): Promise<string[]> {
+  try {
+    const { ContextStore } = await import("../context/store.js");
+    return [DEFAULT_CONTEXT, ...new ContextStore(configDir).list().map((c) => c.name).sort()];
+  } catch {
+    return [DEFAULT_CONTEXT];
   }
 }

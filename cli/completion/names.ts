@@ -45,7 +45,11 @@ export class NameLookup {
   private readonly deadline: Promise<undefined>;
   private timer?: NodeJS.Timeout;
 
-  constructor(private readonly open: () => Connection) {
+  /** `open`: the daemon the line reaches; `contexts`: the client's context names (no daemon asked). */
+  constructor(
+    private readonly open: () => Connection,
+    private readonly contexts: () => Promise<string[]> = async () => [],
+  ) {
     this.deadline = new Promise((resolve) => {
       this.timer = setTimeout(() => resolve(undefined), DAEMON_DEADLINE_MS);
     });
@@ -83,6 +87,8 @@ export class NameLookup {
         return (await this.info())?.Plugins?.Volume ?? [];
       case "runtimes":
         return Object.keys((await this.info())?.Runtimes ?? {});
+      case "contexts":
+        return this.contexts();
     }
   }
 

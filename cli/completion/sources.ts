@@ -22,7 +22,9 @@ export type Source =
   | { kind: "log-drivers" | "network-drivers" | "volume-drivers" | "runtimes" }
   | { kind: "values"; values: readonly string[] }
   /** `inspect`: containers, images, networks and volumes, or those of `--type`. */
-  | { kind: "objects" };
+  | { kind: "objects" }
+  /** The client's contexts (its configuration folder, not the daemon): `--context`, `context use`. */
+  | { kind: "contexts" };
 
 const values = (...list: string[]): Source => ({ kind: "values", values: list });
 const FILES: Source = { kind: "files" };
@@ -58,6 +60,7 @@ const FLAG_VALUES: Readonly<Record<string, Source | readonly Source[]>> = {
   "--build-arg": { kind: "env-names" },
   "--cidfile": FILES,
   "--config": FILES,
+  "--context": { kind: "contexts" },
   "--env": { kind: "env-names" },
   "--env-file": FILES,
   "--file": FILES,
@@ -111,7 +114,9 @@ function wordSource(word: string, command: string, state: ContainerState): Sourc
     else if (/^(IMAGE|SOURCE_IMAGE|TARGET_IMAGE|REPOSITORY|NAME)$/.test(alt) && !own("image")) sources.push({ kind: "images" });
     else if (alt === "NETWORK" && !own("network")) sources.push({ kind: "networks" });
     else if (alt === "VOLUME" && !own("volume")) sources.push({ kind: "volumes" });
-    else if (/^(PATH|file|SRC_PATH|DEST_PATH)$/.test(alt)) sources.push(FILES);
+    // `context import CONTEXT` names the context it makes, as `create` does
+    else if (alt === "CONTEXT" && !own("context") && command !== "context import") sources.push({ kind: "contexts" });
+    else if (/^(PATH|file|FILE|SRC_PATH|DEST_PATH)$/.test(alt)) sources.push(FILES);
   }
   return sources;
 }
