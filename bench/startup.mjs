@@ -120,8 +120,10 @@ async function measure(name) {
     const dir = mkdtempSync(join(tmpdir(), `bench-${name}-`));
     const { cmd, args } = daemons[name](dir);
     const t0 = process.hrtime.bigint();
-    const proc = spawn(cmd, args, { stdio: ["ignore", "ignore", values.detail ? "pipe" : "ignore"] });
-    const log = values.detail ? collect(proc.stderr) : undefined;
+    // (only engined logs its phases)
+    const detail = values.detail && name === "engined";
+    const proc = spawn(cmd, args, { stdio: ["ignore", "ignore", detail ? "pipe" : "ignore"] });
+    const log = detail ? collect(proc.stderr) : undefined;
     try {
       await waitReady(`${dir}/d.sock`, proc, 30_000);
       starts.push(Number(process.hrtime.bigint() - t0) / 1e6);
