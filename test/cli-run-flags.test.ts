@@ -227,6 +227,18 @@ describe("engine run/create: every flag of the Docker CLI's, mapped as it maps t
     expect(JSON.parse(inside.stdout)).to.deep.equal({ auths: { "127.0.0.1:5000": { auth: Buffer.from("u:p").toString("base64") } } });
   });
 
+  it("refuses --disable-content-trust=false (it verifies no signature) and creates nothing; =true runs", async function () {
+    const before = (await ok("ps", "-aq")).trim();
+    for (const cmd of [["run", "--rm"], ["create"]]) {
+      const r = await engine(n.host, [...cmd, "--disable-content-trust=false", "busybox", "true"]);
+      expect(r.code, r.stderr).to.equal(1);
+      expect(r.stderr).to.include("content trust (image signature verification) is not supported by this client");
+    }
+    expect((await ok("ps", "-aq")).trim()).to.equal(before);
+    const trusted = await engine(n.host, ["run", "--rm", "--disable-content-trust", "busybox", "true"]);
+    expect(trusted.code, trusted.stderr).to.equal(0);
+  });
+
   it("the daemon applies the fields: sysctls, groups, cpusets, devices, DNS, namespaces, OOM score, mounts", async function () {
     const run = async (flags: string[], script: string) => {
       const r = await engine(n.host, ["run", "--rm", ...flags, "busybox", "sh", "-c", script]);
