@@ -29,6 +29,8 @@ export interface CgroupLimits {
   cpuset: boolean;
   pids: boolean;
   oomKillDisable: boolean;
+  /** Real-time group scheduling (cpu.rt_period_us): cgroup v1 only, as Docker's sysinfo finds it. */
+  cpuRealtime: boolean;
   /** memory.swappiness: cgroup v1 only. */
   swappiness: boolean;
   /** A block IO weight file: v1's blkio.weight (a kernel with only BFQ's has none), v2's io controller. */
@@ -70,6 +72,7 @@ function cgroupV1Limits(): CgroupLimits {
     swap: existsSync(`${V1}/memory/memory.memsw.limit_in_bytes`),
     cpuCfs: existsSync(`${V1}/cpu/cpu.cfs_period_us`),
     cpuShares: existsSync(`${V1}/cpu/cpu.shares`),
+    cpuRealtime: existsSync(`${V1}/cpu/cpu.rt_period_us`),
     cpuset: existsSync(`${V1}/cpuset/cpuset.cpus`),
     pids: existsSync(`${V1}/pids`),
     oomKillDisable: existsSync(`${V1}/memory/memory.oom_control`),
@@ -96,6 +99,7 @@ function cgroupV2Limits(): CgroupLimits {
     swap: has("memory"),
     cpuCfs: has("cpu"),
     cpuShares: has("cpu"),
+    cpuRealtime: false,
     cpuset: has("cpuset"),
     pids: has("pids"),
     oomKillDisable: false,

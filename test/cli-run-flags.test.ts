@@ -295,6 +295,23 @@ describe("engine run/create: every flag of the Docker CLI's, mapped as it maps t
     expect((await engine(n.host, ["create", "--pull", "never", "--platform", arch, "busybox", "true"])).code).to.equal(0);
     await refused(["--isolation", "hyperv"], `Invalid isolation: "hyperv" - linux only supports 'default'`);
     await refused(["--security-opt", "foo=bar"], `invalid --security-opt 2: "foo=bar"`);
+    await refused(["--cpu-rt-period", "1000", "--cpu-rt-runtime", "2000"], "cpu real-time runtime cannot be higher than cpu real-time period");
+  });
+
+  it("the real-time budget goes to the runtime, which the kernel refuses without a budget above (cgroup v1), or is refused where the kernel has none", async function () {
+    const flags = ["--cpu-rt-period", "1000000", "--cpu-rt-runtime", "10000"];
+    if (!existsSync("/sys/fs/cgroup/cpu/cpu.rt_period_us")) {
+      const r = await engine(n.host, ["create", "--pull", "never", ...flags, "busybox", "true"]);
+      expect(r.code).to.equal(1);
+      expect(r.stderr).to.include("kernel does not support CPU real-time scheduler");
+      return;
+    }
+    // The runtime writes the budget into the container's cgroup, and the kernel refuses it: the
+    // cgroups above it have no real-time budget to give (dockerd gives its own with
+    // --cpu-rt-runtime, which engined does not have), so the start fails as Docker's does there.
+    const r = await engine(n.host, ["run", "--rm", ...flags, "busybox", "true"]);
+    expect(r.code).to.equal(125);
+    expect(r.stderr).to.match(/failed to write \\?"10000\\?": write \/sys\/fs\/cgroup\/cpu\/\S+\/cpu\.rt_runtime_us/);
   });
 
   it("health flags reach the health monitor; inspect shows them", async function () {

@@ -82,6 +82,9 @@ export interface HostConfig {
   CpuShares?: number;
   CpuQuota?: number;
   CpuPeriod?: number;
+  /** The real-time scheduler's budget (cgroup v1's cpu.rt_runtime_us / cpu.rt_period_us), microseconds. */
+  CpuRealtimeRuntime?: number;
+  CpuRealtimePeriod?: number;
   /** `0-3`, `0,1`. */
   CpusetCpus?: string;
   CpusetMems?: string;

@@ -101,7 +101,7 @@ export interface OciResources {
     throttleReadIOPSDevice?: OciDeviceRate[];
     throttleWriteIOPSDevice?: OciDeviceRate[];
   };
-  cpu?: { shares?: number; quota?: number; period?: number; cpus?: string; mems?: string };
+  cpu?: { shares?: number; quota?: number; period?: number; realtimeRuntime?: number; realtimePeriod?: number; cpus?: string; mems?: string };
   pids?: { limit: number };
   [key: string]: unknown;
 }

@@ -18,7 +18,7 @@ import { validMode } from "../volumes/mount-plan.js";
 export interface CreateChecksDeps {
   hooks: EngineHooks;
   containers: ContainerStore;
-  limits: Pick<CgroupLimits, "swappiness" | "blkioWeight" | "blkioWeightDevice" | "blkioReadBps" | "blkioWriteBps" | "blkioReadIOps" | "blkioWriteIOps">;
+  limits: Pick<CgroupLimits, "cpuRealtime" | "swappiness" | "blkioWeight" | "blkioWeightDevice" | "blkioReadBps" | "blkioWriteBps" | "blkioReadIOps" | "blkioWriteIOps">;
   config: () => DaemonConfig;
 }
 
@@ -49,6 +49,11 @@ function checkResources(hc: HostConfig, limits: CreateChecksDeps["limits"]): str
   if (typeof swappiness === "number" && (swappiness < 0 || swappiness > 100)) {
     throw errors.containerInvalidResource(`Invalid value: ${swappiness}, valid memory swappiness range is 0-100`);
   }
+  // refused, not dropped, as Docker 28's daemon refuses them
+  const rtPeriod = hc.CpuRealtimePeriod ?? 0;
+  const rtRuntime = hc.CpuRealtimeRuntime ?? 0;
+  if ((rtPeriod !== 0 || rtRuntime !== 0) && !limits.cpuRealtime) throw errors.containerInvalidResource("kernel does not support CPU real-time scheduler");
+  if (rtPeriod !== 0 && rtRuntime !== 0 && rtRuntime > rtPeriod) throw errors.containerInvalidResource("cpu real-time runtime cannot be higher than cpu real-time period");
   if (hc.BlkioWeight && hc.BlkioWeight > 0 && !limits.blkioWeight) {
     warnings.push(BLKIO_WEIGHT_DISCARDED);
     hc.BlkioWeight = 0;

@@ -380,6 +380,9 @@ function resolveResources(hc: SpecContext["hostConfig"], deviceRules: readonly O
     if (hc.CpuQuota && hc.CpuQuota > 0) cpu.quota = hc.CpuQuota;
     if (hc.CpuPeriod && hc.CpuPeriod > 0) cpu.period = hc.CpuPeriod;
   }
+  // the create refused them where the kernel has no real-time group scheduling (create-checks.ts)
+  if (hc.CpuRealtimeRuntime && hc.CpuRealtimeRuntime > 0) cpu.realtimeRuntime = hc.CpuRealtimeRuntime;
+  if (hc.CpuRealtimePeriod && hc.CpuRealtimePeriod > 0) cpu.realtimePeriod = hc.CpuRealtimePeriod;
   if (hc.CpusetCpus) cpu.cpus = hc.CpusetCpus;
   if (hc.CpusetMems) cpu.mems = hc.CpusetMems;
   if (Object.keys(cpu).length > 0) r.cpu = cpu;
