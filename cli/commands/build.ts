@@ -12,7 +12,7 @@ import { ExitError, type Command } from "../command.js";
 import { DaemonError } from "../connection.js";
 import { registryConfigFor } from "../auth/registry-auth.js";
 import { BUILD_FLAGS, buildQuery, withDockerfile } from "../build/build-query.js";
-import { CONTENT_TRUST_UNSUPPORTED } from "../container/flag-support.js";
+import { refuseContentTrust } from "../container/content-trust.js";
 
 export const command: Command = {
   usage: "[OPTIONS] PATH | URL | -",
@@ -20,8 +20,7 @@ export const command: Command = {
   args: { min: 1, max: 1 },
   async run(ctx, input) {
     const { flags } = input;
-    // the base images' signatures are verified by no part of this client (container/flag-support.ts)
-    if (flags["disable-content-trust"] === false) throw new ExitError(1, CONTENT_TRUST_UNSUPPORTED);
+    refuseContentTrust(flags);
     const query = buildQuery({ flags, given: input.given, specs: BUILD_FLAGS }, ctx.env, ctx.configDir);
     const [{ prepareContext, isUrl }, { withProgress }, { showProgress, StreamMessageError }] = await Promise.all([
       import("../build/prepare-context.js"),

@@ -7,6 +7,7 @@
 import { ExitError } from "../command.js";
 import type { Connection } from "../connection.js";
 import type { Parsed } from "../flags.js";
+import { refuseContentTrust } from "./content-trust.js";
 import { FLAG_API_VERSIONS, WINDOWS_ONLY_FLAGS } from "./container-flags.js";
 
 function older(a: string, b: string): boolean {
@@ -20,15 +21,8 @@ async function daemonOs(conn: Connection): Promise<string> {
   return String(res.headers.ostype ?? "");
 }
 
-/**
- * `--disable-content-trust=false` asks for image signatures to be verified (Docker Content
- * Trust, through a Notary server): this client verifies none, so it refuses rather than run
- * an image unverified that was asked to be verified. The default, true, is what it does.
- */
-export const CONTENT_TRUST_UNSUPPORTED = "content trust (image signature verification) is not supported by this client: --disable-content-trust=false cannot be honoured";
-
 export async function checkFlagSupport(conn: Connection, input: Parsed): Promise<void> {
-  if (input.flags["disable-content-trust"] === false) throw new ExitError(1, CONTENT_TRUST_UNSUPPORTED);
+  refuseContentTrust(input.flags);
   const errors: string[] = [];
   let os: string | undefined;
   // in name order, as pflag visits them
