@@ -12,13 +12,16 @@ export const LINE_BYTES = 100;
 /**
  * The command of a container printing lines `1..n` (awk: fast), then exiting with `exitCode`.
  * `slowly`: a busybox shell loop instead, a few tens of thousands of lines a second.
+ * `holdAfter`: seconds the container stays up after its last line (conmon with it), so what
+ * needs a running conmon (a rotation of the spool) can still happen when the drain lags.
  */
-export function printNumbered(n: number, opts: { exitCode?: number; waitFirst?: number; slowly?: boolean } = {}): string[] {
+export function printNumbered(n: number, opts: { exitCode?: number; waitFirst?: number; slowly?: boolean; holdAfter?: number } = {}): string[] {
   const wait = opts.waitFirst ? `sleep ${opts.waitFirst}; ` : "";
+  const hold = opts.holdAfter ? `sleep ${opts.holdAfter}; ` : "";
   const print = opts.slowly
     ? `i=1; f=$(printf "%0${LINE_BYTES - 10}d" 0 | tr 0 x); while [ $i -le ${n} ]; do printf "%08d %s\\n" $i "$f"; i=$((i+1)); done`
     : `awk 'BEGIN { f = sprintf("%${LINE_BYTES - 10}s", ""); gsub(/ /, "x", f); for (i = 1; i <= ${n}; i++) printf "%08d %s\\n", i, f }'`;
-  return ["sh", "-c", `${wait}${print}; exit ${opts.exitCode ?? 0}`];
+  return ["sh", "-c", `${wait}${print}; ${hold}exit ${opts.exitCode ?? 0}`];
 }
 
 export interface NumberedCheck {
