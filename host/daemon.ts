@@ -159,7 +159,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const adopted = await volumes.service.adoptUnrecorded();
     if (adopted.length > 0) log.info({ volumes: adopted }, "recorded the local volumes a crash left without a record");
     openDevices({ hooks, config: () => config, log: log.child({ component: "devices" }) });
-    tapCreateChecks({ hooks, containers, limits: host.limits, config: () => config });
+    tapCreateChecks({ hooks, containers, limits: host.limits, cpuset: host.cpuset, config: () => config });
     tapSharedNamespaces(hooks, containers);
     const eventLog = new EventLog(hooks);
     const runner = new ContainerRunner({
@@ -170,7 +170,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const execs = new ExecSessions({ runner, runtime, hooks, log: log.child({ component: "exec" }) });
     const service = new ContainerService({
       containers, images, storage: driver, runner, logDrivers, config: () => config, network: network.containers, hooks,
-      volumes: volumes.containers, remap, log: log.child({ component: "containers" }), execs, links,
+      volumes: volumes.containers, remap, log: log.child({ component: "containers" }), execs, links, cpuset: host.cpuset,
     });
     await service.restoreAtStart(config["live-restore"]);
     await volumes.containers.restore();

@@ -19,6 +19,8 @@ export interface HostReport extends HostFacts {
   systemd: boolean;
   /** Which resource limits the kernel's cgroups can enforce here. */
   limits: CgroupLimits;
+  /** The cpus and memory nodes the root cpuset has (`0-3`), where there is a cpuset controller. */
+  cpuset: { cpus?: string; mems?: string };
 }
 
 export interface CgroupLimits {
@@ -61,7 +63,16 @@ export function readHostFacts(): HostReport {
     memTotal: totalmem(),
     systemd: systemdInit,
     limits: cgroupVersion === 2 ? cgroupV2Limits() : cgroupV1Limits(),
+    cpuset: cgroupVersion === 2 ? { cpus: readTrimmed(`${V1}/cpuset.cpus.effective`), mems: readTrimmed(`${V1}/cpuset.mems.effective`) } : { cpus: readTrimmed(`${V1}/cpuset/cpuset.cpus`), mems: readTrimmed(`${V1}/cpuset/cpuset.mems`) },
   };
+}
+
+function readTrimmed(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8").trim() || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const V1 = "/sys/fs/cgroup";

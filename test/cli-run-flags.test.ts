@@ -284,7 +284,7 @@ describe("engine run/create: every flag of the Docker CLI's, mapped as it maps t
     expect(missing.stderr).to.include("failed to read the device numbers of /dev/nosuch-device: no such file or directory");
   });
 
-  it("the daemon refuses an image of another platform, an isolation Linux lacks, an unknown security option", async function () {
+  it("the daemon refuses an image of another platform, an isolation Linux lacks, an unknown security option, a cpuset the host lacks", async function () {
     const refused = async (flags: string[], message: string) => {
       const r = await engine(n.host, ["create", "--pull", "never", ...flags, "busybox", "true"]);
       expect(r.code, flags.join(" ")).to.equal(1);
@@ -296,6 +296,17 @@ describe("engine run/create: every flag of the Docker CLI's, mapped as it maps t
     await refused(["--isolation", "hyperv"], `Invalid isolation: "hyperv" - linux only supports 'default'`);
     await refused(["--security-opt", "foo=bar"], `invalid --security-opt 2: "foo=bar"`);
     await refused(["--cpu-rt-period", "1000", "--cpu-rt-runtime", "2000"], "cpu real-time runtime cannot be higher than cpu real-time period");
+    // cpusets: the form, and the host's own cpus and nodes (as dockerd 20.10 words both, at create and update)
+    await refused(["--cpuset-cpus", "3-1"], "Invalid value 3-1 for cpuset cpus: invalid format: 3-1");
+    await refused(["--cpuset-mems", "x"], "Invalid value x for cpuset mems: invalid format: x");
+    const cpus = readFileSync(existsSync("/sys/fs/cgroup/cpuset/cpuset.cpus") ? "/sys/fs/cgroup/cpuset/cpuset.cpus" : "/sys/fs/cgroup/cpuset.cpus.effective", "utf8").trim();
+    const beyond = String(Math.max(...cpus.split(/[,-]/).map(Number)) + 1);
+    await refused(["--cpuset-cpus", beyond], `Requested CPUs are not available - requested ${beyond}, available: ${cpus}`);
+    const id = (await ok("create", "--pull", "never", "--cpuset-cpus", cpus, "busybox", "true")).trim();
+    const update = await engine(n.host, ["update", "--cpuset-cpus", beyond, id]);
+    expect(update.code).to.equal(1);
+    expect(update.stderr).to.include(`Requested CPUs are not available - requested ${beyond}, available: ${cpus}`);
+    await ok("rm", id);
   });
 
   it("the real-time budget goes to the runtime, which the kernel refuses without a budget above (cgroup v1), or is refused where the kernel has none", async function () {

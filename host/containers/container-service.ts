@@ -33,6 +33,7 @@ import { ContainerHealth } from "./health/container-health.js";
 import { autoRestart, restoreContainers, shutdownContainers, type RestoreDeps } from "./restore.js";
 import { applyUpdate, type ContainerUpdateRequest } from "./resource-update.js";
 import type { ContainerRunner } from "./runner.js";
+import type { HostReport } from "../host-facts.js";
 import type { Logger } from "pino";
 
 export type WaitCondition = "not-running" | "next-exit" | "removed";
@@ -50,6 +51,8 @@ export interface ContainerServiceDeps extends CreateDeps {
   log: Logger;
   /** Exec instances: health probes run through them. */
   execs: ExecSessions;
+  /** The host's cpus and memory nodes, which an update's cpuset must be within. */
+  cpuset: HostReport["cpuset"];
 }
 
 export class ContainerService {
@@ -128,7 +131,7 @@ export class ContainerService {
 
   /** New limits and restart policy, in the record and on the running process. */
   update(c: ContainerRecord, body: ContainerUpdateRequest): Promise<void> {
-    return this.runner.update(c, applyUpdate(c.Id, c.HostConfig, body));
+    return this.runner.update(c, applyUpdate(c.Id, c.HostConfig, body, this.deps.cpuset));
   }
 
   /** Removes the container: a running one only with `force`; its anonymous volumes with `volumes`. */

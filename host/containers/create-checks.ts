@@ -5,20 +5,23 @@
  * warning; the containers VolumesFrom, PidMode and IpcMode `container:` name (400 when there
  * is none; the modes are recorded with the full id); annotation keys; a MacAddress with a
  * network mode that has no endpoint of its own; the security options' keys and the isolation
- * (Linux has only `default`); and the runtime in effect, as inspect shows it.
+ * (Linux has only `default`); CpusetCpus and CpusetMems within the host's; and the runtime in effect, as inspect shows it.
  */
 import type { HostConfig } from "../../core/containers/container-config.js";
 import type { ContainerStore } from "../../core/containers/container-store.js";
 import { EngineError, errors } from "../../core/errors.js";
 import type { ContainerCreateCheck, EngineHooks } from "../../core/hooks.js";
 import type { DaemonConfig } from "../../core/options/table.js";
-import type { CgroupLimits } from "../host-facts.js";
+import type { CgroupLimits, HostReport } from "../host-facts.js";
+import { cpusetRefusal } from "../../core/containers/cpuset.js";
 import { validMode } from "../volumes/mount-plan.js";
 
 export interface CreateChecksDeps {
   hooks: EngineHooks;
   containers: ContainerStore;
   limits: Pick<CgroupLimits, "cpuRealtime" | "swappiness" | "blkioWeight" | "blkioWeightDevice" | "blkioReadBps" | "blkioWriteBps" | "blkioReadIOps" | "blkioWriteIOps">;
+  /** The host's cpus and memory nodes, which CpusetCpus and CpusetMems must be within. */
+  cpuset: HostReport["cpuset"];
   config: () => DaemonConfig;
 }
 
@@ -35,8 +38,10 @@ const BLKIO_DEVICE_FIELDS = [
 ] as const;
 
 /** Docker's order: what the kernel cannot apply is dropped (a warning) before its range is checked. */
-function checkResources(hc: HostConfig, limits: CreateChecksDeps["limits"]): string[] {
+function checkResources(hc: HostConfig, limits: CreateChecksDeps["limits"], cpuset: CreateChecksDeps["cpuset"]): string[] {
   const warnings: string[] = [];
+  const cpusetWrong = cpusetRefusal("cpus", hc.CpusetCpus ?? "", cpuset.cpus) ?? cpusetRefusal("mems", hc.CpusetMems ?? "", cpuset.mems);
+  if (cpusetWrong) throw errors.containerInvalidResource(cpusetWrong);
   const adj = hc.OomScoreAdj ?? 0;
   if (adj < -1000 || adj > 1000) throw errors.containerInvalidResource(`Invalid value ${adj}, range for oom score adj is [-1000, 1000]`);
   // -1 is "the kernel's", recorded as null as Docker does
@@ -108,7 +113,7 @@ function resolveReferences(hc: HostConfig, containers: ContainerStore): void {
 function checkCreate(check: ContainerCreateCheck, deps: Omit<CreateChecksDeps, "hooks">): ContainerCreateCheck {
   const { request } = check;
   const hc = request.HostConfig;
-  const warnings = checkResources(hc, deps.limits);
+  const warnings = checkResources(hc, deps.limits, deps.cpuset);
   resolveReferences(hc, deps.containers);
   checkSecurityOpts(hc.SecurityOpt ?? []);
   const isolation = hc.Isolation ?? "";

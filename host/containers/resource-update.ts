@@ -8,6 +8,7 @@
 import type { tags } from "typia";
 import type { HostConfig, RestartPolicy } from "../../core/containers/container-config.js";
 import { checkRestartPolicy, isNoPolicy } from "../../core/containers/restart-policy.js";
+import { cpusetRefusal } from "../../core/containers/cpuset.js";
 import { errors } from "../../core/errors.js";
 
 /** A Go int64 field: a number that is not a whole one in its range is a 400, as Go's decoder refuses it. */
@@ -32,9 +33,15 @@ export interface ContainerUpdateRequest {
 
 const MIN_MEMORY = 6 * 1024 * 1024;
 
-/** The container's HostConfig after the update; throws the 400 Docker answers for a conflict. */
-export function applyUpdate(id: string, current: HostConfig, u: ContainerUpdateRequest): HostConfig {
+/**
+ * The container's HostConfig after the update; throws the 400 Docker answers for a conflict.
+ * `cpuset`: the host's cpus and memory nodes, which a new cpuset must be within.
+ */
+export function applyUpdate(id: string, current: HostConfig, u: ContainerUpdateRequest, cpuset: { cpus?: string; mems?: string } = {}): HostConfig {
   const refuse = (why: string) => errors.containerUpdateFailed(id, why);
+  // Docker checks these before the update proper: its message has no "Cannot update" prefix
+  const cpusetWrong = cpusetRefusal("cpus", u.CpusetCpus ?? "", cpuset.cpus) ?? cpusetRefusal("mems", u.CpusetMems ?? "", cpuset.mems);
+  if (cpusetWrong) throw errors.containerInvalidResource(cpusetWrong);
   checkRestartPolicy(u.RestartPolicy);
   if (u.Memory && u.Memory > 0 && u.Memory < MIN_MEMORY) throw refuse("Minimum memory limit allowed is 6MB");
   if (u.BlkioWeight && (u.BlkioWeight < 10 || u.BlkioWeight > 1000)) throw refuse("Range of blkio weight is from 10 to 1000");
