@@ -121,8 +121,12 @@ describe("volumes", function () {
       expect(viaApi.json.message).to.equal('create a/b: "a/b" includes invalid characters for a local volume name, only "[a-zA-Z0-9][a-zA-Z0-9_.-]" are allowed. If you intended to pass a host directory, use absolute path');
       const driver = await dk("volume", "create", "-d", "nosuch", "x1");
       expect(driver.code).to.equal(1);
-      expect(driver.stderr).to.include('error looking up volume plugin nosuch: plugin "nosuch" not found');
+      expect(driver.stderr).to.include('create x1: error looking up volume plugin nosuch: plugin "nosuch" not found');
       expect((await api("POST", "/volumes/create", { Name: "x1", Driver: "nosuch" })).status).to.equal(404);
+      // a container's volumes are named as dockerd names them, an anonymous one by a generated name
+      const anon = await api("POST", "/containers/create", { Image: "busybox", Cmd: ["true"], Volumes: { "/anon": {} }, HostConfig: { VolumeDriver: "nosuch" } });
+      expect(anon.status).to.equal(404);
+      expect(anon.json.message).to.match(/^create [0-9a-f]{64}: error looking up volume plugin nosuch: plugin "nosuch" not found$/);
       // a path is never a driver a client may name (test/api-driver-names.test.ts)
       expect((await api("POST", "/volumes/create", { Name: "x1", Driver: "../../evil" })).status).to.equal(400);
       const option = await dk("volume", "create", "-o", "foo=bar", "x2");

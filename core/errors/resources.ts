@@ -69,7 +69,8 @@ export const resourcesErrors = {
   volumeDriverNotFound: define(
     "ENGINE_ERR_VOLUME_DRIVER_NOT_FOUND",
     404,
-    (driver: string) => `error looking up volume plugin ${driver}: plugin "${driver}" not found`,
+    // a create names the volume first, as Docker's does (an anonymous one by its generated name)
+    (driver: string, volume?: string) => `${volume === undefined ? "" : `create ${volume}: `}error looking up volume plugin ${driver}: plugin "${driver}" not found`,
   ),
   volumeInvalidOptions: define("ENGINE_ERR_VOLUME_INVALID_OPTIONS", 400, (name: string, why: string) => `create ${name}: ${why}`),
   volumeDriverFailed: define("ENGINE_ERR_VOLUME_DRIVER_FAILED", 500, (op: string, name: string, why: string) => `${op} ${name}: ${why}`),

@@ -11,6 +11,7 @@
  *   exit: `unmount` ends the container's use of each volume (safe to repeat).
  *   removal: `removed` removes the anonymous volumes with `rm -v` and AutoRemove.
  */
+import { randomBytes } from "node:crypto";
 import { execFile } from "node:child_process";
 import { lchown, lstat, mkdir, readdir, readlink } from "node:fs/promises";
 import { posix } from "node:path";
@@ -49,7 +50,8 @@ export class ContainerVolumes {
   async plan(hc: ContainerRecord["HostConfig"], configVolumes: readonly string[]): Promise<PlannedMount[]> {
     const planned = planMounts(hc, configVolumes, this.volumesFrom(hc.VolumesFrom ?? []));
     for (const m of planned) {
-      if (m.Type === "volume") await this.deps.volumes.check(m.Name ?? "<anonymous>", m.Driver ?? "", m.create?.options ?? {});
+      // an anonymous volume is checked under a name of its kind, which Docker's refusals show
+      if (m.Type === "volume") await this.deps.volumes.check(m.Name ?? randomBytes(32).toString("hex"), m.Driver ?? "", m.create?.options ?? {});
     }
     return planned;
   }

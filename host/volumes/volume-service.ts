@@ -106,7 +106,9 @@ export class VolumeService {
       if (driverName && existing.Driver !== driverName) throw errors.volumeNameConflict(name, existing.Driver, driverName);
       return;
     }
-    const driver = await this.driver(driverName || "local");
+    const driver = await this.driver(driverName || "local").catch((err: unknown) => {
+      throw err instanceof EngineError && err.code === errors.volumeDriverNotFound.code ? errors.volumeDriverNotFound(driverName, name) : err;
+    });
     try {
       driver.validateOptions(options);
     } catch (err) {
