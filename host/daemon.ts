@@ -223,6 +223,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       dataRoot: roots.dataRoot,
       daemonId,
       authorization: () => authz.ids(),
+      driverNames: (kind) => drivers.drivers.names(kind),
       warnings: () => warnings,
     };
     // CRI containers use images too (set once the CRI is served): `docker rmi` refuses those

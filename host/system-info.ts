@@ -21,6 +21,8 @@ export interface InfoSources {
   daemonId: string;
   /** Ids of the authorization plugins in force, in order. */
   authorization: () => string[];
+  /** The names of the log and network drivers the daemon has (built in, and installed ones made since). */
+  driverNames: (kind: "log" | "network") => string[];
   /** Warnings the daemon found at start (an unprotected TCP listener, ...). */
   warnings: () => string[];
 }
@@ -53,7 +55,13 @@ export async function buildSystemInfo(src: InfoSources): Promise<SystemInfo> {
     Images: 0,
     Driver: config["storage-driver"],
     DriverStatus: [],
-    Plugins: { Volume: [], Network: [], Authorization: authz.length ? authz : null, Log: [] },
+    // as dockerd lists them: `none` is no log driver to it, and the host and none networks' drivers are `host` and `null`
+    Plugins: {
+      Volume: [],
+      Network: [...new Set([...src.driverNames("network"), "host", "null"])].sort(),
+      Authorization: authz.length ? authz : null,
+      Log: src.driverNames("log").filter((n) => n !== "none"),
+    },
     MemoryLimit: host.limits.memory,
     SwapLimit: host.limits.swap,
     CpuCfsPeriod: host.limits.cpuCfs,

@@ -117,8 +117,11 @@ export default {
     );
     const op = await startEngined({ args: ["--log-driver", plugin] });
     try {
-      const info = JSON.parse((await httpRequest({ socketPath: op.socket }, "GET", "/v1.51/info")).body) as { LoggingDriver: string };
+      const info = JSON.parse((await httpRequest({ socketPath: op.socket }, "GET", "/v1.51/info")).body) as { LoggingDriver: string; Plugins: Record<string, string[]> };
       expect(info.LoggingDriver).to.equal(plugin);
+      // the drivers a client may name, as dockerd lists them: no `none` log driver, `host` and `null` networks
+      expect(info.Plugins.Log).to.deep.equal(["journald", "json-file", "local", "syslog"]);
+      expect(info.Plugins.Network).to.deep.equal(["bridge", "host", "null"]);
       const r = await docker(`unix://${op.socket}`, ["import", writeFixture(dir, "busybox.tar", await busyboxRootfs()), "busybox"]);
       expect(r.code, r.stderr).to.equal(0);
       const res = await httpRequest({ socketPath: op.socket }, "POST", "/v1.51/containers/create", { Image: "busybox", Cmd: ["true"], HostConfig: { LogConfig: { Type: plugin, Config: {} } } });

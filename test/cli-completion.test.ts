@@ -48,9 +48,11 @@ describe("engine completion: bash, zsh and fish against a real daemon", function
     await n.cli("network", "create", "backend");
     await n.cli("volume", "create", "data1");
     await n.cli("volume", "create", "logs");
-    // the daemon's log drivers; while engined's /info lists none, those the engine ships
+    // the daemon's log drivers, as dockerd lists them (without `none`): those the engine ships
     logDrivers = JSON.parse(await n.cli("info", "--format", "{{json .Plugins.Log}}")) as string[];
-    if (logDrivers.length === 0) logDrivers = readdirSync(join(ROOT, "plugins")).filter((p) => p.startsWith("log-")).map((p) => p.slice(4));
+    const shipped = readdirSync(join(ROOT, "plugins")).filter((p) => p.startsWith("log-")).map((p) => p.slice(4));
+    expect(logDrivers).to.deep.equal(shipped.filter((d) => d !== "none").sort());
+    logDrivers.push("none");
     runtimes = Object.keys(JSON.parse(await n.cli("info", "--format", "{{json .Runtimes}}")) as object);
     bash = await shellSession("bash", env, cwd);
   });

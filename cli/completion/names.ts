@@ -79,8 +79,11 @@ export class NameLookup {
         const wanted = type && type in lists ? [lists[type as keyof typeof lists]] : Object.values(lists);
         return (await Promise.all(wanted.map((list) => list()))).flat();
       }
-      case "log-drivers":
-        return orShipped((await this.info())?.Plugins?.Log, SHIPPED_DRIVERS.log);
+      case "log-drivers": {
+        // a daemon's list leaves `none` out (it is no driver to dockerd), but `--log-driver none` is valid
+        const listed = orShipped((await this.info())?.Plugins?.Log, SHIPPED_DRIVERS.log);
+        return listed.length ? [...new Set([...listed, "none"])].sort() : [];
+      }
       case "network-drivers":
         return orShipped((await this.info())?.Plugins?.Network, SHIPPED_DRIVERS.network);
       case "volume-drivers":

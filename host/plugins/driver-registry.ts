@@ -17,6 +17,7 @@
  * Callers turn them into their kind's answer where Docker has one (a volume plugin not found is a
  * 404, a network driver not found too).
  */
+import { readdirSync } from "node:fs";
 import { parsePluginId } from "../../core/contracts/plugin.js";
 import type { LogDriver, LogDriverContext } from "../../core/contracts/log.js";
 import type { NetworkContext, NetworkDriver } from "../../core/contracts/network.js";
@@ -94,6 +95,21 @@ export class DriverRegistry {
     const prefix = `${kind}\0`;
     const settled = await Promise.allSettled([...this.made].filter(([key]) => key.startsWith(prefix)).map(([, d]) => d));
     return settled.flatMap((s) => (s.status === "fulfilled" ? [s.value as DriverKinds[K]["driver"]] : []));
+  }
+
+  /**
+   * The names of one kind's drivers this daemon has without a path: its built-in plugins
+   * (`plugins/<kind>-<name>`) and any made since (an installed package's), sorted.
+   */
+  names(kind: DriverKind): string[] {
+    let builtin: string[] = [];
+    try {
+      builtin = readdirSync(this.loader.resolve.builtinDir).filter((d) => d.startsWith(`${kind}-`)).map((d) => d.slice(kind.length + 1));
+    } catch {
+      // no built-in plugins folder (a trimmed install)
+    }
+    const made = [...this.made.keys()].filter((k) => k.startsWith(`${kind}\0`)).map((k) => k.slice(kind.length + 1));
+    return [...new Set([...builtin, ...made.filter((n) => !isPathReference(n))])].sort();
   }
 
   private async make<K extends DriverKind>(kind: K, name: string, req: DriverRequest<K>): Promise<DriverKinds[K]["driver"]> {
