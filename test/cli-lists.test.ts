@@ -185,6 +185,21 @@ describe("engine CLI lists (ps, images, inspect, network, system, version, info)
     // the client section has Docker's lines, with the runtime the client runs on for Go's
     expect(ev.stdout).to.match(/^Client:\n Version: {11}\S+\n API version: {7}1\.\d+\n Node\.js version: {3}v\d+\.\d+\.\d+\n Git commit: {8}\S+\n Built: {13}.+\n OS\/Arch: {11}linux\/\w+\n Context: {11}default\n\nServer: /);
     await same("version", "--format", "{{.Server.Version}} {{.Server.APIVersion}} {{.Server.Os}}");
+    // a template that fails while running: what came before it, then Go's error, status 1
+    await same("version", "--format", "x{{.Server.Nope}}");
+    await same("info", "--format", "x{{.Nope}}");
+    // no daemon: a template on the client's part alone needs none; else what the template wrote and the connection error
+    const none = "unix:///nonexistent-engine-test.sock";
+    const daemonWord = (r: RunResult) => ({ ...normal(r), stderr: r.stderr.replace(/[Dd]ocker daemon/g, "engine daemon") });
+    for (const args of [
+      ["info", "--format", "{{.ClientInfo.Context}}"],
+      ["info", "--format", "hello"],
+      ["info", "--format", "x{{.ServerVersion}}"],
+      ["version", "--format", "x{{.Server.Version}}"],
+      ["version", "--format", "{{.Client.Nope}}"],
+    ]) {
+      expect(daemonWord(await engine(none, args)), args.join(" ")).to.deep.equal(daemonWord(await docker(none, args)));
+    }
   });
 
   it("system prune: asks as Docker does, leaves everything on no, and lists what it removed on -f", async function () {

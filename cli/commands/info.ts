@@ -94,6 +94,20 @@ function serverLines(i: MoreInfo, warn: (t: string) => void): string[] {
   return out;
 }
 
+/**
+ * The template's output when it runs on the client's part alone (the Docker CLI's
+ * needsServerInfo), else undefined: then the daemon is asked.
+ */
+function runsOnClientInfo(format: string, client: object): string | undefined {
+  // no field at all (`hello`, `{{json .}}`): taken to need the daemon, as Docker takes it
+  if (!/\.[a-zA-Z]/.test(format)) return undefined;
+  try {
+    return parseTemplate(format).execute(struct("system.dockerInfo", { ClientInfo: struct("*system.clientInfo", { ...client, toJSON: () => client }), ClientErrors: null }));
+  } catch {
+    return undefined;
+  }
+}
+
 export const command: Command = {
   usage: "[OPTIONS]",
   flags: [{ name: "format", short: "f", type: "string", description: "Format output using a custom template: 'json' or a Go template" }],
@@ -101,6 +115,13 @@ export const command: Command = {
   async run(ctx, { flags }) {
     const format = flags.format as string;
     const debug = false;
+    const client = { Debug: debug, Version: ENGINE_VERSION, Context: "default", Plugins: [], Warnings: null };
+    const clientOnly = format !== "" && format !== "json" ? runsOnClientInfo(format, client) : undefined;
+    if (clientOnly !== undefined) {
+      // a template that reads only .ClientInfo does not ask the daemon, as the Docker CLI does not
+      ctx.stdout(`${clientOnly}\n`);
+      return 0;
+    }
     let info: MoreInfo | undefined;
     let failure: Error | undefined;
     try {
@@ -109,7 +130,6 @@ export const command: Command = {
       failure = e as Error;
     }
     if (format !== "") {
-      const client = { Debug: debug, Version: ENGINE_VERSION, Context: "default", Plugins: [], Warnings: null };
       if (failure) ctx.stderr(`${failure.message}\n`);
       // the server's fields at the top, as Docker's JSON has them; .ClientInfo for the client
       const data = struct("system.dockerInfo", {
@@ -123,9 +143,11 @@ export const command: Command = {
       } catch (e) {
         if (!(e instanceof TemplateError)) throw e;
         if (/^template: :\d+: /.test(e.message) && !/executing/.test(e.message)) throw new ExitError(64, `template parsing error: ${e.message}`);
-        ctx.stdout("\n");
-        throw new ExitError(1, e.message);
+        ctx.stdout(`${e.partial}\n`);
+        // the daemon's error (already printed) is the reason when there is one, as the Docker CLI reports it
+        throw new ExitError(1, failure ? "" : e.message);
       }
+      if (failure) throw new ExitError(1, "");
       return 0;
     }
     const lines = ["Client:", ln(" Version:   ", ENGINE_VERSION), ln(" Context:   ", "default"), ln(" Debug Mode:", debug), "", "Server:"];

@@ -47,14 +47,22 @@ export const command: Command = {
         Server: server ? struct("*types.Version", { ...server, APIVersion: server.ApiVersion, toJSON: () => server }) : null,
         toJSON: () => ({ Client: client, Server: server ?? null }),
       });
-      let text: string;
+      let template;
       try {
-        text = format === "json" ? goJson(data) : parseTemplate(format, "version").execute(data);
+        template = format === "json" ? undefined : parseTemplate(format, "version");
       } catch (e) {
-        if (e instanceof TemplateError) throw new ExitError(format === "json" ? 1 : 64, `template parsing error: ${e.message}`);
+        if (e instanceof TemplateError) throw new ExitError(64, `template parsing error: ${e.message}`);
         throw e;
       }
-      ctx.stdout(`${text}\n`);
+      // As the Docker CLI: what the template wrote before a failure, a newline, then the
+      // daemon's error if it failed (a template that needed the server fails with it), else the template's.
+      try {
+        ctx.stdout(`${template ? template.execute(data) : goJson(data)}\n`);
+      } catch (e) {
+        if (!(e instanceof TemplateError)) throw e;
+        ctx.stdout(`${e.partial}\n`);
+        if (!failure) throw new ExitError(1, e.message);
+      }
       if (failure) throw failure;
       return 0;
     }

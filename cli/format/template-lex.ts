@@ -6,7 +6,10 @@
  */
 
 /** A template that does not parse or fails to run, worded as Go's errors. */
-export class TemplateError extends Error {}
+export class TemplateError extends Error {
+  /** At a failure while running: the output written before it, as Go's writer has it. */
+  partial = "";
+}
 
 export interface Token {
   type: "text" | "action";

@@ -188,7 +188,13 @@ export class Template {
         }
       }
     };
-    run(this.nodes, data);
+    try {
+      run(this.nodes, data);
+    } catch (e) {
+      // Go has written what came before the failure: commands that print it need it
+      if (e instanceof TemplateError) e.partial = out.join("");
+      throw e;
+    }
     return out.join("");
   }
 }
