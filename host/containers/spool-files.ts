@@ -33,14 +33,22 @@ export class SpoolFiles {
   private readonly rotated: string;
   private closed = false;
 
-  constructor(private readonly path: string) {
+  /** `onCurrent`: told the inode of each file the follower begins to read. */
+  constructor(
+    private readonly path: string,
+    private readonly onCurrent?: (ino: number) => void,
+  ) {
     this.rotated = `${path}.1`;
   }
 
-  /** From `offset` in the live file; with 0, from the oldest file there is. Says where to read first. */
-  open(offset: number): number {
+  /**
+   * From `offset` in the live file (`end`: its size once open); with 0, from the oldest file
+   * there is. Says where to read first.
+   */
+  open(offset: number | "end"): number {
     if (offset !== 0) {
-      this.current = openFile(this.path);
+      this.setCurrent(openFile(this.path));
+      if (offset === "end") offset = this.current ? fstatSync(this.current.fd).size : 0;
       // The rotated and retired files there now are older: known, not to be read.
       for (const [path] of (this.snapshot() ?? []).slice(0, -1)) {
         const older = openFile(path);
@@ -72,7 +80,7 @@ export class SpoolFiles {
         return false;
       }
       if (this.current) this.ahead.push(file);
-      else this.current = file;
+      else this.setCurrent(file);
     }
     this.forgetGone(files);
     return true;
@@ -114,7 +122,12 @@ export class SpoolFiles {
   /** The current file is read to its end and a newer one is held: go on with that. */
   next(): void {
     if (this.current) this.finished.push(this.current);
-    this.current = this.ahead.shift();
+    this.setCurrent(this.ahead.shift());
+  }
+
+  private setCurrent(file: OpenFile | undefined): void {
+    this.current = file;
+    if (file) this.onCurrent?.(file.ino);
   }
 
   /** Up to 64 KiB of the current file from `offset` (a spool on tmpfs: a read takes microseconds). */
