@@ -4,18 +4,24 @@
  * conmon's own speed. Here engined is stopped (SIGSTOP) for a few seconds while the attached
  * container prints 20 MB: the supervisor keeps the files engined's follower has not read (and
  * stops conmon rather than let them grow past the spool's bound), so `docker run` still prints
- * every line once, in order, and the spool stays under its bound meanwhile.
+ * every line once, in order, and the spool stays under its bound meanwhile. Against the
+ * supervisor alone: a follower whose event loop is blocked finds every file, conmon waits for
+ * it, and a follower that goes away or falls silent no longer holds the container.
  */
 import "./helpers/root-hooks.js";
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { expect } from "chai";
+import { followK8sLog } from "../host/containers/k8s-log-follow.js";
+import { http } from "../core/node-http.js";
+import { FOLLOWER_SILENT_MS } from "../host/supervisor/spool-followers.js";
 import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
 import { docker } from "./helpers/docker-cli.js";
 import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
-import { numberedChecker, printNumbered, sizeOf, type NumberedCheck } from "./helpers/numbered-lines.js";
+import { checkJsonFiles, numberedChecker, printNumbered, sizeOf, type NumberedCheck } from "./helpers/numbered-lines.js";
+import { eventually } from "./helpers/stalled-client.js";
 import { SupervisorBed } from "./helpers/supervisor-bed.js";
 
 const MiB = 1024 * 1024;
@@ -115,5 +121,94 @@ describe("supervisor spool: a follower that falls behind loses nothing", functio
     expect(run.check.errors).to.deep.equal([]);
     expect([run.check.first, run.check.last, run.check.lines]).to.deep.equal([1, lines, lines]);
     expect(run.maxSpool).to.be.below(BOUND);
+  });
+});
+
+describe("supervisor spool: followers registered with the supervisor", function () {
+  this.timeout(300_000);
+  const bed = new SupervisorBed("follow");
+  const lines = 200_000;
+  /** The process state letter of /proc/<pid>/stat: `T` while stopped. */
+  const procState = (pid: number) => readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "")[0];
+  const held = (pid: number, want: boolean, ms = 10_000) => eventually(() => (procState(pid) === "T") === want, ms);
+
+  before(async function () {
+    if (!SupervisorBed.usable()) this.skip();
+    await bed.start();
+  });
+  after(async () => {
+    await bed.close();
+  });
+
+  it("a follower whose event loop stops for 5 s finds every file: the oldest is kept, conmon waits, the spool stays bounded", async () => {
+    // A second of quiet first: the follower registers and opens the spool before the output comes.
+    const { id, logPath } = await bed.run(printNumbered(lines, { waitFirst: 1, exitCode: 3 }));
+    const report = await bed.sup.client.follow(id);
+    const conmon = (await bed.sup.client.get(id)).conmonPid;
+    const exit = bed.sup.client.wait(id);
+    const check = numberedChecker();
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), 240_000);
+    let maxSpool = 0;
+    const sampler = setInterval(() => (maxSpool = Math.max(maxSpool, spoolBytes(bed.containerDir(id)))), 20);
+    let afterStall: { state: string; firstKept: boolean; spool: number } | undefined;
+    try {
+      for await (const l of followK8sLog(logPath, exit, abort.signal, 250, 0, (ino) => report.report(ino))) {
+        check.add(l.line, l.partial);
+        if (check.result.lines !== 1000 || afterStall) continue;
+        // The whole event loop stands still (a busy engined): no look at the folder, no report.
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5000);
+        afterStall = { state: procState(conmon), firstKept: existsSync(`${logPath}.old1`), spool: spoolBytes(bed.containerDir(id)) };
+      }
+    } finally {
+      clearTimeout(timer);
+      clearInterval(sampler);
+      report.close();
+    }
+    expect(await exit).to.equal(3);
+    expect(afterStall, "the follower stalled").to.not.equal(undefined);
+    expect(afterStall!.firstKept, "the retired file the follower reads is kept").to.equal(true);
+    expect(afterStall!.state, "conmon waits for the follower").to.equal("T");
+    expect(Math.max(maxSpool, afterStall!.spool)).to.be.below(BOUND);
+    expect(check.result.errors).to.deep.equal([]);
+    expect([check.result.first, check.result.last, check.result.lines]).to.deep.equal([1, lines, lines]);
+    await bed.remove(id);
+  });
+
+  it("a follower that goes away holds nothing more; one that stays silent is dropped with a log line", async () => {
+    // Gone (its connection closed, as when engined ends or is killed): conmon goes on at once.
+    const first = await bed.run(printNumbered(lines, { waitFirst: 1 }));
+    const report = await bed.sup.client.follow(first.id);
+    const conmon = (await bed.sup.client.get(first.id)).conmonPid;
+    expect(await held(conmon, true), "held for the follower that does not read").to.equal(true);
+    report.close();
+    expect(await held(conmon, false, 5000), "let go once it is gone").to.equal(true);
+    expect(await bed.sup.client.wait(first.id)).to.equal(0);
+
+    // Silent: registered, then nothing (an engined stopped or stuck).
+    const second = await bed.run(printNumbered(lines, { waitFirst: 1 }));
+    const silent = http.request({ socketPath: bed.sup.socket, method: "POST", path: `/v1/containers/${second.id}/follow`, agent: false });
+    silent.on("error", () => {});
+    const answered = new Promise<number | undefined>((resolve) => silent.once("response", (res) => resolve(res.statusCode)));
+    silent.flushHeaders();
+    try {
+      expect(await answered).to.equal(200);
+      const conmon2 = (await bed.sup.client.get(second.id)).conmonPid;
+      expect(await held(conmon2, true), "held for the silent follower").to.equal(true);
+      const heldAt = Date.now();
+      expect(await held(conmon2, false, FOLLOWER_SILENT_MS + 15_000), "let go once it is dropped").to.equal(true);
+      expect(Date.now() - heldAt).to.be.above(FOLLOWER_SILENT_MS - 10_000);
+      expect(await bed.sup.client.wait(second.id)).to.equal(0);
+      const log = readFileSync(join(dirname(bed.sup.socket), "supervisor.log"), "utf8");
+      expect(log).to.match(/a follower of \S+ has not reported for \d+ s: dropped/);
+    } finally {
+      silent.destroy();
+    }
+    // Every line reached the log driver all the same.
+    for (const { id } of [first, second]) {
+      const stored = await checkJsonFiles([bed.jsonLog(id)]);
+      expect([stored.first, stored.last, stored.lines, stored.errors]).to.deep.equal([1, lines, lines, []]);
+      await bed.remove(id);
+    }
   });
 });
