@@ -10,10 +10,13 @@
  *
  * Files are told apart by inode; an inode held open cannot be taken by another file, so only
  * open files are compared. Files the follower finished stay open while they are still in the
- * folder (else a finished `.1` would look new). Newer files are held up to `MAX_AHEAD_BYTES`:
- * a follower further behind (a client that reads slowly, or not at all) loses what it could not
- * hold, rather than keep without limit the memory of a tmpfs spool that the drain has freed,
- * or make the container wait for it (the container's output is not held up by a reader).
+ * folder (else a finished `.1` would look new). Newer files are held up to `MAX_AHEAD_BYTES`,
+ * rather than keep without limit the memory of a tmpfs spool that the drain has freed.
+ *
+ * That is all an unregistered follower has. engined's followers (spool-reader.ts) are also
+ * registered with the supervisor, and say which file they read (`onCurrent`): the supervisor
+ * keeps every file they have not read, and has the container wait while they are behind
+ * (host/supervisor/spool-followers.ts), so they find every file in the folder however late.
  */
 import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { retiredSpools } from "../supervisor/spool.js";

@@ -12,18 +12,24 @@
  *   drain had not read yet, e.g. while the supervisor was down, would be gone. Truncating or
  *   punching holes in a file conmon still appends to races with its writes.)
  * - Retired files: a file the drain has read is kept a little longer as `output.log.old<N>`, up
- *   to `SPOOL_RETAIN_BYTES` in all, oldest removed first, and past that for as long as a
- *   registered follower (engined's attach when the log driver cannot read, spool-followers.ts)
- *   has not reached it: what is guaranteed is that such a follower, however late its event loop
- *   (engined busy, or stopped), reads every line once. While followers keep more than
+ *   to `SPOOL_RETAIN_BYTES` in all, oldest removed first; past that, for as long as a
+ *   registered follower (engined's attach when the log driver cannot read, and a build's RUN
+ *   step: spool-followers.ts) has not read it. Guaranteed: a registered follower reads every
+ *   line once, in order, however late its event loop (engined busy, or stopped), as long as it
+ *   reports within `FOLLOWER_SILENT_MS` and its container is not told to end while it is more
+ *   than `FOLLOWER_RELEASED_BYTES` behind. The bound holds too: while followers keep more than
  *   `SPOOL_RETAIN_BYTES` of retired files, conmon waits (a hold of the guard, below, as for an
  *   attached client that does not read; Docker's attach blocks the container the same way), so
- *   the spool keeps its bound: retired files under `SPOOL_RETAIN_BYTES` and one more file. A
- *   follower that goes away, or is silent for `FOLLOWER_SILENT_MS`, keeps nothing. Once the
- *   container is told to end (conmon runs freely), followers keep at most
- *   `FOLLOWER_RELEASED_BYTES`; what is past that is removed, and said in the log. Unregistered
- *   followers (host/containers/spool-files.ts) hold each file open once they have seen it; one
- *   whose event loop was busy while a file came and went misses it.
+ *   the retired files stay within `SPOOL_RETAIN_BYTES` and the file whose retirement passed it
+ *   (conmon is stopped within milliseconds, and no file is retired until conmon makes a new
+ *   one): with the guard's bound on the live and rotated files, some 14 MiB at worst, under the
+ *   16 MiB the tests check (measured: under 11 MiB on a loaded machine). A follower that goes
+ *   away (its connection closes: the client left, engined ended or was killed), or is silent
+ *   for `FOLLOWER_SILENT_MS`, keeps nothing. Once the container is told to end (conmon runs freely
+ *   from then on), followers keep at most `FOLLOWER_RELEASED_BYTES`; what is past that is
+ *   removed, and said in the supervisor's log. Followers that are not registered (the spool
+ *   read directly, host/containers/spool-files.ts) hold each file open once they have seen it;
+ *   one whose event loop was busy while more than `SPOOL_RETAIN_BYTES` came and went misses it.
  * - Flow control (spool-guard.ts): when the drain falls behind (a container printing faster
  *   than its log driver stores) the spool still grows; past a bound conmon is stopped, so the
  *   container blocks on its full pipe, as Docker's `blocking` log mode blocks it, and is
