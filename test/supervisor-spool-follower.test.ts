@@ -16,7 +16,7 @@ import { dirname, join } from "node:path";
 import { expect } from "chai";
 import { followK8sLog } from "../host/containers/k8s-log-follow.js";
 import { http } from "../core/node-http.js";
-import { FOLLOWER_SILENT_MS } from "../host/supervisor/spool-followers.js";
+import { FOLLOWER_SILENT_MS, SpoolFollowers } from "../host/supervisor/spool-followers.js";
 import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
 import { docker } from "./helpers/docker-cli.js";
 import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
@@ -218,5 +218,31 @@ describe("supervisor spool: followers registered with the supervisor", function 
       expect([stored.first, stored.last, stored.lines, stored.errors]).to.deep.equal([1, lines, lines, []]);
       await bed.remove(id);
     }
+  });
+});
+
+describe("supervisor spool: which files the followers need", () => {
+  it("from the oldest file a follower reads; every file for one that has not said, or reads one no longer there; none without followers", () => {
+    const followers = new SpoolFollowers("test");
+    let changes = 0;
+    followers.onChange = () => changes++;
+    const files = [11, 12, 13, 14]; // retired, retired, rotated, live (inodes, oldest first)
+    expect(followers.neededFrom(files)).to.equal(4);
+    const a = followers.add(undefined, () => {});
+    expect(followers.neededFrom(files), "not said yet").to.equal(0);
+    a.report(13);
+    expect(followers.neededFrom(files)).to.equal(2);
+    const b = followers.add(12, () => {});
+    expect(followers.neededFrom(files)).to.equal(1);
+    b.report(99);
+    expect(followers.neededFrom(files), "a file older than all").to.equal(0);
+    b.report();
+    expect(followers.neededFrom(files), "a beat changes nothing").to.equal(0);
+    b.close();
+    expect(followers.neededFrom(files)).to.equal(2);
+    a.close();
+    a.report(11);
+    expect(followers.neededFrom(files), "a closed follower keeps nothing").to.equal(4);
+    expect([changes, followers.size]).to.deep.equal([6, 0]);
   });
 });
