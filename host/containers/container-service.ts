@@ -34,6 +34,7 @@ import { autoRestart, restoreContainers, shutdownContainers, type RestoreDeps } 
 import { applyUpdate, type ContainerUpdateRequest } from "./resource-update.js";
 import type { ContainerRunner } from "./runner.js";
 import type { HostReport } from "../host-facts.js";
+import type { SpoolFollowReport } from "../supervisor/follow-client.js";
 import type { Logger } from "pino";
 
 export type WaitCondition = "not-running" | "next-exit" | "removed";
@@ -225,6 +226,17 @@ export class ContainerService {
   /** conmon's spool of the running container's output (attach follows it when the log driver cannot read). */
   spoolPath(c: ContainerRecord): Promise<string> {
     return this.runner.spoolPath(c);
+  }
+
+  /**
+   * A follower of the container's spool, registered with the supervisor (spool-reader.ts);
+   * undefined when the supervisor cannot register it (the follower then reads as it can).
+   */
+  async followSpool(c: ContainerRecord): Promise<SpoolFollowReport | undefined> {
+    return this.runner.followSpool(c).catch((err: Error) => {
+      this.deps.log.warn({ container: c.Id, err: err.message }, "the supervisor does not keep the spool for this follower: a late reader may miss lines");
+      return undefined;
+    });
   }
 
   /** Where input for the running container's stdin goes. */

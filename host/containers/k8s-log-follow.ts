@@ -15,8 +15,12 @@ import { basename, dirname } from "node:path";
 import { K8S_LINE, type K8sLogLine } from "../supervisor/conmon.js";
 import { SpoolFiles } from "./spool-files.js";
 
-/** `offset`: where to begin in the live file (a byte offset at a line's start); 0: the whole spool. */
-export async function* followK8sLog(path: string, writerDone: Promise<unknown>, signal: AbortSignal, pollMs = 250, offset = 0): AsyncGenerator<K8sLogLine> {
+/**
+ * `from`: where to begin in the live file (a byte offset at a line's start, or its end as it is
+ * when opened); 0: the whole spool. `onFile`: told the inode of each file as the follower
+ * begins to read it (it has read the ones before).
+ */
+export async function* followK8sLog(path: string, writerDone: Promise<unknown>, signal: AbortSignal, pollMs = 250, from: number | "end" = 0, onFile?: (ino: number) => void): AsyncGenerator<K8sLogLine> {
   let done = false;
   let wake: () => void = () => {};
   const finish = () => {
@@ -24,7 +28,7 @@ export async function* followK8sLog(path: string, writerDone: Promise<unknown>, 
     wake();
   };
   void writerDone.then(finish, finish);
-  const files = new SpoolFiles(path);
+  const files = new SpoolFiles(path, onFile);
   let watcher: FSWatcher | undefined;
   try {
     // Newer files are taken as they come, even while the reader of this generator is slow.
@@ -49,7 +53,7 @@ export async function* followK8sLog(path: string, writerDone: Promise<unknown>, 
   signal.addEventListener("abort", onAbort);
   let rest = "";
   try {
-    offset = files.open(offset);
+    let offset = files.open(from);
     for (;;) {
       // Read before looking at `done`: after the writer is done one last read takes what is left.
       const finished = done;

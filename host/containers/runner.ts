@@ -43,6 +43,7 @@ import type { ContainerLinks } from "./links.js";
 import { mountSpecs, unmountAll } from "../storage/mount-specs.js";
 import { KeyedQueue } from "../../core/async/keyed-queue.js";
 import { SupervisorClientError, type SupervisorClient } from "../supervisor/client.js";
+import type { SpoolFollowReport } from "../supervisor/follow-client.js";
 import { loggerContext, logSettings } from "./log-settings.js";
 import { selectRuntime } from "./runtime-select.js";
 import { containerEvent, signalNumber } from "./container-events.js";
@@ -336,6 +337,14 @@ export class ContainerRunner {
     const state = await (await this.supervisor()).get(c.Id);
     if (!state.logPath) throw errors.containerNotRunning("attach", c.Id, c.Id);
     return state.logPath;
+  }
+
+  /**
+   * Registers a follower of the container's spool with the supervisor, for this run or, when
+   * it does not run, the next: its files are kept until the follower has read them.
+   */
+  async followSpool(c: ContainerRecord): Promise<SpoolFollowReport> {
+    return (await this.supervisor()).follow(c.Id);
   }
 
   /** Resizes the running container's terminal. */

@@ -10,10 +10,13 @@
  *
  * Files are told apart by inode; an inode held open cannot be taken by another file, so only
  * open files are compared. Files the follower finished stay open while they are still in the
- * folder (else a finished `.1` would look new). Newer files are held up to `MAX_AHEAD_BYTES`:
- * a follower further behind (a client that reads slowly, or not at all) loses what it could not
- * hold, rather than keep without limit the memory of a tmpfs spool that the drain has freed,
- * or make the container wait for it (the container's output is not held up by a reader).
+ * folder (else a finished `.1` would look new). Newer files are held up to `MAX_AHEAD_BYTES`,
+ * rather than keep without limit the memory of a tmpfs spool that the drain has freed.
+ *
+ * That is all an unregistered follower has. engined's followers (spool-reader.ts) are also
+ * registered with the supervisor, and say which file they read (`onCurrent`): the supervisor
+ * keeps every file they have not read, and has the container wait while they are behind
+ * (host/supervisor/spool-followers.ts), so they find every file in the folder however late.
  */
 import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { retiredSpools } from "../supervisor/spool.js";
@@ -33,14 +36,22 @@ export class SpoolFiles {
   private readonly rotated: string;
   private closed = false;
 
-  constructor(private readonly path: string) {
+  /** `onCurrent`: told the inode of each file the follower begins to read. */
+  constructor(
+    private readonly path: string,
+    private readonly onCurrent?: (ino: number) => void,
+  ) {
     this.rotated = `${path}.1`;
   }
 
-  /** From `offset` in the live file; with 0, from the oldest file there is. Says where to read first. */
-  open(offset: number): number {
+  /**
+   * From `offset` in the live file (`end`: its size once open); with 0, from the oldest file
+   * there is. Says where to read first.
+   */
+  open(offset: number | "end"): number {
     if (offset !== 0) {
-      this.current = openFile(this.path);
+      this.setCurrent(openFile(this.path));
+      if (offset === "end") offset = this.current ? fstatSync(this.current.fd).size : 0;
       // The rotated and retired files there now are older: known, not to be read.
       for (const [path] of (this.snapshot() ?? []).slice(0, -1)) {
         const older = openFile(path);
@@ -72,7 +83,7 @@ export class SpoolFiles {
         return false;
       }
       if (this.current) this.ahead.push(file);
-      else this.current = file;
+      else this.setCurrent(file);
     }
     this.forgetGone(files);
     return true;
@@ -114,7 +125,12 @@ export class SpoolFiles {
   /** The current file is read to its end and a newer one is held: go on with that. */
   next(): void {
     if (this.current) this.finished.push(this.current);
-    this.current = this.ahead.shift();
+    this.setCurrent(this.ahead.shift());
+  }
+
+  private setCurrent(file: OpenFile | undefined): void {
+    this.current = file;
+    if (file) this.onCurrent?.(file.ino);
   }
 
   /** Up to 64 KiB of the current file from `offset` (a spool on tmpfs: a read takes microseconds). */

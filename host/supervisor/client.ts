@@ -3,6 +3,7 @@ import { http } from "../../core/node-http.js";
 import type { Pool } from "undici";
 import { undici } from "../http/undici.js";
 import type { K8sLogLine } from "./conmon.js";
+import { SpoolFollowReport } from "./follow-client.js";
 import type { ContainerState, ExecRequest, ExecState, ExitEvent, RunRequest } from "./supervisor.js";
 
 export class SupervisorClientError extends Error {
@@ -147,6 +148,15 @@ export class SupervisorClient {
       });
       req.end();
     });
+  }
+  /**
+   * Registers a follower of the container's spool (it need not run yet): the supervisor keeps
+   * the spool's files until the follower has read them, until `close()` (follow-client.ts).
+   */
+  async follow(id: string): Promise<SpoolFollowReport> {
+    const report = new SpoolFollowReport(this.socket, id);
+    await report.start();
+    return report;
   }
   logs(id: string): Promise<K8sLogLine[]> {
     return this.call("GET", `/v1/containers/${encodeURIComponent(id)}/logs`);

@@ -11,6 +11,10 @@
  *   GET    /v1/containers/ID/logs        -> [{time, stream, partial, line}]
  *   POST   /v1/containers/ID/resize?h=&w=
  *   POST   /v1/containers/ID/hold        -> 200 at once; conmon waits until the connection closes
+ *   POST   /v1/containers/ID/follow?ino= -> 200 at once: a follower of the spool, for as long as the
+ *                                           connection stays open; the request's body goes on,
+ *                                           a line (the inode of the file it reads, or empty)
+ *                                           when it moves on and once a second
  *   POST   /v1/containers/ID/pause, /resume  (the runtime's freezer)
  *   POST   /v1/containers/ID/update {OCI LinuxResources} (`runtime update`)
  *   POST   /v1/containers/ID/reopen-log (conmon reopens the log at the run request's logPath)
@@ -48,7 +52,8 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 }
 
 export function supervisorServer(sup: Supervisor): Server {
-  return http.createServer((req, res) => {
+  // No limit on receiving a request: a follower's (`follow`) lasts as long as its attach.
+  return http.createServer({ requestTimeout: 0 }, (req, res) => {
     handle(sup, req, res).catch((err: Error) => {
       const status = err instanceof SupervisorError ? err.status : 500;
       if (!res.headersSent) send(res, status, { message: err.message });
@@ -89,6 +94,8 @@ async function handle(sup: Supervisor, req: IncomingMessage, res: ServerResponse
     return send(res, 200, await sup.logs(id));
   } else if (req.method === "POST" && action === "hold") {
     return holdOutput(sup, id, req, res);
+  } else if (req.method === "POST" && action === "follow") {
+    return followSpool(sup, id, inodeParam(url), req, res);
   } else if (req.method === "POST" && action === "resize") {
     await sup.resize(id, dimension(url, "h"), dimension(url, "w"));
     return send(res, 204);
@@ -159,6 +166,33 @@ function holdOutput(sup: Supervisor, id: string, req: IncomingMessage, res: Serv
   res.flushHeaders();
   if (req.socket.destroyed) release();
   else req.socket.once("close", release);
+}
+
+function inodeParam(url: URL): number | undefined {
+  const raw = url.searchParams.get("ino");
+  if (raw === null || raw === "") return undefined;
+  if (!/^\d{1,15}$/.test(raw)) throw new SupervisorError(400, `invalid inode "${raw}"`);
+  return Number(raw);
+}
+
+/** A follower of the container's spool (spool-followers.ts): it lasts as long as the connection, and reports in its request's body. */
+function followSpool(sup: Supervisor, id: string, ino: number | undefined, req: IncomingMessage, res: ServerResponse): void {
+  const follower = sup.follow(id, ino, () => req.socket.destroy());
+  res.writeHead(200, { "content-type": "application/json" });
+  res.flushHeaders();
+  let rest = "";
+  req.setEncoding("utf8");
+  req.on("data", (text: string) => {
+    const lines = (rest + text).split("\n");
+    rest = lines.pop()!.slice(-32); // a line is a number: anything longer is not one
+    for (const line of lines) follower.report(/^\d{1,15}$/.test(line) ? Number(line) : undefined);
+  });
+  req.once("end", () => {
+    follower.close();
+    res.end();
+  });
+  if (req.socket.destroyed) follower.close();
+  else req.socket.once("close", follower.close);
 }
 
 /** Exits as they happen, one JSON object per line; a blank line every 30 s keeps idle proxies and timers from closing it. */

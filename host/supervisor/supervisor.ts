@@ -14,6 +14,7 @@ import { drainState, LogDrain } from "./log-drain.js";
 import { serialCtl } from "./ctl-serial.js";
 import { rotatedSpool, Spool } from "./spool.js";
 import { endSpoolGuard } from "./spool-guard.js";
+import { SpoolFollowers, type SpoolFollower } from "./spool-followers.js";
 import { execExitCode, execPaths, startExec, waitExec, type ExecPaths } from "./conmon-exec.js";
 import {
   conmonAlive,
@@ -105,6 +106,8 @@ export class Supervisor {
   private readonly dir: string;
   private readonly exitDir: string;
   private readonly drains = new Map<string, LogDrain>();
+  /** engined's followers of a container's spool, by container id (they may come before its run). */
+  private readonly followers = new Map<string, SpoolFollowers>();
   private readonly subscribers = new Set<(event: ExitEvent) => void>();
   /** Exits announced by this process (a new supervisor announces the unremoved ones again). */
   private readonly announced = new Set<string>();
@@ -199,7 +202,7 @@ export class Supervisor {
     const resume: LogResume = made?.resume ?? { mark: drainState(p.drain).mark };
     const writer = made?.writer ?? (await this.logger(log, resume));
     const drain = new LogDrain({
-      spool: new Spool({ path: p.log, ctlPath: state.ctlPath, conmonPidfile: conmonPidfile(p.persist) }),
+      spool: new Spool({ path: p.log, ctlPath: state.ctlPath, conmonPidfile: conmonPidfile(p.persist), followers: this.followersOf(id) }),
       statePath: p.drain,
       writer,
       resume,
@@ -207,7 +210,10 @@ export class Supervisor {
     });
     this.drains.set(id, drain);
     drain.finished.then(
-      () => this.drains.delete(id),
+      () => {
+        this.drains.delete(id);
+        if (this.followers.get(id)?.size === 0) this.followers.delete(id);
+      },
       (err: Error) => process.stderr.write(`supervisor: log drain of ${id} failed: ${err.message}\n`),
     );
   }
@@ -370,6 +376,30 @@ export class Supervisor {
     const state = this.get(id);
     if (state.status !== "running") throw new SupervisorError(409, `container ${id} is not running`);
     return this.drains.get(id)?.holdConmon() ?? (() => {});
+  }
+
+  /**
+   * Registers a follower of the container's spool (engined's attach when the log driver cannot
+   * read): the spool keeps the files it has not read (spool-followers.ts). `ino`: the file it
+   * reads; without it, it needs every file there is. The container need not run yet: the next
+   * run's spool keeps its files. `drop` ends the follower's connection (silent too long).
+   */
+  follow(id: string, ino: number | undefined, drop: () => void): SpoolFollower {
+    const followers = this.followersOf(id);
+    const follower = followers.add(ino, drop);
+    return {
+      report: follower.report,
+      close: () => {
+        follower.close();
+        if (followers.size === 0 && !this.drains.has(id) && this.followers.get(id) === followers) this.followers.delete(id);
+      },
+    };
+  }
+
+  private followersOf(id: string): SpoolFollowers {
+    let followers = this.followers.get(id);
+    if (!followers) this.followers.set(id, (followers = new SpoolFollowers(`${this.paths(id).log}`)));
+    return followers;
   }
 
   /** Resizes the container's terminal (nothing happens without one). */
