@@ -11,7 +11,9 @@ import type { PluginManifest } from "../core/contracts/plugin.js";
 import type { EngineError } from "../core/errors.js";
 import { parsePluginOptions, PluginOptionProblem } from "../core/options/plugin-options.js";
 import { importPlugin } from "../host/plugins/load-plugin.js";
-import { checkPluginOptions } from "../host/plugins/plugin-options.js";
+import type { LogDriver } from "../core/contracts/log.js";
+import type { NetworkDriver, NetworkSpec } from "../core/contracts/network.js";
+import { checkPluginOptions, withDeclaredOptions } from "../host/plugins/plugin-options.js";
 import { makeTempDir } from "./helpers/engined.js";
 
 const declared: Pick<PluginManifest, "options"> = {
@@ -81,6 +83,40 @@ describe("plugin options", () => {
     expect(refused("volume", { nope: "1" }).message).to.equal('invalid option: "nope" (the mine driver knows count, limit, fast, colour and label)');
     expect(refused("volume", { fast: "yes" }).message).to.equal('invalid option "fast": "yes": expected a boolean (true or false)');
     expect(refused("network", { nope: "1" }).message).to.equal("unknown option for the mine driver: nope");
+  });
+
+  it("applies the declarations to a driver after its own checks, whose words win", () => {
+    const manifest: PluginManifest = { id: "log.mine", kind: "log", options: { size: { type: "size", description: "" } } };
+    class Mine {
+      readonly name = "mine";
+      #own = "mine's own";
+      validateOptions(options: Record<string, string>) {
+        if ("bad" in options) throw new Error(`${this.#own}: bad`);
+      }
+    }
+    const driver = withDeclaredOptions("log", "mine", manifest, new Mine() as unknown as LogDriver);
+    expect(driver.name).to.equal("mine");
+    expect(() => driver.validateOptions({ bad: "1" })).to.throw("mine's own: bad");
+    expect(() => driver.validateOptions({ size: "0" })).to.throw("invalid value for log opt 'size' (\"0\"): must be larger than 0");
+    expect(() => driver.validateOptions({ other: "1" })).to.throw("unknown log opt 'other' for mine log driver");
+    expect(() => driver.validateOptions({ size: "1m" })).to.not.throw();
+    // a manifest that declares nothing leaves the driver as it is
+    const plain = new Mine() as unknown as LogDriver;
+    expect(withDeclaredOptions("log", "mine", { id: "log.mine", kind: "log" }, plain)).to.equal(plain);
+  });
+
+  it("checks a network's options before the driver makes it, after the driver's own check", () => {
+    const seen: string[] = [];
+    const network = {
+      checkNetwork: (net: NetworkSpec) => void seen.push(net.name),
+    } as unknown as NetworkDriver;
+    const manifest: PluginManifest = { id: "network.mine", kind: "network", options: { "mine.mtu": { type: "uint", description: "" } } };
+    const driver = withDeclaredOptions("network", "mine", manifest, network);
+    const net = (options: Record<string, string>) => ({ name: "n1", options }) as unknown as NetworkSpec;
+    expect(() => driver.checkNetwork!(net({ "mine.mtu": "big" }), [])).to.throw('invalid value for option mine.mtu ("big"): expected an integer');
+    expect(() => driver.checkNetwork!(net({ "mine.speed": "1" }), [])).to.throw("unknown option for the mine driver: mine.speed");
+    driver.checkNetwork!(net({ "mine.mtu": "1400" }), []);
+    expect(seen).to.deep.equal(["n1", "n1", "n1"]);
   });
 
   it("refuses a plugin whose manifest names a type that does not exist", async () => {
