@@ -12,20 +12,19 @@
  * to declare one.
  */
 import type { PluginManifest, PluginOptionSpec } from "../contracts/plugin.js";
-import { parseBytes } from "./value-types-structured.js";
+import { bytes, parseBytes } from "./value-types-structured.js";
 import { bool, int, oneOf, string, ValueError, type ValueType } from "./value-types.js";
 
-/** A size that must be above zero (`10G`): Docker's RAMInBytes units, 1024-based. */
+/** A size in bytes above zero (`10G`): `bytes`, which takes 0. */
 const size: ValueType<number> = {
+  ...bytes,
   name: "size",
   parse(raw) {
-    const bytes = parseBytes(raw);
-    if (!(bytes > 0)) throw new ValueError("must be larger than 0");
-    return bytes;
+    const n = parseBytes(raw);
+    if (!(n > 0)) throw new ValueError("must be larger than 0");
+    return n;
   },
   fromFile: (value) => size.parse(String(value), undefined),
-  toFile: (v) => v,
-  show: (v) => String(v),
 };
 
 /** The value types an option may name, each one of the option table's. */
@@ -39,7 +38,7 @@ export const PLUGIN_OPTION_TYPES = {
   /** An integer of at least 0. */
   uint: int(0),
   /** A size in bytes, 0 allowed: `512k`, `64m`, `1.5G` (1024-based). */
-  bytes: { ...size, name: "bytes", parse: (raw: string) => parseBytes(raw) } satisfies ValueType<number>,
+  bytes,
   /** A size in bytes above 0. */
   size,
 } as const;
