@@ -120,13 +120,15 @@ export function createHooks() {
 
     // --- drivers ---------------------------------------------------------------------------------
     // Every factory below is called by one driver registry (host/plugins/driver-registry.ts),
-    // which loads the plugin of a kind and name, calls its factory once and keeps the driver.
+    // which loads the plugin of a kind and name, calls its factory once and keeps the driver
+    // (a log, network or volume driver with its manifest's option declarations applied).
 
     /**
      * Storage drivers by name (`hooks.createStorageDriver.for("overlay2")`). The daemon calls the
      * hook of the selected driver once, at start, with the driver's home and options; the first
-     * tap that returns a driver wins (see core/contracts/storage.ts). A throw (an unknown or
-     * unusable option) stops the daemon with its message.
+     * tap that returns a driver wins (see core/contracts/storage.ts). The options are read by
+     * the plugin's manifest before (an undeclared key or a bad value stops the daemon first); a
+     * throw (an option the driver cannot honour) stops the daemon with its message.
      */
     createStorageDriver: new HookMap(() => new AsyncSeriesBailHook<[StorageContext], StorageDriver | undefined>(["ctx"])),
 

@@ -1,5 +1,11 @@
-/** `engined --help`, written from the option table: grouped, with defaults. */
+/**
+ * `engined --help`, written from the option table: grouped, with defaults; then the options of
+ * every plugin found (built-in and installed packages), from their manifests.
+ */
+import { pluginOptionsHelp } from "../core/options/plugin-options-doc.js";
 import { optionTable, type OptionDefinition, type OptionGroup } from "../core/options/table.js";
+import { knownPlugins } from "./plugins/plugin-manifests.js";
+import type { ResolveOptions } from "./plugins/resolve-plugin.js";
 
 const GROUP_TITLES: Record<OptionGroup, string> = {
   api: "API listeners",
@@ -48,4 +54,11 @@ function defaultText(def: OptionDefinition<unknown>, env: NodeJS.ProcessEnv): st
   const value = typeof def.default === "function" ? def.default(env) : def.default;
   if (value === "" || value === false || (Array.isArray(value) && value.length === 0)) return "";
   return ` (default ${def.type.show(value)})`;
+}
+
+/** The help's last section: each plugin's declared options, and the packages that could not be read. */
+export async function pluginsHelp(resolve: ResolveOptions): Promise<string> {
+  const { plugins, unreadable } = await knownPlugins(resolve);
+  const broken = unreadable.map((why) => `  (not read: ${why})\n`).join("");
+  return `${pluginOptionsHelp(plugins)}${broken}`;
 }

@@ -11,7 +11,7 @@ import { resolveOptions } from "../core/options/resolve.js";
 import type { OptionName } from "../core/options/table.js";
 import { ENGINE_VERSION, GIT_COMMIT } from "../core/version.js";
 import { parseDaemonArgs } from "./daemon-args.js";
-import { daemonHelp } from "./daemon-help.js";
+import { daemonHelp, pluginsHelp } from "./daemon-help.js";
 import { startDaemon, type RunningDaemon } from "./daemon.js";
 import { readHostFacts, ruleHost } from "./host-facts.js";
 import { createLogger } from "./logger.js";
@@ -37,7 +37,7 @@ async function main(): Promise<number> {
       return 0;
     }
     if (actions.help) {
-      process.stdout.write(daemonHelp(process.env));
+      process.stdout.write(`${daemonHelp(process.env)}${await pluginsHelp(defaultResolveOptions())}`);
       return 0;
     }
   } catch (err) {

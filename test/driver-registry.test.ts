@@ -101,21 +101,42 @@ describe("driver registry", () => {
     expect(err.message).to.equal('volume plugin "other" was loaded but made no driver: it tapped no createVolumeDriver hook for that name');
   });
 
-  it("runs the caller's check before the factory and keeps the driver as the caller wraps it", async () => {
-    addBuiltin("wrapped", volumePlugin("volume.wrapped", "wrapped"));
+  it("reads the caller's daemon-wide options through the manifest before the plugin is applied, and keeps the driver as the caller wraps it", async () => {
+    addBuiltin(
+      "wrapped",
+      `export default {
+  manifest: { id: "volume.wrapped", kind: "volume", options: { speed: { type: "uint", description: "how fast" }, mode: { values: ["a", "b"], default: "a", description: "" } } },
+  apply(hooks, pctx) {
+    hooks.createVolumeDriver.for("wrapped").tap("volume.wrapped", (ctx) => {
+      const made = (globalThis.__made ??= {});
+      made["volume.wrapped"] = (made["volume.wrapped"] ?? 0) + 1;
+      return { name: "wrapped", applied: pctx.options, given: ctx.options, validateOptions() {} };
+    });
+  },
+};
+`,
+    );
     const refused = await registry
-      .driver("volume", "wrapped", { context: ctx, check: () => Promise.reject(new Error("bad option")) })
+      .driver("volume", "wrapped", { context: ctx, options: () => ({ speed: "fast" }) })
       .catch((e: Error) => e);
-    expect((refused as Error).message).to.equal("bad option");
+    expect((refused as Error).message).to.equal('invalid option "speed": "fast": expected an integer');
+    const unknown = await registry.driver("volume", "wrapped", { context: ctx, options: () => ({ colour: "red" }) }).catch((e: Error) => e);
+    expect((unknown as Error).message).to.equal('invalid option: "colour" (the wrapped driver knows speed and mode)');
     expect(g.__made).to.deep.equal({});
     const seen: string[] = [];
     const driver = await registry.driver("volume", "wrapped", {
-      context: ctx,
-      check: (plugin, name) => void seen.push(`${plugin?.id} ${name}`),
+      context: (name, options) => ({ ...ctx(), options }) as ReturnType<typeof ctx>,
+      options: (plugin, name) => {
+        seen.push(`${plugin.manifest.id} ${name}`);
+        return { speed: "3" };
+      },
       wrap: (d) => ({ ...d, name: `wrapped ${d.name}` }),
     });
     expect(seen).to.deep.equal(["volume.wrapped wrapped"]);
     expect(driver.name).to.equal("wrapped wrapped");
+    // typed, the default filled: at apply (PluginContext.options) and in the factory's context
+    const typed = { speed: 3, mode: "a" };
+    expect(driver).to.deep.include({ applied: typed, given: typed });
     expect(await registry.driver("volume", "wrapped", { context: ctx })).to.equal(driver);
   });
 });

@@ -12,7 +12,8 @@ import { promisify } from "node:util";
 import { expect } from "chai";
 import { EngineError } from "../core/errors.js";
 import plugin, { btrfsSupported } from "../plugins/storage-btrfs/index.js";
-import { createBtrfsDriver, type BtrfsDriver } from "../plugins/storage-btrfs/btrfs.js";
+import { createBtrfsDriver as createTypedBtrfsDriver, type BtrfsDriver } from "../plugins/storage-btrfs/btrfs.js";
+import { throughManifest } from "./helpers/storage-options.js";
 import { busyboxRootfs, dockerSaveTar, imageOf, makeTar as makeImageTar, writeFixture } from "./fixtures/images.js";
 import { docker } from "./helpers/docker-cli.js";
 import { daemonArgs, makeTempDir, runEngined, startEngined, type RunResult, type TestDaemon } from "./helpers/engined.js";
@@ -22,6 +23,8 @@ import "./helpers/root-hooks.js";
 import { expectOutOfSpace, makeTar, readTar, rejects, storageConformance, withMount } from "./storage-conformance.js";
 
 const run = promisify(execFile);
+/** Made as the daemon makes it: `--storage-opt` text read through the plugin's manifest. */
+const createBtrfsDriver = throughManifest(plugin.manifest, createTypedBtrfsDriver);
 const btrfs = async (...args: string[]) => (await run("btrfs", args)).stdout;
 
 const mib = (n: number) => Buffer.alloc(n * 1024 * 1024, 1);

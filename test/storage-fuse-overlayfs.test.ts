@@ -13,7 +13,8 @@ import { promisify } from "node:util";
 import { getAttributeSync, listAttributesSync } from "@napi-rs/xattr";
 import { expect } from "chai";
 import plugin, { fuseOverlayfsSupported } from "../plugins/storage-fuse-overlayfs/index.js";
-import { createFuseOverlayfsDriver } from "../plugins/storage-fuse-overlayfs/fuse-overlayfs.js";
+import { createFuseOverlayfsDriver as createTypedFuseOverlayfsDriver } from "../plugins/storage-fuse-overlayfs/fuse-overlayfs.js";
+import { throughManifest } from "./helpers/storage-options.js";
 import { createOverlay2Driver } from "../plugins/storage-overlay2/overlay2.js";
 import type { StorageDriver } from "../core/contracts/storage.js";
 import {docker } from "./helpers/docker-cli.js";
@@ -23,6 +24,8 @@ import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
 import { makeTar, readTar, rejects, storageConformance, withMount } from "./storage-conformance.js";
 
 const run = promisify(execFile);
+/** Made as the daemon makes it: `--storage-opt` text read through the plugin's manifest. */
+const createFuseOverlayfsDriver = throughManifest(plugin.manifest, createTypedFuseOverlayfsDriver);
 
 storageConformance("fuse-overlayfs", (home, options) => createFuseOverlayfsDriver({ home, options }));
 

@@ -70,7 +70,7 @@ describe("storage options (--storage-opt) and /info", function () {
     expect(own.stderr + own.stdout).to.include("fuse-overlayfs: unknown option fuse-overlayfs.size (the fuse-overlayfs storage driver has no options)");
   });
 
-  it("--validate reports an option of another driver, or of none, without loading a driver", async () => {
+  it("--validate reports an option of another driver, or of none, or a bad value, without loading a driver", async () => {
     const dir = makeTempDir("engine-storage-validate-");
     const other = await runEngined(["--validate", "--storage-driver", "fuse-overlayfs", "--storage-opt", "overlay2.size=10G"]);
     expect(other.code).to.equal(1);
@@ -84,7 +84,10 @@ describe("storage options (--storage-opt) and /info", function () {
     const malformed = await runEngined(["--validate", "--storage-opt", "overlay2.size"]);
     expect(malformed.code).to.equal(1);
     expect(malformed.stderr).to.include('invalid storage option "overlay2.size"');
-    // An option of the selected driver passes: its value is the driver's to judge when it starts.
+    // An option of the selected driver is read by its declared type (overlay2.size: a size above 0);
+    // whether the filesystem can honour it is the driver's to judge when it starts.
+    const badValue = await runEngined(["--validate", "--data-root", join(dir, "data"), "--storage-opt", "overlay2.size=lots"]);
+    expect([badValue.code, badValue.stderr]).to.deep.equal([1, 'engined: overlay2: invalid overlay2.size "lots": expected a size such as 64m, 64MiB or 1g\n']);
     const fine = await runEngined(["--validate", "--data-root", join(dir, "data"), "--storage-opt", "overlay2.size=10G"]);
     expect(fine.stderr).to.equal("");
     expect(fine.stdout).to.equal("configuration OK\n");

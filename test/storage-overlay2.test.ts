@@ -10,7 +10,8 @@ import { promisify } from "node:util";
 import { gunzipSync } from "node:zlib";
 import { expect } from "chai";
 import plugin, { overlaySupported } from "../plugins/storage-overlay2/index.js";
-import { createOverlay2Driver, MAX_DEPTH, mountOf, type Overlay2Driver } from "../plugins/storage-overlay2/overlay2.js";
+import { createOverlay2Driver as createTypedOverlay2Driver, MAX_DEPTH, mountOf, type Overlay2Driver } from "../plugins/storage-overlay2/overlay2.js";
+import { throughManifest } from "./helpers/storage-options.js";
 import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
 import { docker } from "./helpers/docker-cli.js";
 import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
@@ -20,6 +21,8 @@ import "./helpers/root-hooks.js";
 import { expectOutOfSpace, makeTar, rejects, storageConformance, withMount } from "./storage-conformance.js";
 
 const run = promisify(execFile);
+/** Made as the daemon makes it: `--storage-opt` text read through the plugin's manifest. */
+const createOverlay2Driver = throughManifest(plugin.manifest, createTypedOverlay2Driver);
 
 storageConformance("overlay2", (home, options) => createOverlay2Driver({ home, options }));
 

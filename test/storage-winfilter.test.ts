@@ -7,13 +7,18 @@
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { expect } from "chai";
-import plugin, { createWinfilterDriver, winfilterSupported } from "../plugins/storage-winfilter/index.js";
-import { DEFAULT_SANDBOX_SIZE, parseWinfilterOptions, sandboxSizeFor } from "../plugins/storage-winfilter/options.js";
+import plugin, { createWinfilterDriver as createTypedWinfilterDriver, winfilterSupported } from "../plugins/storage-winfilter/index.js";
+import { sandboxSizeFor, winfilterOptionsOf } from "../plugins/storage-winfilter/options.js";
+import { storageOptionsOf, throughManifest } from "./helpers/storage-options.js";
 import { daemonArgs, makeTempDir, runEngined } from "./helpers/engined.js";
 import "./helpers/root-hooks.js";
 import { rejects as rejection } from "./storage-conformance.js";
 
 const GiB = 1024 ** 3;
+/** Made as the daemon makes it: `--storage-opt` text read through the plugin's manifest. */
+const createWinfilterDriver = throughManifest(plugin.manifest, createTypedWinfilterDriver);
+/** The daemon's `--storage-opt` for winfilter, read as the daemon reads them (its manifest), as the driver takes them. */
+const parseWinfilterOptions = (options: Record<string, string>) => winfilterOptionsOf(storageOptionsOf(plugin.manifest, options));
 const host = { platform: "linux" as NodeJS.Platform, arch: "x64", kernel: "6.1.0", cgroupVersion: 2 as const };
 
 describe("storage winfilter", function () {
@@ -21,7 +26,7 @@ describe("storage winfilter", function () {
 
   describe("options", () => {
     it("size defaults to 20G, a 20 GiB sandbox", () => {
-      expect(DEFAULT_SANDBOX_SIZE).to.equal("20G");
+      expect(plugin.manifest.options?.size.default).to.equal("20G");
       expect(parseWinfilterOptions({})).to.deep.equal({ sandboxBytes: 20 * GiB });
     });
 

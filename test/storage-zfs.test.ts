@@ -12,13 +12,16 @@ import { mkdir, open, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { expect } from "chai";
 import plugin, { zfsSupported } from "../plugins/storage-zfs/index.js";
-import { createZfsDriver, type ZfsDriver, type ZfsDriverHooks } from "../plugins/storage-zfs/zfs-driver.js";
+import { createZfsDriver as createTypedZfsDriver, type ZfsDriver, type ZfsDriverHooks } from "../plugins/storage-zfs/zfs-driver.js";
+import { throughManifest } from "./helpers/storage-options.js";
 import { daemonArgs, makeTempDir, runEngined } from "./helpers/engined.js";
 import { startFakeZfs } from "./helpers/fake-zfs.js";
 import "./helpers/root-hooks.js";
 import { makeTar, readTar, rejects, storageConformance, withMount } from "./storage-conformance.js";
 
 const fake = startFakeZfs(["tank"]);
+/** Made as the daemon makes it: `--storage-opt` text read through the plugin's manifest. */
+const createZfsDriver = throughManifest(plugin.manifest, createTypedZfsDriver);
 const hooks: ZfsDriverHooks = { zfsCommand: fake.zfsPath, zpoolCommand: fake.zpoolPath, mount: fake.mount };
 
 /** A dataset of its own for each driver home, kept when a test makes a second driver on the same home. */

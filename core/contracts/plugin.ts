@@ -7,10 +7,26 @@
  * - kind: the driver family it belongs to; a daemon selects drivers of a kind by name
  *   (`--storage-driver overlay2` selects `storage.overlay2`).
  * - requires: ids of plugins that must be applied first; the loader loads them too.
- * - options: the namespaced options the plugin accepts (`overlay2.size`), each with a line of
- *   description. The host reads the storage plugins' declarations to refuse a `--storage-opt`
- *   that belongs to another driver or to none (host/storage/option-owners.ts); the driver checks
- *   the values, which it receives in its driver context (`StorageContext.options`).
+ * - options: what a user passes to the plugin's drivers, declared in the manifest with a
+ *   line of description and a value type named from the option table's (`size`, `uint`,
+ *   `bool`; see core/options/plugin-options.ts), or `values` (one of these words). What they
+ *   describe depends on the kind, each the source Docker has for it:
+ *     storage  `--storage-opt key=value` (daemon-wide), namespaced by driver: `overlay2.size`;
+ *     log      `--log-opt` (the daemon's defaults) and a container's `LogConfig.Config`;
+ *     network  `docker network create -o` (`Options`);
+ *     volume   `docker volume create -o`, a mount's `VolumeOptions.DriverConfig.Options`.
+ *   A manifest that declares `options` takes only those (log drivers also take the options
+ *   Docker's daemon reads for every log driver: `mode`, `max-buffer-size`, `cache-*`); one
+ *   without takes anything and checks it itself. The host reads every declaration through one
+ *   path (host/plugins/plugin-options.ts): an undeclared key or a value its type cannot read is
+ *   refused, in the words of the kind (a storage option at daemon start, the others with a 400
+ *   when a container, network or volume is created), before the plugin sees it. Storage
+ *   options, the daemon-wide ones, reach the plugin typed and with their defaults twice:
+ *   `PluginContext.options` at apply and `StorageContext.options`. The per-call ones reach the
+ *   driver as given (text, as Docker records and shows them); a volume driver's `create` is
+ *   also given them typed. `engined --help` and docs/plugin-options.md show every declaration;
+ *   the host also refuses a `--storage-opt` that another storage driver declares, naming it
+ *   (host/storage/option-owners.ts).
  * - capabilities: words in the manifest for people and tools that read it. The host does not
  *   read them: the optional abilities it acts on are the `capabilities` of the driver object,
  *   declared in each driver contract.
@@ -42,13 +58,21 @@
  */
 import type { Logger } from "pino";
 import type { EngineHooks } from "../hooks.js";
+import type { PluginOptionTypeName, PluginOptionValues } from "../options/plugin-options.js";
 
 export const PLUGIN_KINDS = ["storage", "runtime", "network", "log", "authz", "volume"] as const;
 export type PluginKind = (typeof PLUGIN_KINDS)[number];
 
+/** One option a plugin declares (see Vocabulary). */
 export interface PluginOptionSpec {
-  /** One line for `--help` and the README. */
+  /** One line for `--help` and docs/plugin-options.md. */
   description: string;
+  /** How the value is read (core/options/plugin-options.ts); default `string`, any text. */
+  type?: PluginOptionTypeName;
+  /** The words the value must be one of (then `type` is not read). */
+  values?: string[];
+  /** The value when the option is not given, as text the type reads. */
+  default?: string;
 }
 
 export interface PluginManifest {
@@ -59,7 +83,7 @@ export interface PluginManifest {
   description?: string;
   /** Ids that must be applied before this one. */
   requires?: string[];
-  /** Namespaced options this plugin accepts, by full name (`overlay2.size`). */
+  /** The options this plugin's drivers take, by the name a user gives (`overlay2.size`, `max-size`). */
   options?: Record<string, PluginOptionSpec>;
   capabilities?: string[];
 }
@@ -81,11 +105,11 @@ export interface PluginContext {
   execRoot: string;
   host: HostFacts;
   /**
-   * The values of this plugin's namespaced options, from the loader's `optionsFor` when its
-   * caller gives one. The daemon gives none, so this is `{}`: drivers get their options in their
-   * driver context (`StorageContext.options`, a logger's `LoggerContext.options`).
+   * The daemon-wide values of this plugin's options, read by their declared types, defaults
+   * filled: a storage driver's `--storage-opt` entries. Plugins of the other kinds get their
+   * options per call (see Vocabulary), and `{}` here.
    */
-  options: Record<string, string>;
+  options: PluginOptionValues;
 }
 
 export interface EnginePlugin {

@@ -13,7 +13,8 @@
  * - mount specification: what to mount to see a chain (type, source, options), returned to the
  *   caller; the driver does not mount for it. Read-only for image layers; a writable layer's
  *   specification has its own directory on top.
- * - options: namespaced (`overlay2.size`), validated by the driver; unknown ones are an error.
+ * - options: namespaced (`overlay2.size`), declared with their types in the plugin's manifest;
+ *   the host refuses unknown ones and bad values before the driver is made (StorageContext).
  *
  * Lifecycle of a layer
  *   create(id, parent) -> applyDiff(id, tar) (image layers, once) -> mounts(id) (as often as
@@ -41,6 +42,7 @@
 import type { Readable } from "node:stream";
 import type { LayoutRecorder } from "../archive/tar-layout.js";
 import type { IdMap } from "../userns/id-map.js";
+import type { PluginOptionValues } from "../options/plugin-options.js";
 
 export type StorageCapability = "quota" | "native-diff" | "parallel-apply";
 
@@ -118,8 +120,13 @@ export interface StorageDriver {
 export interface StorageContext {
   /** `<data-root>/<driver name>`: the driver's own folder. */
   home: string;
-  /** The driver's options from `--storage-opt`, namespace included (`overlay2.size`). */
-  options: Record<string, string>;
+  /**
+   * The driver's options from `--storage-opt`, namespace included (`overlay2.size`): checked
+   * against the plugin's manifest and read by their declared types (a `size` is a number of
+   * bytes), defaults filled (see core/contracts/plugin.ts). A driver refuses only what a type
+   * cannot say (a value its backing filesystem cannot honour).
+   */
+  options: PluginOptionValues;
   /** The daemon's user namespace map (`--userns-remap`); absent when it remaps nothing. */
   idMap?: IdMap;
 }

@@ -11,9 +11,11 @@
  *   keeps its volumes and their options itself, so that they survive a daemon restart; the
  *   daemon keeps its own record of each volume (driver, labels, creation time) beside that.
  * - options (`docker volume create -o k=v`, `VolumeOptions.DriverConfig.Options`): plain names
- *   in the driver's own vocabulary (`type`, `o`, `device` for `local`), not namespaced. The
- *   driver validates them: an unknown or invalid one is an Error that names it, which the
- *   daemon answers with 400 (`create <name>: <message>`).
+ *   in the driver's own vocabulary (`type`, `o`, `device` for `local`), not namespaced, declared
+ *   with their types in the plugin's manifest (core/contracts/plugin.ts). The driver validates
+ *   what the declarations cannot say, then the host applies them (host/plugins/plugin-options.ts):
+ *   an unknown or invalid option is an Error that names it, which the daemon answers with 400
+ *   (`create <name>: <message>`).
  * - mountpoint: the host path the driver shows for a volume (`Mountpoint` of `docker volume
  *   inspect`), stable for the volume's life.
  * - mount: a container's use of a volume while it runs. `mount(name, containerId)` returns the
@@ -40,6 +42,8 @@
  * says how many bytes a volume holds (`docker system df -v`, prune's `SpaceReclaimed`).
  */
 
+import type { PluginOptionValues } from "../options/plugin-options.js";
+
 export type VolumeScope = "local" | "global";
 export type VolumeCapability = "usage";
 
@@ -63,8 +67,12 @@ export interface VolumeDriver {
   readonly capabilities: readonly VolumeCapability[];
   /** Throws an Error naming the first unknown or invalid option. */
   validateOptions(options: Record<string, string>): void;
-  /** Makes a volume; validates `options` first. Throws when `name` exists. */
-  create(name: string, options: Record<string, string>): Promise<VolumeInfo>;
+  /**
+   * Makes a volume; validates `options` first. Throws when `name` exists. `values`: the options
+   * as the manifest's declared types read them (numbers, booleans), defaults filled, when the
+   * manifest declares options (the host has then refused what the declarations refuse).
+   */
+  create(name: string, options: Record<string, string>, values?: PluginOptionValues): Promise<VolumeInfo>;
   /** The volume, or undefined when the driver has none of that name. */
   get(name: string): Promise<VolumeInfo | undefined>;
   list(): Promise<VolumeInfo[]>;

@@ -116,7 +116,12 @@ export const resourcesErrors = {
     500,
     (name: string) => `the ${name} storage driver does not support --userns-remap (its layers cannot be kept with remapped owners); use overlay2 or fuse-overlayfs`,
   ),
-  storageDriverOptionUnknown: define("ENGINE_ERR_STORAGE_DRIVER_OPTION_UNKNOWN", 400, (driver: string, key: string) => `${driver}: unknown option ${key}`),
+  storageDriverOptionUnknown: define(
+    "ENGINE_ERR_STORAGE_DRIVER_OPTION_UNKNOWN",
+    400,
+    (driver: string, key: string, known: readonly string[]) =>
+      `${driver}: unknown option ${key}${known.length === 0 ? ` (the ${driver} storage driver has no options)` : ""}`,
+  ),
   storageDriverOptionInvalid: define(
     "ENGINE_ERR_STORAGE_DRIVER_OPTION_INVALID",
     400,

@@ -1,7 +1,7 @@
 /**
- * What storage drivers read alike in their options: sizes (Docker's units, `units.RAMInBytes`:
- * `10G`, `10GB`, `10GiB` are 10 x 1024^3 bytes), given to the driver (`overlay2.size`,
- * `btrfs.min_space`, winfilter's `size`) or to one layer (`docker run --storage-opt size=...`).
+ * What storage drivers read alike in a layer's own options (`docker run --storage-opt size=...`):
+ * sizes in Docker's units (`units.RAMInBytes`: `10G`, `10GB`, `10GiB` are 10 x 1024^3 bytes).
+ * (The daemon's `--storage-opt` are read by the host from the manifests' declarations.)
  * Every refusal is a 400 from the catalogue that names the driver, the option and the value.
  */
 import type { CreateOptions } from "../contracts/storage.js";
@@ -18,11 +18,6 @@ function positiveSize(value: string, invalid: (why: string) => Error): number {
   }
   if (!(bytes > 0)) throw invalid("must be larger than 0");
   return bytes;
-}
-
-/** A size the driver is given (`--storage-opt overlay2.size=10G`), in bytes. */
-export function driverSize(driver: string, key: string, value: string): number {
-  return positiveSize(value, (why) => errors.storageDriverOptionInvalid(driver, key, value, why));
 }
 
 /** A layer's `size` (`docker run --storage-opt size=10G`), in bytes. */

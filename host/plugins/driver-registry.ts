@@ -5,10 +5,12 @@
  *   registry.driver(kind, name, { context, chosenBy }):
  *     1. a client's path is refused before anything is loaded (resolve-plugin.ts);
  *     2. the plugin is loaded (plugin-loader.ts: built-in folder, installed package, the
- *        operator's path) and applied, with what it requires;
- *     3. the caller's `check` runs (storage checks its options against the manifests), then the
- *        factory hook (`hooks.create<Kind>Driver.for(name)`) is called with the kind's context; a
- *        plugin loaded from a path answers under its manifest's name;
+ *        operator's path) and applied, with what it requires. Its daemon-wide options (the caller's `options`: storage's `--storage-opt`) are read
+ *        through its manifest's declarations first (plugin-options.ts);
+ *     3. the factory hook (`hooks.create<Kind>Driver.for(name)`) is called with the kind's
+ *        context, which the caller makes with the typed options; a plugin loaded from a path
+ *        answers under its manifest's name. A log, volume or network driver is kept with its
+ *        manifest's option declarations applied after its own checks (`withDeclaredOptions`);
  *     4. the driver is kept under (kind, name): a second ask gets the same driver, and asks made
  *        while the first is under way wait for it. A failure is not kept, so the next ask tries
  *        again (a package installed meanwhile, a server that came back).
@@ -18,7 +20,7 @@
  * 404, a network driver not found too).
  */
 import { readdirSync } from "node:fs";
-import { parsePluginId } from "../../core/contracts/plugin.js";
+import { parsePluginId, type EnginePlugin } from "../../core/contracts/plugin.js";
 import type { LogDriver, LogDriverContext } from "../../core/contracts/log.js";
 import type { NetworkContext, NetworkDriver } from "../../core/contracts/network.js";
 import type { RuntimeContext, RuntimeDriver } from "../../core/contracts/runtime.js";
@@ -26,7 +28,9 @@ import type { StorageContext, StorageDriver } from "../../core/contracts/storage
 import type { VolumeDriver, VolumeDriverContext } from "../../core/contracts/volume.js";
 import { errors } from "../../core/errors.js";
 import type { EngineHooks } from "../../core/hooks.js";
+import type { PluginOptionValues } from "../../core/options/plugin-options.js";
 import { loadPlugins, type AppliedPlugin, type LoaderDeps } from "./plugin-loader.js";
+import { withDeclaredOptions } from "./plugin-options.js";
 import { isPathReference, type ChosenBy } from "./resolve-plugin.js";
 
 /** Each kind's driver and the context its factory hook is called with. */
@@ -52,10 +56,16 @@ const FACTORIES: { [K in DriverKind]: { hook: string; of: (hooks: EngineHooks) =
 };
 
 export interface DriverRequest<K extends DriverKind> {
-  /** What the factory hook is given, for the name it answers under; asked only when the driver is made. */
-  context: (name: string) => DriverKinds[K]["context"];
-  /** Runs after the plugin is applied and before its factory (a throw stops the making). */
-  check?: (plugin: AppliedPlugin | undefined, name: string) => void | Promise<void>;
+  /**
+   * What the factory hook is given, for the name it answers under, with the plugin's daemon-wide
+   * options as its declarations read them; asked only when the driver is made.
+   */
+  context: (name: string, options: PluginOptionValues) => DriverKinds[K]["context"];
+  /**
+   * The plugin's daemon-wide options as given, for the name it answers under; called once the
+   * plugin is loaded and before it is applied (a throw stops the making).
+   */
+  options?: (plugin: EnginePlugin, name: string) => Record<string, string>;
   /** Who named the driver; a client's choice is by name only. Default: the operator. */
   chosenBy?: ChosenBy;
   /** A candidate that may be skipped when it is not for this host (storage auto-detection). */
@@ -113,14 +123,19 @@ export class DriverRegistry {
   }
 
   private async make<K extends DriverKind>(kind: K, name: string, req: DriverRequest<K>): Promise<DriverKinds[K]["driver"]> {
-    const applied = await loadPlugins([{ kind, name, chosenBy: req.chosenBy, optional: req.optional }], this.loader);
-    const plugin = applied.find((p) => p.plugin.manifest.kind === kind);
     // a plugin loaded from a path taps its factory under its manifest's name
-    const key = isPathReference(name) && plugin ? parsePluginId(plugin.id).name : name;
+    const answersAs = (plugin: EnginePlugin) => (isPathReference(name) ? parsePluginId(plugin.manifest.id).name : name);
+    const given = req.options;
+    const optionsFor = given && ((p: EnginePlugin) => (p.manifest.kind === kind ? given(p, answersAs(p)) : {}));
+    const applied = await loadPlugins([{ kind, name, chosenBy: req.chosenBy, optional: req.optional }], { ...this.loader, ...(optionsFor ? { optionsFor } : {}) });
+    const plugin = applied.find((p) => p.plugin.manifest.kind === kind);
+    const key = plugin ? answersAs(plugin.plugin) : name;
     const factory = FACTORIES[kind];
-    await req.check?.(plugin, key);
-    const driver = await (factory.of(this.loader.hooks) as Factory<K>)(key)?.promise(req.context(key));
-    if (!driver) throw errors.pluginMadeNoDriver(kind, name, factory.hook);
+    const made = await (factory.of(this.loader.hooks) as Factory<K>)(key)?.promise(req.context(key, plugin?.options ?? {}));
+    if (!made) throw errors.pluginMadeNoDriver(kind, name, factory.hook);
+    const driver = plugin && (kind === "log" || kind === "volume" || kind === "network")
+      ? withDeclaredOptions(kind, key, plugin.plugin.manifest, made as LogDriver | VolumeDriver | NetworkDriver) as DriverKinds[K]["driver"]
+      : made;
     return req.wrap ? await req.wrap(driver, plugin) : driver;
   }
 }

@@ -5,13 +5,18 @@
  *   the daemon with a message that says which and why; there is no silent fallback;
  * - an optional candidate (auto-detection tries several) that is not for this host is skipped
  *   with an info line; one that fails is skipped with a warning;
- * - two plugins with one id, a requirement that is nowhere, and a cycle are errors.
+ * - two plugins with one id, a requirement that is nowhere, and a cycle are errors;
+ * - a plugin's daemon-wide options (`optionsFor`) are read through its manifest's declarations
+ *   (plugin-options.ts) before it is applied: one it does not declare, or a value its type
+ *   cannot read, stops the daemon with the kind's error; the typed values are its `ctx.options`.
  */
 import type { Logger } from "pino";
 import { parsePluginId, type EnginePlugin, type HostFacts, type PluginKind } from "../../core/contracts/plugin.js";
 import { errors } from "../../core/errors.js";
 import type { EngineHooks } from "../../core/hooks.js";
+import type { PluginOptionValues } from "../../core/options/plugin-options.js";
 import { importPlugin, type LoadedPlugin } from "./load-plugin.js";
+import { checkPluginOptions } from "./plugin-options.js";
 import { orderPlugins } from "./order-plugins.js";
 import { resolvePlugin, type ChosenBy, type ResolveOptions } from "./resolve-plugin.js";
 
@@ -34,7 +39,7 @@ export interface LoaderDeps {
   dataRoot: string;
   execRoot: string;
   resolve: ResolveOptions;
-  /** The values of a plugin's namespaced options. */
+  /** A plugin's daemon-wide options as given (`--storage-opt`), before its declarations read them; may throw. */
   optionsFor?: (plugin: EnginePlugin) => Record<string, string>;
   /** The hooks a plugin is applied to, when not `hooks` (the authorization chain gives each its own). */
   hooksFor?: (plugin: EnginePlugin) => EngineHooks;
@@ -45,6 +50,8 @@ export interface AppliedPlugin {
   source: string;
   file: string;
   plugin: EnginePlugin;
+  /** Its daemon-wide options as its declarations read them (`ctx.options`). */
+  options: PluginOptionValues;
 }
 
 interface Candidate extends LoadedPlugin {
@@ -91,8 +98,9 @@ export async function loadPlugins(selections: readonly PluginSelection[], deps: 
       deps.log.warn({ plugin: candidate.id }, "plugin skipped: a plugin it requires failed");
       continue;
     }
-    if (applyOne(candidate, deps)) {
-      applied.push({ id: candidate.id, source: candidate.location.source, file: candidate.location.file, plugin: candidate.plugin });
+    const options = optionsOf(candidate, deps);
+    if (options && applyOne(candidate, options, deps)) {
+      applied.push({ id: candidate.id, source: candidate.location.source, file: candidate.location.file, plugin: candidate.plugin, options });
     }
   }
   return applied;
@@ -142,7 +150,19 @@ function dropUnsupported(candidates: Candidate[], deps: LoaderDeps): Candidate[]
   return candidates.filter((c) => !dropped.has(c.id));
 }
 
-function applyOne(candidate: Candidate, deps: LoaderDeps): boolean {
+/** The plugin's daemon-wide options, typed; undefined when an optional plugin's are refused (it is skipped). */
+function optionsOf(candidate: Candidate, deps: LoaderDeps): PluginOptionValues | undefined {
+  const { manifest } = candidate.plugin;
+  try {
+    return checkPluginOptions(manifest.kind, parsePluginId(manifest.id).name, manifest, deps.optionsFor?.(candidate.plugin) ?? {});
+  } catch (err) {
+    if (!candidate.optional) throw err;
+    deps.log.warn({ plugin: candidate.id, err: (err as Error).message }, "optional plugin skipped: its options are refused");
+    return undefined;
+  }
+}
+
+function applyOne(candidate: Candidate, options: PluginOptionValues, deps: LoaderDeps): boolean {
   const log = deps.log.child({ plugin: candidate.id });
   try {
     candidate.plugin.apply(deps.hooksFor?.(candidate.plugin) ?? deps.hooks, {
@@ -150,7 +170,7 @@ function applyOne(candidate: Candidate, deps: LoaderDeps): boolean {
       dataRoot: deps.dataRoot,
       execRoot: deps.execRoot,
       host: deps.host,
-      options: deps.optionsFor?.(candidate.plugin) ?? {},
+      options,
     });
   } catch (err) {
     const failure = errors.pluginLoadFailed(candidate.id, (err as Error).message);

@@ -1,9 +1,10 @@
 /**
  * Opens the storage driver the configuration selects (see select-driver.ts): loads its plugin
  * (built-in, installed package or path), and asks the plugin's `createStorageDriver` hook for
- * the driver with its home `<data-root>/<name>` and the `--storage-opt` options. An option of
- * another driver (option-owners.ts), or a driver that is missing, not for this host, or refuses
- * its options, stops the daemon with its message.
+ * the driver with its home `<data-root>/<name>` and the `--storage-opt` options, read by the
+ * types its manifest declares. An option of another driver (option-owners.ts), one the driver
+ * does not declare or a value its type cannot read (the loader), or a driver that is missing,
+ * not for this host, or refuses its options, stops the daemon with its message.
  */
 import { join } from "node:path";
 import type { StorageDriver } from "../../core/contracts/storage.js";
@@ -15,14 +16,17 @@ import type { IdMap } from "../../core/userns/id-map.js";
 export async function openStorage(configured: string, storageOpts: readonly string[], host: PluginHost, idMap?: IdMap): Promise<StorageDriver> {
   const wanted = selectStorageDriver(configured, host.dataRoot, builtinStorageDrivers(host.resolve.builtinDir));
   const options = storageOptions(storageOpts);
+  const builtin = await builtinStorageManifests(host.resolve.builtinDir);
   let name = wanted;
   const driver = await host.drivers.driver("storage", wanted, {
-    // options of another driver are refused before this one is made
-    check: async (plugin, answersAs) => {
+    // Options of another driver are refused first, naming it; the loader then reads this
+    // driver's own through its manifest's declarations (unknown keys, bad values).
+    options: (plugin, answersAs) => {
       name = answersAs;
-      checkStorageOptions(options, answersAs, await builtinStorageManifests(host.resolve.builtinDir), plugin?.plugin.manifest);
+      checkStorageOptions(options, answersAs, builtin, plugin.manifest);
+      return options;
     },
-    context: (answersAs) => ({ home: join(host.dataRoot, answersAs), options, ...(idMap ? { idMap } : {}) }),
+    context: (answersAs, typed) => ({ home: join(host.dataRoot, answersAs), options: typed, ...(idMap ? { idMap } : {}) }),
   });
   // cleanup() runs when the image store opens (ImageStore.open), which owns the layers.
   host.log.info({ driver: name }, "storage driver ready");

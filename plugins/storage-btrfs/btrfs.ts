@@ -28,7 +28,7 @@ import { backingFilesystem } from "../../core/storage/backing-fs.js";
 import { readOptional } from "../../core/storage/read-optional.js";
 import { showBytes } from "../../core/options/value-types-structured.js";
 import * as progs from "./btrfs-progs.js";
-import { layerQuota, parseDriverOptions, type BtrfsOptions } from "./options.js";
+import { driverOptionsOf, layerQuota, type BtrfsOptions } from "./options.js";
 import { errors } from "../../core/errors.js";
 
 /** The tar code is loaded on first use, not at daemon start. */
@@ -57,7 +57,7 @@ export class BtrfsDriver implements StorageDriver {
 
   constructor(ctx: StorageContext) {
     this.home = resolve(ctx.home);
-    this.options = parseDriverOptions(ctx.options);
+    this.options = driverOptionsOf(ctx.options);
   }
 
   /** Checks the filesystem and the btrfs command, makes the folders, turns quota on for `btrfs.min_space`. */

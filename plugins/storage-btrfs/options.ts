@@ -1,12 +1,14 @@
 /**
  * The btrfs driver's options: the daemon's (`--storage-opt btrfs.min_space=10G`) and a
  * container's own (`docker create --storage-opt size=20G`). Sizes are read as `parseBytes`
- * reads them (binary units: `10G` is 10 GiB). Anything unknown is an error naming it; every
- * refusal of a container's options is a 400 from the catalogue, before anything is made.
+ * reads them (binary units: `10G` is 10 GiB). The daemon's are declared in manifest.ts and read
+ * by the host; every refusal of a container's options is a 400 from the catalogue, before
+ * anything is made.
  */
 import { errors } from "../../core/errors.js";
+import type { PluginOptionValues } from "../../core/options/plugin-options.js";
 import { showBytes } from "../../core/options/value-types-structured.js";
-import { driverSize, layerSize, layerSizeOption } from "../../core/storage/options.js";
+import { layerSize, layerSizeOption } from "../../core/storage/options.js";
 
 const MIN_SPACE = "btrfs.min_space";
 
@@ -15,14 +17,10 @@ export interface BtrfsOptions {
   minSpace?: number;
 }
 
-/** The daemon's options for the driver (keys already lower case). */
-export function parseDriverOptions(options: Record<string, string>): BtrfsOptions {
-  const out: BtrfsOptions = {};
-  for (const [key, value] of Object.entries(options)) {
-    if (key !== MIN_SPACE) throw errors.storageDriverOptionUnknown("btrfs", key);
-    out.minSpace = driverSize("btrfs", key, value);
-  }
-  return out;
+/** The daemon's options for the driver, as the host read them by the manifest's types. */
+export function driverOptionsOf(options: PluginOptionValues): BtrfsOptions {
+  const minSpace = options[MIN_SPACE] as number | undefined;
+  return minSpace === undefined ? {} : { minSpace };
 }
 
 /**

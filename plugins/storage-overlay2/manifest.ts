@@ -6,6 +6,7 @@ export const manifest: PluginManifest = {
   description: "Keeps each layer as a directory and stacks a chain with the kernel's overlay filesystem. The default storage driver.",
   options: {
     "overlay2.size": {
+      type: "size",
       description:
         "Default maximum size of a container's writable layer (10G); only on xfs mounted with the pquota option, and below the size of that filesystem",
     },

@@ -20,7 +20,7 @@ import { promisify } from "node:util";
 import type { ApplyDiffOptions, CreateOptions, MountSpec, StorageCapability, StorageContext, StorageDriver } from "../../core/contracts/storage.js";
 import { errors } from "../../core/errors.js";
 import { showBytes } from "../../core/options/value-types-structured.js";
-import { driverSize, layerSize, layerSizeOption } from "../../core/storage/options.js";
+import { layerSize, layerSizeOption } from "../../core/storage/options.js";
 import { existingAncestor, filesystemName, mountOf } from "../../core/storage/backing-fs.js";
 import { OverlayLayout, type LayerSetup } from "../../core/storage/overlay-layout.js";
 import { readOptional } from "../../core/storage/read-optional.js";
@@ -62,11 +62,8 @@ export class Overlay2Driver extends OverlayLayout implements StorageDriver {
     super(ctx.home, ctx.idMap);
   }
 
-  /** Validates the options, makes the folders and finds what the backing filesystem can do. */
+  /** Makes the folders and finds what the backing filesystem can do (the host read the options: manifest.ts). */
   async init(): Promise<void> {
-    for (const key of Object.keys(this.ctx.options)) {
-      if (key !== "overlay2.size") throw errors.storageDriverOptionUnknown("overlay2", key);
-    }
     // Judged where home is (or will be): a driver that refuses to start leaves no folder behind.
     const probe = await existingAncestor(this.home);
     const st = await statfs(probe);
@@ -80,15 +77,15 @@ export class Overlay2Driver extends OverlayLayout implements StorageDriver {
     }
 
     const quotaMount = await this.quotaMount(probe);
-    const size = this.ctx.options["overlay2.size"];
-    if (size !== undefined) {
+    // a number of bytes above 0: the manifest declares it a `size`
+    const bytes = this.ctx.options["overlay2.size"] as number | undefined;
+    if (bytes !== undefined) {
       if (typeof quotaMount === "string") {
         throw new Error(`overlay2.size is only supported on xfs mounted with the pquota option; ${this.home} is on ${quotaMount}`);
       }
-      const bytes = driverSize("overlay2", "overlay2.size", size);
       const fsBytes = Number(st.blocks) * Number(st.bsize);
       if (bytes >= fsBytes) {
-        throw new Error(`overlay2: overlay2.size ${size} is not below the size of the backing filesystem (${showBytes(fsBytes)})`);
+        throw new Error(`overlay2: overlay2.size ${showBytes(bytes)} is not below the size of the backing filesystem (${showBytes(fsBytes)})`);
       }
       this.quota = { mountPoint: quotaMount.mountPoint, defaultBytes: bytes };
     } else if (typeof quotaMount !== "string") {

@@ -9,13 +9,13 @@
 import type { Readable } from "node:stream";
 import type { CreateOptions, LayerUsage, MountSpec, StorageCapability, StorageContext, StorageDriver } from "../../core/contracts/storage.js";
 import { showBytes } from "../../core/options/value-types-structured.js";
-import { parseWinfilterOptions, sandboxSizeFor, type WinfilterOptions } from "./options.js";
+import { sandboxSizeFor, winfilterOptionsOf, type WinfilterOptions } from "./options.js";
 
 const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
 export async function createWinfilterDriver(ctx: StorageContext): Promise<WinfilterDriver> {
   // The real driver would also refuse a home on a ReFS volume and create the home folder.
-  return new WinfilterDriver(ctx.home, parseWinfilterOptions(ctx.options));
+  return new WinfilterDriver(ctx.home, winfilterOptionsOf(ctx.options));
 }
 
 export class WinfilterDriver implements StorageDriver {

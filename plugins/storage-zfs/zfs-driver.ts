@@ -77,12 +77,9 @@ export class ZfsDriver implements StorageDriver {
     this.own = new OwnMounts(join(this.home, MOUNTS), hooks.mount);
   }
 
-  /** Checks the options, finds the dataset, and learns the layers already in it. */
+  /** Checks the dataset the options name (the host checked their keys: manifest.ts), finds it, and learns the layers already in it. */
   async init(): Promise<void> {
-    for (const key of Object.keys(this.ctx.options)) {
-      if (key !== "zfs.fsname") throw new Error(`zfs: unknown option ${key}`);
-    }
-    this.fsname = this.ctx.options["zfs.fsname"] ?? (await this.datasetOfDataRoot());
+    this.fsname = (this.ctx.options["zfs.fsname"] as string | undefined) ?? (await this.datasetOfDataRoot());
     if (!this.fsname || this.fsname.startsWith("/") || this.fsname.includes("@")) {
       throw new Error(`zfs: invalid zfs.fsname ${JSON.stringify(this.fsname)}: expected a filesystem dataset such as tank/engine`);
     }

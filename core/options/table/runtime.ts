@@ -128,7 +128,7 @@ export const runtimeOptions = {
   }),
   "storage-opt": option({
     flag: "storage-opt", key: "storage-opts", type: list(), default: [], platforms: BOTH, group: "storage", metavar: "list",
-    help: "Storage driver options (overlay2.size, btrfs.min_space, zfs.fsname, size)",
+    help: "Storage driver options, <driver>.<option>=<value> (each driver's: Plugin options below)",
     example: { args: ["--storage-opt", "overlay2.size=10G"], value: ["overlay2.size=10G"] },
   }),
   builder: option({
