@@ -240,7 +240,7 @@ describe("engine CLI: container lifecycle", function () {
   });
 
   it("attach to a running container: its output from then on and its exit code", async function () {
-    ok(await eng("run", "-d", "--name", "att", "busybox", "sh", "-c", "sleep 0.5; echo later; echo err >&2; exit 6"), "run -d");
+    ok(await eng("run", "-d", "--name", "att", "busybox", "sh", "-c", "sleep 3; echo later; echo err >&2; exit 6"), "run -d");
     const r = await eng("attach", "att");
     expect(r).to.include({ stdout: "later\n", stderr: "err\n", code: 6 });
   });

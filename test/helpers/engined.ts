@@ -117,7 +117,8 @@ export async function startEngined(opts: StartOptions = {}): Promise<TestDaemon>
   };
   running.add(daemon);
 
-  const deadline = opts.timeoutMs ?? 20_000;
+  // a bound, not a measure: a machine loaded by other work may take many seconds
+  const deadline = opts.timeoutMs ?? 60_000;
   const ready = await new Promise<boolean>((res) => {
     const timer = setTimeout(() => res(false), deadline);
     const check = () => {
@@ -192,9 +193,11 @@ export function runCommand(
     let stderr = "";
     proc.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
     proc.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    // a command that ends before reading its input (or is killed) makes the write fail: its result says why
+    proc.stdin.on("error", () => {});
     if (opts.input !== undefined) proc.stdin.end(opts.input);
     else proc.stdin.end();
-    const timer = setTimeout(() => proc.kill("SIGKILL"), opts.timeoutMs ?? 20_000);
+    const timer = setTimeout(() => proc.kill("SIGKILL"), opts.timeoutMs ?? 60_000);
     proc.once("close", (code) => {
       clearTimeout(timer);
       res({ code, stdout, stderr });
