@@ -285,11 +285,22 @@ export class ContainerStore {
   }
 
   /**
-   * Keeps the record (in memory at once) and writes it; resolves once it is on disk. A new
-   * record whose write fails is the caller's to take back (`remove`).
+   * A new container's record: kept (in memory at once) and written; resolves once it is on
+   * disk. A record whose write fails is the caller's to take back (`remove`).
+   */
+  add(record: ContainerRecord): Promise<void> {
+    this.makeDir(record.Id);
+    this.byId.set(record.Id, record);
+    return this.writer.write(this.recordPath(record.Id), () => jsonText(record));
+  }
+
+  /**
+   * Writes a change to a container's record; resolves once it is on disk. A container removed
+   * meanwhile stays removed: a late change (an exit, an update that raced a `docker rm -f`)
+   * must not bring back a record whose layer is gone.
    */
   save(record: ContainerRecord): Promise<void> {
-    if (!this.byId.has(record.Id)) this.makeDir(record.Id);
+    if (!this.byId.has(record.Id)) return Promise.resolve();
     this.byId.set(record.Id, record);
     return this.writer.write(this.recordPath(record.Id), () => jsonText(record));
   }

@@ -126,7 +126,7 @@ export async function createContainer(
     try {
       await storage.create(id, top?.slice("sha256:".length), { writable: true, storageOpts });
       killPoint("create.layer-made");
-      await containers.save(record);
+      await containers.add(record);
       killPoint("create.saved");
     } catch (err) {
       // no container: out of the list again, its layer gone, then its folder
