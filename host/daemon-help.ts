@@ -37,7 +37,7 @@ export function daemonHelp(env: NodeJS.ProcessEnv): string {
   if (fromEnv.length) {
     lines.push("Environment:");
     for (const def of fromEnv) lines.push(`  ${def.help}`);
-    lines.push("  ENGINE_CERT_PATH, ENGINE_TLS_VERIFY, ENGINE_DRIVER, ENGINE_TMPDIR, HTTP_PROXY, HTTPS_PROXY, NO_PROXY: see the options above", "");
+    lines.push("  ENGINE_CERT_PATH, ENGINE_TLS_VERIFY, ENGINE_DRIVER, HTTP_PROXY, HTTPS_PROXY, NO_PROXY: see the options above", "");
   }
   const fileOnly = defs.filter((d) => !d.flag && d.key).map((d) => d.key);
   lines.push(`Set in the configuration file only: ${fileOnly.join(", ")}.`, "");

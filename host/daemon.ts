@@ -119,7 +119,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   for (const warning of rootlessWarnings) log.warn(warning);
   for (const warning of tls?.warnings ?? []) log.warn(warning);
   const remap = setupUsernsRemap(config["userns-remap"], log);
-  const roots = prepareRoots(config["data-root"], config["exec-root"], env, remap);
+  const roots = prepareRoots(config["data-root"], config["exec-root"], config.tmpdir, remap);
   const tightened = upgradeStateModes(roots.dataRoot, remap?.root.gid);
   if (tightened?.changed) log.info(tightened, "made the state an older engined left readable private to root");
   const undo: (() => Promise<void> | void)[] = [claimPidfile(config.pidfile)];

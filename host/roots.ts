@@ -1,8 +1,8 @@
 /**
  * The data root (persistent state) and the exec root (state that dies with the host), created
  * with safe permissions. The data root and its `tmp` may be symlinks: they are resolved once
- * here and used resolved, so that every later path is the real one. `ENGINE_TMPDIR` moves
- * temporary files elsewhere.
+ * here and used resolved, so that every later path is the real one. The `tmpdir` option
+ * (`ENGINE_TMPDIR`) moves temporary files elsewhere.
  */
 import { chmodSync, chownSync, mkdirSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -16,14 +16,17 @@ export interface Roots {
   tmpDir: string;
 }
 
-/** With `remap` (`--userns-remap`), the state goes to `<data-root>/<uid>.<gid>` (userns/remapped-roots.ts). */
-export function prepareRoots(dataRoot: string, execRoot: string, env: NodeJS.ProcessEnv, remap?: UsernsRemap): Roots {
+/**
+ * `tmpDir`: the `tmpdir` option, empty for `<data-root>/tmp`. With `remap` (`--userns-remap`),
+ * the state goes to `<data-root>/<uid>.<gid>` (userns/remapped-roots.ts).
+ */
+export function prepareRoots(dataRoot: string, execRoot: string, tmpDir: string, remap?: UsernsRemap): Roots {
   const top = ensureDir(dataRoot, PASS_DIR);
   ownDataRoot(top, remap);
   const data = remap ? remappedDataRoot(top, remap) : top;
   const exec = ensureDir(execRoot, PRIVATE_DIR);
   if (remap) remappedExecRoot(exec, remap);
-  const tmp = ensureDir(env.ENGINE_TMPDIR || join(data, "tmp"), PRIVATE_DIR);
+  const tmp = ensureDir(tmpDir || join(data, "tmp"), PRIVATE_DIR);
   return { dataRoot: data, execRoot: exec, tmpDir: tmp };
 }
 

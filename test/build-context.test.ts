@@ -46,7 +46,7 @@ type TestRequest = Omit<Partial<BuildContextRequest>, "body"> & { body?: Readabl
 
 async function open(req: TestRequest): Promise<BuildContext> {
   const body = Buffer.isBuffer(req.body) ? Readable.from([req.body]) : req.body;
-  return openBuildContext({ workDir: req.workDir ?? workDir(), ...req, body });
+  return openBuildContext({ workDir: req.workDir ?? workDir(), disablePigz: false, ...req, body });
 }
 
 /** The EngineError `open` fails with; the work folder is left empty. */
@@ -179,7 +179,7 @@ describe("build context: the request's body", () => {
     let destroyedAtFailure: boolean | undefined;
     const server = createServer((req, res) => {
       received = req;
-      openBuildContext({ body: req, workDir: workDir() }).then(
+      openBuildContext({ body: req, workDir: workDir(), disablePigz: false }).then(
         () => res.writeHead(200).end("ok"),
         (e: EngineError) => {
           destroyedAtFailure = req.destroyed;

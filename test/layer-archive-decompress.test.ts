@@ -52,13 +52,13 @@ describe("layer archive", function () {
     });
 
     it("decompresses zstd", async () => {
-      const out = await collect(decompress(Readable.from([zstdCompressSync(plain)])));
+      const out = await collect(decompress(Readable.from([zstdCompressSync(plain)]), { disablePigz: false }));
       expect(out.equals(plain)).to.equal(true);
     });
 
     it("passes anything else through unchanged, short inputs included", async () => {
       for (const input of [plain, Buffer.alloc(0), Buffer.from([0x1f]), Buffer.from("abc"), Buffer.from([0x28, 0xb5, 0x2f])]) {
-        const out = await collect(decompress(Readable.from(input.length ? [input] : [])));
+        const out = await collect(decompress(Readable.from(input.length ? [input] : []), { disablePigz: false }));
         expect(out.equals(input)).to.equal(true);
       }
     });
@@ -71,20 +71,20 @@ describe("layer archive", function () {
         expect(err, `disablePigz=${disablePigz}`).to.be.instanceOf(Error);
       }
       const zst = zstdCompressSync(randomBytes(64 * 1024));
-      const err = await collect(decompress(Readable.from([zst.subarray(0, zst.length / 2)]))).catch((e: Error) => e);
+      const err = await collect(decompress(Readable.from([zst.subarray(0, zst.length / 2)]), { disablePigz: false })).catch((e: Error) => e);
       expect(err).to.be.instanceOf(Error);
     });
 
     it("starts unpigz ahead for a stream expected to be gzip: used for gzip, dropped for another format or when the output goes first", async function () {
       if (!findUnpigz()) this.skip();
       for (const input of [gzipSync(plain), zstdCompressSync(plain), plain]) {
-        const decoder = createDecompressor();
+        const decoder = createDecompressor({ disablePigz: false });
         decoder.expect!("gzip");
         const out = collect(decoder.output);
         await pump(Readable.from([input]), decoder);
         expect((await out).equals(plain)).to.equal(true);
       }
-      const unused = createDecompressor();
+      const unused = createDecompressor({ disablePigz: false });
       unused.expect!("gzip");
       await eventually("unpigz started ahead", () => ourUnpigz().length === 1, 5000);
       unused.output.destroy();
@@ -97,7 +97,7 @@ describe("layer archive", function () {
         unpigzSpares.keep(2);
         await eventually("two spares", () => ourUnpigz().length === 2, 5000);
         const before = ourUnpigz();
-        const decoder = createDecompressor();
+        const decoder = createDecompressor({ disablePigz: false });
         decoder.expect!("gzip");
         const out = collect(decoder.output);
         await pump(Readable.from([gzipSync(plain)]), decoder);
@@ -110,7 +110,7 @@ describe("layer archive", function () {
         // one killed from outside while it waits (and seen to end) is not handed out
         process.kill(Number(ourUnpigz()[0]), "SIGKILL");
         await eventually("the killed spare reaped", () => ourUnpigz().length === 1, 5000);
-        const again = createDecompressor();
+        const again = createDecompressor({ disablePigz: false });
         again.expect!("gzip");
         const out2 = collect(again.output);
         await pump(Readable.from([gzipSync(plain)]), again);

@@ -1,168 +1,122 @@
 /**
- * The conformance suite of log drivers that can read back (capability `read`): what `docker
- * logs` needs from any of them, run against each (`logReaderConformance("json-file", ...)`,
- * `logReaderConformance("local", ...)`). Real drivers, real files in a temporary folder.
+ * The log-driver conformance suite: what every log driver must do (core/contracts/log.ts),
+ * tested for real: real drivers, real files in a temporary folder, real servers where a driver
+ * sends its messages elsewhere.
+ *
+ * A driver's test calls `logConformance("<name>", makeDriver, abilities)`. What the driver says
+ * it can do decides which tests run: `capabilities` with `read` (reading back, tail, since,
+ * until, follow: log-conformance-read.ts, with rotation when `abilities.rotation` names its
+ * options), a logger with `mark` (exactly-once resume: log-conformance-resume.ts), and
+ * `abilities.received` for a driver that sends elsewhere (what arrived there is checked).
  */
-import { join } from "node:path";
 import { expect } from "chai";
-import type { LogDriver, LoggerContext, LogMessage, LogWriter, ReadOptions } from "../core/contracts/log.js";
-import { makeTempDir } from "./helpers/engined.js";
+import type { LogDriver, LogStream } from "../core/contracts/log.js";
+import { collect, loggerContext, msg, until } from "./log-conformance-kit.js";
+import { logReadConformance } from "./log-conformance-read.js";
+import { logResumeConformance } from "./log-conformance-resume.js";
 
-const ID = "0123456789abcdef".repeat(4);
-const T0 = Date.UTC(2026, 0, 2, 3, 4, 5, 123);
-const ALL: ReadOptions = { follow: false, stdout: true, stderr: true };
-
-export interface ConformanceOptions {
-  /** Options that make the driver rotate after a few hundred bytes, keeping several files. */
-  rotating: Record<string, string>;
-  /** The same with rotated files gzipped. */
-  compressed: Record<string, string>;
+/** One option set a driver must refuse, and where: `validateOptions` (create) or `createLogger` (start). */
+export interface RefusedOptions {
+  options: Record<string, string>;
+  /** What the error says (it names the option, or is Docker's message for the value). */
+  message: RegExp;
+  at: "validate" | "start";
 }
 
-function context(options: Record<string, string> = {}): LoggerContext {
-  return {
-    containerId: ID,
-    containerName: "/web",
-    imageName: "busybox",
-    imageId: "sha256:" + "fedcba9876543210".repeat(4),
-    labels: {},
-    env: [],
-    logDir: join(makeTempDir("engine-logconf-"), "containers", ID),
-    options,
-  };
+export interface LogConformanceAbilities {
+  /** Options every logger of the suite is made with (where the driver sends: a test server). */
+  base?: Record<string, string>;
+  /** Option sets the driver refuses; an unknown option is always tried, unless `acceptsAnyOption`. */
+  refused?: RefusedOptions[];
+  /** The driver keeps nothing and so checks no option (Docker's `none` lets any through). */
+  acceptsAnyOption?: boolean;
+  /** For a driver that can read: options that make it rotate after a few hundred bytes, keeping several files, plain and gzipped. */
+  rotation?: { rotating: Record<string, string>; compressed: Record<string, string> };
+  /** For a driver that sends elsewhere: the messages that arrived there so far, oldest first. */
+  received?: () => { line: string; stream: LogStream }[];
+  /** Per test, default 20 s. */
+  timeoutMs?: number;
 }
 
-const msg = (text: string, i = 0, stream: "stdout" | "stderr" = "stdout", partial = false) => ({
-  line: Buffer.from(text),
-  stream,
-  time: new Date(T0 + i * 1000),
-  timeNs: BigInt(T0 + i * 1000) * 1_000_000n + 456_789n,
-  partial,
-});
-
-const numbered = (i: number) => `line-${String(i).padStart(4, "0")} ${"x".repeat(30)}`;
-
-async function collect(it: AsyncIterable<LogMessage>): Promise<LogMessage[]> {
-  const out: LogMessage[] = [];
-  for await (const m of it) out.push(m);
-  return out;
-}
-
-const texts = (ms: LogMessage[]) => ms.map((m) => m.line.toString());
-
-async function writeAll(w: LogWriter, n: number, from = 0): Promise<void> {
-  for (let i = from; i < from + n; i++) await w.write(msg(numbered(i), i, i % 3 === 0 ? "stderr" : "stdout"));
-}
-
-/** Resolves when `cond()` holds, polling; fails after `ms`. */
-async function until(cond: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting (${cond.toString()})`);
-    await new Promise((r) => setTimeout(r, 5));
+/** The error `fn` throws or rejects with, or undefined. */
+async function failure(fn: () => unknown): Promise<Error | undefined> {
+  try {
+    await fn();
+    return undefined;
+  } catch (err) {
+    return err as Error;
   }
 }
 
-export function logReaderConformance(name: string, makeDriver: () => LogDriver, opts: ConformanceOptions): void {
+const UNKNOWN = "engine-conformance-unknown";
+
+export function logConformance(name: string, makeDriver: () => LogDriver, abilities: LogConformanceAbilities = {}): void {
+  const base = abilities.base ?? {};
+  const context = (options: Record<string, string> = {}, logDir?: string) => loggerContext({ ...base, ...options }, logDir);
+
   describe(`log driver conformance: ${name}`, function () {
-    this.timeout(20_000);
+    this.timeout(abilities.timeoutMs ?? 20_000);
     const driver = makeDriver();
+    const canRead = driver.capabilities.includes("read");
 
-    it("declares read and reads back lines in order, with streams, nanosecond times and partial pieces", async () => {
-      expect(driver.capabilities).to.include("read");
-      const ctx = context();
-      const w = await driver.createLogger(ctx);
-      await w.write(msg("one", 0));
-      await w.write(msg("two", 1, "stderr"));
-      await w.write(msg("half a ", 2, "stdout", true));
-      await w.write(msg("line", 3));
-      await w.write(msg("", 4));
-      await w.close();
-      const got = await collect(driver.createReader!(ctx).read(ALL));
-      expect(got.map((m) => [m.line.toString(), m.stream, m.partial])).to.deep.equal([
-        ["one", "stdout", false],
-        ["two", "stderr", false],
-        ["half a ", "stdout", true],
-        ["line", "stdout", false],
-        ["", "stdout", false],
-      ]);
-      expect(got[0].timeNs).to.equal(BigInt(T0) * 1_000_000n + 456_789n);
-      expect(got[1].time.getTime()).to.equal(T0 + 1000);
-      expect(texts(await collect(driver.createReader!(ctx).read({ ...ALL, stdout: false })))).to.deep.equal(["two"]);
+    it("says who it is, and has a reader exactly when it declares read", function () {
+      expect(driver.name).to.equal(name);
+      for (const c of driver.capabilities) expect(["read"]).to.include(c);
+      expect(typeof driver.createReader === "function").to.equal(canRead);
     });
 
-    it("appends what a later logger of the container writes (a restart)", async () => {
-      const ctx = context();
-      const a = await driver.createLogger(ctx);
-      await a.write(msg("first"));
-      await a.close();
-      const b = await driver.createLogger(ctx);
-      await b.write(msg("second", 1));
-      await b.close();
-      expect(texts(await collect(driver.createReader!(ctx).read(ALL)))).to.deep.equal(["first", "second"]);
-    });
-
-    it("reads nothing for a container that never logged", async () => {
-      expect(await collect(driver.createReader!(context()).read({ ...ALL, tail: 5 }))).to.deep.equal([]);
-    });
-
-    for (const [label, options] of [["rotated", opts.rotating], ["rotated and compressed", opts.compressed]] as const) {
-      it(`reads all, a tail, since and until across ${label} files`, async () => {
-        const ctx = context(options);
-        const w = await driver.createLogger(ctx);
-        await writeAll(w, 40);
+    it("accepts no options and its base options; refuses an unknown one and bad values, naming them", async function () {
+      expect(() => driver.validateOptions({})).not.to.throw();
+      expect(() => driver.validateOptions(base)).not.to.throw();
+      if (abilities.acceptsAnyOption) {
+        expect(() => driver.validateOptions({ [UNKNOWN]: "1" })).not.to.throw();
+        const w = await driver.createLogger(context({ [UNKNOWN]: "1" }));
         await w.close();
-        const reader = driver.createReader!(ctx);
-        const all = texts(await collect(reader.read(ALL)));
-        // The oldest are gone with the oldest file; what is kept is whole and in order.
-        const first = Number(all[0].slice(5, 9));
-        expect(first).to.be.above(0);
-        expect(all).to.deep.equal(Array.from({ length: 40 - first }, (_, k) => numbered(first + k)));
-        expect(all.length).to.be.above(15);
-        expect(texts(await collect(reader.read({ ...ALL, tail: 15 })))).to.deep.equal(all.slice(-15));
-        expect(texts(await collect(reader.read({ ...ALL, tail: 0 })))).to.deep.equal([]);
-        expect(texts(await collect(reader.read({ ...ALL, tail: 1000 })))).to.deep.equal(all);
-        const since = new Date(T0 + 30 * 1000);
-        const until = new Date(T0 + 35 * 1000 + 1);
-        expect(texts(await collect(reader.read({ ...ALL, since, until })))).to.deep.equal(Array.from({ length: 6 }, (_, k) => numbered(30 + k)));
-        // The tail counts stored lines before the stream selection, as Docker's.
-        const tailErr = texts(await collect(reader.read({ ...ALL, tail: 6, stdout: false })));
-        expect(tailErr).to.deep.equal(all.slice(-6).filter((t) => Number(t.slice(5, 9)) % 3 === 0));
-      });
-    }
-
-    it("follows what is written later, across rotations, and ends when the producer is done", async () => {
-      const ctx = context(opts.compressed);
-      const w = await driver.createLogger(ctx);
-      await writeAll(w, 3);
-      const got: string[] = [];
-      const reading = (async () => {
-        for await (const m of driver.createReader!(ctx).read({ ...ALL, follow: true, tail: 2, producerDone: w.closed })) got.push(m.line.toString());
-      })();
-      await until(() => got.length === 2); // the tail is read before anything more is written
-      // One line at a time, each read before the next is written: a follow is only promised to
-      // keep up with one rotation between two looks.
-      for (let i = 3; i < 33; i++) {
-        await w.write(msg(numbered(i), i));
-        await until(() => got.length === i).catch((e: Error) => { throw new Error(`${e.message} at ${i}: ${JSON.stringify(got)}`); });
+      } else {
+        expect(() => driver.validateOptions({ ...base, [UNKNOWN]: "1" })).to.throw(new RegExp(UNKNOWN));
+        expect((await failure(() => driver.createLogger(context({ [UNKNOWN]: "1" }))))?.message, "createLogger").to.match(new RegExp(UNKNOWN));
       }
-      await w.close();
-      await reading;
-      expect(got).to.deep.equal(Array.from({ length: 32 }, (_, k) => numbered(k + 1)));
+      for (const r of abilities.refused ?? []) {
+        const options = { ...base, ...r.options };
+        if (r.at === "validate") expect(() => driver.validateOptions(options), JSON.stringify(r.options)).to.throw(r.message);
+        else expect(() => driver.validateOptions(options), JSON.stringify(r.options)).not.to.throw();
+        // the logger checks its options first, whatever validateOptions left to the start
+        expect((await failure(() => driver.createLogger(context(r.options))))?.message, `createLogger ${JSON.stringify(r.options)}`).to.match(r.message);
+      }
     });
 
-    it("ends a follow when the signal aborts", async () => {
+    it("stores messages written without waiting, in the order of the calls", async function () {
       const ctx = context();
       const w = await driver.createLogger(ctx);
-      await w.write(msg("only"));
-      const ac = new AbortController();
-      const got: string[] = [];
-      for await (const m of driver.createReader!(ctx).read({ ...ALL, follow: true, signal: ac.signal })) {
-        got.push(m.line.toString());
-        ac.abort();
-      }
-      expect(got).to.deep.equal(["only"]);
+      const sent = Array.from({ length: 50 }, (_, i) => msg(`burst ${name} ${i}`, i, i % 2 ? "stderr" : "stdout"));
+      await Promise.all(sent.map((m) => w.write(m)));
       await w.close();
+      const expected = sent.map((m) => [m.line.toString(), m.stream]);
+      if (canRead) {
+        const got = await collect(driver.createReader!(ctx).read({ follow: false, stdout: true, stderr: true }));
+        expect(got.map((m) => [m.line.toString(), m.stream])).to.deep.equal(expected);
+      }
+      if (abilities.received) {
+        const mine = () => abilities.received!().filter((r) => r.line.startsWith(`burst ${name} `));
+        await until(() => mine().length >= sent.length);
+        expect(mine().map((r) => [r.line, r.stream])).to.deep.equal(expected);
+      }
     });
+
+    it("closes: `closed` settles, a second close is fine, a write after close is an error", async function () {
+      const w = await driver.createLogger(context());
+      await w.write(msg("before close"));
+      let settled = false;
+      void w.closed.then(() => (settled = true));
+      await w.close();
+      await w.closed;
+      expect(settled).to.equal(true);
+      await w.close();
+      const late = await failure(() => w.write(msg("after close", 1)));
+      expect(late, "write after close").to.be.instanceOf(Error);
+    });
+
+    if (canRead) logReadConformance(driver, context, abilities.rotation);
+    logResumeConformance(driver, context, abilities.rotation);
   });
 }

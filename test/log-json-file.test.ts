@@ -18,7 +18,6 @@ import {
   type JsonFileWriter,
 } from "../plugins/log-json-file/json-file.js";
 import { makeTempDir } from "./helpers/engined.js";
-import { logReaderConformance } from "./log-conformance.js";
 import "./helpers/root-hooks.js";
 
 const ID = "0123456789abcdef".repeat(4);
@@ -522,7 +521,3 @@ describe("log driver: json-file", function () {
   });
 });
 
-logReaderConformance("json-file", createJsonFileLogDriver, {
-  rotating: { "max-size": "500", "max-file": "4" },
-  compressed: { "max-size": "500", "max-file": "4", compress: "true" },
-});

@@ -18,7 +18,6 @@ import { docker } from "./helpers/docker-cli.js";
 import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
 import { httpRequest } from "./helpers/http.js";
 import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
-import { logReaderConformance } from "./log-conformance.js";
 
 const ID = "0123456789abcdef".repeat(4);
 
@@ -179,10 +178,6 @@ describe("log driver: local", function () {
   });
 });
 
-logReaderConformance("local", createLocalLogDriver, {
-  rotating: { "max-size": "500", "max-file": "4", compress: "false" },
-  compressed: { "max-size": "500", "max-file": "4" },
-});
 
 describe("log driver: local, through engined (Docker CLI, dockerode)", function () {
   this.timeout(90_000);

@@ -145,6 +145,13 @@ describe("option table", () => {
     expect(config["disable-pigz"]).to.equal(true);
   });
 
+  it("reads ENGINE_CONMON and ENGINE_TMPDIR into the conmon and tmpdir options", () => {
+    const defaults = resolveOptions(new Map(), {}).config;
+    expect([defaults.conmon, defaults.tmpdir]).to.deep.equal(["conmon", ""]);
+    const { config } = resolveOptions(new Map(), { ENGINE_CONMON: "/opt/conmon", ENGINE_TMPDIR: "/var/tmp/e" });
+    expect([config.conmon, config.tmpdir]).to.deep.equal(["/opt/conmon", "/var/tmp/e"]);
+  });
+
   it("keeps the last value of a single-valued flag given twice, as Docker's flags do", () => {
     expect(resolveOptions(parseDaemonArgs(["--data-root", "/a", "--data-root", "/b"]), {}).config["data-root"]).to.equal("/b");
   });

@@ -126,6 +126,27 @@ describe("supervisor", function () {
     expect(json[0].time.slice(0, 19)).to.equal(logs[0].time.slice(0, 19));
   });
 
+  it("runs the conmon it is started with (`--conmon`: the daemon's ENGINE_CONMON), for containers and execs", async () => {
+    // a conmon that notes each run, then is the real one
+    const marks = join(dir, "conmon-runs");
+    const wrapper = join(dir, "conmon-wrapper");
+    writeFileSync(wrapper, `#!/bin/sh\necho run >> ${marks}\nexec conmon "$@"\n`, { mode: 0o755 });
+    const own = await ensureSupervisor({ execRoot: join(dir, "exec-conmon"), namespace: "test", conmon: wrapper });
+    started.push(own.pid);
+    const id = `sup-${randomBytes(5).toString("hex")}`;
+    try {
+      await own.client.run({ id, bundle: makeBundle(dir, id, rootfs, spec, ["sleep", "30"]), runtime: { path: RUNC! } });
+      expect(readFileSync(marks, "utf8")).to.equal("run\n");
+      await own.client.exec(id, { execId: "e1", process: { args: ["true"], env: ["PATH=/bin"], cwd: "/" } });
+      expect(readFileSync(marks, "utf8")).to.equal("run\nrun\n");
+    } finally {
+      await own.client.remove(id, true).catch(() => undefined);
+      removeCgroups(id);
+      await own.client.close();
+      kill(own.pid);
+    }
+  });
+
   it("stops, kills and removes, with the statuses engined maps to HTTP", async () => {
     const id = await run(["sleep", "100"]);
     expect((await sup.client.get(id)).status).to.equal("running");

@@ -16,8 +16,11 @@ export { findUnpigz } from "./unpigz.js";
 export type { Decoder } from "./decoders.js";
 
 export interface DecompressOptions {
-  /** Use zlib even when `unpigz` is installed. Defaults to ENGINE_DISABLE_PIGZ being set and non-empty. */
-  disablePigz?: boolean;
+  /**
+   * Use zlib even when `unpigz` is installed: the daemon's `disable-pigz` option
+   * (ENGINE_DISABLE_PIGZ), passed down by the caller; core reads no environment.
+   */
+  disablePigz: boolean;
 }
 
 export type Compression = "gzip" | "zstd" | "plain";
@@ -68,8 +71,8 @@ export async function peek(it: AsyncIterator<Buffer>, n: number): Promise<{ firs
  * data (a corrupt stream) and of `unpigz` come out as errors of `output`, as does the error
  * `fail` is given (the input's, which explains best); destroying `output` stops it all.
  */
-export function createDecompressor(opts: DecompressOptions = {}): Decoder {
-  const disablePigz = opts.disablePigz ?? (process.env.ENGINE_DISABLE_PIGZ ?? "") !== "";
+export function createDecompressor(opts: DecompressOptions): Decoder {
+  const disablePigz = opts.disablePigz;
   const outlet = new Outlet();
   const head: Buffer[] = [];
   let headLength = 0;
@@ -155,7 +158,7 @@ export function createDecompressor(opts: DecompressOptions = {}): Decoder {
  * The decompressed form of `input` (see `createDecompressor`). Errors of the input come out as
  * errors of the returned stream; destroying it destroys the input.
  */
-export function decompress(input: Readable, opts: DecompressOptions = {}): Readable {
+export function decompress(input: Readable, opts: DecompressOptions): Readable {
   const decoder = createDecompressor(opts);
   pump(input, decoder);
   decoder.output.once("close", () => {

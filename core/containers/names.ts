@@ -3,6 +3,7 @@
  * repeat, with a number added when a name is taken. The word lists are this project's own.
  */
 import { randomInt } from "node:crypto";
+import { errors } from "../errors.js";
 
 const ADJECTIVES = [
   "amber", "brave", "calm", "deft", "eager", "fleet", "gentle", "hardy", "idle", "jolly", "keen", "lucid", "mellow", "nimble",
@@ -20,5 +21,5 @@ export function generateName(taken: (name: string) => boolean): string {
     const candidate = attempt < 10 ? name : `${name}${randomInt(1000)}`;
     if (!taken(candidate)) return candidate;
   }
-  throw new Error("no free container name found");
+  throw errors.containerNoFreeName();
 }

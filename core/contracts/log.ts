@@ -13,8 +13,11 @@
  *   ended without one); the driver keeps it without a newline so that readers can join pieces.
  * - log options (`--log-opt`, a container's `HostConfig.LogConfig.Config`): plain names in the
  *   driver's own vocabulary (`max-size`, `labels`), not namespaced. The driver validates them:
- *   an unknown or invalid one is an error that names it. The daemon merges its defaults under a
- *   container's own options before `validateOptions` and `createLogger`.
+ *   an unknown or invalid one is an error that names it. `validateOptions` (container create)
+ *   refuses at least an unknown name; a value may be checked only by `createLogger` (start), as
+ *   Docker checks json-file's `max-size`. A driver that keeps nothing may take any option
+ *   unchecked (Docker's `none` does). The daemon merges its defaults under a container's own
+ *   options before `validateOptions` and `createLogger`.
  * - attrs: extra key/value pairs the options select from the container's labels and
  *   environment (`labels`, `labels-regex`, `env`, `env-regex`, `tag`), stored with each message
  *   by drivers that can.
@@ -43,6 +46,9 @@
  * messages stored, oldest first. With `follow` it goes on with messages written later until
  * `opts.signal` aborts (the iteration just ends) or `opts.producerDone` settles (the reader
  * drains what is still stored, then ends). Breaking out of the loop also releases it.
+ *
+ * Conformance: `logConformance(name, makeDriver, abilities)` (test/log-conformance.ts) tests
+ * these rules against a driver, built-in or a third party's.
  */
 
 export type LogStream = "stdout" | "stderr";
@@ -163,7 +169,7 @@ export interface LogDriver {
   /** The name operators select it by (`json-file`). */
   readonly name: string;
   readonly capabilities: readonly LogCapability[];
-  /** Throws an Error naming the first unknown or invalid option. */
+  /** Throws an Error naming the first unknown option, or a bad value it checks this early (see the header). */
   validateOptions(options: Record<string, string>): void;
   /** Makes the logger of one container; validates `ctx.options` first. `resume`: see `LogWriter.mark`. */
   createLogger(ctx: LoggerContext, resume?: LogResume): LogWriter | Promise<LogWriter>;

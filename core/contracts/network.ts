@@ -32,6 +32,9 @@
  *   (interfaces, rules, proxies, ports) and drop what no longer belongs to anything.
  *   shutdown() when the daemon stops: proxies stop; interfaces and rules stay (containers may
  *   keep running, and a restart finds them again).
+ *
+ * Conformance: `networkConformance(name, makeDriver, abilities)` (test/network-conformance.ts)
+ * tests these rules against a driver, built-in or a third party's, in network namespaces it makes.
  */
 
 import type { DaemonConfig } from "../options/table.js";

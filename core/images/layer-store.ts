@@ -419,7 +419,7 @@ export class LayerStore {
    * The layer's uncompressed tar: its blob, made again from its files and layout (checked
    * against its diff ID as it streams), or its compressed blob decompressed on the way.
    */
-  async openTar(layer: LayerRecord): Promise<{ size: number; stream: Readable }> {
+  async openTar(layer: LayerRecord, opts: { disablePigz: boolean }): Promise<{ size: number; stream: Readable }> {
     this.assertExportable(layer);
     if (this.blobs.has(layer.diffId)) return { size: this.blobs.size(layer.diffId), stream: this.blobs.open(layer.diffId) };
     if (layer.layout && layer.tarSize !== undefined && this.driver.diffDir) {
@@ -427,7 +427,7 @@ export class LayerStore {
     }
     if (!layer.compressed || layer.tarSize === undefined) throw errors.imageNotFound(`layer ${layer.diffId}`);
     const { decompress } = await import("../archive/decompress.js");
-    return { size: layer.tarSize, stream: decompress(this.blobs.open(layer.compressed.digest)) };
+    return { size: layer.tarSize, stream: decompress(this.blobs.open(layer.compressed.digest), opts) };
   }
 
   /** Throws unless `openTar` can give the layer's tar (to answer before a stream starts). */

@@ -95,9 +95,9 @@ export class SupervisorLink {
   /** `--supervisor`'s, or engined's own under the exec root (started when none answers). */
   private ensure(): Promise<SupervisorHandle> {
     const own = this.deps.own;
-    if (own) return ensureSupervisor({ execRoot: this.deps.execRoot, home: own.home, namespace: own.namespace });
     const config = this.deps.config();
-    return ensureSupervisor({ address: config.supervisor || undefined, execRoot: this.deps.execRoot, namespace: config["supervisor-namespace"] });
+    if (own) return ensureSupervisor({ execRoot: this.deps.execRoot, home: own.home, namespace: own.namespace, conmon: config.conmon });
+    return ensureSupervisor({ address: config.supervisor || undefined, execRoot: this.deps.execRoot, namespace: config["supervisor-namespace"], conmon: config.conmon });
   }
 
   private async connect(): Promise<SupervisorHandle> {

@@ -30,6 +30,8 @@ export interface PushOptions {
   credentials?: Credentials;
   signal: AbortSignal;
   emit: Emit;
+  /** The daemon's `disable-pigz`: a pulled layer is decompressed with zlib on its way out. */
+  disablePigz: boolean;
 }
 
 const CHUNK = 4 * 1024 * 1024;
@@ -152,7 +154,7 @@ async function pushLayer(store: ImageStore, session: RegistrySession, ref: Refer
       done(null, chunk);
     },
   });
-  const body = kept ? store.blobs.open(kept.digest).pipe(meter) : (await store.layers.openTar(layer)).stream.pipe(meter).pipe(createGzip({ level: 1 }));
+  const body = kept ? store.blobs.open(kept.digest).pipe(meter) : (await store.layers.openTar(layer, { disablePigz: opts.disablePigz })).stream.pipe(meter).pipe(createGzip({ level: 1 }));
   const hash = createHash("sha256");
   let location = await session.startUpload();
   let offset = 0;

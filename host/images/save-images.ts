@@ -20,7 +20,8 @@ export interface SaveItem {
   refs: string[];
 }
 
-export function saveImages(store: ImageStore, items: readonly SaveItem[]): Readable {
+/** `disablePigz`: the daemon's `disable-pigz`, for pulled layers decompressed on the way. */
+export function saveImages(store: ImageStore, items: readonly SaveItem[], opts: { disablePigz: boolean }): Readable {
   const pack = tarStream.pack();
   const written = new Set<string>();
   const mtime = new Date(0);
@@ -36,7 +37,7 @@ export function saveImages(store: ImageStore, items: readonly SaveItem[]): Reada
   const addLayer = async (chainId: string, diffId: string): Promise<number> => {
     const layer = store.layers.get(chainId);
     if (!layer) throw new Error(`layer ${chainId} is missing`);
-    const { size, stream } = await store.layers.openTar(layer);
+    const { size, stream } = await store.layers.openTar(layer, opts);
     if (written.has(diffId)) {
       stream.destroy();
       return size;

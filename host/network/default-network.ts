@@ -15,6 +15,7 @@ import { effectivePools, nextFreeSubnet, parseHostRoutes } from "../../core/netw
 import { Cidr, contains } from "../../core/network/cidr.js";
 import { DEFAULT_GATEWAY_AUX } from "../../core/network/ipam.js";
 import type { DaemonConfig } from "../../core/options/table.js";
+import { errors } from "../../core/errors.js";
 
 const exec = promisify(execFile);
 
@@ -59,7 +60,7 @@ export async function defaultNetworkSpec(config: DaemonConfig, ctx: DefaultNetwo
   const external = config.bridge !== "";
   // Docker refuses the pair too: the operator's bridge has its address already, and the daemon
   // never changes an interface it did not make, so a --bip would name an address nobody has.
-  if (external && config.bip) throw new Error(`You specified -b & --bip, mutually exclusive options. Please specify only one (--bridge ${config.bridge} takes its subnet from the bridge's address)`);
+  if (external && config.bip) throw errors.configRule([`You specified -b & --bip, mutually exclusive options. Please specify only one (--bridge ${config.bridge} takes its subnet from the bridge's address)`]);
   const name = external ? config.bridge : DEFAULT_BRIDGE;
   const pools = effectivePools(config["default-address-pool"], ctx.hostId ?? ctx.id);
   const subnets: SubnetConfig[] = [];
@@ -70,7 +71,7 @@ export async function defaultNetworkSpec(config: DaemonConfig, ctx: DefaultNetwo
     else {
       const present = await bridgeAddresses(name, family);
       if (present.length) chosen = fromAddress(present[0]);
-      else if (external && family === 4) throw new Error(`the bridge ${name} (--bridge) has no IPv4 address: give it one, or choose --bip`);
+      else if (external && family === 4) throw errors.configRule([`the bridge ${name} (--bridge) has no IPv4 address: give it one, or choose --bip`]);
       else if (fixed) chosen = { subnet: Cidr.parse(fixed).toString(), gateway: Cidr.parse(fixed).formatAddress(Cidr.parse(fixed).firstHost) };
       else {
         const before = ctx.previous?.subnets.find((s) => Cidr.parse(s.subnet).family === family);
@@ -83,11 +84,11 @@ export async function defaultNetworkSpec(config: DaemonConfig, ctx: DefaultNetwo
     const s: SubnetConfig = { subnet: chosen.subnet, gateway: chosen.gateway };
     if (fixed) {
       const range = Cidr.parse(fixed);
-      if (!Cidr.parse(chosen.subnet).containsCidr(range)) throw new Error(`--fixed-cidr${family === 6 ? "-v6" : ""} ${fixed} is not inside the bridge's subnet ${chosen.subnet}`);
+      if (!Cidr.parse(chosen.subnet).containsCidr(range)) throw errors.configRule([`--fixed-cidr${family === 6 ? "-v6" : ""} ${fixed} is not inside the bridge's subnet ${chosen.subnet}`]);
       s.ipRange = Cidr.of(range.network, range.prefix, range.family).toString();
     }
     if (gatewayOpt) {
-      if (!contains(chosen.subnet, gatewayOpt)) throw new Error(`--default-gateway${family === 6 ? "-v6" : ""} ${gatewayOpt} is not in the bridge's subnet ${chosen.subnet}: the default gateway must be part of the network`);
+      if (!contains(chosen.subnet, gatewayOpt)) throw errors.configRule([`--default-gateway${family === 6 ? "-v6" : ""} ${gatewayOpt} is not in the bridge's subnet ${chosen.subnet}: the default gateway must be part of the network`]);
       s.auxAddresses = { [DEFAULT_GATEWAY_AUX[family]]: gatewayOpt };
     }
     subnets.push(s);

@@ -14,7 +14,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
-import { conmonStderr, readExitCode, runtimeMessage, spawnConmon, waitExit, type RuntimeRef } from "./conmon.js";
+import { conmonStderr, DEFAULT_CONMON, readExitCode, runtimeMessage, spawnConmon, waitExit, type RuntimeRef } from "./conmon.js";
 
 export interface StartExecOptions extends RuntimeRef {
   containerId: string;
@@ -27,6 +27,8 @@ export interface StartExecOptions extends RuntimeRef {
   stdin?: boolean;
   /** See StartContainerOptions.leaveStdinOpen. */
   leaveStdinOpen?: boolean;
+  /** See StartContainerOptions.conmon. */
+  conmon?: string;
   timeoutMs?: number;
 }
 
@@ -75,7 +77,7 @@ export async function startExec(opts: StartExecOptions): Promise<{ pid: number }
   mkdirSync(p.exitDir, { recursive: true });
   writeFileSync(join(opts.dir, "process.json"), JSON.stringify(opts.process), { mode: 0o600 });
   const stderrPath = join(opts.dir, "conmon.stderr");
-  const message = await spawnConmon(execArgs(opts), stderrPath, opts.timeoutMs);
+  const message = await spawnConmon(opts.conmon ?? DEFAULT_CONMON, execArgs(opts), stderrPath, opts.timeoutMs);
   if (message.data <= 0) {
     const why = message.message ? runtimeMessage(message.message) : conmonStderr(stderrPath);
     throw new Error(why);

@@ -22,7 +22,8 @@ import { readFile } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
 import { processAlive } from "../process-alive.js";
 
-const CONMON = process.env.ENGINE_CONMON ?? "conmon";
+/** conmon as PATH finds it, unless the daemon's `conmon` option (ENGINE_CONMON) names another. */
+export const DEFAULT_CONMON = "conmon";
 
 /** Where an OCI runtime keeps its state: enough to run `start`, `kill`, `delete`, `state`. */
 export interface RuntimeRef {
@@ -57,6 +58,8 @@ export interface StartContainerOptions extends RuntimeRef {
    * container's stdin ends with its first attached client: Docker's StdinOnce.
    */
   leaveStdinOpen?: boolean;
+  /** The conmon to run: a name looked up in PATH or a path (default `conmon`; the supervisor's `--conmon`). */
+  conmon?: string;
   /** Bound on conmon + `runc create` (default 30 s). */
   timeoutMs?: number;
   /** conmon's `--no-pivot`: runc creates without pivot_root(2) (a root filesystem on a ramdisk). */
@@ -126,7 +129,7 @@ export async function startContainer(opts: StartContainerOptions): Promise<Start
   if (opts.attachSocketDir) mkdirSync(opts.attachSocketDir, { recursive: true });
 
   const stderrPath = join(opts.persistDir, "conmon.stderr");
-  const message = await spawnConmon(conmonArgs(opts), stderrPath, opts.timeoutMs);
+  const message = await spawnConmon(opts.conmon ?? DEFAULT_CONMON, conmonArgs(opts), stderrPath, opts.timeoutMs);
 
   if (message.data <= 0) {
     await deleteContainer(opts, opts.id).catch(() => {});
@@ -157,15 +160,15 @@ export interface SyncMessage {
 }
 
 /**
- * Starts conmon with `args` and resolves with the first message of its sync pipe (fd 3), the
+ * Starts `conmon` (a name in PATH or a path) with `args` and resolves with the first message of its sync pipe (fd 3), the
  * pid of what it ran. conmon's own output goes to `stderrPath`, quoted in the error when it
  * says nothing on the pipe.
  */
-export function spawnConmon(args: string[], stderrPath: string, timeoutMs = 30_000): Promise<SyncMessage> {
+export function spawnConmon(conmon: string, args: string[], stderrPath: string, timeoutMs = 30_000): Promise<SyncMessage> {
   const errFd = openSync(stderrPath, "a", 0o600);
   let child;
   try {
-    child = spawn(CONMON, args, {
+    child = spawn(conmon, args, {
       // fd 3 is the sync pipe. stdout/stderr go to a file, never to a pipe of ours: conmon
       // outlives this process and must not get EPIPE when we are gone.
       stdio: ["ignore", errFd, errFd, "pipe"],
@@ -207,7 +210,7 @@ export function spawnConmon(args: string[], stderrPath: string, timeoutMs = 30_0
       setTimeout(() => finish(new Error(`conmon exited without reporting a pid (exit ${exitCode ?? "?"}): ${conmonStderr(stderrPath)}`)), 50);
     });
     child.once("exit", (code) => (exitCode = code));
-    child.once("error", (e) => finish(new Error(`conmon: cannot run ${CONMON}: ${e.message}`)));
+    child.once("error", (e) => finish(new Error(`conmon: cannot run ${conmon}: ${e.message}`)));
   });
 
 }

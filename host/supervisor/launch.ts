@@ -57,7 +57,8 @@ export async function supervisorAnswers(opts: { address?: string; execRoot: stri
   }
 }
 
-export async function ensureSupervisor(opts: { address?: string; execRoot: string; home?: string; namespace: string; timeoutMs?: number }): Promise<SupervisorHandle> {
+/** `conmon`: what a supervisor started here runs (the daemon's `conmon` option); one found running keeps its own. */
+export async function ensureSupervisor(opts: { address?: string; execRoot: string; home?: string; namespace: string; conmon?: string; timeoutMs?: number }): Promise<SupervisorHandle> {
   if (opts.address) {
     const socket = supervisorSocket(opts);
     const client = new SupervisorClient(socket);
@@ -75,7 +76,8 @@ export async function ensureSupervisor(opts: { address?: string; execRoot: strin
   if (running !== undefined) return { client, socket, pid: running, own: true };
   mkdirSync(root, { recursive: true, mode: 0o700 });
   const logFd = openSync(join(root, "supervisor.log"), "a");
-  const child = spawn(process.execPath, [MAIN, "--socket", socket, "--root", root, "--namespace", opts.namespace], {
+  const conmon = opts.conmon ? ["--conmon", opts.conmon] : [];
+  const child = spawn(process.execPath, [MAIN, "--socket", socket, "--root", root, "--namespace", opts.namespace, ...conmon], {
     detached: true,
     stdio: ["ignore", logFd, logFd],
   });

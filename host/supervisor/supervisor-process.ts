@@ -1,6 +1,8 @@
 /**
  * The supervisor process, entered through main.ts (`node dist/host/supervisor/main.js --socket S
- * --root R --namespace N`; its pid is written to `<root>/supervisor.pid`, or `--pidfile`).
+ * --root R --namespace N [--conmon PATH]`; its pid is written to `<root>/supervisor.pid`, or
+ * `--pidfile`). Its settings come as flags only: engined passes its own (`--conmon`, from the
+ * daemon's `conmon` option) when it starts one.
  * engined starts one by default (see launch.ts) and it outlives engined; an operator may
  * start one by hand and point `engined --supervisor S` at it. On SIGTERM it stops serving and
  * leaves the containers running: they belong to their conmon, not to this process.
@@ -19,6 +21,7 @@ const { values } = parseArgs({
     root: { type: "string" },
     namespace: { type: "string", default: "engine" },
     pidfile: { type: "string" },
+    conmon: { type: "string" },
   },
 });
 // the crash tests' kill points (core/kill-points.ts), counted from the start
@@ -33,7 +36,7 @@ mkdirSync(dirname(socket), { recursive: true, mode: 0o700 });
 mkdirSync(dirname(pidfile), { recursive: true, mode: 0o700 });
 writeFileSync(pidfile, `${process.pid}\n`);
 rmSync(socket, { force: true });
-const supervisor = new Supervisor(values.root, values.namespace!, supervisorLogDrivers(values.root));
+const supervisor = new Supervisor(values.root, values.namespace!, supervisorLogDrivers(values.root), values.conmon);
 await supervisor.resume();
 const server = supervisorServer(supervisor);
 server.listen(socket, () => {

@@ -123,6 +123,8 @@ export class Supervisor {
     root: string,
     readonly namespace: string,
     private readonly logDrivers?: LogDriverSource,
+    /** The conmon to run (`--conmon`, from the daemon's `conmon` option); PATH's `conmon` when absent. */
+    private readonly conmon?: string,
   ) {
     this.dir = join(root, namespace);
     this.exitDir = join(this.dir, "exits");
@@ -250,7 +252,7 @@ export class Supervisor {
     try {
       const started = await startContainer({
         ...runtime, id: req.id, bundle: req.bundle, exitDir: this.exitDir, persistDir: p.persist, logPath: req.logPath ?? p.log, noPivot: req.noPivot,
-        terminal: req.terminal, stdin: req.stdin, leaveStdinOpen: req.leaveStdinOpen,
+        terminal: req.terminal, stdin: req.stdin, leaveStdinOpen: req.leaveStdinOpen, conmon: this.conmon,
       });
       const state: ContainerState = {
         id: req.id,
@@ -465,7 +467,7 @@ export class Supervisor {
     try {
       const started = await startExec({
         ...state.runtime, containerId: id, execId: req.execId, dir, process: req.process,
-        terminal: req.terminal, stdin: req.stdin, leaveStdinOpen: req.leaveStdinOpen,
+        terminal: req.terminal, stdin: req.stdin, leaveStdinOpen: req.leaveStdinOpen, conmon: this.conmon,
       });
       return { execId: req.execId, ...started };
     } catch (err) {

@@ -117,8 +117,8 @@ export function containerFields(ctx: LoggerContext): JournalFields {
   return fields;
 }
 
-export async function createJournaldLogger(ctx: LoggerContext): Promise<JournaldWriter> {
+export async function createJournaldLogger(ctx: LoggerContext, socketPath = JOURNAL_SOCKET): Promise<JournaldWriter> {
   validateJournaldOptions(ctx.options);
-  if (!(await journaldListens(JOURNAL_SOCKET))) throw new Error("journald is not enabled on this host");
-  return new JournaldWriter(containerFields(ctx), ctx.containerId);
+  if (!(await journaldListens(socketPath))) throw new Error("journald is not enabled on this host");
+  return new JournaldWriter(containerFields(ctx), ctx.containerId, socketPath);
 }

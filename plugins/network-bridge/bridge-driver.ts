@@ -7,6 +7,7 @@
  * chooses subnets and addresses (core/network); the driver makes them real.
  */
 import { isIP } from "node:net";
+import { contains, normalizeAddress } from "../../core/network/cidr.js";
 import type { EndpointSpec, JoinResult, NetworkContext, NetworkDriver, NetworkSpec, PublishedPort } from "../../core/contracts/network.js";
 import { killPoint } from "../../core/kill-points.js";
 import { hostRunner, netnsRunner, type CommandRunner } from "./commands.js";
@@ -89,6 +90,25 @@ export class BridgeDriver implements NetworkDriver {
         this.ports.reserve(p.proto, p.hostIp, p.hostPort);
         await this.publishOne(held, ep, p).catch(() => undefined);
       }
+    }
+    await this.dropStalePorts(networks);
+  }
+
+  /**
+   * The rules of ports published by containers that stopped while the daemon was down stay in
+   * the chains (rules outlive the daemon): they would send a later container's traffic to an
+   * address that may be someone else's by then, so they go, with what they alone used.
+   */
+  private async dropStalePorts(networks: readonly NetworkSpec[]): Promise<void> {
+    const c = this.ctx.config();
+    if (!c.iptables && !c.ip6tables) return;
+    const key = (r: Omit<PortRule, "bridge" | "loopback">) => `${r.proto} ${normalizeAddress(r.hostIp)} ${r.hostPort} ${normalizeAddress(r.containerIp)} ${r.containerPort}`;
+    const held = new Set([...this.joined.values()].flatMap((j) => j.rules.map(key)));
+    for (const p of await this.fw().publishedPorts()) {
+      if (held.has(key(p))) continue;
+      const net = networks.find((n) => n.subnets.some((s) => contains(s.subnet, p.containerIp)));
+      if (!net) continue; // not a network of this driver's: not ours to judge
+      await this.fw().removePort({ ...p, bridge: bridgeOptions(net, c).bridge, loopback: false });
     }
   }
 

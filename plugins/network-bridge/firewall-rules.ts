@@ -324,6 +324,15 @@ export function dnatTarget(spec: string): string | null {
   return m ? `${m[1]} ${m[2]}` : null;
 }
 
+/** What a port's DNAT rule (`portRules(...).own`, as iptables-save prints it) publishes, or null for another rule. */
+export function parsePortDnat(spec: string): Omit<PortRule, "bridge" | "loopback"> | null {
+  const m = /^(?:-d (\S+)\/\d+ )?(?:! -i \S+ )?-p (tcp|udp|sctp) -m \w+ --dport (\d+) -j DNAT --to-destination \[?([^\]\s]+?)\]?:(\d+)$/.exec(spec);
+  if (!m) return null;
+  const containerIp = m[4];
+  const hostIp = m[1] ?? (familyOf(containerIp) === 4 ? "0.0.0.0" : "::");
+  return { proto: m[2] as PortRule["proto"], hostIp, hostPort: Number(m[3]), containerIp, containerPort: Number(m[5]) };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Current state (iptables-save) and the batches (iptables-restore --noflush) that change it.
 

@@ -21,6 +21,7 @@ import {
   type NetworkRules,
   networkRules,
   networkRuleVariants,
+  parsePortDnat,
   parseSave,
   planChange,
   planRemoveChains,
@@ -124,6 +125,26 @@ export class Firewall {
         });
         return planChange(state, { remove: stillUsed ? all.own : [...all.own, ...all.perTarget] });
       });
+    });
+  }
+
+  /**
+   * The ports this daemon's DNAT chains publish now, in each family that is on (without the
+   * bridge and loopback flag, which `removePort` does not need to be told right).
+   */
+  publishedPorts(): Promise<Omit<PortRule, "bridge" | "loopback">[]> {
+    return this.serialized(async () => {
+      const found = new Map<string, Omit<PortRule, "bridge" | "loopback">>();
+      for (const family of this.enabledFamilies()) {
+        const state = parseSave(await this.config.runner(TOOLS[family].save, []));
+        for (const rule of state.nat.rules) {
+          const [chain, ...spec] = rule.split(" ");
+          if (chain !== this.names.dnat && chain !== this.names.dnatLoopback) continue;
+          const port = parsePortDnat(spec.join(" "));
+          if (port) found.set(JSON.stringify(port), port);
+        }
+      }
+      return [...found.values()];
     });
   }
 

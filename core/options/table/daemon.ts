@@ -46,6 +46,14 @@ export const daemonOptions = {
     key: null, type: envSwitch, default: false, env: "ENGINE_DISABLE_PIGZ", platforms: LINUX, group: "registry",
     help: "ENGINE_DISABLE_PIGZ: do not decompress layers with unpigz even when it is installed", example: { value: false },
   }),
+  conmon: option({
+    key: null, type: string(), default: "conmon", env: "ENGINE_CONMON", platforms: LINUX, group: "runtime",
+    help: "ENGINE_CONMON: the conmon the supervisor runs containers with (a name looked up in PATH, or a path)", example: { value: "/usr/local/bin/conmon" },
+  }),
+  tmpdir: option({
+    key: null, type: string(), default: "", env: "ENGINE_TMPDIR", platforms: LINUX, group: "daemon",
+    help: "ENGINE_TMPDIR: where the daemon keeps temporary files (default <data-root>/tmp)", example: { value: "/var/tmp/engine" },
+  }),
   // --- logging ---
   debug: option({
     flag: "debug", short: "D", key: "debug", type: bool, default: false, platforms: BOTH, group: "logging",

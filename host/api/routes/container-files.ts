@@ -29,7 +29,7 @@ export interface ContainerFileRouteDeps {
   hooks: EngineHooks;
   /** The daemon's exec root: image chains are mounted under it for `changes`. */
   execRoot: string;
-  disablePigz?: () => boolean;
+  disablePigz: () => boolean;
   /** The daemon's user namespace map (`--userns-remap`), for the tars of `docker cp` and export. */
   idMap?: IdMap;
   /** The containers' volumes, held for a copy that reaches into them. */

@@ -314,7 +314,7 @@ export function imageRoutes(deps: ImageRouteDeps) {
     pushTargets(store, ref); // 404 before the stream starts
     const uploads = deps.limits().uploads;
     return progressStream(reply, async (w) => {
-      await pushImage({ store, registry: deps.registry, uploads: () => uploads }, { reference: ref, credentials, signal: w.signal, emit: w.emit });
+      await pushImage({ store, registry: deps.registry, uploads: () => uploads }, { reference: ref, credentials, signal: w.signal, emit: w.emit, disablePigz: deps.disablePigz() });
       deps.hooks.event.call(imageTransferEvent(store, "push", formatReference(ref)));
     });
   }
@@ -337,6 +337,6 @@ export function imageRoutes(deps: ImageRouteDeps) {
       }
     }
     for (const { image } of items) deps.hooks.event.call(imageEvent(image, "save", image.id));
-    return reply.type("application/x-tar").send(saveImages(store, items));
+    return reply.type("application/x-tar").send(saveImages(store, items, { disablePigz: deps.disablePigz() }));
   }
 }

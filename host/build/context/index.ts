@@ -32,7 +32,7 @@ export interface BuildContextRequest {
   /** Stops it all (the client went away); its reason is what is thrown then. */
   signal?: AbortSignal;
   /** Decompress gzip with zlib even when `unpigz` is installed (the daemon's ENGINE_DISABLE_PIGZ). */
-  disablePigz?: boolean;
+  disablePigz: boolean;
   /** A remote tar or Dockerfile's download as it goes: bytes so far, the length announced. */
   onDownloadProgress?: (p: { url: string; bytes: number; total: number | undefined }) => void;
   limits?: Partial<ContextLimits>;

@@ -26,11 +26,11 @@ export interface UnpackOptions {
    */
   borrowed?: boolean;
   signal?: AbortSignal;
-  disablePigz?: boolean;
+  disablePigz: boolean;
 }
 
 /** Unpacks the context tar `input` (compressed or not) into `dir`, made here (0700). */
-export async function unpackContext(input: Readable, dir: string, opts: UnpackOptions = {}): Promise<void> {
+export async function unpackContext(input: Readable, dir: string, opts: UnpackOptions): Promise<void> {
   await mkdir(dir, { mode: 0o700 });
   const { signal } = opts;
   signal?.throwIfAborted();

@@ -16,11 +16,11 @@ function startsWith(buf: Buffer, magic: number[]): boolean {
 }
 
 /** The uncompressed tar of `body`; errors (a corrupt stream, a failed tool) come out as stream errors. */
-export function archiveInput(body: Readable, opts: { disablePigz?: boolean } = {}): Readable {
+export function archiveInput(body: Readable, opts: { disablePigz: boolean }): Readable {
   return Readable.from(uncompressed(body, opts), { objectMode: false });
 }
 
-async function* uncompressed(body: Readable, opts: { disablePigz?: boolean }): AsyncGenerator<Buffer> {
+async function* uncompressed(body: Readable, opts: { disablePigz: boolean }): AsyncGenerator<Buffer> {
   const it = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   const { first, all } = await peek(it, XZ.length);
   if (startsWith(first, BZIP2)) yield* throughCommand("bzip2", ["-d", "-c"], all());

@@ -38,7 +38,7 @@ export interface RootfsSource {
 export interface ContainerFilesDeps {
   runner: RootfsSource;
   hooks: EngineHooks;
-  disablePigz?: () => boolean;
+  disablePigz: () => boolean;
   /**
    * The daemon's user namespace map (`--userns-remap`): a tar out gives owners as container ids,
    * a tar in is written with host ids (Docker applies the daemon's map whatever the container's
@@ -246,7 +246,7 @@ export class ContainerFiles {
       }
       let result: ExtractResult;
       try {
-        result = await extractScoped(dir, archiveInput(req.body, { disablePigz: this.deps.disablePigz?.() }), {
+        result = await extractScoped(dir, archiveInput(req.body, { disablePigz: this.deps.disablePigz() }), {
           noOverwriteDirNonDir: req.noOverwriteDirNonDir,
           owner,
           idMap: this.deps.idMap,
