@@ -10,7 +10,7 @@ import { grpc } from "./helpers/cri-client.js";
 import { podConfig, useCriBed } from "./helpers/cri-pods.js";
 import { startKubeStub, type KubeStub } from "./helpers/kubectl.js";
 
-
+const SPDY = { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: "false" };
 const WEBSOCKET = { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: "true" };
 
 describe("CRI: streaming server (exec, attach, port-forward) with kubectl", function () {
@@ -56,7 +56,7 @@ describe("CRI: streaming server (exec, attach, port-forward) with kubectl", func
     if (this.currentTest?.state === "failed") console.log(`--- API stub log:\n${stub?.log()}`);
   });
 
-  for (const [name, env] of [["WebSocket", WEBSOCKET]] as const) {
+  for (const [name, env] of [["WebSocket", WEBSOCKET], ["SPDY", SPDY]] as const) {
     describe(`over ${name}`, function () {
       it("exec: output, stdin piped and closed, stderr apart", async function () {
         await execUrl(["sh", "-c", "cat; echo err >&2"], { stdin: true, stderr: true });

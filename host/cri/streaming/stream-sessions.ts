@@ -11,6 +11,7 @@ import { errors } from "../../../core/errors.js";
 import type { CriContainerService } from "../containers/container-service.js";
 import type { SandboxService } from "../sandbox/sandbox-service.js";
 import { runExecSession } from "./exec-session.js";
+import { spdyCommandChannels } from "./spdy-remote-command.js";
 import { internalErrorStatus, type SessionChannels } from "./session-channels.js";
 import type { StreamHandler } from "./stream-server.js";
 import type { StreamTicket } from "./stream-tokens.js";
@@ -33,9 +34,10 @@ export function isSpdy(req: IncomingMessage): boolean {
 }
 
 /** The channels of an exec or attach session, over the transport the client asked for. */
-async function commandChannels(req: IncomingMessage, socket: Duplex, head: Buffer, ticket: Extract<StreamTicket, { kind: "exec" | "attach" }>): Promise<SessionChannels> {
+async function commandChannels(req: IncomingMessage, socket: Duplex, head: Buffer, ticket: Extract<StreamTicket, { kind: "exec" | "attach" }>): Promise<SessionChannels | undefined> {
   const opts = { stdin: ticket.stdin, stdout: ticket.stdout, stderr: ticket.stderr, tty: ticket.tty };
   if (isWebSocket(req)) return wsCommandChannels(req, socket, head, wsCommandProtocol(req), opts);
+  if (isSpdy(req)) return spdyCommandChannels(req, socket, head, opts);
   throw errors.criStreamUpgrade("missing upgrade headers in request");
 }
 
@@ -44,6 +46,7 @@ export function streamSessions(deps: StreamSessionDeps): StreamHandler {
   return async (ticket, req, socket, head) => {
     if (ticket.kind === "exec") {
       const channels = await commandChannels(req, socket, head, ticket);
+      if (!channels) return;
       let target;
       try {
         target = deps.containers.execTarget(ticket.containerId);
