@@ -86,6 +86,17 @@ describe("CRI: streaming server (exec, attach, port-forward) with kubectl", func
     });
   }
 
+  for (const [name, env] of [["WebSocket", WEBSOCKET], ["SPDY", SPDY]] as const) {
+    it(`attach over ${name}: input to a stdin container, its output back, the end when it exits`, async function () {
+      const id = await startContainer(container(`reader-${name.toLowerCase()}`, ['while read l; do echo got:$l; [ "$l" = quit ] && exit 0; done'], { stdin: true }));
+      const { url } = await rt("Attach", { containerId: id, stdin: true, stdout: true, stderr: true });
+      stub.target(url);
+      const r = await stub.kubectl(["attach", "-i", "pod-x", "-c", "c"], { input: "hello\nquit\n", env });
+      expect(r.code, r.stderr).to.equal(0);
+      expect(r.stdout).to.equal("got:hello\ngot:quit\n");
+    });
+  }
+
   it("a token is single-use: its URL a second time is 404", async function () {
     const url = await execUrl(["true"], {});
     const first = await stub.kubectl(["exec", "pod-x", "--", "true"], { env: WEBSOCKET });

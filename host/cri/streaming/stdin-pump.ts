@@ -6,7 +6,8 @@
 import type { Readable } from "node:stream";
 import type { AttachInput } from "../../containers/attach-socket.js";
 
-export async function pumpInput(stdin: Readable, input: AttachInput, gone: AbortSignal): Promise<void> {
+/** `closeAtEnd` false (attach): the client's end of input leaves the attachment open for the output. */
+export async function pumpInput(stdin: Readable, input: AttachInput, gone: AbortSignal, closeAtEnd = true): Promise<void> {
   try {
     for await (const chunk of stdin) {
       if (gone.aborted) break;
@@ -15,6 +16,6 @@ export async function pumpInput(stdin: Readable, input: AttachInput, gone: Abort
   } catch {
     // the client's stream broke: its input ends here
   } finally {
-    input.close();
+    if (closeAtEnd) input.close();
   }
 }

@@ -10,6 +10,7 @@ import type { RuntimeDriver } from "../../../core/contracts/runtime.js";
 import { errors } from "../../../core/errors.js";
 import type { CriContainerService } from "../containers/container-service.js";
 import type { SandboxService } from "../sandbox/sandbox-service.js";
+import { runAttachSession } from "./attach-session.js";
 import { runExecSession } from "./exec-session.js";
 import { spdyCommandChannels } from "./spdy-remote-command.js";
 import { internalErrorStatus, type SessionChannels } from "./session-channels.js";
@@ -54,6 +55,11 @@ export function streamSessions(deps: StreamSessionDeps): StreamHandler {
         return channels.finish(internalErrorStatus((err as Error).message));
       }
       return runExecSession({ supervisor, runtime: deps.runtime, log: deps.log }, target, ticket, channels).catch((err: Error) => channels.finish(internalErrorStatus(err.message)));
+    }
+    if (ticket.kind === "attach") {
+      const channels = await commandChannels(req, socket, head, ticket);
+      if (!channels) return;
+      return runAttachSession(await supervisor(), ticket.containerId, channels, deps.log).catch((err: Error) => channels.finish(internalErrorStatus(err.message)));
     }
     throw errors.criStreamUpgrade(`${ticket.kind} is not served yet`);
   };
