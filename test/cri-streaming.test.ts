@@ -6,6 +6,7 @@
  * codes, resize; tokens single-use; the requests' checks.
  */
 import { expect } from "chai";
+import { setTimeout as sleep } from "node:timers/promises";
 import { grpc } from "./helpers/cri-client.js";
 import { podConfig, useCriBed } from "./helpers/cri-pods.js";
 import { startKubeStub, type KubeStub } from "./helpers/kubectl.js";
@@ -45,6 +46,7 @@ describe("CRI: streaming server (exec, attach, port-forward) with kubectl", func
   before(async function () {
     podId = (await rt("RunPodSandbox", { config: podConfig() })).podSandboxId;
     sleeper = await startContainer(container("sleeper", ["sleep 3600"]));
+    await startContainer(container("web", ["mkdir -p /www && echo hello-from-pod > /www/index.html && exec httpd -f -p 8080 -h /www"]));
     stub = await startKubeStub(bed.current().ns.file);
   });
 
@@ -94,6 +96,39 @@ describe("CRI: streaming server (exec, attach, port-forward) with kubectl", func
       const r = await stub.kubectl(["attach", "-i", "pod-x", "-c", "c"], { input: "hello\nquit\n", env });
       expect(r.code, r.stderr).to.equal(0);
       expect(r.stdout).to.equal("got:hello\ngot:quit\n");
+    });
+  }
+
+  for (const [name, env] of [["WebSocket (SPDY tunneled, kubectl's default)", { KUBECTL_PORT_FORWARD_WEBSOCKETS: "true" }], ["SPDY", { KUBECTL_PORT_FORWARD_WEBSOCKETS: "false" }]] as const) {
+    it(`port-forward over ${name}: a server in the pod reached through kubectl, twice; a closed port's error`, async function () {
+      const ns = bed.current().ns;
+      const forwarded = async (podPort: number) => {
+        const { url } = await rt("PortForward", { podSandboxId: podId, port: [podPort] });
+        stub.target(url);
+        const pf = stub.spawnKubectl(["port-forward", "pod-x", `:${podPort}`], env);
+        for (let i = 0; i < 100; i++) {
+          const m = new RegExp(`127\\.0\\.0\\.1:(\\d+) -> ${podPort}`).exec(pf.output());
+          if (m) return { pf, port: Number(m[1]) };
+          await sleep(100);
+        }
+        pf.child.kill("SIGKILL");
+        throw new Error(`kubectl port-forward did not start: ${pf.output()}`);
+      };
+      const web = await forwarded(8080);
+      try {
+        for (let i = 0; i < 2; i++) expect(ns.run("curl", "-s", "--max-time", "10", `http://127.0.0.1:${web.port}/`)).to.equal("hello-from-pod\n");
+      } finally {
+        web.pf.child.kill("SIGKILL");
+      }
+      const closed = await forwarded(9);
+      try {
+        expect(ns.status("curl", "-s", "--max-time", "10", `http://127.0.0.1:${closed.port}/`)).to.not.equal(0);
+        for (let i = 0; i < 50 && !/connection refused/.test(closed.pf.output()); i++) await sleep(100);
+        expect(closed.pf.output()).to.match(/error forwarding port 9 to pod .*connection refused/);
+      } finally {
+        closed.pf.child.kill("SIGKILL");
+      }
+      if (name.startsWith("WebSocket")) expect(stub.log()).to.match(/portforward \(upgrade: websocket, protocols: SPDY\/3\.1\+portforward\.k8s\.io\)/).and.not.match(/POST .*portforward/);
     });
   }
 

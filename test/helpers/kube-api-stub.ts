@@ -83,7 +83,7 @@ function main(): void {
     res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: "not served by the stub", reason: "NotFound", code: 404 }));
   });
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    process.stderr.write(`${req.method} ${req.url} (upgrade: ${req.headers.upgrade})\n`);
+    process.stderr.write(`${req.method} ${req.url} (upgrade: ${req.headers.upgrade}${req.headers["sec-websocket-protocol"] ? `, protocols: ${req.headers["sec-websocket-protocol"]}` : ""})\n`);
     socket.on("error", () => {});
     if (!POD.exec(req.url ?? "")?.[3]) return void socket.end("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
     proxyUpgrade(req, socket, head, targetFile);

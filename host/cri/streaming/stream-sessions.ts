@@ -15,7 +15,13 @@ import { runExecSession } from "./exec-session.js";
 import { spdyCommandChannels } from "./spdy-remote-command.js";
 import { internalErrorStatus, type SessionChannels } from "./session-channels.js";
 import type { StreamHandler } from "./stream-server.js";
-import type { StreamTicket } from "./stream-tokens.js";
+import type { PortForwardTicket, StreamTicket } from "./stream-tokens.js";
+import { PORT_FORWARD_PROTOCOL, portForwardEvents } from "./spdy-port-forward.js";
+import { SpdySession } from "./spdy/spdy-session.js";
+import { negotiateSpdy, upgradeToSpdy } from "./spdy/spdy-upgrade.js";
+import { acceptWebSocket, requestedProtocols } from "./ws-channels.js";
+import { wsPortForward } from "./ws-port-forward.js";
+import { SPDY_TUNNEL_PREFIX, tunnelStream } from "./ws-tunnel.js";
 import { wsCommandChannels, wsCommandProtocol } from "./ws-remote-command.js";
 
 export interface StreamSessionDeps {
@@ -42,6 +48,26 @@ async function commandChannels(req: IncomingMessage, socket: Duplex, head: Buffe
   throw errors.criStreamUpgrade("missing upgrade headers in request");
 }
 
+/** Port-forward: SPDY, SPDY tunneled in a WebSocket (kubectl's), or the kubelet's WebSocket channels. */
+async function portForward(deps: StreamSessionDeps, ticket: PortForwardTicket, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+  const pod = deps.sandboxes.get(ticket.sandboxId);
+  let session: SpdySession | undefined;
+  const events = portForwardEvents(pod, () => session!);
+  if (isSpdy(req)) {
+    const protocol = negotiateSpdy(req, socket, [PORT_FORWARD_PROTOCOL]);
+    if (protocol) session = upgradeToSpdy(socket, head, protocol, events);
+    return;
+  }
+  if (!isWebSocket(req)) throw errors.criStreamUpgrade("missing upgrade headers in request");
+  const requested = requestedProtocols(req);
+  const tunnel = requested.find((p) => p === SPDY_TUNNEL_PREFIX + PORT_FORWARD_PROTOCOL);
+  if (tunnel) {
+    session = new SpdySession(tunnelStream(await acceptWebSocket(req, socket, head, tunnel)), events);
+    return;
+  }
+  return wsPortForward(req, socket, head, pod, ticket.ports);
+}
+
 export function streamSessions(deps: StreamSessionDeps): StreamHandler {
   const supervisor = () => deps.containers.link.client();
   return async (ticket, req, socket, head) => {
@@ -61,6 +87,6 @@ export function streamSessions(deps: StreamSessionDeps): StreamHandler {
       if (!channels) return;
       return runAttachSession(await supervisor(), ticket.containerId, channels, deps.log).catch((err: Error) => channels.finish(internalErrorStatus(err.message)));
     }
-    throw errors.criStreamUpgrade(`${ticket.kind} is not served yet`);
+    return portForward(deps, ticket, req, socket, head);
   };
 }

@@ -42,14 +42,23 @@ export function chooseProtocol(requested: string[], accepted: Record<string, unk
   return requested.find((p) => p in accepted);
 }
 
-/** Completes the upgrade with `protocol` (already chosen by chooseProtocol). */
-export async function acceptChannels(req: IncomingMessage, socket: Duplex, head: Buffer, protocol: string, form: ChannelProtocol): Promise<ChannelSocket> {
+/** Completes the WebSocket upgrade, answering `protocol` ("": none). */
+export async function acceptWebSocket(req: IncomingMessage, socket: Duplex, head: Buffer, protocol: string): Promise<WebSocket> {
   wsModule ??= import("ws");
   const { WebSocketServer } = await wsModule;
-  // a server of the session's own, listening nowhere: it only completes this upgrade, answering the protocol chosen
-  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 * 1024 * 1024, handleProtocols: () => protocol || false });
+  // A server of the session's own, listening nowhere: it only completes this upgrade. The
+  // protocol is answered here rather than by `ws`, which refuses names that are not HTTP
+  // tokens, and kubectl's `SPDY/3.1+portforward.k8s.io` has a "/".
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 * 1024 * 1024 });
+  delete req.headers["sec-websocket-protocol"];
+  if (protocol) wss.on("headers", (headers: string[]) => headers.push(`Sec-WebSocket-Protocol: ${protocol}`));
   markUpgraded(socket);
-  const ws = await new Promise<WebSocket>((resolve) => wss.handleUpgrade(req, socket, head, resolve));
+  return new Promise<WebSocket>((resolve) => wss.handleUpgrade(req, socket, head, resolve));
+}
+
+/** Completes the upgrade with `protocol` (already chosen by chooseProtocol). */
+export async function acceptChannels(req: IncomingMessage, socket: Duplex, head: Buffer, protocol: string, form: ChannelProtocol): Promise<ChannelSocket> {
+  const ws = await acceptWebSocket(req, socket, head, protocol);
   return {
     ws,
     protocol,

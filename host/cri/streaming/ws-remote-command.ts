@@ -1,8 +1,8 @@
 /**
  * Exec and attach over a WebSocket, as the kubelet's remotecommand server serves them: five
- * channels (0 stdin, 1 stdout, 2 stderr, 3 error, 4 resize). An empty message goes first on
- * the lowest channel the client reads (stdout, else stderr, else error) to tell it the session
- * stands. `v5.channel.k8s.io` adds the close signal: a message on channel 255 whose byte names
+ * channels (0 stdin, 1 stdout, 2 stderr, 3 error, 4 resize). Before v5, an empty message goes
+ * first on the lowest channel the client reads (stdout, else stderr, else error) to tell it
+ * the session stands. `v5.channel.k8s.io` adds the close signal: a message on channel 255 whose byte names
  * the channel the client has closed (its stdin, when its input ends); with older protocols the
  * input ends with the connection. From v4 on the status is JSON.
  */
@@ -67,8 +67,10 @@ export async function wsCommandChannels(req: IncomingMessage, socket: Duplex, he
     if (!finished) gone.abort();
   });
   ch.ws.on("error", () => {});
-  // tells the client the streams are ready
-  await ch.send(opts.stdout ? STDOUT : opts.stderr ? STDERR : ERROR, Buffer.alloc(0));
+  // Tells a client of the kubelet's older protocols that the streams are ready. Not to v5 ones:
+  // client-go's (kubectl's) reads nothing before its streams are made, and may read that
+  // message before they are ("Unknown stream id 1, discarding message" on its stderr).
+  if (!form.closeSignal) await ch.send(opts.stdout ? STDOUT : opts.stderr ? STDERR : ERROR, Buffer.alloc(0));
   const writer = (channel: number) => ({ write: (data: Buffer) => ch.send(channel, data) });
   return {
     stdin,
