@@ -7,6 +7,7 @@
  */
 import { expect } from "chai";
 import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
 import { grpc } from "./helpers/cri-client.js";
 import { podConfig, useCriBed } from "./helpers/cri-pods.js";
 import { startKubeStub, type KubeStub } from "./helpers/kubectl.js";
@@ -132,7 +133,40 @@ describe("CRI: streaming server (exec, attach, port-forward) with kubectl", func
     });
   }
 
-  it("a token is single-use: its URL a second time is 404", async function () {
+  /** The WebSocket probe's lines (helpers/ws-probe.ts), run in the bed's namespace. */
+  function probe(url: string, protocol: string, messages: object[] = []): Record<string, any>[] {
+    const script = fileURLToPath(new URL("./helpers/ws-probe.js", import.meta.url));
+    const out = bed.current().ns.run(process.execPath, script, url, protocol, JSON.stringify(messages));
+    return out.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  }
+
+  it("exec over base64.channel.k8s.io (a digit and base64 per text message, the status as text); an unknown protocol is 403", async function () {
+    const cmd = ["sh", "-c", "echo hi; echo oops >&2; exit 2"];
+    const { url } = await rt("Exec", { containerId: sleeper, cmd, stdout: true, stderr: true });
+    const got = probe(url, "base64.channel.k8s.io");
+    const texts = got.filter((m) => m.text !== undefined).map((m) => [m.text[0], Buffer.from(m.text.slice(1), "base64").toString()]);
+    expect(texts[0]).to.deep.equal(["1", ""]);
+    expect(texts.filter((t) => t[0] === "1").map((t) => t[1]).join("")).to.equal("hi\n");
+    expect(texts.filter((t) => t[0] === "2").map((t) => t[1]).join("")).to.equal("oops\n");
+    expect(texts.find((t) => t[0] === "3")?.[1]).to.match(/command terminated with non-zero exit code: .*exit code 2/);
+    expect(got.at(-1)).to.deep.equal({ close: 1000 });
+    const again = await rt("Exec", { containerId: sleeper, cmd: ["true"], stdout: true });
+    expect(probe(again.url, "no.such.protocol")).to.deep.equal([{ status: 403 }]);
+  });
+
+  it("port-forward over the kubelet's WebSocket channels (v4.channel.k8s.io): the port first on both channels, then the pod's answer", async function () {
+    const { url } = await rt("PortForward", { podSandboxId: podId, port: [8080] });
+    const request = Buffer.concat([Buffer.from([0]), Buffer.from("GET / HTTP/1.0\r\n\r\n")]).toString("hex");
+    const got = probe(url, "v4.channel.k8s.io", [{ hex: request }]);
+    const frames = got.filter((m) => m.hex !== undefined).map((m) => Buffer.from(m.hex, "hex"));
+    expect(frames.slice(0, 2).map((f) => f.toString("hex"))).to.have.members(["00901f", "01901f"]);
+    const data = Buffer.concat(frames.slice(2).filter((f) => f[0] === 0).map((f) => f.subarray(1))).toString();
+    expect(data).to.match(/^HTTP\/1\.[01] 200/);
+    expect(data).to.contain("hello-from-pod");
+    expect(got.at(-1)).to.deep.equal({ close: 1000 });
+  });
+
+  it("a token is single-use: its URL a second time is 404; a request without an upgrade is 400", async function () {
     const url = await execUrl(["true"], {});
     const first = await stub.kubectl(["exec", "pod-x", "--", "true"], { env: WEBSOCKET });
     expect(first.code, first.stderr).to.equal(0);
@@ -141,6 +175,8 @@ describe("CRI: streaming server (exec, attach, port-forward) with kubectl", func
     // the same straight from inside the namespace: a plain request is 404 too
     const status = bed.current().ns.run("sh", "-c", `curl -s -o /dev/null -w "%{http_code}" ${url} || true`);
     expect(status).to.match(/404/);
+    const fresh = await execUrl(["true"], {});
+    expect(bed.current().ns.run("sh", "-c", `curl -s -o /dev/null -w "%{http_code}" ${fresh} || true`)).to.equal("400");
   });
 
   it("requests are checked: unknown container, tty with stderr, no stream, ports out of range", async function () {
