@@ -133,6 +133,23 @@ describe("CRI: streaming server (exec, attach, port-forward) with kubectl", func
     });
   }
 
+  for (const [name, env] of [["WebSocket", WEBSOCKET], ["SPDY", SPDY]] as const) {
+    it(`a client that goes away takes its exec's process with it (${name})`, async function () {
+      await execUrl(["sh", "-c", "echo started; exec sleep 4321"], {});
+      const k = stub.spawnKubectl(["exec", "pod-x", "--", "sh", "-c", "echo started; exec sleep 4321"], env);
+      const running = async () => (await rt("ExecSync", { containerId: sleeper, cmd: ["ps", "-o", "args"], timeout: 10 })).stdout.toString().includes("sleep 4321");
+      try {
+        for (let i = 0; i < 100 && !k.output().includes("started"); i++) await sleep(100);
+        expect(k.output()).to.contain("started");
+        expect(await running()).to.equal(true);
+      } finally {
+        k.child.kill("SIGKILL");
+      }
+      for (let i = 0; i < 50 && (await running()); i++) await sleep(100);
+      expect(await running()).to.equal(false);
+    });
+  }
+
   /** The WebSocket probe's lines (helpers/ws-probe.ts), run in the bed's namespace. */
   function probe(url: string, protocol: string, messages: object[] = []): Record<string, any>[] {
     const script = fileURLToPath(new URL("./helpers/ws-probe.js", import.meta.url));
