@@ -15,16 +15,20 @@ import type { SpdySession, SpdyStream } from "./spdy/spdy-session.js";
 
 export const PORT_FORWARD_PROTOCOL = "portforward.k8s.io";
 
+/** A pair whose second stream has not come by then is reset, as the kubelet's stream creation timeout does. */
+const PAIR_TIMEOUT_MS = 30_000;
+
 interface Pair {
   data?: SpdyStream;
   error?: SpdyStream;
+  timer?: NodeJS.Timeout;
 }
 
 /** The events of a session that forwards to `pod`; `session()` is the session once made. */
 export function portForwardEvents(pod: SandboxRecord, session: () => SpdySession) {
   const pairs = new Map<string, Pair>();
   const open = new Set<PodConnection>();
-  const forward = async (pair: Required<Pair>) => {
+  const forward = async (pair: Required<Omit<Pair, "timer">>) => {
     const port = Number(pair.data.headers.port);
     if (!Number.isInteger(port) || port < 1 || port > 65535) {
       await pair.error.write(Buffer.from(errors.criPortForward(port, pod.id, `invalid port ${JSON.stringify(pair.data.headers.port)}`).message));
@@ -55,14 +59,23 @@ export function portForwardEvents(pod: SandboxRecord, session: () => SpdySession
       const pair = pairs.get(id) ?? {};
       if ((kind !== "data" && kind !== "error") || pair[kind]) return void session().refuse(stream, RST_REFUSED_STREAM);
       pair[kind] = stream;
-      pairs.set(id, pair);
       void session().accept(stream);
       if (pair.data && pair.error) {
         pairs.delete(id);
-        void forward(pair as Required<Pair>);
+        clearTimeout(pair.timer);
+        void forward(pair as Required<Omit<Pair, "timer">>);
+        return;
       }
+      pairs.set(id, pair);
+      pair.timer = setTimeout(() => {
+        pairs.delete(id);
+        for (const s of [pair.data, pair.error]) if (s) void session().refuse(s, RST_REFUSED_STREAM);
+      }, PAIR_TIMEOUT_MS);
+      pair.timer.unref();
     },
     onClose() {
+      for (const p of pairs.values()) clearTimeout(p.timer);
+      pairs.clear();
       for (const c of open) c.close();
       open.clear();
     },
