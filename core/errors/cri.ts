@@ -21,4 +21,13 @@ export const criErrors = {
   criNetworkSetup: define("ENGINE_ERR_CRI_NETWORK_SETUP", 500, (plugin: string, detail: string) => `pod network (CNI plugin ${plugin}): ${detail}`),
   criNetworkConfig: define("ENGINE_ERR_CRI_NETWORK_CONFIG", 500, (detail: string) => `pod network configuration: ${detail}`),
   criRuntimeHandler: define("ENGINE_ERR_CRI_RUNTIME_HANDLER", 400, (name: string) => `runtime handler ${JSON.stringify(name)} is not one this runtime serves`),
+  criStreamNotFound: define("ENGINE_ERR_CRI_STREAM_NOT_FOUND", 404, () => "no streaming session for this URL: its token was used already or has expired"),
+  criStreamLimit: define("ENGINE_ERR_CRI_STREAM_LIMIT", 429, (max: number) => `too many streaming requests waiting for their client (at most ${max})`),
+  criStreamUpgrade: define("ENGINE_ERR_CRI_STREAM_UPGRADE", 400, (why: string) => `unable to upgrade: ${why}`),
+  criStreamProtocol: define(
+    "ENGINE_ERR_CRI_STREAM_PROTOCOL",
+    403,
+    (client: string, server: string) => `unable to upgrade: unable to negotiate protocol: client supports [${client}], server accepts [${server}]`,
+  ),
+  criPortForward: define("ENGINE_ERR_CRI_PORT_FORWARD", 500, (port: number, pod: string, why: string) => `error forwarding port ${port} to pod ${pod}: ${why}`),
 } as const;

@@ -67,23 +67,24 @@ export const bool: ValueType<boolean> = {
   show: (v) => String(v),
 };
 
-function checkInt(n: number, min: number): number {
+function checkInt(n: number, min: number, max: number): number {
   if (!Number.isSafeInteger(n)) throw new ValueError("expected an integer");
   if (n < min) throw new ValueError(`expected an integer of at least ${min}`);
+  if (n > max) throw new ValueError(`expected an integer of at most ${max}`);
   return n;
 }
 
-/** An integer, at least `min`. */
-export function int(min = Number.MIN_SAFE_INTEGER): ValueType<number> {
+/** An integer, at least `min` (and at most `max`). */
+export function int(min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER): ValueType<number> {
   return {
     name: "int",
     parse(raw) {
       if (!/^-?\d+$/.test(raw.trim())) throw new ValueError("expected an integer");
-      return checkInt(Number(raw), min);
+      return checkInt(Number(raw), min, max);
     },
     fromFile(value) {
       expectType(value, "number", "an integer");
-      return checkInt(value as number, min);
+      return checkInt(value as number, min, max);
     },
     toFile: (v) => v,
     show: (v) => String(v),

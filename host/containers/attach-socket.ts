@@ -37,8 +37,16 @@ export class AttachInput {
   private held = 0;
   private waiters: (() => void)[] = [];
 
-  constructor(path: string, onError: (err: Error) => void = () => {}) {
-    this.socket.on("data", () => {});
+  /**
+   * `output` (CRI attach): each packet conmon sends, its stream byte first (2 stdout, 3 stderr),
+   * and the end of the connection (conmon closed it: the container has exited).
+   */
+  constructor(path: string, onError: (err: Error) => void = () => {}, output?: { data(packet: Buffer): void; end(): void }) {
+    this.socket.on("data", (packet: Buffer) => output?.data(packet));
+    if (output) {
+      this.socket.once("end", () => output.end());
+      this.socket.once("close", () => output.end());
+    }
     this.socket.on("error", (err: Error) => {
       this.closed = true;
       this.socket.destroy();

@@ -19,6 +19,8 @@ function codeOf(statusCode: number, code: string): Status {
       return Status.NOT_FOUND;
     case 409:
       return Status.FAILED_PRECONDITION;
+    case 429:
+      return Status.RESOURCE_EXHAUSTED;
     case 501:
       return Status.UNIMPLEMENTED;
     case 503:

@@ -25,6 +25,10 @@ import { SandboxService } from "./sandbox/sandbox-service.js";
 import { PodCidrs } from "./pod-cidr.js";
 import { CriStatsReader } from "./stats/cri-stats.js";
 import { statsHandlers } from "./stats/stats-handlers.js";
+import { streamHandlers } from "./streaming/stream-handlers.js";
+import { serveStreams, type StreamServer } from "./streaming/stream-server.js";
+import { streamSessions } from "./streaming/stream-sessions.js";
+import { StreamTokens } from "./streaming/stream-tokens.js";
 
 export interface CriDeps {
   config: () => DaemonConfig;
@@ -50,6 +54,8 @@ export function criSocketPath(execRoot: string): string {
 
 export interface OpenedCri {
   server: CriServer;
+  /** The streaming server of Exec, Attach and PortForward. */
+  streams: StreamServer;
   /** Whether a CRI container uses the image (a `docker rmi` of it is refused). */
   usesImage(id: string): boolean;
   close(): Promise<void>;
@@ -88,6 +94,11 @@ export async function openCri(deps: CriDeps): Promise<OpenedCri> {
   });
   sandboxes.containers = sandboxContainers(containers);
   await containers.restore();
+  const tokens = new StreamTokens();
+  const streams = await serveStreams({
+    address: deps.config()["cri-stream-address"], port: deps.config()["cri-stream-port"], tokens, log: deps.log,
+    handle: streamSessions({ containers, sandboxes, runtime: deps.runtime, log: deps.log }),
+  });
   const stats = new CriStatsReader({ storage: deps.storage, storageHome: join(deps.dataRoot, deps.storage.name) });
   const runtime = {
     ...runtimeInfoHandlers({ config: deps.config, host: deps.host, cniDirs, eventListeners: () => events.listenerCount, podCidrs: () => podCidrs.list() }),
@@ -95,14 +106,23 @@ export async function openCri(deps: CriDeps): Promise<OpenedCri> {
     ...sandboxHandlers(sandboxes),
     ...containerHandlers(containers),
     ...statsHandlers(stats, containers, sandboxes),
+    ...streamHandlers({ containers, sandboxes, tokens, url: streams.url }),
   };
-  const server = await serveCri({ socket: criSocketPath(deps.execRoot), group: deps.group, groupGiven: deps.groupGiven, log: deps.log, runtime, runtimeStreams: events.handlers(), image: images, beforeClose: () => events.close() });
+  const server = await serveCri({
+    socket: criSocketPath(deps.execRoot), group: deps.group, groupGiven: deps.groupGiven, log: deps.log, runtime, runtimeStreams: events.handlers(), image: images, beforeClose: () => events.close(),
+  }).catch(async (err: unknown) => {
+    await streams.close();
+    throw err;
+  });
   deps.log.info({ socket: server.socket }, `CRI listen on unix://${server.socket}`);
+  deps.log.info({ url: streams.base }, `CRI streaming server listen on ${streams.base}`);
   return {
     server,
+    streams,
     usesImage: (id) => containers.usesImage(id),
     close: async () => {
       await server.close();
+      await streams.close();
       await containers.close();
     },
   };

@@ -2,6 +2,7 @@
 import { BOTH, LINUX, option } from "../option.js";
 import { builder, bytes, features, runtimes, ulimits } from "../value-types-structured.js";
 import { bool, int, list, oneOf, string, ValueError } from "../value-types.js";
+import { ip } from "../value-types-net.js";
 
 /** `native.cgroupdriver=cgroupfs|systemd`, and on the win platform `isolation=vmiso|process`. */
 function checkExecOpt(raw: string): void {
@@ -62,6 +63,15 @@ export const runtimeOptions = {
     flag: "cri-cni-bin-dir", key: "cri-cni-bin-dirs", type: list(), default: ["/usr/lib/cni"], platforms: LINUX, group: "runtime",
     metavar: "list", help: "Folders where the CNI plugins for CRI pods are looked for, in order",
     example: { args: ["--cri-cni-bin-dir", "/opt/cni/bin"], value: ["/opt/cni/bin"] },
+  }),
+  "cri-stream-address": option({
+    flag: "cri-stream-address", key: "cri-stream-address", type: ip, default: "127.0.0.1", platforms: LINUX, group: "runtime",
+    help: "Address of the CRI streaming server (exec, attach, port-forward) that the kubelet reaches",
+    example: { args: ["--cri-stream-address", "10.0.0.5"], value: "10.0.0.5" },
+  }),
+  "cri-stream-port": option({
+    flag: "cri-stream-port", key: "cri-stream-port", type: int(0, 65535), default: 0, platforms: LINUX, group: "runtime",
+    help: "Port of the CRI streaming server (0: any free port)", example: { args: ["--cri-stream-port", "10010"], value: 10010 },
   }),
   "exec-opt": option({
     flag: "exec-opt", key: "exec-opts", type: list(checkExecOpt), default: [], platforms: BOTH, group: "runtime",

@@ -40,7 +40,7 @@ import { checkContainerConfig, dockerShape, type ContainerConfigMsg } from "./co
 
 type ResourcesMsg = NonNullable<NonNullable<ContainerConfigMsg["linux"]>["resources"]>;
 import { podSpec } from "./container-spec.js";
-import { execSync } from "./exec-sync.js";
+import { execSync, type ExecSyncTarget } from "./exec-sync.js";
 
 export type CriContainerState = "CONTAINER_CREATED" | "CONTAINER_RUNNING" | "CONTAINER_EXITED" | "CONTAINER_UNKNOWN";
 
@@ -262,10 +262,21 @@ export class CriContainerService {
 
   /** Runs a command in the running container to its end (exec-sync.ts). */
   async execSync(id: string, cmd: string[], timeoutSeconds: number) {
-    const rec = this.get(id);
-    if (rec.state !== "CONTAINER_RUNNING") throw errors.criContainerState(rec.id, stateWord(rec.state), "a command runs only in a running container");
+    return execSync(await this.link.client(), this.deps.runtime, this.execTarget(id), cmd, timeoutSeconds);
+  }
+
+  /** Where a command runs in the container (its bundle and root filesystem); it must be running. */
+  execTarget(id: string): ExecSyncTarget {
+    const rec = this.running(id, "a command runs only in a running container");
     const p = this.paths(rec.id);
-    return execSync(await this.link.client(), this.deps.runtime, { id: rec.id, bundle: p.bundle, rootfs: p.rootfs }, cmd, timeoutSeconds);
+    return { id: rec.id, bundle: p.bundle, rootfs: p.rootfs };
+  }
+
+  /** The container's record, or FAILED_PRECONDITION (`want` says why) when it does not run. */
+  running(id: string, want: string): CriContainerRecord {
+    const rec = this.get(id);
+    if (rec.state !== "CONTAINER_RUNNING") throw errors.criContainerState(rec.id, stateWord(rec.state), want);
+    return rec;
   }
 
   /** The kubelet rotated the log: conmon starts a new file at the log path. Only while it runs. */
