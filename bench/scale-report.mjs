@@ -30,10 +30,15 @@ export function bend(xs, ys, floor) {
 export const containerRows = [
   ["create, p50", "createP50", "ms", "no growth", 2],
   ["create, p99", "createP99", "ms", "no growth", 5],
+  ["create, daemon CPU", "createCpu", "ms", "no growth", 1],
   ["GET /containers/json?all=1", "listAll", "ms", "straight (bend about 1)", 2],
+  ["  daemon CPU", "listAllCpu", "ms", "straight (bend about 1)", 2],
   ["GET /containers/json (running)", "listRunning", "ms", "grows with the running ones only", 2],
+  ["  daemon CPU", "listRunningCpu", "ms", "grows with the running ones only", 1],
   ["inspect by id", "inspectId", "ms", "no growth", 1],
+  ["  daemon CPU", "inspectIdCpu", "ms", "no growth", 0.5],
   ["inspect by name", "inspectName", "ms", "no growth", 1],
+  ["  daemon CPU", "inspectNameCpu", "ms", "no growth", 0.5],
   ["daemon RSS", "daemonRss", "MiB", "straight; per 1,000 <= dockerd's", 5],
   ["supervisor RSS (containerd)", "supervisorRss", "MiB", "straight", 5],
   ["monitors RSS (conmon / shims)", "monitorsRss", "MiB", "per running container <= dockerd's", 5],
@@ -41,7 +46,9 @@ export const containerRows = [
 
 export const imageRows = [
   ["GET /images/json", "listImages", "ms", "straight (bend about 1)", 2],
+  ["  daemon CPU", "listImagesCpu", "ms", "straight (bend about 1)", 1],
   ["inspect an image by name", "inspectImage", "ms", "no growth", 1],
+  ["  daemon CPU", "inspectImageCpu", "ms", "no growth", 0.5],
 ];
 
 const fmt = (v) => (typeof v !== "number" || !Number.isFinite(v) ? "n/a" : v.toFixed(Math.abs(v) < 10 ? 2 : 1));
@@ -50,7 +57,7 @@ const fmt = (v) => (typeof v !== "number" || !Number.isFinite(v) ? "n/a" : v.toF
 function daemonTable(name, steps, xKey, rows, per, perLabel) {
   if (!steps?.length) return;
   const xs = steps.map((s) => s[xKey]);
-  const head = ["figure".padEnd(32), ...xs.map((x) => String(x).padStart(9)), `per ${perLabel}`.padStart(12), "bend".padStart(6), "  goal"];
+  const head = ["figure".padEnd(34), ...xs.map((x) => String(x).padStart(9)), `per ${perLabel}`.padStart(12), "bend".padStart(6), "  goal"];
   console.log(`\n${name}, by ${xKey === "count" ? "containers created" : "images"}`);
   console.log(head.join(" "));
   for (const [label, key, unit, goal, floor] of rows) {
@@ -58,10 +65,16 @@ function daemonTable(name, steps, xKey, rows, per, perLabel) {
     if (ys.every((y) => typeof y !== "number")) continue;
     const m = slope(xs, ys);
     const b = bend(xs, ys, floor);
-    const cells = [`${label} (${unit})`.padEnd(32), ...ys.map((y) => fmt(y).padStart(9)), (m === undefined ? "n/a" : `${m * per >= 0 ? "+" : ""}${fmt(m * per)}`).padStart(12), (b === undefined ? "-" : b.toFixed(1)).padStart(6), `  ${goal}`];
+    const cells = [`${label} (${unit})`.padEnd(34), ...ys.map((y) => fmt(y).padStart(9)), (m === undefined ? "n/a" : `${m * per >= 0 ? "+" : ""}${fmt(m * per)}`).padStart(12), (b === undefined ? "-" : b.toFixed(1)).padStart(6), `  ${goal}`];
     console.log(cells.join(" "));
   }
 }
+
+/** Row labels for the comparison: an indented row ("  daemon CPU") is named after the row above it. */
+const fullLabels = (rows) => {
+  let above = "";
+  return rows.map(([label, ...rest]) => [label.startsWith("  ") ? `${above}, ${label.trim()}` : (above = label), ...rest]);
+};
 
 /** Everything, for `{ engined, dockerd }` as bench/scale.mjs measured them. */
 export function printScale(results, { max, running, images }) {
@@ -88,18 +101,18 @@ export function printScale(results, { max, running, images }) {
     const m = list && slope(list.map((s) => s[xKey]), list.map((s) => s[key]));
     return m === undefined ? undefined : m * per;
   };
-  const table = sideBySide(results, 52);
+  const table = sideBySide(results, 62);
   console.log(`\nengined against dockerd: ${max} containers created, ${running} running; ${images} images`);
   table.header();
-  for (const [label, key, unit] of containerRows) {
+  for (const [label, key, unit] of fullLabels(containerRows)) {
     const kind = unit === "MiB" ? "mib" : "ms";
     table.row(`${label}, at ${max}`, (r) => (r.steps?.na && !r.steps.ok ? r.steps : r), (r) => at(r, key), kind);
   }
-  for (const [label, key, unit] of containerRows) {
+  for (const [label, key, unit] of fullLabels(containerRows)) {
     const kind = unit === "MiB" ? "mib" : "ms";
     table.row(`${label}, growth per 1,000`, (r) => (r.steps?.na && !r.steps.ok ? r.steps : r), (r) => growth(r, key), kind, { ratio: false });
   }
-  for (const [label, key] of imageRows) {
+  for (const [label, key] of fullLabels(imageRows)) {
     table.row(`${label}, at ${images} images`, (r) => (r.images?.na && !r.images.ok ? r.images : r), (r) => r.images?.ok?.at(-1)?.[key], "ms");
     table.row(`${label}, growth per 100 images`, (r) => (r.images?.na && !r.images.ok ? r.images : r), (r) => growth(r, key, r.images?.ok, "images", 100), "ms", { ratio: false });
   }

@@ -2,6 +2,7 @@
 // running) and images, and the figures taken at each step (latencies over the API, the RSS of
 // the daemon, its supervisor and the containers' monitors). Every loop is bounded by a count and
 // a time limit, and ends at Ctrl-C.
+import { readdirSync, readFileSync } from "node:fs";
 import { Agent } from "node:http";
 import tarStream from "tar-stream";
 import { call, createBody, daemons, expect } from "./daemons.mjs";
@@ -12,6 +13,29 @@ import { going, median, now, wasInterrupted } from "./timing.mjs";
 export function percentile(xs, p) {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
+}
+
+/**
+ * The CPU time (ms) the process's threads have had so far, from /proc/PID/task/TID/schedstat
+ * (nanoseconds): what a request cost the daemon, whatever else the machine's CPUs were doing
+ * meanwhile (wall times on a shared machine carry its load; this does not, or much less).
+ */
+export function cpuMs(pid) {
+  let ns = 0;
+  let tids = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return 0;
+  }
+  for (const tid of tids) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return ns / 1e6;
 }
 
 /** The command of every container: long enough to outlive the run, ended by the force removal at the end. */
@@ -59,11 +83,12 @@ export function containerFill(daemon) {
         throw new Error(wasInterrupted() ? "interrupted" : `only ${state.created} created and ${state.running} running after ${Math.round(limitMs / 1000)} s`);
       }
     },
-    /** `n` creates, one after the other on one connection: the ms of each (they stay, and count). */
+    /** `n` creates, one after the other on one connection: the ms of each, and the daemon's CPU ms a create (they stay, and count). */
     async timedCreates(n, limitMs) {
       const agent = new Agent({ keepAlive: true, maxSockets: 1 });
       const times = [];
       const t0 = now();
+      const cpu0 = cpuMs(daemon.proc.pid);
       try {
         while (times.length < n && going(t0, limitMs)) {
           const s = now();
@@ -73,29 +98,36 @@ export function containerFill(daemon) {
       } finally {
         agent.destroy();
       }
-      return times;
+      return { times, cpuMs: (cpuMs(daemon.proc.pid) - cpu0) / Math.max(1, times.length) };
     },
     close: () => agents.forEach((a) => a.destroy()),
   };
 }
 
-/** `GET path` `n` times on one keep-alive connection (bounded by `limitMs`): the median ms, and the answer's length. */
+/**
+ * `GET path` `n` times on one keep-alive connection (bounded by `limitMs`): the median ms, and
+ * the answer's length. The timed answers are read whole but not parsed: the client's JSON.parse
+ * of a list of 1,000 containers would be part of every figure.
+ */
 async function timedGets(daemon, path, n, limitMs) {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const times = [];
   let body;
+  let cpu0;
   const t0 = now();
   try {
     body = await expect(200, daemon.sock, "GET", path, { agent }); // warm: the connection, and the daemon's code path
+    cpu0 = cpuMs(daemon.proc.pid);
     while (times.length < n && going(t0, limitMs)) {
       const s = now();
-      await expect(200, daemon.sock, "GET", path, { agent });
+      const { status } = await call(daemon.sock, "GET", `/v1.41${path}`, { agent });
       times.push(now() - s);
+      if (status !== 200) throw new Error(`GET ${path.split("?")[0]} answered ${status}`);
     }
   } finally {
     agent.destroy();
   }
-  return { ms: median(times), items: Array.isArray(body) ? body.length : undefined };
+  return { ms: median(times), cpuMs: (cpuMs(daemon.proc.pid) - cpu0) / Math.max(1, times.length), items: Array.isArray(body) ? body.length : undefined };
 }
 
 /** RSS (MiB) of the daemon, its supervisor (engined's / containerd) and all the containers' monitors (conmon / shims). */
@@ -119,14 +151,14 @@ export async function containerStep(daemon, fill, { requests, limitMs }) {
   const running = await timedGets(daemon, "/containers/json", requests, limitMs);
   if (all.items !== fill.state.created) throw new Error(`the list has ${all.items} containers, not ${fill.state.created}`);
   const target = ids.length ? ids[Math.floor(ids.length / 2)] : undefined;
-  let inspectId;
-  let inspectName;
+  const out = { listAll: all.ms, listAllCpu: all.cpuMs, listRunning: running.ms, listRunningCpu: running.cpuMs, runningListed: running.items };
   if (target) {
-    inspectId = (await timedGets(daemon, `/containers/${target}/json`, requests, limitMs)).ms;
+    const byId = await timedGets(daemon, `/containers/${target}/json`, requests, limitMs);
     const name = (await expect(200, daemon.sock, "GET", `/containers/${target}/json`)).Name.replace(/^\//, "");
-    inspectName = (await timedGets(daemon, `/containers/${name}/json`, requests, limitMs)).ms;
+    const byName = await timedGets(daemon, `/containers/${name}/json`, requests, limitMs);
+    Object.assign(out, { inspectId: byId.ms, inspectIdCpu: byId.cpuMs, inspectName: byName.ms, inspectNameCpu: byName.cpuMs });
   }
-  return { listAll: all.ms, listRunning: running.ms, runningListed: running.items, inspectId, inspectName };
+  return out;
 }
 
 /** A tar of one small file that differs by `i`: each import is an image with a layer of its own. */
@@ -165,5 +197,5 @@ export async function imageStep(daemon, state, { requests, limitMs }) {
   const list = await timedGets(daemon, "/images/json", requests, limitMs);
   const ref = state.images ? `scale/img:${Math.floor(state.images / 2)}` : "busybox:latest";
   const inspect = await timedGets(daemon, `/images/${ref}/json`, requests, limitMs);
-  return { listImages: list.ms, imagesListed: list.items, inspectImage: inspect.ms };
+  return { listImages: list.ms, listImagesCpu: list.cpuMs, imagesListed: list.items, inspectImage: inspect.ms, inspectImageCpu: inspect.cpuMs };
 }

@@ -76,7 +76,7 @@ async function measure(daemon, part, out) {
       const step = { count, running, ...memoryNow(daemon, sup()) };
       Object.assign(step, await containerStep(daemon, fill, { requests: REQUESTS, limitMs: MEASURE_LIMIT_MS }));
       const creates = await fill.timedCreates(BATCH, MEASURE_LIMIT_MS);
-      Object.assign(step, { createP50: percentile(creates, 50), createP99: percentile(creates, 99) });
+      Object.assign(step, { createP50: percentile(creates.times, 50), createP99: percentile(creates.times, 99), createCpu: creates.cpuMs });
       steps.ok.push(step);
     }
   } catch (err) {
