@@ -70,6 +70,19 @@ describe("container names: the store's index", () => {
     expect(store.claimName("api", store.newId())).to.equal("/api");
   });
 
+  it("finds both records of a name that two creates made before names were claimed, one after the other", async () => {
+    const dir = join(makeTempDir(), "containers");
+    const store = new ContainerStore(dir);
+    const ids = [store.newId(), store.newId()];
+    // as the creates at once of an older engined left them: two saved records of one name
+    for (const id of ids) await store.save(record(store, id, "/twin"));
+    const reopened = new ContainerStore(dir);
+    const first = reopened.get("twin").Id;
+    expect(ids).to.include(first);
+    await reopened.remove(first);
+    expect(reopened.get("twin").Id).to.equal(ids.find((id) => id !== first));
+  });
+
   it("generates a different name for each of 1,000 containers", async () => {
     const store = new ContainerStore(join(makeTempDir(), "containers"));
     const names = new Set<string>();

@@ -146,6 +146,8 @@ export class ContainerStore {
    */
   private readonly names = new Map<string, string>();
   private readonly savedName = new Map<string, string>();
+  /** Records found at the open with a name another record had (creates at once could make them before names were claimed). */
+  private sharedNames = false;
   private readonly writer = new RecordWriter();
   /** Containers whose removal is under way: their layer may be gone before their record is. */
   private readonly removing = new Set<string>();
@@ -171,7 +173,13 @@ export class ContainerStore {
         continue;
       }
       this.byId.set(id, record);
-      this.indexName(record);
+      if (this.names.has(record.Name)) {
+        // the first keeps the name; this one has it until it is renamed or removed
+        this.sharedNames = true;
+        this.savedName.set(id, record.Name);
+      } else {
+        this.indexName(record);
+      }
       try {
         this.interrupted.set(id, (JSON.parse(readFileSync(join(root, id, REMOVAL_MARK), "utf8")) as { volumes?: boolean }).volumes === true);
       } catch {
@@ -366,7 +374,12 @@ export class ContainerStore {
     this.byId.delete(id);
     const name = this.savedName.get(id);
     this.savedName.delete(id);
-    if (name !== undefined && this.names.get(name) === id) this.names.delete(name);
+    if (name !== undefined && this.names.get(name) === id) {
+      this.names.delete(name);
+      // another record of that name, from before names were claimed, has it now
+      const other = this.sharedNames ? [...this.byId.values()].find((c) => c.Name === name) : undefined;
+      if (other) this.names.set(name, other.Id);
+    }
     await this.writer.forget(this.recordPath(id));
     await rm(this.recordPath(id), { force: true });
     await syncDir(this.dir(id)).catch(() => undefined); // (no folder: nothing to flush)
