@@ -13,6 +13,8 @@
 //   2. Images, with the containers of the last step still there: single-layer images imported
 //      (`POST /images/create?fromSrc=-`, a tiny tar each, tagged scale/img:<i>) in steps (0,
 //      images/4, images/2, images); at each, `GET /images/json` and an image inspect (medians).
+//   Beside each time, the daemon's CPU ms a request (its threads' schedstat over the loop): on a
+//   shared machine the wall times carry the neighbours' load, the CPU much less.
 //   Per daemon: each figure at each step, its growth per 1,000 containers (per 100 images), its
 //   bend (the second half's growth over the first's: 1 straight, 3 quadratic) and the goal;
 //   then engined against dockerd.
