@@ -92,6 +92,12 @@ export class LayerStore {
    * gone, rather than trusting a record about to go.
    */
   private readonly removing = new Map<string, Promise<void>>();
+  /**
+   * Records read from disk, by chain ID: a record never changes once written, and goes from
+   * here when its file goes (`removeNow`). An image's size is the sum of its layers', and a list
+   * of images asks for every one.
+   */
+  private readonly known = new Map<string, LayerRecord>();
 
   constructor(root: string, private readonly blobs: BlobStore, readonly driver: StorageDriver) {
     this.dir = join(root, "layers");
@@ -105,11 +111,16 @@ export class LayerStore {
   }
 
   get(chainId: string): LayerRecord | undefined {
-    try {
-      return JSON.parse(readFileSync(join(this.dir, `${hex(chainId)}.json`), "utf8")) as LayerRecord;
-    } catch {
-      return undefined;
+    let rec = this.known.get(chainId);
+    if (!rec) {
+      try {
+        rec = JSON.parse(readFileSync(join(this.dir, `${hex(chainId)}.json`), "utf8")) as LayerRecord;
+      } catch {
+        return undefined;
+      }
+      this.known.set(chainId, rec);
     }
+    return { ...rec }; // the caller's own
   }
 
   /**
@@ -504,6 +515,7 @@ export class LayerStore {
 
   private async removeNow(chainId: string): Promise<void> {
     await this.markPending(hex(chainId));
+    this.known.delete(chainId);
     rmSync(join(this.dir, `${hex(chainId)}.json`), { force: true });
     rmSync(this.layoutPath(hex(chainId)), { force: true });
     // the record's removal on disk before the layer's: never a record without its layer

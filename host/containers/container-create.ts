@@ -56,6 +56,23 @@ export async function createContainer(
   wantedName: string | undefined,
   platform?: string,
 ): Promise<{ record: ContainerRecord; warnings: string[] }> {
+  const claim: { name?: string; id?: string } = {};
+  try {
+    return await create(deps, body, wantedName, platform, claim);
+  } finally {
+    // a create that failed gives its name back (a saved record keeps it: then this does nothing)
+    if (claim.name !== undefined) deps.containers.releaseName(claim.name, claim.id!);
+  }
+}
+
+/** `createContainer`; the name it claims, and for which id, in `claim`. */
+async function create(
+  deps: CreateDeps,
+  body: ContainerCreateRequest,
+  wantedName: string | undefined,
+  platform: string | undefined,
+  claim: { name?: string; id?: string },
+): Promise<{ record: ContainerRecord; warnings: string[] }> {
   const { containers, images, storage } = deps;
   const image = images.resolve(body.Image);
   checkCreatePlatform(body.Image, image.config, platform);
@@ -75,11 +92,11 @@ export async function createContainer(
   const networks = deps.network.attachmentsFor(networkMode, endpointsConfig(body, networkMode));
   const linkTargets = deps.links?.resolve(body.HostConfig ?? {}, networkMode) ?? [];
   const mounts = await deps.volumes?.plan(body.HostConfig ?? {}, Object.keys({ ...(image.config.config?.Volumes ?? {}), ...(body.Volumes ?? {}) }));
-  const name = containers.claimName(wantedName);
+  const id = containers.newId();
+  const name = (claim.name = containers.claimName(wantedName, (claim.id = id)));
   const { entrypoint, cmd } = resolveCommand(body, base);
   const args = [...entrypoint, ...cmd];
   if (args.length === 0 || args[0] === "") throw errors.containerNoCommand();
-  const id = containers.newId();
   const { HostConfig, NetworkingConfig: _networking, ...config } = body;
   const record: ContainerRecord = {
     Id: id,

@@ -45,12 +45,15 @@ export function containerListFilter(filters: Map<string, string[]>, containers: 
   const noTasks = isTaskWanted(values("is-task"));
 
   const any = (key: string, test: (v: string) => boolean) => !values(key).length || values(key).some(test);
+  // the list item is made for the filters that look at it only (a list makes it again to answer)
+  const byItem = publish.size > 0 || expose.size > 0 || values("network").length > 0 || values("volume").length > 0;
+  if (filters.size === 0) return () => true;
   return (c) => {
     if (noTasks) return false;
     const created = Date.parse(c.Created);
     if (before.some((t) => created >= t) || since.some((t) => created <= t)) return false;
     if (exited.length && !(hasRun(c) && exited.includes(c.State.ExitCode))) return false;
-    const item = listItem(c) as unknown as ListItemView;
+    const item = (byItem ? listItem(c) : undefined) as unknown as ListItemView;
     if ((publish.size || expose.size) && !item.Ports.some((p) => publish.has(`${p.PublicPort ?? 0}/${p.Type}`) || expose.has(`${p.PrivatePort}/${p.Type}`))) return false;
     return (
       any("id", (v) => c.Id.startsWith(v)) &&

@@ -108,7 +108,7 @@ export class ContainerService {
     if (wanted === "") throw errors.containerRenameEmpty();
     if ((wanted.startsWith("/") ? wanted : `/${wanted}`) === c.Name) throw errors.containerRenameSame();
     const oldName = c.Name;
-    c.Name = this.containers.claimName(wanted);
+    c.Name = this.containers.claimName(wanted, c.Id);
     // the container and the records of its links are written together
     await Promise.all([this.containers.save(c), this.deps.links?.renamed(c, oldName)]);
     this.event(c, "rename", { oldName });

@@ -39,9 +39,11 @@ const spools = new Map<string, Watched>();
 const HOT_FOR_MS = 1000;
 let timer: NodeJS.Timeout | undefined;
 
+// A file that is not there (the rotated one, most of the time) is no exception: this runs for
+// every running container 10 times a second.
 const size = (path: string) => {
   try {
-    return statSync(path).size;
+    return statSync(path, { throwIfNoEntry: false })?.size ?? 0;
   } catch {
     return 0;
   }

@@ -42,11 +42,13 @@ export function containerRoutes(deps: ContainerRouteDeps) {
       const wanted = containerListFilter(filters, containers, images);
       const all = queryBool(query, "all") || statusImpliesAll(filters);
       const limit = Number(queryString(query, "limit") ?? "-1");
+      // newest first; each creation time read once, not at each comparison of the sort
       let list = containers
         .list()
-        .filter((c) => all || limit > 0 || c.State.Running)
-        .filter(wanted)
-        .sort((a, b) => Date.parse(b.Created) - Date.parse(a.Created));
+        .filter((c) => (all || limit > 0 || c.State.Running) && wanted(c))
+        .map((c) => ({ c, created: Date.parse(c.Created) }))
+        .sort((a, b) => b.created - a.created)
+        .map(({ c }) => c);
       if (limit > 0) list = list.slice(0, limit);
       const linkNames = service.linkNames();
       const item = (c: ContainerRecord) => listItem(c, linkNames.get(c.Id));

@@ -46,7 +46,7 @@ const tagsOf = (image: Image) => image.references.filter((r) => !r.includes("@")
 const digestsOf = (image: Image) => image.references.filter((r) => r.includes("@")).map(familiarName);
 
 /** The image a commit was made from, while the store has it. */
-const parentOf = (image: Image, store: ImageStore) => (image.parent && store.byId(image.parent) ? image.parent : "");
+const parentOf = (image: Image, store: ImageStore) => (image.parent && store.has(image.parent) ? image.parent : "");
 
 export function summary(image: Image, apiVersion: string, store?: ImageStore): Record<string, unknown> {
   return {
@@ -156,12 +156,14 @@ export function imageRoutes(deps: ImageRouteDeps) {
       const keep = imageFilter(filters, store);
       const version = requestedApiVersion(request.raw);
       // newest first, to the millisecond: a committed image comes before its parent (`rmi $(images -aq)` then works)
-      const created = (i: Image) => Date.parse(i.config.created ?? "") || 0;
       const all = store.list();
       // Docker lists a build's intermediate images (no name, images made from them) only with `all`
       const parents = new Set(all.map((i) => i.parent));
       const shown = queryBool(query, "all") ? all : all.filter((i) => i.references.length > 0 || !parents.has(i.id));
-      return shown.filter(keep).sort((a, b) => created(b) - created(a) || (a.parent === b.id ? -1 : b.parent === a.id ? 1 : 0)).map((i) => summary(i, version, store));
+      // each creation time read once, not at each comparison of the sort
+      const created = new Map(shown.map((i) => [i.id, Date.parse(i.config.created ?? "") || 0]));
+      const newest = (a: Image, b: Image) => created.get(b.id)! - created.get(a.id)! || (a.parent === b.id ? -1 : b.parent === a.id ? 1 : 0);
+      return shown.filter(keep).sort(newest).map((i) => summary(i, version, store));
     });
 
     app.get("/images/get", async (request, reply) => {
