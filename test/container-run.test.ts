@@ -346,6 +346,20 @@ describe("container run (Docker CLI)", function () {
     expect((await inspect("rs")).State.Running).to.equal(true);
   });
 
+  it("docker restart of a container that prints fast leaves it running every time", async function () {
+    // The supervisor announces an exit once the run's output is drained; a restart records the
+    // exit itself and starts the next run, which that late news of the old run must not end.
+    await cli("run", "-d", "--name", "rsf", "busybox", "sh", "-c", "trap 'exit 3' TERM; while :; do echo 0123456789012345678901234567890123456789; done");
+    for (let i = 0; i < 8; i++) {
+      const before = (await inspect("rsf")).State.Pid;
+      await cli("restart", "-t", "5", "rsf");
+      await sleep(300);
+      const after = (await inspect("rsf")).State;
+      expect(after.Running, `restart ${i + 1}`).to.equal(true);
+      expect(after.Pid, `restart ${i + 1}`).to.not.equal(before);
+    }
+  });
+
   it("docker start -a attaches to a created container and exits with its code", async function () {
     await cli("create", "--name", "sa", "busybox", "sh", "-c", "echo started; exit 4");
     const r = await run("start", "-a", "sa");

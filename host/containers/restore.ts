@@ -69,7 +69,7 @@ async function reconcile(deps: RestoreDeps, liveRestore: boolean): Promise<void>
   await Promise.all(containers.list().filter((c) => c.State.Running).map(async (c) => {
     const s = states.find((x) => x.id === c.Id);
     if (!s) return runner.recordExit(c.Id, 255, "the supervisor lost the container (its exit code is unknown)");
-    if (s.status === "exited") return runner.recordExit(c.Id, s.exitCode ?? 255);
+    if (s.status === "exited") return runner.recordExit(c.Id, s.exitCode ?? 255, "", s.pid);
     // A commit's pause whose commit is gone, or a pause the record does not tell of (cut short
     // before its answer): thawed. An unpause the record does not tell of: recorded.
     const frozen = frozenState(s.pid);

@@ -100,7 +100,7 @@ export class ContainerRunner {
     this.freezer = new Freezer({ containers: deps.containers, hooks: deps.hooks, log: deps.log, supervisor: () => this.supervisor() });
     this.link = new SupervisorLink({
       containers: deps.containers, config: deps.config, execRoot: deps.execRoot, log: deps.log,
-      onExit: (id, exitCode, error) => void this.recordExit(id, exitCode, error),
+      onExit: (id, exitCode, error, pid) => void this.recordExit(id, exitCode, error, pid),
     });
   }
 
@@ -280,14 +280,19 @@ export class ContainerRunner {
 
   // --- exit ----------------------------------------------------------------------------------
 
-  /** Records an exit (once), cleans up after it, tells the waiters, and removes an AutoRemove container. */
-  recordExit(id: string, exitCode: number, error = ""): Promise<void> {
+  /**
+   * Records an exit (once), cleans up after it, tells the waiters, and removes an AutoRemove
+   * container. `pid`, when known, is the process that exited: the supervisor may announce a run's
+   * exit after a stop recorded it and a restart started the next run, which that news must not end.
+   */
+  recordExit(id: string, exitCode: number, error = "", pid?: number): Promise<void> {
     return this.serial(id, async () => {
       const c = this.deps.containers.find(id);
       if (!c) {
         await this.release(id).catch(() => {});
         return;
       }
+      if (pid !== undefined && pid > 0 && c.State.Pid > 0 && c.State.Pid !== pid) return;
       // A container waiting for its policy's restart has no process: news of its last run is old.
       const wasRunning = c.State.Running && !c.State.Restarting;
       let restartIn: number | undefined;
@@ -393,6 +398,7 @@ export class ContainerRunner {
       return true;
     }
     const sup = await this.supervisor();
+    const pid = c.State.Pid;
     // A frozen process takes no signal: it is thawed first (Docker resumes it with the signal).
     if (c.State.Paused) await this.freezer.thaw(c);
     this.deps.hooks.event.call(containerEvent(c, "kill", { signal: signalNumber(signal) }));
@@ -403,7 +409,7 @@ export class ContainerRunner {
     killPoint("stop.signalled");
     // The event stream brings the same exit; whichever comes first records it, and this
     // returns once it is recorded.
-    await this.recordExit(c.Id, code);
+    await this.recordExit(c.Id, code, "", pid);
     this.deps.hooks.event.call(containerEvent(c, "stop"));
     return true;
   }

@@ -33,8 +33,11 @@ export interface SupervisorLinkDeps {
   own?: { home: string; namespace: string };
   execRoot: string;
   log: Logger;
-  /** An exit the event stream brought or a catch-up found; `error` when its code is unknown. */
-  onExit: (id: string, exitCode: number, error?: string) => void;
+  /**
+   * An exit the event stream brought or a catch-up found; `error` when its code is unknown, `pid`
+   * the process that exited (absent from a supervisor that does not say).
+   */
+  onExit: (id: string, exitCode: number, error?: string, pid?: number) => void;
 }
 
 /** How long a supervisor that answers pings has to open its event stream. */
@@ -129,7 +132,7 @@ export class SupervisorLink {
   private async follow(handle: SupervisorHandle, opened: () => void, abandoned: AbortSignal): Promise<void> {
     for (let attempt = 0; !this.closedFlag && !abandoned.aborted; attempt++) {
       try {
-        await handle.client.events((e) => this.deps.onExit(e.id, e.exitCode), this.following.signal, () => {
+        await handle.client.events((e) => this.deps.onExit(e.id, e.exitCode, undefined, e.pid), this.following.signal, () => {
           attempt = 0;
           opened();
           void this.catchUp(handle.client);
@@ -161,14 +164,14 @@ export class SupervisorLink {
       const states = await client.list();
       const known = new Set(states.map((s) => s.id));
       for (const s of states) {
-        if (s.status === "exited") this.deps.onExit(s.id, s.exitCode ?? 255);
+        if (s.status === "exited") this.deps.onExit(s.id, s.exitCode ?? 255, undefined, s.pid);
         else if (!this.deps.containers.has(s.id)) void client.remove(s.id, true).catch(() => {}); // not ours any more
       }
       // A record that says running but the supervisor knows nothing of: it is gone, its code unknown.
       // (One started after the list was asked for is not in it, and not lost.)
       for (const c of this.deps.containers.list()) {
         if (c.State.Running && !known.has(c.Id) && Date.parse(c.State.StartedAt) < asked) {
-          this.deps.onExit(c.Id, 255, "the supervisor lost the container (its exit code is unknown)");
+          this.deps.onExit(c.Id, 255, "the supervisor lost the container (its exit code is unknown)", c.State.Pid);
         }
       }
     } catch (err) {

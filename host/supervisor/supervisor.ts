@@ -76,6 +76,8 @@ export interface ExitEvent {
   type: "exit";
   id: string;
   exitCode: number;
+  /** The process that exited: a listener tells this run's exit from an earlier run's, announced late. */
+  pid: number;
 }
 
 
@@ -181,7 +183,7 @@ export class Supervisor {
     if (state.exitCode === undefined) return;
     this.announced.add(id);
     void this.drained(id).then(() => {
-      const event: ExitEvent = { type: "exit", id, exitCode: state.exitCode! };
+      const event: ExitEvent = { type: "exit", id, exitCode: state.exitCode!, pid: state.pid };
       for (const fn of this.subscribers) fn(event);
     });
   }
