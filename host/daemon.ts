@@ -227,8 +227,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       warnings: () => warnings,
     };
     // CRI containers use images too (set once the CRI is served): `docker rmi` refuses those
-    let criUsesImage = (_id: string): boolean => false;
-    const usesImage = (id: string) => containers.usesImage(id) || criUsesImage(id);
+    // even forced, as it does for a running container's (their layers are not Docker's to keep)
+    let criImageUser = (_id: string): string | undefined => undefined;
+    const usesImage = (id: string) => containers.usesImage(id) || criImageUser(id) !== undefined;
+    images.setUsers((id) => {
+      const users = containers.imageUsers(id);
+      const cri = users.running ? undefined : criImageUser(id);
+      return cri ? { ...users, running: cri } : users;
+    });
     const api = await buildApi({
       hooks,
       log: log.child({ component: "api" }),
@@ -290,7 +296,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         group: config.group, groupGiven: opts.loaded.given.has("group") || opts.loaded.fromFile.has("group"),
       });
       undo.push(() => cri.close());
-      criUsesImage = (id) => cri.usesImage(id);
+      criImageUser = (id) => cri.imageUser(id);
     }
 
     const listeners = await openListeners(addresses, {

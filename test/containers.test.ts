@@ -92,7 +92,7 @@ describe("containers (create, list, inspect, remove)", () => {
   it("refuses to remove an image a container uses, then removes the container and its layer", async () => {
     const rmi = await docker(host, ["rmi", "busybox"]);
     expect(rmi.code).to.not.equal(0);
-    expect(rmi.stderr).to.match(/conflict: unable to delete [a-f0-9]{12} \(must be forced\) - image is being used by a container/);
+    expect(rmi.stderr).to.match(/conflict: unable to remove repository reference "busybox" \(must force\) - container [a-f0-9]{12} is using its referenced image [a-f0-9]{12}/);
     const info = JSON.parse((await httpRequest({ socketPath: d.socket }, "GET", "/info")).body);
     expect(info.Containers).to.equal(1);
     expect(info.ContainersStopped).to.equal(1);

@@ -407,4 +407,16 @@ export class ContainerStore {
     for (const c of this.byId.values()) if (c.Image === imageId) return true;
     return false;
   }
+
+  /** A running and a stopped container using the image, if any (what an image's removal asks). */
+  imageUsers(imageId: string): { running?: string; stopped?: string } {
+    const users: { running?: string; stopped?: string } = {};
+    for (const c of this.byId.values()) {
+      if (c.Image !== imageId) continue;
+      if (c.State.Running) users.running ??= c.Id;
+      else users.stopped ??= c.Id;
+      if (users.running && users.stopped) break;
+    }
+    return users;
+  }
 }

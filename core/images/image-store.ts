@@ -6,6 +6,8 @@
  *   layers/<chain>.json    whole layers (see layer-store.ts)
  *   images/<id>.json       whole images: written last, so an image is listed only when whole
  *   references.json        name -> image ID, rewritten atomically
+ *   retained.json          image ID -> chain, of images removed with force while stopped
+ *                          containers rest on them: their layers stay until no container does
  * Mutations run one at a time. `open()` cleans what a crash left: temporary files, layers and
  * blobs no whole image uses, references to images that are not whole. The records, the
  * references and the parsed configs are kept in memory too, each changed only after its write
@@ -46,6 +48,12 @@ export interface Image extends ImageRecord {
 
 export type DeleteEntry = { Untagged: string } | { Deleted: string };
 
+/** Containers using an image, one of each kind (Docker's conflicts name one): full IDs. */
+export interface ImageUsers {
+  running?: string;
+  stopped?: string;
+}
+
 export interface LayerProgress {
   diffId: string;
   existed: boolean;
@@ -69,6 +77,14 @@ export class ImageStore {
   private readonly configs = new Map<string, Buffer>();
   /** Layers a pull or push is using, by chain ID (with a count): clean-ups leave them alone. */
   private readonly held = new Map<string, number>();
+  /**
+   * The chains of images removed while stopped containers' layers rest on them, by image ID
+   * (`retained.json`): kept from clean-ups until `usersOf` says no container uses the image.
+   */
+  private retained = new Map<string, string[]>();
+  private readonly retainedFile: string;
+  /** Who uses an image (set once the containers are known; until then every retained chain stays). */
+  private usersOf?: (id: string) => ImageUsers;
   private queue: Promise<unknown> = Promise.resolve();
 
   private constructor(readonly root: string, readonly tmpDir: string, readonly driver: StorageDriver) {
@@ -77,6 +93,7 @@ export class ImageStore {
     this.distribution = new DistributionMetadata(root);
     this.imagesDir = join(root, "images");
     this.refsFile = join(root, "references.json");
+    this.retainedFile = join(root, "retained.json");
     mkdirSync(this.imagesDir, { recursive: true, mode: PRIVATE_DIR });
     // what writes a crash interrupted left (records, and references.json beside them)
     removeTempFiles(this.imagesDir);
@@ -87,6 +104,11 @@ export class ImageStore {
     const store = new ImageStore(root, tmpDir, driver);
     await store.recover();
     return store;
+  }
+
+  /** Tells the store which containers use an image: its removals follow Docker's conflicts by it. */
+  setUsers(usersOf: (id: string) => ImageUsers): void {
+    this.usersOf = usersOf;
   }
 
   /** Runs mutations one after another. */
@@ -158,6 +180,18 @@ export class ImageStore {
    */
   resolve(name: string): Image {
     return this.lookup(name).image;
+  }
+
+  /** The ID of the image a name or ID names now, if one does (no config read: for lists). */
+  idNamed(name: string): string | undefined {
+    try {
+      const byId = this.findById(name);
+      if (byId) return byId.id;
+      const id = this.refs.get(formatReference(parseReference(name)));
+      return id && this.record(id) ? id : undefined;
+    } catch {
+      return undefined; // not a name, or an ambiguous ID prefix
+    }
   }
 
   /** Like resolve, and says which reference matched (undefined when the name was an ID). */
@@ -330,53 +364,52 @@ export class ImageStore {
   }
 
   /**
-   * Removes a name, or an image with its names (Docker's rules: an image named in several
-   * repositories is removed by ID only with force; `inUse` tells whether a container holds it).
+   * Removes a name, or an image with its names, by Docker's rules (moby's image_delete.go): a
+   * parent of other images and an image a running container uses are never removed (their
+   * names may go); one a stopped container uses, or named in several repositories, only with
+   * `force`. An image removed from under stopped containers leaves its layers to them.
    */
-  delete(name: string, opts: { force: boolean; noprune: boolean; inUse?: (id: string) => boolean }): Promise<DeleteEntry[]> {
+  delete(name: string, opts: { force: boolean; noprune: boolean }): Promise<DeleteEntry[]> {
     return this.exclusive(async () => {
       const { image, reference } = this.lookup(name);
+      const short = hex(image.id).slice(0, 12);
+      const users = this.usersOf?.(image.id) ?? {};
+      const conflict = (hard: boolean, why: string) => errors.imageConflict(`unable to delete ${short} (${hard ? "cannot be forced" : "must be forced"}) - ${why}`);
+      const hasChildren = this.children(image.id).length > 0;
       const out: DeleteEntry[] = [];
-      // The names a removal by name takes: the name, and with a repository's last tag the
-      // digest names of that repository (a pull by tag names the image both ways; Docker's
-      // `rmi busybox` after `pull busybox` removes the image, not just the tag).
-      const untag = async (names: string[]): Promise<DeleteEntry[]> => {
+      const untag = async (names: string[]): Promise<void> => {
         for (const r of names) this.refs.delete(r);
         await this.saveRefs();
-        return names.map((r) => ({ Untagged: familiarName(r) }));
+        out.push(...names.map((r) => ({ Untagged: familiarName(r) })));
       };
-      const going = reference ? [reference, ...digestNamesGoingWith(reference, image.references)] : [];
-      if (reference && image.references.some((r) => !going.includes(r))) return untag(going);
-      // A parent of committed images stays while they do (Docker's hard conflict); its last names still go.
-      if (this.children(image.id).length > 0) {
-        if (!reference) throw errors.imageConflict(`unable to delete ${hex(image.id).slice(0, 12)} (cannot be forced) - image has dependent child images`);
-        return untag(going);
-      }
-      const repos = new Set(image.references.map((r) => repositoryOf(parseReference(r))));
-      if (!reference && repos.size > 1 && !opts.force) {
-        throw errors.imageConflict(`unable to delete ${hex(image.id).slice(0, 12)} (must be forced) - image is referenced in multiple repositories`);
-      }
-      if (opts.inUse?.(image.id)) {
-        if (!opts.force) {
-          throw errors.imageConflict(`unable to delete ${hex(image.id).slice(0, 12)} (must be forced) - image is being used by a container`);
+      if (reference) {
+        // A removal by name takes the name, and with a repository's last tag the digest names
+        // of that repository (a pull by tag names the image both ways; Docker's `rmi busybox`
+        // after `pull busybox` removes the image, not just the tag).
+        const user = users.running ?? users.stopped;
+        if (!opts.force && user && isSingleReference(image.references)) {
+          throw errors.imageConflict(`unable to remove repository reference "${name}" (must force) - container ${user.slice(0, 12)} is using its referenced image ${short}`);
         }
-        // Forced: the names go, the image stays while a container's layer rests on it.
-        for (const ref of image.references) {
-          this.refs.delete(ref);
-          out.push({ Untagged: familiarName(ref) });
-        }
-        await this.saveRefs();
-        return out;
+        const going = [reference, ...digestNamesGoingWith(reference, image.references)];
+        await untag(going);
+        // Named still, a parent of other images, or used by a container (running; stopped and
+        // not forced): the names were all that went.
+        if (image.references.some((r) => !going.includes(r)) || hasChildren || users.running || (users.stopped && !opts.force)) return out;
+      } else {
+        if (hasChildren) throw conflict(true, "image has dependent child images");
+        if (users.running) throw conflict(true, `image is being used by running container ${users.running.slice(0, 12)}`);
+        if (!opts.force && !isSingleReference(image.references) && image.references.length > 0) throw conflict(false, "image is referenced in multiple repositories");
+        if (!opts.force && users.stopped) throw conflict(false, `image is being used by stopped container ${users.stopped.slice(0, 12)}`);
+        await untag(image.references);
       }
-      // the name given first, as Docker lists them
-      out.push(...(await untag([...going, ...image.references.filter((r) => !going.includes(r))])));
+      if (users.stopped) await this.retain(image);
       this.removeRecord(image.id);
       out.push({ Deleted: image.id });
       if (!opts.noprune) {
         for (const layer of await this.pruneLayers()) out.push({ Deleted: layer });
         // Docker's prune of parents: a build's intermediate images go with the last image made
         // from them, each with the layers it alone held
-        for (let up = image.parent ? this.record(image.parent) : undefined; up && this.releasable(up, opts.inUse); up = up.parent ? this.record(up.parent) : undefined) {
+        for (let up = image.parent ? this.record(image.parent) : undefined; up && this.releasable(up); up = up.parent ? this.record(up.parent) : undefined) {
           this.removeRecord(up.id);
           out.push({ Deleted: up.id });
           for (const layer of await this.pruneLayers()) out.push({ Deleted: layer });
@@ -411,8 +444,34 @@ export class ImageStore {
   }
 
   /** A parent that nothing names, nothing else was made from, and no container uses. */
-  private releasable(rec: ImageRecord, inUse: ((id: string) => boolean) | undefined): boolean {
-    return this.referencesOf(rec.id).length === 0 && this.children(rec.id).length === 0 && !inUse?.(rec.id);
+  private releasable(rec: ImageRecord): boolean {
+    const users = this.usersOf?.(rec.id);
+    return this.referencesOf(rec.id).length === 0 && this.children(rec.id).length === 0 && !users?.running && !users?.stopped;
+  }
+
+  /** Keeps a removed image's chain for the stopped containers on it (on disk before the record goes). */
+  private async retain(image: ImageRecord): Promise<void> {
+    const next = new Map(this.retained).set(image.id, image.chain);
+    await writeJsonDurably(this.retainedFile, Object.fromEntries(next));
+    this.retained = next;
+  }
+
+  /** Whether a removed image's layers are kept for containers (the removal of one of them may free them). */
+  isRetained(id: string): boolean {
+    return this.retained.has(id);
+  }
+
+  /** Lets go of the chains no container uses any more (none while the users are not known). */
+  private async releaseRetained(): Promise<void> {
+    const usersOf = this.usersOf;
+    if (!usersOf || this.retained.size === 0) return;
+    const next = new Map([...this.retained].filter(([id]) => {
+      const u = usersOf(id);
+      return Boolean(u.running || u.stopped);
+    }));
+    if (next.size === this.retained.size) return;
+    await writeJsonDurably(this.retainedFile, Object.fromEntries(next));
+    this.retained = next;
   }
 
   /** The references, and the tag time of the image just tagged, written together. */
@@ -433,7 +492,8 @@ export class ImageStore {
    * took a layer while the layers above it went keeps it, and the layers under it.
    */
   private async pruneLayers(): Promise<string[]> {
-    const used = new Set(this.records().flatMap((r) => r.chain));
+    await this.releaseRetained();
+    const used = new Set([...this.records().flatMap((r) => r.chain), ...[...this.retained.values()].flat()]);
     const removed: string[] = [];
     const kept = new Set<string>(); // parents of layers that stay
     const layers = this.layers.list().filter((l) => !used.has(l.chainId));
@@ -485,6 +545,11 @@ export class ImageStore {
       }
     }
     try {
+      this.retained = new Map(Object.entries(JSON.parse(readFileSync(this.retainedFile, "utf8")) as Record<string, string[]>));
+    } catch {
+      this.retained = new Map(); // none yet
+    }
+    try {
       const saved = JSON.parse(readFileSync(this.refsFile, "utf8")) as Record<string, string>;
       this.refs = new ReferenceIndex(Object.entries(saved).filter(([, id]) => this.record(id) !== undefined));
     } catch {
@@ -502,6 +567,20 @@ export { chainIdOf };
  * them once no other tag of that repository names the image (Docker's rule), none for a name
  * that is itself a digest name.
  */
+/**
+ * Docker's "single reference": the image's names are one tag (with any digest names of its
+ * repository) or digest names of one repository alone; the removal by ID of such an image
+ * takes its names without asking for force.
+ */
+function isSingleReference(names: readonly string[]): boolean {
+  if (names.length <= 1) return names.length === 1;
+  const tags = names.filter((r) => !parseReference(r).digest);
+  if (tags.length > 1) return false;
+  const digestRepos = new Set(names.filter((r) => parseReference(r).digest).map((r) => repositoryOf(parseReference(r))));
+  const single = tags[0] ?? names[0];
+  return digestRepos.size === 1 && digestRepos.has(repositoryOf(parseReference(single)));
+}
+
 function digestNamesGoingWith(tag: string, names: readonly string[]): string[] {
   const parsed = parseReference(tag);
   if (parsed.digest) return [];

@@ -87,12 +87,16 @@ function statusText(c: ContainerRecord, now = Date.now()): string {
   }
 }
 
-/** `linkNames`: the names the container has as others' link (`/web/db`); Docker lists every name in order. */
-export function listItem(c: ContainerRecord, linkNames: readonly string[] = []): Record<string, unknown> {
+/**
+ * `linkNames`: the names the container has as others' link (`/web/db`); Docker lists every name
+ * in order. `imageNamed`: what image a name names now; as Docker, the list shows the name the
+ * container was made from while it still names its image, else the image's ID.
+ */
+export function listItem(c: ContainerRecord, linkNames: readonly string[] = [], imageNamed?: (name: string) => string | undefined): Record<string, unknown> {
   return {
     Id: c.Id,
     Names: linkNames.length ? [c.Name, ...linkNames].sort() : [c.Name],
-    Image: c.Config.Image,
+    Image: !imageNamed || c.Config.Image === c.Image || imageNamed(c.Config.Image) === c.Image ? c.Config.Image : c.Image,
     ImageID: c.Image,
     // Docker's: an argument with a space in single quotes, as is (no escaping); the path never
     Command: [c.Path, ...c.Args.map((a) => (a.includes(" ") ? `'${a}'` : a))].join(" "),

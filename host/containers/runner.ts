@@ -582,6 +582,8 @@ export class ContainerRunner {
     }
     await this.deps.containers.remove(c.Id);
     killPoint("remove.recorded");
+    // the layers of an image removed from under it were kept for it (and perhaps only for it)
+    if (this.deps.images.isRetained(c.Image)) await this.deps.images.pruneUnused().catch((err: Error) => this.deps.log.error({ err, container: c.Id }, "cannot free the layers of a removed image"));
     this.restarts.forget(c.Id);
     this.deps.hooks.event.call(containerEvent(c, "destroy"));
     await this.deps.volumes?.removed(c, withVolumes);

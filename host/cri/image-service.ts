@@ -147,7 +147,7 @@ export function criImageHandlers(deps: CriImageDeps): CriHandlers {
       if (!image) return {};
       if (deps.inUse(image.id)) throw errors.imageConflict(`unable to remove image ${image.id}: it is used by a container`);
       // Every name goes with the image, as containerd removes every reference of the ID.
-      const entries = await store.delete(image.id, { force: true, noprune: false, inUse: deps.inUse });
+      const entries = await store.delete(image.id, { force: true, noprune: false });
       for (const e of imageDeleteEvents(image, entries)) deps.hooks.event.call(e);
       return {};
     },

@@ -56,8 +56,8 @@ export interface OpenedCri {
   server: CriServer;
   /** The streaming server of Exec, Attach and PortForward. */
   streams: StreamServer;
-  /** Whether a CRI container uses the image (a `docker rmi` of it is refused). */
-  usesImage(id: string): boolean;
+  /** A CRI container using the image, if any (a `docker rmi` of it is refused, even forced). */
+  imageUser(id: string): string | undefined;
   close(): Promise<void>;
 }
 
@@ -119,7 +119,7 @@ export async function openCri(deps: CriDeps): Promise<OpenedCri> {
   return {
     server,
     streams,
-    usesImage: (id) => containers.usesImage(id),
+    imageUser: (id) => containers.imageUser(id),
     close: async () => {
       await server.close();
       await streams.close();

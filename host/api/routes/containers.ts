@@ -51,7 +51,8 @@ export function containerRoutes(deps: ContainerRouteDeps) {
         .map(({ c }) => c);
       if (limit > 0) list = list.slice(0, limit);
       const linkNames = service.linkNames();
-      const item = (c: ContainerRecord) => listItem(c, linkNames.get(c.Id));
+      const imageNamed = (name: string) => images.idNamed(name);
+      const item = (c: ContainerRecord) => listItem(c, linkNames.get(c.Id), imageNamed);
       if (!queryBool(query, "size")) return list.map(item);
       return Promise.all(list.map(async (c) => ({ ...item(c), ...(await sizes(c)) })));
     });

@@ -225,7 +225,8 @@ export function imageRoutes(deps: ImageRouteDeps) {
       const filters = queryFilters(request.query as Query);
       checkFilterKeys(filters, ["dangling", "label", "until"]);
       const danglingOnly = (filters.get("dangling") ?? ["true"]).every((v) => v !== "false" && v !== "0");
-      const keep = imageFilter(filters, store);
+      // `dangling` says which images a prune takes (with `false`: unnamed ones too), not a match
+      const keep = imageFilter(new Map([...filters].filter(([key]) => key !== "dangling")), store);
       const deleted: unknown[] = [];
       let reclaimed = 0;
       for (const image of store.list()) {
@@ -238,7 +239,7 @@ export function imageRoutes(deps: ImageRouteDeps) {
         if (!store.byId(image.id)) continue;
         // the parents the removal takes along are checked for containers too: one a container's
         // layer rests on stays (its layers would go from under the container)
-        const entries = await store.delete(image.id, { force: true, noprune: false, inUse: deps.inUse });
+        const entries = await store.delete(image.id, { force: true, noprune: false });
         for (const e of imageDeleteEvents(image, entries)) deps.hooks.event.call(e);
         deleted.push(...entries);
         reclaimed += image.size;
@@ -275,7 +276,7 @@ export function imageRoutes(deps: ImageRouteDeps) {
       const { name } = nameAndAction(request, []);
       const query = request.query as Query;
       const image = store.resolve(name);
-      const entries = await store.delete(name, { force: queryBool(query, "force"), noprune: queryBool(query, "noprune"), inUse: deps.inUse });
+      const entries = await store.delete(name, { force: queryBool(query, "force"), noprune: queryBool(query, "noprune") });
       for (const e of imageDeleteEvents(image, entries)) deps.hooks.event.call(e);
       return entries;
     });

@@ -53,7 +53,7 @@ async function containerUsage(deps: SystemDfDeps): Promise<Record<string, unknow
   return Promise.all(
     list.map(async (c) => {
       const { SizeRw, SizeRootFs } = await sizesOf(c, deps.driver, deps.images);
-      return { ...listItem(c), ...(SizeRw ? { SizeRw } : {}), SizeRootFs };
+      return { ...listItem(c, [], (name) => deps.images.idNamed(name)), ...(SizeRw ? { SizeRw } : {}), SizeRootFs };
     }),
   );
 }

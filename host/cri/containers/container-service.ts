@@ -128,7 +128,12 @@ export class CriContainerService {
   }
 
   usesImage(imageId: string): boolean {
-    return this.store.list().some((r) => r.imageId === imageId);
+    return this.imageUser(imageId) !== undefined;
+  }
+
+  /** A container of ours using the image, if any. */
+  imageUser(imageId: string): string | undefined {
+    return this.store.list().find((r) => r.imageId === imageId)?.id;
   }
 
   async create(sandboxId: string, configMsg: ContainerConfigMsg | null): Promise<string> {

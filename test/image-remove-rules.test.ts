@@ -1,0 +1,155 @@
+/**
+ * `docker rmi` by Docker's rules (moby's image_delete.go), through the Docker CLI: the same
+ * command lines against engined and, where it is installed, Docker's own daemon, compared
+ * (IDs normalised); and what Docker does to the layers of an image removed with force from
+ * under a stopped container: the image goes, the container still starts, across a restart of
+ * the daemon too, and the layers go with the container.
+ */
+import "./helpers/root-hooks.js";
+import { expect } from "chai";
+import { spawnSync } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { docker } from "./helpers/docker-cli.js";
+import { have, startDockerd, type Dockerd } from "./helpers/dockerd.js";
+import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
+import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
+
+/** Command lines run in order against each daemon (`$TAR`: a busybox root filesystem tar). */
+const SCRIPT = [
+  // by name, by ID, with force, while a stopped container uses the image
+  "docker tag busybox bb:1",
+  "docker create --name c1 bb:1 true",
+  "docker rmi bb:1",
+  "docker ps -a --format '{{.Names}} {{.Image}}'",
+  "docker rmi busybox",
+  "docker rmi $(docker inspect -f '{{.Image}}' c1)",
+  "docker rmi -f $(docker inspect -f '{{.Image}}' c1)",
+  "docker images -a --format '{{.Repository}}:{{.Tag}}'",
+  "docker ps -a --format '{{.Names}} {{.Image}}'",
+  "docker ps -a --no-trunc --format '{{.Names}} {{.Image}}'",
+  "docker start -a c1; echo rc=$?",
+  "docker run --rm $(docker inspect -f '{{.Image}}' c1) true",
+  "docker rm c1",
+  "docker images -a --format '{{.Repository}}:{{.Tag}}'",
+  // a running container's image: its names go with force, the image never
+  "docker import --change 'CMD [\"sh\"]' $TAR run:1",
+  "docker run -d --name r1 run:1 sleep 30",
+  "docker rmi run:1",
+  "docker rmi -f $(docker inspect -f '{{.Image}}' r1)",
+  "docker rmi -f run:1",
+  "docker images --format '{{.Repository}}:{{.Tag}}'",
+  "docker ps --format '{{.Names}} {{.Image}}'",
+  "docker rm -f r1",
+  // two repositories, and a name of several
+  "docker import --change 'CMD [\"sh\"]' $TAR multi:1",
+  "docker tag multi:1 other:1",
+  "docker tag multi:1 multi:2",
+  "docker rmi $(docker inspect -f '{{.Id}}' multi:1)",
+  "docker create --name m1 multi:1 true",
+  "docker rmi multi:2",
+  "docker rmi -f $(docker inspect -f '{{.Id}}' multi:1)",
+  "docker ps -a --format '{{.Names}} {{.Image}}'",
+  "docker rm m1",
+  // a parent of a committed image
+  "docker create --name p1 busybox true 2>&1 | wc -l",
+  "docker import --change 'CMD [\"sh\"]' $TAR base:1",
+  "docker create --name p2 base:1 true",
+  "docker commit p2 child:1",
+  "docker rm p2",
+  "docker rmi $(docker inspect -f '{{.Id}}' base:1)",
+  "docker rmi -f $(docker inspect -f '{{.Id}}' base:1)",
+  "docker rmi base:1",
+  "docker images -a --format '{{.Repository}}:{{.Tag}}'",
+  // a prune of all takes unnamed images too
+  "docker image prune -af | grep -c '^deleted: '",
+  "docker images -a --format '{{.Repository}}:{{.Tag}}'",
+];
+
+/** IDs normalised; lines sorted (images made in the same second are listed in any order by Docker). */
+const normalise = (text: string) => text.replace(/[0-9a-f]{12,64}/g, "<id>").split("\n").sort().join("\n");
+
+describe("image removal by Docker's rules", function () {
+  this.timeout(300_000);
+  let d: TestDaemon;
+  let ref: Dockerd | undefined;
+  let tar: string;
+  let dataRoot: string;
+
+  const sh = (host: string, line: string) => {
+    const r = spawnSync("bash", ["-c", line.replaceAll("$TAR", tar)], { encoding: "utf8", env: { ...process.env, DOCKER_HOST: host }, timeout: 60_000 });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+  const cli = async (host: string, ...args: string[]) => {
+    const r = await docker(host, args);
+    expect(r.code, `docker ${args.join(" ")}: ${r.stderr}`).to.equal(0);
+    return r.stdout;
+  };
+  const start = async () => {
+    d = await startEngined({ args: ["--data-root", dataRoot] });
+  };
+  const engined = () => `unix://${d.socket}`;
+  const layerDirs = () => readdirSync(join(dataRoot, "overlay2")).filter((n) => /^[a-f0-9]{64}$/.test(n)).length;
+  const removeAll = async (host: string) => {
+    const ids = (await cli(host, "ps", "-aq")).split("\n").filter(Boolean);
+    if (ids.length) await cli(host, "rm", "-f", ...ids);
+  };
+
+  before(async function () {
+    const work = makeTempDir("engine-rmi-");
+    dataRoot = join(work, "data");
+    tar = writeFixture(work, "rootfs.tar", await busyboxRootfs());
+    await start();
+    if (have("dockerd")) ref = await startDockerd();
+  });
+  beforeEach(async function () {
+    for (const host of [engined(), ...(ref ? [ref.host] : [])]) {
+      await removeAll(host);
+      await cli(host, "import", "--change", 'CMD ["sh"]', tar, "busybox");
+    }
+  });
+  afterEach(async function () {
+    for (const host of [engined(), ...(ref ? [ref.host] : [])]) await removeAll(host);
+  });
+  after(async function () {
+    await d?.stop();
+    await ref?.stop();
+  });
+
+  it("answers each removal as Docker's daemon does: conflicts, untags, deletions, and the lists after", async function () {
+    if (!ref) this.skip();
+    const differences: string[] = [];
+    for (const line of SCRIPT) {
+      const [ours, theirs] = [sh(engined(), line), sh(ref!.host, line)];
+      const same = ours.code === theirs.code && normalise(ours.stdout) === normalise(theirs.stdout) && normalise(ours.stderr) === normalise(theirs.stderr);
+      if (!same) differences.push(`$ ${line}\n  engined ${JSON.stringify(ours)}\n  dockerd ${JSON.stringify(theirs)}`);
+    }
+    expect(differences.join("\n"), "lines answered differently").to.equal("");
+  });
+
+  it("keeps a force-removed image's layers for its stopped container, across a restart, and frees them with it", async function () {
+    // no other image shares busybox's layer (the first test's imports of the same tar would)
+    await cli(engined(), "image", "prune", "-af");
+    await cli(engined(), "import", "--change", 'CMD ["sh"]', tar, "busybox");
+    const before = layerDirs();
+    await cli(engined(), "run", "--name", "keep", "busybox", "sh", "-c", "echo one > /f");
+    const id = (await cli(engined(), "inspect", "-f", "{{.Image}}", "keep")).trim();
+    const removed = await cli(engined(), "rmi", "-f", id);
+    expect(removed).to.equal(`Untagged: busybox:latest\nDeleted: ${id}\n`);
+    const gone = await docker(engined(), ["image", "inspect", id]);
+    expect(gone.code).to.equal(1);
+    expect(gone.stderr).to.include(`No such image: ${id}`);
+
+    await d.stop();
+    await start();
+    // the container's layer and the image's under it are all still there, and it runs
+    expect(await cli(engined(), "start", "-a", "keep")).to.equal("");
+    expect((await cli(engined(), "cp", "keep:/f", "-")).length).to.be.greaterThan(0);
+    expect((await cli(engined(), "ps", "-a", "--format", "{{.Image}}")).trim()).to.equal(id.slice("sha256:".length, "sha256:".length + 12));
+    expect(layerDirs()).to.equal(before + 1);
+
+    await cli(engined(), "rm", "keep");
+    expect(layerDirs()).to.equal(before - 1);
+    expect((await cli(engined(), "images", "-aq")).trim()).to.equal("");
+  });
+});
