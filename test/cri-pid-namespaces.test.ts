@@ -9,6 +9,7 @@
 import { expect } from "chai";
 import { readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
 import { grpc } from "./helpers/cri-client.js";
 import { podConfig, useCriBed } from "./helpers/cri-pods.js";
@@ -50,19 +51,25 @@ describe("CRI: PID namespaces (pid POD, CONTAINER, TARGET) and stop signals", fu
     return (await rt("RunPodSandbox", { config })).podSandboxId as string;
   };
   const initPid = async (podSandboxId: string): Promise<number> => JSON.parse((await rt("PodSandboxStatus", { podSandboxId, verbose: true })).info.info).init?.pid ?? 0;
+  /** The zombies a container sees (from /proc/<pid>/stat: `pid (comm) Z ...`). */
+  const zombies = async (containerId: string) =>
+    (await exec(containerId, ["sh", "-c", "cat /proc/[0-9]*/stat"])).stdout.split("\n").filter((l: string) => /\) Z /.test(l));
   const containerPid = async (containerId: string): Promise<number> => JSON.parse((await rt("ContainerStatus", { containerId, verbose: true })).info.info).pid;
 
-  it("pid POD: the pod's containers see each other's processes under the pod's init (PID 1); it and they go at StopPodSandbox", async function () {
+  it("pid POD: the pod's containers see each other's processes under the pod's init (PID 1), which reaps orphans; it and they go at StopPodSandbox", async function () {
     const podId = await podWith("POD");
     const init = await initPid(podId);
     expect(init).to.be.greaterThan(0);
     expect(readFileSync(`/proc/${init}/cmdline`, "utf8")).to.match(/catatonit/);
-    const a = await run(podId, sleeper("a", 3601, "POD"));
+    // a: its shell leaves an orphan that exits at once; the init, not the shell, is its parent then, and reaps it
+    const a = await run(podId, { ...sleeper("a", 3601, "POD"), command: ["sh", "-c", "(sleep 0.2 &); exec sleep 3601"] });
     const b = await run(podId, sleeper("b", 3602, "POD"));
     const seen = await exec(b, ["ps", "-o", "pid,args"]);
     expect(seen.exitCode, seen.stderr).to.equal(0);
     expect(seen.stdout).to.match(/sleep 3601/).and.to.match(/sleep 3602/);
     expect((await exec(a, ["cat", "/proc/1/cmdline"])).stdout).to.match(/catatonit/);
+    await sleep(500);
+    expect(await zombies(b)).to.deep.equal([]);
     // the host sees both in one PID namespace, the init's
     const pidA = await containerPid(a);
     expect(readlinkSync(`/proc/${pidA}/ns/pid`)).to.equal(readlinkSync(`/proc/${init}/ns/pid`));
@@ -79,8 +86,10 @@ describe("CRI: PID namespaces (pid POD, CONTAINER, TARGET) and stop signals", fu
   it("pid CONTAINER: each container has its own PID namespace, its command PID 1; no init", async function () {
     const podId = await podWith("CONTAINER");
     expect(await initPid(podId)).to.equal(0);
-    await run(podId, sleeper("a", 3611, "CONTAINER"));
+    // the same orphan as above: its parent is now the container's PID 1, sleep, which never reaps it
+    const a = await run(podId, { ...sleeper("a", 3611, "CONTAINER"), command: ["sh", "-c", "(sleep 0.2 &); exec sleep 3611"] });
     const b = await run(podId, sleeper("b", 3612, "CONTAINER"));
+    await eventually("the orphan is a zombie in a's own namespace", async () => (await zombies(a)).length === 1, 10_000);
     const seen = await exec(b, ["ps", "-o", "args"]);
     expect(seen.stdout).to.match(/sleep 3612/).and.not.to.match(/sleep 3611/);
     expect((await exec(b, ["cat", "/proc/1/cmdline"])).stdout).to.match(/^sleep\x003612/);

@@ -62,18 +62,24 @@ describe("CRI: pods and containers across a restart of engined", function () {
     expect((await rt("ListContainers", {})).containers).to.deep.equal([]);
   });
 
-  it("keeps a pod's shared PID namespace (pid POD): the same init, a container started after the restart joins it; gone with the pod", async function () {
-    const pod = podConfig({ linux: { securityContext: { namespaceOptions: { network: "POD", ipc: "POD", pid: "POD" } } } });
-    const podId = (await rt("RunPodSandbox", { config: pod })).podSandboxId;
-    const initPid = async () => JSON.parse((await rt("PodSandboxStatus", { podSandboxId: podId, verbose: true })).info.info).init?.pid ?? 0;
+  it("keeps a pod's shared PID namespace (pid POD): the same init, a container started after the restart joins it; gone with the pod; a pod whose init died is NOTREADY", async function () {
+    const shared = () => podConfig({ linux: { securityContext: { namespaceOptions: { network: "POD", ipc: "POD", pid: "POD" } } } });
+    const podId = (await rt("RunPodSandbox", { config: shared() })).podSandboxId;
+    const doomed = (await rt("RunPodSandbox", { config: shared() })).podSandboxId;
+    const initPid = async (id = podId) => JSON.parse((await rt("PodSandboxStatus", { podSandboxId: id, verbose: true })).info.info).init?.pid ?? 0;
     const init = await initPid();
+    const doomedInit = await initPid(doomed);
     expect(init).to.be.greaterThan(0);
     const sleeper = (name: string, seconds: number) => ({ metadata: { name }, image: { image: "busybox" }, command: ["sleep", String(seconds)] });
     const before = (await rt("CreateContainer", { podSandboxId: podId, config: sleeper("before", 3701) })).containerId;
     await rt("StartContainer", { containerId: before });
 
+    // killed just before the restart: the old engined or the new one learns of it
+    process.kill(doomedInit, "SIGKILL");
     await bed.restart();
     expect((await rt("PodSandboxStatus", { podSandboxId: podId })).status.state).to.equal("SANDBOX_READY");
+    await eventually("the pod whose init died is NOTREADY", async () => (await rt("PodSandboxStatus", { podSandboxId: doomed })).status.state === "SANDBOX_NOTREADY", 10_000);
+    await rt("RemovePodSandbox", { podSandboxId: doomed });
     expect(await initPid()).to.equal(init);
     const after = (await rt("CreateContainer", { podSandboxId: podId, config: sleeper("after", 3702) })).containerId;
     await rt("StartContainer", { containerId: after });

@@ -78,6 +78,8 @@ export class SandboxService {
   private readonly queue = new KeyedQueue();
   /** Reserved names: those of the records, and of runs under way. */
   private readonly names = new Map<string, string>();
+  /** The sandboxes whose RunPodSandbox is under way (an init may run before the record is saved). */
+  private readonly making = new Set<string>();
   containers?: SandboxContainers;
   /** The inits of pods sharing a PID namespace (pod-init.ts); set once the CRI supervisor's link exists. */
   inits?: PodInits;
@@ -105,14 +107,24 @@ export class SandboxService {
    */
   async restoreInits(): Promise<void> {
     for (const rec of this.store.list().filter((r) => r.state === "SANDBOX_READY" && r.init)) {
-      const pid = await this.inits?.pid(rec.id).catch((err: Error) => this.deps.log.warn({ err, sandbox: rec.id }, "cannot ask the supervisor for the pod's init"));
+      let pid: number | undefined;
+      try {
+        pid = await this.inits?.pid(rec.id);
+      } catch (err) {
+        // not known either way: the link's catch-up tells the exit once the supervisor answers
+        this.deps.log.warn({ err, sandbox: rec.id }, "cannot ask the supervisor for the pod's init");
+        continue;
+      }
       if (pid === undefined) await this.initExited(rec.id);
     }
   }
 
-  /** Whether `id` is the supervisor id of a running pod's init (the supervisor's exits are told by id). */
+  /**
+   * Whether `id` is the supervisor id of a pod's init, running or being started (the supervisor
+   * link's catch-up removes what it does not know, and tells exits by id).
+   */
   hasInit(id: string): boolean {
-    return this.store.get(id)?.init !== undefined;
+    return this.making.has(id) || this.store.get(id)?.init !== undefined;
   }
 
   /** The pods whose init runs, for the supervisor link's catch-up. */
@@ -157,12 +169,15 @@ export class SandboxService {
     if (holder) throw errors.criNameInUse("pod sandbox", name, holder);
     const id = randomBytes(32).toString("hex");
     this.names.set(name, id);
+    this.making.add(id);
     const undo: (() => Promise<unknown>)[] = [() => Promise.resolve(this.names.delete(name))];
     try {
       return await this.queue.run(id, () => this.make(id, name, settings, runtimeHandler, undo));
     } catch (err) {
       for (const step of undo.reverse()) await step().catch((e: Error) => this.deps.log.warn({ err: e, sandbox: id }, "undoing a failed RunPodSandbox"));
       throw err;
+    } finally {
+      this.making.delete(id);
     }
   }
 
