@@ -171,6 +171,23 @@ describe("CRI: streaming server (exec, attach, port-forward) with kubectl", func
     expect(probe(again.url, "no.such.protocol")).to.deep.equal([{ status: 403 }]);
   });
 
+  it("exec with a terminal over WebSocket (v5.channel.k8s.io): sizes sent on channel 4 mid-session change what `stty size` sees", async function () {
+    const script = "i=0; while [ $i -lt 150 ]; do stty size; sleep 0.1; i=$((i+1)); done";
+    const { url } = await rt("Exec", { containerId: sleeper, cmd: ["sh", "-c", script], stdin: true, stdout: true, tty: true });
+    const resize = (width: number, height: number) => ({ hex: Buffer.concat([Buffer.from([4]), Buffer.from(JSON.stringify({ Width: width, Height: height }))]).toString("hex") });
+    const got = probe(url, "v5.channel.k8s.io", [resize(80, 24), { waitFor: "24 80" }, resize(100, 30), { waitFor: "30 100" }, resize(132, 43), { waitFor: "43 132" }, { close: true }]);
+    expect(got.find((m) => m.timeout)).to.equal(undefined);
+    const sizes = got
+      .filter((m) => m.hex?.startsWith("01"))
+      .map((m) => Buffer.from(m.hex.slice(2), "hex").toString())
+      .join("")
+      .split(/\r?\n/)
+      .filter(Boolean);
+    // the first size the process saw is the first one sent; then each one sent, in order
+    const distinct = sizes.filter((v, i) => v !== sizes[i - 1]);
+    expect(distinct).to.deep.equal(["24 80", "30 100", "43 132"]);
+  });
+
   it("port-forward over the kubelet's WebSocket channels (v4.channel.k8s.io): the port first on both channels, then the pod's answer", async function () {
     const { url } = await rt("PortForward", { podSandboxId: podId, port: [8080] });
     const request = Buffer.concat([Buffer.from([0]), Buffer.from("GET / HTTP/1.0\r\n\r\n")]).toString("hex");

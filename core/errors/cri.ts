@@ -10,6 +10,7 @@ export const criErrors = {
   criInvalidArgument: define("ENGINE_ERR_CRI_INVALID_ARGUMENT", 400, (field: string, why: string) => `invalid ${field}: ${why}`),
   criSandboxNotFound: define("ENGINE_ERR_CRI_SANDBOX_NOT_FOUND", 404, (id: string) => `pod sandbox ${JSON.stringify(id)} not found`),
   criContainerNotFound: define("ENGINE_ERR_CRI_CONTAINER_NOT_FOUND", 404, (id: string) => `container ${JSON.stringify(id)} not found`),
+  criTargetNotFound: define("ENGINE_ERR_CRI_TARGET_NOT_FOUND", 404, (field: string, id: string) => `${field}: container ${JSON.stringify(id)} not found`),
   criImageNotFound: define("ENGINE_ERR_CRI_IMAGE_NOT_FOUND", 404, (ref: string) => `image ${JSON.stringify(ref)} not found: pull it first`),
   criNameInUse: define(
     "ENGINE_ERR_CRI_NAME_IN_USE",
@@ -20,6 +21,7 @@ export const criErrors = {
   criContainerState: define("ENGINE_ERR_CRI_CONTAINER_STATE", 409, (id: string, state: string, want: string) => `container ${id} is ${state}: ${want}`),
   criNetworkSetup: define("ENGINE_ERR_CRI_NETWORK_SETUP", 500, (plugin: string, detail: string) => `pod network (CNI plugin ${plugin}): ${detail}`),
   criNetworkConfig: define("ENGINE_ERR_CRI_NETWORK_CONFIG", 500, (detail: string) => `pod network configuration: ${detail}`),
+  criPodInit: define("ENGINE_ERR_CRI_POD_INIT", 500, (why: string) => `pod process namespace: ${why}`),
   criRuntimeHandler: define("ENGINE_ERR_CRI_RUNTIME_HANDLER", 400, (name: string) => `runtime handler ${JSON.stringify(name)} is not one this runtime serves`),
   criStreamNotFound: define("ENGINE_ERR_CRI_STREAM_NOT_FOUND", 404, () => "no streaming session for this URL: its token was used already or has expired"),
   criStreamLimit: define("ENGINE_ERR_CRI_STREAM_LIMIT", 429, (max: number) => `too many streaming requests waiting for their client (at most ${max})`),

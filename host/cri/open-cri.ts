@@ -22,6 +22,7 @@ import { containerHandlers, containerStatus, sandboxContainers } from "./contain
 import { ContainerEvents } from "./events/container-events.js";
 import { CriContainerService } from "./containers/container-service.js";
 import { SandboxService } from "./sandbox/sandbox-service.js";
+import { PodInits } from "./sandbox/pod-init.js";
 import { PodCidrs } from "./pod-cidr.js";
 import { CriStatsReader } from "./stats/cri-stats.js";
 import { statsHandlers } from "./stats/stats-handlers.js";
@@ -93,7 +94,9 @@ export async function openCri(deps: CriDeps): Promise<OpenedCri> {
     },
   });
   sandboxes.containers = sandboxContainers(containers);
+  sandboxes.inits = new PodInits({ client: () => containers.link.client(), forget: (id) => containers.link.forget(id), runtime: deps.runtime, host: deps.host, config: deps.config });
   await containers.restore();
+  await sandboxes.restoreInits();
   const tokens = new StreamTokens();
   const streams = await serveStreams({
     address: deps.config()["cri-stream-address"], port: deps.config()["cri-stream-port"], tokens, log: deps.log,

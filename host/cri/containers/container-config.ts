@@ -103,7 +103,6 @@ export function checkContainerConfig(config: ContainerConfigMsg | null): Contain
   if (sc?.runAsGroup && !sc.runAsUser && !sc.runAsUsername) throw bad("config.linux.security_context.run_as_group", "needs run_as_user or run_as_username");
   if (sc?.runAsUser && sc.runAsUsername) throw bad("config.linux.security_context.run_as_username", "only one of run_as_user and run_as_username may be given");
   const ns = sc?.namespaceOptions;
-  if (ns?.pid === "TARGET") throw bad("config.linux.security_context.namespace_options.pid", "TARGET (another container's process namespace) is not supported yet");
   if (ns && ns.network !== "POD" && ns.network !== "NODE") throw bad("config.linux.security_context.namespace_options.network", `${ns.network} is not POD or NODE`);
   if (sc?.seccomp?.profileType === "Localhost" && !existsSync(sc.seccomp.localhostRef)) {
     throw bad("config.linux.security_context.seccomp.localhost_ref", `${sc.seccomp.localhostRef} does not exist`);
@@ -135,10 +134,9 @@ function seccompOpt(sc: NonNullable<NonNullable<ContainerConfigMsg["linux"]>["se
 const positive = (v: string | undefined) => (v && Number(v) > 0 ? Number(v) : undefined);
 
 /** The Docker-shaped configuration the base spec is made from. */
-export function dockerShape(config: ContainerConfigMsg, pod: { hostname: string; cgroupParent: string; hostNetwork: boolean; hostIpc: boolean }) {
+export function dockerShape(config: ContainerConfigMsg, pod: { hostname: string; cgroupParent: string; hostNetwork: boolean; hostIpc: boolean; hostPid: boolean }) {
   const sc = config.linux?.securityContext;
   const r = config.linux?.resources;
-  const ns = sc?.namespaceOptions;
   const securityOpt = [seccompOpt(sc), sc?.noNewPrivs ? "no-new-privileges" : undefined].filter((o): o is string => o !== undefined);
   const create: ContainerCreateConfig = {
     Image: config.image!.image,
@@ -165,7 +163,7 @@ export function dockerShape(config: ContainerConfigMsg, pod: { hostname: string;
     Devices: config.devices.map((d) => ({ PathOnHost: d.hostPath, PathInContainer: d.containerPath, CgroupPermissions: d.permissions || "rwm" })),
     CgroupParent: pod.cgroupParent,
     IpcMode: pod.hostIpc ? "host" : "private",
-    ...(ns?.pid === "NODE" ? { PidMode: "host" } : {}),
+    ...(pod.hostPid ? { PidMode: "host" } : {}),
     ...(pod.hostNetwork ? { UTSMode: "host" } : {}),
     CpuPeriod: positive(r?.cpuPeriod),
     CpuQuota: positive(r?.cpuQuota),

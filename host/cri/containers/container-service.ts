@@ -41,6 +41,7 @@ import { checkContainerConfig, dockerShape, type ContainerConfigMsg } from "./co
 type ResourcesMsg = NonNullable<NonNullable<ContainerConfigMsg["linux"]>["resources"]>;
 import { podSpec } from "./container-spec.js";
 import { execSync, type ExecSyncTarget } from "./exec-sync.js";
+import { checkTarget, pidModeOf, pidNamespacePath } from "./pid-namespace.js";
 
 export type CriContainerState = "CONTAINER_CREATED" | "CONTAINER_RUNNING" | "CONTAINER_EXITED" | "CONTAINER_UNKNOWN";
 
@@ -94,14 +95,18 @@ export class CriContainerService {
     const store = this.store;
     this.link = new SupervisorLink({
       containers: {
-        has: (id) => store.get(id) !== undefined,
-        list: () => store.list().map((r) => ({ Id: r.id, State: { Running: r.state === "CONTAINER_RUNNING", StartedAt: new Date(Number(BigInt(r.startedAt || "0") / 1_000_000n)).toISOString() } as never })),
+        // the pods' inits run there too (sandbox/pod-init.ts), under their sandbox's id
+        has: (id) => store.get(id) !== undefined || deps.sandboxes.hasInit(id),
+        list: () => [
+          ...store.list().map((r) => ({ Id: r.id, State: { Running: r.state === "CONTAINER_RUNNING", StartedAt: isoOf(r.startedAt) } as never })),
+          ...deps.sandboxes.withInit().map((p) => ({ Id: p.id, State: { Running: true, StartedAt: isoOf(p.init!.startedAt) } as never })),
+        ],
       },
       config: deps.config,
       execRoot: deps.execRoot,
       own: { home: join(deps.execRoot, "cri", "supervisor"), namespace: CRI_SUPERVISOR_NAMESPACE },
       log: deps.log.child({ part: "cri-supervisor" }),
-      onExit: (id, code, error) => void this.recordExit(id, code, error),
+      onExit: (id, code, error) => void (deps.sandboxes.hasInit(id) ? deps.sandboxes.initExited(id) : this.recordExit(id, code, error)),
     });
   }
 
@@ -140,6 +145,7 @@ export class CriContainerService {
     const pod = this.deps.sandboxes.get(sandboxId);
     const config = checkContainerConfig(configMsg);
     if (pod.state !== "SANDBOX_READY") throw errors.criSandboxNotReady(pod.id);
+    checkTarget(config, pod.id, (t) => this.store.find(t));
     const image = findImage(this.deps.images, config.image!.image);
     if (!image) throw errors.criImageNotFound(config.image!.image);
     const m = pod.settings.metadata;
@@ -186,13 +192,15 @@ export class CriContainerService {
         await mountSpecs(await this.deps.storage.mounts(rec.id), p.rootfs);
         const shape = dockerShape(rec.config, {
           hostname: pod.hostname, cgroupParent: pod.settings.cgroupParent, hostNetwork: pod.settings.namespaces.network === "NODE", hostIpc: pod.settings.namespaces.ipc === "NODE",
+          hostPid: pidModeOf(rec.config, pod) === "NODE",
         });
+        const pidPath = await pidNamespacePath(rec.config, pod, this.deps.sandboxes, sup, (t) => this.store.find(t));
         await this.deps.runtime.writeBundle(
           {
             containerId: rec.id, config: shape.create, hostConfig: shape.host, imageConfig: this.deps.images.resolve(rec.imageId).config.config ?? {},
             daemon, host: this.deps.host, rootfs: p.rootfs, bundleDir: p.bundle, runtime: { name: runtime.name, entry: daemon["add-runtime"]?.[runtime.name] },
           },
-          async (spec) => podSpec(spec, pod, rec.config.mounts, rec.config.linux?.securityContext?.readonlyRootfs === true),
+          async (spec) => podSpec(spec, pod, rec.config.mounts, rec.config.linux?.securityContext?.readonlyRootfs === true, pidPath),
         );
         if (rec.logPath) await mkdir(dirname(rec.logPath), { recursive: true });
         const state = await sup.run({
@@ -237,16 +245,30 @@ export class CriContainerService {
     }).catch((err: Error) => this.deps.log.error({ err, container: id }, "recording a CRI container's exit failed"));
   }
 
-  /** SIGTERM (the image's stop signal is not read yet), SIGKILL after `timeout` seconds (0: at once). Stopping a stopped one is fine. */
+  /**
+   * The image's stop signal (its config's StopSignal, else SIGTERM), then SIGKILL after `timeout`
+   * seconds; with no timeout, SIGKILL at once (containerd's StopContainer). Stopping a stopped one is fine.
+   */
   async stop(id: string, timeout: number): Promise<void> {
     const rec = this.get(id);
     if (rec.state !== "CONTAINER_RUNNING") return;
     const sup = await this.link.client();
-    const code = await sup.stop(rec.id, Math.max(0, timeout), timeout > 0 ? "TERM" : "KILL").catch((err: Error) => {
+    const signal = timeout > 0 ? this.stopSignal(rec) : "KILL";
+    const code = await sup.stop(rec.id, Math.max(0, timeout), signal).catch((err: Error) => {
       if (err instanceof SupervisorClientError && (err.status === 404 || err.status === 409)) return 137;
       throw err;
     });
     await this.recordExit(rec.id, code);
+  }
+
+  /** The image's StopSignal as the runtime's kill takes it (a name with or without SIG, or a number), else TERM. */
+  private stopSignal(rec: CriContainerRecord): string {
+    try {
+      return this.deps.images.resolve(rec.imageId).config.config?.StopSignal || "TERM";
+    } catch {
+      // the image is gone (it cannot be removed while a container uses it, but a store can be damaged)
+      return "TERM";
+    }
   }
 
   async remove(id: string): Promise<void> {
@@ -322,6 +344,11 @@ export class CriContainerService {
   ofSandbox(sandboxId: string): CriContainerRecord[] {
     return this.store.list().filter((r) => r.sandboxId === sandboxId);
   }
+}
+
+/** A record's nanoseconds as an ISO time. */
+function isoOf(nanos: string): string {
+  return new Date(Number(BigInt(nanos || "0") / 1_000_000n)).toISOString();
 }
 
 function stateWord(state: CriContainerState): string {

@@ -2,10 +2,12 @@
  * What a CRI container's spec gets from its pod, after the base spec (container-config.ts):
  * the pod's pinned namespaces joined by path (network and UTS unless the pod is on the node's
  * network, IPC unless the node's), the pod's hostname, resolv.conf and hosts files, and the
- * kubelet's mounts with their propagation. The PID namespace is the container's own (or the
- * node's); a pod-wide one is not made yet.
+ * kubelet's mounts with their propagation. The PID namespace is the container's own, the
+ * node's (no entry), or one joined by path: the pod's init's (pid POD, sandbox/pod-init.ts) or
+ * another container's of the pod (pid TARGET), as container-service.ts resolves it.
  */
 import type { OciMount, OciNamespace, OciSpec } from "../../../core/contracts/runtime.js";
+import type { PinnedNamespaces } from "../sandbox/pinned-namespaces.js";
 import type { SandboxRecord } from "../sandbox/sandbox-service.js";
 import type { MountMsg } from "./container-config.js";
 
@@ -15,11 +17,19 @@ const PROPAGATION: Record<MountMsg["propagation"], string> = {
   PROPAGATION_BIDIRECTIONAL: "rshared",
 };
 
-function podNamespaces(spec: OciSpec, pod: SandboxRecord): OciNamespace[] {
-  const paths = pod.pinned.paths;
+/**
+ * The base spec's namespaces with the pod's pinned ones joined by path (a kind the pod does not
+ * own: the node's, its entry left out), and the PID namespace at `pidPath` when one is given.
+ */
+export function podNamespaces(spec: OciSpec, pinned: PinnedNamespaces, pidPath?: string): OciNamespace[] {
+  const paths = pinned.paths;
   const byType: Partial<Record<OciNamespace["type"], string | undefined>> = { network: paths.net, uts: paths.uts, ipc: paths.ipc };
   const out: OciNamespace[] = [];
   for (const ns of spec.linux?.namespaces ?? []) {
+    if (ns.type === "pid" && pidPath) {
+      out.push({ type: "pid", path: pidPath });
+      continue;
+    }
     if (!(ns.type in byType)) {
       out.push(ns);
       continue;
@@ -31,7 +41,8 @@ function podNamespaces(spec: OciSpec, pod: SandboxRecord): OciNamespace[] {
   return out;
 }
 
-export function podSpec(spec: OciSpec, pod: SandboxRecord, mounts: readonly MountMsg[], readonlyRootfs: boolean): OciSpec {
+/** `pidPath`: the PID namespace to join (the pod's, or a target container's); else the base spec's. */
+export function podSpec(spec: OciSpec, pod: SandboxRecord, mounts: readonly MountMsg[], readonlyRootfs: boolean, pidPath?: string): OciSpec {
   const fileOpts = ["rbind", "rprivate", readonlyRootfs ? "ro" : "rw"];
   const podFiles: OciMount[] = [
     { destination: "/etc/hostname", type: "bind", source: pod.files.hostname, options: fileOpts },
@@ -52,6 +63,6 @@ export function podSpec(spec: OciSpec, pod: SandboxRecord, mounts: readonly Moun
     // runc sets a hostname only in a UTS namespace of the container's (here: the pod's)
     ...(pod.pinned.paths.uts ? { hostname: pod.hostname } : {}),
     mounts: [...base, ...podFiles.filter((f) => !wanted.has(f.destination)), ...own],
-    linux: { ...spec.linux, namespaces: podNamespaces(spec, pod) },
+    linux: { ...spec.linux, namespaces: podNamespaces(spec, pod.pinned, pidPath) },
   };
 }

@@ -7,8 +7,10 @@
  *
  * Why not an infra container: nothing to pull or run per pod (the kubelet's sandbox image is
  * accepted and unused), nothing to supervise, and a pinned namespace cannot die. What it
- * cannot give is a PID namespace for the whole pod (a PID namespace needs a live init): that
- * is left to the pod's first container when pods share their process namespace.
+ * cannot give is a PID namespace for the whole pod: a PID namespace lives only as long as its
+ * first process, and nothing can join it after that one is gone. A pod that shares one among
+ * its containers (pid POD) therefore gets a tiny init, catatonit, run under the CRI supervisor
+ * as PID 1 of that namespace (pod-init.ts); the other namespaces stay pinned here.
  *
  * Files: `<dir>/net`, `<dir>/ipc`, `<dir>/uts`, each present only for a namespace the pod owns
  * (a pod on the node's network or IPC uses the node's).

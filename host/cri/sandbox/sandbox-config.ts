@@ -74,8 +74,8 @@ export function checkSandboxConfig(config: PodSandboxConfigMsg | null): SandboxS
   const ns = config.linux?.securityContext?.namespaceOptions ?? { network: "POD" as const, pid: "CONTAINER" as const, ipc: "POD" as const };
   if (ns.network !== "POD" && ns.network !== "NODE") throw bad("config.linux.security_context.namespace_options.network", `${ns.network} is not a mode a pod's network can have (POD or NODE)`);
   if (ns.ipc !== "POD" && ns.ipc !== "NODE") throw bad("config.linux.security_context.namespace_options.ipc", `${ns.ipc} is not a mode a pod's IPC can have (POD or NODE)`);
-  // POD is the proto's default (an unset field), so it is taken; the pod-wide PID namespace it
-  // asks for is not made yet: each container gets its own (docs/cluster.md, what is missing).
+  // POD (the proto's default: an unset field) gives the pod an init holding a PID namespace its
+  // containers share (pod-init.ts); without namespace options at all, each container has its own
   if (ns.pid === "TARGET") throw bad("config.linux.security_context.namespace_options.pid", "TARGET is for containers, not for a pod");
   const hostNetwork = ns.network === "NODE";
   if (config.hostname && !HOSTNAME.test(config.hostname)) throw bad("config.hostname", `${JSON.stringify(config.hostname)} is not a host name`);

@@ -49,6 +49,8 @@ export function sandboxHandlers(sandboxes: SandboxService): CriHandlers {
         info.info = JSON.stringify({
           hostname: rec.hostname,
           namespaces: rec.pinned.paths,
+          // the init holding the pod's PID namespace (pid POD), its pid as the supervisor knows it
+          init: rec.init ? { ...rec.init, pid: (await sandboxes.inits?.pid(rec.id).catch(() => undefined)) ?? 0 } : null,
           files: rec.files,
           cni: rec.network ? { network: rec.network.network.name, file: rec.network.network.file, result: rec.network.result } : null,
           config: rec.settings,

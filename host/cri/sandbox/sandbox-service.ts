@@ -6,10 +6,14 @@
  *   run: settings checked (sandbox-config.ts) -> name reserved -> namespaces pinned
  *   (pinned-namespaces.ts: network unless on the node's, IPC unless the node's, UTS unless on
  *   the node's network) -> sysctls set in them -> CNI attaches the network (cni/pod-network.ts)
- *   -> hostname, resolv.conf, hosts written -> the record saved: READY. A failing step undoes
- *   every earlier one, record and name included: nothing half-made stays.
- *   stop: its containers stopped -> the network released (CNI DEL: addresses, veth, port
- *   rules) and the network namespace unpinned -> NOTREADY (saved). Stopping again does nothing.
+ *   -> hostname, resolv.conf, hosts written -> with pid POD, the pod's init started, PID 1 of
+ *   the namespace its containers share (pod-init.ts) -> the record saved: READY. A failing
+ *   step undoes every earlier one, record and name included: nothing half-made stays.
+ *   stop: its containers stopped -> the init killed (every process left in its namespace with
+ *   it) -> the network released (CNI DEL: addresses, veth, port rules) and the network
+ *   namespace unpinned -> NOTREADY (saved). Stopping again does nothing. An init that exits
+ *   by itself (killed from outside) makes the pod NOTREADY, as a dead pause container does
+ *   under containerd: the kubelet then makes the pod again.
  *   remove: stopped first, its containers removed, the other namespaces unpinned, folder and
  *   record removed. Removing an unknown sandbox succeeds (the call is idempotent).
  */
@@ -27,6 +31,7 @@ import { KeyedQueue } from "../../../core/async/keyed-queue.js";
 import { CriStore } from "../cri-store.js";
 import { nowNanos } from "../nanos.js";
 import { runtimeHandlers } from "../runtime-info.js";
+import type { PodInits } from "./pod-init.js";
 import { pinNamespaces, runInNamespaces, unpinNamespace, unpinNamespaces, type PinnedKind, type PinnedNamespaces } from "./pinned-namespaces.js";
 import { checkSandboxConfig, sandboxName, sysctlNamespace, type PodSandboxConfigMsg, type SandboxSettings } from "./sandbox-config.js";
 import { writeSandboxFiles, type SandboxFiles } from "./sandbox-files.js";
@@ -47,6 +52,8 @@ export interface SandboxRecord {
   /** The CNI attachment while the pod has its network (not on the node's, not once stopped). */
   network?: PodAttachment;
   ips: string[];
+  /** Set while the pod's init runs (pid POD): a container of the supervisor's, its id the sandbox's. */
+  init?: { startedAt: string };
 }
 
 /** What the container side does for the sandbox calls (containers/container-service.ts). */
@@ -71,7 +78,11 @@ export class SandboxService {
   private readonly queue = new KeyedQueue();
   /** Reserved names: those of the records, and of runs under way. */
   private readonly names = new Map<string, string>();
+  /** The sandboxes whose RunPodSandbox is under way (an init may run before the record is saved). */
+  private readonly making = new Set<string>();
   containers?: SandboxContainers;
+  /** The inits of pods sharing a PID namespace (pod-init.ts); set once the CRI supervisor's link exists. */
+  inits?: PodInits;
 
   constructor(private readonly deps: SandboxDeps) {
     this.store = new CriStore<SandboxRecord>(join(deps.dataRoot, "cri", "sandboxes"));
@@ -88,6 +99,54 @@ export class SandboxService {
         await this.store.save({ ...rec, state: "SANDBOX_NOTREADY" });
       }
     }
+  }
+
+  /**
+   * At start, once the supervisor can be asked: a READY sandbox whose init is gone (the node
+   * rebooted; it was killed while engined was down) is NOTREADY.
+   */
+  async restoreInits(): Promise<void> {
+    for (const rec of this.store.list().filter((r) => r.state === "SANDBOX_READY" && r.init)) {
+      let pid: number | undefined;
+      try {
+        pid = await this.inits?.pid(rec.id);
+      } catch (err) {
+        // not known either way: the link's catch-up tells the exit once the supervisor answers
+        this.deps.log.warn({ err, sandbox: rec.id }, "cannot ask the supervisor for the pod's init");
+        continue;
+      }
+      if (pid === undefined) await this.initExited(rec.id);
+    }
+  }
+
+  /**
+   * Whether `id` is the supervisor id of a pod's init, running or being started (the supervisor
+   * link's catch-up removes what it does not know, and tells exits by id).
+   */
+  hasInit(id: string): boolean {
+    return this.making.has(id) || this.store.get(id)?.init !== undefined;
+  }
+
+  /** The pods whose init runs, for the supervisor link's catch-up. */
+  withInit(): SandboxRecord[] {
+    return this.store.list().filter((r) => r.init);
+  }
+
+  /** The pod's init exited though nobody stopped the pod: its PID namespace is gone, and the pod with it (NOTREADY). */
+  initExited(id: string): Promise<void> {
+    return this.queue.run(id, async () => {
+      const rec = this.store.get(id);
+      if (!rec?.init) return;
+      this.deps.log.warn({ sandbox: id }, "the pod's init exited: the sandbox is not ready");
+      await this.inits?.stop(rec.id, this.dir(rec.id)).catch((err: Error) => this.deps.log.warn({ err, sandbox: id }, "cleaning up after the pod's init failed"));
+      await this.store.save({ ...rec, state: "SANDBOX_NOTREADY", init: undefined });
+    });
+  }
+
+  /** The path of the pod's PID namespace for a container to join (pid POD); undefined when the pod has no init. */
+  async pidNamespace(rec: SandboxRecord): Promise<string | undefined> {
+    if (!rec.init || !this.inits) return undefined;
+    return this.inits.namespacePath(rec.id);
   }
 
   private dir(id: string): string {
@@ -110,12 +169,15 @@ export class SandboxService {
     if (holder) throw errors.criNameInUse("pod sandbox", name, holder);
     const id = randomBytes(32).toString("hex");
     this.names.set(name, id);
+    this.making.add(id);
     const undo: (() => Promise<unknown>)[] = [() => Promise.resolve(this.names.delete(name))];
     try {
       return await this.queue.run(id, () => this.make(id, name, settings, runtimeHandler, undo));
     } catch (err) {
       for (const step of undo.reverse()) await step().catch((e: Error) => this.deps.log.warn({ err: e, sandbox: id }, "undoing a failed RunPodSandbox"));
       throw err;
+    } finally {
+      this.making.delete(id);
     }
   }
 
@@ -147,7 +209,15 @@ export class SandboxService {
     }
     const ips = podIps(network?.result);
     const files = await writeSandboxFiles(dir, { hostname, dns: s.dns, hostNetwork, ips });
-    const rec: SandboxRecord = { id, name, createdAt: nowNanos(), state: "SANDBOX_READY", runtimeHandler, settings: s, hostname, pinned, files, network, ips };
+    let init: SandboxRecord["init"];
+    if (s.namespaces.pid === "POD") {
+      if (!this.inits) throw errors.criPodInit("the supervisor is not linked yet");
+      const inits = this.inits;
+      await inits.start({ id, dir, pinned, hostname, cgroupParent: s.cgroupParent, runtimeHandler });
+      undo.push(() => inits.stop(id, dir));
+      init = { startedAt: nowNanos() };
+    }
+    const rec: SandboxRecord = { id, name, createdAt: nowNanos(), state: "SANDBOX_READY", runtimeHandler, settings: s, hostname, pinned, files, network, ips, init };
     undo.push(() => this.store.remove(id));
     await this.store.save(rec);
     this.deps.log.info({ sandbox: id, name, ips }, "pod sandbox ready");
@@ -160,9 +230,10 @@ export class SandboxService {
       const rec = this.store.get(found.id);
       if (!rec) return;
       await this.containers?.stopAll(rec.id);
+      if (rec.init) await this.inits?.stop(rec.id, this.dir(rec.id));
       if (rec.network) await detachPod(rec.network);
       await unpinNamespace(rec.pinned, "net");
-      if (rec.state !== "SANDBOX_NOTREADY" || rec.network) await this.store.save({ ...rec, state: "SANDBOX_NOTREADY", network: undefined });
+      if (rec.state !== "SANDBOX_NOTREADY" || rec.network || rec.init) await this.store.save({ ...rec, state: "SANDBOX_NOTREADY", network: undefined, init: undefined });
     });
   }
 
