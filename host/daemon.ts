@@ -170,7 +170,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const execs = new ExecSessions({ runner, runtime, hooks, log: log.child({ component: "exec" }) });
     const service = new ContainerService({
       containers, images, storage: driver, runner, logDrivers, config: () => config, network: network.containers, hooks,
-      volumes: volumes.containers, remap, log: log.child({ component: "containers" }), execs, links, cpuset: host.cpuset,
+      volumes: volumes.containers, remap, log: log.child({ component: "containers" }), execs, links, cpuset: host.cpuset, limits: host.limits,
     });
     await service.restoreAtStart(config["live-restore"]);
     await volumes.containers.restore();

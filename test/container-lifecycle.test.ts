@@ -16,7 +16,7 @@ import { eventually, makeNetns, startNetDaemon, type NetDaemon, type Netns } fro
 import { cgroupOfPid } from "../host/containers/cgroup-files.js";
 import { nextDelay, policyRestarts } from "../core/containers/restart-policy.js";
 import { parsePs } from "../host/containers/container-top.js";
-import { applyUpdate, resourcesUpdate } from "../host/containers/resource-update.js";
+import { applyUpdate, checkUpdate, resourcesUpdate } from "../host/containers/resource-update.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TICKER = "i=0; while true; do i=$((i+1)); echo $i; sleep 0.1; done";
@@ -223,7 +223,8 @@ describe("container lifecycle: restart policies, pause, rename, update, top, sta
       expect(s.HostConfig.Memory).to.equal(48 * 1024 * 1024);
       expect(s.HostConfig.RestartPolicy).to.deep.equal({ Name: "on-failure", MaximumRetryCount: 3 });
       const r = await api("POST", "/containers/limited/update", { CpuShares: 512 });
-      expect([r.status, JSON.parse(r.body)]).to.deep.equal([200, { Warnings: [] }]);
+      // Docker's body when there is nothing to warn of
+      expect([r.status, JSON.parse(r.body)]).to.deep.equal([200, { Warnings: null }]);
       await fails(["update", "--memory", "1m", "limited"], /Minimum memory limit allowed is 6MB/);
       await fails(["update", "--memory", "200m", "limited"], /Memory limit should be smaller than already set memoryswap limit/);
       // A stopped container keeps the change for its next start.
@@ -351,7 +352,16 @@ describe("container lifecycle rules (restart back-off, policies, update, ps pars
     const id = "c0ffee";
     expect(() => applyUpdate(id, { NanoCpus: 1e9 }, { CpuQuota: 50_000 })).to.throw("Cannot update container c0ffee: Conflicting options: CPU Quota cannot be updated as NanoCPUs has already been set");
     expect(() => applyUpdate(id, { AutoRemove: true }, { RestartPolicy: { Name: "always" } })).to.throw(/AutoRemove is enabled/);
-    expect(() => applyUpdate(id, {}, { RestartPolicy: { Name: "always", MaximumRetryCount: 1 } })).to.throw(/only be used with 'on-failure'/);
+    const limits = { memory: true, swap: true, swappiness: true, blkioWeight: true };
+    expect(() => checkUpdate({ RestartPolicy: { Name: "always", MaximumRetryCount: 1 } }, limits)).to.throw(/only be used with 'on-failure'/);
+    // checked before the update proper, on its own fields: Docker's words without a prefix
+    expect(() => checkUpdate({ CpuPeriod: 100 }, limits)).to.throw(/^CPU cfs period can not be less than 1ms/);
+    expect(() => checkUpdate({ MemoryReservation: 1 << 20 }, limits)).to.throw(/^Minimum memory reservation allowed is 6MB$/);
+    expect(checkUpdate({ MemorySwap: 8 << 20 }, limits)).to.deep.equal([]);
+    expect(checkUpdate({ BlkioWeight: 5 }, { ...limits, blkioWeight: false })).to.deep.equal(["Your kernel does not support Block I/O weight or the cgroup is not mounted. Weight discarded."]);
+    // a container with no swap limit (or an unlimited one) takes a memory limit only with a swap limit
+    expect(() => applyUpdate(id, {}, { Memory: 64 << 20 })).to.throw(/Memory limit should be smaller than already set memoryswap limit/);
+    expect(() => applyUpdate(id, { Memory: 64 << 20, MemorySwap: -1 }, { Memory: 80 << 20 })).to.throw(/Memory limit should be smaller/);
     const next = applyUpdate(id, { Memory: 64 << 20, CpuShares: 100 }, { Memory: 32 << 20, NanoCpus: 1.5e9, PidsLimit: 0 });
     expect([next.Memory, next.CpuShares, next.NanoCpus, next.PidsLimit]).to.deep.equal([32 << 20, 100, 1.5e9, 0]);
     expect(resourcesUpdate(next)).to.deep.equal({

@@ -78,7 +78,7 @@ describe("oci spec: the base spec", () => {
     expect(s.process!.args).to.deep.equal(["sh"]);
     expect(s.process!.cwd).to.equal("/");
     expect(s.process!.terminal).to.equal(false);
-    expect(s.process!.user).to.deep.equal({ uid: 0, gid: 0 });
+    expect(s.process!.user).to.deep.equal({ uid: 0, gid: 0, additionalGids: [0] });
     expect(s.process!.noNewPrivileges).to.equal(false);
     expect(s.process!.capabilities!.bounding).to.have.members([...DEFAULT_CAPABILITIES]);
     expect(s.process!.capabilities!.effective).to.have.length(14);
@@ -141,13 +141,15 @@ describe("oci spec: the base spec", () => {
 
   it("resolves users and groups from the image's /etc/passwd and /etc/group", () => {
     const user = (u: string, groupAdd?: string[]) => spec({ config: { User: u }, hostConfig: { GroupAdd: groupAdd } }).process!.user;
-    expect(user("nobody")).to.deep.equal({ uid: 65534, gid: 65534 });
-    expect(user("app")).to.deep.equal({ uid: 1000, gid: 1000, additionalGids: [29, 44] });
-    expect(user("1000")).to.deep.equal({ uid: 1000, gid: 1000, additionalGids: [29, 44] });
-    expect(user("4321")).to.deep.equal({ uid: 4321, gid: 0 });
-    expect(user("4321:77")).to.deep.equal({ uid: 4321, gid: 77 });
-    expect(user("app:video")).to.deep.equal({ uid: 1000, gid: 44, additionalGids: [29] });
-    expect(user("daemon", ["audio", "7"])).to.deep.equal({ uid: 1, gid: 1, additionalGids: [7, 29, 44] });
+    // the primary group is also a supplementary one (Docker since 20.10.18), then the user's
+    // memberships (only when no group is named), then GroupAdd's
+    expect(user("nobody")).to.deep.equal({ uid: 65534, gid: 65534, additionalGids: [65534] });
+    expect(user("app")).to.deep.equal({ uid: 1000, gid: 1000, additionalGids: [1000, 29, 44] });
+    expect(user("1000")).to.deep.equal({ uid: 1000, gid: 1000, additionalGids: [1000, 29, 44] });
+    expect(user("4321")).to.deep.equal({ uid: 4321, gid: 0, additionalGids: [0] });
+    expect(user("4321:77")).to.deep.equal({ uid: 4321, gid: 77, additionalGids: [77] });
+    expect(user("app:video")).to.deep.equal({ uid: 1000, gid: 44, additionalGids: [44] });
+    expect(user("daemon", ["audio", "7"])).to.deep.equal({ uid: 1, gid: 1, additionalGids: [1, 44, 29, 7] });
     expect(() => user("ghost")).to.throw(SpecError, "unable to find user ghost");
     expect(() => user("app:ghosts")).to.throw(SpecError, "unable to find group ghosts");
     const evil = join(fakeRoot, "..", "evil");

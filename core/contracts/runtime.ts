@@ -200,6 +200,8 @@ export interface ExecProcessContext {
   spec: OciSpec;
   /** Where the container's root filesystem is mounted (users and groups are read there). */
   rootfs: string;
+  /** The container's extra groups (`HostConfig.GroupAdd`): an exec's own user gets them too, as Docker gives them. */
+  groupAdd?: readonly string[];
   exec: {
     Cmd: string[];
     Env?: string[];

@@ -31,7 +31,7 @@ import { createContainer, type CreateDeps } from "./container-create.js";
 import type { ExecSessions } from "./exec-sessions.js";
 import { ContainerHealth } from "./health/container-health.js";
 import { autoRestart, restoreContainers, shutdownContainers, type RestoreDeps } from "./restore.js";
-import { applyUpdate, type ContainerUpdateRequest } from "./resource-update.js";
+import { applyUpdate, checkUpdate, type ContainerUpdateRequest } from "./resource-update.js";
 import type { ContainerRunner } from "./runner.js";
 import type { HostReport } from "../host-facts.js";
 import type { SpoolFollowReport } from "../supervisor/follow-client.js";
@@ -54,6 +54,8 @@ export interface ContainerServiceDeps extends CreateDeps {
   execs: ExecSessions;
   /** The host's cpus and memory nodes, which an update's cpuset must be within. */
   cpuset: HostReport["cpuset"];
+  /** What the kernel can limit: an update's settings it cannot apply are dropped with Docker's warning. */
+  limits: HostReport["limits"];
 }
 
 export class ContainerService {
@@ -130,9 +132,11 @@ export class ContainerService {
     return this.deps.links?.linkNames() ?? new Map();
   }
 
-  /** New limits and restart policy, in the record and on the running process. */
-  update(c: ContainerRecord, body: ContainerUpdateRequest): Promise<void> {
-    return this.runner.update(c, applyUpdate(c.Id, c.HostConfig, body, this.deps.cpuset));
+  /** New limits and restart policy, in the record and on the running process; resolves with Docker's warnings. */
+  async update(c: ContainerRecord, body: ContainerUpdateRequest): Promise<string[]> {
+    const warnings = checkUpdate(body, this.deps.limits, this.deps.cpuset);
+    await this.runner.update(c, applyUpdate(c.Id, c.HostConfig, body));
+    return warnings;
   }
 
   /** Removes the container: a running one only with `force`; its anonymous volumes with `volumes`. */

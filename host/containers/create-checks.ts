@@ -1,8 +1,9 @@
 /**
  * What a container create checks and records of the options Docker checks at create (the
- * `checkContainerCreate` tap): OomScoreAdj, MemorySwappiness and BlkioWeight ranges with
- * Docker's messages; a swappiness or weight the kernel cannot apply dropped with Docker's
- * warning; the containers VolumesFrom, PidMode and IpcMode `container:` name (400 when there
+ * `checkContainerCreate` tap): the memory settings (memory-checks.ts: minimums, pairs,
+ * swappiness, and the swap limit recorded as twice the memory when none is given),
+ * OomScoreAdj and BlkioWeight ranges with Docker's messages; a weight the kernel cannot
+ * apply dropped with Docker's warning; the containers VolumesFrom, PidMode and IpcMode `container:` name (400 when there
  * is none; the modes are recorded with the full id); annotation keys; a MacAddress with a
  * network mode that has no endpoint of its own; the security options' keys and the isolation
  * (Linux has only `default`); CpusetCpus and CpusetMems within the host's; and the runtime in effect, as inspect shows it.
@@ -15,17 +16,17 @@ import type { DaemonConfig } from "../../core/options/table.js";
 import type { CgroupLimits, HostReport } from "../host-facts.js";
 import { cpusetRefusal } from "../../core/containers/cpuset.js";
 import { validMode } from "../volumes/mount-plan.js";
+import { checkMemory, defaultSwap } from "./memory-checks.js";
 
 export interface CreateChecksDeps {
   hooks: EngineHooks;
   containers: ContainerStore;
-  limits: Pick<CgroupLimits, "cpuRealtime" | "swappiness" | "blkioWeight" | "blkioWeightDevice" | "blkioReadBps" | "blkioWriteBps" | "blkioReadIOps" | "blkioWriteIOps">;
+  limits: Pick<CgroupLimits, "memory" | "swap" | "cpuRealtime" | "swappiness" | "blkioWeight" | "blkioWeightDevice" | "blkioReadBps" | "blkioWriteBps" | "blkioReadIOps" | "blkioWriteIOps">;
   /** The host's cpus and memory nodes, which CpusetCpus and CpusetMems must be within. */
   cpuset: HostReport["cpuset"];
   config: () => DaemonConfig;
 }
 
-const SWAPPINESS_DISCARDED = "Your kernel does not support memory swappiness capabilities or the cgroup is not mounted. Memory swappiness discarded.";
 const BLKIO_WEIGHT_DISCARDED = "Your kernel does not support Block I/O weight or the cgroup is not mounted. Weight discarded.";
 
 /** Per-device block IO settings, the kernel facility each needs, and Docker's warning when it is missing. */
@@ -39,21 +40,11 @@ const BLKIO_DEVICE_FIELDS = [
 
 /** Docker's order: what the kernel cannot apply is dropped (a warning) before its range is checked. */
 function checkResources(hc: HostConfig, limits: CreateChecksDeps["limits"], cpuset: CreateChecksDeps["cpuset"]): string[] {
-  const warnings: string[] = [];
+  const warnings = checkMemory(hc, limits, false);
   const cpusetWrong = cpusetRefusal("cpus", hc.CpusetCpus ?? "", cpuset.cpus) ?? cpusetRefusal("mems", hc.CpusetMems ?? "", cpuset.mems);
   if (cpusetWrong) throw errors.containerInvalidResource(cpusetWrong);
   const adj = hc.OomScoreAdj ?? 0;
   if (adj < -1000 || adj > 1000) throw errors.containerInvalidResource(`Invalid value ${adj}, range for oom score adj is [-1000, 1000]`);
-  // -1 is "the kernel's", recorded as null as Docker does
-  if (hc.MemorySwappiness === -1) hc.MemorySwappiness = null;
-  if (typeof hc.MemorySwappiness === "number" && !limits.swappiness) {
-    warnings.push(SWAPPINESS_DISCARDED);
-    hc.MemorySwappiness = null;
-  }
-  const swappiness = hc.MemorySwappiness;
-  if (typeof swappiness === "number" && (swappiness < 0 || swappiness > 100)) {
-    throw errors.containerInvalidResource(`Invalid value: ${swappiness}, valid memory swappiness range is 0-100`);
-  }
   // refused, not dropped, as Docker 28's daemon refuses them
   const rtPeriod = hc.CpuRealtimePeriod ?? 0;
   const rtRuntime = hc.CpuRealtimeRuntime ?? 0;
@@ -114,6 +105,7 @@ function checkCreate(check: ContainerCreateCheck, deps: Omit<CreateChecksDeps, "
   const { request } = check;
   const hc = request.HostConfig;
   const warnings = checkResources(hc, deps.limits, deps.cpuset);
+  defaultSwap(hc);
   resolveReferences(hc, deps.containers);
   checkSecurityOpts(hc.SecurityOpt ?? []);
   const isolation = hc.Isolation ?? "";

@@ -128,6 +128,7 @@ export class ExecSessions {
       process = this.deps.runtime.execProcess({
         spec,
         rootfs: paths.rootfs,
+        groupAdd: c.HostConfig.GroupAdd ?? [],
         exec: { ...e.request, Env: e.request.Env ?? [], Tty: tty, ConsoleSize: opts.consoleSize ?? e.request.ConsoleSize ?? null },
       });
     } catch (err) {

@@ -1,8 +1,8 @@
 /**
- * `POST /containers/{id}/update` as Docker does it: the request's non-zero limits replace the
- * container's, with Docker's conflicts refused (Nano CPUs against a CPU period or quota, a
- * memory limit above the swap limit); a restart policy replaces the container's unless it
- * has AutoRemove. The result goes to a running container as OCI LinuxResources (`runc
+ * `POST /containers/{id}/update` as Docker does it: the update's own fields checked first
+ * (`checkUpdate`), then its non-zero limits replace the container's, with Docker's conflicts
+ * refused (Nano CPUs against a CPU period or quota, a memory limit above the swap limit); a
+ * restart policy replaces the container's unless it has AutoRemove. The result goes to a running container as OCI LinuxResources (`runc
  * update`), where a zero leaves the runtime's value as it is.
  */
 import type { tags } from "typia";
@@ -10,6 +10,8 @@ import type { HostConfig, RestartPolicy } from "../../core/containers/container-
 import { checkRestartPolicy, isNoPolicy } from "../../core/containers/restart-policy.js";
 import { cpusetRefusal } from "../../core/containers/cpuset.js";
 import { errors } from "../../core/errors.js";
+import type { CgroupLimits } from "../host-facts.js";
+import { checkMemory } from "./memory-checks.js";
 
 /** A Go int64 field: a number that is not a whole one in its range is a 400, as Go's decoder refuses it. */
 type Int64 = number & tags.Type<"int64">;
@@ -31,23 +33,42 @@ export interface ContainerUpdateRequest {
   [key: string]: unknown;
 }
 
-const MIN_MEMORY = 6 * 1024 * 1024;
+const BLKIO_WEIGHT_DISCARDED = "Your kernel does not support Block I/O weight or the cgroup is not mounted. Weight discarded.";
 
 /**
- * The container's HostConfig after the update; throws the 400 Docker answers for a conflict.
- * `cpuset`: the host's cpus and memory nodes, which a new cpuset must be within.
+ * What Docker checks of an update before the update proper, on the update's own fields: the
+ * memory settings (memory-checks.ts), the CPU settings' ranges and pairs, the block IO weight
+ * (dropped with a warning when the kernel has no weight), the cpuset, the restart policy. Its
+ * refusals have no "Cannot update" prefix. Resolves with the warnings; `u` is adjusted.
  */
-export function applyUpdate(id: string, current: HostConfig, u: ContainerUpdateRequest, cpuset: { cpus?: string; mems?: string } = {}): HostConfig {
-  const refuse = (why: string) => errors.containerUpdateFailed(id, why);
-  // Docker checks these before the update proper: its message has no "Cannot update" prefix
-  const cpusetWrong = cpusetRefusal("cpus", u.CpusetCpus ?? "", cpuset.cpus) ?? cpusetRefusal("mems", u.CpusetMems ?? "", cpuset.mems);
-  if (cpusetWrong) throw errors.containerInvalidResource(cpusetWrong);
-  checkRestartPolicy(u.RestartPolicy);
-  if (u.Memory && u.Memory > 0 && u.Memory < MIN_MEMORY) throw refuse("Minimum memory limit allowed is 6MB");
-  if (u.BlkioWeight && (u.BlkioWeight < 10 || u.BlkioWeight > 1000)) throw refuse("Range of blkio weight is from 10 to 1000");
+export function checkUpdate(
+  u: ContainerUpdateRequest,
+  limits: Pick<CgroupLimits, "memory" | "swap" | "swappiness" | "blkioWeight">,
+  cpuset: { cpus?: string; mems?: string } = {},
+): string[] {
+  const refuse = (why: string) => errors.containerInvalidResource(why);
+  const warnings = checkMemory(u, limits, true);
+  if (u.NanoCpus && u.CpuPeriod) throw refuse("Conflicting options: Nano CPUs and CPU Period cannot both be set");
+  if (u.NanoCpus && u.CpuQuota) throw refuse("Conflicting options: Nano CPUs and CPU Quota cannot both be set");
   if (u.CpuPeriod && (u.CpuPeriod < 1000 || u.CpuPeriod > 1_000_000)) throw refuse("CPU cfs period can not be less than 1ms (i.e. 1000) or larger than 1s (i.e. 1000000)");
   if (u.CpuQuota && u.CpuQuota > 0 && u.CpuQuota < 1000) throw refuse("CPU cfs quota can not be less than 1ms (i.e. 1000)");
-  if (u.NanoCpus && (u.CpuPeriod || u.CpuQuota)) throw refuse("Conflicting options: Nano CPUs and CPU Period cannot both be set");
+  const cpusetWrong = cpusetRefusal("cpus", u.CpusetCpus ?? "", cpuset.cpus) ?? cpusetRefusal("mems", u.CpusetMems ?? "", cpuset.mems);
+  if (cpusetWrong) throw refuse(cpusetWrong);
+  if (u.BlkioWeight && !limits.blkioWeight) {
+    warnings.push(BLKIO_WEIGHT_DISCARDED);
+    u.BlkioWeight = 0;
+  }
+  if (u.BlkioWeight && (u.BlkioWeight < 10 || u.BlkioWeight > 1000)) throw refuse("Range of blkio weight is from 10 to 1000");
+  checkRestartPolicy(u.RestartPolicy);
+  return warnings;
+}
+
+/**
+ * The container's HostConfig after an update `checkUpdate` passed; throws the 400 Docker answers
+ * for a conflict with what the container has ("Cannot update container <id>: ...").
+ */
+export function applyUpdate(id: string, current: HostConfig, u: ContainerUpdateRequest): HostConfig {
+  const refuse = (why: string) => errors.containerUpdateFailed(id, why);
   // NanoCpus sets the period and quota itself: the one excludes the other across updates too.
   if (u.NanoCpus && current.CpuPeriod) throw refuse("Conflicting options: Nano CPUs cannot be updated as CPU Period has already been set");
   if (u.NanoCpus && current.CpuQuota) throw refuse("Conflicting options: Nano CPUs cannot be updated as CPU Quota has already been set");
@@ -59,17 +80,14 @@ export function applyUpdate(id: string, current: HostConfig, u: ContainerUpdateR
     if (v !== undefined && v !== null && v !== 0 && v !== "") (next as Record<string, unknown>)[key] = v;
   }
   if (u.Memory) {
-    // Docker records twice the memory as swap at create when none is given.
-    const swap = swapOf(current);
-    if (swap > 0 && u.Memory > swap && !u.MemorySwap) {
+    // Held to the swap limit the container has (none, or unlimited, is below any memory limit:
+    // Docker's rule, which asks for both at once then)
+    if (u.Memory > swapOf(current) && !u.MemorySwap) {
       throw refuse("Memory limit should be smaller than already set memoryswap limit, update the memoryswap at the same time");
     }
     next.Memory = u.Memory;
   }
   if (u.MemorySwap) next.MemorySwap = u.MemorySwap;
-  if ((next.MemorySwap ?? 0) > 0 && (next.Memory ?? 0) > 0 && next.MemorySwap! < next.Memory!) {
-    throw refuse("Minimum memoryswap limit should be larger than memory limit, see usage");
-  }
   if (u.PidsLimit !== undefined && u.PidsLimit !== null) next.PidsLimit = u.PidsLimit;
   if (u.RestartPolicy && u.RestartPolicy.Name !== "") {
     if (!isNoPolicy(u.RestartPolicy) && current.AutoRemove) throw refuse("Restart policy cannot be updated because AutoRemove is enabled for the container");
@@ -78,6 +96,7 @@ export function applyUpdate(id: string, current: HostConfig, u: ContainerUpdateR
   return next;
 }
 
+/** The swap limit a container has: as recorded, or for a record made before creates recorded it, Docker's default. */
 function swapOf(hc: HostConfig): number {
   if (hc.MemorySwap) return hc.MemorySwap;
   return hc.Memory && hc.Memory > 0 ? hc.Memory * 2 : 0;

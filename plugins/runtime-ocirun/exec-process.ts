@@ -20,7 +20,7 @@ export function execProcess(ctx: ExecProcessContext): OciProcess {
     args: exec.Cmd,
     env,
     cwd: exec.WorkingDir || base.cwd,
-    user: exec.User ? resolveUser(ctx.rootfs, exec.User) : base.user,
+    user: exec.User ? resolveUser(ctx.rootfs, exec.User, ctx.groupAdd ?? []) : base.user,
     ...(caps ? { capabilities: { bounding: caps, effective: caps, permitted: caps } } : {}),
   };
   delete process.consoleSize;

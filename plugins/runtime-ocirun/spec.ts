@@ -188,12 +188,15 @@ export function resolveUser(
     if (!entry) throw new SpecError(`unable to find group ${g}: no matching entries in group file`);
     return entry.gid;
   };
-  if (groupPart !== undefined && groupPart !== "") gid = groupId(groupPart);
-  const extra = new Set<number>();
-  if (name !== undefined) for (const g of groups) if (g.members.includes(name)) extra.add(g.gid);
+  const explicitGroup = groupPart !== undefined && groupPart !== "";
+  if (explicitGroup) gid = groupId(groupPart);
+  // Docker's (since 20.10.18): the primary group is a supplementary one too, so that a file's
+  // group permissions cannot be escaped by dropping it; the user's memberships in /etc/group
+  // count only when no group is named; then the GroupAdd groups.
+  const extra = new Set<number>([gid]);
+  if (name !== undefined && !explicitGroup) for (const g of groups) if (g.members.includes(name)) extra.add(g.gid);
   for (const g of groupAdd) extra.add(groupId(g));
-  extra.delete(gid);
-  return extra.size > 0 ? { uid, gid, additionalGids: [...extra].sort((a, b) => a - b) } : { uid, gid };
+  return { uid, gid, additionalGids: [...extra] };
 }
 
 // --- capabilities ------------------------------------------------------------------------------

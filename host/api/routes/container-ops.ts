@@ -54,8 +54,8 @@ export function containerOpsRoutes(deps: ContainerOpsDeps) {
     app.post("/containers/:id/update", async (request) => {
       const { c } = target(request);
       const body = validateBody(validateUpdate, request.body ?? {});
-      await service.update(c, body);
-      return { Warnings: [] };
+      const warnings = await service.update(c, body);
+      return { Warnings: warnings.length ? warnings : null };
     });
 
     app.get("/containers/:id/top", async (request) => {

@@ -1,0 +1,28 @@
+/**
+ * The same Docker CLI command lines against engined and Docker's own daemon, in order, with
+ * what differs between the two answers (exit status, output, errors) once IDs are normalised
+ * and lines sorted (images made in the same second are listed in any order by Docker). Each
+ * line runs under bash with DOCKER_HOST set; `$TAR` in a line is replaced by `vars.TAR`, and so
+ * on for each variable given. Lines must name only local images (`--pull never`).
+ */
+import { spawnSync } from "node:child_process";
+
+const normalise = (text: string) => text.replace(/[0-9a-f]{12,64}/g, "<id>").split("\n").sort().join("\n");
+
+function run(host: string, line: string, vars: Record<string, string>) {
+  let command = line;
+  for (const [name, value] of Object.entries(vars)) command = command.replaceAll(`$${name}`, value);
+  const r = spawnSync("bash", ["-c", command], { encoding: "utf8", env: { ...process.env, DOCKER_HOST: host }, timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The lines answered differently, each with both answers (empty when none was). */
+export function compareDaemons(hosts: { engined: string; dockerd: string }, lines: readonly string[], vars: Record<string, string> = {}): string {
+  const differences: string[] = [];
+  for (const line of lines) {
+    const [ours, theirs] = [run(hosts.engined, line, vars), run(hosts.dockerd, line, vars)];
+    const same = ours.code === theirs.code && normalise(ours.stdout) === normalise(theirs.stdout) && normalise(ours.stderr) === normalise(theirs.stderr);
+    if (!same) differences.push(`$ ${line}\n  engined ${JSON.stringify(ours)}\n  dockerd ${JSON.stringify(theirs)}`);
+  }
+  return differences.join("\n");
+}

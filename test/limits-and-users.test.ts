@@ -1,0 +1,99 @@
+/**
+ * Memory limits at create and update, and the groups a container's and an exec's user gets,
+ * through the Docker CLI against engined and Docker's own daemon (where it is installed),
+ * compared line by line: Docker's minimums and pairs (refused at create; at update before the
+ * update proper, without its "Cannot update" prefix), the swap limit it records as twice the
+ * memory, what an update is held to, its warnings, and supplementary groups (the primary group
+ * among them; /etc/group memberships only when no group is named; GroupAdd for execs too).
+ */
+import "./helpers/root-hooks.js";
+import { expect } from "chai";
+import { compareDaemons } from "./helpers/daemon-compare.js";
+import { docker } from "./helpers/docker-cli.js";
+import { have, startDockerd, type Dockerd } from "./helpers/dockerd.js";
+import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
+import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
+
+const LIMITS = [
+  "docker create --pull never --name a1 -m 100m --memory-swap 50m busybox",
+  "docker create --pull never --name a2 --memory-swap 50m busybox",
+  "docker create --pull never --name a3 -m 1m busybox",
+  "docker create --pull never --name a5 --memory-reservation 200m -m 100m busybox",
+  "docker create --pull never --name a6 --memory-reservation 1m busybox",
+  "docker create --pull never --name m1 -m 400m busybox sleep 30",
+  "docker inspect -f '{{.HostConfig.Memory}} {{.HostConfig.MemorySwap}}' m1",
+  "docker update -m 300m m1",
+  "docker update -m 1g m1",
+  "docker update -m 1g --memory-swap 2g m1",
+  "docker inspect -f '{{.HostConfig.Memory}} {{.HostConfig.MemorySwap}}' m1",
+  "docker create --pull never --name m2 busybox sleep 30",
+  "docker update -m 100m m2",
+  "docker update -m 100m --memory-swap -1 m2",
+  "docker inspect -f '{{.HostConfig.Memory}} {{.HostConfig.MemorySwap}}' m2",
+  "docker update -m 200m m2",
+  "docker update --memory-swap 50m m1",
+  "docker update --cpu-period 100 m1",
+  "docker update --cpu-quota 500 m1",
+  "docker update --cpus 1 --cpu-period 100000 m1",
+  "docker update --memory-reservation 1m m1",
+  "docker update -m 1m m1",
+  "docker run --pull never -d --name m4 -m 50m busybox sleep 30",
+  "docker update -m 60m m4",
+  "docker inspect -f '{{.HostConfig.Memory}} {{.HostConfig.MemorySwap}}' m4",
+  "docker exec m4 sh -c 'cat /sys/fs/cgroup/memory/memory.memsw.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.swap.max'",
+  // the body alone (Go's encoder ends it with a newline)
+  "echo \"$(curl -s --unix-socket ${DOCKER_HOST#unix://} -X POST -H 'Content-Type: application/json' -d '{\"CpuShares\":512}' http://x/containers/m4/update)\"",
+];
+
+const GROUPS = [
+  "docker run --pull never --name groups busybox sh -c 'echo wheel:x:10:nobody >> /etc/group; echo audio:x:29:nobody,root >> /etc/group'",
+  "docker commit groups grp >/dev/null",
+  "docker run --pull never --rm grp id",
+  "docker run --pull never --rm -u nobody grp id",
+  "docker run --pull never --rm -u 65534 grp id",
+  "docker run --pull never --rm -u nobody:wheel grp id",
+  "docker run --pull never --rm -u nobody:audio --group-add audio --group-add 29 grp id",
+  "docker run --pull never --rm -u 4321 grp id",
+  "docker run --pull never --rm -u 4321:77 grp id",
+  "docker run --pull never -d --name gx --group-add wheel grp sleep 30",
+  "docker exec gx id",
+  "docker exec -u nobody gx id",
+  "docker exec -u nobody:audio gx id",
+];
+
+describe("memory limits and users' groups, as Docker's daemon gives them", function () {
+  this.timeout(300_000);
+  let d: TestDaemon;
+  let ref: Dockerd | undefined;
+
+  const hosts = () => ({ engined: `unix://${d.socket}`, dockerd: ref!.host });
+  const removeAll = async (host: string) => {
+    const ids = (await docker(host, ["ps", "-aq"])).stdout.split("\n").filter(Boolean);
+    if (ids.length) await docker(host, ["rm", "-f", ...ids]);
+  };
+
+  before(async function () {
+    if (!have("dockerd")) this.skip();
+    const tar = writeFixture(makeTempDir("engine-limits-"), "rootfs.tar", await busyboxRootfs());
+    [d, ref] = await Promise.all([startEngined(), startDockerd()]);
+    for (const host of Object.values(hosts())) {
+      const r = await docker(host, ["import", "--change", 'CMD ["sh"]', "--change", "ENV PATH=/bin", tar, "busybox"]);
+      expect(r.code, r.stderr).to.equal(0);
+    }
+  });
+  afterEach(async function () {
+    for (const host of d && ref ? Object.values(hosts()) : []) await removeAll(host);
+  });
+  after(async function () {
+    await d?.stop();
+    await ref?.stop();
+  });
+
+  it("refuses, records and updates memory limits as Docker does", function () {
+    expect(compareDaemons(hosts(), LIMITS), "lines answered differently").to.equal("");
+  });
+
+  it("gives a container's and an exec's user Docker's supplementary groups", function () {
+    expect(compareDaemons(hosts(), GROUPS), "lines answered differently").to.equal("");
+  });
+});
