@@ -2,17 +2,24 @@
  * A RUN step's layer without the runtime's mount points. To bind `/etc/hosts`, `/etc/hostname`
  * and `/etc/resolv.conf` (and mount `/proc`, `/sys`, `/dev`) where the image has none, the
  * runtime makes empty files and folders in the container's writable layer, so its diff holds
- * them. Docker makes them in the container's init layer instead, under the writable one: they
+ * them, as it holds what the start makes of Docker's init layer (host/containers/init-layer.ts:
+ * `/.dockerenv`, `/etc/mtab`...). Docker makes them in the container's init layer instead, under the writable one: they
  * are never in a build step's layer (a `RUN true` makes no layer there). So they are left out
  * here: an empty file at one of those paths (the RUN could not write one: the mount is on it),
  * and one of their folders (root's, 0755, as the runtime makes them) with nothing else under it.
  * The tar is rewritten only when it has such entries, its other entries copied byte for byte.
  */
 import { closeSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
+import { ENTRIES } from "../containers/init-layer.js";
+
+/** The paths (relative to the root) of the init layer's entries of a kind. */
+const initLayer = (kind: "file" | "dir") => ENTRIES.filter(([, e]) => e.kind === kind).map(([path]) => path.slice(1));
 
 const BLOCK = 512;
-const MOUNT_FILES = new Set(["etc/hosts", "etc/hostname", "etc/resolv.conf", ".dockerenv"]);
-const MOUNT_DIRS = new Set(["etc", "dev", "proc", "sys", "dev/pts", "dev/shm", "dev/mqueue"]);
+const MOUNT_FILES = new Set(["etc/hosts", "etc/hostname", "etc/resolv.conf", ...initLayer("file")]);
+/** The init layer's symlinks (host/containers/init-layer.ts), by path: their targets. */
+const INIT_LINKS = new Map(ENTRIES.flatMap(([path, e]) => (e.kind === "symlink" ? [[path.slice(1), e.target] as const] : [])));
+const MOUNT_DIRS = new Set(["etc", "dev", "dev/mqueue", ...initLayer("dir")]);
 
 interface Entry {
   /** The byte range of the entry, its PAX or long-name headers included. */
@@ -24,6 +31,8 @@ interface Entry {
   mode: number;
   uid: number;
   gid: number;
+  /** A link's target. */
+  link: string;
 }
 
 /** A numeric field: octal text, or base-256 when its first byte has the high bit. */
@@ -75,7 +84,7 @@ function entriesOf(fd: number): Entry[] {
     }
     const prefix = block.subarray(257, 262).toString("latin1") === "ustar" ? textField(block, 345, 155) : "";
     const name = longName ?? (prefix ? `${prefix}/${textField(block, 0, 100)}` : textField(block, 0, 100));
-    out.push({ start, end: position, name: cleanName(name), type, size, mode: numberField(block, 100, 8) & 0o7777, uid: numberField(block, 108, 8), gid: numberField(block, 116, 8) });
+    out.push({ start, end: position, name: cleanName(name), type, size, mode: numberField(block, 100, 8) & 0o7777, uid: numberField(block, 108, 8), gid: numberField(block, 116, 8), link: textField(block, 157, 100) });
     start = position;
     longName = undefined;
     paxSize = undefined;
@@ -87,6 +96,7 @@ function entriesOf(fd: number): Entry[] {
 function mountPoints(entries: readonly Entry[]): Set<Entry> {
   const drop = new Set<Entry>();
   for (const e of entries) if (MOUNT_FILES.has(e.name) && (e.type === "0" || e.type === "\0") && e.size === 0) drop.add(e);
+  for (const e of entries) if (e.type === "2" && INIT_LINKS.get(e.name) === e.link) drop.add(e);
   // deepest first: `dev/pts` goes before `dev` is looked at
   const dirs = entries.filter((e) => e.type === "5" && MOUNT_DIRS.has(e.name) && e.mode === 0o755 && e.uid === 0 && e.gid === 0);
   for (const dir of dirs.sort((a, b) => b.name.length - a.name.length)) {

@@ -34,6 +34,7 @@ import { EngineError, errors } from "../../core/errors.js";
 import { killPoint } from "../../core/kill-points.js";
 import type { EngineHooks } from "../../core/hooks.js";
 import type { ImageStore } from "../../core/images/image-store.js";
+import { rootOwner } from "../../core/userns/id-map.js";
 import type { RuleHost } from "../../core/options/rules.js";
 import type { DaemonConfig } from "../../core/options/table.js";
 import type { ContainerNetworks } from "../network/container-networks.js";
@@ -45,9 +46,11 @@ import { KeyedQueue } from "../../core/async/keyed-queue.js";
 import { SupervisorClientError, type SupervisorClient } from "../supervisor/client.js";
 import type { SpoolFollowReport } from "../supervisor/follow-client.js";
 import { loggerContext, logSettings } from "./log-settings.js";
+import { stdio } from "./conmon-stdio.js";
 import { selectRuntime } from "./runtime-select.js";
 import { containerEvent, signalNumber } from "./container-events.js";
 import { Freezer } from "./freezer.js";
+import { makeInitLayerEntries } from "./init-layer.js";
 import { RestartManager } from "./restart-manager.js";
 import { resourcesUpdate } from "./resource-update.js";
 import { RunSignals } from "./run-signals.js";
@@ -154,6 +157,7 @@ export class ContainerRunner {
         if (this.deps.remap) await this.openRunDir(p.base, this.deps.remap);
         await mountSpecs(await this.deps.storage.mounts(c.Id), p.rootfs);
         killPoint("start.rootfs-mounted");
+        makeInitLayerEntries(p.rootfs, idMap ? rootOwner(idMap) : undefined);
         await this.deps.volumes?.mount(c, p.rootfs);
         killPoint("start.volumes-mounted");
         await this.deps.network.attach(c).catch((err: Error) => {
@@ -589,17 +593,4 @@ export class ContainerRunner {
     await this.deps.volumes?.removed(c, withVolumes);
     this.signals.removed(c.Id, c.State.ExitCode);
   }
-}
-
-/**
- * The container's stdio as conmon is to set it up: a terminal with `Tty`, a stdin with
- * `OpenStdin`, kept open across attachments unless StdinOnce (without a TTY: Docker does not
- * close a terminal's input when its client goes).
- */
-function stdio(c: ContainerRecord): { terminal?: true; stdin?: true; leaveStdinOpen?: true } {
-  return {
-    ...(c.Config.Tty ? { terminal: true } : {}),
-    ...(c.Config.OpenStdin ? { stdin: true } : {}),
-    ...(c.Config.OpenStdin && (c.Config.Tty || !c.Config.StdinOnce) ? { leaveStdinOpen: true } : {}),
-  };
 }

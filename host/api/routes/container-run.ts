@@ -108,7 +108,7 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
         signal: client.signal,
         producerDone: service.stopped(c, client.signal),
       });
-      await sendMessages(messages, client, { tty, timestamps: queryBool(query, "timestamps") });
+      await sendMessages(messages, client, { tty, timestamps: queryBool(query, "timestamps"), details: queryBool(query, "details") });
       client.end();
     });
 
@@ -154,7 +154,7 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
             signal: gone.signal,
             producerDone: attachDone(service, c, gone.signal),
           });
-          await sendMessages(messages, client, { tty, timestamps: false });
+          await sendMessages(messages, client, { tty, timestamps: false, details: false });
         } else if (follow) {
           await attachDone(service, c, gone.signal);
         }
@@ -268,15 +268,31 @@ async function attachReaderOf(deps: ContainerRunDeps, c: ContainerRecord) {
  * Writes each message as Docker does: a frame per line without a TTY, raw bytes with one. The
  * next message is read only once the client has room for it; the client's going away ends it.
  */
-async function sendMessages(messages: AsyncIterable<LogMessage>, client: ClientStream, opts: { tty: boolean; timestamps: boolean }): Promise<void> {
+/**
+ * Each message as Docker writes it: its time (`timestamps`), its attributes (`details`: the
+ * log options' labels and env, `k=v` query-escaped, sorted by key, comma-joined, then a space
+ * even when there are none), the line.
+ */
+async function sendMessages(messages: AsyncIterable<LogMessage>, client: ClientStream, opts: { tty: boolean; timestamps: boolean; details: boolean }): Promise<void> {
   for await (const m of messages) {
-    const text = opts.timestamps ? Buffer.concat([Buffer.from(`${formatRFC3339NanoFixed(m.timeNs)} `), m.line]) : m.line;
+    const prefix = `${opts.timestamps ? `${formatRFC3339NanoFixed(m.timeNs)} ` : ""}${opts.details ? `${detailsOf(m.attrs)} ` : ""}`;
+    const text = prefix ? Buffer.concat([Buffer.from(prefix), m.line]) : m.line;
     const data = m.partial ? text : Buffer.concat([text, NEWLINE]);
     if (!(await client.write(opts.tty ? data : frame(m.stream, data)))) break;
   }
 }
 
 const NEWLINE = Buffer.from("\n");
+
+/** Go's url.QueryEscape: a space as `+`, everything but letters, digits and `-_.~` as %XX. */
+const queryEscape = (s: string) => encodeURIComponent(s).replace(/%20/g, "+").replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
+
+function detailsOf(attrs: Record<string, string> | undefined): string {
+  return Object.keys(attrs ?? {})
+    .sort()
+    .map((k) => `${queryEscape(k)}=${queryEscape(attrs![k])}`)
+    .join(",");
+}
 
 /** `since`/`until`: Unix seconds with an optional fraction (what the CLI sends), or an RFC 3339 time. */
 function timeQuery(query: Query, name: string): Date | undefined {

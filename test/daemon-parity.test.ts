@@ -1,10 +1,11 @@
 /**
- * Memory limits at create and update, and the groups a container's and an exec's user gets,
- * through the Docker CLI against engined and Docker's own daemon (where it is installed),
- * compared line by line: Docker's minimums and pairs (refused at create; at update before the
+ * The same Docker CLI command lines against engined and Docker's own daemon (where it is
+ * installed), compared line by line. Memory limits at create and update: Docker's minimums and pairs (refused at create; at update before the
  * update proper, without its "Cannot update" prefix), the swap limit it records as twice the
  * memory, what an update is held to, its warnings, and supplementary groups (the primary group
  * among them; /etc/group memberships only when no group is named; GroupAdd for execs too).
+ * What Docker's init layer puts in every container (`/.dockerenv`, `/etc/mtab`...), seen from
+ * inside, by `export` and by `cp`, and never by `diff`. `logs --details`.
  */
 import "./helpers/root-hooks.js";
 import { expect } from "chai";
@@ -61,7 +62,24 @@ const GROUPS = [
   "docker exec -u nobody:audio gx id",
 ];
 
-describe("memory limits and users' groups, as Docker's daemon gives them", function () {
+const INIT_LAYER = [
+  "docker run --pull never --rm busybox ls -a /",
+  "docker run --pull never --rm busybox ls -la /etc/mtab /.dockerenv | cut -c1-40",
+  "docker run --pull never --name fsx busybox sh -c 'mkdir /x; echo a > /x/f; rm /bin/ls'",
+  "docker diff fsx | sort",
+  "docker export fsx | tar t | grep -v '^bin/.' | sort",
+  "docker cp fsx:/etc/mtab - | tar tv | cut -c1-10",
+];
+
+const LOG_DETAILS = [
+  "docker run --pull never --name l1 busybox echo out",
+  "docker logs --details l1",
+  "docker run --pull never --name l2 --log-opt labels=a --log-opt env=E -e 'E=v w' -l a=b busybox echo x",
+  "docker logs --details l2",
+  "docker logs --details -t l2 | cut -c31-",
+];
+
+describe("engined answers as Docker's daemon does: limits, groups, the init layer, log details", function () {
   this.timeout(300_000);
   let d: TestDaemon;
   let ref: Dockerd | undefined;
@@ -95,5 +113,13 @@ describe("memory limits and users' groups, as Docker's daemon gives them", funct
 
   it("gives a container's and an exec's user Docker's supplementary groups", function () {
     expect(compareDaemons(hosts(), GROUPS), "lines answered differently").to.equal("");
+  });
+
+  it("puts Docker's init layer entries in every container, out of its changes", function () {
+    expect(compareDaemons(hosts(), INIT_LAYER), "lines answered differently").to.equal("");
+  });
+
+  it("writes each log line's attributes before it with --details", function () {
+    expect(compareDaemons(hosts(), LOG_DETAILS), "lines answered differently").to.equal("");
   });
 });

@@ -1,0 +1,69 @@
+/**
+ * What Docker's init layer puts over every image, made here in the container's writable layer at
+ * each start where the image has nothing at that path: `/.dockerenv` (scripts and tools tell they
+ * run in a container by it), `/etc/mtab` -> `/proc/mounts`, `/dev/console`, and the folders
+ * `/dev/pts`, `/dev/shm`, `/proc`, `/sys` (`/etc/hosts`, `/etc/hostname` and `/etc/resolv.conf`
+ * the runtime's mounts make). A running container sees most of `/dev` under the runtime's tmpfs;
+ * `docker export` and `docker cp` of it stopped see them all, as with Docker. `docker diff` leaves
+ * them out (files/changes.ts), as Docker's lists never show its init layer.
+ *
+ * The image is not trusted: every path is resolved inside the root (files/scoped-fs.ts), so a
+ * symlink in the image (`/etc -> /host`) cannot make the daemon write outside the container.
+ */
+import { closeSync, fchmodSync, fchownSync, lchownSync } from "node:fs";
+import { at, createFileAt, lstatAt, mkdirAt, ScopedPathError, ScopedRoot, symlinkAt } from "./files/scoped-fs.js";
+
+type Entry = { kind: "file" } | { kind: "dir" } | { kind: "symlink"; target: string };
+
+/** What is made, by container path (build/run-layer.ts keeps them out of a RUN step's layer). */
+export const ENTRIES: ReadonlyArray<[string, Entry]> = [
+  ["/dev/pts", { kind: "dir" }],
+  ["/dev/shm", { kind: "dir" }],
+  ["/proc", { kind: "dir" }],
+  ["/sys", { kind: "dir" }],
+  ["/.dockerenv", { kind: "file" }],
+  ["/dev/console", { kind: "file" }],
+  ["/etc/mtab", { kind: "symlink", target: "/proc/mounts" }],
+];
+
+/**
+ * Makes the init layer's entries missing under `rootfs` (the container's mounted root), owned by
+ * `owner` (the container's root: the remapped one under `--userns-remap`).
+ */
+export function makeInitLayerEntries(rootfs: string, owner: { uid: number; gid: number } = { uid: 0, gid: 0 }): void {
+  const root = ScopedRoot.open(rootfs);
+  try {
+    for (const [path, entry] of ENTRIES) {
+      let r;
+      try {
+        // the folders on the way made as `mkdir -p` would (the last component is not)
+        r = root.resolve(path, { followLast: false, create: true, owner });
+      } catch (err) {
+        if (err instanceof ScopedPathError) continue; // a file where a folder would be: the image's to keep
+        throw err;
+      }
+      try {
+        if (r.name === "" || lstatAt(r.dirFd, r.name)) continue; // there already, as the image has it
+        if (entry.kind === "dir") {
+          mkdirAt(r.dirFd, r.name, 0o755);
+          lchownSync(at(r.dirFd, r.name), owner.uid, owner.gid);
+        } else if (entry.kind === "file") {
+          const fd = createFileAt(r.dirFd, r.name);
+          try {
+            fchmodSync(fd, 0o755);
+            fchownSync(fd, owner.uid, owner.gid);
+          } finally {
+            closeSync(fd);
+          }
+        } else {
+          symlinkAt(entry.target, r.dirFd, r.name);
+          lchownSync(at(r.dirFd, r.name), owner.uid, owner.gid);
+        }
+      } finally {
+        r.close();
+      }
+    }
+  } finally {
+    root.close();
+  }
+}
