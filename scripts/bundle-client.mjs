@@ -82,12 +82,24 @@ async function moduleGraph() {
  * - of each folder in GROUPS it uses a module of, all the modules, so that the folder is one
  *   chunk rather than one per set of commands using each of its files (`engine ps` loaded 7
  *   pieces of cli/format that way). A group leaves out start modules, entries (an entry stays
- *   what loads it alone) and modules that import an npm package (whose load costs more than
- *   any file: they load only where they did).
+ *   what loads it alone), modules that import an npm package (whose load costs more than any
+ *   file: they load only where they did) and modules that import from another group's folder
+ *   (which would bring that group to every command using this one: cli/container's
+ *   stats-collector.js brought cli/format to `engine run`).
  */
 function groupsOf({ imports, start, dynamic, packageUsers }) {
   const entries = new Set(dynamic);
-  const members = new Map(GROUPS.map((g) => [g, [...imports.keys()].filter((m) => dirname(m) === g && !start.has(m) && !entries.has(m) && !packageUsers.has(m))]));
+  const members = new Map(
+    GROUPS.map((g) => {
+      let group = [...imports.keys()].filter((m) => dirname(m) === g && !start.has(m) && !entries.has(m) && !packageUsers.has(m));
+      for (let size = -1; size !== group.length; ) {
+        size = group.length;
+        const inside = new Set(group);
+        group = group.filter((m) => imports.get(m).every((i) => inside.has(i) || (dirname(i) !== g && !GROUPS.includes(dirname(i)))));
+      }
+      return [g, group];
+    }),
+  );
   const needs = new Map();
   for (const entry of dynamic) {
     const reached = new Set();
