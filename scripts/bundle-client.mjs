@@ -35,11 +35,19 @@ const GROUPS = ["dist/cli/format", "dist/cli/container"];
 
 const builtins = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 
-/** node:X as `process.getBuiltinModule("node:X")`, which esbuild then reads as a CommonJS module. */
+/**
+ * node:X as `process.getBuiltinModule("node:X")`, which esbuild then reads as a CommonJS module.
+ * A dynamic import of one stays Node's own (`await import("node:tls")`): esbuild would make the
+ * shim an entry of its own, whose module has a default export only.
+ */
 const builtinsWithoutFacades = {
   name: "builtins-without-facades",
   setup(b) {
-    b.onResolve({ filter: /^[a-z_:/]+$/ }, (a) => (builtins.has(a.path) ? { path: a.path.replace(/^node:/, ""), namespace: "builtin" } : undefined));
+    b.onResolve({ filter: /^[a-z_:/]+$/ }, (a) => {
+      if (!builtins.has(a.path)) return undefined;
+      if (a.kind === "dynamic-import") return { path: a.path, external: true };
+      return { path: a.path.replace(/^node:/, ""), namespace: "builtin" };
+    });
     b.onLoad({ filter: /.*/, namespace: "builtin" }, (a) => ({ contents: `module.exports = process.getBuiltinModule(${JSON.stringify(`node:${a.path}`)});`, loader: "js" }));
   },
 };
