@@ -46,6 +46,8 @@ export interface CommandEntry {
   aliases?: string[];
   /** Left out of the help and of completion (`__complete`, which the completion scripts call). */
   hidden?: boolean;
+  /** Whether it talks to the daemon: then engine.ts pings it while the command's code loads. */
+  daemon: boolean;
   load(): Promise<Command>;
 }
 

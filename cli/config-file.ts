@@ -28,3 +28,9 @@ export function configString(configDir: string, key: string): string {
   const value = configValues(configDir)[key];
   return typeof value === "string" ? value : "";
 }
+
+/** An object value of config.json ("proxies"...), or undefined. */
+export function configObject(configDir: string, key: string): Record<string, unknown> | undefined {
+  const value = configValues(configDir)[key];
+  return value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}

@@ -7,7 +7,8 @@
 import { ExitError, type CommandContext } from "./command.js";
 import { commands, findCommand, GROUPS, groupCommands } from "./commands/index.js";
 import { DaemonError, type Connection } from "./connection.js";
-import { flagsHelp, parseFlags, UsageError, type FlagSpec } from "./flags.js";
+import { DEFAULT_CONTEXT } from "./context/current.js";
+import { flagsHelp, parseFlags, UsageError, type FlagSpec, type Parsed } from "./flags.js";
 import { configDirOf, CONTEXT_AND_HOST, contextAndHostGiven, currentContextOf, defaultSettings, GLOBAL_FLAGS, openConnection } from "./globals.js";
 import { HostError } from "./transport/dial.js";
 
@@ -31,6 +32,29 @@ Run 'engine COMMAND --help' for more information on a command.
 
 const out = (t: string) => void process.stdout.write(t);
 const err = (t: string) => void process.stderr.write(t);
+
+/**
+ * Asks the daemon for its API version (`/_ping`, the first request of nearly every command)
+ * while the command's code loads, which takes as long: the answer is there when the command
+ * needs it. Only for the default context over unix or TCP (a stored context takes files to
+ * read, an ssh:// host may ask for a passphrase); a failure here is the command's own later, as
+ * it would have been, or nothing if the command does not connect after all (a usage error).
+ * Resolves once the request is on its way: loading modules does not let the event loop turn,
+ * so the connection must be made (and the request written) before.
+ */
+async function pingAhead(global: Parsed, currentContext: () => string, connect: () => Connection): Promise<void> {
+  try {
+    if (contextAndHostGiven(global) || currentContext() !== DEFAULT_CONTEXT || defaultSettings(global, process.env).target.proto === "ssh") return;
+    connect()
+      .apiVersion()
+      .catch(() => undefined);
+  } catch {
+    // a bad -H: the command reports it when it connects
+    return;
+  }
+  // one turn: the connection's completion comes in its poll phase, the request goes out with it
+  await new Promise((resolve) => setImmediate(resolve));
+}
 
 async function main(argv: string[]): Promise<number> {
   let global;
@@ -71,6 +95,13 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   const name = found.entry.name;
+  const env = process.env;
+  const configDir = configDirOf(global, env);
+  let contextName: string | undefined;
+  const currentContext = () => (contextName ??= currentContextOf(global, env, configDir));
+  let connection: Connection | undefined;
+  const connect = () => (connection ??= openConnection(global, env, configDir, currentContext()));
+  if (found.entry.daemon) await pingAhead(global, currentContext, connect);
   const command = await found.entry.load();
   const specs: FlagSpec[] = [...command.flags, { name: "help", type: "bool", description: "Print usage", hidden: true }];
   const usageLine = `engine ${name}${command.usage ? ` ${command.usage}` : ""}`;
@@ -107,15 +138,10 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
 
-  const env = process.env;
-  const configDir = configDirOf(global, env);
   if (contextAndHostGiven(global)) {
     err(`${CONTEXT_AND_HOST}\n`);
     return 1;
   }
-  let contextName: string | undefined;
-  const currentContext = () => (contextName ??= currentContextOf(global, env, configDir));
-  let connection: Connection | undefined;
   const ctx: CommandContext = {
     name,
     env,
@@ -124,7 +150,7 @@ async function main(argv: string[]): Promise<number> {
     stderr: err,
     currentContext,
     defaultConnection: () => defaultSettings(global, env),
-    connection: () => (connection ??= openConnection(global, env, configDir, currentContext())),
+    connection: connect,
   };
   try {
     return await command.run(ctx, input);

@@ -27,7 +27,7 @@ export const command: Command = {
     const tty = Boolean(c.Config.Tty);
     const stdin = !flags["no-stdin"] && Boolean(c.Config.OpenStdin);
     if (stdin && tty && !process.stdin.isTTY) throw new ExitError(1, "the input device is not a TTY");
-    const detachKeys = given.has("detach-keys") ? String(flags["detach-keys"]) : await configDetachKeys(ctx.configDir);
+    const detachKeys = given.has("detach-keys") ? String(flags["detach-keys"]) : configDetachKeys(ctx.configDir);
     const session = await AttachSession.open(conn, args[0], { tty, stdin, stdout: true, stderr: true, detachKeys }, ctx.stderr);
     const status = await waitForExit(conn, args[0], "not-running", ctx.stderr);
     const stopSignals = flags["sig-proxy"] && !tty ? forwardSignals(conn, c.Id) : () => undefined;

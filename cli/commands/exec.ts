@@ -38,7 +38,7 @@ export const command: Command = {
     const detach = Boolean(flags.detach);
     const tty = Boolean(flags.tty);
     const stdin = !detach && Boolean(flags.interactive);
-    const detachKeys = String(flags["detach-keys"]) || ((await configDetachKeys(ctx.configDir)) ?? "");
+    const detachKeys = String(flags["detach-keys"]) || (configDetachKeys(ctx.configDir) ?? "");
     const conn = ctx.connection();
     // the container's absence is the first error, as with the Docker CLI (no exec is left behind)
     await conn.getJson(`/containers/${encodeURIComponent(container)}/json`);

@@ -4,10 +4,14 @@
  */
 import type { Command, CommandEntry } from "../command.js";
 
+/** The commands that never talk to the daemon (the others may have it pinged ahead: engine.ts). */
+const NO_DAEMON = /^(context |completion |logout$|__complete$)/;
+
 const entry = (name: string, description: string, load: () => Promise<{ command: Command }>, aliases?: string[]): CommandEntry => ({
   name,
   description,
   aliases,
+  daemon: !NO_DAEMON.test(name),
   load: async () => (await load()).command,
 });
 

@@ -1,11 +1,13 @@
 /** `engine ps`: the containers, as `docker ps` lists them (columns, filters, templates). */
 import { ExitError, type Command } from "../command.js";
-import { CONTAINER_HEADERS, CONTAINER_TYPE, containerContext, type ContainerSummary } from "../format/container-context.js";
+import { CONTAINER_HEADERS, CONTAINER_TYPE, containerContext, containerFields, type ContainerSummary } from "../format/container-context.js";
 import { configFormat, filtersJson } from "../format/filters.js";
-import { renderList } from "../format/render.js";
+import { renderList, renderTable } from "../format/render.js";
 import { parseTemplate, TemplateError } from "../format/template.js";
 
-const TABLE = "table {{.ID}}\t{{.Image}}\t{{.Command}}\t{{.RunningFor}}\t{{.Status}}\t{{.Ports}}\t{{.Names}}";
+/** The default table's columns: rendered without the template engine (render.ts: renderTable). */
+const COLUMNS = ["ID", "Image", "Command", "RunningFor", "Status", "Ports", "Names"] as const;
+const TABLE = `table ${COLUMNS.map((c) => `{{.${c}}}`).join("\t")}`;
 const RAW = `container_id: {{.ID}}
 image: {{.Image}}
 command: {{.Command}}
@@ -73,6 +75,10 @@ export const command: Command = {
       query: { all: flags.all ? "1" : undefined, limit: limit > 0 ? limit : undefined, size: size ? "1" : undefined, filters },
     });
     const trunc = !flags["no-trunc"];
+    if ((format === "" || format === "table") && !quiet) {
+      ctx.stdout(renderTable(size ? [...COLUMNS, "Size" as const] : COLUMNS, CONTAINER_HEADERS, list.map((c) => containerFields(c, trunc))));
+      return 0;
+    }
     try {
       ctx.stdout(renderList({ format: containerFormat(format, quiet, size), headers: CONTAINER_HEADERS, typeName: CONTAINER_TYPE }, list.map((c) => containerContext(c, trunc))));
     } catch (e) {

@@ -28,7 +28,7 @@ export const command: Command = {
     };
     const id = await createContainer(ctx, req).catch(refused);
     const attached = body.AttachStdin || body.AttachStdout || body.AttachStderr;
-    const detachKeys = input.given.has("detach-keys") ? String(input.flags["detach-keys"]) : await configDetachKeys(ctx.configDir);
+    const detachKeys = input.given.has("detach-keys") ? String(input.flags["detach-keys"]) : configDetachKeys(ctx.configDir);
     const end = await startAndFollow(ctx, {
       id,
       attach: attached ? { tty: body.Tty, stdin: body.AttachStdin, stdout: body.AttachStdout, stderr: body.AttachStderr, detachKeys } : undefined,

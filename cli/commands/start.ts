@@ -29,7 +29,7 @@ export const command: Command = {
         stdin: Boolean(flags.interactive) && Boolean(c.Config.OpenStdin),
         stdout: true,
         stderr: true,
-        detachKeys: given.has("detach-keys") ? String(flags["detach-keys"]) : await configDetachKeys(ctx.configDir),
+        detachKeys: given.has("detach-keys") ? String(flags["detach-keys"]) : configDetachKeys(ctx.configDir),
       },
       // With a TTY the keys typed are the container's own signals.
       sigProxy: !tty,

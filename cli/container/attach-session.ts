@@ -5,7 +5,6 @@
  * mode while a TTY container has it, and the detach keys (on a TTY) ending the session while
  * the container keeps running.
  */
-import { spawnSync } from "node:child_process";
 import type { Duplex, Readable } from "node:stream";
 import type { Connection } from "../connection.js";
 import { DEFAULT_DETACH_KEYS, DetachMatcher, parseDetachKeys } from "./detach-keys.js";
@@ -137,7 +136,10 @@ export class AttachSession {
   }
 }
 
-/** `stty opost` / `stty -opost` on the terminal that is stdin (Node has no call for it). */
+/**
+ * `stty opost` / `stty -opost` on the terminal that is stdin (Node has no call for it).
+ * child_process is loaded here, for a terminal only: every `engine run` would pay for it.
+ */
 function setOutputProcessing(on: boolean): void {
-  spawnSync("stty", [on ? "opost" : "-opost"], { stdio: ["inherit", "ignore", "ignore"] });
+  process.getBuiltinModule("node:child_process").spawnSync("stty", [on ? "opost" : "-opost"], { stdio: ["inherit", "ignore", "ignore"] });
 }

@@ -170,7 +170,10 @@ export const FLAG_API_VERSIONS: Readonly<Record<string, string>> = {
   "stop-timeout": "1.25",
 };
 
-/** Both lists, sorted by name as the Docker CLI's help shows them. */
+/**
+ * Both lists, sorted by name as the Docker CLI's help shows them: by code point, as Go compares
+ * strings (not localeCompare: its first call sets up ICU's collator, 25 ms of every `engine run`).
+ */
 export function sortedFlags(...lists: FlagSpec[][]): FlagSpec[] {
-  return lists.flat().sort((a, b) => a.name.localeCompare(b.name));
+  return lists.flat().sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }

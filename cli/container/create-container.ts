@@ -8,7 +8,6 @@
  */
 import type { CommandContext } from "../command.js";
 import { DaemonError, type Connection } from "../connection.js";
-import { ApiSocket } from "./api-socket.js";
 import { CidFile } from "./cid-file.js";
 import type { ContainerRequest, CreateBody } from "./container-config.js";
 import { platformQuery } from "./platform.js";
@@ -58,7 +57,8 @@ export async function createContainer(ctx: CommandContext, req: ContainerRequest
   const conn = ctx.connection();
   const cid = own(() => CidFile.open(req.cidFile));
   try {
-    const apiSocket = req.useApiSocket ? await ApiSocket.prepare(ctx, req.body).catch((e: Error) => Promise.reject(new CreateError(e.message))) : undefined;
+    // loaded for --use-api-socket only: it brings tar-stream, a dozen modules every run would load
+    const apiSocket = req.useApiSocket ? await (await import("./api-socket.js")).ApiSocket.prepare(ctx, req.body).catch((e: Error) => Promise.reject(new CreateError(e.message))) : undefined;
     const version = await conn.apiVersion();
     const platform = req.platform !== "" && atLeast(version, "1.41") ? own(() => platformQuery(req.platform)) : undefined;
     if (req.pull === "always") await pullImage(ctx, conn, req);

@@ -6,6 +6,7 @@
  * is not found, 126 when it cannot be invoked, 125 for anything else.
  */
 import { ExitError, type CommandContext } from "../command.js";
+import { configObject } from "../config-file.js";
 import { UsageError, type Parsed } from "../flags.js";
 import { buildContainerRequest, FlagValueError, type BuildOptions, type ContainerRequest } from "./container-config.js";
 
@@ -26,10 +27,12 @@ export function configFailure(e: unknown, command: string): Error {
   return new ExitError(125, withHelp((e as Error).message, command));
 }
 
-/** The `proxies` of the client's config.json as the container's variables (HTTP_PROXY and http_proxy...). */
-async function proxyEnv(configDir: string): Promise<Record<string, string>> {
-  const { defaultProxies } = await import("../auth/config.js");
-  const proxies = defaultProxies(configDir);
+/**
+ * The `proxies` of the client's config.json as the container's variables (HTTP_PROXY and
+ * http_proxy...), from the file as read once at start (config-file.ts).
+ */
+function proxyEnv(configDir: string): Record<string, string> {
+  const proxies = (configObject(configDir, "proxies")?.default ?? {}) as Record<string, string>;
   const out: Record<string, string> = {};
   for (const [key, name] of [["httpProxy", "HTTP_PROXY"], ["httpsProxy", "HTTPS_PROXY"], ["noProxy", "NO_PROXY"], ["ftpProxy", "FTP_PROXY"], ["allProxy", "ALL_PROXY"]]) {
     if (proxies[key]) out[name] = out[name.toLowerCase()] = proxies[key];
@@ -45,7 +48,7 @@ export async function containerRequest(ctx: CommandContext, input: Parsed, comma
     return buildContainerRequest(input, {
       ...opts,
       env: ctx.env,
-      proxyEnv: await proxyEnv(ctx.configDir),
+      proxyEnv: proxyEnv(ctx.configDir),
       consoleSize: process.stdout.isTTY ? [process.stdout.rows, process.stdout.columns] : undefined,
       warn: ctx.stderr,
     });

@@ -66,7 +66,12 @@ function familiarImage(ref: string): string {
 
 /** `trunc` is the default (no --no-trunc); `onSize` learns when a template asks for .Size. */
 export function containerContext(c: ContainerSummary, trunc: boolean, onSize?: () => void): GoStruct {
-  return struct(CONTAINER_TYPE, {
+  return struct(CONTAINER_TYPE, containerFields(c, trunc, onSize));
+}
+
+/** The fields of containerContext, each a function of the container (`.Label` takes a name). */
+export function containerFields(c: ContainerSummary, trunc: boolean, onSize?: () => void) {
+  return {
     ID: () => (trunc ? truncateId(c.Id ?? "") : (c.Id ?? "")),
     Names: () => {
       const names = (c.Names ?? []).map((n) => n.replace(/^\//, ""));
@@ -103,7 +108,7 @@ export function containerContext(c: ContainerSummary, trunc: boolean, onSize?: (
     Mounts: () => (c.Mounts ?? []).map((m) => (trunc ? ellipsis(m.Name || m.Source || "", 15) : m.Name || m.Source || "")).join(","),
     LocalVolumes: () => String((c.Mounts ?? []).filter((m) => m.Driver === "local").length),
     Networks: () => Object.keys(c.NetworkSettings?.Networks ?? {}).join(","),
-  });
+  };
 }
 
 const joinHostPort = (ip: string, port: number | string) => (ip.includes(":") ? `[${ip}]:${port}` : `${ip}:${port}`);

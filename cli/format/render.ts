@@ -41,6 +41,16 @@ export function renderList(spec: ListFormat, items: GoStruct[]): string {
   return alignColumns(`${header}\n${text}`);
 }
 
+/**
+ * What renderList makes of "table {{.A}}\t{{.B}}..." when every field is a string, without the
+ * template engine: for a list's default table (`engine ps`), whose start is measured and whose
+ * first template parse and run take a few milliseconds.
+ */
+export function renderTable<K extends string>(columns: readonly K[], headers: Readonly<Record<string, string>>, rows: readonly Readonly<Record<K, () => string>>[]): string {
+  const lines = [columns.map((c) => headers[c]).join("\t"), ...rows.map((row) => columns.map((c) => row[c]()).join("\t"))];
+  return alignColumns(`${lines.join("\n")}\n`);
+}
+
 function parseTemplateWrapped(body: string) {
   try {
     return parseTemplate(body);
