@@ -65,8 +65,13 @@ const result = await build({
   metafile: true,
   logLevel: "warning",
   // native code (loaded from their package folders), gRPC and protobuf.js (which find their
-  // files at run time; only the CRI loads them), and undici (required by name, host/http/undici.ts)
-  external: ["koffi", "node-unix-socket", "@napi-rs/xattr", "@grpc/*", "protobufjs", "undici"],
+  // files at run time; only the CRI loads them), undici (required by name, host/http/undici.ts),
+  // and what Fastify requires only when a route has a schema (none has: host/api/app.ts) or for
+  // inject(): ajv, fast-json-stringify and light-my-request, 700 kB a start would read for nothing
+  external: [
+    "koffi", "node-unix-socket", "@napi-rs/xattr", "@grpc/*", "protobufjs", "undici",
+    "@fastify/ajv-compiler", "@fastify/fast-json-stringify-compiler", "light-my-request",
+  ],
   define: { ENGINE_BUNDLED: "true" },
   // CommonJS packages inside an ES module call require() for Node's own modules
   banner: { js: 'import { createRequire as __engineCreateRequire } from "node:module"; const require = __engineCreateRequire(import.meta.url);' },
