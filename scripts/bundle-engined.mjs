@@ -6,10 +6,12 @@
 //
 // - The input is what tsc wrote (typia's checks already generated), not the TypeScript.
 // - One build with code splitting: the daemon, the supervisor, the spool guard's worker and
-//   every built-in plugin's index and manifest are entries sharing their chunks, so a plugin
-//   loaded at run time uses the daemon's own core (host/bundle-entries.ts: which file runs
-//   for a module loaded by path). What the code imports lazily (`await import(...)`) stays a
-//   chunk of its own, loaded when it is used.
+//   every built-in plugin are entries sharing their chunks, so a plugin loaded at run time uses
+//   the daemon's own core (host/bundle-entries.ts: which file runs for a module loaded by path).
+//   What the code imports lazily (`await import(...)`) stays a chunk of its own, loaded when it
+//   is used. The plugins' manifests are not entries: they import nothing at run time (only
+//   types), and each entry more splits the shared code into more chunks, each a file a start
+//   loads; `engined --help` imports them from dist/plugins as they are.
 // - Every output is in one folder, and each compiled module's `import.meta.url` is rewritten to
 //   its own place under dist/ (relative to that folder), so the paths a module finds beside
 //   itself (package.json, build-info.json, the compile cache, proto files) stay the same.
@@ -30,9 +32,7 @@ const entryName = (underDist) => underDist.replace(/\.js$/, "").split(sep).join(
 
 const modules = ["host/engined.js", "host/supervisor/main.js", "host/supervisor/spool-guard-worker.js"];
 for (const folder of readdirSync(join(DIST, "plugins")).sort()) {
-  for (const file of ["index.js", "manifest.js"]) {
-    if (existsSync(join(DIST, "plugins", folder, file))) modules.push(join("plugins", folder, file));
-  }
+  if (existsSync(join(DIST, "plugins", folder, "index.js"))) modules.push(join("plugins", folder, "index.js"));
 }
 const entryPoints = Object.fromEntries(modules.map((m) => [entryName(m), join(DIST, m)]));
 
