@@ -1,7 +1,8 @@
 /**
- * Which file runs a module the daemon loads by its path (a built-in plugin, a plugin's manifest,
- * the supervisor's entry, a worker's): the module itself, as tsc wrote it under `dist/`, or its
- * entry in the daemon's bundle.
+ * Which file runs a module the daemon loads by its path (a built-in plugin, the supervisor's
+ * entry, a worker's): the module itself, as tsc wrote it under `dist/`, or its entry in the
+ * daemon's bundle. (A plugin's manifest has none: it imports nothing at run time, and is
+ * imported as it is.)
  *
  * `bin/engined` runs the bundle (`dist/engined-bundle/`, written by scripts/bundle-engined.mjs):
  * a few files instead of some 600 modules, which is most of what a start took. Its entries share
