@@ -66,10 +66,12 @@ const result = await build({
   logLevel: "warning",
   // native code (loaded from their package folders), gRPC and protobuf.js (which find their
   // files at run time; only the CRI loads them), undici (required by name, host/http/undici.ts),
+  // yaml (imported with `await import()`: a CommonJS package so imported from a chunk would
+  // show its exports only as `default`; Node's own loader gives them by name),
   // and what Fastify requires only when a route has a schema (none has: host/api/app.ts) or for
   // inject(): ajv, fast-json-stringify and light-my-request, 700 kB a start would read for nothing
   external: [
-    "koffi", "node-unix-socket", "@napi-rs/xattr", "@grpc/*", "protobufjs", "undici",
+    "koffi", "node-unix-socket", "@napi-rs/xattr", "@grpc/*", "protobufjs", "undici", "yaml",
     "@fastify/ajv-compiler", "@fastify/fast-json-stringify-compiler", "light-my-request",
   ],
   define: { ENGINE_BUNDLED: "true" },
