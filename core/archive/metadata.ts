@@ -10,7 +10,6 @@
  * redirects or opaque markers other than through `.wh..wh..opq`). As Docker does, an xattr the
  * file system refuses with ENOTSUP or EPERM (user.* on a symlink) is skipped.
  */
-import { setAttributeSync } from "@napi-rs/xattr";
 import {
   chmodSync,
   closeSync,
@@ -23,6 +22,7 @@ import {
   lutimesSync,
   openSync,
 } from "node:fs";
+import { xattr } from "../fs/xattr.js";
 import { XATTR_PREFIX, xattrValue } from "./pax-binary.js";
 import type { Header } from "tar-stream";
 
@@ -81,7 +81,7 @@ function ignorableXattrError(e: unknown): boolean {
 function setXattrs(path: string, xattrs: [string, Buffer][]): void {
   for (const [name, value] of xattrs) {
     try {
-      setAttributeSync(path, name, value);
+      xattr().setAttributeSync(path, name, value);
     } catch (e) {
       if (!ignorableXattrError(e)) throw new Error(`setting xattr ${name} on ${path}: ${(e as Error).message}`, { cause: e });
     }

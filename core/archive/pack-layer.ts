@@ -32,7 +32,6 @@
  * File system calls are synchronous, as in extraction (see safe-path.ts): through the thread pool,
  * packing /usr/share took 50 s instead of 2.7 s. The stream's back-pressure still paces the walk.
  */
-import { getAttributeSync, listAttributesSync } from "@napi-rs/xattr";
 import { closeSync, constants, fstatSync, openSync, type Stats } from "node:fs";
 import { Readable } from "node:stream";
 import { pack as tarPack, type Pack } from "tar-stream";
@@ -43,6 +42,7 @@ import { OPAQUE_MARKER, WHITEOUT_PREFIX } from "./whiteouts.js";
 import type { IdMap } from "../userns/id-map.js";
 import { at, DIR_FLAGS, lstatAt, readdirFd, readlinkAt, self } from "../fs/at.js";
 import { DirCursor, holdEntry, type HeldEntry } from "../fs/held.js";
+import { xattr } from "../fs/xattr.js";
 
 export interface PackOptions {
   /**
@@ -223,9 +223,9 @@ class Packer {
   /** Whether the open directory `dirFd` hides what the layers below hold there. */
   private opaque(dirFd: number, mixed: boolean): boolean {
     const path = `${self(dirFd)}/.`;
-    if (!mixed) return getAttributeSync(path, "trusted.overlay.opaque")?.toString() === "y";
+    if (!mixed) return xattr().getAttributeSync(path, "trusted.overlay.opaque")?.toString() === "y";
     if (lstatAt(dirFd, OPAQUE_MARKER)?.isFile()) return true;
-    return OPAQUE_ATTRIBUTES.some((key) => getAttributeSync(path, key)?.toString() === "y");
+    return OPAQUE_ATTRIBUTES.some((key) => xattr().getAttributeSync(path, key)?.toString() === "y");
   }
 }
 
@@ -245,8 +245,8 @@ function readAttributes(where: Attributes): [string, Buffer][] {
   const path = where.dir !== undefined ? `${self(where.dir)}/.` : at(where.dirFd, where.name);
   try {
     const out: [string, Buffer][] = [];
-    for (const key of listAttributesSync(path).sort(byteOrder)) {
-      const value = getAttributeSync(path, key);
+    for (const key of xattr().listAttributesSync(path).sort(byteOrder)) {
+      const value = xattr().getAttributeSync(path, key);
       if (value) out.push([key, value]);
     }
     return out;

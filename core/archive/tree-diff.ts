@@ -30,11 +30,11 @@
  * synchronous (see pack-layer.ts); the walk yields to the event loop every few thousand entries
  * so that a daemon comparing a large tree still answers.
  */
-import { getAttributeSync } from "@napi-rs/xattr";
 import { closeSync, openSync, type BigIntStats } from "node:fs";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { at, DIR_FLAGS, lstatAt, readdirFd, readlinkAt } from "../fs/at.js";
 import { DirCursor, holdEntryBig, type HeldEntry } from "../fs/held.js";
+import { xattr } from "../fs/xattr.js";
 import { byteOrder } from "./tar-entries.js";
 
 export type TreeChangeKind = "added" | "modified" | "deleted";
@@ -70,7 +70,7 @@ function sameTime(a: bigint, b: bigint): boolean {
 
 function capability(dirFd: number, name: string): string {
   try {
-    return getAttributeSync(at(dirFd, name), CAPABILITY)?.toString("base64") ?? "";
+    return xattr().getAttributeSync(at(dirFd, name), CAPABILITY)?.toString("base64") ?? "";
   } catch {
     return ""; // a file system without xattrs, or a special file
   }

@@ -18,11 +18,11 @@
  *   after it in the tar) is not kept.
  * Other `.wh..wh.*` names (aufs bookkeeping) are skipped. Only "oci" writes whiteouts as files.
  */
-import { setAttributeSync } from "@napi-rs/xattr";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { lstatOrNull, type ApplyOptions, type LayerWriter } from "./layer-writer.js";
 import type { EntryMeta } from "./metadata.js";
+import { xattr } from "../fs/xattr.js";
 import { LayerEntryError } from "./safe-path.js";
 
 export const WHITEOUT_PREFIX = ".wh.";
@@ -80,7 +80,7 @@ export async function applyWhiteout(w: LayerWriter, entry: string, parts: string
     const dir = w.resolver.resolveDir(entry, dirParts, { create: true, followSymlinks: true });
     const rel = dir!.join("/");
     if (rel !== "") w.markWritten(rel);
-    setAttributeSync(join(w.root, ...dir!), "trusted.overlay.opaque", "y");
+    xattr().setAttributeSync(join(w.root, ...dir!), "trusted.overlay.opaque", "y");
     return;
   }
   const dir = w.resolver.resolveDir(entry, dirParts, { create: false, followSymlinks: true });

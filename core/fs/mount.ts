@@ -12,11 +12,22 @@
  */
 import { constants } from "node:os";
 import { getSystemErrorMessage, getSystemErrorName } from "node:util";
-import koffi from "koffi";
+import { lazyRequire } from "../lazy-require.js";
 
-const libc = koffi.load("libc.so.6");
-const sysMount = libc.func("int mount(const char *source, const char *target, const char *fstype, unsigned long flags, const char *data)") as Call;
-const sysUmount2 = libc.func("int umount2(const char *target, int flags)") as Call;
+// koffi and libc's two calls, loaded with the first mount (core/lazy-require.ts)
+const koffiModule = lazyRequire<typeof import("koffi")>("koffi");
+let calls: { koffi: typeof import("koffi"); sysMount: Call; sysUmount2: Call } | undefined;
+
+function libc(): NonNullable<typeof calls> {
+  if (calls) return calls;
+  const koffi = koffiModule();
+  const lib = koffi.load("libc.so.6");
+  return (calls = {
+    koffi,
+    sysMount: lib.func("int mount(const char *source, const char *target, const char *fstype, unsigned long flags, const char *data)") as Call,
+    sysUmount2: lib.func("int umount2(const char *target, int flags)") as Call,
+  });
+}
 
 const MS_RDONLY = 1;
 const MS_REMOUNT = 32;
@@ -54,7 +65,7 @@ class MountError extends Error {
 }
 
 function fail(syscall: string, target: string): never {
-  const errno = koffi.errno();
+  const errno = libc().koffi.errno();
   throw new MountError(getSystemErrorName(-errno), errno, syscall, target);
 }
 
@@ -90,11 +101,11 @@ export async function mount(source: string, target: string, type: string, option
   if (type === "bind") flags |= MS_BIND;
   const bind = (flags & MS_BIND) !== 0;
   const fstype = bind ? null : type;
-  if ((await syscall(sysMount, source, target, fstype, bind ? flags & (MS_BIND | MS_REC) : flags, data.length ? data.join(",") : null)) !== 0) fail("mount", target);
+  if ((await syscall(libc().sysMount, source, target, fstype, bind ? flags & (MS_BIND | MS_REC) : flags, data.length ? data.join(",") : null)) !== 0) fail("mount", target);
   const rest = flags & ~(MS_BIND | MS_REC);
-  if (bind && rest !== 0 && (await syscall(sysMount, source, target, null, MS_REMOUNT | MS_BIND | rest, null)) !== 0) {
-    const err = koffi.errno();
-    sysUmount2(target, MNT_DETACH);
+  if (bind && rest !== 0 && (await syscall(libc().sysMount, source, target, null, MS_REMOUNT | MS_BIND | rest, null)) !== 0) {
+    const err = libc().koffi.errno();
+    libc().sysUmount2(target, MNT_DETACH);
     throw new MountError(getSystemErrorName(-err), err, "mount", target);
   }
 }
@@ -104,8 +115,8 @@ export async function mount(source: string, target: string, type: string, option
  * Answers false when nothing is mounted there (EINVAL) or the path is gone (ENOENT).
  */
 export async function unmount(target: string, { lazy = false } = {}): Promise<boolean> {
-  if ((await syscall(sysUmount2, target, lazy ? MNT_DETACH : 0)) === 0) return true;
-  const errno = koffi.errno();
+  if ((await syscall(libc().sysUmount2, target, lazy ? MNT_DETACH : 0)) === 0) return true;
+  const errno = libc().koffi.errno();
   if (errno === constants.errno.EINVAL || errno === constants.errno.ENOENT) return false;
   fail("umount", target);
 }

@@ -17,7 +17,11 @@
  */
 import { closeSync, constants as fsConstants, openSync } from "node:fs";
 import { basename, dirname } from "node:path";
-import { SeqpacketSocket } from "node-unix-socket";
+import type { SeqpacketSocket } from "node-unix-socket";
+import { lazyRequire } from "../../core/lazy-require.js";
+
+// (a native add-on, loaded with the first attach: core/lazy-require.ts)
+const unixSocket = lazyRequire<typeof import("node-unix-socket")>("node-unix-socket");
 
 /** How long a connection whose input has ended stays open for conmon to read its end. */
 const LINGER_MS = 2000;
@@ -29,7 +33,7 @@ const PACKET = 4096;
 export const INPUT_BUFFER_BYTES = 256 * 1024;
 
 export class AttachInput {
-  private readonly socket = new SeqpacketSocket();
+  private readonly socket: SeqpacketSocket = new (unixSocket().SeqpacketSocket)();
   private connected = false;
   private closed = false;
   private pending: Buffer[] = [];

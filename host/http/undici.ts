@@ -1,14 +1,9 @@
 /**
- * undici, loaded on first use. Its index loads all of it (fetch, WebSocket, caches, mocks: 109
- * modules), the largest single cost of a daemon's start, for what only talks to the supervisor
- * (started with the first container) and to registries (the first pull). It is a CommonJS
- * package, so require() gives it synchronously where it is first needed; types come from
- * `import type`, which loads nothing.
+ * undici, loaded on first use (core/lazy-require.ts). Its index loads all of it (fetch,
+ * WebSocket, caches, mocks: 109 modules), the largest single cost of a daemon's start, for what
+ * only talks to the supervisor (started with the first container) and to registries (the first
+ * pull).
  */
-import { createRequire } from "node:module";
+import { lazyRequire } from "../../core/lazy-require.js";
 
-let loaded: typeof import("undici") | undefined;
-
-export function undici(): typeof import("undici") {
-  return (loaded ??= createRequire(import.meta.url)("undici") as typeof import("undici"));
-}
+export const undici = lazyRequire<typeof import("undici")>("undici");

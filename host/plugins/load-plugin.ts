@@ -6,6 +6,7 @@ import { pathToFileURL } from "node:url";
 import typia from "typia";
 import { PLUGIN_KINDS, parsePluginId, type EnginePlugin, type PluginManifest } from "../../core/contracts/plugin.js";
 import { errors } from "../../core/errors.js";
+import { runnableFile } from "../bundle-entries.js";
 import type { PluginLocation } from "./resolve-plugin.js";
 
 const validateManifest = typia.createValidate<PluginManifest>();
@@ -18,7 +19,7 @@ export interface LoadedPlugin {
 export async function importPlugin(location: PluginLocation): Promise<LoadedPlugin> {
   let mod: Record<string, unknown>;
   try {
-    mod = (await import(pathToFileURL(location.file).href)) as Record<string, unknown>;
+    mod = (await import(pathToFileURL(runnableFile(location.file)).href)) as Record<string, unknown>;
   } catch (err) {
     throw errors.pluginInvalid(location.file, `it could not be imported: ${(err as Error).message}`);
   }

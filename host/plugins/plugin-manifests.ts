@@ -12,19 +12,20 @@ import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { PluginManifest } from "../../core/contracts/plugin.js";
 import type { DocumentedPlugin } from "../../core/options/plugin-options-doc.js";
+import { runnableFile } from "../bundle-entries.js";
 import { importPlugin } from "./load-plugin.js";
 import { findPluginModule, type ResolveOptions } from "./resolve-plugin.js";
 
 const PACKAGE = /^engine-plugin-([a-z]+)-([a-z0-9][a-z0-9._-]*)$/;
 
-/** The built-in plugins' manifests, by folder name order. */
-export async function builtinManifests(builtinDir: string): Promise<PluginManifest[]> {
+/** The built-in plugins' manifests (of one kind's folders, `<kind>-<name>`, when `kind` is given), by folder name order. */
+export async function builtinManifests(builtinDir: string, kind?: string): Promise<PluginManifest[]> {
   const out: PluginManifest[] = [];
-  const folders = existsSync(builtinDir) ? readdirSync(builtinDir).sort() : [];
+  const folders = existsSync(builtinDir) ? readdirSync(builtinDir).filter((f) => !kind || f.startsWith(`${kind}-`)).sort() : [];
   for (const folder of folders) {
     const file = join(builtinDir, folder, "manifest.js");
     if (!existsSync(file)) continue;
-    const { manifest } = (await import(pathToFileURL(file).href)) as { manifest?: PluginManifest };
+    const { manifest } = (await import(pathToFileURL(runnableFile(file)).href)) as { manifest?: PluginManifest };
     if (manifest?.id) out.push(manifest);
   }
   return out;

@@ -7,6 +7,7 @@
  * not for this host, or refuses its options, stops the daemon with its message.
  */
 import { join } from "node:path";
+import type { PluginManifest } from "../../core/contracts/plugin.js";
 import type { StorageDriver } from "../../core/contracts/storage.js";
 import type { PluginHost } from "../plugins/driver-registry.js";
 import { builtinStorageManifests, checkStorageOptions } from "./option-owners.js";
@@ -16,7 +17,8 @@ import type { IdMap } from "../../core/userns/id-map.js";
 export async function openStorage(configured: string, storageOpts: readonly string[], host: PluginHost, idMap?: IdMap): Promise<StorageDriver> {
   const wanted = selectStorageDriver(configured, host.dataRoot, builtinStorageDrivers(host.resolve.builtinDir));
   const options = storageOptions(storageOpts);
-  const builtin = await builtinStorageManifests(host.resolve.builtinDir);
+  // (the other drivers' manifests only matter when there are options to judge: none to load at a plain start)
+  const builtin = Object.keys(options).length > 0 ? await builtinStorageManifests(host.resolve.builtinDir) : new Map<string, PluginManifest>();
   let name = wanted;
   const driver = await host.drivers.driver("storage", wanted, {
     // Options of another driver are refused first, naming it; the loader then reads this

@@ -14,7 +14,7 @@ import { builtinStorageDrivers, selectStorageDriver, storageOptions } from "./se
 
 /** The manifests of the built-in storage plugins, by driver name (`manifest.js` only, not the driver). */
 export async function builtinStorageManifests(builtinDir: string): Promise<Map<string, PluginManifest>> {
-  const storage = (await builtinManifests(builtinDir)).filter((m) => m.kind === "storage");
+  const storage = (await builtinManifests(builtinDir, "storage")).filter((m) => m.kind === "storage");
   return new Map(storage.map((m) => [parsePluginId(m.id).name, m]));
 }
 

@@ -9,6 +9,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, openSync, closeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { runnableFile } from "../bundle-entries.js";
 import { SupervisorClient } from "./client.js";
 
 export interface SupervisorHandle {
@@ -20,7 +21,8 @@ export interface SupervisorHandle {
   own: boolean;
 }
 
-const MAIN = join(dirname(fileURLToPath(import.meta.url)), "main.js");
+// (in the bundled daemon, the bundle's supervisor: host/bundle-entries.ts)
+const MAIN = runnableFile(join(dirname(fileURLToPath(import.meta.url)), "main.js"));
 
 async function answers(client: SupervisorClient, namespace: string, address: string): Promise<number | undefined> {
   let pong;

@@ -10,7 +10,9 @@
  * thread that sleeps between its looks is woken at once (the scheduler favours sleepers), so
  * the spool stays within `SPOOL_PAUSE_BYTES` and what conmon writes in a few milliseconds.
  */
+import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
+import { runnableFile } from "../bundle-entries.js";
 
 const MiB = 1024 * 1024;
 /** conmon is stopped once the spool's live and rotated files hold this much together (retired ones are bounded apart). */
@@ -41,7 +43,7 @@ let serial = 0;
 function post(msg: GuardRequest): void {
   if (ended) return;
   if (!worker) {
-    worker = new Worker(new URL("./spool-guard-worker.js", import.meta.url));
+    worker = new Worker(runnableFile(fileURLToPath(new URL("./spool-guard-worker.js", import.meta.url))));
     worker.unref();
     worker.on("message", (n: GuardNotice) => handles.get(n.key)?.notice(n));
     worker.on("error", (err) => process.stderr.write(`supervisor: the spool guard failed: ${err.stack ?? err.message}\n`));
