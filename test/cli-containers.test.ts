@@ -247,7 +247,7 @@ describe("engine CLI: container lifecycle", function () {
 
   it("Ctrl-C in a terminal reaches an attached container as SIGINT (--sig-proxy), as with docker", async function () {
     const script = 'trap "echo got INT; exit 7" INT; echo ready; while true; do sleep 0.1; done';
-    const keys = [1500, "\x03", 3000];
+    const keys = [{ after: "ready" }, 300, "\x03", 3000];
     const ours = await engineInPty(host, ["run", "--rm", "busybox", "sh", "-c", script], { keys });
     expect(ours).to.deep.equal({ output: "ready\r\n^Cgot INT\r\n", code: 7 });
     const theirs = await inPty(["docker", "-H", host, "run", "--rm", "busybox", "sh", "-c", script], { keys, env: { DOCKER_CONFIG: makeTempDir("engine-docker-config-") } });
@@ -255,7 +255,7 @@ describe("engine CLI: container lifecycle", function () {
   });
 
   it("--sig-proxy=false: Ctrl-C ends the client and leaves the container running", async function () {
-    const r = await engineInPty(host, ["run", "--sig-proxy=false", "--name", "keep", "busybox", "sh", "-c", 'trap "exit 7" INT; echo ready; while true; do sleep 0.1; done'], { keys: [1500, "\x03", 1000] });
+    const r = await engineInPty(host, ["run", "--sig-proxy=false", "--name", "keep", "busybox", "sh", "-c", 'trap "exit 7" INT; echo ready; while true; do sleep 0.1; done'], { keys: [{ after: "ready" }, 300, "\x03", 1000] });
     expect(r.output).to.equal("ready\r\n^C");
     expect(r.code).to.equal(130);
     expect((await inspect("keep")).State.Running).to.equal(true);

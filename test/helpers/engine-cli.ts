@@ -46,8 +46,12 @@ export interface PtyRun {
 
 export interface PtyOptions {
   env?: NodeJS.ProcessEnv;
-  /** Written to the terminal one after the other: a string, or a wait in ms before the next. */
-  keys?: (string | number)[];
+  /**
+   * Written to the terminal one after the other: a string; a wait in ms before the next; or
+   * `{ after: text }`, a wait until the terminal shows `text` (20 s at most: a loaded machine
+   * is slow to print, and a fixed wait would type too early).
+   */
+  keys?: (string | number | { after: string })[];
   timeoutMs?: number;
   /** The terminal's size, set with stty before the command runs. */
   cols?: number;
@@ -62,7 +66,8 @@ export async function inPty(argv: string[], opts: PtyOptions = {}): Promise<PtyR
   const t = inTerminal(argv, { rows: opts.rows ?? 40, cols: opts.cols ?? 120, env: opts.env, cwd: ROOT, timeoutMs: opts.timeoutMs ?? 30_000 });
   for (const key of opts.keys ?? []) {
     if (typeof key === "number") await new Promise((r) => setTimeout(r, key));
-    else t.type(key);
+    else if (typeof key === "string") t.type(key);
+    else for (const end = Date.now() + 20_000; !t.shown().includes(key.after) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 50));
   }
   const code = await t.exited;
   return { output: t.shown(), code };
