@@ -45,6 +45,10 @@ const SCRIPT = [
   "docker import --change 'CMD [\"sh\"]' $TAR multi:1",
   "docker tag multi:1 other:1",
   "docker tag multi:1 multi:2",
+  // a filtered list shows only the names that match of an image
+  "docker images -f 'reference=other*' --format '{{.Repository}}:{{.Tag}}'",
+  "docker images multi --format '{{.Repository}}:{{.Tag}}'",
+  "docker images -f 'reference=*:2' --format '{{.Repository}}:{{.Tag}}'",
   "docker rmi $(docker inspect -f '{{.Id}}' multi:1)",
   "docker create --pull never --name m1 multi:1 true",
   "docker rmi multi:2",

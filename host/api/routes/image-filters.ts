@@ -9,9 +9,15 @@ function globMatch(pattern: string, text: string): boolean {
   return new RegExp(`^${re}$`).test(text);
 }
 
-function referenceMatches(image: Image, patterns: string[]): boolean {
-  const names = image.references.map(familiarName);
-  return patterns.some((p) => names.some((n) => globMatch(p, n) || globMatch(p, n.replace(/[:@][^/]*$/, ""))));
+/**
+ * The image's references a `reference` filter matches (Docker's FamiliarMatch: the familiar
+ * form with its tag or digest, else without): the only names a filtered list shows of it.
+ */
+export function matchingReferences(image: Image, patterns: readonly string[]): string[] {
+  return image.references.filter((r) => {
+    const n = familiarName(r);
+    return patterns.some((p) => globMatch(p, n) || globMatch(p, n.replace(/[:@][^/]*$/, "")));
+  });
 }
 
 export function imageFilter(filters: Map<string, string[]>, store: ImageStore): (image: Image) => boolean {
@@ -23,7 +29,7 @@ export function imageFilter(filters: Map<string, string[]>, store: ImageStore): 
     const time = Date.parse(image.config.created ?? "") || 0;
     const dangling = filters.get("dangling");
     if (dangling?.length && dangling.some((v) => v === "true" || v === "1") !== (image.references.length === 0)) return false;
-    if (filters.get("reference")?.length && !referenceMatches(image, filters.get("reference")!)) return false;
+    if (filters.get("reference")?.length && matchingReferences(image, filters.get("reference")!).length === 0) return false;
     if (!(filters.get("label") ?? []).every((w) => hasLabel(image.config.config?.Labels, w))) return false;
     if (before && !before.every((t) => time < t)) return false;
     if (since && !since.every((t) => time > t)) return false;

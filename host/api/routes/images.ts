@@ -13,7 +13,7 @@ import type { SaveItem } from "../../images/save-images.js";
 import { compareApiVersions } from "../../../core/version.js";
 import { requestedApiVersion } from "../api-version.js";
 import { checkFilterKeys, queryBool, queryFilters, queryList, queryString, type Query } from "../query.js";
-import { imageFilter } from "./image-filters.js";
+import { imageFilter, matchingReferences } from "./image-filters.js";
 import { progressStream } from "../progress-stream.js";
 import { decodeAuthHeader } from "../../registry/auth-header.js";
 import { parsePlatform } from "../../registry/manifests.js";
@@ -163,7 +163,10 @@ export function imageRoutes(deps: ImageRouteDeps) {
       // each creation time read once, not at each comparison of the sort
       const created = new Map(shown.map((i) => [i.id, Date.parse(i.config.created ?? "") || 0]));
       const newest = (a: Image, b: Image) => created.get(b.id)! - created.get(a.id)! || (a.parent === b.id ? -1 : b.parent === a.id ? 1 : 0);
-      return shown.filter(keep).sort(newest).map((i) => summary(i, version, store));
+      // Docker's: with a reference filter, an image shows only the names that match it
+      const patterns = filters.get("reference") ?? [];
+      const named = (i: Image): Image => (patterns.length ? { ...i, references: matchingReferences(i, patterns) } : i);
+      return shown.filter(keep).sort(newest).map((i) => summary(named(i), version, store));
     });
 
     app.get("/images/get", async (request, reply) => {
