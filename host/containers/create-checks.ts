@@ -3,8 +3,9 @@
  * `checkContainerCreate` tap): the memory settings (memory-checks.ts: minimums, pairs,
  * swappiness, and the swap limit recorded as twice the memory when none is given),
  * OomScoreAdj and BlkioWeight ranges with Docker's messages; a weight the kernel cannot
- * apply dropped with Docker's warning; the containers VolumesFrom, PidMode and IpcMode `container:` name (400 when there
- * is none; the modes are recorded with the full id); annotation keys; a MacAddress with a
+ * apply dropped with Docker's warning; the containers VolumesFrom, PidMode and IpcMode
+ * `container:` name (400 when there is none; the modes are recorded with the full id);
+ * annotation keys; a MacAddress with a
  * network mode that has no endpoint of its own; the security options' keys and the isolation
  * (Linux has only `default`); CpusetCpus and CpusetMems within the host's; and the runtime in effect, as inspect shows it.
  */
