@@ -9,7 +9,7 @@
  */
 import "./helpers/root-hooks.js";
 import { expect } from "chai";
-import { compareDaemons } from "./helpers/daemon-compare.js";
+import { compareDaemons, removeAllContainers } from "./helpers/daemon-compare.js";
 import { docker } from "./helpers/docker-cli.js";
 import { have, startDockerd, type Dockerd } from "./helpers/dockerd.js";
 import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
@@ -85,10 +85,6 @@ describe("engined answers as Docker's daemon does: limits, groups, the init laye
   let ref: Dockerd | undefined;
 
   const hosts = () => ({ engined: `unix://${d.socket}`, dockerd: ref!.host });
-  const removeAll = async (host: string) => {
-    const ids = (await docker(host, ["ps", "-aq"])).stdout.split("\n").filter(Boolean);
-    if (ids.length) await docker(host, ["rm", "-f", ...ids]);
-  };
 
   before(async function () {
     if (!have("dockerd")) this.skip();
@@ -100,7 +96,7 @@ describe("engined answers as Docker's daemon does: limits, groups, the init laye
     }
   });
   afterEach(async function () {
-    for (const host of d && ref ? Object.values(hosts()) : []) await removeAll(host);
+    for (const host of d && ref ? Object.values(hosts()) : []) await removeAllContainers(host);
   });
   after(async function () {
     await d?.stop();

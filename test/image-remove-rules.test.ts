@@ -9,7 +9,7 @@ import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { compareDaemons } from "./helpers/daemon-compare.js";
+import { compareDaemons, removeAllContainers } from "./helpers/daemon-compare.js";
 import { docker } from "./helpers/docker-cli.js";
 import { have, startDockerd, type Dockerd } from "./helpers/dockerd.js";
 import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
@@ -87,10 +87,6 @@ describe("image removal by Docker's rules", function () {
   };
   const engined = () => `unix://${d.socket}`;
   const layerDirs = () => readdirSync(join(dataRoot, "overlay2")).filter((n) => /^[a-f0-9]{64}$/.test(n)).length;
-  const removeAll = async (host: string) => {
-    const ids = (await cli(host, "ps", "-aq")).split("\n").filter(Boolean);
-    if (ids.length) await cli(host, "rm", "-f", ...ids);
-  };
 
   before(async function () {
     const work = makeTempDir("engine-rmi-");
@@ -101,12 +97,12 @@ describe("image removal by Docker's rules", function () {
   });
   beforeEach(async function () {
     for (const host of [engined(), ...(ref ? [ref.host] : [])]) {
-      await removeAll(host);
+      await removeAllContainers(host);
       await cli(host, "import", "--change", 'CMD ["sh"]', tar, "busybox");
     }
   });
   afterEach(async function () {
-    for (const host of [engined(), ...(ref ? [ref.host] : [])]) await removeAll(host);
+    for (const host of [engined(), ...(ref ? [ref.host] : [])]) await removeAllContainers(host);
   });
   after(async function () {
     await d?.stop();

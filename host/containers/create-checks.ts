@@ -28,7 +28,8 @@ export interface CreateChecksDeps {
   config: () => DaemonConfig;
 }
 
-const BLKIO_WEIGHT_DISCARDED = "Your kernel does not support Block I/O weight or the cgroup is not mounted. Weight discarded.";
+/** Docker's warning for a weight the kernel cannot apply (an update gives it too: resource-update.ts). */
+export const BLKIO_WEIGHT_DISCARDED = "Your kernel does not support Block I/O weight or the cgroup is not mounted. Weight discarded.";
 
 /** Per-device block IO settings, the kernel facility each needs, and Docker's warning when it is missing. */
 const BLKIO_DEVICE_FIELDS = [

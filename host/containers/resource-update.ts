@@ -11,6 +11,7 @@ import { checkRestartPolicy, isNoPolicy } from "../../core/containers/restart-po
 import { cpusetRefusal } from "../../core/containers/cpuset.js";
 import { errors } from "../../core/errors.js";
 import type { CgroupLimits } from "../host-facts.js";
+import { BLKIO_WEIGHT_DISCARDED } from "./create-checks.js";
 import { checkMemory } from "./memory-checks.js";
 
 /** A Go int64 field: a number that is not a whole one in its range is a 400, as Go's decoder refuses it. */
@@ -32,8 +33,6 @@ export interface ContainerUpdateRequest {
   RestartPolicy?: RestartPolicy;
   [key: string]: unknown;
 }
-
-const BLKIO_WEIGHT_DISCARDED = "Your kernel does not support Block I/O weight or the cgroup is not mounted. Weight discarded.";
 
 /**
  * What Docker checks of an update before the update proper, on the update's own fields: the

@@ -6,6 +6,7 @@
  * on for each variable given. Lines must name only local images (`--pull never`).
  */
 import { spawnSync } from "node:child_process";
+import { docker } from "./docker-cli.js";
 
 const normalise = (text: string) => text.replace(/[0-9a-f]{12,64}/g, "<id>").split("\n").sort().join("\n");
 
@@ -25,4 +26,10 @@ export function compareDaemons(hosts: { engined: string; dockerd: string }, line
     if (!same) differences.push(`$ ${line}\n  engined ${JSON.stringify(ours)}\n  dockerd ${JSON.stringify(theirs)}`);
   }
   return differences.join("\n");
+}
+
+/** Removes every container of the daemon at `host` (running ones too), as a test's clean-up. */
+export async function removeAllContainers(host: string): Promise<void> {
+  const ids = (await docker(host, ["ps", "-aq"])).stdout.split("\n").filter(Boolean);
+  if (ids.length) await docker(host, ["rm", "-f", ...ids]);
 }
