@@ -4,6 +4,7 @@
  * of a multi-layer `docker save` archive and of an OCI layout; the errors clients read.
  */
 import "./helpers/root-hooks.js";
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
@@ -71,6 +72,9 @@ describe("images", () => {
     const [before] = JSON.parse(await cli("image", "inspect", "busybox"));
     const saved = join(dir, "saved.tar");
     await cli("save", "-o", saved, "busybox:latest");
+    // the legacy `repositories` file beside manifest.json, as Docker 25+ writes it: name -> tag -> top layer
+    const repositories = JSON.parse(execFileSync("tar", ["-xOf", saved, "repositories"], { encoding: "utf8" }));
+    expect(repositories).to.deep.equal({ busybox: { latest: before.RootFS.Layers.at(-1).slice(7) } });
     const removed = await cli("rmi", "busybox:latest", "mybox:1", "localhost:5000/team/box:2");
     expect(removed).to.include("Untagged: busybox:latest");
     expect(removed).to.include(`Deleted: ${before.Id}`);

@@ -1,7 +1,8 @@
 /**
  * `GET /images/get` and `GET /images/{name}/get`: images as one tar that is at once a `docker
- * save` archive (manifest.json) and an OCI image layout (oci-layout, index.json, blobs/), so
- * that both `docker load` and OCI tools read it. Layers go out exactly as they came in (the
+ * save` archive (manifest.json, and `repositories` for tagged images, which older tools read)
+ * and an OCI image layout (oci-layout, index.json, blobs/), so that both `docker load` and OCI
+ * tools read it. Layers go out exactly as they came in (the
  * uncompressed tars kept as blobs; a pulled layer's tar made again from its files and layout,
  * or its downloaded compressed blob decompressed on the way), so a saved image loads again
  * with the same ID.
@@ -60,6 +61,8 @@ export function saveImages(store: ImageStore, items: readonly SaveItem[], opts: 
     await addBuffer("oci-layout", Buffer.from('{"imageLayoutVersion":"1.0.0"}'));
     const dockerManifest = [];
     const index = [];
+    /** The legacy `repositories` file: name -> tag -> the hex of the image's top layer's diff ID, as Docker 25+ writes it. */
+    const repositories: Record<string, Record<string, string>> = {};
     for (const { image, refs } of items) {
       await addBlobFile(image.id);
       const diffIds = image.config.rootfs.diff_ids;
@@ -81,10 +84,15 @@ export function saveImages(store: ImageStore, items: readonly SaveItem[], opts: 
       if (refs.length === 0) index.push(descriptor);
       for (const ref of refs) {
         const tag = ref.includes("@") ? undefined : ref.slice(ref.lastIndexOf(":") + 1);
+        if (tag !== undefined && diffIds.length > 0) {
+          const name = familiarName(ref.slice(0, ref.lastIndexOf(":")));
+          (repositories[name] ??= {})[tag] = diffIds[diffIds.length - 1].slice(7);
+        }
         index.push({ ...descriptor, annotations: { "io.containerd.image.name": ref, ...(tag ? { "org.opencontainers.image.ref.name": tag } : {}) } });
       }
     }
     await addBuffer("index.json", Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: "application/vnd.oci.image.index.v1+json", manifests: index })));
+    if (Object.keys(repositories).length > 0) await addBuffer("repositories", Buffer.from(`${JSON.stringify(repositories)}\n`));
     await addBuffer("manifest.json", Buffer.from(JSON.stringify(dockerManifest)));
     pack.finalize();
   })().catch((err: Error) => pack.destroy(err));
