@@ -4,7 +4,8 @@
  * holds one PID namespace (its init, catatonit, PID 1) that its containers share, and that goes
  * with the pod; a pod with pid CONTAINER does not; a container with pid TARGET joins another
  * running container's of its pod, and a bad target is refused naming the field. StopContainer
- * sends the image's StopSignal (SIGTERM without one), then SIGKILL after the timeout.
+ * sends the container's stop signal (ContainerConfig.stop_signal, else the image's StopSignal,
+ * else SIGTERM; ContainerStatus.stop_signal says which), then SIGKILL after the timeout.
  */
 import { expect } from "chai";
 import { readFileSync, readlinkSync } from "node:fs";
@@ -141,7 +142,7 @@ describe("CRI: PID namespaces (pid POD, CONTAINER, TARGET) and stop signals", fu
     await rt("RemovePodSandbox", { podSandboxId: other });
   });
 
-  it("StopContainer sends the image's StopSignal, SIGTERM without one, and SIGKILL after the timeout", async function () {
+  it("StopContainer sends the kubelet's stop_signal, else the image's StopSignal, else SIGTERM, and SIGKILL after the timeout; ContainerStatus names it", async function () {
     const rootfs = writeFixture(makeTempDir(), "rootfs.tar", await busyboxRootfs());
     const imported = await docker(`unix://${bed.current().d.socket}`, ["import", "--change", "STOPSIGNAL SIGUSR1", "--change", "ENV PATH=/bin", rootfs, "busybox-usr1"]);
     expect(imported.code, imported.stderr).to.equal(0);
@@ -156,13 +157,21 @@ describe("CRI: PID namespaces (pid POD, CONTAINER, TARGET) and stop signals", fu
     const usr1 = await run(podId, trapper("usr1", "busybox-usr1"));
     await ready("usr1");
     await rt("StopContainer", { containerId: usr1, timeout: 10 });
-    expect(await stopped(usr1)).to.include({ state: "CONTAINER_EXITED", exitCode: 11 });
+    expect(await stopped(usr1)).to.include({ state: "CONTAINER_EXITED", exitCode: 11, stopSignal: "SIGUSR1" });
     expect(readFileSync(join(logDir, "usr1.log"), "utf8")).to.include("got USR1");
+
+    // the kubelet's stop_signal over the image's
+    const overridden = await run(podId, { ...trapper("overridden", "busybox-usr1"), stopSignal: "SIGTERM" });
+    await ready("overridden");
+    expect((await stopped(overridden)).stopSignal).to.equal("SIGTERM");
+    await rt("StopContainer", { containerId: overridden, timeout: 10 });
+    expect(await stopped(overridden)).to.include({ state: "CONTAINER_EXITED", exitCode: 15 });
+    expect(readFileSync(join(logDir, "overridden.log"), "utf8")).to.include("got TERM").and.not.to.include("got USR1");
 
     const term = await run(podId, trapper("term", "busybox"));
     await ready("term");
     await rt("StopContainer", { containerId: term, timeout: 10 });
-    expect(await stopped(term)).to.include({ state: "CONTAINER_EXITED", exitCode: 15 });
+    expect(await stopped(term)).to.include({ state: "CONTAINER_EXITED", exitCode: 15, stopSignal: "SIGTERM" });
 
     // a stop signal it ignores: SIGKILL once the timeout is over
     const deaf = await run(podId, { ...trapper("deaf", "busybox-usr1"), command: ["sh", "-c", "trap '' USR1; echo ready; while true; do sleep 0.1; done"] });

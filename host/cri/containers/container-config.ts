@@ -17,6 +17,7 @@ import { isAbsolute, normalize } from "node:path";
 import type { ContainerCreateConfig, HostConfig } from "../../../core/containers/container-config.js";
 import { errors } from "../../../core/errors.js";
 import type { NamespaceMode } from "../sandbox/sandbox-config.js";
+import { checkStopSignal } from "./stop-signal.js";
 
 export interface KeyValueMsg {
   key: string;
@@ -50,6 +51,8 @@ export interface ContainerConfigMsg {
   stdin: boolean;
   stdinOnce: boolean;
   tty: boolean;
+  /** A name of the CRI's Signal enum; RUNTIME_DEFAULT (or absent, in records older than the field) for the image's. */
+  stopSignal?: string;
   linux: {
     resources: {
       cpuPeriod: string;
@@ -99,6 +102,7 @@ export function checkContainerConfig(config: ContainerConfigMsg | null): Contain
   config.devices.forEach((d, i) => {
     if (!isAbsolute(d.hostPath) || !existsSync(d.hostPath)) throw bad(`config.devices[${i}].host_path`, `${d.hostPath} is not a device on this node`);
   });
+  checkStopSignal(config.stopSignal);
   const sc = config.linux?.securityContext;
   if (sc?.runAsGroup && !sc.runAsUser && !sc.runAsUsername) throw bad("config.linux.security_context.run_as_group", "needs run_as_user or run_as_username");
   if (sc?.runAsUser && sc.runAsUsername) throw bad("config.linux.security_context.run_as_username", "only one of run_as_user and run_as_username may be given");

@@ -39,6 +39,7 @@ export function containerStatus(rec: CriContainerRecord) {
     mounts: rec.config.mounts,
     logPath: rec.logPath,
     resources: r ? { linux: r } : null,
+    stopSignal: rec.stopSignal ?? "RUNTIME_DEFAULT",
   };
 }
 

@@ -42,6 +42,7 @@ type ResourcesMsg = NonNullable<NonNullable<ContainerConfigMsg["linux"]>["resour
 import { podSpec } from "./container-spec.js";
 import { execSync, type ExecSyncTarget } from "./exec-sync.js";
 import { checkTarget, pidModeOf, pidNamespacePath } from "./pid-namespace.js";
+import { effectiveStopSignal, signalNumber } from "./stop-signal.js";
 
 export type CriContainerState = "CONTAINER_CREATED" | "CONTAINER_RUNNING" | "CONTAINER_EXITED" | "CONTAINER_UNKNOWN";
 
@@ -63,6 +64,8 @@ export interface CriContainerRecord {
   imageRef: string;
   /** The absolute log file, or "" without one. */
   logPath: string;
+  /** The signal StopContainer sends, a name of the CRI's Signal enum (stop-signal.ts); absent in records older than it. */
+  stopSignal?: string;
   config: ContainerConfigMsg;
 }
 
@@ -161,6 +164,7 @@ export class CriContainerService {
         id, name, sandboxId: pod.id, state: "CONTAINER_CREATED", createdAt: nowNanos(), startedAt: "0", finishedAt: "0", exitCode: 0, reason: "", message: "", pid: 0,
         imageSpec: config.image!.image, imageId: image.id, imageRef: imageRefOf(image),
         logPath: config.logPath && pod.settings.logDirectory ? join(pod.settings.logDirectory, config.logPath) : "",
+        stopSignal: effectiveStopSignal(config.stopSignal, image.config.config?.StopSignal),
         config,
       };
       await this.store.save(rec).catch(async (err: unknown) => {
@@ -246,14 +250,15 @@ export class CriContainerService {
   }
 
   /**
-   * The image's stop signal (its config's StopSignal, else SIGTERM), then SIGKILL after `timeout`
-   * seconds; with no timeout, SIGKILL at once (containerd's StopContainer). Stopping a stopped one is fine.
+   * The container's stop signal (stop-signal.ts: the kubelet's, else the image's, else SIGTERM),
+   * then SIGKILL after `timeout` seconds; with no timeout, SIGKILL at once (containerd's
+   * StopContainer). Stopping a stopped one is fine.
    */
   async stop(id: string, timeout: number): Promise<void> {
     const rec = this.get(id);
     if (rec.state !== "CONTAINER_RUNNING") return;
     const sup = await this.link.client();
-    const signal = timeout > 0 ? this.stopSignal(rec) : "KILL";
+    const signal = timeout > 0 ? String(signalNumber(rec.stopSignal ?? this.imageStopSignal(rec)) ?? "TERM") : "KILL";
     const code = await sup.stop(rec.id, Math.max(0, timeout), signal).catch((err: Error) => {
       if (err instanceof SupervisorClientError && (err.status === 404 || err.status === 409)) return 137;
       throw err;
@@ -261,13 +266,13 @@ export class CriContainerService {
     await this.recordExit(rec.id, code);
   }
 
-  /** The image's StopSignal as the runtime's kill takes it (a name with or without SIG, or a number), else TERM. */
-  private stopSignal(rec: CriContainerRecord): string {
+  /** For records made before the stop signal was kept: the image's, as a Signal name. */
+  private imageStopSignal(rec: CriContainerRecord): string {
     try {
-      return this.deps.images.resolve(rec.imageId).config.config?.StopSignal || "TERM";
+      return effectiveStopSignal(undefined, this.deps.images.resolve(rec.imageId).config.config?.StopSignal);
     } catch {
       // the image is gone (it cannot be removed while a container uses it, but a store can be damaged)
-      return "TERM";
+      return "SIGTERM";
     }
   }
 
