@@ -48,6 +48,9 @@ export function checkRules(config: DaemonConfig, host: RuleHost): void {
   if (config["cpu-rt-runtime"] > 0 && config["cpu-rt-period"] > 0 && config["cpu-rt-runtime"] > config["cpu-rt-period"]) {
     problems.push("cpu-rt-runtime cannot be higher than cpu-rt-period");
   }
+  if (Boolean(config["cri-stream-tls-cert"]) !== Boolean(config["cri-stream-tls-key"])) {
+    problems.push("cri-stream-tls-cert and cri-stream-tls-key must be given together");
+  }
   if (config["metrics-addr"] && !config.experimental) {
     problems.push("metrics-addr is only supported when experimental is enabled");
   }

@@ -26,6 +26,7 @@ import { PodInits } from "./sandbox/pod-init.js";
 import { PodCidrs } from "./pod-cidr.js";
 import { CriStatsReader } from "./stats/cri-stats.js";
 import { statsHandlers } from "./stats/stats-handlers.js";
+import { loadTlsOptions } from "../listeners/tls-options.js";
 import { streamHandlers } from "./streaming/stream-handlers.js";
 import { serveStreams, type StreamServer } from "./streaming/stream-server.js";
 import { streamSessions } from "./streaming/stream-sessions.js";
@@ -98,8 +99,11 @@ export async function openCri(deps: CriDeps): Promise<OpenedCri> {
   await containers.restore();
   await sandboxes.restoreInits();
   const tokens = new StreamTokens();
+  const daemon = deps.config();
+  const tlsCert = daemon["cri-stream-tls-cert"];
   const streams = await serveStreams({
-    address: deps.config()["cri-stream-address"], port: deps.config()["cri-stream-port"], tokens, log: deps.log,
+    address: daemon["cri-stream-address"], port: daemon["cri-stream-port"], tokens, log: deps.log,
+    ...(tlsCert ? { tls: loadTlsOptions({ verify: false, cacert: "", cert: tlsCert, key: daemon["cri-stream-tls-key"] }).modern } : {}),
     handle: streamSessions({ containers, sandboxes, runtime: deps.runtime, log: deps.log }),
   });
   const stats = new CriStatsReader({ storage: deps.storage, storageHome: join(deps.dataRoot, deps.storage.name) });

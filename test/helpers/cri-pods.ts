@@ -112,11 +112,12 @@ export function podConfig(extra: Record<string, any> = {}): Record<string, any> 
 /**
  * A suite's bed: started (with busybox imported as `busybox` through the Docker API) before its
  * tests, stopped after them, engined's output printed after a failed test. `current()` is the bed.
+ * `extraArgs` may be a function, called when the bed starts (for arguments made by a `before`).
  */
-export function useCriBed(extraArgs: string[] = []): { current(): CriBed } {
+export function useCriBed(extraArgs: string[] | (() => string[]) = []): { current(): CriBed } {
   let bed: CriBed | undefined;
   before(async function () {
-    bed = await startCriBed(extraArgs);
+    bed = await startCriBed(typeof extraArgs === "function" ? extraArgs() : extraArgs);
     const rootfs = writeFixture(makeTempDir(), "rootfs.tar", await busyboxRootfs());
     const imported = await docker(`unix://${bed.d.socket}`, ["import", "--change", 'CMD ["sh"]', "--change", "ENV PATH=/bin", rootfs, "busybox"]);
     if (imported.code !== 0) throw new Error(`importing busybox failed: ${imported.stderr}`);

@@ -5,14 +5,17 @@
  * `.../pods/<name>/exec|attach|portforward?...` is passed byte for byte to the streaming URL
  * the test got from the CRI call, as the API server's proxy to the kubelet passes it through.
  *
- * Run as a program (`node kube-api-stub.js <target-file>`), in the network namespace of the
+ * Run as a program (`node kube-api-stub.js <target-file> [<ca-file>]`), in the network namespace of the
  * daemon under test (its streaming server listens there): it prints its port, then serves;
  * each proxied request goes to the URL in `<target-file>` at that moment (the test writes it
- * before each kubectl call). Requests are logged on stderr.
+ * before each kubectl call). An https:// target is dialled with TLS, its certificate verified
+ * against `<ca-file>` and the target's host, as the kubelet's proxy verifies the runtime's.
+ * Requests are logged on stderr.
  */
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage } from "node:http";
-import { connect, type AddressInfo } from "node:net";
+import { connect, type AddressInfo, type Socket } from "node:net";
+import { connect as connectTls } from "node:tls";
 import type { Duplex } from "node:stream";
 
 const POD = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/?]+)(\/(exec|attach|portforward))?(\?.*)?$/;
@@ -42,10 +45,14 @@ const DISCOVERY: Record<string, object> = {
   },
 };
 
-function proxyUpgrade(req: IncomingMessage, client: Duplex, head: Buffer, targetFile: string): void {
+function proxyUpgrade(req: IncomingMessage, client: Duplex, head: Buffer, targetFile: string, ca: string | undefined): void {
   const target = new URL(readFileSync(targetFile, "utf8").trim());
   const query = (req.url ?? "").includes("?") ? (req.url ?? "").slice((req.url ?? "").indexOf("?")) : "";
-  const upstream = connect(Number(target.port), target.hostname, () => {
+  const dial = (ready: () => void): Socket =>
+    target.protocol === "https:"
+      ? connectTls({ port: Number(target.port), host: target.hostname, ca: ca ? readFileSync(ca) : undefined }, ready)
+      : connect(Number(target.port), target.hostname, ready);
+  const upstream = dial(() => {
     const lines = [`${req.method} ${target.pathname}${query} HTTP/1.1`];
     for (let i = 0; i < req.rawHeaders.length; i += 2) {
       const name = req.rawHeaders[i];
@@ -67,7 +74,7 @@ function proxyUpgrade(req: IncomingMessage, client: Duplex, head: Buffer, target
 }
 
 function main(): void {
-  const targetFile = process.argv[2];
+  const [targetFile, ca] = process.argv.slice(2);
   const server = createServer((req, res) => {
     process.stderr.write(`${req.method} ${req.url}\n`);
     const m = POD.exec(req.url ?? "");
@@ -86,7 +93,7 @@ function main(): void {
     process.stderr.write(`${req.method} ${req.url} (upgrade: ${req.headers.upgrade}${req.headers["sec-websocket-protocol"] ? `, protocols: ${req.headers["sec-websocket-protocol"]}` : ""})\n`);
     socket.on("error", () => {});
     if (!POD.exec(req.url ?? "")?.[3]) return void socket.end("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-    proxyUpgrade(req, socket, head, targetFile);
+    proxyUpgrade(req, socket, head, targetFile, ca);
   });
   server.listen(0, "127.0.0.1", () => process.stdout.write(`${(server.address() as AddressInfo).port}\n`));
   process.on("SIGTERM", () => process.exit(0));

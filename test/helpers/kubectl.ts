@@ -38,11 +38,12 @@ export interface KubeStub {
 
 const STUB = join(fileURLToPath(new URL(".", import.meta.url)), "kube-api-stub.js");
 
-export async function startKubeStub(netnsFile: string): Promise<KubeStub> {
+/** `ca`: the CA (PEM file) the stub trusts when it dials an https:// target, as a kubelet trusts the node's roots. */
+export async function startKubeStub(netnsFile: string, ca?: string): Promise<KubeStub> {
   const dir = makeTempDir("engine-kubectl-");
   const targetFile = join(dir, "target");
   writeFileSync(targetFile, "http://127.0.0.1:1/none");
-  const stub = spawn("nsenter", [`--net=${netnsFile}`, "--", process.execPath, STUB, targetFile], { stdio: ["ignore", "pipe", "pipe"] });
+  const stub = spawn("nsenter", [`--net=${netnsFile}`, "--", process.execPath, STUB, targetFile, ...(ca ? [ca] : [])], { stdio: ["ignore", "pipe", "pipe"] });
   let stubLog = "";
   stub.stderr!.on("data", (d: Buffer) => (stubLog += d.toString()));
   const port = await new Promise<number>((resolve, reject) => {

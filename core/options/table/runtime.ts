@@ -73,6 +73,15 @@ export const runtimeOptions = {
     flag: "cri-stream-port", key: "cri-stream-port", type: int(0, 65535), default: 0, platforms: LINUX, group: "runtime",
     help: "Port of the CRI streaming server (0: any free port)", example: { args: ["--cri-stream-port", "10010"], value: 10010 },
   }),
+  "cri-stream-tls-cert": option({
+    flag: "cri-stream-tls-cert", key: "cri-stream-tls-cert", type: string(), default: "", platforms: LINUX, group: "runtime",
+    help: "Certificate (PEM) of the CRI streaming server: it serves HTTPS with it and --cri-stream-tls-key",
+    example: { args: ["--cri-stream-tls-cert", "/etc/engine/stream.pem"], value: "/etc/engine/stream.pem" },
+  }),
+  "cri-stream-tls-key": option({
+    flag: "cri-stream-tls-key", key: "cri-stream-tls-key", type: string(), default: "", platforms: LINUX, group: "runtime",
+    help: "Private key (PEM) of --cri-stream-tls-cert", example: { args: ["--cri-stream-tls-key", "/etc/engine/stream-key.pem"], value: "/etc/engine/stream-key.pem" },
+  }),
   "exec-opt": option({
     flag: "exec-opt", key: "exec-opts", type: list(checkExecOpt), default: [], platforms: BOTH, group: "runtime",
     metavar: "list", help: "Runtime execution options (native.cgroupdriver=cgroupfs|systemd)",

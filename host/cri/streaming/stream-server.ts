@@ -5,10 +5,16 @@
  * The token is taken first (a second use, or one after its minute, is 404 whatever else the
  * request says), then the connection is handed to the session with the request's upgrade
  * (WebSocket or SPDY/3.1: stream-sessions.ts); a request that asks for no upgrade is 400.
+ * With `--cri-stream-tls-cert` and `--cri-stream-tls-key` it serves HTTPS (TLS 1.2 and later,
+ * the certificate checked at start as the API's is), as containerd's `enable_tls_streaming`:
+ * the URLs answered then begin with https://, and the kubelet's proxy verifies the certificate
+ * against the node's trusted roots and the address it dials.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import type { SecureContextOptions } from "node:tls";
 import type { Logger } from "pino";
 import { errors, toEngineError } from "../../../core/errors.js";
 import type { StreamTicket, StreamTokens } from "./stream-tokens.js";
@@ -23,10 +29,12 @@ export interface StreamServerOptions {
   tokens: StreamTokens;
   handle: StreamHandler;
   log: Logger;
+  /** Serve HTTPS with these (host/listeners/tls-options.ts); plain HTTP without. */
+  tls?: SecureContextOptions;
 }
 
 export interface StreamServer {
-  /** `http://<address>:<port>` as the URLs answered begin. */
+  /** `http://<address>:<port>` (https:// with TLS) as the URLs answered begin. */
   base: string;
   url(kind: StreamTicket["kind"], token: string): string;
   close(): Promise<void>;
@@ -55,18 +63,20 @@ function statusText(code: number): string {
 
 export async function serveStreams(opts: StreamServerOptions): Promise<StreamServer> {
   const sockets = new Set<Socket>();
-  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const answer = (req: IncomingMessage, res: ServerResponse) => {
     // no upgrade asked for: the token is spent all the same, as the kubelet spends it
     const ticket = takeTicket(req);
     const err = ticket instanceof Error ? ticket : errors.criStreamUpgrade("missing upgrade headers in request");
     const e = toEngineError(err);
     res.writeHead(e.statusCode, { "content-type": "text/plain; charset=utf-8" }).end(`${e.message}\n`);
-  });
+  };
+  const server: Server = opts.tls ? createTlsServer(opts.tls, answer) : createServer(answer);
   const takeTicket = (req: IncomingMessage): StreamTicket | Error => {
     const m = ROUTE.exec(req.url ?? "");
     if (!m || (req.method !== "GET" && req.method !== "POST")) return errors.criStreamNotFound();
     return opts.tokens.take(m[2], m[1] as StreamTicket["kind"]) ?? errors.criStreamNotFound();
   };
+  // the TCP connections, TLS or not: https.Server tells of them too
   server.on("connection", (s: Socket) => {
     sockets.add(s);
     s.once("close", () => sockets.delete(s));
@@ -90,7 +100,7 @@ export async function serveStreams(opts: StreamServerOptions): Promise<StreamSer
   });
   const bound = server.address() as AddressInfo;
   const host = bound.family === "IPv6" ? `[${bound.address}]` : bound.address;
-  const base = `http://${host}:${bound.port}`;
+  const base = `${opts.tls ? "https" : "http"}://${host}:${bound.port}`;
   return {
     base,
     url: (kind, token) => `${base}/${kind}/${token}`,
