@@ -5,7 +5,8 @@
  * memory, what an update is held to, its warnings, and supplementary groups (the primary group
  * among them; /etc/group memberships only when no group is named; GroupAdd for execs too).
  * What Docker's init layer puts in every container (`/.dockerenv`, `/etc/mtab`...), seen from
- * inside, by `export` and by `cp`, and never by `diff`. `logs --details`.
+ * inside, by `export` and by `cp`, and never by `diff`. Owner names in cp's and export's tars.
+ * `logs --details`.
  */
 import "./helpers/root-hooks.js";
 import { expect } from "chai";
@@ -71,6 +72,12 @@ const INIT_LAYER = [
   "docker cp fsx:/etc/mtab - | tar tv | cut -c1-10",
 ];
 
+const OWNER_NAMES = [
+  "docker run --pull never -d --name own busybox sh -c 'mkdir /d; touch /d/f; chown 4321:4321 /d/f; sleep 30'",
+  "sleep 1; docker cp own:/d - | tar -tv | cut -c1-24",
+  "docker export own | tar -tv | grep -E ' (d/|d/f|etc/passwd)$' | cut -c1-24",
+];
+
 const LOG_DETAILS = [
   "docker run --pull never --name l1 busybox echo out",
   "docker logs --details l1",
@@ -79,7 +86,7 @@ const LOG_DETAILS = [
   "docker logs --details -t l2 | cut -c31-",
 ];
 
-describe("engined answers as Docker's daemon does: limits, groups, the init layer, log details", function () {
+describe("engined answers as Docker's daemon does: limits, groups, the init layer, owner names, log details", function () {
   this.timeout(300_000);
   let d: TestDaemon;
   let ref: Dockerd | undefined;
@@ -113,6 +120,10 @@ describe("engined answers as Docker's daemon does: limits, groups, the init laye
 
   it("puts Docker's init layer entries in every container, out of its changes", function () {
     expect(compareDaemons(hosts(), INIT_LAYER), "lines answered differently").to.equal("");
+  });
+
+  it("names the owners in cp's and export's tars as the host names them (root/root), the number where it has no name", function () {
+    expect(compareDaemons(hosts(), OWNER_NAMES), "lines answered differently").to.equal("");
   });
 
   it("writes each log line's attributes before it with --details", function () {

@@ -6,6 +6,7 @@
  * to the base of the requested path; export has no such entry), then, for a directory, its
  * contents depth-first in byte order. Kept: uid/gid, mode bits, mtime (seconds), symlink
  * targets, hard links within the tar, devices and fifos; sockets are skipped, as Docker does.
+ * Owners are named as the daemon host names them (host-owner-names.ts), as Docker's are.
  * A file is read through a descriptor checked to be that regular file; one that shrinks while
  * it is read is padded with zeros so the tar stays whole, and entries the container removes or
  * swaps while the walk passes are left out.
@@ -13,6 +14,7 @@
 import { closeSync, fstatSync, type Stats } from "node:fs";
 import { Readable } from "node:stream";
 import { pack as tarPack, type Pack } from "tar-stream";
+import { hostOwnerNames, type OwnerNames } from "../../../core/archive/host-owner-names.js";
 import { installBinaryPax } from "../../../core/archive/pax-binary.js";
 import { byteOrder, devNumbers, statsHeader, writeEntry, writeFileEntry, type Header } from "../../../core/archive/tar-entries.js";
 import { lstatAt, openDirAt, openFileForReadAt, readdirFd, readlinkAt } from "./scoped-fs.js";
@@ -69,6 +71,7 @@ function childName(prefix: string, name: string): string {
 class ScopedPacker {
   /** dev:ino of files with more than one link, to the first name packed. */
   private readonly links = new Map<string, string>();
+  private readonly names: OwnerNames = hostOwnerNames();
 
   constructor(
     private readonly pack: Pack,
@@ -97,7 +100,8 @@ class ScopedPacker {
   }
 
   private base(name: string, st: Stats): Header {
-    return statsHeader(name, st, this.idMap);
+    // named by the ids on disk, before a user namespace's map, as Docker names them
+    return { ...statsHeader(name, st, this.idMap), uname: this.names.user(st.uid), gname: this.names.group(st.gid) };
   }
 
   private async add(dirFd: number, name: string, tarName: string, st: Stats, depth: number): Promise<void> {
