@@ -2,13 +2,15 @@
  * What dockerode's own test suite expects of a daemon, where engined answered otherwise than
  * Docker's: stdin through an attach that is not upgraded (dockerode sends its options as a JSON
  * body, then stdin on the same connection), the output of attach and exec one frame per read of
- * the process's pipe (not one per line).
+ * the process's pipe (not one per line), and the files of a container that never ran (Docker's
+ * init layer: `/etc/resolv.conf`, `/etc/hosts`, `/etc/hostname`, `/.dockerenv`).
  */
 import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import type { Socket } from "node:net";
 import { PassThrough, type Duplex } from "node:stream";
 import { busyboxDaemonHooks } from "./helpers/dockerode-daemon.js";
+import tarStream from "tar-stream";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -35,7 +37,22 @@ function frames(buf: Buffer): [number, string][] {
   return out;
 }
 
-describe("dockerode's suite: attach stdin, frames per read", function () {
+/** The names in a tar. */
+async function tarNames(tar: NodeJS.ReadableStream): Promise<string[]> {
+  const names: string[] = [];
+  const extract = tarStream.extract();
+  extract.on("entry", (header, body, next) => {
+    names.push(header.name);
+    body.resume();
+    body.once("end", next);
+  });
+  const done = new Promise<void>((resolve, reject) => extract.once("finish", () => resolve()).once("error", reject));
+  tar.pipe(extract);
+  await done;
+  return names;
+}
+
+describe("dockerode's suite: attach stdin, frames per read, a new container's files", function () {
   this.timeout(60_000);
 
   const ctx = busyboxDaemonHooks();
@@ -85,5 +102,20 @@ describe("dockerode's suite: attach stdin, frames per read", function () {
     await c.start();
     await c.wait();
     expect(frames(await output)).to.deep.equal([[1, "a\nb\nc\n"]]);
+  });
+
+  it("a container that never ran has Docker's init layer files: cp and export show them, diff does not", async function () {
+    const c = await ctx.client.createContainer({ Image: "busybox", Cmd: ["true"] });
+    for (const path of ["/etc/resolv.conf", "/etc/hosts", "/etc/hostname", "/.dockerenv"]) {
+      const info = await c.infoArchive({ path }).catch((e: Error) => e);
+      expect(info, `${path} found`).to.not.be.instanceOf(Error);
+    }
+    const names = await tarNames((await c.getArchive({ path: "/etc" })) as unknown as NodeJS.ReadableStream);
+    expect(names).to.include.members(["etc/resolv.conf", "etc/hosts", "etc/hostname", "etc/mtab"]);
+    const exported = await tarNames((await c.export()) as unknown as NodeJS.ReadableStream);
+    expect(exported).to.include.members([".dockerenv", "etc/resolv.conf", "etc/hosts", "etc/hostname"]);
+    // no change: `null`, which dockerode gives as the answer's bytes
+    const changes: unknown = await c.changes();
+    expect(Buffer.isBuffer(changes) ? changes.toString() : changes).to.equal("null");
   });
 });
