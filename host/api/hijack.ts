@@ -23,9 +23,30 @@ export function hijack(request: FastifyRequest, reply: FastifyReply, tty: boolea
     ? `HTTP/1.1 101 UPGRADED\r\nContent-Type: ${type}\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n${own}\r\n`
     : `HTTP/1.1 200 OK\r\nContent-Type: ${type}\r\nConnection: close\r\n${own}\r\n`;
   socket.setTimeout(0);
+  leaveHttpParser(socket);
   reply.raw.statusCode = upgrade ? 101 : 200; // what the head says, for hooks.answeredRequest
   socket.write(head);
   return socket;
+}
+
+/**
+ * Without an upgrade, Node's HTTP server still reads the connection after the request: what
+ * the client sends after the request's body (dockerode sends its options as a JSON body, then
+ * stdin on the same connection) would be parsed as a next request, refused, and the connection
+ * closed with the stream; and the client's end of input would end the connection's other half.
+ * Docker's daemon takes the connection from Go's server: from there it is the stream's alone.
+ * So the server's readers go (Node does the same at an upgrade, whose parser is gone already)
+ * and its parser stops consuming the socket (a `data` listener added makes it let go).
+ */
+function leaveHttpParser(socket: Duplex): void {
+  if (!(socket as Duplex & { parser?: unknown }).parser) return;
+  for (const event of ["data", "end", "drain"]) {
+    for (const listener of socket.listeners(event)) if (/\bsocketOn(Data|End|Drain)$/.test(listener.name)) socket.removeListener(event, listener as () => void);
+  }
+  const unconsume = () => {};
+  socket.on("data", unconsume);
+  socket.removeListener("data", unconsume);
+  socket.pause(); // read again by whoever takes the input (or drops it)
 }
 
 /** How the client's input ended: its end of stream, the detach keys, or the connection's loss. */

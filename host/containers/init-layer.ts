@@ -1,11 +1,13 @@
 /**
  * What Docker's init layer puts over every image, made here in the container's writable layer at
- * each start where the image has nothing at that path: `/.dockerenv` (scripts and tools tell they
- * run in a container by it), `/etc/mtab` -> `/proc/mounts`, `/dev/console`, and the folders
- * `/dev/pts`, `/dev/shm`, `/proc`, `/sys` (`/etc/hosts`, `/etc/hostname` and `/etc/resolv.conf`
- * the runtime's mounts make). A running container sees most of `/dev` under the runtime's tmpfs;
- * `docker export` and `docker cp` of it stopped see them all, as with Docker. `docker diff` leaves
- * them out (files/changes.ts), as Docker's lists never show its init layer.
+ * each start where the image has nothing at that path (and before the first look at the files of
+ * a container that never ran: Docker's init layer is there from the create): `/.dockerenv`
+ * (scripts and tools tell they run in a container by it), `/etc/mtab` -> `/proc/mounts`,
+ * `/dev/console`, the empty `/etc/hosts`, `/etc/hostname` and `/etc/resolv.conf` the network
+ * files are mounted on, and the folders `/dev/pts`, `/dev/shm`, `/proc`, `/sys`. A running
+ * container sees most of `/dev` under the runtime's tmpfs; `docker export` and `docker cp` of it
+ * stopped see them all, as with Docker. `docker diff` leaves them out (files/changes.ts), as
+ * Docker's lists never show its init layer.
  *
  * The image is not trusted: every path is resolved inside the root (files/scoped-fs.ts), so a
  * symlink in the image (`/etc -> /host`) cannot make the daemon write outside the container.
@@ -24,6 +26,10 @@ export const ENTRIES: ReadonlyArray<[string, Entry]> = [
   ["/.dockerenv", { kind: "file" }],
   ["/dev/console", { kind: "file" }],
   ["/etc/mtab", { kind: "symlink", target: "/proc/mounts" }],
+  // the network files' mount points: a container that never ran shows them empty, as Docker's does
+  ["/etc/resolv.conf", { kind: "file" }],
+  ["/etc/hosts", { kind: "file" }],
+  ["/etc/hostname", { kind: "file" }],
 ];
 
 /**

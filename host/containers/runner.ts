@@ -233,6 +233,9 @@ export class ContainerRunner {
       if (c.State.Running) return fn(p.rootfs, true);
       await mountSpecs(await this.deps.storage.mounts(c.Id), p.rootfs);
       try {
+        // Docker's init layer is there from the create: a container that never ran shows it too
+        const idMap = c.State.StartedAt === ZERO_TIME ? containerIdMap(this.deps.remap, c.HostConfig) : undefined;
+        if (c.State.StartedAt === ZERO_TIME) makeInitLayerEntries(p.rootfs, idMap ? rootOwner(idMap) : undefined);
         return await fn(p.rootfs, false);
       } finally {
         // rmdir, never a recursive rm: should the unmount have failed, the layer stays whole

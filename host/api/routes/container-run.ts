@@ -25,6 +25,7 @@ import { detachKeysOf } from "../../containers/detach-keys.js";
 import { queryBool, queryString, type Query } from "../query.js";
 import { frame, streamContentType } from "../stream-frames.js";
 import { ClientStream } from "../client-stream.js";
+import { outputReads } from "../output-reads.js";
 import { outputHold } from "../../containers/output-hold.js";
 
 /** How long an attached client may leave its stream unread before the container's output waits for it. */
@@ -154,7 +155,7 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
             signal: gone.signal,
             producerDone: attachDone(service, c, gone.signal),
           });
-          await sendMessages(messages, client, { tty, timestamps: false, details: false });
+          await sendMessages(byReads(messages), client, { tty, timestamps: false, details: false });
         } else if (follow) {
           await attachDone(service, c, gone.signal);
         }
@@ -283,6 +284,14 @@ async function sendMessages(messages: AsyncIterable<LogMessage>, client: ClientS
 }
 
 const NEWLINE = Buffer.from("\n");
+
+/** Attach's output goes a read of the container's pipe at a time, as Docker's (logs go a line at a time). */
+async function* byReads(messages: AsyncIterable<LogMessage>): AsyncGenerator<LogMessage> {
+  for await (const read of outputReads(messages, (a, b) => a.timeNs === b.timeNs && a.stream === b.stream)) {
+    if (read.length === 1) yield read[0];
+    else yield { ...read[0], line: Buffer.concat(read.flatMap((m) => (m.partial ? [m.line] : [m.line, NEWLINE]))), partial: true };
+  }
+}
 
 /** Go's url.QueryEscape: a space as `+`, everything but letters, digits and `-_.~` as %XX. */
 const queryEscape = (s: string) => encodeURIComponent(s).replace(/%20/g, "+").replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);

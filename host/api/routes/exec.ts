@@ -11,10 +11,12 @@ import { detachKeysOf } from "../../containers/detach-keys.js";
 import { AttachInput } from "../../containers/attach-socket.js";
 import { execInspect, type ExecCreateRequest, type ExecInstance, type ExecSessions } from "../../containers/exec-sessions.js";
 import { followK8sLog } from "../../containers/k8s-log-follow.js";
+import type { K8sLogLine } from "../../supervisor/conmon.js";
 import { ClientStream } from "../client-stream.js";
 import { forwardInput, hijack } from "../hijack.js";
 import type { Query } from "../query.js";
 import { frame } from "../stream-frames.js";
+import { outputReads } from "../output-reads.js";
 import { validateBody } from "../validate-body.js";
 import { terminalSize } from "./container-run.js";
 
@@ -66,6 +68,7 @@ export function execRoutes(deps: ExecRouteDeps) {
       } catch (err) {
         const text = Buffer.from(`${(err as Error).message}\r\n`);
         socket.end(tty ? text : frame("stdout", text));
+        socket.resume(); // the client's end is read (and what it sent dropped), so the socket closes
         return;
       }
       // The process's output is read on only as the client reads (it waits in the session's log
@@ -78,10 +81,10 @@ export function execRoutes(deps: ExecRouteDeps) {
       // a raw stream (start Tty) carries stdout only, as Docker's: a process without a terminal loses its stderr there
       const wantErr = e.request.AttachStderr === true && !tty;
       try {
-        for await (const l of followK8sLog(started.state.logPath, started.exit, client.signal)) {
-          if (l.stream === "stdout" ? !wantOut : !wantErr) continue;
-          const data = Buffer.from(l.partial ? l.line : `${l.line}\n`);
-          if (!(await client.write(tty ? data : frame(l.stream, data)))) break;
+        const wanted = wantedLines(followK8sLog(started.state.logPath, started.exit, client.signal), wantOut, wantErr);
+        for await (const read of outputReads(wanted, (a, b) => a.time === b.time && a.stream === b.stream)) {
+          const data = Buffer.from(read.map((l) => (l.partial ? l.line : `${l.line}\n`)).join(""));
+          if (!(await client.write(tty ? data : frame(read[0].stream, data)))) break;
         }
       } finally {
         client.end();
@@ -106,4 +109,8 @@ async function execStdin(e: ExecInstance, attachPath: string, socket: Duplex, de
   const how = await forwardInput(socket, input, detachKeys);
   input.close();
   if (how === "detach" || (how === "closed" && e.running)) gone.abort();
+}
+
+async function* wantedLines(lines: AsyncIterable<K8sLogLine>, stdout: boolean, stderr: boolean): AsyncGenerator<K8sLogLine> {
+  for await (const l of lines) if (l.stream === "stdout" ? stdout : stderr) yield l;
 }
