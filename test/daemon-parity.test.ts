@@ -5,7 +5,7 @@
  * memory, what an update is held to, its warnings, and supplementary groups (the primary group
  * among them; /etc/group memberships only when no group is named; GroupAdd for execs too).
  * What Docker's init layer puts in every container (`/.dockerenv`, `/etc/mtab`...), seen from
- * inside, by `export` and by `cp`, and never by `diff`. Owner names in cp's and export's tars.
+ * inside, by `export` and by `cp`, and never by `diff` nor `commit`. Owner names in cp's and export's tars.
  * `logs --details`.
  */
 import "./helpers/root-hooks.js";
@@ -78,6 +78,18 @@ const OWNER_NAMES = [
   "docker export own | tar -tv | grep -E ' (d/|d/f|etc/passwd)$' | cut -c1-24",
 ];
 
+/** The files of an image's layers above busybox's (docker save's manifest.json names them). */
+const LAYERS_ABOVE_BASE = (image: string) =>
+  `d=$(mktemp -d); docker save ${image} | tar -x -C $d; for l in $(python3 -c "import json;print(' '.join(json.load(open('$d/manifest.json'))[0]['Layers'][1:]))"); do tar -tf $d/$l | sort; done; rm -rf $d`;
+
+const COMMITS = [
+  "docker run --pull never --name c1 busybox true; docker commit c1 unchanged >/dev/null; docker inspect -f '{{len .RootFS.Layers}}' unchanged",
+  LAYERS_ABOVE_BASE("unchanged"),
+  "docker run --pull never --name c2 busybox sh -c 'echo x > /f; echo h >> /etc/hosts'; docker commit c2 changed >/dev/null; docker inspect -f '{{len .RootFS.Layers}}' changed",
+  LAYERS_ABOVE_BASE("changed"),
+  "docker create --pull never --name c3 busybox; docker cp c3:/etc/hosts - | tar -t; docker commit c3 created >/dev/null; docker inspect -f '{{len .RootFS.Layers}}' created",
+];
+
 const LOG_DETAILS = [
   "docker run --pull never --name l1 busybox echo out",
   "docker logs --details l1",
@@ -124,6 +136,10 @@ describe("engined answers as Docker's daemon does: limits, groups, the init laye
 
   it("names the owners in cp's and export's tars as the host names them (root/root), the number where it has no name", function () {
     expect(compareDaemons(hosts(), OWNER_NAMES), "lines answered differently").to.equal("");
+  });
+
+  it("commits only what the container changed: not the init layer's entries nor the network files' mount points", function () {
+    expect(compareDaemons(hosts(), COMMITS), "lines answered differently").to.equal("");
   });
 
   it("writes each log line's attributes before it with --details", function () {

@@ -16,7 +16,7 @@ import type { ContainerService } from "../containers/container-service.js";
 import { spoolReader } from "../containers/spool-reader.js";
 import { diffToFile } from "../storage/diff-file.js";
 import type { BuildOutput } from "./build-output.js";
-import { withoutMountPoints } from "./run-layer.js";
+import { withoutMountPoints } from "../containers/layer-mount-points.js";
 
 export interface RunDeps {
   containers: ContainerService;
@@ -62,7 +62,7 @@ export async function runInContainer(deps: RunDeps, out: BuildOutput, req: RunRe
     if (code !== 0) throw errors.buildRunFailed(req.command.join(" "), code);
     const layerTar = await diffToFile(deps.storage, c.Id, deps.tmpDir, "run");
     try {
-      withoutMountPoints(layerTar);
+      await withoutMountPoints(layerTar);
     } catch (err) {
       rmSync(layerTar, { force: true });
       throw err;

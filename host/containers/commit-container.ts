@@ -4,7 +4,8 @@
  * container's image; the new image config is the parent's with that layer's diff ID and a history
  * entry added, the container's configuration (with the `changes` applied) as its `config`, and,
  * as Docker writes them, `container` and `container_config`. The container is paused while its
- * layer is read, unless asked not to be.
+ * layer is read, unless asked not to be. What the runtime and the init layer made in the layer
+ * (layer-mount-points.ts) is left out: a container that changed nothing commits no layer.
  */
 import { rm } from "node:fs/promises";
 import type { StorageDriver } from "../../core/contracts/storage.js";
@@ -19,6 +20,7 @@ import { familiarName, formatReference, parseReference, repositoryOf } from "../
 import { ENGINE_VERSION } from "../../core/version.js";
 import { imageTagEvent } from "../images/image-events.js";
 import { diffToFile, isEmptyTar } from "../storage/diff-file.js";
+import { withoutMountPoints } from "./layer-mount-points.js";
 import { applyChanges } from "../images/changes.js";
 import { containerEvent } from "./container-events.js";
 import { mergeCommitConfig } from "./commit-config.js";
@@ -91,7 +93,9 @@ async function readLayer(deps: CommitDeps, c: ContainerRecord, opts: CommitOptio
   const pausing = opts.pause && c.State.Running && !c.State.Paused;
   if (pausing) await deps.pauser.pause(c, opts.ref, true);
   try {
-    return await diffToFile(deps.storage, c.Id, deps.images.tmpDir, "commit");
+    const file = await diffToFile(deps.storage, c.Id, deps.images.tmpDir, "commit");
+    await withoutMountPoints(file); // the init layer's entries and the network files' mount points are not the container's changes
+    return file;
   } finally {
     if (pausing) await deps.pauser.unpause(c, opts.ref);
   }

@@ -17,7 +17,7 @@ import { at, createFileAt, lstatAt, mkdirAt, ScopedPathError, ScopedRoot, symlin
 
 type Entry = { kind: "file" } | { kind: "dir" } | { kind: "symlink"; target: string };
 
-/** What is made, by container path (build/run-layer.ts keeps them out of a RUN step's layer). */
+/** What is made, by container path (layer-mount-points.ts keeps them out of a RUN step's and a commit's layer). */
 export const ENTRIES: ReadonlyArray<[string, Entry]> = [
   ["/dev/pts", { kind: "dir" }],
   ["/dev/shm", { kind: "dir" }],

@@ -1,16 +1,18 @@
 /**
- * A RUN step's layer without the runtime's mount points. To bind `/etc/hosts`, `/etc/hostname`
+ * A container's layer (a RUN step's, a commit's) without the runtime's mount points. To bind `/etc/hosts`, `/etc/hostname`
  * and `/etc/resolv.conf` (and mount `/proc`, `/sys`, `/dev`) where the image has none, the
  * runtime makes empty files and folders in the container's writable layer, so its diff holds
  * them, as it holds what the start makes of Docker's init layer (host/containers/init-layer.ts:
  * `/.dockerenv`, `/etc/mtab`...). Docker makes them in the container's init layer instead, under the writable one: they
- * are never in a build step's layer (a `RUN true` makes no layer there). So they are left out
+ * are never in a build step's layer (a `RUN true` makes no layer there) nor in a commit's (a
+ * commit of a container that changed nothing adds no layer). So they are left out
  * here: an empty file at one of those paths (the RUN could not write one: the mount is on it),
  * and one of their folders (root's, 0755, as the runtime makes them) with nothing else under it.
  * The tar is rewritten only when it has such entries, its other entries copied byte for byte.
  */
-import { closeSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
-import { ENTRIES } from "../containers/init-layer.js";
+import { closeSync, openSync, readSync } from "node:fs";
+import { open, rename, rm } from "node:fs/promises";
+import { ENTRIES } from "./init-layer.js";
 
 /** The paths (relative to the root) of the init layer's entries of a kind. */
 const initLayer = (kind: "file" | "dir") => ENTRIES.filter(([, e]) => e.kind === kind).map(([path]) => path.slice(1));
@@ -106,35 +108,46 @@ function mountPoints(entries: readonly Entry[]): Set<Entry> {
   return drop;
 }
 
-/** Rewrites the layer tar at `file` without the runtime's mount points (nothing is done when it has none). */
-export function withoutMountPoints(file: string): void {
+/**
+ * Rewrites the layer tar at `file` without the runtime's mount points (nothing is done when it
+ * has none). The headers are read on the event loop (a block each); the copy, as big as the
+ * layer, goes through the thread pool, so that a commit of a large layer does not hold the daemon.
+ */
+export async function withoutMountPoints(file: string): Promise<void> {
   const fd = openSync(file, "r");
-  let out: number | undefined;
-  const rewritten = `${file}.tmp`;
+  let drop: Set<Entry>;
+  let entries: Entry[];
   try {
-    const entries = entriesOf(fd);
-    const drop = mountPoints(entries);
-    if (drop.size === 0) return;
-    out = openSync(rewritten, "wx", 0o600);
-    const buf = Buffer.alloc(1024 * 1024);
-    for (const e of entries) {
-      if (drop.has(e)) continue;
-      for (let at = e.start; at < e.end; ) {
-        const n = readSync(fd, buf, 0, Math.min(buf.length, e.end - at), at);
-        if (n === 0) throw new Error(`layer tar ${file} ends early`);
-        writeSync(out, buf, 0, n);
-        at += n;
+    entries = entriesOf(fd);
+    drop = mountPoints(entries);
+  } finally {
+    closeSync(fd);
+  }
+  if (drop.size === 0) return;
+  const rewritten = `${file}.tmp`;
+  const input = await open(file, "r");
+  try {
+    const out = await open(rewritten, "wx", 0o600);
+    try {
+      const buf = Buffer.alloc(1024 * 1024);
+      for (const e of entries) {
+        if (drop.has(e)) continue;
+        for (let at = e.start; at < e.end; ) {
+          const { bytesRead } = await input.read(buf, 0, Math.min(buf.length, e.end - at), at);
+          if (bytesRead === 0) throw new Error(`layer tar ${file} ends early`);
+          await out.write(buf, 0, bytesRead);
+          at += bytesRead;
+        }
       }
+      await out.write(Buffer.alloc(2 * BLOCK)); // the end of the archive
+    } finally {
+      await out.close();
     }
-    writeSync(out, Buffer.alloc(2 * BLOCK)); // the end of the archive
-    closeSync(out);
-    out = undefined;
-    renameSync(rewritten, file);
+    await rename(rewritten, file);
   } catch (err) {
-    rmSync(rewritten, { force: true });
+    await rm(rewritten, { force: true });
     throw err;
   } finally {
-    if (out !== undefined) closeSync(out);
-    closeSync(fd);
+    await input.close();
   }
 }
