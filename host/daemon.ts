@@ -10,6 +10,7 @@ import { ContainerStore } from "../core/containers/container-store.js";
 import { ImageStore } from "../core/images/image-store.js";
 import { containerRunRoutes } from "./api/routes/container-run.js";
 import { containerOpsRoutes } from "./api/routes/container-ops.js";
+import { checkpointRoutes } from "./api/routes/checkpoints.js";
 import { containerRoutes } from "./api/routes/containers.js";
 import { eventRoutes } from "./api/routes/events.js";
 import { commitRoutes } from "./api/routes/commit.js";
@@ -260,6 +261,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         containerRoutes({ containers, images, driver, service }),
         containerRunRoutes({ containers, service, logDrivers, config: () => config }),
         containerOpsRoutes({ containers, service }),
+        checkpointRoutes({ containers, config: () => config }),
         execRoutes({ containers, execs }),
         eventRoutes(eventLog),
         commitRoutes({ containers, images, storage: driver, pauser: service, hooks }),

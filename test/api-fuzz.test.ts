@@ -94,10 +94,13 @@ function messageOf(text: string): string {
 /**
  * The 5xx answers that are not about the request but the daemon's state, Docker's own and what
  * clients expect: a node outside a swarm answers the cluster routes so whatever is asked (after
- * their own parameters are checked; core/cluster/outside-swarm.ts), and the logs of a container
- * whose log driver keeps none (`none`) are a 501.
+ * their own parameters are checked; core/cluster/outside-swarm.ts), the logs of a container
+ * whose log driver keeps none (`none`) are a 501, and so are the checkpoint endpoints (Docker's
+ * answer outside experimental mode; api/routes/checkpoints.ts).
  */
-const STATE_ANSWERS = [errors.clusterNotManager(), errors.clusterNotMember(), errors.clusterJoinUnsupported(), errors.containerLogsUnreadable()].map((e) => e.message);
+const STATE_ANSWERS = [
+  errors.clusterNotManager(), errors.clusterNotMember(), errors.clusterJoinUnsupported(), errors.containerLogsUnreadable(), errors.apiExperimentalDisabled(), errors.apiCheckpointUnsupported(),
+].map((e) => e.message);
 
 /** Whether a 5xx is the fuzz's registry being unreachable (nothing listens there; Docker answers 500), or a state answer. */
 function notAboutTheRequest(answer: Answer): "unreachable" | "state" | undefined {

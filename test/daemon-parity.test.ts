@@ -6,6 +6,7 @@
  * among them; /etc/group memberships only when no group is named; GroupAdd for execs too).
  * What Docker's init layer puts in every container (`/.dockerenv`, `/etc/mtab`...), seen from
  * inside, by `export` and by `cp`, and never by `diff` nor `commit`. Owner names in cp's and export's tars.
+ * The checkpoint endpoints without experimental mode; resize's errors.
  * `logs --details`.
  */
 import "./helpers/root-hooks.js";
@@ -90,6 +91,23 @@ const COMMITS = [
   "docker create --pull never --name c3 busybox; docker cp c3:/etc/hosts - | tar -t; docker commit c3 created >/dev/null; docker inspect -f '{{len .RootFS.Layers}}' created",
 ];
 
+/** `curl` of the daemon's API: the body and the status. */
+const API = (method: string, path: string, body?: string) =>
+  `curl -s -w ' %{http_code}' --unix-socket \${DOCKER_HOST#unix://} -X ${method}${body ? ` -H 'Content-Type: application/json' -d '${body}'` : ""} 'http://x/v1.41${path}'`;
+
+const CHECKPOINTS_AND_RESIZE = [
+  "docker create --pull never --name ck busybox >/dev/null",
+  API("GET", "/containers/ck/checkpoints"),
+  API("POST", "/containers/ck/checkpoints", '{"CheckpointID":"c1"}'),
+  API("DELETE", "/containers/ck/checkpoints/c1"),
+  API("GET", "/containers/nope/checkpoints"),
+  API("POST", "/containers/ck/resize"),
+  API("POST", "/containers/ck/resize?h=10"),
+  API("POST", "/containers/ck/resize?h=10&w=x"),
+  API("POST", "/containers/ck/resize?h=99999999999999999999&w=1"),
+  API("POST", "/containers/ck/resize?h=10&w=10"),
+];
+
 const LOG_DETAILS = [
   "docker run --pull never --name l1 busybox echo out",
   "docker logs --details l1",
@@ -140,6 +158,10 @@ describe("engined answers as Docker's daemon does: limits, groups, the init laye
 
   it("commits only what the container changed: not the init layer's entries nor the network files' mount points", function () {
     expect(compareDaemons(hosts(), COMMITS), "lines answered differently").to.equal("");
+  });
+
+  it("answers the checkpoint endpoints (experimental) and a resize's bad sizes and stopped container as Docker does", function () {
+    expect(compareDaemons(hosts(), CHECKPOINTS_AND_RESIZE), "lines answered differently").to.equal("");
   });
 
   it("writes each log line's attributes before it with --details", function () {

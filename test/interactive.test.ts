@@ -90,7 +90,11 @@ describe("interactive containers", function () {
       expect(r.stdout.trim()).to.equal("41 132");
       const bad = await resize("h=x&w=1");
       expect(bad.status).to.equal(400);
-      expect(JSON.parse(bad.body).message).to.include("h");
+      // Docker's words: strconv.Atoi's, h read first
+      expect(JSON.parse(bad.body).message).to.equal('strconv.Atoi: parsing "x": invalid syntax');
+      const huge = await resize("h=70000&w=1");
+      expect(huge.status).to.equal(400);
+      expect(JSON.parse(huge.body).message).to.equal('invalid value for h: "70000"');
     } finally {
       ok(await docker(host, ["rm", "-f", id]), "rm -f");
     }

@@ -18,6 +18,13 @@ export const apiErrors = {
   apiInvalidBody: define("ENGINE_ERR_API_INVALID_BODY", 400, (detail: string) => detail),
   apiInvalidJson: define("ENGINE_ERR_API_INVALID_JSON", 400, (detail: string) => `invalid JSON: ${detail}`),
   apiInvalidParameter: define("ENGINE_ERR_API_INVALID_PARAMETER", 400, (name: string, value: string) => `invalid value for ${name}: "${value}"`),
+  apiGoParseError: define("ENGINE_ERR_API_GO_PARSE", 400, (goMessage: string) => goMessage),
+  apiExperimentalDisabled: define(
+    "ENGINE_ERR_API_EXPERIMENTAL_DISABLED",
+    501,
+    () => "This experimental feature is disabled by default. Start the Docker daemon in experimental mode in order to enable it.",
+  ),
+  apiCheckpointUnsupported: define("ENGINE_ERR_API_CHECKPOINT_UNSUPPORTED", 501, () => "checkpoint and restore are not supported by this daemon (it does not drive CRIU)"),
   apiBodyTooLarge: define("ENGINE_ERR_API_BODY_TOO_LARGE", 413, (limit: number) => `request body larger than ${limit} bytes`),
   apiHeadersTooLarge: define("ENGINE_ERR_API_HEADERS_TOO_LARGE", 431, (limit: number) => `request line and headers larger than ${limit} bytes`),
   apiMalformedRequest: define("ENGINE_ERR_API_MALFORMED_REQUEST", 400, (reason: string) => `malformed HTTP request: ${reason}`),

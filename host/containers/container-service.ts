@@ -259,8 +259,8 @@ export class ContainerService {
   }
 
   /** Resizes the running container's terminal. */
-  resize(c: ContainerRecord, ref: string, height: number, width: number): Promise<void> {
-    return this.runner.resize(c, ref, height, width);
+  resize(c: ContainerRecord, height: number, width: number): Promise<void> {
+    return this.runner.resize(c, height, width);
   }
 
   private event(c: ContainerRecord, action: string, extra?: Record<string, string>): void {

@@ -360,10 +360,11 @@ export class ContainerRunner {
   }
 
   /** Resizes the running container's terminal. */
-  async resize(c: ContainerRecord, ref: string, height: number, width: number): Promise<void> {
-    if (!c.State.Running) throw errors.containerNotRunning("resize", ref, c.Id);
+  async resize(c: ContainerRecord, height: number, width: number): Promise<void> {
+    // Docker's words here have no "Cannot resize container" before them
+    if (!c.State.Running) throw errors.containerStateNotRunning(c.Id);
     await (await this.supervisor()).resize(c.Id, height, width).catch((err: Error) => {
-      if (err instanceof SupervisorClientError && (err.status === 409 || err.status === 404)) throw errors.containerNotRunning("resize", ref, c.Id);
+      if (err instanceof SupervisorClientError && (err.status === 409 || err.status === 404)) throw errors.containerStateNotRunning(c.Id);
       throw err;
     });
   }

@@ -13,6 +13,7 @@ import { parseSignal } from "../../../core/containers/signals.js";
 import { errors } from "../../../core/errors.js";
 import { formatRFC3339NanoFixed } from "../../../core/rfc3339-nano.js";
 import type { DaemonConfig } from "../../../core/options/table.js";
+import { goAtoi } from "../../../core/options/go-values.js";
 import { logSettings, loggerContext } from "../../containers/log-settings.js";
 import type { ContainerService, WaitCondition } from "../../containers/container-service.js";
 import type { LogDriverSource } from "../../plugins/log-drivers.js";
@@ -114,9 +115,9 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
     });
 
     app.post("/containers/:id/resize", async (request, reply) => {
-      const { ref, c } = target(request);
+      const { c } = target(request);
       const { height, width } = terminalSize(request.query as Query);
-      await service.resize(c, ref, height, width);
+      await service.resize(c, height, width);
       return reply.code(200).send();
     });
 
@@ -167,12 +168,21 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
   };
 }
 
-/** `h` and `w` of a resize: both required, whole numbers a terminal can have. */
+/**
+ * `h` and `w` of a resize: both required (Docker reads them with strconv.Atoi, `h` first, and
+ * answers in its words), whole numbers a terminal can have.
+ */
 export function terminalSize(query: Query): { height: number; width: number } {
   const size = (name: string) => {
     const raw = queryString(query, name) ?? "";
-    if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) throw errors.apiInvalidParameter(name, raw);
-    return Number(raw);
+    let n: number;
+    try {
+      n = goAtoi(raw);
+    } catch (err) {
+      throw errors.apiGoParseError((err as Error).message);
+    }
+    if (n < 0 || n > 65535) throw errors.apiInvalidParameter(name, raw);
+    return n;
   };
   return { height: size("h"), width: size("w") };
 }
