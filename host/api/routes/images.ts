@@ -10,6 +10,7 @@ import { makeEvent } from "../../../core/events/event.js";
 import type { Image, ImageStore } from "../../../core/images/image-store.js";
 import { familiarName, formatReference, parseReference, repositoryOf } from "../../../core/images/reference.js";
 import type { SaveItem } from "../../images/save-images.js";
+import { inspectConfig } from "../../images/inspect-config.js";
 import { compareApiVersions } from "../../../core/version.js";
 import { requestedApiVersion } from "../api-version.js";
 import { checkFilterKeys, queryBool, queryFilters, queryList, queryString, type Query } from "../query.js";
@@ -89,7 +90,7 @@ function inspect(image: Image, store: ImageStore, driverName: string, apiVersion
     ContainerConfig: c.container_config ?? EMPTY_CONTAINER_CONFIG,
     DockerVersion: c.docker_version ?? "",
     Author: c.author ?? "",
-    Config: c.config ?? null,
+    Config: inspectConfig(c.config, apiVersion),
     Architecture: c.architecture ?? "",
     ...(c.variant ? { Variant: c.variant } : {}),
     Os: c.os ?? "",
