@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { PassThrough, type Readable } from "node:stream";
-import { errors } from "../../../core/errors.js";
+import { errors, toEngineError } from "../../../core/errors.js";
 import { makeEvent } from "../../../core/events/event.js";
 import type { Image, ImageStore } from "../../../core/images/image-store.js";
 import { familiarName, formatReference, parseReference, repositoryOf } from "../../../core/images/reference.js";
@@ -176,6 +176,8 @@ export function imageRoutes(deps: ImageRouteDeps) {
     });
 
     // `quiet` would hide progress only, and a load sends none; the "Loaded image" lines always come.
+    // A load that fails answers 200 all the same, with the error as the stream's last line, as
+    // Docker's daemon does (docker-py raises its ImageLoadError from that line).
     app.post("/images/load", async (request, reply) => {
       const lines: unknown[] = [];
       const { loadImages } = await loading();
@@ -197,7 +199,8 @@ export function imageRoutes(deps: ImageRouteDeps) {
         // 400, not a broken pipe (the server's request timeout bounds how long).
         request.raw.unpipe(body);
         request.raw.resume();
-        throw err;
+        const message = toEngineError(err).message;
+        return jsonLines(reply, [...lines, { errorDetail: { message }, error: message }]);
       }
       return jsonLines(reply, lines);
     });
