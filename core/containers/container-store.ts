@@ -66,7 +66,9 @@ export interface ContainerEndpoint extends EndpointSpec {
 export interface NetworkAttachment {
   NetworkID: string;
   Aliases?: string[] | null;
-  IPAMConfig?: { IPv4Address?: string; IPv6Address?: string } | null;
+  IPAMConfig?: { IPv4Address?: string; IPv6Address?: string; LinkLocalIPs?: string[] } | null;
+  /** EndpointSettings.DriverOpts as asked (kept and shown, as Docker's daemon does). */
+  DriverOpts?: Record<string, string>;
   /** The endpoint's MAC as asked (else Docker's, made from its IPv4 address). */
   MacAddress?: string;
   /** EndpointSettings.Links as asked (`name:alias`): on a user-defined network, names this container alone resolves. */

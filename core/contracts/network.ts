@@ -96,6 +96,11 @@ export interface EndpointSpec {
   /** CIDR form. */
   ipv4?: string;
   ipv6?: string;
+  /**
+   * Extra link-local addresses (`IPAMConfig.LinkLocalIPs`), CIDR form with Docker's prefixes
+   * (/16 for IPv4, /64 for IPv6).
+   */
+  linkLocal?: string[];
   /** Where the default route goes (the bridge's address unless `--default-gateway`); none on an internal network. */
   gateway4?: string;
   gateway6?: string;

@@ -74,6 +74,11 @@ export const containersErrors = {
   containerLogsUnreadable: define("ENGINE_ERR_CONTAINER_LOGS_UNREADABLE", 501, () => "configured logging driver does not support reading"),
   // The driver's own words, as Docker answers a create (`unknown log opt 'x' for json-file log driver`).
   containerLogConfigInvalid: define("ENGINE_ERR_CONTAINER_LOG_CONFIG_INVALID", 400, (why: string) => why),
+  containerLogDriverNotFound: define(
+    "ENGINE_ERR_CONTAINER_LOG_DRIVER_NOT_FOUND",
+    400,
+    (name: string) => `error looking up logging plugin ${name}: plugin "${name}" not found`,
+  ),
   // A log option whose value the driver refuses when it makes the logger, at start (Docker's words).
   containerLogInitFailed: define("ENGINE_ERR_CONTAINER_LOG_INIT_FAILED", 500, (why: string) => `failed to initialize logging driver: ${why}`),
   // files: docker cp (archive), export

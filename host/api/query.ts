@@ -1,7 +1,9 @@
 /**
  * Query parameters as Docker's API reads them: booleans where "", 0, no, false and none are
  * false (and a missing parameter is its default); `filters` as JSON in either the
- * `{"key":["v"]}` or the older `{"key":{"v":true}}` form.
+ * `{"key":["v"]}` or the older `{"key":{"v":true}}` form. A parameter given twice is read as Go's
+ * `url.Values.Get` reads it, by its first value (docker-py sends an out-of-context Dockerfile as
+ * `dockerfile=<name in the context>&dockerfile=<its content>`).
  */
 import { errors } from "../../core/errors.js";
 
@@ -10,13 +12,13 @@ export type Query = Record<string, string | string[] | undefined>;
 export function queryBool(query: Query, name: string, fallback = false): boolean {
   const raw = query[name];
   if (raw === undefined) return fallback;
-  const value = (Array.isArray(raw) ? raw[raw.length - 1] : raw).trim().toLowerCase();
+  const value = (Array.isArray(raw) ? raw[0] : raw).trim().toLowerCase();
   return !["", "0", "no", "false", "none"].includes(value);
 }
 
 export function queryString(query: Query, name: string): string | undefined {
   const raw = query[name];
-  return Array.isArray(raw) ? raw[raw.length - 1] : raw;
+  return Array.isArray(raw) ? raw[0] : raw;
 }
 
 export function queryList(query: Query, name: string): string[] {

@@ -54,6 +54,8 @@ export async function runInContainer(deps: RunDeps, out: BuildOutput, req: RunRe
     AttachStderr: true,
     HostConfig: req.hostConfig,
   } as ContainerCreateRequest;
+  // a client gone meanwhile (the step's cache lookup takes a while): no container for a cancelled build, as Docker's checks between steps
+  if (req.signal.aborted) throw errors.buildCancelled();
   const { record: c } = await deps.containers.create(body);
   out.arrow(`Running in ${c.Id.slice(0, 12)}`);
   let ok = false;

@@ -10,7 +10,7 @@
 import { rm } from "node:fs/promises";
 import type { StorageDriver } from "../../core/contracts/storage.js";
 import type { ContainerRecord } from "../../core/containers/container-store.js";
-import { errors } from "../../core/errors.js";
+import { EngineError, errors } from "../../core/errors.js";
 import { killPoint } from "../../core/kill-points.js";
 import type { EngineHooks } from "../../core/hooks.js";
 import { digestOfFile } from "../../core/images/blob-store.js";
@@ -90,15 +90,28 @@ export async function commitContainer(deps: CommitDeps, c: ContainerRecord, opts
 
 /** The container's layer as a tar file, with the container paused meanwhile when it runs (and asked for). */
 async function readLayer(deps: CommitDeps, c: ContainerRecord, opts: CommitOptions): Promise<string> {
-  const pausing = opts.pause && c.State.Running && !c.State.Paused;
-  if (pausing) await deps.pauser.pause(c, opts.ref, true);
+  let pausing = opts.pause && c.State.Running && !c.State.Paused;
+  if (pausing) {
+    await deps.pauser.pause(c, opts.ref, true).catch((err: unknown) => {
+      // It exited between the check and the freeze (a short command committed at once, as
+      // docker-py's tests do): its layer no longer changes, read as Docker reads a stopped one's.
+      if (!(err instanceof EngineError && err.code === errors.containerStateNotRunning.code)) throw err;
+      pausing = false;
+    });
+  }
+  let file: string;
   try {
-    const file = await diffToFile(deps.storage, c.Id, deps.images.tmpDir, "commit");
-    await withoutMountPoints(file); // the init layer's entries and the network files' mount points are not the container's changes
-    return file;
+    file = await diffToFile(deps.storage, c.Id, deps.images.tmpDir, "commit");
   } finally {
     if (pausing) await deps.pauser.unpause(c, opts.ref);
   }
+  // the init layer's entries and the network files' mount points are not the container's
+  // changes; the tar is the daemon's own by now, so the container runs again meanwhile
+  await withoutMountPoints(file).catch(async (err: unknown) => {
+    await rm(file, { force: true });
+    throw err;
+  });
+  return file;
 }
 
 /** The parent's config with the new layer and history entry, the container's configuration and the commit's fields. */

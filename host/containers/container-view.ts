@@ -3,7 +3,7 @@
  * human status ("Up 3 seconds", "Exited (0) 5 minutes ago"), and the `inspect` document.
  */
 import { dirname, join } from "node:path";
-import type { ContainerEndpoint, ContainerRecord, NetworkAttachment } from "../../core/containers/container-store.js";
+import { ZERO_TIME, type ContainerEndpoint, type ContainerRecord, type NetworkAttachment } from "../../core/containers/container-store.js";
 import { humanDuration } from "../../core/go-units.js";
 import { mountView } from "../volumes/volume-view.js";
 
@@ -36,13 +36,17 @@ const prefixOf = (cidr: string | undefined) => (cidr ? Number(cidr.split("/")[1]
 const addressOf = (cidr: string | undefined) => (cidr ? cidr.split("/")[0] : "");
 
 /** One entry of `NetworkSettings.Networks`, in Docker's shape: what was asked, and what the run got. */
-function endpointSettings(att: NetworkAttachment, ep: ContainerEndpoint | undefined): Record<string, unknown> {
+/**
+ * `beforeStart`: the container never ran, so the MAC it asked for (EndpointSettings.MacAddress)
+ * is still what Docker shows; once it has run, only a running endpoint's MAC shows.
+ */
+function endpointSettings(att: NetworkAttachment, ep: ContainerEndpoint | undefined, beforeStart = false): Record<string, unknown> {
   return {
     IPAMConfig: att.IPAMConfig ?? null,
     Links: att.Links?.length ? att.Links : null,
     Aliases: att.Aliases?.length ? att.Aliases : null,
-    MacAddress: ep?.mac ?? "",
-    DriverOpts: null,
+    MacAddress: ep?.mac ?? (beforeStart ? att.MacAddress : undefined) ?? "",
+    DriverOpts: att.DriverOpts ?? null,
     GwPriority: 0,
     NetworkID: att.NetworkID,
     EndpointID: ep?.endpointId ?? "",
@@ -58,8 +62,9 @@ function endpointSettings(att: NetworkAttachment, ep: ContainerEndpoint | undefi
 
 function networks(c: ContainerRecord): Record<string, Record<string, unknown>> {
   const running = c.State.Running ? c.Endpoints ?? [] : [];
+  const beforeStart = c.State.StartedAt === ZERO_TIME;
   if (c.Networks) {
-    return Object.fromEntries(Object.entries(c.Networks).map(([name, att]) => [name, endpointSettings(att, running.find((ep) => ep.networkId === att.NetworkID))]));
+    return Object.fromEntries(Object.entries(c.Networks).map(([name, att]) => [name, endpointSettings(att, running.find((ep) => ep.networkId === att.NetworkID), beforeStart)]));
   }
   // a record from before `Networks` was kept: its endpoints, or its mode with nothing in it
   const mode = c.HostConfig.NetworkMode ?? "none";

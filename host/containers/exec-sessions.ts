@@ -19,6 +19,7 @@ import { errors } from "../../core/errors.js";
 import type { EngineHooks } from "../../core/hooks.js";
 import type { ExecState } from "../supervisor/supervisor.js";
 import { containerEvent } from "./container-events.js";
+import { detachKeysOf } from "./detach-keys.js";
 import type { ContainerRunner } from "./runner.js";
 
 /** The body of `POST /containers/{id}/exec`. */
@@ -66,7 +67,8 @@ export function execInspect(e: ExecInstance) {
     OpenStdout: e.request.AttachStdout === true,
     CanRemove: false,
     ContainerID: e.container.Id,
-    DetachKeys: e.request.DetachKeys ?? "",
+    // the parsed key bytes, base64 as Go writes a []byte (Docker's "EA==" for ctrl-p); "" when none were asked
+    DetachKeys: e.request.DetachKeys ? detachKeysOf(e.request.DetachKeys).toString("base64") : "",
     Pid: e.pid,
   };
 }

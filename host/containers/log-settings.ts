@@ -34,6 +34,8 @@ export async function checkLogSettings(settings: LogSettings, drivers: LogDriver
     driver = await drivers(settings.driver, settings.chosenBy);
   } catch (err) {
     if (err instanceof EngineError && err.code === errors.pluginPathFromClient.code) throw err;
+    // A driver that is nowhere is Docker's unknown logging plugin: the folders searched are no business of the client's.
+    if (err instanceof EngineError && err.code === errors.pluginNotFound.code) throw errors.containerLogDriverNotFound(settings.driver);
     throw errors.containerLogConfigInvalid(`log driver "${settings.driver}": ${(err as Error).message}`);
   }
   try {

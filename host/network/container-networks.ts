@@ -12,6 +12,7 @@
  * -> sandbox removed. Both are safe to repeat.
  */
 import { randomBytes } from "node:crypto";
+import { isIP } from "node:net";
 import type { Logger } from "pino";
 import type { PortRequest } from "../../core/contracts/network.js";
 import type { OciSpec } from "../../core/contracts/runtime.js";
@@ -348,6 +349,7 @@ export class ContainerNetworks {
       mac: this.macFor(c, rec, att) ?? macOf(v4?.address),
       ...(v4 ? { ipv4: v4.cidr, gateway4: v4.defaultRoute } : {}),
       ...(v6 ? { ipv6: v6.cidr, gateway6: v6.defaultRoute } : {}),
+      ...(fixed.LinkLocalIPs?.length ? { linkLocal: fixed.LinkLocalIPs.map((a) => `${a}/${isIP(a) === 6 ? 64 : 16}`) } : {}),
       aliases,
       ...(first ? {} : { noDefaultRoute: true }),
       // published ports go with the default route: the first network only, as in Docker
@@ -389,11 +391,14 @@ export class ContainerNetworks {
 function attachmentFields(config: EndpointConfigRequest): Omit<NetworkAttachment, "NetworkID"> {
   const aliases = (config.Aliases ?? []).filter((a) => a !== "");
   const { IPv4Address, IPv6Address } = config.IPAMConfig ?? {};
+  const LinkLocalIPs = config.IPAMConfig?.LinkLocalIPs ?? [];
+  const ipam = { ...(IPv4Address ? { IPv4Address } : {}), ...(IPv6Address ? { IPv6Address } : {}), ...(LinkLocalIPs.length ? { LinkLocalIPs: [...LinkLocalIPs] } : {}) };
   return {
     ...(aliases.length ? { Aliases: aliases } : {}),
     ...(config.Links?.length ? { Links: [...config.Links] } : {}),
     ...(config.MacAddress ? { MacAddress: config.MacAddress } : {}),
-    ...(IPv4Address || IPv6Address ? { IPAMConfig: { ...(IPv4Address ? { IPv4Address } : {}), ...(IPv6Address ? { IPv6Address } : {}) } } : {}),
+    ...(config.DriverOpts && Object.keys(config.DriverOpts).length ? { DriverOpts: { ...config.DriverOpts } } : {}),
+    ...(Object.keys(ipam).length ? { IPAMConfig: ipam } : {}),
   };
 }
 
@@ -413,6 +418,8 @@ function attachment(rec: NetworkRecord, config: EndpointConfigRequest): NetworkA
     }
     if (!inSubnet) throw errors.networkInvalid(`no configured subnet or ip-range contain the IP address ${address}`);
   }
+  // allowed on the default bridge too (Docker's user-defined-address rule counts IPv4 and IPv6 only)
+  for (const ll of fixed.LinkLocalIPs ?? []) if (isIP(ll) === 0) throw errors.networkInvalid(`invalid link-local IP address: ${ll}`);
   return { NetworkID: rec.spec.id, ...fields };
 }
 

@@ -2,7 +2,8 @@
  * A user-defined network from `POST /networks/create`, checked the way Docker checks it: a name
  * (not blank, not predefined) no other network has, a local scope (cluster networks are an orchestrator's), the default IPAM
  * driver, subnets that are well formed, hold their gateway and range, and overlap no other
- * network's; a missing IPv4 (or, with EnableIPv6, IPv6) subnet comes from the first free subnet
+ * network's (an IPv6 one on a network without IPv6 is ignored); a missing IPv4 (or, with
+ * EnableIPv6, IPv6) subnet comes from the first free subnet
  * of the address pools that no network and no route of the host already uses. The driver's
  * `default-network-opts` fill the options the request leaves out.
  */
@@ -51,6 +52,9 @@ function requestedSubnet(c: IpamConfigRequest, enabled: Record<Family, boolean>)
     return undefined;
   }
   const subnet = Cidr.parse(c.Subnet);
+  // An IPv6 pool on a network without IPv6 is left unchecked and unused, as Docker's daemon
+  // leaves it (its validateIpamConfig skips it; no IPv6 address is allocated from it).
+  if (subnet.family === 6 && !enabled[6]) return undefined;
   if (!enabled[subnet.family]) throw errors.networkInvalid(`subnet ${c.Subnet} is IPv${subnet.family}, which the network does not enable (EnableIPv${subnet.family})`);
   return {
     subnet: c.Subnet,

@@ -135,7 +135,8 @@ export class VolumeService {
       } catch (err) {
         throw err instanceof EngineError ? err : errors.volumeDriverFailed("create", name, (err as Error).message);
       }
-      const labels = req.anonymous ? { ...(req.labels ?? {}), [ANONYMOUS_LABEL]: "" } : req.labels ?? null;
+      // A create without a name is anonymous too, as Docker's: `docker volume prune` takes it.
+      const labels = req.anonymous || !req.name ? { ...(req.labels ?? {}), [ANONYMOUS_LABEL]: "" } : req.labels ?? null;
       const volume: VolumeRecord = {
         Name: name,
         Driver: driverName,

@@ -17,6 +17,7 @@ import { forwardInput, hijack } from "../hijack.js";
 import type { Query } from "../query.js";
 import { frame } from "../stream-frames.js";
 import { outputReads } from "../output-reads.js";
+import { withGoFieldNames } from "../go-field-names.js";
 import { validateBody } from "../validate-body.js";
 import { terminalSize } from "./container-run.js";
 
@@ -27,6 +28,13 @@ interface ExecStartRequest {
 }
 
 const validateCreate = typia.createValidate<ExecCreateRequest>();
+
+/** ExecCreateRequest's fields, for Go's case-insensitive reading of the body (the type check keeps the list whole). */
+const EXEC_CREATE_FIELDS = [
+  "AttachStdin", "AttachStdout", "AttachStderr", "DetachKeys", "Tty", "Env", "Cmd", "Privileged", "User", "WorkingDir", "ConsoleSize",
+] as const satisfies readonly (keyof ExecCreateRequest)[];
+const execCreateFieldsComplete: Exclude<keyof ExecCreateRequest, (typeof EXEC_CREATE_FIELDS)[number]> extends never ? true : never = true;
+void execCreateFieldsComplete;
 const validateStart = typia.createValidate<ExecStartRequest>();
 
 export interface ExecRouteDeps {
@@ -41,7 +49,7 @@ export function execRoutes(deps: ExecRouteDeps) {
   return (app: FastifyInstance) => {
     app.post("/containers/:id/exec", async (request, reply) => {
       const c = containers.get((request.params as { id: string }).id);
-      const body = validateBody(validateCreate, request.body ?? {});
+      const body = validateBody(validateCreate, withGoFieldNames(request.body ?? {}, EXEC_CREATE_FIELDS));
       detachKeysOf(body.DetachKeys); // refused now rather than at start
       return reply.code(201).send({ Id: execs.create(c, body).id });
     });

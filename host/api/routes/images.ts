@@ -5,11 +5,12 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { PassThrough, type Readable } from "node:stream";
-import { errors } from "../../../core/errors.js";
+import { errors, toEngineError } from "../../../core/errors.js";
 import { makeEvent } from "../../../core/events/event.js";
 import type { Image, ImageStore } from "../../../core/images/image-store.js";
 import { familiarName, formatReference, parseReference, repositoryOf } from "../../../core/images/reference.js";
 import type { SaveItem } from "../../images/save-images.js";
+import { inspectConfig } from "../../images/inspect-config.js";
 import { compareApiVersions } from "../../../core/version.js";
 import { requestedApiVersion } from "../api-version.js";
 import { checkFilterKeys, queryBool, queryFilters, queryList, queryString, type Query } from "../query.js";
@@ -89,7 +90,7 @@ function inspect(image: Image, store: ImageStore, driverName: string, apiVersion
     ContainerConfig: c.container_config ?? EMPTY_CONTAINER_CONFIG,
     DockerVersion: c.docker_version ?? "",
     Author: c.author ?? "",
-    Config: c.config ?? null,
+    Config: inspectConfig(c.config, apiVersion),
     Architecture: c.architecture ?? "",
     ...(c.variant ? { Variant: c.variant } : {}),
     Os: c.os ?? "",
@@ -175,6 +176,8 @@ export function imageRoutes(deps: ImageRouteDeps) {
     });
 
     // `quiet` would hide progress only, and a load sends none; the "Loaded image" lines always come.
+    // A load that fails answers 200 all the same, with the error as the stream's last line, as
+    // Docker's daemon does (docker-py raises its ImageLoadError from that line).
     app.post("/images/load", async (request, reply) => {
       const lines: unknown[] = [];
       const { loadImages } = await loading();
@@ -196,7 +199,8 @@ export function imageRoutes(deps: ImageRouteDeps) {
         // 400, not a broken pipe (the server's request timeout bounds how long).
         request.raw.unpipe(body);
         request.raw.resume();
-        throw err;
+        const message = toEngineError(err).message;
+        return jsonLines(reply, [...lines, { errorDetail: { message }, error: message }]);
       }
       return jsonLines(reply, lines);
     });
