@@ -6,7 +6,7 @@
  * among them; /etc/group memberships only when no group is named; GroupAdd for execs too).
  * What Docker's init layer puts in every container (`/.dockerenv`, `/etc/mtab`...), seen from
  * inside, by `export` and by `cp`, and never by `diff` nor `commit`. Owner names in cp's and export's tars.
- * The checkpoint endpoints without experimental mode; resize's errors.
+ * The checkpoint endpoints without experimental mode; resize's errors; execs of a stopped container.
  * `logs --details`.
  */
 import "./helpers/root-hooks.js";
@@ -108,6 +108,13 @@ const CHECKPOINTS_AND_RESIZE = [
   API("POST", "/containers/ck/resize?h=10&w=10"),
 ];
 
+const EXECS = [
+  "docker create --pull never --name ex busybox sleep 30 >/dev/null; docker exec ex true; echo rc=$?",
+  API("POST", "/containers/ex/exec", '{"Cmd":["true"]}'),
+  // an exec of a container that stopped since is gone: start, resize and inspect are 404s
+  `docker start ex >/dev/null; id=$(${API("POST", "/containers/ex/exec", '{"Cmd":["true"]}')} | cut -d'"' -f4); docker stop -t0 ex >/dev/null; for p in "POST /exec/$id/resize?h=1&w=1" "POST /exec/$id/start" "GET /exec/$id/json"; do set -- $p; curl -s -w ' %{http_code}\\n' --unix-socket \${DOCKER_HOST#unix://} -X $1 -H 'Content-Type: application/json' -d '{"Detach":true}' "http://x/v1.41$2" | sed "s/$id/ID/"; done`,
+];
+
 const LOG_DETAILS = [
   "docker run --pull never --name l1 busybox echo out",
   "docker logs --details l1",
@@ -162,6 +169,10 @@ describe("engined answers as Docker's daemon does: limits, groups, the init laye
 
   it("answers the checkpoint endpoints (experimental) and a resize's bad sizes and stopped container as Docker does", function () {
     expect(compareDaemons(hosts(), CHECKPOINTS_AND_RESIZE), "lines answered differently").to.equal("");
+  });
+
+  it("refuses an exec in a stopped container with Docker's words, and forgets a container's execs when it stops", function () {
+    expect(compareDaemons(hosts(), EXECS), "lines answered differently").to.equal("");
   });
 
   it("writes each log line's attributes before it with --details", function () {

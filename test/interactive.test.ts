@@ -178,7 +178,7 @@ describe("interactive containers", function () {
       const stopped = ok(await docker(host, ["create", "busybox", "true"]), "create").trim();
       const refused = await docker(host, ["exec", stopped, "true"]);
       expect(refused.code).to.not.equal(0);
-      expect(refused.stderr).to.include(`container ${stopped} is not running`);
+      expect(refused.stderr).to.include(`Container ${stopped} is not running`);
       ok(await docker(host, ["rm", stopped]), "rm");
     });
   });

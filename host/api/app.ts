@@ -67,6 +67,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
 
   reportAnswers(app, deps.hooks);
   installJsonParser(app);
+  installJsonAnswers(app);
   installErrorShape(app, deps.log);
   installLoadShedding(app, deps.load ?? DEFAULT_LOAD_LIMITS);
   installAuthorization(app, deps.hooks);
@@ -142,6 +143,19 @@ function installJsonParser(app: FastifyInstance): void {
 function reportBadJson(app: FastifyInstance): void {
   app.addHook("preHandler", async (request) => {
     if (request.badJson) throw request.badJson;
+  });
+}
+
+/**
+ * A JSON answer as Docker's daemon writes one (Go's json.Encoder): the document and a newline,
+ * under exactly `application/json` (Fastify's own would say `; charset=utf-8` and end at the
+ * brace). Answers with a type of their own (streams, tars, text) are left as they are.
+ */
+function installJsonAnswers(app: FastifyInstance): void {
+  app.setReplySerializer((payload) => `${JSON.stringify(payload)}\n`);
+  app.addHook("onSend", async (_request, reply, payload) => {
+    if (reply.getHeader("content-type") === "application/json; charset=utf-8") reply.header("content-type", "application/json");
+    return payload;
   });
 }
 

@@ -84,15 +84,18 @@ export class ExecSessions {
   private readonly instances = new Map<string, ExecInstance>();
 
   constructor(private readonly deps: ExecDeps) {
+    // Docker's daemon unregisters a container's execs when it stops (its Cleanup), not only when
+    // it goes: an exec of a stopped container is "No such exec instance" to start, resize and
+    // inspect. Sessions streaming meanwhile keep their instance.
     deps.hooks.event.tap("exec-sessions", (event) => {
-      if (event.Type === "container" && event.Action === "destroy") this.forget(event.Actor.ID);
+      if (event.Type === "container" && (event.Action === "die" || event.Action === "destroy")) this.forget(event.Actor.ID);
     });
   }
 
   create(c: ContainerRecord, request: ExecCreateRequest): ExecInstance {
     const cmd = request.Cmd ?? [];
     if (cmd.length === 0 || cmd[0] === "") throw errors.execNoCommand();
-    if (!c.State.Running) throw errors.execContainerNotRunning(c.Id);
+    if (!c.State.Running) throw errors.containerStateNotRunning(c.Id);
     if (c.State.Paused) throw errors.execContainerPaused(c.Id);
     const e: ExecInstance = { id: randomBytes(32).toString("hex"), container: c, request: { ...request, Cmd: cmd }, running: false, exitCode: null, pid: 0 };
     this.instances.set(e.id, e);
@@ -103,7 +106,7 @@ export class ExecSessions {
   /** Why `e` cannot start now, as Docker's 409s: for a route to ask before it takes the client's stream. */
   checkStartable(e: ExecInstance): void {
     if (e.started || e.running) throw errors.execAlreadyStarted(e.id, e.exitCode !== null);
-    if (!e.container.State.Running) throw errors.execContainerNotRunning(e.container.Id);
+    if (!e.container.State.Running) throw errors.containerStateNotRunning(e.container.Id);
     if (e.container.State.Paused) throw errors.execContainerPaused(e.container.Id);
   }
 
@@ -165,9 +168,9 @@ export class ExecSessions {
   }
 
   async resize(e: ExecInstance, height: number, width: number): Promise<void> {
-    if (!e.started || !e.running) throw errors.execContainerNotRunning(e.container.Id);
+    if (!e.started || !e.running) throw errors.containerStateNotRunning(e.container.Id);
     await (await this.deps.runner.supervisor()).execResize(e.container.Id, e.id, height, width).catch(() => {
-      throw errors.execContainerNotRunning(e.container.Id);
+      throw errors.containerStateNotRunning(e.container.Id);
     });
   }
 
@@ -183,7 +186,7 @@ export class ExecSessions {
     this.instances.delete(e.id);
   }
 
-  /** The container is gone: so are its exec instances. */
+  /** The container stopped or is gone: so are its exec instances. */
   forget(containerId: string): void {
     for (const [id, e] of this.instances) if (e.container.Id === containerId) this.instances.delete(id);
   }
