@@ -66,7 +66,8 @@ export interface ContainerEndpoint extends EndpointSpec {
 export interface NetworkAttachment {
   NetworkID: string;
   Aliases?: string[] | null;
-  IPAMConfig?: { IPv4Address?: string; IPv6Address?: string } | null;
+  /** LinkLocalIPs: link-local addresses the endpoint's interface gets besides its own (`--link-local-ip`). */
+  IPAMConfig?: { IPv4Address?: string; IPv6Address?: string; LinkLocalIPs?: string[] } | null;
   /** The endpoint's MAC as asked (else Docker's, made from its IPv4 address). */
   MacAddress?: string;
   /** EndpointSettings.Links as asked (`name:alias`): on a user-defined network, names this container alone resolves. */

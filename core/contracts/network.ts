@@ -62,6 +62,8 @@ export interface NetworkSpec {
   enableIPv6: boolean;
   subnets: SubnetConfig[];
   options: Record<string, string>;
+  /** `IPAM.Options` as the create gave them (the default IPAM driver reads none); inspect shows them. */
+  ipamOptions?: Record<string, string> | null;
   labels: Record<string, string>;
   /** The default network (`bridge`), made from the daemon's options, not by the API. */
   isDefault?: boolean;
@@ -96,6 +98,8 @@ export interface EndpointSpec {
   /** CIDR form. */
   ipv4?: string;
   ipv6?: string;
+  /** Link-local addresses asked for (`--link-local-ip`), CIDR form: /16 for IPv4, /64 for IPv6, as Docker gives them. */
+  linkLocal?: string[];
   /** Where the default route goes (the bridge's address unless `--default-gateway`); none on an internal network. */
   gateway4?: string;
   gateway6?: string;

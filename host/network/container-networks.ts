@@ -12,6 +12,7 @@
  * -> sandbox removed. Both are safe to repeat.
  */
 import { randomBytes } from "node:crypto";
+import { isIP } from "node:net";
 import type { Logger } from "pino";
 import type { PortRequest } from "../../core/contracts/network.js";
 import type { OciSpec } from "../../core/contracts/runtime.js";
@@ -332,6 +333,7 @@ export class ContainerNetworks {
     const ipam = NetworkIpam.fromJSON(rec.ipam);
     const endpointId = randomBytes(32).toString("hex");
     const fixed = att.IPAMConfig ?? {};
+    const linkLocal = (fixed.LinkLocalIPs ?? []).map(linkLocalCidr);
     const v4 = rec.spec.enableIPv4 && ipam.hasFamily(4) ? ipam.allocate(4, { owner: endpointId, ...(fixed.IPv4Address ? { address: fixed.IPv4Address } : {}) }) : undefined;
     const v6 = rec.spec.enableIPv6 && ipam.hasFamily(6) ? ipam.allocate(6, { owner: endpointId, ...(fixed.IPv6Address ? { address: fixed.IPv6Address } : {}) }) : undefined;
     rec.ipam = ipam.toJSON();
@@ -348,6 +350,7 @@ export class ContainerNetworks {
       mac: this.macFor(c, rec, att) ?? macOf(v4?.address),
       ...(v4 ? { ipv4: v4.cidr, gateway4: v4.defaultRoute } : {}),
       ...(v6 ? { ipv6: v6.cidr, gateway6: v6.defaultRoute } : {}),
+      ...(linkLocal.length ? { linkLocal } : {}),
       aliases,
       ...(first ? {} : { noDefaultRoute: true }),
       // published ports go with the default route: the first network only, as in Docker
@@ -389,11 +392,13 @@ export class ContainerNetworks {
 function attachmentFields(config: EndpointConfigRequest): Omit<NetworkAttachment, "NetworkID"> {
   const aliases = (config.Aliases ?? []).filter((a) => a !== "");
   const { IPv4Address, IPv6Address } = config.IPAMConfig ?? {};
+  const LinkLocalIPs = config.IPAMConfig?.LinkLocalIPs ?? [];
+  const fixed = IPv4Address || IPv6Address || LinkLocalIPs.length;
   return {
     ...(aliases.length ? { Aliases: aliases } : {}),
     ...(config.Links?.length ? { Links: [...config.Links] } : {}),
     ...(config.MacAddress ? { MacAddress: config.MacAddress } : {}),
-    ...(IPv4Address || IPv6Address ? { IPAMConfig: { ...(IPv4Address ? { IPv4Address } : {}), ...(IPv6Address ? { IPv6Address } : {}) } } : {}),
+    ...(fixed ? { IPAMConfig: { ...(IPv4Address ? { IPv4Address } : {}), ...(IPv6Address ? { IPv6Address } : {}), ...(LinkLocalIPs.length ? { LinkLocalIPs: [...LinkLocalIPs] } : {}) } } : {}),
   };
 }
 
@@ -404,6 +409,9 @@ function attachment(rec: NetworkRecord, config: EndpointConfigRequest): NetworkA
   const fixed = fields.IPAMConfig ?? {};
   if (rec.spec.isDefault && aliases.length) throw errors.networkInvalid("network-scoped alias is supported only for containers in user defined networks");
   if (rec.spec.isDefault && (fixed.IPv4Address || fixed.IPv6Address)) throw errors.networkInvalid("user specified IP address is supported on user defined networks only");
+  // Docker's create checks only that they are addresses; that they are link-local, its start
+  const badLinkLocal = (fixed.LinkLocalIPs ?? []).filter((a) => isIP(a) === 0);
+  if (badLinkLocal.length) throw errors.networkInvalid(`Invalid link-local IP address: [${badLinkLocal.join(" ")}]`);
   for (const address of [fixed.IPv4Address, fixed.IPv6Address].filter((a): a is string => !!a)) {
     let inSubnet: boolean;
     try {
@@ -464,4 +472,12 @@ function portRequests(c: Pick<ContainerRecord, "Config" | "HostConfig">): PortRe
     }
   }
   return out;
+}
+
+/** A `--link-local-ip` with the prefix Docker gives it on the interface; one that is not link-local fails the start, as Docker's. */
+function linkLocalCidr(address: string): string {
+  const family = isIP(address);
+  const range = Cidr.parse(family === 4 ? "169.254.0.0/16" : "fe80::/10");
+  if (!range.containsCidr(Cidr.single(address))) throw errors.networkInvalid(`invalid link local IP address: ${address}`);
+  return `${address}/${family === 4 ? 16 : 64}`;
 }

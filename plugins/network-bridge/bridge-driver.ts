@@ -184,7 +184,7 @@ export class BridgeDriver implements NetworkDriver {
       sandbox,
       ifname: ep.ifname,
       mac: ep.mac,
-      addresses: [ep.ipv4, ep.ipv6].filter((a): a is string => !!a),
+      addresses: [ep.ipv4, ep.ipv6, ...(ep.linkLocal ?? [])].filter((a): a is string => !!a),
       // without the proxy, a container reaching its own published port comes back in by the
       // bridge port it left by: hairpin mode lets it (Docker's setHairpinMode)
       hairpin: !this.ctx.config()["userland-proxy"],
