@@ -6,22 +6,7 @@
  * a field of ours that Docker's struct does not have is kept after Docker's, as it was.
  */
 import type { HostConfig } from "../../core/containers/container-config.js";
-
-/**
- * Docker's HostConfig fields (api/types/container HostConfig with its Resources), in its order,
- * each with the kind of its zero value: s a string, n a number, b false, - null (a list, a map
- * or a pointer).
- */
-const FIELDS = `Binds:- ContainerIDFile:s LogConfig:log NetworkMode:s PortBindings:- RestartPolicy:restart
-  AutoRemove:b VolumeDriver:s VolumesFrom:- ConsoleSize:console CapAdd:- CapDrop:- CgroupnsMode:s
-  Dns:- DnsOptions:- DnsSearch:- ExtraHosts:- GroupAdd:- IpcMode:s Cgroup:s Links:- OomScoreAdj:n
-  PidMode:s Privileged:b PublishAllPorts:b ReadonlyRootfs:b SecurityOpt:- UTSMode:s UsernsMode:s
-  ShmSize:n Isolation:s CpuShares:n Memory:n NanoCpus:n CgroupParent:s BlkioWeight:n
-  BlkioWeightDevice:- BlkioDeviceReadBps:- BlkioDeviceWriteBps:- BlkioDeviceReadIOps:-
-  BlkioDeviceWriteIOps:- CpuPeriod:n CpuQuota:n CpuRealtimePeriod:n CpuRealtimeRuntime:n
-  CpusetCpus:s CpusetMems:s Devices:- DeviceCgroupRules:- DeviceRequests:- MemoryReservation:n
-  MemorySwap:n MemorySwappiness:- OomKillDisable:- PidsLimit:- Ulimits:- CpuCount:n CpuPercent:n
-  IOMaximumIOps:n IOMaximumBandwidth:n MaskedPaths:- ReadonlyPaths:-`;
+import { HOST_CONFIG_FIELDS, HOST_CONFIG_OMIT_EMPTY } from "./host-config-names.js";
 
 function zeroOf(kind: string): unknown {
   switch (kind) {
@@ -42,10 +27,7 @@ function zeroOf(kind: string): unknown {
   }
 }
 
-const ZERO: ReadonlyMap<string, string> = new Map(FIELDS.split(/\s+/).map((f) => f.split(":") as [string, string]));
-
-/** Docker's `omitempty` fields: shown only when not empty (Init: only when not null). */
-const OMIT_EMPTY = ["Annotations", "StorageOpt", "Tmpfs", "Sysctls", "Runtime", "KernelMemory", "KernelMemoryTCP", "Mounts", "Init"];
+const ZERO: ReadonlyMap<string, string> = new Map(HOST_CONFIG_FIELDS.split(/\s+/).map((f) => f.split(":") as [string, string]));
 
 function empty(v: unknown): boolean {
   if (v === null || v === undefined || v === "" || v === 0 || v === false) return true;
@@ -59,7 +41,7 @@ export function hostConfigView(hc: HostConfig, overrides: Record<string, unknown
   for (const [k, kind] of ZERO) out[k] = given[k] ?? zeroOf(kind);
   for (const [k, v] of Object.entries(given)) {
     if (ZERO.has(k) || v === undefined) continue;
-    if (OMIT_EMPTY.includes(k) && (k === "Init" ? v === null : empty(v))) continue;
+    if (HOST_CONFIG_OMIT_EMPTY.includes(k) && (k === "Init" ? v === null : empty(v))) continue;
     out[k] = v;
   }
   return out;
