@@ -259,6 +259,53 @@ describe("docker-compose 1.29 (Debian's) brings projects up and down", function 
     await composeOk("p3", "project3.yml", "down", "-v");
     expect(await n.cli("ps", "-aq", "--filter", "label=com.docker.compose.project=p3")).to.equal("");
   });
+
+  it("what compose 1.29 sends as the Python SDK makes it: nulls in Mounts, an option the driver does not know, IPAM options, link-local addresses", async function () {
+    // long-syntax mounts come as docker-py's Mount, every key given (Source and ReadOnly null for a tmpfs);
+    // the network has an option the bridge driver does not read, which Docker keeps and ignores
+    writeFileSync(join(dir, "project4.yml"), `version: "2.4"
+services:
+  web:
+    image: busybox
+    command: sleep 300
+    stop_signal: SIGKILL
+    volumes:
+      - type: tmpfs
+        target: /scratch
+      - type: volume
+        target: /data
+    networks:
+      front:
+        ipv4_address: 172.28.5.10
+        link_local_ips: ["169.254.8.8"]
+networks:
+  front:
+    driver: bridge
+    driver_opts:
+      example.not-a-bridge-option: "kept"
+    ipam:
+      driver: default
+      options:
+        example.ipam-option: "9-29-045"
+      config:
+        - subnet: 172.28.0.0/16
+          ip_range: 172.28.5.0/24
+          gateway: 172.28.5.254
+`);
+    await composeOk("p4", "project4.yml", "up", "-d");
+    const net = JSON.parse(await n.cli("network", "inspect", "p4_front"))[0];
+    expect(net.Options).to.deep.equal({ "example.not-a-bridge-option": "kept" });
+    expect(net.IPAM.Options).to.deep.equal({ "example.ipam-option": "9-29-045" });
+    const web = JSON.parse(await n.cli("inspect", "p4_web_1"))[0];
+    expect(web.Mounts.map((m: { Type: string; Destination: string }) => `${m.Type} ${m.Destination}`).sort()).to.deep.equal(["tmpfs /scratch", "volume /data"]);
+    // HostConfig shows the fields the request left out at Docker's zero values (compose compares PidMode with "")
+    expect(web.HostConfig).to.include({ PidMode: "", UsernsMode: "", Privileged: false, CgroupParent: "", PublishAllPorts: false });
+    expect(web.HostConfig).to.include.keys("Binds", "CapAdd", "Dns", "BlkioWeight", "CpuRealtimeRuntime", "MaskedPaths");
+    expect(web.NetworkSettings.Networks.p4_front.IPAMConfig).to.deep.equal({ IPv4Address: "172.28.5.10", LinkLocalIPs: ["169.254.8.8"] });
+    expect(await exec("p4_web_1", "ip -4 addr show eth0")).to.match(/inet 169\.254\.8\.8\/16 /);
+    await composeOk("p4", "project4.yml", "down", "-v");
+    expect(await n.cli("ps", "-aq", "--filter", "label=com.docker.compose.project=p4")).to.equal("");
+  });
 });
 
 function ipOf(c: Inspected, network: string): string {

@@ -62,6 +62,8 @@ export interface NetworkSpec {
   enableIPv6: boolean;
   subnets: SubnetConfig[];
   options: Record<string, string>;
+  /** `IPAM.Options` as the create gave them (the default IPAM driver reads none); inspect shows them. */
+  ipamOptions?: Record<string, string> | null;
   labels: Record<string, string>;
   /** The default network (`bridge`), made from the daemon's options, not by the API. */
   isDefault?: boolean;

@@ -2,6 +2,11 @@
  * Request bodies are checked with typia validators made from the TypeScript types of the API
  * (`typia.createValidate<ContainerCreateBody>()`). A body that does not fit is a 400 whose
  * message names every field that is wrong and what it should have been.
+ *
+ * A null where the type has an optional field that is not nullable counts as the field left out:
+ * Docker decodes bodies with Go's encoding/json, which leaves a field at its zero value for a
+ * null, and clients send nulls (docker-py's `Mount` gives every key, null for an unset Source
+ * or ReadOnly). Those nulls are removed and the body checked again.
  */
 import type { IValidation } from "typia";
 import { errors } from "../../core/errors.js";
@@ -9,10 +14,44 @@ import { errors } from "../../core/errors.js";
 export type BodyValidator<T> = (input: unknown) => IValidation<T>;
 
 export function validateBody<T>(validate: BodyValidator<T>, body: unknown): T {
-  const result = validate(body);
+  let result = validate(body);
+  if (!result.success && dropOptionalNulls(body, result.errors)) result = validate(body);
   if (result.success) return result.data;
   const problems = result.errors.map((e) => `${fieldName(e.path)}: expected ${e.expected}, got ${describe(e.value)}`);
   throw errors.apiInvalidBody(`invalid request body: ${problems.join("; ")}`);
+}
+
+/** Deletes the null fields typia found where it expected something or nothing; whether any went. */
+function dropOptionalNulls(body: unknown, problems: IValidation.IError[]): boolean {
+  let dropped = false;
+  for (const e of problems) {
+    if (e.value !== null || !/\bundefined\b/.test(e.expected)) continue;
+    const steps = pathSteps(e.path);
+    if (!steps?.length) continue;
+    let at: unknown = body;
+    for (const s of steps.slice(0, -1)) at = at !== null && typeof at === "object" ? (at as Record<string | number, unknown>)[s] : undefined;
+    const last = steps[steps.length - 1];
+    if (at !== null && typeof at === "object" && !Array.isArray(at) && (at as Record<string, unknown>)[last] === null) {
+      delete (at as Record<string, unknown>)[last];
+      dropped = true;
+    }
+  }
+  return dropped;
+}
+
+/** typia's `$input.HostConfig.Mounts[0]["a.b"]` as keys and indexes; undefined for a form it does not write. */
+function pathSteps(path: string): (string | number)[] | undefined {
+  const steps: (string | number)[] = [];
+  const rest = path.replace(/^\$input/, "");
+  const step = /^(?:\.([A-Za-z_$][\w$]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\])/;
+  let left = rest;
+  while (left !== "") {
+    const m = step.exec(left);
+    if (!m) return undefined;
+    steps.push(m[1] ?? (m[2] !== undefined ? Number(m[2]) : (JSON.parse(m[3]) as string)));
+    left = left.slice(m[0].length);
+  }
+  return steps;
 }
 
 /** typia's `$input.HostConfig.Memory` as a client names it: `HostConfig.Memory`. */

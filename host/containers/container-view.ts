@@ -6,6 +6,7 @@ import { dirname, join } from "node:path";
 import { ZERO_TIME, type ContainerEndpoint, type ContainerRecord, type NetworkAttachment } from "../../core/containers/container-store.js";
 import { humanDuration } from "../../core/go-units.js";
 import { mountView } from "../volumes/volume-view.js";
+import { hostConfigView } from "./host-config-view.js";
 
 /** `{ port/proto: [{HostIp, HostPort}] | null }`: published ports, and exposed ones (null) of a running container. */
 function portMap(c: ContainerRecord): Record<string, { HostIp: string; HostPort: string }[] | null> {
@@ -137,7 +138,7 @@ export function inspectDocument(c: ContainerRecord, links: string[] | null = nul
     ProcessLabel: "",
     AppArmorProfile: "",
     ExecIDs: null,
-    HostConfig: { ...c.HostConfig, Links: links },
+    HostConfig: hostConfigView(c.HostConfig, { Links: links }),
     GraphDriver: { Name: c.Driver, Data: null },
     Mounts: (c.Mounts ?? []).map(mountView),
     Config: c.Config,

@@ -333,6 +333,7 @@ export class ContainerNetworks {
     const ipam = NetworkIpam.fromJSON(rec.ipam);
     const endpointId = randomBytes(32).toString("hex");
     const fixed = att.IPAMConfig ?? {};
+    const linkLocal = (fixed.LinkLocalIPs ?? []).map(linkLocalCidr);
     const v4 = rec.spec.enableIPv4 && ipam.hasFamily(4) ? ipam.allocate(4, { owner: endpointId, ...(fixed.IPv4Address ? { address: fixed.IPv4Address } : {}) }) : undefined;
     const v6 = rec.spec.enableIPv6 && ipam.hasFamily(6) ? ipam.allocate(6, { owner: endpointId, ...(fixed.IPv6Address ? { address: fixed.IPv6Address } : {}) }) : undefined;
     rec.ipam = ipam.toJSON();
@@ -349,7 +350,7 @@ export class ContainerNetworks {
       mac: this.macFor(c, rec, att) ?? macOf(v4?.address),
       ...(v4 ? { ipv4: v4.cidr, gateway4: v4.defaultRoute } : {}),
       ...(v6 ? { ipv6: v6.cidr, gateway6: v6.defaultRoute } : {}),
-      ...(fixed.LinkLocalIPs?.length ? { linkLocal: fixed.LinkLocalIPs.map((a) => `${a}/${isIP(a) === 6 ? 64 : 16}`) } : {}),
+      ...(linkLocal.length ? { linkLocal } : {}),
       aliases,
       ...(first ? {} : { noDefaultRoute: true }),
       // published ports go with the default route: the first network only, as in Docker
@@ -409,6 +410,11 @@ function attachment(rec: NetworkRecord, config: EndpointConfigRequest): NetworkA
   const fixed = fields.IPAMConfig ?? {};
   if (rec.spec.isDefault && aliases.length) throw errors.networkInvalid("network-scoped alias is supported only for containers in user defined networks");
   if (rec.spec.isDefault && (fixed.IPv4Address || fixed.IPv6Address)) throw errors.networkInvalid("user specified IP address is supported on user defined networks only");
+  // Docker's create checks only that they are addresses (on the default bridge too: its
+  // user-defined-address rule counts IPv4 and IPv6 only); that they are link-local, its start
+  // (in Docker 28's words, one line per address; 20.10 said "Invalid link-local IP address: [a b]")
+  const badLinkLocal = (fixed.LinkLocalIPs ?? []).filter((a) => isIP(a) === 0);
+  if (badLinkLocal.length) throw errors.networkInvalid(badLinkLocal.map((a) => `invalid link-local IP address: ${a}`).join("\n"));
   for (const address of [fixed.IPv4Address, fixed.IPv6Address].filter((a): a is string => !!a)) {
     let inSubnet: boolean;
     try {
@@ -418,8 +424,6 @@ function attachment(rec: NetworkRecord, config: EndpointConfigRequest): NetworkA
     }
     if (!inSubnet) throw errors.networkInvalid(`no configured subnet or ip-range contain the IP address ${address}`);
   }
-  // allowed on the default bridge too (Docker's user-defined-address rule counts IPv4 and IPv6 only)
-  for (const ll of fixed.LinkLocalIPs ?? []) if (isIP(ll) === 0) throw errors.networkInvalid(`invalid link-local IP address: ${ll}`);
   return { NetworkID: rec.spec.id, ...fields };
 }
 
@@ -471,4 +475,12 @@ function portRequests(c: Pick<ContainerRecord, "Config" | "HostConfig">): PortRe
     }
   }
   return out;
+}
+
+/** A `--link-local-ip` with the prefix Docker gives it on the interface; one that is not link-local fails the start, as Docker's. */
+function linkLocalCidr(address: string): string {
+  const family = isIP(address);
+  const range = Cidr.parse(family === 4 ? "169.254.0.0/16" : "fe80::/10");
+  if (!range.containsCidr(Cidr.single(address))) throw errors.networkInvalid(`invalid link local IP address: ${address}`);
+  return `${address}/${family === 4 ? 16 : 64}`;
 }

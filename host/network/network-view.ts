@@ -18,7 +18,7 @@ export function networkDocument(rec: NetworkRecord, endpoints: readonly Containe
     EnableIPv6: s.enableIPv6,
     IPAM: {
       Driver: "default",
-      Options: null,
+      Options: s.ipamOptions ?? null,
       Config: s.subnets.map((n) => ({
         Subnet: n.subnet,
         ...(n.ipRange ? { IPRange: n.ipRange } : {}),

@@ -108,6 +108,7 @@ export async function newNetworkSpec(req: NetworkCreateRequest, ctx: NewNetworkC
       enableIPv6,
       subnets,
       options: { ...(ctx.config["default-network-opt"][driver] ?? {}), ...(req.Options ?? {}) },
+      ...(req.IPAM?.Options ? { ipamOptions: { ...req.IPAM.Options } } : {}),
       labels: { ...(req.Labels ?? {}) },
     };
   } catch (err) {

@@ -45,10 +45,14 @@ function bool(v: string | undefined, fallback: boolean, key: string): boolean {
   throw new Error(`invalid value for ${key}: "${v}" (a boolean: true or false)`);
 }
 
-/** Throws for an option this driver does not know or a value it cannot use. */
+/**
+ * Throws for a value this driver cannot use. An option it does not know is kept in the network's
+ * Options and not used, as Docker's bridge driver reads only the labels it knows (clients send
+ * options meant for other daemons: docker-compose's `driver_opts`).
+ */
 export function checkBridgeOptions(options: Record<string, string>): void {
   for (const [k, v] of Object.entries(options)) {
-    if (!KNOWN.has(k)) throw new Error(`unknown option for the bridge driver: ${k}`);
+    if (!KNOWN.has(k)) continue;
     if (k === OPT.mtu && !(Number.isInteger(Number(v)) && Number(v) >= 68 && Number(v) <= 65535)) throw new Error(`invalid value for ${k}: "${v}" (an MTU between 68 and 65535)`);
     if (k === OPT.name && !/^[a-zA-Z0-9_.-]{1,15}$/.test(v)) throw new Error(`invalid value for ${k}: "${v}" (an interface name of at most 15 characters)`);
     if ([OPT.icc, OPT.masquerade, OPT.defaultBridge, OPT.external].includes(k as never)) bool(v, true, k);
