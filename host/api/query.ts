@@ -51,3 +51,18 @@ export function checkFilterKeys(filters: Map<string, string[]>, allowed: readonl
     if (!allowed.includes(key)) throw errors.apiInvalidBody(`invalid filter '${key}'`);
   }
 }
+
+/**
+ * A filter that is true or false, as Go's `filters.Args.GetBoolOrDefault` reads it (Docker 28's
+ * `dangling` of images and volumes): `true`/`1` or `false`/`0`, exactly; anything else, or both,
+ * or none, is refused with the values listed as Go prints a list (`invalid filter 'dangling=[maybe]'`).
+ */
+export function filterBool(filters: Map<string, string[]>, key: string): boolean | undefined {
+  const values = filters.get(key);
+  if (values === undefined) return undefined;
+  if (values.length === 0) throw errors.apiInvalidBody(`invalid filter '${key}'`);
+  const isTrue = values.includes("true") || values.includes("1");
+  const isFalse = values.includes("false") || values.includes("0");
+  if (isTrue === isFalse) throw errors.apiInvalidBody(`invalid filter '${key}=[${values.join(" ")}]'`);
+  return isTrue;
+}

@@ -3,6 +3,7 @@
  * scope `local`, the default IPAM driver with each subnet's gateway and range, and, in inspect,
  * the running containers on it with their endpoint, MAC and addresses.
  */
+import { errors } from "../../core/errors.js";
 import type { ContainerEndpoint } from "../../core/containers/container-store.js";
 import type { NetworkRecord } from "./network-store.js";
 
@@ -39,14 +40,29 @@ export function networkDocument(rec: NetworkRecord, endpoints: readonly Containe
   };
 }
 
-/** The `filters` of `GET /networks`: name and id match a part, as Docker's do; type is builtin or custom. */
+/**
+ * The `filters` of `GET /networks`: name and id match a part, as Docker's do; type is builtin or
+ * custom; dangling (one value) takes the networks no container is on, never a builtin one, and
+ * `false` every builtin one. Bad values are refused with Docker 28's words.
+ */
 export function networkFilter(filters: Map<string, string[]>, isBuiltin: (rec: NetworkRecord) => boolean, inUse: (rec: NetworkRecord) => boolean): (rec: NetworkRecord) => boolean {
   const any = (key: string, test: (v: string) => boolean) => !filters.get(key)?.length || filters.get(key)!.some(test);
+  const dangling = danglingFilter(filters.get("dangling") ?? []);
+  const badType = filters.get("type")?.find((v) => v !== "builtin" && v !== "custom");
+  if (badType !== undefined) throw errors.apiInvalidBody(`invalid filter: 'type'='${badType}'`);
   return (rec) =>
     any("name", (v) => rec.spec.name.includes(v)) &&
     any("id", (v) => rec.spec.id.includes(v)) &&
     any("driver", (v) => rec.spec.driver === v) &&
     any("scope", (v) => v === "local") &&
     any("type", (v) => (v === "builtin") === isBuiltin(rec)) &&
-    any("dangling", (v) => ["true", "1"].includes(v) === !inUse(rec));
+    (dangling === undefined || dangling === (!isBuiltin(rec) && !inUse(rec)));
+}
+
+function danglingFilter(values: readonly string[]): boolean | undefined {
+  if (values.length === 0) return undefined;
+  if (values.length > 1) throw errors.apiInvalidBody(`got more than one value for filter key "dangling"`);
+  if (values[0] === "true" || values[0] === "1") return true;
+  if (values[0] === "false" || values[0] === "0") return false;
+  throw errors.apiInvalidBody(`invalid value for filter 'dangling', must be "true" (or "1"), or "false" (or "0")`);
 }

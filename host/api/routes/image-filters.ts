@@ -2,6 +2,7 @@
 import type { Image, ImageStore } from "../../../core/images/image-store.js";
 import { familiarName } from "../../../core/images/reference.js";
 import { hasLabel } from "../filter-values.js";
+import { filterBool } from "../query.js";
 
 /** A glob with `*` and `?` (path.Match's, without `/` crossing), anchored. */
 function globMatch(pattern: string, text: string): boolean {
@@ -25,10 +26,10 @@ export function imageFilter(filters: Map<string, string[]>, store: ImageStore): 
   const before = filters.get("before")?.map(created);
   const since = filters.get("since")?.map(created);
   const until = filters.get("until")?.map((v) => (/^\d+$/.test(v) ? Number(v) * 1000 : Date.parse(v)));
+  const dangling = filterBool(filters, "dangling");
   return (image) => {
     const time = Date.parse(image.config.created ?? "") || 0;
-    const dangling = filters.get("dangling");
-    if (dangling?.length && dangling.some((v) => v === "true" || v === "1") !== (image.references.length === 0)) return false;
+    if (dangling !== undefined && dangling !== (image.references.length === 0)) return false;
     if (filters.get("reference")?.length && matchingReferences(image, filters.get("reference")!).length === 0) return false;
     if (!(filters.get("label") ?? []).every((w) => hasLabel(image.config.config?.Labels, w))) return false;
     if (before && !before.every((t) => time < t)) return false;

@@ -13,7 +13,7 @@ import type { SaveItem } from "../../images/save-images.js";
 import { inspectConfig } from "../../images/inspect-config.js";
 import { compareApiVersions } from "../../../core/version.js";
 import { requestedApiVersion } from "../api-version.js";
-import { checkFilterKeys, queryBool, queryFilters, queryList, queryString, type Query } from "../query.js";
+import { checkFilterKeys, filterBool, queryBool, queryFilters, queryList, queryString, type Query } from "../query.js";
 import { imageFilter, matchingReferences } from "./image-filters.js";
 import { progressStream } from "../progress-stream.js";
 import { decodeAuthHeader } from "../../registry/auth-header.js";
@@ -231,7 +231,7 @@ export function imageRoutes(deps: ImageRouteDeps) {
     app.post("/images/prune", async (request) => {
       const filters = queryFilters(request.query as Query);
       checkFilterKeys(filters, ["dangling", "label", "until"]);
-      const danglingOnly = (filters.get("dangling") ?? ["true"]).every((v) => v !== "false" && v !== "0");
+      const danglingOnly = filterBool(filters, "dangling") ?? true;
       // `dangling` says which images a prune takes (with `false`: unnamed ones too), not a match
       const keep = imageFilter(new Map([...filters].filter(([key]) => key !== "dangling")), store);
       const deleted: unknown[] = [];

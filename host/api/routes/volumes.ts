@@ -8,7 +8,7 @@ import { EngineError, errors } from "../../../core/errors.js";
 import { compareApiVersions } from "../../../core/version.js";
 import { requestedApiVersion } from "../api-version.js";
 import { hasLabel, labelsMatch } from "../filter-values.js";
-import { checkFilterKeys, queryBool, queryFilters, type Query } from "../query.js";
+import { checkFilterKeys, filterBool, queryBool, queryFilters, type Query } from "../query.js";
 import { validateBody } from "../validate-body.js";
 import { isAnonymous, type VolumeService } from "../../volumes/volume-service.js";
 import { volumeDocument } from "../../volumes/volume-view.js";
@@ -46,7 +46,7 @@ export function volumeRoutes(volumes: VolumeService) {
     app.get("/volumes", async (request) => {
       const filters = queryFilters(request.query as Query);
       checkFilterKeys(filters, ["dangling", "driver", "label", "name"]);
-      const dangling = boolFilter("dangling", filters.get("dangling"));
+      const dangling = filterBool(filters, "dangling");
       const any = (key: string, test: (v: string) => boolean) => !filters.get(key)?.length || filters.get(key)!.some(test);
       const list = volumes
         .list()

@@ -1,0 +1,79 @@
+/**
+ * The same Docker CLI command lines against engined and Docker's own daemon (where it is
+ * installed), compared line by line, for images, networks and volumes: the values of a
+ * `dangling` filter and their refusal, network list filters (`type`, `dangling` without the
+ * builtin networks), a disconnect of a container not on the network, and a one-letter volume name.
+ */
+import "./helpers/root-hooks.js";
+import { expect } from "chai";
+import { compareDaemons, removeAllContainers } from "./helpers/daemon-compare.js";
+import { docker } from "./helpers/docker-cli.js";
+import { have, startDockerd, type Dockerd } from "./helpers/dockerd.js";
+import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
+import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
+
+/** Docker 23 on writes "invalid filter" where 20.10 wrote "Invalid filter" (the values listed as before). */
+const LOWER_INVALID = (line: string) => `{ ${line}; echo rc=$?; } 2>&1 | sed 's/daemon: Invalid filter/daemon: invalid filter/'`;
+
+// (20.10 reads images' `dangling` itself, taking `true` over `false` and refusing `1` and `0`: not compared)
+const DANGLING = [
+  "docker tag busybox pi:1",
+  LOWER_INVALID("docker images --filter dangling=maybe"),
+  LOWER_INVALID("docker image prune -f --filter dangling=maybe"),
+  LOWER_INVALID("docker volume ls --filter dangling=maybe"),
+  LOWER_INVALID("docker volume ls --filter dangling=TRUE"),
+  "docker rmi pi:1",
+];
+
+const NETWORKS = [
+  "docker network create pn1 >/dev/null",
+  "docker network ls --filter type=bad",
+  "docker network ls --filter dangling=true --format '{{.Name}}' | sort",
+  "docker network ls --filter dangling=false --format '{{.Name}}' | grep -c -E '^(host|none)$'",
+  "docker network ls --filter dangling=maybe",
+  "docker network ls --filter dangling=true --filter dangling=false",
+  "docker create --pull never --name pc1 busybox >/dev/null",
+  "docker network disconnect pn1 pc1",
+  "docker run --pull never -d --name pc2 busybox sleep 30 >/dev/null",
+  "docker network disconnect pn1 pc2",
+  "docker network rm pn1",
+];
+
+const VOLUMES = ["docker volume create a", "docker volume create .", "docker run --pull never --rm -v b:/x busybox true", "docker volume create ab; docker volume rm ab"];
+
+describe("engined answers as Docker's daemon does: image, network and volume filters and names", function () {
+  this.timeout(300_000);
+  let d: TestDaemon;
+  let ref: Dockerd | undefined;
+
+  const hosts = () => ({ engined: `unix://${d.socket}`, dockerd: ref!.host });
+
+  before(async function () {
+    if (!have("dockerd")) this.skip();
+    const tar = writeFixture(makeTempDir("engine-parity-images-"), "rootfs.tar", await busyboxRootfs());
+    [d, ref] = await Promise.all([startEngined(), startDockerd()]);
+    for (const host of Object.values(hosts())) {
+      const r = await docker(host, ["import", "--change", 'CMD ["sh"]', "--change", "ENV PATH=/bin", tar, "busybox"]);
+      expect(r.code, r.stderr).to.equal(0);
+    }
+  });
+  afterEach(async function () {
+    for (const host of d && ref ? Object.values(hosts()) : []) await removeAllContainers(host);
+  });
+  after(async function () {
+    await d?.stop();
+    await ref?.stop();
+  });
+
+  it("reads a dangling filter as Go's GetBoolOrDefault does, and refuses other values with the values listed", function () {
+    expect(compareDaemons(hosts(), DANGLING), "lines answered differently").to.equal("");
+  });
+
+  it("filters networks by type and dangling as Docker does, and names the container by its ID when it is not on the network", function () {
+    expect(compareDaemons(hosts(), NETWORKS), "lines answered differently").to.equal("");
+  });
+
+  it("refuses a one-byte volume name as too short", function () {
+    expect(compareDaemons(hosts(), VOLUMES), "lines answered differently").to.equal("");
+  });
+});
