@@ -38,7 +38,8 @@ export const resourcesErrors = {
   networkNotConnected: define(
     "ENGINE_ERR_NETWORK_NOT_CONNECTED",
     403,
-    (container: string, network: string) => `container ${container} is not connected to network ${network}`,
+    // Docker names the container by its ID, and says "the network" of one that does not run
+    (containerId: string, network: string, running: boolean) => `container ${containerId} is not connected to ${running ? "" : "the "}network ${network}`,
   ),
   networkModeConflict: define(
     "ENGINE_ERR_NETWORK_MODE_CONFLICT",
@@ -52,8 +53,11 @@ export const resourcesErrors = {
   volumeInvalidName: define(
     "ENGINE_ERR_VOLUME_INVALID_NAME",
     400,
+    // a name of one byte (`.`, `a`) is too short before its characters are looked at, as Docker's local driver says
     (name: string) =>
-      `create ${name}: "${name}" includes invalid characters for a local volume name, only "[a-zA-Z0-9][a-zA-Z0-9_.-]" are allowed. If you intended to pass a host directory, use absolute path`,
+      Buffer.byteLength(name) === 1
+        ? `create ${name}: volume name is too short, names should be at least two alphanumeric characters`
+        : `create ${name}: "${name}" includes invalid characters for a local volume name, only "[a-zA-Z0-9][a-zA-Z0-9_.-]" are allowed. If you intended to pass a host directory, use absolute path`,
   ),
   volumeInUse: define(
     "ENGINE_ERR_VOLUME_IN_USE",

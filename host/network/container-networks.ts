@@ -276,7 +276,7 @@ export class ContainerNetworks {
     if (rec && isModeNetwork(rec.spec)) throw errors.networkPredefined(rec.spec.name, "disconnected from");
     const networks = c.Networks ?? Object.fromEntries(this.attachmentsOf(c));
     const name = Object.keys(networks).find((n) => (rec ? networks[n].NetworkID === rec.spec.id : n === ref || networks[n].NetworkID === ref));
-    if (!name) throw errors.networkNotConnected(c.Name.replace(/^\//, ""), rec?.spec.name ?? ref);
+    if (!name) throw errors.networkNotConnected(c.Id, rec?.spec.name ?? ref, c.State.Running);
     const ep = c.Endpoints?.find((e) => e.networkId === networks[name].NetworkID);
     if (ep) {
       await this.leave(ep, this.deps.sandboxes.exists(c.Id) ? this.deps.sandboxes.path(c.Id) : undefined, false);
