@@ -6,11 +6,7 @@
  */
 import "./helpers/root-hooks.js";
 import { expect } from "chai";
-import { compareDaemons, removeAllContainers } from "./helpers/daemon-compare.js";
-import { docker } from "./helpers/docker-cli.js";
-import { have, startDockerd, type Dockerd } from "./helpers/dockerd.js";
-import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
-import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
+import { compareDaemons, useComparedDaemons } from "./helpers/daemon-compare.js";
 
 /** Docker 23 on writes "invalid filter" where 20.10 wrote "Invalid filter" (the values listed as before). */
 const LOWER_INVALID = (line: string) => `{ ${line}; echo rc=$?; } 2>&1 | sed 's/daemon: Invalid filter/daemon: invalid filter/'`;
@@ -43,27 +39,7 @@ const VOLUMES = ["docker volume create a", "docker volume create .", "docker run
 
 describe("engined answers as Docker's daemon does: image, network and volume filters and names", function () {
   this.timeout(300_000);
-  let d: TestDaemon;
-  let ref: Dockerd | undefined;
-
-  const hosts = () => ({ engined: `unix://${d.socket}`, dockerd: ref!.host });
-
-  before(async function () {
-    if (!have("dockerd")) this.skip();
-    const tar = writeFixture(makeTempDir("engine-parity-images-"), "rootfs.tar", await busyboxRootfs());
-    [d, ref] = await Promise.all([startEngined(), startDockerd()]);
-    for (const host of Object.values(hosts())) {
-      const r = await docker(host, ["import", "--change", 'CMD ["sh"]', "--change", "ENV PATH=/bin", tar, "busybox"]);
-      expect(r.code, r.stderr).to.equal(0);
-    }
-  });
-  afterEach(async function () {
-    for (const host of d && ref ? Object.values(hosts()) : []) await removeAllContainers(host);
-  });
-  after(async function () {
-    await d?.stop();
-    await ref?.stop();
-  });
+  const { hosts } = useComparedDaemons();
 
   it("reads a dangling filter as Go's GetBoolOrDefault does, and refuses other values with the values listed", function () {
     expect(compareDaemons(hosts(), DANGLING), "lines answered differently").to.equal("");

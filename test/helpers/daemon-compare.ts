@@ -4,9 +4,16 @@
  * and lines sorted (images made in the same second are listed in any order by Docker). Each
  * line runs under bash with DOCKER_HOST set; `$TAR` in a line is replaced by `vars.TAR`, and so
  * on for each variable given. Lines must name only local images (`--pull never`).
+ * `useComparedDaemons` is a suite's pair of daemons: both started before its tests with busybox
+ * imported, each test's containers removed after it, both stopped at the end (skipped where
+ * Docker's daemon is not installed).
  */
 import { spawnSync } from "node:child_process";
+import { expect } from "chai";
+import { busyboxRootfs, writeFixture } from "../fixtures/images.js";
 import { docker } from "./docker-cli.js";
+import { have, startDockerd, type Dockerd } from "./dockerd.js";
+import { makeTempDir, startEngined, type TestDaemon } from "./engined.js";
 
 const normalise = (text: string) => text.replace(/[0-9a-f]{12,64}/g, "<id>").split("\n").sort().join("\n");
 
@@ -32,4 +39,28 @@ export function compareDaemons(hosts: { engined: string; dockerd: string }, line
 export async function removeAllContainers(host: string): Promise<void> {
   const ids = (await docker(host, ["ps", "-aq"])).stdout.split("\n").filter(Boolean);
   if (ids.length) await docker(host, ["rm", "-f", ...ids]);
+}
+
+/** A suite's engined and dockerd, with `busybox` imported in both; `hosts()` for compareDaemons. */
+export function useComparedDaemons(): { hosts(): { engined: string; dockerd: string } } {
+  let d: TestDaemon | undefined;
+  let ref: Dockerd | undefined;
+  const hosts = () => ({ engined: `unix://${d!.socket}`, dockerd: ref!.host });
+  before(async function () {
+    if (!have("dockerd")) this.skip();
+    const tar = writeFixture(makeTempDir("engine-compare-"), "rootfs.tar", await busyboxRootfs());
+    [d, ref] = await Promise.all([startEngined(), startDockerd()]);
+    for (const host of Object.values(hosts())) {
+      const r = await docker(host, ["import", "--change", 'CMD ["sh"]', "--change", "ENV PATH=/bin", tar, "busybox"]);
+      expect(r.code, r.stderr).to.equal(0);
+    }
+  });
+  afterEach(async function () {
+    for (const host of d && ref ? Object.values(hosts()) : []) await removeAllContainers(host);
+  });
+  after(async function () {
+    await d?.stop();
+    await ref?.stop();
+  });
+  return { hosts };
 }
