@@ -111,6 +111,12 @@ const EXECS = [
   `docker start ex >/dev/null; id=$(${API("POST", "/containers/ex/exec", '{"Cmd":["true"]}')} | cut -d'"' -f4); docker stop -t0 ex >/dev/null; for p in "POST /exec/$id/resize?h=1&w=1" "POST /exec/$id/start" "GET /exec/$id/json"; do set -- $p; curl -s -w ' %{http_code}\\n' --unix-socket \${DOCKER_HOST#unix://} -X $1 -H 'Content-Type: application/json' -d '{"Detach":true}' "http://x/v1.41$2" | sed "s/$id/ID/"; done`,
 ];
 
+const OLD_API_ALIASES = [
+  "docker network create al >/dev/null; docker run --pull never -d --name a1 --network al --network-alias web busybox sleep 30 >/dev/null",
+  "DOCKER_API_VERSION=1.41 docker inspect -f '{{json .NetworkSettings.Networks.al.Aliases}}' a1",
+  "docker rm -f a1 >/dev/null; docker network rm al",
+];
+
 const LOG_DETAILS = [
   "docker run --pull never --name l1 busybox echo out",
   "docker logs --details l1",
@@ -149,6 +155,10 @@ describe("engined answers as Docker's daemon does: limits, groups, the init laye
 
   it("refuses an exec in a stopped container with Docker's words, and forgets a container's execs when it stops", function () {
     expect(compareDaemons(hosts(), EXECS), "lines answered differently").to.equal("");
+  });
+
+  it("lists the short ID among a container's aliases on a user-defined network below API 1.45", function () {
+    expect(compareDaemons(hosts(), OLD_API_ALIASES), "lines answered differently").to.equal("");
   });
 
   it("writes each log line's attributes before it with --details", function () {

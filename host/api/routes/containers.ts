@@ -14,6 +14,8 @@ import type { ContainerService } from "../../containers/container-service.js";
 import { containerListFilter, statusImpliesAll } from "../../containers/container-filters.js";
 import { canonicalHostConfigKeys } from "../../containers/host-config-names.js";
 import { validateBody } from "../validate-body.js";
+import { requestedApiVersion } from "../api-version.js";
+import { compareApiVersions } from "../../../core/version.js";
 import { labelsMatch, untilTime } from "../filter-values.js";
 import { checkFilterKeys, queryBool, queryFilters, queryString, type Query } from "../query.js";
 
@@ -60,17 +62,17 @@ export function containerRoutes(deps: ContainerRouteDeps) {
       return Promise.all(list.map(async (c) => ({ ...item(c), ...(await sizes(c)) })));
     });
 
-    const inspect = async (ref: string, query: Query) => {
+    const inspect = async (ref: string, query: Query, apiVersion: string) => {
       const c = containers.get(ref);
-      const doc = inspectDocument(c, service.inspectLinks(c));
+      const doc = olderAliases(inspectDocument(c, service.inspectLinks(c)), c, apiVersion);
       return queryBool(query, "size") ? { ...doc, ...(await sizes(c)) } : doc;
     };
-    app.get("/containers/:id/json", async (request) => inspect((request.params as { id: string }).id, request.query as Query));
+    app.get("/containers/:id/json", async (request) => inspect((request.params as { id: string }).id, request.query as Query, requestedApiVersion(request.raw)));
     // a link's name has a slash in it (`/containers/web/db/json`), as Docker's `{name:.*}` routes allow
     app.get("/containers/*", async (request, reply) => {
       const path = (request.params as { "*": string })["*"];
       if (!path.endsWith("/json")) return reply.callNotFound();
-      return inspect(path.slice(0, -"/json".length), request.query as Query);
+      return inspect(path.slice(0, -"/json".length), request.query as Query, requestedApiVersion(request.raw));
     });
 
     // `*`: a link's name (`DELETE /containers/web/db?link=1`, `docker rm --link`) has a slash in it
@@ -103,4 +105,25 @@ export async function sizesOf(c: ContainerRecord, driver: StorageDriver, images:
     // removed with --force meanwhile: its size is unknown
   }
   return { SizeRw: rw, SizeRootFs: rw + image };
+}
+
+/** The networks Docker counts as user-defined: not bridge, host, none, default, nor another container's. */
+const BUILT_IN_MODES = new Set(["bridge", "host", "none", "default"]);
+
+/**
+ * Below API 1.45 Docker's inspect lists, on each user-defined network, the container's short ID
+ * and hostname among its aliases (they were aliases then; 1.45 moved them to DNSNames), as
+ * clients of those versions read them.
+ */
+function olderAliases(doc: Record<string, unknown>, c: ContainerRecord, apiVersion: string): Record<string, unknown> {
+  if (compareApiVersions(apiVersion, "1.45") >= 0) return doc;
+  const settings = doc.NetworkSettings as { Networks: Record<string, { Aliases: string[] | null }> };
+  const networks = Object.fromEntries(
+    Object.entries(settings.Networks).map(([name, ep]) => {
+      if (BUILT_IN_MODES.has(name) || name.startsWith("container:")) return [name, ep];
+      const added = [c.Id.slice(0, 12), c.Config.Hostname ?? ""].filter((a) => a !== "");
+      return [name, { ...ep, Aliases: [...new Set([...(ep.Aliases ?? []), ...added])] }];
+    }),
+  );
+  return { ...doc, NetworkSettings: { ...settings, Networks: networks } };
 }
