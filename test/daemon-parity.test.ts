@@ -117,6 +117,11 @@ const OLD_API_ALIASES = [
   "docker rm -f a1 >/dev/null; docker network rm al",
 ];
 
+const EVENT_FILTERS = [
+  "docker events --since 0 --until 1 --filter nosuch=1; echo rc=$?",
+  "docker events --since 10 --until 5; echo rc=$?",
+];
+
 const LOG_DETAILS = [
   "docker run --pull never --name l1 busybox echo out",
   "docker logs --details l1",
@@ -159,6 +164,10 @@ describe("engined answers as Docker's daemon does: limits, groups, the init laye
 
   it("lists the short ID among a container's aliases on a user-defined network below API 1.45", function () {
     expect(compareDaemons(hosts(), OLD_API_ALIASES), "lines answered differently").to.equal("");
+  });
+
+  it("takes an events filter key it does not know without refusing it, and refuses since after until", function () {
+    expect(compareDaemons(hosts(), EVENT_FILTERS), "lines answered differently").to.equal("");
   });
 
   it("writes each log line's attributes before it with --details", function () {

@@ -18,6 +18,7 @@ export const apiErrors = {
   apiInvalidBody: define("ENGINE_ERR_API_INVALID_BODY", 400, (detail: string) => detail),
   apiInvalidJson: define("ENGINE_ERR_API_INVALID_JSON", 400, (detail: string) => `invalid JSON: ${detail}`),
   apiInvalidParameter: define("ENGINE_ERR_API_INVALID_PARAMETER", 400, (name: string, value: string) => `invalid value for ${name}: "${value}"`),
+  eventsSinceAfterUntil: define("ENGINE_ERR_API_EVENTS_SINCE_AFTER_UNTIL", 400, (since: string, until: string) => `\`since\` time (${since}) cannot be after \`until\` time (${until})`),
   apiGoParseError: define("ENGINE_ERR_API_GO_PARSE", 400, (goMessage: string) => goMessage),
   apiExperimentalDisabled: define(
     "ENGINE_ERR_API_EXPERIMENTAL_DISABLED",

@@ -1,12 +1,11 @@
 /**
  * The `filters` of `GET /events`: `type`, `container` (id, id prefix of 12 or more, or name),
  * `image`, `event` (the action), `label` (`k` or `k=v` among the actor's attributes),
- * `network`, `daemon`. Values of one key are alternatives; keys must all hold.
+ * `network`, `daemon`, `volume`, `plugin`, `scope`. Values of one key are alternatives; keys must
+ * all hold; other keys are not looked at (Docker's daemon neither refuses nor uses them).
  */
 import type { EngineEvent } from "./event.js";
 import { familiarName, parseReference, repositoryOf } from "../images/reference.js";
-
-export const EVENT_FILTER_KEYS = ["type", "container", "image", "event", "label", "network", "daemon", "volume", "plugin", "scope"] as const;
 
 export function eventMatches(e: EngineEvent, filters: ReadonlyMap<string, string[]>): boolean {
   const any = (key: string, test: (value: string) => boolean) => {
