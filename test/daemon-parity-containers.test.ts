@@ -15,11 +15,22 @@ const VOLUMES = [
   "docker inspect -f '{{json .Config.Volumes}}' v2",
 ];
 
+const PS_STATUS = [
+  "docker create --pull never --name made busybox",
+  "docker ps -a --format '{{.Names}}' --filter status=bogus",
+  "docker ps -a --format '{{.Names}}' --filter status=created --filter status=nope",
+  "docker ps -a --format '{{.Names}}' --filter status=created",
+];
+
 describe("engined answers the container commands as Docker's daemon does", function () {
   this.timeout(300_000);
   const hosts = useParityDaemons("engine-parity-containers-");
 
   it("records the image's volumes as Docker merges them: null when neither the image nor the request has any", function () {
     expect(compareDaemons(hosts(), VOLUMES), "lines answered differently").to.equal("");
+  });
+
+  it("refuses a status filter that names no state", function () {
+    expect(compareDaemons(hosts(), PS_STATUS), "lines answered differently").to.equal("");
   });
 });
