@@ -22,6 +22,11 @@ const PS_STATUS = [
   "docker ps -a --format '{{.Names}}' --filter status=created",
 ];
 
+const PAUSED_EXEC = [
+  "docker run --pull never -d --name ep busybox sleep 60 >/dev/null",
+  "docker pause ep && docker exec ep true; docker unpause ep",
+];
+
 describe("engined answers the container commands as Docker's daemon does", function () {
   this.timeout(300_000);
   const hosts = useParityDaemons("engine-parity-containers-");
@@ -32,5 +37,9 @@ describe("engined answers the container commands as Docker's daemon does", funct
 
   it("refuses a status filter that names no state", function () {
     expect(compareDaemons(hosts(), PS_STATUS), "lines answered differently").to.equal("");
+  });
+
+  it("names a paused container as the client did when refusing an exec in it", function () {
+    expect(compareDaemons(hosts(), PAUSED_EXEC), "lines answered differently").to.equal("");
   });
 });
