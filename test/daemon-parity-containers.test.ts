@@ -27,6 +27,15 @@ const PAUSED_EXEC = [
   "docker pause ep && docker exec ep true; docker unpause ep",
 ];
 
+const KILL = [
+  "docker run --pull never -d --name k1 busybox sleep 60 >/dev/null",
+  "docker kill -s 999 k1",
+  "docker kill -s +999 k1",
+  "docker kill nope",
+  "docker kill -s 999 nope",
+  "docker kill -s BOGUS k1",
+];
+
 describe("engined answers the container commands as Docker's daemon does", function () {
   this.timeout(300_000);
   const hosts = useParityDaemons("engine-parity-containers-");
@@ -41,5 +50,9 @@ describe("engined answers the container commands as Docker's daemon does", funct
 
   it("names a paused container as the client did when refusing an exec in it", function () {
     expect(compareDaemons(hosts(), PAUSED_EXEC), "lines answered differently").to.equal("");
+  });
+
+  it("says a kill failed for a missing container or a number that is no signal", function () {
+    expect(compareDaemons(hosts(), KILL), "lines answered differently").to.equal("");
   });
 });

@@ -58,6 +58,12 @@ export const containersErrors = {
     (keys: string, why: string) => `Invalid detach keys (${keys}) provided: ${why}`,
   ),
   containerInvalidSignal: define("ENGINE_ERR_CONTAINER_INVALID_SIGNAL", 400, (signal: string) => `Invalid signal: ${signal}`),
+  containerKillUnsupportedSignal: define(
+    "ENGINE_ERR_CONTAINER_KILL_UNSUPPORTED_SIGNAL",
+    400,
+    (ref: string, signal: string) => `Cannot kill container: ${ref}: The linux daemon does not support signal ${signal}`,
+  ),
+  containerKillNotFound: define("ENGINE_ERR_CONTAINER_KILL_NOT_FOUND", 404, (ref: string) => `Cannot kill container: ${ref}: No such container: ${ref}`),
   containerCommitConflict: define(
     "ENGINE_ERR_CONTAINER_COMMIT_CONFLICT",
     409,

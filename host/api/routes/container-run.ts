@@ -10,7 +10,7 @@ import type { LogMessage } from "../../../core/contracts/log.js";
 import type { ContainerRecord, ContainerStore } from "../../../core/containers/container-store.js";
 import { containerTarget } from "./container-target.js";
 import { parseSignal } from "../../../core/containers/signals.js";
-import { errors } from "../../../core/errors.js";
+import { EngineError, errors } from "../../../core/errors.js";
 import { formatRFC3339NanoFixed } from "../../../core/rfc3339-nano.js";
 import type { DaemonConfig } from "../../../core/options/table.js";
 import { goAtoi } from "../../../core/options/go-values.js";
@@ -64,10 +64,15 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
     });
 
     app.post("/containers/:id/kill", async (request, reply) => {
-      const { ref, c } = target(request);
+      // Docker's router reads the signal before the daemon looks for the container; the
+      // daemon's refusals (no such container, a number that is no signal) name the kill.
+      const ref = (request.params as { id: string }).id;
       const raw = queryString(request.query as Query, "signal") || "KILL";
       const signal = parseSignal(raw);
-      if (!signal) throw errors.containerInvalidSignal(raw);
+      const number = /^[+-]?\d+$/.test(raw.trim()) && Number(raw) !== 0 ? Number(raw) : undefined;
+      if (!signal && number === undefined) throw errors.containerInvalidSignal(raw);
+      const c = killTarget(containers, ref);
+      if (!signal) throw errors.containerKillUnsupportedSignal(ref, String(number));
       await service.kill(c, ref, signal);
       return reply.code(204).send();
     });
@@ -185,6 +190,16 @@ export function terminalSize(query: Query): { height: number; width: number } {
     return n;
   };
   return { height: size("h"), width: size("w") };
+}
+
+/** The container a kill names; Docker's daemon says that a missing one is the kill's failure. */
+function killTarget(containers: ContainerStore, ref: string): ContainerRecord {
+  try {
+    return containers.get(ref);
+  } catch (err) {
+    if (err instanceof EngineError && err.code === errors.containerNotFound.code) throw errors.containerKillNotFound(ref);
+    throw err;
+  }
 }
 
 /** `t` and `signal` of stop and restart. */
