@@ -36,6 +36,14 @@ const KILL = [
   "docker kill -s BOGUS k1",
 ];
 
+const LOGS_TAIL = [
+  "docker run --pull never --name l1 busybox sh -c 'echo a; echo b'",
+  // a tail that is no number is every line (the client would hang on an error after the headers)
+  "timeout 20 docker logs --tail x l1",
+  "timeout 20 docker logs --tail +1 l1",
+  "timeout 20 docker logs --tail all l1",
+];
+
 describe("engined answers the container commands as Docker's daemon does", function () {
   this.timeout(300_000);
   const hosts = useParityDaemons("engine-parity-containers-");
@@ -54,5 +62,9 @@ describe("engined answers the container commands as Docker's daemon does", funct
 
   it("says a kill failed for a missing container or a number that is no signal", function () {
     expect(compareDaemons(hosts(), KILL), "lines answered differently").to.equal("");
+  });
+
+  it("reads a tail that is no number as every line", function () {
+    expect(compareDaemons(hosts(), LOGS_TAIL), "lines answered differently").to.equal("");
   });
 });

@@ -102,6 +102,8 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
       const reader = await readerOf(deps, c);
       const follow = queryBool(query, "follow");
       const tty = c.Config.Tty === true;
+      // read before the answer's headers go, so that a bad one is an error the client sees
+      const [since, until, tail] = [timeQuery(query, "since"), timeQuery(query, "until"), tailQuery(query)];
       const res = rawResponse(reply, 200, { "content-type": streamContentType(requestedApiVersion(request.raw), tty) });
       // The reader reads on only as the client reads; it ends when the client goes away.
       const client = new ClientStream(res);
@@ -109,9 +111,9 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
         follow: follow && c.State.Running,
         stdout,
         stderr,
-        since: timeQuery(query, "since"),
-        until: timeQuery(query, "until"),
-        tail: tailQuery(query),
+        since,
+        until,
+        tail,
         signal: client.signal,
         producerDone: service.stopped(c, client.signal),
       });
@@ -338,10 +340,10 @@ function timeQuery(query: Query, name: string): Date | undefined {
   return new Date(ms);
 }
 
+/** `tail`: a number Go's strconv.Atoi reads; anything else (`all`, `x`) is every line, as Docker's daemon takes it. */
 function tailQuery(query: Query): number | undefined {
   const raw = queryString(query, "tail");
-  if (raw === undefined || raw === "" || raw === "all") return undefined;
-  if (!/^-?\d+$/.test(raw)) throw errors.apiInvalidParameter("tail", raw);
+  if (raw === undefined || !/^[+-]?\d+$/.test(raw)) return undefined;
   const n = Number(raw);
-  return n < 0 ? undefined : n;
+  return n < 0 || !Number.isSafeInteger(n) ? undefined : n;
 }
