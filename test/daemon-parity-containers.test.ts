@@ -44,6 +44,15 @@ const LOGS_TAIL = [
   "timeout 20 docker logs --tail all l1",
 ];
 
+const RENAME = [
+  "docker create --pull never --name r1 busybox >/dev/null",
+  "docker create --pull never --name r2 busybox >/dev/null",
+  "docker rename r1 r2",
+  "docker rename r1 x",
+  "docker rename r1 /x",
+  "docker rename r1 /r3; docker ps -a --format '{{.Names}}' --filter name=r3",
+];
+
 describe("engined answers the container commands as Docker's daemon does", function () {
   this.timeout(300_000);
   const hosts = useParityDaemons("engine-parity-containers-");
@@ -66,5 +75,9 @@ describe("engined answers the container commands as Docker's daemon does", funct
 
   it("reads a tail that is no number as every line", function () {
     expect(compareDaemons(hosts(), LOGS_TAIL), "lines answered differently").to.equal("");
+  });
+
+  it("says a rename's refusal came from allocating the new name, with its slash", function () {
+    expect(compareDaemons(hosts(), RENAME), "lines answered differently").to.equal("");
   });
 });

@@ -16,6 +16,18 @@ export const containersErrors = {
     400,
     (name: string) => `Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`,
   ),
+  // a rename's refusals of its new name, which Docker's daemon puts after what it was doing
+  containerRenameNameInUse: define(
+    "ENGINE_ERR_CONTAINER_RENAME_NAME_IN_USE",
+    409,
+    (name: string, id: string) =>
+      `Error when allocating new name: Conflict. The container name "${name}" is already in use by container "${id}". You have to remove (or rename) that container to be able to reuse that name.`,
+  ),
+  containerRenameInvalidName: define(
+    "ENGINE_ERR_CONTAINER_RENAME_INVALID_NAME",
+    400,
+    (name: string) => `Error when allocating new name: Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`,
+  ),
   containerRunning: define(
     "ENGINE_ERR_CONTAINER_RUNNING",
     409,
