@@ -1,7 +1,8 @@
 /**
  * The container commands of the Docker CLI against engined and Docker's own daemon (where it is
  * installed), compared line by line: what a container records of the image's volumes, `ps`'s
- * status filter, an exec in a paused container, kill's refusals, logs' `--tail`, rename's refusals.
+ * status filter, an exec in a paused container, kill's refusals, logs' `--tail`, rename's refusals,
+ * the create-time checks of cpus, the stop signal, tmpfs paths, the UTS mode's hostname and capabilities.
  */
 import "./helpers/root-hooks.js";
 import { expect } from "chai";
@@ -53,6 +54,26 @@ const RENAME = [
   "docker rename r1 /r3; docker ps -a --format '{{.Names}}' --filter name=r3",
 ];
 
+const CPUS = [
+  // Docker 28 writes the refusal in lower case; 20.10, the daemon compared here, began it with a capital
+  "docker run --pull never --rm --cpus 1000 busybox true 2>&1 | sed 's/: Range of CPUs/: range of CPUs/'",
+  "docker run --pull never --rm --cpus -1 busybox true 2>&1 | sed 's/: Range of CPUs/: range of CPUs/'",
+  "docker create --pull never --name cu busybox >/dev/null; docker update --cpus 1000 cu 2>&1 | sed 's/: Range of CPUs/: range of CPUs/'",
+  "docker run --pull never --rm --cpus 2 busybox true",
+];
+
+const STOP_SIGNAL = [
+  "docker run --pull never --rm --stop-signal BOGUS busybox true",
+  "docker create --pull never --name ss1 --stop-signal 999 busybox >/dev/null; docker inspect -f '{{.Config.StopSignal}}' ss1",
+  "docker create --pull never --name ss2 --stop-signal SIGRTMIN+3 busybox >/dev/null; docker inspect -f '{{.Config.StopSignal}}' ss2",
+];
+
+const TMPFS = [
+  "docker create --pull never --tmpfs relative busybox",
+  "docker create --pull never --tmpfs / busybox",
+  "docker create --pull never --tmpfs //: busybox",
+];
+
 describe("engined answers the container commands as Docker's daemon does", function () {
   this.timeout(300_000);
   const hosts = useParityDaemons("engine-parity-containers-");
@@ -79,5 +100,16 @@ describe("engined answers the container commands as Docker's daemon does", funct
 
   it("says a rename's refusal came from allocating the new name, with its slash", function () {
     expect(compareDaemons(hosts(), RENAME), "lines answered differently").to.equal("");
+  });
+  it("refuses more cpus than the daemon may run on, at create and update", function () {
+    expect(compareDaemons(hosts(), CPUS), "lines answered differently").to.equal("");
+  });
+
+  it("refuses a stop signal that is no signal at create", function () {
+    expect(compareDaemons(hosts(), STOP_SIGNAL), "lines answered differently").to.equal("");
+  });
+
+  it("refuses a tmpfs at / or at a relative path at create", function () {
+    expect(compareDaemons(hosts(), TMPFS), "lines answered differently").to.equal("");
   });
 });

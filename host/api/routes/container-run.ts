@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { LogMessage } from "../../../core/contracts/log.js";
 import type { ContainerRecord, ContainerStore } from "../../../core/containers/container-store.js";
 import { containerTarget } from "./container-target.js";
-import { parseSignal } from "../../../core/containers/signals.js";
+import { parseSignal, signalNumberOf } from "../../../core/containers/signals.js";
 import { EngineError, errors } from "../../../core/errors.js";
 import { formatRFC3339NanoFixed } from "../../../core/rfc3339-nano.js";
 import type { DaemonConfig } from "../../../core/options/table.js";
@@ -69,7 +69,7 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
       const ref = (request.params as { id: string }).id;
       const raw = queryString(request.query as Query, "signal") || "KILL";
       const signal = parseSignal(raw);
-      const number = /^[+-]?\d+$/.test(raw.trim()) && Number(raw) !== 0 ? Number(raw) : undefined;
+      const number = signalNumberOf(raw);
       if (!signal && number === undefined) throw errors.containerInvalidSignal(raw);
       const c = killTarget(containers, ref);
       if (!signal) throw errors.containerKillUnsupportedSignal(ref, String(number));
