@@ -74,6 +74,11 @@ const TMPFS = [
   "docker create --pull never --tmpfs //: busybox",
 ];
 
+const UTS_HOST = [
+  "docker run --pull never --rm --uts host busybox sh -c 'test \"$(hostname)\" = \"$(cat /proc/sys/kernel/hostname)\" && echo same'",
+  "docker run --pull never --rm -h xx --uts host busybox true",
+];
+
 describe("engined answers the container commands as Docker's daemon does", function () {
   this.timeout(300_000);
   const hosts = useParityDaemons("engine-parity-containers-");
@@ -111,5 +116,9 @@ describe("engined answers the container commands as Docker's daemon does", funct
 
   it("refuses a tmpfs at / or at a relative path at create", function () {
     expect(compareDaemons(hosts(), TMPFS), "lines answered differently").to.equal("");
+  });
+
+  it("runs a container in the host's UTS namespace without a name of its own, and refuses one asked for", function () {
+    expect(compareDaemons(hosts(), UTS_HOST), "lines answered differently").to.equal("");
   });
 });

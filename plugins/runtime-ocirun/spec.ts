@@ -473,7 +473,8 @@ export function baseSpec(ctx: SpecContext): OciSpec {
       oomScoreAdj: hc.OomScoreAdj ?? 0,
     },
     root: { path: ctx.rootfs, readonly: hc.ReadonlyRootfs === true },
-    hostname,
+    // in the host's UTS namespace the name is the host's: Docker writes none (runc refuses one there)
+    ...(hc.UTSMode === "host" ? {} : { hostname }),
     ...(cfg.Domainname ? { domainname: cfg.Domainname } : {}),
     mounts: standardMounts({
       shmSize: hc.ShmSize && hc.ShmSize > 0 ? hc.ShmSize : ctx.daemon["default-shm-size"],
