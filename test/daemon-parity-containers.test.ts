@@ -79,6 +79,13 @@ const UTS_HOST = [
   "docker run --pull never --rm -h xx --uts host busybox true",
 ];
 
+const CAPABILITIES = [
+  "docker create --pull never --cap-add BOGUS busybox",
+  "docker create --pull never --cap-drop sys_bogus busybox",
+  "docker run --pull never --rm --privileged --cap-add BOGUS busybox true",
+  "docker run --pull never --rm --cap-drop ALL --cap-add chown busybox sh -c 'grep CapEff /proc/self/status'",
+];
+
 describe("engined answers the container commands as Docker's daemon does", function () {
   this.timeout(300_000);
   const hosts = useParityDaemons("engine-parity-containers-");
@@ -120,5 +127,9 @@ describe("engined answers the container commands as Docker's daemon does", funct
 
   it("runs a container in the host's UTS namespace without a name of its own, and refuses one asked for", function () {
     expect(compareDaemons(hosts(), UTS_HOST), "lines answered differently").to.equal("");
+  });
+
+  it("refuses an unknown capability at create, saying which list had it", function () {
+    expect(compareDaemons(hosts(), CAPABILITIES), "lines answered differently").to.equal("");
   });
 });
