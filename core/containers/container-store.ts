@@ -261,6 +261,11 @@ export class ContainerStore {
     return name;
   }
 
+  /** The id of the container that has (or claimed) `name` (`/web`), if any. */
+  holderOf(name: string): string | undefined {
+    return this.names.get(name);
+  }
+
   /** A claim by `id` that no save made its record's (a create that failed): the name is free again. */
   releaseName(name: string, id: string): void {
     if (this.names.get(name) === id && this.savedName.get(id) !== name) this.names.delete(name);

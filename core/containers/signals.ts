@@ -21,3 +21,9 @@ export function parseSignal(raw: string): string | undefined {
   }
   return `SIG${name}` in BY_NAME ? name : undefined;
 }
+
+/** A number Go's signal.ParseSignal takes as a signal (any but 0), which a platform check may still refuse. */
+export function signalNumberOf(raw: string): number | undefined {
+  const text = raw.trim();
+  return /^[+-]?\d+$/.test(text) && Number(text) !== 0 ? Number(text) : undefined;
+}

@@ -16,6 +16,18 @@ export const containersErrors = {
     400,
     (name: string) => `Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`,
   ),
+  // a rename's refusals of its new name, which Docker's daemon puts after what it was doing
+  containerRenameNameInUse: define(
+    "ENGINE_ERR_CONTAINER_RENAME_NAME_IN_USE",
+    409,
+    (name: string, id: string) =>
+      `Error when allocating new name: Conflict. The container name "${name}" is already in use by container "${id}". You have to remove (or rename) that container to be able to reuse that name.`,
+  ),
+  containerRenameInvalidName: define(
+    "ENGINE_ERR_CONTAINER_RENAME_INVALID_NAME",
+    400,
+    (name: string) => `Error when allocating new name: Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`,
+  ),
   containerRunning: define(
     "ENGINE_ERR_CONTAINER_RUNNING",
     409,
@@ -58,6 +70,12 @@ export const containersErrors = {
     (keys: string, why: string) => `Invalid detach keys (${keys}) provided: ${why}`,
   ),
   containerInvalidSignal: define("ENGINE_ERR_CONTAINER_INVALID_SIGNAL", 400, (signal: string) => `Invalid signal: ${signal}`),
+  containerKillUnsupportedSignal: define(
+    "ENGINE_ERR_CONTAINER_KILL_UNSUPPORTED_SIGNAL",
+    400,
+    (ref: string, signal: string) => `Cannot kill container: ${ref}: The linux daemon does not support signal ${signal}`,
+  ),
+  containerKillNotFound: define("ENGINE_ERR_CONTAINER_KILL_NOT_FOUND", 404, (ref: string) => `Cannot kill container: ${ref}: No such container: ${ref}`),
   containerCommitConflict: define(
     "ENGINE_ERR_CONTAINER_COMMIT_CONFLICT",
     409,

@@ -114,7 +114,7 @@ async function create(
       WorkingDir: config.WorkingDir || base.WorkingDir || "",
       Labels: { ...(base.Labels ?? {}), ...(config.Labels ?? {}) },
       ExposedPorts: { ...(base.ExposedPorts ?? {}), ...(config.ExposedPorts ?? {}) },
-      Volumes: { ...(base.Volumes ?? {}), ...(config.Volumes ?? {}) },
+      Volumes: mergeVolumes(config.Volumes, base.Volumes),
       StopSignal: config.StopSignal ?? base.StopSignal,
       ...(healthcheck ? { Healthcheck: healthcheck } : {}),
     },
@@ -174,4 +174,13 @@ function networkModeOf(asked: string | undefined, config: DaemonConfig): string 
 function endpointsConfig(body: ContainerCreateRequest, networkMode: string): Record<string, EndpointConfigRequest | null> {
   const given = body.NetworkingConfig?.EndpointsConfig ?? {};
   return Object.fromEntries(Object.entries(given).map(([k, v]) => [k === "default" ? networkMode : k, v]));
+}
+
+/**
+ * Docker's merge of the volumes: the image's are added to the request's, and without any in the
+ * request the image's are taken as they are, null when it has none (inspect shows `null`, not `{}`).
+ */
+function mergeVolumes(asked: Record<string, object> | null | undefined, image: Record<string, object> | null | undefined): Record<string, object> | null {
+  if (!asked || !Object.keys(asked).length) return image ?? null;
+  return { ...asked, ...(image ?? {}) };
 }

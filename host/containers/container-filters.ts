@@ -17,6 +17,9 @@ const CONTAINER_FILTER_KEYS = [
   "before", "since", "exited", "network", "volume", "publish", "expose", "is-task",
 ] as const;
 
+/** Docker's values of the `status` filter: the states a container can be in. */
+const STATUS_FILTER_VALUES = ["paused", "restarting", "removing", "running", "dead", "created", "exited"];
+
 /** Docker's values of the `health` filter: a check's status, or `none` for a container without one. */
 const HEALTH_FILTER_VALUES = ["starting", "healthy", "unhealthy", "none"];
 
@@ -33,6 +36,10 @@ export const statusImpliesAll = (filters: Map<string, string[]>) => (filters.get
 export function containerListFilter(filters: Map<string, string[]>, containers: ContainerStore, images: ImageStore): (c: ContainerRecord) => boolean {
   checkFilterKeys(filters, CONTAINER_FILTER_KEYS);
   const values = (key: string) => filters.get(key) ?? [];
+  // daemon/list.go's invalidFilter, whose words (unlike an unknown key's) keep their capital
+  for (const v of values("status")) {
+    if (!STATUS_FILTER_VALUES.includes(v)) throw errors.apiInvalidBody(`Invalid filter 'status=${v}'`);
+  }
   for (const v of values("health")) {
     if (!HEALTH_FILTER_VALUES.includes(v)) throw errors.apiInvalidBody(`Unrecognised filter value for health: ${v}`);
   }

@@ -108,12 +108,26 @@ export class ContainerService {
   /** A new name; 409 when another container has it. */
   async rename(c: ContainerRecord, wanted: string): Promise<void> {
     if (wanted === "") throw errors.containerRenameEmpty();
-    if ((wanted.startsWith("/") ? wanted : `/${wanted}`) === c.Name) throw errors.containerRenameSame();
+    const name = wanted.startsWith("/") ? wanted : `/${wanted}`;
+    if (name === c.Name) throw errors.containerRenameSame();
     const oldName = c.Name;
-    c.Name = this.containers.claimName(wanted, c.Id);
+    c.Name = this.claimNewName(name, c.Id);
     // the container and the records of its links are written together
     await Promise.all([this.containers.save(c), this.deps.links?.renamed(c, oldName)]);
     this.event(c, "rename", { oldName });
+  }
+
+  /** The name claimed for a rename; a refusal says, as Docker's, that it came from allocating it (and names it with its slash). */
+  private claimNewName(name: string, id: string): string {
+    try {
+      return this.containers.claimName(name, id);
+    } catch (err) {
+      if (!(err instanceof EngineError)) throw err;
+      if (err.code === errors.containerInvalidName.code) throw errors.containerRenameInvalidName(name);
+      const holder = this.containers.holderOf(name);
+      if (err.code === errors.containerNameInUse.code && holder) throw errors.containerRenameNameInUse(name, holder);
+      throw err;
+    }
   }
 
   /** `DELETE /containers/{parent}/{alias}?link=1`: one legacy link removed (host/containers/links.ts). */

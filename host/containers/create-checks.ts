@@ -11,11 +11,14 @@
  */
 import type { HostConfig } from "../../core/containers/container-config.js";
 import type { ContainerStore } from "../../core/containers/container-store.js";
+import { availableParallelism } from "node:os";
+import { posix } from "node:path";
 import { EngineError, errors } from "../../core/errors.js";
 import type { ContainerCreateCheck, EngineHooks } from "../../core/hooks.js";
 import type { DaemonConfig } from "../../core/options/table.js";
 import type { CgroupLimits, HostReport } from "../host-facts.js";
 import { cpusetRefusal } from "../../core/containers/cpuset.js";
+import { parseSignal, signalNumberOf } from "../../core/containers/signals.js";
 import { validMode } from "../volumes/mount-plan.js";
 import { checkMemory, defaultSwap } from "./memory-checks.js";
 
@@ -40,9 +43,22 @@ const BLKIO_DEVICE_FIELDS = [
   ["BlkioDeviceWriteIOps", "blkioWriteIOps", "Your kernel does not support IOPS Block write limit or the cgroup is not mounted. Block I/O IOPS write limit discarded."],
 ] as const;
 
+/**
+ * Docker's range of NanoCpus (`--cpus`), at create and update: up to the cpus the daemon may run
+ * on (Go's NumCPU, the affinity mask's count, as availableParallelism counts them); in Docker
+ * 28's words (20.10's began with a capital).
+ */
+export function nanoCpusRefusal(nanoCpus: number | undefined): string | undefined {
+  const cpus = availableParallelism();
+  if (nanoCpus !== undefined && (nanoCpus < 0 || nanoCpus > cpus * 1e9)) return `range of CPUs is from 0.01 to ${cpus}.00, as there are only ${cpus} CPUs available`;
+  return undefined;
+}
+
 /** Docker's order: what the kernel cannot apply is dropped (a warning) before its range is checked. */
 function checkResources(hc: HostConfig, limits: CreateChecksDeps["limits"], cpuset: CreateChecksDeps["cpuset"]): string[] {
   const warnings = checkMemory(hc, limits, false);
+  const cpusWrong = nanoCpusRefusal(hc.NanoCpus);
+  if (cpusWrong) throw errors.containerInvalidResource(cpusWrong);
   const cpusetWrong = cpusetRefusal("cpus", hc.CpusetCpus ?? "", cpuset.cpus) ?? cpusetRefusal("mems", hc.CpusetMems ?? "", cpuset.mems);
   if (cpusetWrong) throw errors.containerInvalidResource(cpusetWrong);
   const adj = hc.OomScoreAdj ?? 0;
@@ -110,6 +126,13 @@ function checkCreate(check: ContainerCreateCheck, deps: Omit<CreateChecksDeps, "
   defaultSwap(hc);
   resolveReferences(hc, deps.containers);
   checkSecurityOpts(hc.SecurityOpt ?? []);
+  for (const dest of Object.keys(hc.Tmpfs ?? {})) {
+    if (posix.normalize(dest.replaceAll("\\", "/")).replace(/(.)\/+$/, "$1") === "/") throw errors.containerInvalidResource("invalid specification: destination can't be '/'");
+    if (!dest.startsWith("/")) throw errors.containerInvalidResource(`invalid mount path: '${dest}' mount path must be absolute`);
+  }
+  // Docker's daemon reads the stop signal at create as a kill reads its signal
+  const stopSignal = request.StopSignal;
+  if (stopSignal && !parseSignal(stopSignal) && signalNumberOf(stopSignal) === undefined) throw errors.containerInvalidSignal(stopSignal);
   const isolation = hc.Isolation ?? "";
   if (isolation !== "" && isolation.toLowerCase() !== "default") {
     throw errors.containerInvalidResource(`Invalid isolation: ${JSON.stringify(isolation)} - linux only supports 'default'`);
@@ -117,6 +140,7 @@ function checkCreate(check: ContainerCreateCheck, deps: Omit<CreateChecksDeps, "
   if (Object.keys(hc.Annotations ?? {}).includes("")) {
     throw errors.containerInvalidResource("invalid Annotations: the empty string is not permitted as an annotation key");
   }
+  if (hc.UTSMode === "host" && request.Hostname) throw errors.containerInvalidResource("conflicting options: hostname and the UTS mode");
   const mode = hc.NetworkMode ?? "";
   if (request.MacAddress && (mode === "host" || mode.startsWith("container:"))) {
     throw errors.containerInvalidResource("conflicting options: mac-address and the network mode");

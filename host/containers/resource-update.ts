@@ -11,7 +11,7 @@ import { checkRestartPolicy, isNoPolicy } from "../../core/containers/restart-po
 import { cpusetRefusal } from "../../core/containers/cpuset.js";
 import { errors } from "../../core/errors.js";
 import type { CgroupLimits } from "../host-facts.js";
-import { BLKIO_WEIGHT_DISCARDED } from "./create-checks.js";
+import { BLKIO_WEIGHT_DISCARDED, nanoCpusRefusal } from "./create-checks.js";
 import { checkMemory } from "./memory-checks.js";
 
 /** A Go int64 field: a number that is not a whole one in its range is a 400, as Go's decoder refuses it. */
@@ -49,6 +49,8 @@ export function checkUpdate(
   const warnings = checkMemory(u, limits, true);
   if (u.NanoCpus && u.CpuPeriod) throw refuse("Conflicting options: Nano CPUs and CPU Period cannot both be set");
   if (u.NanoCpus && u.CpuQuota) throw refuse("Conflicting options: Nano CPUs and CPU Quota cannot both be set");
+  const cpusWrong = nanoCpusRefusal(u.NanoCpus);
+  if (cpusWrong) throw refuse(cpusWrong);
   if (u.CpuPeriod && (u.CpuPeriod < 1000 || u.CpuPeriod > 1_000_000)) throw refuse("CPU cfs period can not be less than 1ms (i.e. 1000) or larger than 1s (i.e. 1000000)");
   if (u.CpuQuota && u.CpuQuota > 0 && u.CpuQuota < 1000) throw refuse("CPU cfs quota can not be less than 1ms (i.e. 1000)");
   const cpusetWrong = cpusetRefusal("cpus", u.CpusetCpus ?? "", cpuset.cpus) ?? cpusetRefusal("mems", u.CpusetMems ?? "", cpuset.mems);

@@ -14,6 +14,8 @@ import type { RuntimeDriver } from "../../core/contracts/runtime.js";
 import { runtimeArgs, writeBundle } from "./bundle.js";
 import { execProcess } from "./exec-process.js";
 import { manifest } from "./manifest.js";
+import { capabilitiesRefusal } from "./spec.js";
+import { errors } from "../../core/errors.js";
 
 export { baseSpec, SpecError } from "./spec.js";
 export { runtimeArgs, serializeSpec, writeBundle, type ProcessSpec } from "./bundle.js";
@@ -31,6 +33,12 @@ const plugin: EnginePlugin = {
       execProcess,
     };
     hooks.createRuntime.for("ocirun").tap("runtime.ocirun", () => driver);
+    // what a start would refuse of the capabilities is refused at create, as Docker's daemon does
+    hooks.checkContainerCreate.tap("runtime.ocirun capabilities", (check) => {
+      const why = capabilitiesRefusal(check.request.HostConfig.CapAdd ?? [], check.request.HostConfig.CapDrop ?? []);
+      if (why) throw errors.containerInvalidSpec(why);
+      return check;
+    });
   },
 };
 

@@ -209,6 +209,28 @@ function capName(raw: string): string {
   return name;
 }
 
+/** The names of CapAdd or CapDrop; an unknown one refused, as Docker's daemon does, saying which list had it. */
+function capNames(raw: readonly string[], list: string): string[] {
+  try {
+    return raw.map(capName);
+  } catch (err) {
+    if (err instanceof SpecError) throw new SpecError(`invalid ${list}: ${err.message}`);
+    throw err;
+  }
+}
+
+/** Why CapAdd or CapDrop cannot be honoured (a name that is no capability), as a create refuses it; undefined when they can. */
+export function capabilitiesRefusal(capAdd: readonly string[] = [], capDrop: readonly string[] = []): string | undefined {
+  try {
+    capNames(capAdd, "CapAdd");
+    capNames(capDrop, "CapDrop");
+    return undefined;
+  } catch (err) {
+    if (err instanceof SpecError) return err.message;
+    throw err;
+  }
+}
+
 /**
  * The capabilities of the daemon's bounding set (what runc, its child, can give at all), from
  * `CapBnd` of /proc/self/status; every capability when it cannot be read.
@@ -230,9 +252,10 @@ export function boundingCapabilities(status = "/proc/self/status"): string[] {
  * lacks, in a container of a container, would fail the start with "unable to apply caps").
  */
 export function resolveCapabilities(capAdd: readonly string[] = [], capDrop: readonly string[] = [], privileged = false, bounding: readonly string[] = ALL_CAPABILITIES): string[] {
+  // both lists are checked, a privileged container's too, as Docker's daemon checks them at create
+  const add = capNames(capAdd, "CapAdd");
+  const drop = capNames(capDrop, "CapDrop");
   if (privileged) return ALL_CAPABILITIES.filter((c) => bounding.includes(c));
-  const add = capAdd.map(capName);
-  const drop = capDrop.map(capName);
   let caps: string[];
   if (add.includes("ALL")) caps = drop.includes("ALL") ? [] : ALL_CAPABILITIES.filter((c) => !drop.includes(c));
   else if (drop.includes("ALL")) caps = [...new Set(add)];
@@ -473,7 +496,8 @@ export function baseSpec(ctx: SpecContext): OciSpec {
       oomScoreAdj: hc.OomScoreAdj ?? 0,
     },
     root: { path: ctx.rootfs, readonly: hc.ReadonlyRootfs === true },
-    hostname,
+    // in the host's UTS namespace the name is the host's: Docker writes none (runc refuses one there)
+    ...(hc.UTSMode === "host" ? {} : { hostname }),
     ...(cfg.Domainname ? { domainname: cfg.Domainname } : {}),
     mounts: standardMounts({
       shmSize: hc.ShmSize && hc.ShmSize > 0 ? hc.ShmSize : ctx.daemon["default-shm-size"],

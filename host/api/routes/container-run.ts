@@ -9,8 +9,8 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { LogMessage } from "../../../core/contracts/log.js";
 import type { ContainerRecord, ContainerStore } from "../../../core/containers/container-store.js";
 import { containerTarget } from "./container-target.js";
-import { parseSignal } from "../../../core/containers/signals.js";
-import { errors } from "../../../core/errors.js";
+import { parseSignal, signalNumberOf } from "../../../core/containers/signals.js";
+import { EngineError, errors } from "../../../core/errors.js";
 import { formatRFC3339NanoFixed } from "../../../core/rfc3339-nano.js";
 import type { DaemonConfig } from "../../../core/options/table.js";
 import { goAtoi } from "../../../core/options/go-values.js";
@@ -64,10 +64,15 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
     });
 
     app.post("/containers/:id/kill", async (request, reply) => {
-      const { ref, c } = target(request);
+      // Docker's router reads the signal before the daemon looks for the container; the
+      // daemon's refusals (no such container, a number that is no signal) name the kill.
+      const ref = (request.params as { id: string }).id;
       const raw = queryString(request.query as Query, "signal") || "KILL";
       const signal = parseSignal(raw);
-      if (!signal) throw errors.containerInvalidSignal(raw);
+      const number = signalNumberOf(raw);
+      if (!signal && number === undefined) throw errors.containerInvalidSignal(raw);
+      const c = killTarget(containers, ref);
+      if (!signal) throw errors.containerKillUnsupportedSignal(ref, String(number));
       await service.kill(c, ref, signal);
       return reply.code(204).send();
     });
@@ -97,6 +102,8 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
       const reader = await readerOf(deps, c);
       const follow = queryBool(query, "follow");
       const tty = c.Config.Tty === true;
+      // read before the answer's headers go, so that a bad one is an error the client sees
+      const [since, until, tail] = [timeQuery(query, "since"), timeQuery(query, "until"), tailQuery(query)];
       const res = rawResponse(reply, 200, { "content-type": streamContentType(requestedApiVersion(request.raw), tty) });
       // The reader reads on only as the client reads; it ends when the client goes away.
       const client = new ClientStream(res);
@@ -104,9 +111,9 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
         follow: follow && c.State.Running,
         stdout,
         stderr,
-        since: timeQuery(query, "since"),
-        until: timeQuery(query, "until"),
-        tail: tailQuery(query),
+        since,
+        until,
+        tail,
         signal: client.signal,
         producerDone: service.stopped(c, client.signal),
       });
@@ -185,6 +192,16 @@ export function terminalSize(query: Query): { height: number; width: number } {
     return n;
   };
   return { height: size("h"), width: size("w") };
+}
+
+/** The container a kill names; Docker's daemon says that a missing one is the kill's failure. */
+function killTarget(containers: ContainerStore, ref: string): ContainerRecord {
+  try {
+    return containers.get(ref);
+  } catch (err) {
+    if (err instanceof EngineError && err.code === errors.containerNotFound.code) throw errors.containerKillNotFound(ref);
+    throw err;
+  }
 }
 
 /** `t` and `signal` of stop and restart. */
@@ -323,10 +340,10 @@ function timeQuery(query: Query, name: string): Date | undefined {
   return new Date(ms);
 }
 
+/** `tail`: a number Go's strconv.Atoi reads; anything else (`all`, `x`) is every line, as Docker's daemon takes it. */
 function tailQuery(query: Query): number | undefined {
   const raw = queryString(query, "tail");
-  if (raw === undefined || raw === "" || raw === "all") return undefined;
-  if (!/^-?\d+$/.test(raw)) throw errors.apiInvalidParameter("tail", raw);
+  if (raw === undefined || !/^[+-]?\d+$/.test(raw)) return undefined;
   const n = Number(raw);
-  return n < 0 ? undefined : n;
+  return n < 0 || !Number.isSafeInteger(n) ? undefined : n;
 }

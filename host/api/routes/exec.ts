@@ -48,10 +48,11 @@ export function execRoutes(deps: ExecRouteDeps) {
 
   return (app: FastifyInstance) => {
     app.post("/containers/:id/exec", async (request, reply) => {
-      const c = containers.get((request.params as { id: string }).id);
+      const ref = (request.params as { id: string }).id;
+      const c = containers.get(ref);
       const body = validateBody(validateCreate, withGoFieldNames(request.body ?? {}, EXEC_CREATE_FIELDS));
       detachKeysOf(body.DetachKeys); // refused now rather than at start
-      return reply.code(201).send({ Id: execs.create(c, body).id });
+      return reply.code(201).send({ Id: execs.create(c, body, ref).id });
     });
 
     app.post("/exec/:id/start", async (request, reply) => {

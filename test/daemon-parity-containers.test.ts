@@ -1,0 +1,134 @@
+/**
+ * The container commands of the Docker CLI against engined and Docker's own daemon (where it is
+ * installed), compared line by line: what a container records of the image's volumes, `ps`'s
+ * status filter, an exec in a paused container, kill's refusals, logs' `--tail`, rename's refusals,
+ * the create-time checks of cpus, the stop signal, tmpfs paths, the UTS mode's hostname and capabilities.
+ */
+import "./helpers/root-hooks.js";
+import { expect } from "chai";
+import { compareDaemons, useComparedDaemons } from "./helpers/daemon-compare.js";
+
+const VOLUMES = [
+  "docker create --pull never --name v1 busybox",
+  "docker inspect -f '{{json .Config.Volumes}}' v1",
+  "docker create --pull never --name v2 -v /data busybox",
+  "docker inspect -f '{{json .Config.Volumes}}' v2",
+];
+
+const PS_STATUS = [
+  "docker create --pull never --name made busybox",
+  "docker ps -a --format '{{.Names}}' --filter status=bogus",
+  "docker ps -a --format '{{.Names}}' --filter status=created --filter status=nope",
+  "docker ps -a --format '{{.Names}}' --filter status=created",
+];
+
+const PAUSED_EXEC = [
+  "docker run --pull never -d --name ep busybox sleep 60 >/dev/null",
+  "docker pause ep && docker exec ep true; docker unpause ep",
+];
+
+const KILL = [
+  "docker run --pull never -d --name k1 busybox sleep 60 >/dev/null",
+  "docker kill -s 999 k1",
+  "docker kill -s +999 k1",
+  "docker kill nope",
+  "docker kill -s 999 nope",
+  "docker kill -s BOGUS k1",
+];
+
+const LOGS_TAIL = [
+  "docker run --pull never --name l1 busybox sh -c 'echo a; echo b'",
+  // a tail that is no number is every line (the client would hang on an error after the headers)
+  "timeout 20 docker logs --tail x l1",
+  "timeout 20 docker logs --tail +1 l1",
+  "timeout 20 docker logs --tail all l1",
+];
+
+const RENAME = [
+  "docker create --pull never --name r1 busybox >/dev/null",
+  "docker create --pull never --name r2 busybox >/dev/null",
+  "docker rename r1 r2",
+  "docker rename r1 x",
+  "docker rename r1 /x",
+  "docker rename r1 /r3; docker ps -a --format '{{.Names}}' --filter name=r3",
+];
+
+const CPUS = [
+  // Docker 28 writes the refusal in lower case; 20.10, the daemon compared here, began it with a capital
+  "docker run --pull never --rm --cpus 1000 busybox true 2>&1 | sed 's/: Range of CPUs/: range of CPUs/'",
+  "docker run --pull never --rm --cpus -1 busybox true 2>&1 | sed 's/: Range of CPUs/: range of CPUs/'",
+  "docker create --pull never --name cu busybox >/dev/null; docker update --cpus 1000 cu 2>&1 | sed 's/: Range of CPUs/: range of CPUs/'",
+  "docker run --pull never --rm --cpus 2 busybox true",
+];
+
+const STOP_SIGNAL = [
+  "docker run --pull never --rm --stop-signal BOGUS busybox true",
+  "docker create --pull never --name ss1 --stop-signal 999 busybox >/dev/null; docker inspect -f '{{.Config.StopSignal}}' ss1",
+  "docker create --pull never --name ss2 --stop-signal SIGRTMIN+3 busybox >/dev/null; docker inspect -f '{{.Config.StopSignal}}' ss2",
+];
+
+const TMPFS = [
+  "docker create --pull never --tmpfs relative busybox",
+  "docker create --pull never --tmpfs / busybox",
+  "docker create --pull never --tmpfs //: busybox",
+];
+
+const UTS_HOST = [
+  "docker run --pull never --rm --uts host busybox sh -c 'test \"$(hostname)\" = \"$(cat /proc/sys/kernel/hostname)\" && echo same'",
+  "docker run --pull never --rm -h xx --uts host busybox true",
+];
+
+const CAPABILITIES = [
+  "docker create --pull never --cap-add BOGUS busybox",
+  "docker create --pull never --cap-drop sys_bogus busybox",
+  "docker run --pull never --rm --privileged --cap-add BOGUS busybox true",
+  "docker run --pull never --rm --cap-drop ALL --cap-add chown busybox sh -c 'grep CapEff /proc/self/status'",
+];
+
+describe("engined answers the container commands as Docker's daemon does", function () {
+  this.timeout(300_000);
+  const { hosts } = useComparedDaemons();
+
+  it("records the image's volumes as Docker merges them: null when neither the image nor the request has any", function () {
+    expect(compareDaemons(hosts(), VOLUMES), "lines answered differently").to.equal("");
+  });
+
+  it("refuses a status filter that names no state", function () {
+    expect(compareDaemons(hosts(), PS_STATUS), "lines answered differently").to.equal("");
+  });
+
+  it("names a paused container as the client did when refusing an exec in it", function () {
+    expect(compareDaemons(hosts(), PAUSED_EXEC), "lines answered differently").to.equal("");
+  });
+
+  it("says a kill failed for a missing container or a number that is no signal", function () {
+    expect(compareDaemons(hosts(), KILL), "lines answered differently").to.equal("");
+  });
+
+  it("reads a tail that is no number as every line", function () {
+    expect(compareDaemons(hosts(), LOGS_TAIL), "lines answered differently").to.equal("");
+  });
+
+  it("says a rename's refusal came from allocating the new name, with its slash", function () {
+    expect(compareDaemons(hosts(), RENAME), "lines answered differently").to.equal("");
+  });
+  it("refuses more cpus than the daemon may run on, at create and update", function () {
+    expect(compareDaemons(hosts(), CPUS), "lines answered differently").to.equal("");
+  });
+
+  it("refuses a stop signal that is no signal at create", function () {
+    expect(compareDaemons(hosts(), STOP_SIGNAL), "lines answered differently").to.equal("");
+  });
+
+  it("refuses a tmpfs at / or at a relative path at create", function () {
+    expect(compareDaemons(hosts(), TMPFS), "lines answered differently").to.equal("");
+  });
+
+  it("runs a container in the host's UTS namespace without a name of its own, and refuses one asked for", function () {
+    expect(compareDaemons(hosts(), UTS_HOST), "lines answered differently").to.equal("");
+  });
+
+  it("refuses an unknown capability at create, saying which list had it", function () {
+    expect(compareDaemons(hosts(), CAPABILITIES), "lines answered differently").to.equal("");
+  });
+});
