@@ -164,7 +164,9 @@ export interface NetworkDriver {
   leave(net: NetworkSpec, ep: EndpointSpec, sandbox: string | undefined): Promise<void>;
   /**
    * Before `POST /networks/create` makes anything: throws an Error naming what the driver cannot
-   * do with this network (an unknown option, a bad value, a bridge name another network has).
+   * do with this network (a bad value of an option it reads, a bridge name another network has).
+   * An option it does not read is not refused: it stays in the network's Options, unused, as
+   * Docker's drivers read only the labels they know (clients send options meant for others).
    */
   checkNetwork?(net: NetworkSpec, others: readonly NetworkSpec[]): void;
   shutdown(): Promise<void>;
