@@ -6,7 +6,9 @@
  * on for each variable given. Lines must name only local images (`--pull never`).
  * `useComparedDaemons` is a suite's pair of daemons: both started before its tests with busybox
  * imported, each test's containers removed after it, both stopped at the end (skipped where
- * Docker's daemon is not installed).
+ * Docker's daemon is not installed). Each runs in a network namespace of its own with no bridge
+ * and no iptables rules (dockerd.ts starts Docker's so): a network a line creates, its bridge
+ * included, never reaches the host's namespace.
  */
 import { spawnSync } from "node:child_process";
 import { expect } from "chai";
@@ -14,6 +16,7 @@ import { busyboxRootfs, writeFixture } from "../fixtures/images.js";
 import { docker } from "./docker-cli.js";
 import { have, startDockerd, type Dockerd } from "./dockerd.js";
 import { makeTempDir, startEngined, type TestDaemon } from "./engined.js";
+import { makeNetns, type Netns } from "./net-daemon.js";
 
 const normalise = (text: string) => text.replace(/[0-9a-f]{12,64}/g, "<id>").split("\n").sort().join("\n");
 
@@ -45,11 +48,15 @@ export async function removeAllContainers(host: string): Promise<void> {
 export function useComparedDaemons(): { hosts(): { engined: string; dockerd: string } } {
   let d: TestDaemon | undefined;
   let ref: Dockerd | undefined;
+  let ns: Netns | undefined;
   const hosts = () => ({ engined: `unix://${d!.socket}`, dockerd: ref!.host });
   before(async function () {
     if (!have("dockerd")) this.skip();
     const tar = writeFixture(makeTempDir("engine-compare-"), "rootfs.tar", await busyboxRootfs());
-    [d, ref] = await Promise.all([startEngined(), startDockerd()]);
+    ns = makeNetns();
+    // as Docker's is started: no bridge, no iptables (the later flags win over the namespace's default bridge)
+    const alike = ["--bridge", "none", "--iptables=false", "--ip6tables=false"];
+    [d, ref] = await Promise.all([startEngined({ netns: ns.file, args: alike }), startDockerd()]);
     for (const host of Object.values(hosts())) {
       const r = await docker(host, ["import", "--change", 'CMD ["sh"]', "--change", "ENV PATH=/bin", tar, "busybox"]);
       expect(r.code, r.stderr).to.equal(0);
@@ -61,6 +68,7 @@ export function useComparedDaemons(): { hosts(): { engined: string; dockerd: str
   after(async function () {
     await d?.stop();
     await ref?.stop();
+    ns?.remove();
   });
   return { hosts };
 }
