@@ -1,9 +1,10 @@
 /**
  * V8's code cache for our modules (Node's module compile cache), kept in `dist/.compile-cache`
- * beside the code it was compiled from. Each process entry (`engine`, `engined`, the
- * supervisor) turns it on before it imports anything else, since an ES module graph is
- * compiled whole before any of it runs: with the cache a start reads compiled code instead of
- * parsing some 1,400 modules again (bench/startup.mjs and bench/cli.mjs show the gain).
+ * beside the code it was compiled from. The daemon's and the supervisor's entries turn it on
+ * before they import anything else, since an ES module graph is compiled whole before any of
+ * it runs: with the cache a start reads compiled code instead of parsing its modules again
+ * (bench/startup.mjs shows the gain). The client keeps caches of its own, made after a command
+ * ran (cli/client-loader.cts), in `dist/.client-cache`, by the same rule below.
  *
  * Why there and not in Node's default (`$TMPDIR/node-compile-cache`): a cache anyone can write
  * to is code anyone can give a root process. Beside the code it has the code's owner; a user

@@ -9,17 +9,17 @@
 //   sets of commands importing each piece (19 files for `engine --version`): every dynamic
 //   entry is given an import of all of it here, so that it all shares one chunk; the same for
 //   cli/format and cli/container (see groupsOf).
-// - node:fs, node:net... are taken with process.getBuiltinModule, not imported: an ES module
-//   import of a built-in makes its ES module facade, which reads every export, lazy ones too
-//   (node:fs's ReadStream and promises load node:internal/fs/streams, readline...: 5 ms).
-// - npm packages stay outside (loaded from node_modules when a command needs them), and so
-//   does core/compile-cache.js: main.js turns the compile cache on before loading the rest.
+// - The chunks are then made CommonJS module bodies, which main.cjs (cli/client-loader.cts)
+//   loads with V8 code caches made after a command ran: no ES module loader, and no ES module
+//   facades of built-ins, which read every export, lazy ones too (node:fs's ReadStream and
+//   promises load node:internal/fs/streams, readline...: 5 ms); a built-in is require()d.
+// - npm packages stay outside (loaded from node_modules when a command needs them).
 // - Every output sits in dist/client/, one folder below dist/ like dist/core/: the modules that
 //   find files from import.meta.url (core/version.ts: ../../package.json, ../build-info.json)
 //   find the same ones.
 //
 //   node scripts/bundle-client.mjs        (the build runs it after tsc)
-import { build } from "esbuild";
+import { build, transform } from "esbuild";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { dirname, join, relative } from "node:path";
@@ -27,6 +27,8 @@ import { dirname, join, relative } from "node:path";
 const ROOT = new URL("..", import.meta.url).pathname;
 const DIST = join(ROOT, "dist");
 const OUT = join(DIST, "client");
+/** The loader's code caches (cli/client-loader.cts): those of an earlier build are stale. */
+const CACHE = join(DIST, ".client-cache");
 const ENTRY = join(DIST, "cli/engine.js");
 const BARREL = "engine-barrel";
 const START = "engine-start-modules";
@@ -35,23 +37,6 @@ const GROUP = "engine-group:";
 const GROUPS = ["dist/cli/format", "dist/cli/container"];
 
 const builtins = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
-
-/**
- * node:X as `process.getBuiltinModule("node:X")`, which esbuild then reads as a CommonJS module.
- * A dynamic import of one stays Node's own (`await import("node:tls")`): esbuild would make the
- * shim an entry of its own, whose module has a default export only.
- */
-const builtinsWithoutFacades = {
-  name: "builtins-without-facades",
-  setup(b) {
-    b.onResolve({ filter: /^[a-z_:/]+$/ }, (a) => {
-      if (!builtins.has(a.path)) return undefined;
-      if (a.kind === "dynamic-import") return { path: a.path, external: true };
-      return { path: a.path.replace(/^node:/, ""), namespace: "builtin" };
-    });
-    b.onLoad({ filter: /.*/, namespace: "builtin" }, (a) => ({ contents: `module.exports = process.getBuiltinModule(${JSON.stringify(`node:${a.path}`)});`, loader: "js" }));
-  },
-};
 
 const common = {
   entryPoints: { engine: ENTRY },
@@ -66,12 +51,12 @@ const common = {
 };
 
 /**
- * The static imports between the client's modules (as esbuild resolves them; a built-in is
- * `builtin:X`), the modules engine.js loads at every start, and the entries: engine.js and
- * the targets of dynamic imports.
+ * The static imports between the client's modules (as esbuild resolves them; built-ins and npm
+ * packages are external, not in it), the modules engine.js loads at every start, and the
+ * entries: engine.js and the targets of dynamic imports.
  */
 async function moduleGraph() {
-  const { metafile } = await build({ ...common, outdir: OUT, write: false, metafile: true, plugins: [builtinsWithoutFacades] });
+  const { metafile } = await build({ ...common, outdir: OUT, write: false, metafile: true });
   const imports = new Map(Object.entries(metafile.inputs).map(([path, i]) => [path, i.imports.filter((x) => x.kind === "import-statement" && !x.external).map((x) => x.path)]));
   const start = new Set();
   const visit = (path) => {
@@ -124,8 +109,8 @@ function groupsOf({ imports, start, dynamic, packageUsers }) {
   return { members, needs };
 }
 
-/** A module's path as an import (a built-in by its own name, which the plugin above takes). */
-const importOf = (p) => `import ${JSON.stringify(p.startsWith("builtin:") ? `node:${p.slice(8)}` : join(ROOT, p))};`;
+/** A module's path as an import. */
+const importOf = (p) => `import ${JSON.stringify(join(ROOT, p))};`;
 
 function fewerChunks(graph) {
   const { members, needs } = groupsOf(graph);
@@ -147,16 +132,31 @@ function fewerChunks(graph) {
 
 const graph = await moduleGraph();
 rmSync(OUT, { recursive: true, force: true });
+rmSync(CACHE, { recursive: true, force: true });
 const { metafile } = await build({
   ...common,
   outdir: OUT,
   entryNames: "[name]-[hash]",
   chunkNames: "shared-[hash]",
+  outExtension: { ".js": ".cjs" },
   metafile: true,
-  plugins: [builtinsWithoutFacades, fewerChunks(graph)],
+  plugins: [fewerChunks(graph)],
 });
+// Each output made the body of a CommonJS module for the loader: static imports become
+// require() calls, the dynamic ones require() in a promise (built-ins and npm packages too:
+// their ES module facades are what cost), import.meta.url the chunk's own URL.
+for (const file of Object.keys(metafile.outputs)) {
+  const { code } = await transform(readFileSync(join(ROOT, file), "utf8"), {
+    format: "cjs",
+    platform: "node",
+    target: "node24",
+    supported: { "dynamic-import": false },
+    define: { "import.meta.url": "__importMetaUrl" },
+    logLevel: "warning",
+  });
+  writeFileSync(join(ROOT, file), code);
+}
 const engine = Object.entries(metafile.outputs).find(([, o]) => o.entryPoint && o.entryPoint.endsWith("cli/engine.js"))[0];
-// main.js as tsc built it, pointed at the bundled engine.js: the compile cache first, then the client
-const main = readFileSync(join(DIST, "cli/main.js"), "utf8").replace(/import\("\.\/engine\.js"\)/, `import("./${engine.split("/").pop()}")`);
-if (!main.includes(engine.split("/").pop())) throw new Error("dist/cli/main.js: no import of ./engine.js found");
-writeFileSync(join(OUT, "main.js"), main.replace(/\n\/\/# sourceMappingURL=.*$/, "\n"));
+const loader = readFileSync(join(DIST, "cli/client-loader.cjs"), "utf8");
+if (!loader.includes('"@ENTRY@"')) throw new Error("dist/cli/client-loader.cjs: no @ENTRY@ to name the entry chunk");
+writeFileSync(join(OUT, "main.cjs"), loader.replace('"@ENTRY@"', JSON.stringify(engine.split("/").pop())).replace(/\n\/\/# sourceMappingURL=.*$/, "\n"));
