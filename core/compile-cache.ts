@@ -1,10 +1,11 @@
 /**
  * V8's code cache for our modules (Node's module compile cache), kept in `dist/.compile-cache`
- * beside the code it was compiled from. The daemon's and the supervisor's entries turn it on
- * before they import anything else, since an ES module graph is compiled whole before any of
- * it runs: with the cache a start reads compiled code instead of parsing its modules again
- * (bench/startup.mjs shows the gain). The client keeps caches of its own, made after a command
- * ran (cli/client-loader.cts), in `dist/.client-cache`, by the same rule below.
+ * beside the code it was compiled from. The daemon's and the supervisor's entries, run from
+ * their modules (`node dist/host/engined.js`), turn it on before they import anything else,
+ * since an ES module graph is compiled whole before any of it runs: with the cache a start
+ * reads compiled code instead of parsing its modules again. The bundles (what bin/engined and
+ * bin/engine run) keep caches of their own, made after the code ran (core/chunk-loader.cts),
+ * in `dist/.code-cache`, by the same rule below; npm packages they require use this one.
  *
  * Why there and not in Node's default (`$TMPDIR/node-compile-cache`): a cache anyone can write
  * to is code anyone can give a root process. Beside the code it has the code's owner; a user

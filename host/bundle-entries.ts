@@ -11,15 +11,20 @@
  * `EngineError` classes, two of every module's state). Plugins are still found where they are
  * today (their folders and manifests under `dist/plugins`, third-party packages in
  * `node_modules`); only the import is of the bundle's entry, when the bundle has one.
+ * The bundle's chunks are CommonJS module bodies run by core/chunk-loader.cts: an entry is
+ * loaded through it (`importModule`), a process or thread runs its launcher (`runnableFile`).
  * The same code run from its modules (the tests' in-process daemons, `node dist/host/engined.js`)
  * imports every file as it is.
  */
 import { existsSync } from "node:fs";
 import { relative, sep } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import type { ChunkLoader } from "../core/chunk-loader.cjs";
 
 // Replaced by `true` in the bundle (esbuild's `define`); undeclared, and so "undefined", in the modules.
 declare const ENGINE_BUNDLED: boolean | undefined;
+// In the bundle, the loader that runs its chunks (a parameter of each chunk's function).
+declare const __engineLoader: ChunkLoader;
 
 /** Whether this code runs from the bundle. */
 export const inBundle = typeof ENGINE_BUNDLED === "boolean" && ENGINE_BUNDLED;
@@ -40,11 +45,31 @@ export function bundleEntryName(pathUnderDist: string): string {
   return pathUnderDist.split(sep).join(".");
 }
 
-/** The file to import (or run) for the module `file`: its bundle entry when running bundled and there is one. */
-export function runnableFile(file: string): string {
-  if (!inBundle) return file;
+/** The bundle entry of the module `file` when running bundled and there is one. */
+function bundleEntry(file: string): string | undefined {
+  if (!inBundle) return undefined;
   const under = relative(DIST, file);
-  if (under.startsWith("..")) return file;
-  const entry = `${BUNDLE_DIR}/${bundleEntryName(under)}`;
-  return existsSync(entry) ? entry : file;
+  if (under.startsWith("..")) return undefined;
+  const name = bundleEntryName(under).replace(/\.js$/, ".cjs");
+  return existsSync(`${BUNDLE_DIR}/${name}`) ? name : undefined;
+}
+
+/** Imports the module `file`: from its bundle entry when there is one, else as it is. */
+export function importModule(file: string): Promise<Record<string, unknown>> {
+  const entry = bundleEntry(file);
+  if (entry) return Promise.resolve(__engineLoader.load(entry) as Record<string, unknown>);
+  const url = pathToFileURL(file).href;
+  // (in the bundle, import() is require() in a promise: Node's own import() is the loader's)
+  return (inBundle ? __engineLoader.importNative(url) : import(url)) as Promise<Record<string, unknown>>;
+}
+
+/** The file a process or thread runs for the module `file`: its bundle entry's launcher when running bundled. */
+export function runnableFile(file: string): string {
+  const entry = bundleEntry(file);
+  return entry ? `${BUNDLE_DIR}/${entry.replace(/\.cjs$/, ".run.cjs")}` : file;
+}
+
+/** Tells the bundle's loader that the process is ready: it writes the code caches of its start. */
+export function startDone(): void {
+  if (inBundle) __engineLoader.writeCaches();
 }

@@ -18,6 +18,7 @@ import { createLogger } from "./logger.js";
 import { handleProcessFaults, type DaemonPhase } from "./process-faults.js";
 import { defaultResolveOptions } from "./plugins/resolve-plugin.js";
 import { validateStorageOptions } from "./storage/option-owners.js";
+import { startDone } from "./bundle-entries.js";
 
 function fail(message: string): number {
   process.stderr.write(`engined: ${message}\n`);
@@ -125,6 +126,7 @@ async function main(): Promise<number> {
   }
   phase = "serving";
   log.info({ initMs: Math.round(performance.now() - configuredAt), totalMs: Math.round(performance.now()) }, "daemon has completed initialization");
+  setImmediate(startDone);
   armKillPoints();
   if (signals > 0) stop("signal");
   return exited;

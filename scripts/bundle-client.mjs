@@ -9,7 +9,7 @@
 //   sets of commands importing each piece (19 files for `engine --version`): every dynamic
 //   entry is given an import of all of it here, so that it all shares one chunk; the same for
 //   cli/format and cli/container (see groupsOf).
-// - The chunks are then made CommonJS module bodies, which main.cjs (cli/client-loader.cts)
+// - The chunks are then made CommonJS module bodies, which main.cjs (core/chunk-loader.cts)
 //   loads with V8 code caches made after a command ran: no ES module loader, and no ES module
 //   facades of built-ins, which read every export, lazy ones too (node:fs's ReadStream and
 //   promises load node:internal/fs/streams, readline...: 5 ms); a built-in is require()d.
@@ -19,7 +19,8 @@
 //   find the same ones.
 //
 //   node scripts/bundle-client.mjs        (the build runs it after tsc)
-import { build, transform } from "esbuild";
+import { build } from "esbuild";
+import { asChunkBodies, launcher } from "./chunk-bodies.mjs";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { dirname, join, relative } from "node:path";
@@ -27,8 +28,8 @@ import { dirname, join, relative } from "node:path";
 const ROOT = new URL("..", import.meta.url).pathname;
 const DIST = join(ROOT, "dist");
 const OUT = join(DIST, "client");
-/** The loader's code caches (cli/client-loader.cts): those of an earlier build are stale. */
-const CACHE = join(DIST, ".client-cache");
+/** The loader's code caches (core/chunk-loader.cts): those of an earlier build are stale. */
+const CACHE = join(DIST, ".code-cache/client");
 const ENTRY = join(DIST, "cli/engine.js");
 const BARREL = "engine-barrel";
 const START = "engine-start-modules";
@@ -142,21 +143,6 @@ const { metafile } = await build({
   metafile: true,
   plugins: [fewerChunks(graph)],
 });
-// Each output made the body of a CommonJS module for the loader: static imports become
-// require() calls, the dynamic ones require() in a promise (built-ins and npm packages too:
-// their ES module facades are what cost), import.meta.url the chunk's own URL.
-for (const file of Object.keys(metafile.outputs)) {
-  const { code } = await transform(readFileSync(join(ROOT, file), "utf8"), {
-    format: "cjs",
-    platform: "node",
-    target: "node24",
-    supported: { "dynamic-import": false },
-    define: { "import.meta.url": "__importMetaUrl" },
-    logLevel: "warning",
-  });
-  writeFileSync(join(ROOT, file), code);
-}
+await asChunkBodies(Object.keys(metafile.outputs).map((f) => join(ROOT, f)));
 const engine = Object.entries(metafile.outputs).find(([, o]) => o.entryPoint && o.entryPoint.endsWith("cli/engine.js"))[0];
-const loader = readFileSync(join(DIST, "cli/client-loader.cjs"), "utf8");
-if (!loader.includes('"@ENTRY@"')) throw new Error("dist/cli/client-loader.cjs: no @ENTRY@ to name the entry chunk");
-writeFileSync(join(OUT, "main.cjs"), loader.replace('"@ENTRY@"', JSON.stringify(engine.split("/").pop())).replace(/\n\/\/# sourceMappingURL=.*$/, "\n"));
+writeFileSync(join(OUT, "main.cjs"), launcher(engine.split("/").pop()));

@@ -16,9 +16,14 @@
 //   its own place under dist/ (relative to that folder), so the paths a module finds beside
 //   itself (package.json, build-info.json, the compile cache, proto files) stay the same.
 // - npm packages are bundled, but for those with native code or files found at run time.
+// - The chunks are then made CommonJS module bodies (scripts/chunk-bodies.mjs), which the
+//   launchers (`<entry>.run.cjs`: bin/engined runs host.engined.run.cjs) load through
+//   core/chunk-loader.cts, with V8 code caches made once the process is ready: no ES module
+//   loader, no ES module facades of Node's built-ins, functions compiled from the cache.
 // - The previous build's outputs are kept beside the new ones: a daemon or supervisor started
 //   from it may still import one of its lazy chunks.
 import { build } from "esbuild";
+import { asChunkBodies, launcher } from "./chunk-bodies.mjs";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 
@@ -30,11 +35,17 @@ const LIST = join(OUT, "outputs.json");
 // (the name rule of host/bundle-entries.ts: the path under dist/, folders joined by dots)
 const entryName = (underDist) => underDist.replace(/\.js$/, "").split(sep).join(".");
 
-const modules = ["host/engined.js", "host/supervisor/main.js", "host/supervisor/spool-guard-worker.js"];
+/** The entries that are processes or threads, each with a launcher (core/chunk-loader.cts). */
+const PROCESSES = ["host/engined.js", "host/supervisor/main.js", "host/supervisor/spool-guard-worker.js"];
+const WORKERS = new Set(["host/supervisor/spool-guard-worker.js"]);
+// engined.js and main.js turn Node's compile cache on, then import the process's module with a
+// top-level await; in the bundle the loader keeps the caches, and the entry is that module
+const ENTRY_MODULE = { "host/engined.js": "host/daemon-process.js", "host/supervisor/main.js": "host/supervisor/supervisor-process.js" };
+const modules = [...PROCESSES];
 for (const folder of readdirSync(join(DIST, "plugins")).sort()) {
   if (existsSync(join(DIST, "plugins", folder, "index.js"))) modules.push(join("plugins", folder, "index.js"));
 }
-const entryPoints = Object.fromEntries(modules.map((m) => [entryName(m), join(DIST, m)]));
+const entryPoints = Object.fromEntries(modules.map((m) => [entryName(m), join(DIST, ENTRY_MODULE[m] ?? m)]));
 
 /** Each compiled module's import.meta.url, as the module's own place under dist/. */
 const ownPlace = {
@@ -75,12 +86,17 @@ const result = await build({
     "@fastify/ajv-compiler", "@fastify/fast-json-stringify-compiler", "light-my-request",
   ],
   define: { ENGINE_BUNDLED: "true" },
-  // CommonJS packages inside an ES module call require() for Node's own modules
-  banner: { js: 'import { createRequire as __engineCreateRequire } from "node:module"; const require = __engineCreateRequire(import.meta.url);' },
+  outExtension: { ".js": ".cjs" },
   plugins: [ownPlace],
 });
+await asChunkBodies(Object.keys(result.metafile.outputs).map((f) => join(ROOT, f)));
+const launchers = PROCESSES.map((m) => {
+  const file = `${entryName(m)}.run.cjs`;
+  writeFileSync(join(OUT, file), launcher(`${entryName(m)}.cjs`, WORKERS.has(m) ? { worker: true } : {}));
+  return file;
+});
 
-const outputs = Object.keys(result.metafile.outputs).map((f) => relative(OUT, join(ROOT, f)));
+const outputs = [...Object.keys(result.metafile.outputs).map((f) => relative(OUT, join(ROOT, f))), ...launchers];
 const keep = new Set([...outputs, ...previous, "outputs.json"]);
 for (const file of readdirSync(OUT)) if (!keep.has(file)) rmSync(join(OUT, file), { force: true });
 writeFileSync(LIST, JSON.stringify(outputs));

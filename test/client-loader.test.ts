@@ -1,5 +1,5 @@
 /**
- * The client's loader (cli/client-loader.cts, run as dist/client/main.cjs): after a command it
+ * The client's loader (core/chunk-loader.cts, run as dist/client/main.cjs): after a command it
  * writes each chunk's V8 code cache with the keys of the runs it covers; a later run of the same
  * command uses the caches as they are, another command adds its key; a cache V8 refuses, a
  * damaged one or one cut short is written again; NODE_DISABLE_COMPILE_CACHE=1 writes none; a
@@ -9,19 +9,19 @@
 import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { makeTempDir, ROOT, runCommand } from "./helpers/engined.js";
 
 const NODE = join(ROOT, "node_modules/node/bin/node");
 
-/** A copy of the built client as the tree lays it out; its cache folder is <copy>/dist/.client-cache. */
+/** A copy of the built client as the tree lays it out; its cache folder is <copy>/dist/.code-cache/client. */
 function clientCopy(): { main: string; cache: string; config: string } {
   const dir = makeTempDir("engine-client-loader-");
   cpSync(join(ROOT, "dist/client"), join(dir, "dist/client"), { recursive: true });
   cpSync(join(ROOT, "dist/build-info.json"), join(dir, "dist/build-info.json"));
   cpSync(join(ROOT, "package.json"), join(dir, "package.json"));
   mkdirSync(join(dir, "config"));
-  return { main: join(dir, "dist/client/main.cjs"), cache: join(dir, "dist/.client-cache"), config: join(dir, "config") };
+  return { main: join(dir, "dist/client/main.cjs"), cache: join(dir, "dist/.code-cache/client"), config: join(dir, "config") };
 }
 
 /** The run keys in each cache file, by chunk. */
@@ -99,6 +99,7 @@ describe("client loader: code caches made after a command ran", function () {
 
   it("runs without caches where their folder cannot be made", async () => {
     const c = clientCopy();
+    mkdirSync(dirname(c.cache));
     writeFileSync(c.cache, "a file where the folder would be");
     expect(await client(c.main, ["--version"])).to.match(/^engine version /);
     expect(await client(c.main, ["context", "ls"], { ENGINE_CONFIG: c.config })).to.match(/^NAME/);

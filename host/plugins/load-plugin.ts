@@ -2,11 +2,10 @@
  * Imports a plugin module and checks that it is one: a default export (or an export named
  * `plugin`) with a manifest that fits the contract and an `apply` function.
  */
-import { pathToFileURL } from "node:url";
 import typia from "typia";
 import { PLUGIN_KINDS, parsePluginId, type EnginePlugin, type PluginManifest } from "../../core/contracts/plugin.js";
 import { errors } from "../../core/errors.js";
-import { runnableFile } from "../bundle-entries.js";
+import { importModule } from "../bundle-entries.js";
 import type { PluginLocation } from "./resolve-plugin.js";
 
 const validateManifest = typia.createValidate<PluginManifest>();
@@ -19,7 +18,7 @@ export interface LoadedPlugin {
 export async function importPlugin(location: PluginLocation): Promise<LoadedPlugin> {
   let mod: Record<string, unknown>;
   try {
-    mod = (await import(pathToFileURL(runnableFile(location.file)).href)) as Record<string, unknown>;
+    mod = await importModule(location.file);
   } catch (err) {
     throw errors.pluginInvalid(location.file, `it could not be imported: ${(err as Error).message}`);
   }

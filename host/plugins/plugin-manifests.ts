@@ -9,10 +9,9 @@
  */
 import { existsSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import type { PluginManifest } from "../../core/contracts/plugin.js";
 import type { DocumentedPlugin } from "../../core/options/plugin-options-doc.js";
-import { runnableFile } from "../bundle-entries.js";
+import { importModule } from "../bundle-entries.js";
 import { importPlugin } from "./load-plugin.js";
 import { findPluginModule, type ResolveOptions } from "./resolve-plugin.js";
 
@@ -25,7 +24,7 @@ export async function builtinManifests(builtinDir: string, kind?: string): Promi
   for (const folder of folders) {
     const file = join(builtinDir, folder, "manifest.js");
     if (!existsSync(file)) continue;
-    const { manifest } = (await import(pathToFileURL(runnableFile(file)).href)) as { manifest?: PluginManifest };
+    const { manifest } = (await importModule(file)) as { manifest?: PluginManifest };
     if (manifest?.id) out.push(manifest);
   }
   return out;

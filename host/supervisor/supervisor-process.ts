@@ -14,6 +14,7 @@ import { supervisorServer } from "./server.js";
 import { supervisorLogDrivers } from "../plugins/log-drivers.js";
 import { Supervisor } from "./supervisor.js";
 import { configureKillPoints } from "../../core/kill-points.js";
+import { startDone } from "../bundle-entries.js";
 
 const { values } = parseArgs({
   options: {
@@ -37,12 +38,7 @@ mkdirSync(dirname(pidfile), { recursive: true, mode: 0o700 });
 writeFileSync(pidfile, `${process.pid}\n`);
 rmSync(socket, { force: true });
 const supervisor = new Supervisor(values.root, values.namespace!, supervisorLogDrivers(values.root), values.conmon);
-await supervisor.resume();
 const server = supervisorServer(supervisor);
-server.listen(socket, () => {
-  chmodSync(socket, 0o600);
-  process.stdout.write(`supervisor: serving namespace ${values.namespace} on ${socket}\n`);
-});
 const stop = async () => {
   // Its conmons first: none may stay stopped by the spool guard once this process is gone.
   await supervisor.close();
@@ -56,5 +52,20 @@ const stop = async () => {
     // gone already
   }
 };
-process.on("SIGTERM", () => void stop());
-process.on("SIGINT", () => void stop());
+// Serves once its containers are resumed. (No top-level await: the bundle's chunks are
+// CommonJS bodies, core/chunk-loader.cts.)
+supervisor.resume().then(
+  () => {
+    server.listen(socket, () => {
+      chmodSync(socket, 0o600);
+      process.stdout.write(`supervisor: serving namespace ${values.namespace} on ${socket}\n`);
+      startDone();
+    });
+    process.on("SIGTERM", () => void stop());
+    process.on("SIGINT", () => void stop());
+  },
+  (err: Error) => {
+    process.stderr.write(`supervisor: ${err.stack ?? err.message}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,165 @@
+/**
+ * The loader of our bundles (the client's, dist/client/, and the daemon's, dist/engined-bundle/):
+ * each chunk the bundling scripts write is the body of a CommonJS module, and this loader
+ * compiles it with a V8 code cache made after the code ran. The bundling scripts write one
+ * launcher per process entry (`dist/client/main.cjs`, `dist/engined-bundle/<entry>.run.cjs`):
+ * this file with a call of `run` at its end.
+ *
+ * Why not Node's own module compile cache (core/compile-cache.ts), which these processes used
+ * before: Node makes its cache when it compiles a file, before the file runs, and V8 compiles a
+ * function only when it is first called, so that cache holds little more than each file's top
+ * level; every start compiled again the functions it calls (`engine ps`: some 15% of its whole
+ * time). A cache made with `createCachedData()` once the code has run holds all of them. And no
+ * ES module loader: a chunk is read, compiled from its cache and run, without resolution, links
+ * or built-ins' ES module facades (which read every export, lazy ones too).
+ *
+ * The caches, `dist/.code-cache/<bundle folder>/<chunk>.v8`, hold the keys of the runs they cover
+ * (the layout: readCache). A key is the set of chunks a run had loaded when it wrote (each
+ * command of the client is a chunk of its own, so the key tells commands apart, and what loads
+ * more code). A run whose key a chunk's cache lacks, or whose cache V8 refused (another Node,
+ * other V8 flags) or was damaged, writes that chunk's cache again, from everything compiled so
+ * far, so each cache grows to what the runs used: at exit, and when the code says it is ready
+ * (`writeCaches`, which the daemon calls once it serves: a daemon's exit may be a kill).
+ * Written to a temporary name and renamed: a reader sees a whole cache or none.
+ *
+ * Where, and who may write it: beside the code, as core/compile-cache.ts explains (a cache is
+ * code the process runs; it is kept where only the code's owner can write). A process that
+ * cannot write there runs without one. `NODE_DISABLE_COMPILE_CACHE=1` turns the caches off.
+ *
+ * What a chunk sees besides `exports`, `require` and `module`: `__importMetaUrl` (its own URL,
+ * for `import.meta.url`) and `__engineLoader` (the `ChunkLoader` below: host/bundle-entries.ts
+ * loads built-in plugins through it, so that they share the daemon's chunks).
+ */
+const fs = process.getBuiltinModule("node:fs");
+const vm = process.getBuiltinModule("node:vm");
+const { createRequire, enableCompileCache } = process.getBuiltinModule("node:module");
+
+const BUNDLE_DIR = __dirname;
+const CACHE_DIR = `${__dirname}/../.code-cache/${__dirname.slice(__dirname.lastIndexOf("/") + 1)}`;
+/** import.meta.url of the chunks, which sit beside this file (as pathToFileURL makes it, without its cost). */
+const BASE_URL = `file://${encodeURI(__dirname).replace(/[?#]/g, encodeURIComponent)}/`;
+const COMPILE_CACHE_DIR = `${__dirname}/../.compile-cache`;
+const caching = !process.env.NODE_DISABLE_COMPILE_CACHE;
+/** npm packages and built-ins: Node's require from here, its compile cache on at the first package. */
+const requirePackage = createRequire(__filename);
+let packagesCached = false;
+
+interface Chunk {
+  name: string;
+  script: InstanceType<typeof vm.Script>;
+  /** The run keys its cache covers; undefined when there was none or V8 refused it. */
+  keys: number[] | undefined;
+}
+const chunks: Chunk[] = [];
+const loaded = new Map<string, { exports: object }>();
+
+/** What chunks are given as `__engineLoader`. */
+export interface ChunkLoader {
+  /** The exports of a chunk of this bundle, by its file name. */
+  load(name: string): object;
+  /** Node's own import() (a chunk's import() calls are require() in a promise). */
+  importNative(url: string): Promise<unknown>;
+  /** Writes the caches this run adds to. */
+  writeCaches(): void;
+}
+const loader: ChunkLoader = { load, importNative: (url) => import(url), writeCaches };
+
+/**
+ * A cache file: the byte length of a JSON list of keys, the list, then V8's data twice. Twice,
+ * because V8 does not check its code cache's checksum in release builds and a flipped bit in it
+ * can crash the process ("Fatal error ... unreachable code", test/client-loader.test.ts), at
+ * every start; comparing two copies is a native memcmp, where a checksum computed in JavaScript
+ * at start costs 2 ms and loading node:zlib for its CRC-32 nearly 3.
+ */
+function readCache(name: string): { keys: number[]; data: Buffer } | undefined {
+  if (!caching) return undefined;
+  let file: Buffer;
+  try {
+    file = fs.readFileSync(`${CACHE_DIR}/${name}.v8`);
+  } catch {
+    return undefined;
+  }
+  try {
+    const start = 4 + file.readUInt32LE(0);
+    const size = (file.length - start) / 2;
+    const data = file.subarray(start, start + size);
+    if (!Number.isInteger(size) || size === 0 || !data.equals(file.subarray(start + size))) return undefined;
+    return { keys: JSON.parse(file.toString("utf8", 4, start)) as number[], data };
+  } catch {
+    return undefined; // cut short or damaged: compiled afresh, and written again
+  }
+}
+
+function requireFrom(specifier: string): unknown {
+  if (specifier.startsWith("./")) return load(specifier.slice(2));
+  if (!packagesCached && caching && !specifier.startsWith("node:")) {
+    packagesCached = true;
+    enableCompileCache(COMPILE_CACHE_DIR);
+  }
+  return requirePackage(specifier);
+}
+
+function load(name: string): object {
+  const done = loaded.get(name);
+  if (done) return done.exports;
+  const file = `${BUNDLE_DIR}/${name}`;
+  const source = fs.readFileSync(file, "utf8");
+  const cache = readCache(name);
+  // the wrapper is on the first line, as Node's own, so that stack traces keep the chunk's lines
+  const script = new vm.Script(`(function (exports, require, module, __importMetaUrl, __engineLoader) {${source}\n})`, {
+    filename: file,
+    cachedData: cache?.data,
+  });
+  chunks.push({ name, script, keys: cache && !script.cachedDataRejected ? cache.keys : undefined });
+  const module = { exports: {} };
+  loaded.set(name, module);
+  script.runInThisContext()(module.exports, requireFrom, module, BASE_URL + name, loader);
+  return module.exports;
+}
+
+/** FNV-1a of the names of the chunks this run loaded, in their order of loading. */
+function runKey(): number {
+  let hash = 0x811c9dc5;
+  for (const { name } of chunks) {
+    for (let i = 0; i < name.length; i++) hash = Math.imul(hash ^ name.charCodeAt(i), 0x01000193) >>> 0;
+    hash = Math.imul(hash ^ 0x2c, 0x01000193) >>> 0;
+  }
+  return hash;
+}
+
+function writeCaches(): void {
+  if (!caching) return;
+  const key = runKey();
+  for (const chunk of chunks) {
+    if (chunk.keys?.includes(key)) continue;
+    const temporary = `${CACHE_DIR}/${chunk.name}.v8.${process.pid}`;
+    try {
+      const keys = Buffer.from(JSON.stringify([...(chunk.keys ?? []), key]));
+      const length = Buffer.alloc(4);
+      length.writeUInt32LE(keys.length);
+      fs.mkdirSync(CACHE_DIR, { recursive: true, mode: 0o755 });
+      const data = chunk.script.createCachedData();
+      fs.writeFileSync(temporary, Buffer.concat([length, keys, data, data]), { mode: 0o644 });
+      fs.renameSync(temporary, `${CACHE_DIR}/${chunk.name}.v8`);
+      chunk.keys = [...(chunk.keys ?? []), key];
+    } catch {
+      // not ours to write (another user's install), or a full disk: the process runs without
+      try {
+        fs.unlinkSync(temporary);
+      } catch {
+        // never made
+      }
+      return;
+    }
+  }
+}
+
+/**
+ * Runs a bundle entry (the launcher's last line). A worker thread's entry is loaded whole at
+ * once and its thread may be ended without an exit event: it writes its caches right after.
+ */
+export function run(entry: string, opts: { worker?: boolean } = {}): void {
+  if (caching) process.once("exit", writeCaches);
+  load(entry);
+  if (opts.worker && caching) setImmediate(writeCaches);
+}
