@@ -47,6 +47,8 @@ let packagesCached = false;
 interface Chunk {
   name: string;
   script: InstanceType<typeof vm.Script>;
+  /** The chunk file's size and modification time, as its cache records them. */
+  source: string;
   /** The run keys its cache covers; undefined when there was none or V8 refused it. */
   keys: number[] | undefined;
 }
@@ -65,13 +67,19 @@ export interface ChunkLoader {
 const loader: ChunkLoader = { load, importNative: (url) => import(url), writeCaches };
 
 /**
- * A cache file: the byte length of a JSON list of keys, the list, then V8's data twice. Twice,
- * because V8 does not check its code cache's checksum in release builds and a flipped bit in it
- * can crash the process ("Fatal error ... unreachable code", test/client-loader.test.ts), at
- * every start; comparing two copies is a native memcmp, where a checksum computed in JavaScript
- * at start costs 2 ms and loading node:zlib for its CRC-32 nearly 3.
+ * A cache file: the byte length of a JSON header, the header (`{ source, keys }`), then V8's
+ * data twice.
+ * - `source`, the chunk file's size and modification time (ns) when the cache was made: V8
+ *   checks only that a cache was made from a source of the same length, and would run a
+ *   stale cache's code for another source of that length (a chunk of a later build keeps its
+ *   name when it is an entry).
+ * - Twice, because V8 does not check its code cache's checksum in release builds and a flipped
+ *   bit in it can crash the process ("Fatal error ... unreachable code",
+ *   test/client-loader.test.ts), at every start; comparing two copies is a native memcmp, where
+ *   a checksum computed in JavaScript at start costs 2 ms and loading node:zlib for its CRC-32
+ *   nearly 3.
  */
-function readCache(name: string): { keys: number[]; data: Buffer } | undefined {
+function readCache(name: string, source: string): { keys: number[]; data: Buffer } | undefined {
   if (!caching) return undefined;
   let file: Buffer;
   try {
@@ -84,7 +92,8 @@ function readCache(name: string): { keys: number[]; data: Buffer } | undefined {
     const size = (file.length - start) / 2;
     const data = file.subarray(start, start + size);
     if (!Number.isInteger(size) || size === 0 || !data.equals(file.subarray(start + size))) return undefined;
-    return { keys: JSON.parse(file.toString("utf8", 4, start)) as number[], data };
+    const header = JSON.parse(file.toString("utf8", 4, start)) as { source: string; keys: number[] };
+    return header.source === source ? { keys: header.keys, data } : undefined;
   } catch {
     return undefined; // cut short or damaged: compiled afresh, and written again
   }
@@ -103,14 +112,23 @@ function load(name: string): object {
   const done = loaded.get(name);
   if (done) return done.exports;
   const file = `${BUNDLE_DIR}/${name}`;
-  const source = fs.readFileSync(file, "utf8");
-  const cache = readCache(name);
+  const fd = fs.openSync(file, "r");
+  let code: string;
+  let source: string;
+  try {
+    const stat = fs.fstatSync(fd, { bigint: true });
+    source = `${stat.size}:${stat.mtimeNs}`;
+    code = fs.readFileSync(fd, "utf8");
+  } finally {
+    fs.closeSync(fd);
+  }
+  const cache = readCache(name, source);
   // the wrapper is on the first line, as Node's own, so that stack traces keep the chunk's lines
-  const script = new vm.Script(`(function (exports, require, module, __importMetaUrl, __engineLoader) {${source}\n})`, {
+  const script = new vm.Script(`(function (exports, require, module, __importMetaUrl, __engineLoader) {${code}\n})`, {
     filename: file,
     cachedData: cache?.data,
   });
-  chunks.push({ name, script, keys: cache && !script.cachedDataRejected ? cache.keys : undefined });
+  chunks.push({ name, script, source, keys: cache && !script.cachedDataRejected ? cache.keys : undefined });
   const module = { exports: {} };
   loaded.set(name, module);
   script.runInThisContext()(module.exports, requireFrom, module, BASE_URL + name, loader);
@@ -134,12 +152,12 @@ function writeCaches(): void {
     if (chunk.keys?.includes(key)) continue;
     const temporary = `${CACHE_DIR}/${chunk.name}.v8.${process.pid}`;
     try {
-      const keys = Buffer.from(JSON.stringify([...(chunk.keys ?? []), key]));
+      const header = Buffer.from(JSON.stringify({ source: chunk.source, keys: [...(chunk.keys ?? []), key] }));
       const length = Buffer.alloc(4);
-      length.writeUInt32LE(keys.length);
+      length.writeUInt32LE(header.length);
       fs.mkdirSync(CACHE_DIR, { recursive: true, mode: 0o755 });
       const data = chunk.script.createCachedData();
-      fs.writeFileSync(temporary, Buffer.concat([length, keys, data, data]), { mode: 0o644 });
+      fs.writeFileSync(temporary, Buffer.concat([length, header, data, data]), { mode: 0o644 });
       fs.renameSync(temporary, `${CACHE_DIR}/${chunk.name}.v8`);
       chunk.keys = [...(chunk.keys ?? []), key];
     } catch {

@@ -31,6 +31,7 @@ const ROOT = new URL("..", import.meta.url).pathname;
 const DIST = join(ROOT, "dist");
 const OUT = join(DIST, "engined-bundle");
 const LIST = join(OUT, "outputs.json");
+const CACHE = join(DIST, ".code-cache/engined-bundle");
 
 // (the name rule of host/bundle-entries.ts: the path under dist/, folders joined by dots)
 const entryName = (underDist) => underDist.replace(/\.js$/, "").split(sep).join(".");
@@ -99,4 +100,6 @@ const launchers = PROCESSES.map((m) => {
 const outputs = [...Object.keys(result.metafile.outputs).map((f) => relative(OUT, join(ROOT, f))), ...launchers];
 const keep = new Set([...outputs, ...previous, "outputs.json"]);
 for (const file of readdirSync(OUT)) if (!keep.has(file)) rmSync(join(OUT, file), { force: true });
+// and the code caches of chunks no longer there (core/chunk-loader.cts)
+if (existsSync(CACHE)) for (const file of readdirSync(CACHE)) if (!keep.has(file.replace(/\.v8(\.\d+)?$/, ""))) rmSync(join(CACHE, file), { force: true });
 writeFileSync(LIST, JSON.stringify(outputs));

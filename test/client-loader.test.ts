@@ -2,9 +2,10 @@
  * The client's loader (core/chunk-loader.cts, run as dist/client/main.cjs): after a command it
  * writes each chunk's V8 code cache with the keys of the runs it covers; a later run of the same
  * command uses the caches as they are, another command adds its key; a cache V8 refuses, a
- * damaged one or one cut short is written again; NODE_DISABLE_COMPILE_CACHE=1 writes none; a
- * cache folder that cannot be made costs the command nothing. Each test runs a copy of the
- * built client in a folder of its own (dist/client, dist/build-info.json, package.json).
+ * damaged one or one cut short is written again, one made for another source is not taken;
+ * NODE_DISABLE_COMPILE_CACHE=1 writes none; a cache folder that cannot be made costs the command
+ * nothing. Each test runs a copy of the built client in a folder of its own (dist/client,
+ * dist/build-info.json, package.json).
  */
 import "./helpers/root-hooks.js";
 import { expect } from "chai";
@@ -29,7 +30,7 @@ function cacheKeys(cache: string): Map<string, number[]> {
   return new Map(
     readdirSync(cache).map((f) => {
       const file = readFileSync(join(cache, f));
-      return [f, JSON.parse(file.toString("utf8", 4, 4 + file.readUInt32LE(0))) as number[]];
+      return [f, (JSON.parse(file.toString("utf8", 4, 4 + file.readUInt32LE(0))) as { keys: number[] }).keys];
     }),
   );
 }
@@ -89,6 +90,16 @@ describe("client loader: code caches made after a command ran", function () {
     const now = new Map([refused, damaged, cut].map((f) => [f, readFileSync(path(f))]));
     expect(await client(c.main, ["--version"])).to.match(/^engine version /);
     for (const [f, b] of now) expect(readFileSync(path(f)).equals(b), f).to.equal(true);
+  });
+
+  it("takes no cache made for another source of the same length (V8 would run the old code)", async () => {
+    const c = clientCopy();
+    expect(await client(c.main, ["--version"])).to.match(/^engine version /);
+    const printed = "`engine version ${"; // the template --version prints
+    const chunk = readdirSync(dirname(c.main)).find((f) => readFileSync(join(dirname(c.main), f), "utf8").includes(printed))!;
+    const code = readFileSync(join(dirname(c.main), chunk), "utf8");
+    writeFileSync(join(dirname(c.main), chunk), code.replace(printed, printed.toUpperCase()));
+    expect(await client(c.main, ["--version"])).to.match(/^ENGINE VERSION /);
   });
 
   it("writes nothing with NODE_DISABLE_COMPILE_CACHE=1", async () => {
