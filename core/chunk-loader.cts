@@ -18,8 +18,8 @@
  * command of the client is a chunk of its own, so the key tells commands apart, and what loads
  * more code). A run whose key a chunk's cache lacks, or whose cache V8 refused (another Node,
  * other V8 flags) or was damaged, writes that chunk's cache again, from everything compiled so
- * far, so each cache grows to what the runs used: at exit, and when the code says it is ready
- * (`writeCaches`, which the daemon calls once it serves: a daemon's exit may be a kill).
+ * far, so each cache grows to what the runs used: at exit, or when the code says it is ready
+ * (`writeCaches`, which the daemon and the supervisor call once they serve; see `run`).
  * Written to a temporary name and renamed: a reader sees a whole cache or none.
  *
  * Where, and who may write it: beside the code, as core/compile-cache.ts explains (a cache is
@@ -64,7 +64,7 @@ export interface ChunkLoader {
   /** Writes the caches this run adds to. */
   writeCaches(): void;
 }
-const loader: ChunkLoader = { load, importNative: (url) => import(url), writeCaches };
+const loader: ChunkLoader = { load, importNative: (url) => import(url), writeCaches: () => writeCaches() };
 
 /**
  * A cache file: the byte length of a JSON header, the header (`{ source, keys }`), then V8's
@@ -145,11 +145,12 @@ function runKey(): number {
   return hash;
 }
 
-function writeCaches(): void {
+/** Writes the caches this run adds to; `onlyMissing`: those of chunks without one only. */
+function writeCaches(onlyMissing = false): void {
   if (!caching) return;
   const key = runKey();
   for (const chunk of chunks) {
-    if (chunk.keys?.includes(key)) continue;
+    if (chunk.keys?.includes(key) || (onlyMissing && chunk.keys)) continue;
     const temporary = `${CACHE_DIR}/${chunk.name}.v8.${process.pid}`;
     try {
       const header = Buffer.from(JSON.stringify({ source: chunk.source, keys: [...(chunk.keys ?? []), key] }));
@@ -173,11 +174,15 @@ function writeCaches(): void {
 }
 
 /**
- * Runs a bundle entry (the launcher's last line). A worker thread's entry is loaded whole at
- * once and its thread may be ended without an exit event: it writes its caches right after.
+ * Runs a bundle entry (the launcher's last line).
+ * - `worker`: a worker thread's entry is loaded whole at once and its thread may be ended
+ *   without an exit event: it writes its caches right after.
+ * - `ready`: the process says when it is ready (`writeCaches`, the daemon and the supervisor
+ *   once they serve); at exit it writes only the caches of chunks loaded since without one, so
+ *   that the caches of its start hold what its start runs, not all it ran in its life.
  */
-export function run(entry: string, opts: { worker?: boolean } = {}): void {
-  if (caching) process.once("exit", writeCaches);
+export function run(entry: string, opts: { worker?: boolean; ready?: boolean } = {}): void {
+  if (caching) process.once("exit", () => writeCaches(opts.ready));
   load(entry);
   if (opts.worker && caching) setImmediate(writeCaches);
 }

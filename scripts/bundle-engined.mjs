@@ -93,7 +93,7 @@ const result = await build({
 await asChunkBodies(Object.keys(result.metafile.outputs).map((f) => join(ROOT, f)));
 const launchers = PROCESSES.map((m) => {
   const file = `${entryName(m)}.run.cjs`;
-  writeFileSync(join(OUT, file), launcher(`${entryName(m)}.cjs`, WORKERS.has(m) ? { worker: true } : {}));
+  writeFileSync(join(OUT, file), launcher(`${entryName(m)}.cjs`, WORKERS.has(m) ? { worker: true } : { ready: true }));
   return file;
 });
 
