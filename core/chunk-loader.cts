@@ -106,15 +106,36 @@ function readCache(name: string, source: string): { keys: number[]; data: Buffer
  */
 const AT_FIRST_USE = new Set(["node:http2"]);
 
+const deferred = new Map<string, object>();
+
+/** A stand-in for the built-in, which it loads at its first use and forwards everything to. */
 function atFirstUse(specifier: string): object {
-  let real: Record<string | symbol, unknown> | undefined;
-  const module = () => (real ??= requirePackage(specifier) as Record<string | symbol, unknown>);
-  return new Proxy({}, { get: (_, key) => module()[key], has: (_, key) => key in module() });
+  let real: object | undefined;
+  const module = () => (real ??= requirePackage(specifier) as object);
+  const standIn = new Proxy(
+    {},
+    {
+      get: (_, key) => Reflect.get(module(), key),
+      set: (_, key, value) => Reflect.set(module(), key, value),
+      has: (_, key) => Reflect.has(module(), key),
+      ownKeys: () => Reflect.ownKeys(module()),
+      // (reported configurable, as a proxy must for what its empty target lacks)
+      getOwnPropertyDescriptor: (_, key) => {
+        const d = Reflect.getOwnPropertyDescriptor(module(), key);
+        return d && { ...d, configurable: true };
+      },
+      defineProperty: (_, key, d) => Reflect.defineProperty(module(), key, d),
+      deleteProperty: (_, key) => Reflect.deleteProperty(module(), key),
+      getPrototypeOf: () => Reflect.getPrototypeOf(module()),
+    },
+  );
+  deferred.set(specifier, standIn);
+  return standIn;
 }
 
 function requireFrom(specifier: string): unknown {
   if (specifier.startsWith("./")) return load(specifier.slice(2));
-  if (AT_FIRST_USE.has(specifier)) return atFirstUse(specifier);
+  if (AT_FIRST_USE.has(specifier)) return deferred.get(specifier) ?? atFirstUse(specifier);
   if (!packagesCached && caching && !specifier.startsWith("node:")) {
     packagesCached = true;
     enableCompileCache(COMPILE_CACHE_DIR);
