@@ -6,7 +6,7 @@
 import { expect } from "chai";
 import typia from "typia";
 import { errors } from "../core/errors.js";
-import { validateBody } from "../host/api/validate-body.js";
+import { bodyCheck, validateBody } from "../host/api/validate-body.js";
 import { buildTestApi } from "./helpers/api.js";
 
 interface CreateBody {
@@ -14,7 +14,7 @@ interface CreateBody {
   Cmd?: string[];
   HostConfig?: { Memory?: number };
 }
-const validateCreate = typia.createValidate<CreateBody>();
+const validateCreate = bodyCheck(typia.createValidate<CreateBody>(), typia.json.schemas<[CreateBody], "3.1">());
 
 describe("API machinery", () => {
   describe("versions in paths", () => {

@@ -7,7 +7,7 @@
  * What Docker's init layer puts in every container (`/.dockerenv`, `/etc/mtab`...), seen from
  * inside, by `export` and by `cp`, and never by `diff` nor `commit`. Owner names in cp's and export's tars.
  * The checkpoint endpoints without experimental mode; resize's errors; execs of a stopped container.
- * `logs --details`.
+ * `logs --details`. A body's keys in any case (Go's decoding).
  */
 import "./helpers/root-hooks.js";
 import { expect } from "chai";
@@ -130,6 +130,25 @@ const LOG_DETAILS = [
   "docker logs --details -t l2 | cut -c31-",
 ];
 
+/** A create's body sent as it is; the new container's name is `name`. */
+const CREATE = (name: string, body: string) =>
+  `curl -s -o /dev/null -w '%{http_code} ' --unix-socket \${DOCKER_HOST#unix://} -H 'Content-Type: application/json' -d '${body}' 'http://x/v1.41/containers/create?name=${name}'`;
+
+// Go's decoder: a key matches a field in any case, at every depth; the last of two spellings
+// wins; a map's keys (labels, options) stay as they are
+const BODY_KEYS = [
+  CREATE("k1", '{"image":"busybox","cmd":["true"],"labels":{"Image":"x","cmd":"y"},"hostconfig":{"restartpolicy":{"name":"on-failure","maximumretrycount":3}}}'),
+  "docker inspect -f '{{.Config.Image}} {{json .Config.Cmd}} {{json .Config.Labels}} {{json .HostConfig.RestartPolicy}}' k1",
+  CREATE("k2", '{"Image":"busybox","HostConfig":{"Memory":8388608,"memory":16777216}}'),
+  CREATE("k3", '{"Image":"busybox","HostConfig":{"memory":16777216,"Memory":8388608}}'),
+  CREATE("k4", '{"Image":"busybox","HostConfig":{"MEMORY":16777216,"memory":8388608,"logconfig":{"type":"json-file","config":{"max-size":"1m"}}}}'),
+  "docker inspect -f '{{.HostConfig.Memory}} {{json .HostConfig.LogConfig}}' k2 k3 k4",
+  "docker network create kn >/dev/null",
+  CREATE("k5", '{"Image":"busybox","HostConfig":{"NetworkMode":"kn"},"NetworkingConfig":{"endpointsconfig":{"kn":{"aliases":["a"]}}}}'),
+  "docker inspect -f '{{json .NetworkSettings.Networks.kn.Aliases}}' k5",
+  "docker rm k5 >/dev/null; docker network rm kn",
+];
+
 describe("engined answers as Docker's daemon does: limits, groups, the init layer, owner names, log details", function () {
   this.timeout(300_000);
   const { hosts } = useComparedDaemons();
@@ -168,6 +187,10 @@ describe("engined answers as Docker's daemon does: limits, groups, the init laye
 
   it("takes an events filter key it does not know without refusing it, and refuses since after until", function () {
     expect(compareDaemons(hosts(), EVENT_FILTERS), "lines answered differently").to.equal("");
+  });
+
+  it("reads a body's keys in any case at every depth, the last of two spellings, and a map's keys as they are", function () {
+    expect(compareDaemons(hosts(), BODY_KEYS), "lines answered differently").to.equal("");
   });
 
   it("writes each log line's attributes before it with --details", function () {

@@ -3,6 +3,10 @@
  * (`typia.createValidate<ContainerCreateBody>()`). A body that does not fit is a 400 whose
  * message names every field that is wrong and what it should have been.
  *
+ * Before the check, the body's keys are put under the type's field names as Go's decoder
+ * matches them, in any case (go-field-names.ts): a route's `BodyCheck` carries the validator and
+ * the type's JSON schema, both made by typia from the type.
+ *
  * A null where the type has an optional field that is not nullable counts as the field left out:
  * Docker decodes bodies with Go's encoding/json, which leaves a field at its zero value for a
  * null, and clients send nulls (docker-py's `Mount` gives every key, null for an unset Source
@@ -10,12 +14,24 @@
  */
 import type { IValidation } from "typia";
 import { errors } from "../../core/errors.js";
+import { goFieldNames, type JsonSchemaCollection } from "./go-field-names.js";
 
 export type BodyValidator<T> = (input: unknown) => IValidation<T>;
 
-export function validateBody<T>(validate: BodyValidator<T>, body: unknown): T {
-  let result = validate(body);
-  if (!result.success && dropOptionalNulls(body, result.errors)) result = validate(body);
+export interface BodyCheck<T> {
+  validate: BodyValidator<T>;
+  fieldNames: (body: unknown) => unknown;
+}
+
+/** `bodyCheck(typia.createValidate<T>(), typia.json.schemas<[T], "3.1">())`. */
+export function bodyCheck<T>(validate: BodyValidator<T>, schemas: JsonSchemaCollection): BodyCheck<T> {
+  return { validate, fieldNames: goFieldNames(schemas) };
+}
+
+export function validateBody<T>(check: BodyCheck<T>, input: unknown): T {
+  const body = check.fieldNames(input);
+  let result = check.validate(body);
+  if (!result.success && dropOptionalNulls(body, result.errors)) result = check.validate(body);
   if (result.success) return result.data;
   const problems = result.errors.map((e) => `${fieldName(e.path)}: expected ${e.expected}, got ${describe(e.value)}`);
   throw errors.apiInvalidBody(`invalid request body: ${problems.join("; ")}`);

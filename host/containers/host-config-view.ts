@@ -6,7 +6,7 @@
  * a field of ours that Docker's struct does not have is kept after Docker's, as it was.
  */
 import type { HostConfig } from "../../core/containers/container-config.js";
-import { HOST_CONFIG_FIELDS, HOST_CONFIG_OMIT_EMPTY } from "./host-config-names.js";
+import { HOST_CONFIG_FIELDS, HOST_CONFIG_OMIT_EMPTY } from "./host-config-fields.js";
 
 function zeroOf(kind: string): unknown {
   switch (kind) {

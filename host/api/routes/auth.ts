@@ -10,7 +10,7 @@ import { errors } from "../../../core/errors.js";
 import { DEFAULT_DOMAIN, isRegistryDomain } from "../../../core/images/reference.js";
 import { credentialsOf } from "../../registry/auth-header.js";
 import type { RegistryService } from "../../registry/registry.js";
-import { validateBody } from "../validate-body.js";
+import { bodyCheck, validateBody } from "../validate-body.js";
 
 /**
  * The body: Docker's AuthConfig. Go reads its keys in any case; the two spellings clients send
@@ -34,7 +34,7 @@ interface AuthRequest {
   RegistryToken?: string;
 }
 
-const validateAuth = typia.createValidate<AuthRequest>();
+const validateAuth = bodyCheck(typia.createValidate<AuthRequest>(), typia.json.schemas<[AuthRequest], "3.1">());
 
 /**
  * `https://index.docker.io/v1/`, `127.0.0.1:5000`, `http://host:5000/` -> the registry's domain;

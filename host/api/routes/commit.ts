@@ -10,9 +10,9 @@ import type { ContainerConfig } from "../../../core/images/image-config.js";
 import { errors } from "../../../core/errors.js";
 import { commitContainer, type CommitDeps } from "../../containers/commit-container.js";
 import { queryBool, queryList, queryString, type Query } from "../query.js";
-import { validateBody } from "../validate-body.js";
+import { bodyCheck, validateBody } from "../validate-body.js";
 
-const validateConfig = typia.createValidate<ContainerConfig | null | undefined>();
+const validateConfig = bodyCheck(typia.createValidate<ContainerConfig | null | undefined>(), typia.json.schemas<[ContainerConfig], "3.1">());
 
 export interface CommitRouteDeps extends CommitDeps {
   containers: ContainerStore;

@@ -16,9 +16,9 @@ import type { ContainerService } from "../../containers/container-service.js";
 import { queryBool, queryString, type Query } from "../query.js";
 import { rawResponse } from "../raw-response.js";
 import { ClientStream } from "../client-stream.js";
-import { validateBody } from "../validate-body.js";
+import { bodyCheck, validateBody } from "../validate-body.js";
 
-const validateUpdate = typia.createValidate<ContainerUpdateRequest>();
+const validateUpdate = bodyCheck(typia.createValidate<ContainerUpdateRequest>(), typia.json.schemas<[ContainerUpdateRequest], "3.1">());
 
 export interface ContainerOpsDeps {
   containers: ContainerStore;

@@ -12,14 +12,13 @@ import type { ImageStore } from "../../../core/images/image-store.js";
 import { inspectDocument, listItem } from "../../containers/container-view.js";
 import type { ContainerService } from "../../containers/container-service.js";
 import { containerListFilter, statusImpliesAll } from "../../containers/container-filters.js";
-import { canonicalHostConfigKeys } from "../../containers/host-config-names.js";
-import { validateBody } from "../validate-body.js";
+import { bodyCheck, validateBody } from "../validate-body.js";
 import { requestedApiVersion } from "../api-version.js";
 import { compareApiVersions } from "../../../core/version.js";
 import { labelsMatch, untilTime } from "../filter-values.js";
 import { checkFilterKeys, queryBool, queryFilters, queryString, type Query } from "../query.js";
 
-const validateCreate = typia.createValidate<ContainerCreateRequest>();
+const validateCreate = bodyCheck(typia.createValidate<ContainerCreateRequest>(), typia.json.schemas<[ContainerCreateRequest], "3.1">());
 
 export interface ContainerRouteDeps {
   containers: ContainerStore;
@@ -33,8 +32,6 @@ export function containerRoutes(deps: ContainerRouteDeps) {
   const sizes = (c: ContainerRecord) => sizesOf(c, driver, images);
   return (app: FastifyInstance) => {
     app.post("/containers/create", async (request, reply) => {
-      // Go's JSON decoding, which Docker's daemon reads bodies with, takes a field's name in any case
-      canonicalHostConfigKeys((request.body as { HostConfig?: unknown } | undefined)?.HostConfig);
       const body = validateBody(validateCreate, request.body ?? {});
       const query = request.query as Query;
       const { record, warnings } = await service.create(body, queryString(query, "name"), queryString(query, "platform"));

@@ -17,8 +17,7 @@ import { forwardInput, hijack } from "../hijack.js";
 import type { Query } from "../query.js";
 import { frame } from "../stream-frames.js";
 import { outputReads } from "../output-reads.js";
-import { withGoFieldNames } from "../go-field-names.js";
-import { validateBody } from "../validate-body.js";
+import { bodyCheck, validateBody } from "../validate-body.js";
 import { terminalSize } from "./container-run.js";
 
 interface ExecStartRequest {
@@ -27,15 +26,9 @@ interface ExecStartRequest {
   ConsoleSize?: [number, number] | null;
 }
 
-const validateCreate = typia.createValidate<ExecCreateRequest>();
+const validateCreate = bodyCheck(typia.createValidate<ExecCreateRequest>(), typia.json.schemas<[ExecCreateRequest], "3.1">());
 
-/** ExecCreateRequest's fields, for Go's case-insensitive reading of the body (the type check keeps the list whole). */
-const EXEC_CREATE_FIELDS = [
-  "AttachStdin", "AttachStdout", "AttachStderr", "DetachKeys", "Tty", "Env", "Cmd", "Privileged", "User", "WorkingDir", "ConsoleSize",
-] as const satisfies readonly (keyof ExecCreateRequest)[];
-const execCreateFieldsComplete: Exclude<keyof ExecCreateRequest, (typeof EXEC_CREATE_FIELDS)[number]> extends never ? true : never = true;
-void execCreateFieldsComplete;
-const validateStart = typia.createValidate<ExecStartRequest>();
+const validateStart = bodyCheck(typia.createValidate<ExecStartRequest>(), typia.json.schemas<[ExecStartRequest], "3.1">());
 
 export interface ExecRouteDeps {
   containers: ContainerStore;
@@ -50,7 +43,7 @@ export function execRoutes(deps: ExecRouteDeps) {
     app.post("/containers/:id/exec", async (request, reply) => {
       const ref = (request.params as { id: string }).id;
       const c = containers.get(ref);
-      const body = validateBody(validateCreate, withGoFieldNames(request.body ?? {}, EXEC_CREATE_FIELDS));
+      const body = validateBody(validateCreate, request.body ?? {});
       detachKeysOf(body.DetachKeys); // refused now rather than at start
       return reply.code(201).send({ Id: execs.create(c, body, ref).id });
     });

@@ -12,11 +12,11 @@ import type { NetworkRecord } from "../../network/network-store.js";
 import { networkDocument, networkFilter } from "../../network/network-view.js";
 import { labelsMatch, untilTime } from "../filter-values.js";
 import { checkFilterKeys, queryFilters, type Query } from "../query.js";
-import { validateBody } from "../validate-body.js";
+import { bodyCheck, validateBody } from "../validate-body.js";
 
-const validateCreate = typia.createValidate<NetworkCreateRequest>();
-const validateConnect = typia.createValidate<NetworkConnectRequest>();
-const validateDisconnect = typia.createValidate<NetworkDisconnectRequest>();
+const validateCreate = bodyCheck(typia.createValidate<NetworkCreateRequest>(), typia.json.schemas<[NetworkCreateRequest], "3.1">());
+const validateConnect = bodyCheck(typia.createValidate<NetworkConnectRequest>(), typia.json.schemas<[NetworkConnectRequest], "3.1">());
+const validateDisconnect = bodyCheck(typia.createValidate<NetworkDisconnectRequest>(), typia.json.schemas<[NetworkDisconnectRequest], "3.1">());
 
 export interface NetworkRouteDeps {
   networks: NetworkManager;

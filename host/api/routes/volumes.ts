@@ -9,7 +9,7 @@ import { compareApiVersions } from "../../../core/version.js";
 import { requestedApiVersion } from "../api-version.js";
 import { hasLabel, labelsMatch } from "../filter-values.js";
 import { checkFilterKeys, filterBool, queryBool, queryFilters, type Query } from "../query.js";
-import { validateBody } from "../validate-body.js";
+import { bodyCheck, validateBody } from "../validate-body.js";
 import { isAnonymous, type VolumeService } from "../../volumes/volume-service.js";
 import { volumeDocument } from "../../volumes/volume-view.js";
 import type { VolumeRecord } from "../../volumes/volume-store.js";
@@ -23,7 +23,7 @@ interface VolumeCreateRequest {
   [key: string]: unknown;
 }
 
-const validateCreate = typia.createValidate<VolumeCreateRequest>();
+const validateCreate = bodyCheck(typia.createValidate<VolumeCreateRequest>(), typia.json.schemas<[VolumeCreateRequest], "3.1">());
 
 /** A boolean filter value as Docker reads them (`true`, `1`, `false`, `0`). */
 function boolFilter(key: string, values: string[] | undefined): boolean | undefined {
