@@ -90,8 +90,9 @@ function readCache(name: string, source: string): { keys: number[]; data: Buffer
   try {
     const start = 4 + file.readUInt32LE(0);
     const size = (file.length - start) / 2;
+    if (!Number.isInteger(size) || size <= 0) return undefined;
     const data = file.subarray(start, start + size);
-    if (!Number.isInteger(size) || size === 0 || !data.equals(file.subarray(start + size))) return undefined;
+    if (!data.equals(file.subarray(start + size))) return undefined;
     const header = JSON.parse(file.toString("utf8", 4, start)) as { source: string; keys: number[] };
     return header.source === source ? { keys: header.keys, data } : undefined;
   } catch {
@@ -186,7 +187,8 @@ function writeCaches(onlyMissing = false): void {
   const key = runKey();
   for (const chunk of chunks) {
     if (chunk.keys?.includes(key) || (onlyMissing && chunk.keys)) continue;
-    const temporary = `${CACHE_DIR}/${chunk.name}.v8.${process.pid}`;
+    // (a worker thread shares the process's pid)
+    const temporary = `${CACHE_DIR}/${chunk.name}.v8.${process.pid}.${Math.random().toString(36).slice(2)}`;
     try {
       const header = Buffer.from(JSON.stringify({ source: chunk.source, keys: [...(chunk.keys ?? []), key] }));
       const length = Buffer.alloc(4);

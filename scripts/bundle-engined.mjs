@@ -101,5 +101,5 @@ const outputs = [...Object.keys(result.metafile.outputs).map((f) => relative(OUT
 const keep = new Set([...outputs, ...previous, "outputs.json"]);
 for (const file of readdirSync(OUT)) if (!keep.has(file)) rmSync(join(OUT, file), { force: true });
 // and the code caches of chunks no longer there (core/chunk-loader.cts)
-if (existsSync(CACHE)) for (const file of readdirSync(CACHE)) if (!keep.has(file.replace(/\.v8(\.\d+)?$/, ""))) rmSync(join(CACHE, file), { force: true });
+if (existsSync(CACHE)) for (const file of readdirSync(CACHE)) if (!keep.has(file.replace(/\.v8(\..*)?$/, ""))) rmSync(join(CACHE, file), { force: true });
 writeFileSync(LIST, JSON.stringify(outputs));
