@@ -276,4 +276,45 @@ describe("API behaviours as Docker's daemon has them", function () {
       expect(info.HostConfig.Mounts[0]).to.include({ Type: "tmpfs", Target: "/t" });
     });
   });
+
+  describe("bodies and references in Docker 28's words (dockerd 20.10 words them otherwise, some with a 500)", function () {
+    it("refuses a JSON body under another Content-Type, and takes a bodyless request without one", async () => {
+      const create = (type: string) => call(d.socket, "POST", "/v1.51/containers/create", Buffer.from('{"Image":"busybox"}'), type);
+      for (const [type, message] of [
+        ["text/plain", "unsupported Content-Type header (text/plain): must be 'application/json'"],
+        ["application/x-www-form-urlencoded", "unsupported Content-Type header (application/x-www-form-urlencoded): must be 'application/json'"],
+      ]) {
+        const r = await create(type);
+        expect(r.status, type).to.equal(400);
+        expect(JSON.parse(r.body).message).to.equal(message);
+      }
+      expect((await create("application/json; charset=utf-8")).status).to.equal(201);
+      // an exec start with no body and no type is fine (Docker's CheckForJSON)
+      const id = JSON.parse((await create("application/json")).body).Id as string;
+      const update = await new Promise<number>((resolve, reject) => {
+        const req = request({ socketPath: d.socket, method: "POST", path: `/v1.51/containers/${id}/update` }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on("error", reject);
+        req.end();
+      });
+      expect(update).to.equal(200);
+    });
+
+    it("words a bad reference, a bad tag and capitals as Docker's reference package does", async () => {
+      const post = (path: string) => call(d.socket, "POST", path, Buffer.alloc(0), "application/json");
+      const answers = [
+        [await post("/v1.51/images/busybox/tag?repo=UPPER"), "invalid reference format: repository name (library/UPPER) must be lowercase"],
+        [await post("/v1.51/images/busybox/tag?repo=me/App"), "invalid reference format: repository name (me/App) must be lowercase"],
+        [await post("/v1.51/images/busybox/tag?repo=ok&tag=bad:tag"), "invalid tag format"],
+        [await post("/v1.51/images/busybox/tag?repo=a:b:c"), "invalid reference format"],
+        [await post("/v1.51/images/create?fromImage=busybox&tag=bad:tag"), "invalid tag format"],
+      ] as const;
+      for (const [r, message] of answers) {
+        expect(r.status, message).to.equal(400);
+        expect(JSON.parse(r.body).message).to.equal(message);
+      }
+    });
+  });
 });

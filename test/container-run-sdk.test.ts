@@ -263,7 +263,7 @@ describe("container run (dockerode, python3-docker)", function () {
       // Neither stream: 400.
       const none = await api("GET", `/containers/${id}/logs?stdout=0&stderr=0`);
       expect(none.status).to.equal(400);
-      expect(JSON.parse(none.body).message).to.equal("You must choose at least one stream");
+      expect(JSON.parse(none.body).message).to.equal("Bad parameters: you must choose at least one stream");
       // tail=1
       const tail = await rawBytes(d.socket, "GET", `/v1.51/containers/${id}/logs?stdout=1&stderr=1&tail=1`);
       expect(parseFrames(tail.body)).to.deep.equal([{ stream: 1, data: "no newline" }]);

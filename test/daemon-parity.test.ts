@@ -122,6 +122,13 @@ const EVENT_FILTERS = [
   "docker events --since 10 --until 5; echo rc=$?",
 ];
 
+/** Refusals both word alike (dockerd 20.10 answers others of this kind with a 500: test/api-docker-behaviours.test.ts). */
+const REFUSALS = [
+  "docker create --pull never --name nostream busybox >/dev/null",
+  API("GET", "/containers/nostream/logs"),
+  API("POST", "/images/create?fromImage=busybox&tag=bad:tag"),
+];
+
 const LOG_DETAILS = [
   "docker run --pull never --name l1 busybox echo out",
   "docker logs --details l1",
@@ -191,6 +198,10 @@ describe("engined answers as Docker's daemon does: limits, groups, the init laye
 
   it("reads a body's keys in any case at every depth, the last of two spellings, and a map's keys as they are", function () {
     expect(compareDaemons(hosts(), BODY_KEYS), "lines answered differently").to.equal("");
+  });
+
+  it("refuses logs without a stream and a pull's bad tag in Docker's words", function () {
+    expect(compareDaemons(hosts(), REFUSALS), "lines answered differently").to.equal("");
   });
 
   it("writes each log line's attributes before it with --details", function () {

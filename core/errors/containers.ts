@@ -86,7 +86,7 @@ export const containersErrors = {
     400,
     (condition: string) => `invalid condition: "${condition}" (not-running, next-exit or removed)`,
   ),
-  containerLogsNoStream: define("ENGINE_ERR_CONTAINER_LOGS_NO_STREAM", 400, () => "You must choose at least one stream"),
+  containerLogsNoStream: define("ENGINE_ERR_CONTAINER_LOGS_NO_STREAM", 400, () => "Bad parameters: you must choose at least one stream"),
   // Docker's words: the driver is not named (`docker logs` of a `none` container).
   containerLogsUnreadable: define("ENGINE_ERR_CONTAINER_LOGS_UNREADABLE", 501, () => "configured logging driver does not support reading"),
   // The driver's own words, as Docker answers a create (`unknown log opt 'x' for json-file log driver`).

@@ -3,11 +3,9 @@ import { define } from "./define.js";
 
 export const imagesErrors = {
   // --- images ---
-  imageInvalidReference: define(
-    "ENGINE_ERR_IMAGE_INVALID_REFERENCE",
-    400,
-    (ref: string, why: string) => `invalid reference format: ${why} (${ref})`,
-  ),
+  // Docker's words (distribution/reference): most refusals are the bare "invalid reference format"
+  imageInvalidReference: define("ENGINE_ERR_IMAGE_INVALID_REFERENCE", 400, (message?: string) => message ?? "invalid reference format"),
+  imageInvalidTag: define("ENGINE_ERR_IMAGE_INVALID_TAG", 400, () => "invalid tag format"),
   imageNotFound: define("ENGINE_ERR_IMAGE_NOT_FOUND", 404, (ref: string) => `No such image: ${ref}`),
   imagePlatformMismatch: define(
     "ENGINE_ERR_IMAGE_PLATFORM_MISMATCH",

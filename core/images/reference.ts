@@ -27,6 +27,12 @@ export function isRegistryDomain(text: string): boolean {
   return DOMAIN.test(text);
 }
 
+/** A tag given apart from its repository (`?tag=`): Docker's "invalid tag format" when it is none. */
+export function checkTag(tag: string): string {
+  if (!TAG.test(tag)) throw errors.imageInvalidTag();
+  return tag;
+}
+
 /** Reads a reference; `defaultTag` fills a missing tag when there is no digest either (null: none). */
 export function parseReference(text: string, defaultTag: string | null = "latest"): Reference {
   let rest = text;
@@ -35,28 +41,29 @@ export function parseReference(text: string, defaultTag: string | null = "latest
   if (at >= 0) {
     digest = rest.slice(at + 1);
     rest = rest.slice(0, at);
-    if (!DIGEST.test(digest)) throw errors.imageInvalidReference(text, "invalid digest");
+    if (!DIGEST.test(digest)) throw errors.imageInvalidReference();
   }
   let tag: string | undefined;
   const colon = rest.lastIndexOf(":");
   if (colon > rest.lastIndexOf("/")) {
     tag = rest.slice(colon + 1);
     rest = rest.slice(0, colon);
-    if (!TAG.test(tag)) throw errors.imageInvalidReference(text, `invalid tag "${tag}"`);
+    if (!TAG.test(tag)) throw errors.imageInvalidReference();
   }
   const parts = rest.split("/");
   let domain = DEFAULT_DOMAIN;
   if (parts.length > 1 && (parts[0].includes(".") || parts[0].includes(":") || parts[0] === "localhost")) {
     domain = parts.shift()!;
-    if (!DOMAIN.test(domain)) throw errors.imageInvalidReference(text, `invalid registry "${domain}"`);
-  }
-  if (parts.length === 0 || parts.some((p) => !COMPONENT.test(p))) {
-    const lower = rest.toLowerCase() !== rest;
-    throw errors.imageInvalidReference(text, lower ? `repository name (${rest}) must be lowercase` : "invalid repository name");
+    if (!DOMAIN.test(domain)) throw errors.imageInvalidReference();
   }
   let path = parts.join("/");
   if (domain === DEFAULT_DOMAIN && parts.length === 1) path = OFFICIAL_PREFIX + path;
-  if (path.length > 255) throw errors.imageInvalidReference(text, "repository name must not be more than 255 characters");
+  if (parts.length === 0 || parts.some((p) => !COMPONENT.test(p))) {
+    // (the path as Docker names it there: `library/` added to an official image's)
+    const upper = parts.length > 0 && parts.every((p) => COMPONENT.test(p.toLowerCase()));
+    throw errors.imageInvalidReference(upper ? `invalid reference format: repository name (${path}) must be lowercase` : undefined);
+  }
+  if (path.length > 255) throw errors.imageInvalidReference("repository name must not be more than 255 characters");
   if (tag === undefined && digest === undefined && defaultTag !== null) tag = defaultTag;
   return { domain, path, tag, digest };
 }

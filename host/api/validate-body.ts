@@ -12,6 +12,7 @@
  * null, and clients send nulls (docker-py's `Mount` gives every key, null for an unset Source
  * or ReadOnly). Those nulls are removed and the body checked again.
  */
+import type { FastifyRequest } from "fastify";
 import type { IValidation } from "typia";
 import { errors } from "../../core/errors.js";
 import { goFieldNames, type JsonSchemaCollection } from "./go-field-names.js";
@@ -28,7 +29,12 @@ export function bodyCheck<T>(validate: BodyValidator<T>, schemas: JsonSchemaColl
   return { validate, fieldNames: goFieldNames(schemas) };
 }
 
-export function validateBody<T>(check: BodyCheck<T>, input: unknown): T {
+/**
+ * `request` given: its body must be JSON, as Docker's CheckForJSON wants for the bodies it
+ * decodes (a request without a Content-Type is fine when it has no body).
+ */
+export function validateBody<T>(check: BodyCheck<T>, input: unknown, request?: FastifyRequest): T {
+  if (request) checkJsonType(request);
   const body = check.fieldNames(input);
   let result = check.validate(body);
   if (!result.success && dropOptionalNulls(body, result.errors)) result = check.validate(body);
@@ -81,4 +87,17 @@ function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   return typeof value === "object" ? "an object" : `${typeof value} ${JSON.stringify(value)}`;
+}
+
+function checkJsonType(request: FastifyRequest): void {
+  const type = request.headers["content-type"];
+  const length = request.headers["content-length"];
+  const hasBody = request.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
+  if (type === undefined || type === "") {
+    if (hasBody) throw errors.apiBadContentType("malformed Content-Type header (): mime: no media type");
+    return;
+  }
+  const mime = type.split(";")[0].trim().toLowerCase();
+  if (mime === "") throw errors.apiBadContentType(`malformed Content-Type header (${type}): mime: no media type`);
+  if (mime !== "application/json") throw errors.apiBadContentType(`unsupported Content-Type header (${type}): must be 'application/json'`);
 }

@@ -16,7 +16,7 @@ import type { EngineHooks } from "../../core/hooks.js";
 import { digestOfFile } from "../../core/images/blob-store.js";
 import type { ContainerConfig, ImageConfig } from "../../core/images/image-config.js";
 import type { Image, ImageStore } from "../../core/images/image-store.js";
-import { familiarName, formatReference, parseReference, repositoryOf } from "../../core/images/reference.js";
+import { checkTag, familiarName, formatReference, parseReference, repositoryOf } from "../../core/images/reference.js";
 import { ENGINE_VERSION } from "../../core/version.js";
 import { imageTagEvent } from "../images/image-events.js";
 import { diffToFile, isEmptyTar } from "../storage/diff-file.js";
@@ -58,7 +58,7 @@ function commitReference(repo: string | undefined, tag: string | undefined): str
   if (!repo) return undefined;
   const ref = parseReference(repo, null);
   if (ref.digest) throw errors.imageCommitToDigest();
-  return formatReference(parseReference(`${repositoryOf(ref)}:${tag || ref.tag || "latest"}`));
+  return formatReference(parseReference(`${repositoryOf(ref)}:${tag ? checkTag(tag) : ref.tag || "latest"}`));
 }
 
 export async function commitContainer(deps: CommitDeps, c: ContainerRecord, opts: CommitOptions): Promise<Image> {

@@ -24,7 +24,7 @@ export function commitRoutes(deps: CommitRouteDeps) {
       const query = request.query as Query;
       const ref = queryString(query, "container") ?? "";
       const c = deps.containers.get(ref);
-      const config = validateBody(validateConfig, request.body);
+      const config = validateBody(validateConfig, request.body, request);
       const image = await commitContainer(deps, c, {
         ref,
         repo: queryString(query, "repo"),

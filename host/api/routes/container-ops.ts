@@ -53,7 +53,7 @@ export function containerOpsRoutes(deps: ContainerOpsDeps) {
 
     app.post("/containers/:id/update", async (request) => {
       const { c } = target(request);
-      const body = validateBody(validateUpdate, request.body ?? {});
+      const body = validateBody(validateUpdate, request.body ?? {}, request);
       const warnings = await service.update(c, body);
       return { Warnings: warnings.length ? warnings : null };
     });

@@ -32,7 +32,7 @@ export function containerRoutes(deps: ContainerRouteDeps) {
   const sizes = (c: ContainerRecord) => sizesOf(c, driver, images);
   return (app: FastifyInstance) => {
     app.post("/containers/create", async (request, reply) => {
-      const body = validateBody(validateCreate, request.body ?? {});
+      const body = validateBody(validateCreate, request.body ?? {}, request);
       const query = request.query as Query;
       const { record, warnings } = await service.create(body, queryString(query, "name"), queryString(query, "platform"));
       return reply.code(201).send({ Id: record.Id, Warnings: warnings });

@@ -43,14 +43,14 @@ export function execRoutes(deps: ExecRouteDeps) {
     app.post("/containers/:id/exec", async (request, reply) => {
       const ref = (request.params as { id: string }).id;
       const c = containers.get(ref);
-      const body = validateBody(validateCreate, request.body ?? {});
+      const body = validateBody(validateCreate, request.body ?? {}, request);
       detachKeysOf(body.DetachKeys); // refused now rather than at start
       return reply.code(201).send({ Id: execs.create(c, body, ref).id });
     });
 
     app.post("/exec/:id/start", async (request, reply) => {
       const e = instance(request);
-      const body = validateBody(validateStart, request.body ?? {});
+      const body = validateBody(validateStart, request.body ?? {}, request);
       if (body.Detach) {
         const started = await execs.start(e, { consoleSize: body.ConsoleSize });
         void started.exit.then(() => execs.release(e));

@@ -8,7 +8,7 @@ import { PassThrough, type Readable } from "node:stream";
 import { errors, toEngineError } from "../../../core/errors.js";
 import { makeEvent } from "../../../core/events/event.js";
 import type { Image, ImageStore } from "../../../core/images/image-store.js";
-import { familiarName, formatReference, parseReference, repositoryOf } from "../../../core/images/reference.js";
+import { checkTag, familiarName, formatReference, parseReference, repositoryOf } from "../../../core/images/reference.js";
 import type { SaveItem } from "../../images/save-images.js";
 import { inspectConfig } from "../../images/inspect-config.js";
 import { compareApiVersions } from "../../../core/version.js";
@@ -213,7 +213,7 @@ export function imageRoutes(deps: ImageRouteDeps) {
       if (fromSrc === undefined) throw errors.apiInvalidBody("fromSrc or fromImage is required");
       const repo = queryString(query, "repo");
       const tag = queryString(query, "tag");
-      const tags = repo ? [tag ? `${repo}:${tag}` : repo] : [];
+      const tags = repo ? [tag ? `${repo}:${checkTag(tag)}` : repo] : [];
       const { importImage, openImportSource } = await importing();
       const image = await importImage(store, {
         source: await openImportSource(fromSrc, request.raw as Readable),
@@ -272,7 +272,7 @@ export function imageRoutes(deps: ImageRouteDeps) {
       const repo = queryString(query, "repo");
       if (!repo) throw errors.apiInvalidBody("repo is required");
       const tag = queryString(query, "tag");
-      const target = parseReference(tag ? `${repo}:${tag}` : repo);
+      const target = parseReference(tag ? `${repo}:${checkTag(tag)}` : repo);
       if (target.digest) throw errors.apiInvalidBody("refusing to create a tag with a digest reference");
       await store.tag(name, formatReference(target));
       deps.hooks.event.call(imageTagEvent(store.resolve(formatReference(target)), formatReference(target)));
@@ -294,7 +294,7 @@ export function imageRoutes(deps: ImageRouteDeps) {
     const query = request.query as Query;
     const tag = queryString(query, "tag");
     let ref = parseReference(fromImage, null);
-    if (tag && !ref.tag && !ref.digest) ref = tag.startsWith("sha256:") ? parseReference(`${fromImage}@${tag}`) : parseReference(`${fromImage}:${tag}`);
+    if (tag && !ref.tag && !ref.digest) ref = tag.startsWith("sha256:") ? parseReference(`${fromImage}@${tag}`) : parseReference(`${fromImage}:${checkTag(tag)}`);
     const credentials = decodeAuthHeader(request.headers["x-registry-auth"]);
     const platform = parsePlatform(queryString(query, "platform"));
     const { pullImage } = await pulling();
@@ -318,7 +318,7 @@ export function imageRoutes(deps: ImageRouteDeps) {
     const tag = queryString(query, "tag");
     let ref = parseReference(name, null);
     if (ref.digest) throw errors.apiInvalidBody("cannot push a digest reference");
-    if (tag && !ref.tag) ref = parseReference(`${name}:${tag}`);
+    if (tag && !ref.tag) ref = parseReference(`${name}:${checkTag(tag)}`);
     const credentials = decodeAuthHeader(request.headers["x-registry-auth"]);
     const { pushImage, pushTargets } = await pushing();
     pushTargets(store, ref); // 404 before the stream starts

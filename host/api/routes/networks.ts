@@ -45,7 +45,7 @@ export function networkRoutes(deps: NetworkRouteDeps) {
     });
 
     app.post("/networks/create", async (request, reply) => {
-      const body = validateBody(validateCreate, request.body ?? {});
+      const body = validateBody(validateCreate, request.body ?? {}, request);
       const rec = await networks.create(body);
       return reply.code(201).send({ Id: rec.spec.id, Warning: "" });
     });
@@ -56,13 +56,13 @@ export function networkRoutes(deps: NetworkRouteDeps) {
     });
 
     app.post("/networks/:id/connect", async (request, reply) => {
-      const body = validateBody(validateConnect, request.body ?? {});
+      const body = validateBody(validateConnect, request.body ?? {}, request);
       await endpoints.connect(containers.get(body.Container), idOf(request), body.EndpointConfig ?? {});
       return reply.code(200).send();
     });
 
     app.post("/networks/:id/disconnect", async (request, reply) => {
-      const body = validateBody(validateDisconnect, request.body ?? {});
+      const body = validateBody(validateDisconnect, request.body ?? {}, request);
       await endpoints.disconnect(containers.get(body.Container), idOf(request), !!body.Force);
       return reply.code(200).send();
     });

@@ -38,7 +38,7 @@ export function volumeRoutes(volumes: VolumeService) {
   const nameOf = (request: { params: unknown }) => (request.params as { name: string }).name;
   return (app: FastifyInstance) => {
     app.post("/volumes/create", async (request, reply) => {
-      const body = validateBody(validateCreate, request.body ?? {});
+      const body = validateBody(validateCreate, request.body ?? {}, request);
       const { volume } = await volumes.create({ name: body.Name, driver: body.Driver ?? "", options: body.DriverOpts, labels: body.Labels });
       return reply.code(201).send(volumeDocument(volume));
     });
