@@ -107,8 +107,9 @@ export function containerFileRoutes(deps: ContainerFileRouteDeps) {
         // removed while its layer was read (a `docker rm` at the same moment): as if it had not been found
         throw deps.containers.present(c.Id) ? err : errors.containerNotFound(ref);
       });
-      // no change is `null`, as Docker's daemon answers (its empty list is Go's nil slice)
-      return reply.type("application/json").send(changes.length > 0 ? JSON.stringify(changes) : "null");
+      // no change is `null`, as Docker's daemon answers (its empty list is Go's nil slice); the
+      // serializer (host/api/app.ts) would not be asked for a string, so the newline is written here
+      return reply.type("application/json").send(`${changes.length > 0 ? JSON.stringify(changes) : "null"}\n`);
     });
   };
 }
