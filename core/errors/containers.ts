@@ -63,7 +63,7 @@ export const containersErrors = {
     409,
     (id: string, ran: boolean) => `Error: Exec command ${id} ${ran ? "has already run" : "is already running"}`,
   ),
-  execStartFailed: define("ENGINE_ERR_EXEC_START_FAILED", 500, (message: string) => `cannot start the exec process: ${message}`),
+  execStartFailed: define("ENGINE_ERR_EXEC_START_FAILED", 500, (message: string) => `OCI runtime exec failed: ${message}`),
   detachKeysInvalid: define(
     "ENGINE_ERR_DETACH_KEYS_INVALID",
     400,
