@@ -4,7 +4,7 @@
  * several keys for one field the last in the body wins (keys are decoded in order); a map's keys
  * are data and stay as they are. Clients lean on it: docker-py sends an exec's `detachKeys` and a
  * HostConfig's `CPURealtimeRuntime`, and dockerd 20.10 takes `{"image": ..., "cmd": [...]}` for a
- * create and `"RestartPolicy": {"name": ...}` (test/api-docker-behaviours.test.ts).
+ * create and `"RestartPolicy": {"name": ...}` (test/daemon-parity.test.ts, BODY_KEYS).
  *
  * `goFieldNames` reads typia's JSON schema of a body's type (`typia.json.schemas<[T], "3.1">()`)
  * for its objects' fields, and gives the function that puts a body's keys under those names
