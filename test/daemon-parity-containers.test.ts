@@ -5,8 +5,7 @@
  * the create-time checks of cpus, the stop signal, tmpfs paths, the UTS mode's hostname and capabilities.
  */
 import "./helpers/root-hooks.js";
-import { expect } from "chai";
-import { compareDaemons, useComparedDaemons } from "./helpers/daemon-compare.js";
+import { useComparedDaemons } from "./helpers/daemon-compare.js";
 
 const VOLUMES = [
   "docker create --pull never --name v1 busybox",
@@ -87,48 +86,26 @@ const CAPABILITIES = [
 
 describe("engined answers the container commands as Docker's daemon does", function () {
   this.timeout(300_000);
-  const { hosts } = useComparedDaemons();
+  const { itAnswersAlike } = useComparedDaemons();
 
-  it("records the image's volumes as Docker merges them: null when neither the image nor the request has any", function () {
-    expect(compareDaemons(hosts(), VOLUMES), "lines answered differently").to.equal("");
-  });
+  itAnswersAlike("records the image's volumes as Docker merges them: null when neither the image nor the request has any", VOLUMES);
 
-  it("refuses a status filter that names no state", function () {
-    expect(compareDaemons(hosts(), PS_STATUS), "lines answered differently").to.equal("");
-  });
+  itAnswersAlike("refuses a status filter that names no state", PS_STATUS);
 
-  it("names a paused container as the client did when refusing an exec in it", function () {
-    expect(compareDaemons(hosts(), PAUSED_EXEC), "lines answered differently").to.equal("");
-  });
+  itAnswersAlike("names a paused container as the client did when refusing an exec in it", PAUSED_EXEC);
 
-  it("says a kill failed for a missing container or a number that is no signal", function () {
-    expect(compareDaemons(hosts(), KILL), "lines answered differently").to.equal("");
-  });
+  itAnswersAlike("says a kill failed for a missing container or a number that is no signal", KILL);
 
-  it("reads a tail that is no number as every line", function () {
-    expect(compareDaemons(hosts(), LOGS_TAIL), "lines answered differently").to.equal("");
-  });
+  itAnswersAlike("reads a tail that is no number as every line", LOGS_TAIL);
 
-  it("says a rename's refusal came from allocating the new name, with its slash", function () {
-    expect(compareDaemons(hosts(), RENAME), "lines answered differently").to.equal("");
-  });
-  it("refuses more cpus than the daemon may run on, at create and update", function () {
-    expect(compareDaemons(hosts(), CPUS), "lines answered differently").to.equal("");
-  });
+  itAnswersAlike("says a rename's refusal came from allocating the new name, with its slash", RENAME);
+  itAnswersAlike("refuses more cpus than the daemon may run on, at create and update", CPUS);
 
-  it("refuses a stop signal that is no signal at create", function () {
-    expect(compareDaemons(hosts(), STOP_SIGNAL), "lines answered differently").to.equal("");
-  });
+  itAnswersAlike("refuses a stop signal that is no signal at create", STOP_SIGNAL);
 
-  it("refuses a tmpfs at / or at a relative path at create", function () {
-    expect(compareDaemons(hosts(), TMPFS), "lines answered differently").to.equal("");
-  });
+  itAnswersAlike("refuses a tmpfs at / or at a relative path at create", TMPFS);
 
-  it("runs a container in the host's UTS namespace without a name of its own, and refuses one asked for", function () {
-    expect(compareDaemons(hosts(), UTS_HOST), "lines answered differently").to.equal("");
-  });
+  itAnswersAlike("runs a container in the host's UTS namespace without a name of its own, and refuses one asked for", UTS_HOST);
 
-  it("refuses an unknown capability at create, saying which list had it", function () {
-    expect(compareDaemons(hosts(), CAPABILITIES), "lines answered differently").to.equal("");
-  });
+  itAnswersAlike("refuses an unknown capability at create, saying which list had it", CAPABILITIES);
 });

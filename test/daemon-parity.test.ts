@@ -10,8 +10,7 @@
  * `logs --details`. A body's keys in any case (Go's decoding).
  */
 import "./helpers/root-hooks.js";
-import { expect } from "chai";
-import { compareDaemons, useComparedDaemons } from "./helpers/daemon-compare.js";
+import { useComparedDaemons } from "./helpers/daemon-compare.js";
 
 const LIMITS = [
   "docker create --pull never --name a1 -m 100m --memory-swap 50m busybox",
@@ -160,53 +159,29 @@ const BODY_KEYS = [
 
 describe("engined answers as Docker's daemon does: limits, groups, the init layer, owner names, log details", function () {
   this.timeout(300_000);
-  const { hosts } = useComparedDaemons();
+  const { itAnswersAlike } = useComparedDaemons();
 
-  it("refuses, records and updates memory limits as Docker does", function () {
-    expect(compareDaemons(hosts(), LIMITS), "lines answered differently").to.equal("");
-  });
+  itAnswersAlike("refuses, records and updates memory limits as Docker does", LIMITS);
 
-  it("gives a container's and an exec's user Docker's supplementary groups", function () {
-    expect(compareDaemons(hosts(), GROUPS), "lines answered differently").to.equal("");
-  });
+  itAnswersAlike("gives a container's and an exec's user Docker's supplementary groups", GROUPS);
 
-  it("puts Docker's init layer entries in every container, out of its changes", function () {
-    expect(compareDaemons(hosts(), INIT_LAYER), "lines answered differently").to.equal("");
-  });
+  itAnswersAlike("puts Docker's init layer entries in every container, out of its changes", INIT_LAYER);
 
-  it("names the owners in cp's and export's tars as the host names them (root/root), the number where it has no name", function () {
-    expect(compareDaemons(hosts(), OWNER_NAMES), "lines answered differently").to.equal("");
-  });
+  itAnswersAlike("names the owners in cp's and export's tars as the host names them (root/root), the number where it has no name", OWNER_NAMES);
 
-  it("commits only what the container changed: not the init layer's entries nor the network files' mount points", function () {
-    expect(compareDaemons(hosts(), COMMITS), "lines answered differently").to.equal("");
-  });
+  itAnswersAlike("commits only what the container changed: not the init layer's entries nor the network files' mount points", COMMITS);
 
-  it("answers the checkpoint endpoints (experimental) and a resize's bad sizes and stopped container as Docker does", function () {
-    expect(compareDaemons(hosts(), CHECKPOINTS_AND_RESIZE), "lines answered differently").to.equal("");
-  });
+  itAnswersAlike("answers the checkpoint endpoints (experimental) and a resize's bad sizes and stopped container as Docker does", CHECKPOINTS_AND_RESIZE);
 
-  it("refuses an exec in a stopped container with Docker's words, and forgets a container's execs when it stops", function () {
-    expect(compareDaemons(hosts(), EXECS), "lines answered differently").to.equal("");
-  });
+  itAnswersAlike("refuses an exec in a stopped container with Docker's words, and forgets a container's execs when it stops", EXECS);
 
-  it("lists the short ID among a container's aliases on a user-defined network below API 1.45", function () {
-    expect(compareDaemons(hosts(), OLD_API_ALIASES), "lines answered differently").to.equal("");
-  });
+  itAnswersAlike("lists the short ID among a container's aliases on a user-defined network below API 1.45", OLD_API_ALIASES);
 
-  it("takes an events filter key it does not know without refusing it, and refuses since after until", function () {
-    expect(compareDaemons(hosts(), EVENT_FILTERS), "lines answered differently").to.equal("");
-  });
+  itAnswersAlike("takes an events filter key it does not know without refusing it, and refuses since after until", EVENT_FILTERS);
 
-  it("reads a body's keys in any case at every depth, the last of two spellings, and a map's keys as they are", function () {
-    expect(compareDaemons(hosts(), BODY_KEYS), "lines answered differently").to.equal("");
-  });
+  itAnswersAlike("reads a body's keys in any case at every depth, the last of two spellings, and a map's keys as they are", BODY_KEYS);
 
-  it("refuses logs without a stream and a pull's bad tag in Docker's words", function () {
-    expect(compareDaemons(hosts(), REFUSALS), "lines answered differently").to.equal("");
-  });
+  itAnswersAlike("refuses logs without a stream and a pull's bad tag in Docker's words", REFUSALS);
 
-  it("writes each log line's attributes before it with --details", function () {
-    expect(compareDaemons(hosts(), LOG_DETAILS), "lines answered differently").to.equal("");
-  });
+  itAnswersAlike("writes each log line's attributes before it with --details", LOG_DETAILS);
 });

@@ -44,8 +44,12 @@ export async function removeAllContainers(host: string): Promise<void> {
   if (ids.length) await docker(host, ["rm", "-f", ...ids]);
 }
 
-/** A suite's engined and dockerd, with `busybox` imported in both; `hosts()` for compareDaemons. */
-export function useComparedDaemons(): { hosts(): { engined: string; dockerd: string } } {
+/**
+ * A suite's engined and dockerd, with `busybox` imported in both; `hosts()` for compareDaemons,
+ * and `itAnswersAlike(title, lines)`: a test that runs the lines against both and wants no line
+ * answered differently.
+ */
+export function useComparedDaemons(): { hosts(): { engined: string; dockerd: string }; itAnswersAlike(title: string, lines: readonly string[]): void } {
   let d: TestDaemon | undefined;
   let ref: Dockerd | undefined;
   let ns: Netns | undefined;
@@ -70,5 +74,9 @@ export function useComparedDaemons(): { hosts(): { engined: string; dockerd: str
     await ref?.stop();
     ns?.remove();
   });
-  return { hosts };
+  const itAnswersAlike = (title: string, lines: readonly string[]) =>
+    it(title, function () {
+      expect(compareDaemons(hosts(), lines), "lines answered differently").to.equal("");
+    });
+  return { hosts, itAnswersAlike };
 }
