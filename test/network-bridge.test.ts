@@ -39,6 +39,22 @@ describe("bridge network (Docker CLI, daemon in its own network namespace)", fun
     expect((await n.cli("run", "--rm", "busybox", "ping", "-c", "1", "-W", "2", v4.local))).to.include("1 packets received");
   });
 
+  it("on a network without IPv6: eth0 has IPv6 off, a broadcast address and no queue; the loopback keeps ::1 and /etc/hosts its IPv6 names, as Docker 28's", async function () {
+    const script = "ip addr show eth0; ip -o link show eth0; cat /proc/sys/net/ipv6/conf/eth0/disable_ipv6 /proc/sys/net/ipv6/conf/lo/disable_ipv6; ip -o addr show lo; cat /etc/hosts";
+    const out = await n.cli("run", "--rm", "busybox", "sh", "-c", script);
+    // IPv6 off before the link came up: no link-local address, no IPv6 multicast groups (moby's
+    // setInterfaceIPv6, against NDP cache poisoning from other containers on the bridge)
+    expect(out).to.not.include("inet6 fe80");
+    expect(out).to.match(/\n1\n0\n/);
+    expect(out).to.match(/inet6 ::1\/128 scope host/);
+    expect(out).to.match(/inet (\d+\.\d+)\.\d+\.\d+\/16 brd \1\.255\.255 scope global eth0/);
+    expect(out).to.not.match(/eth0@\S+ .* qlen/);
+    expect(out).to.include("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::\tip6-localnet\nff00::\tip6-mcastprefix\nff02::1\tip6-allnodes\nff02::2\tip6-allrouters\n");
+    // IPv6 off in the container's own sysctls: no IPv6 name in /etc/hosts
+    const off = await n.cli("run", "--rm", "--sysctl", "net.ipv6.conf.all.disable_ipv6=1", "busybox", "cat", "/etc/hosts");
+    expect(off).to.match(/^127\.0\.0\.1\tlocalhost\n\d+\.\d+\.\d+\.\d+\t[0-9a-f]{12}\n$/);
+  });
+
   it("publishes -p 127.0.0.1:18080:80: httpd answers on the daemon's loopback, and inspect and ps show the port", async function () {
     await n.cli("run", "-d", "--name", "web", "-p", "127.0.0.1:18080:80", "busybox", "httpd", "-f", "-p", "80", "-h", "/etc");
     await eventually("httpd to answer through the published port", () => n.ns.status("curl", "-sf", "-m", "2", "-o", "/dev/null", "http://127.0.0.1:18080/hostname") === 0);

@@ -225,7 +225,7 @@ describe("core/network resolv.conf", () => {
 
 describe("core/network hosts file", () => {
   const DEFAULTS =
-    "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nff00::0\tip6-mcastprefix\nff02::1\tip6-allnodes\nff02::2\tip6-allrouters\n";
+    "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::\tip6-localnet\nff00::\tip6-mcastprefix\nff02::1\tip6-allnodes\nff02::2\tip6-allrouters\n";
 
   it("writes the defaults, the extra hosts, then the container's own addresses", () => {
     const cases: [string, HostsFileInput, string][] = [

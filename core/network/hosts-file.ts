@@ -15,8 +15,9 @@ const HOST_GATEWAY = "host-gateway";
 const DEFAULT_IPV4: readonly [string, string][] = [["127.0.0.1", "localhost"]];
 const DEFAULT_IPV6: readonly [string, string][] = [
   ["::1", "localhost ip6-localhost ip6-loopback"],
-  ["fe00::0", "ip6-localnet"],
-  ["ff00::0", "ip6-mcastprefix"],
+  // (as Docker 28 writes them, formatted by Go's netip: 20.10 wrote `fe00::0` and `ff00::0`)
+  ["fe00::", "ip6-localnet"],
+  ["ff00::", "ip6-mcastprefix"],
   ["ff02::1", "ip6-allnodes"],
   ["ff02::2", "ip6-allrouters"],
 ];
@@ -54,8 +55,8 @@ export interface HostsFileInput {
   /** Legacy links: `[address, names]` lines after ExtraHosts (core/containers/links.ts makes the names). */
   linkedHosts?: readonly (readonly [string, string])[];
   /**
-   * Whether the container has IPv6 (default true). Without it Docker leaves out the IPv6 names and
-   * every IPv6 line, since nothing in the container could reach those addresses.
+   * Whether the container's loopback has IPv6 (default true). Without it Docker leaves out the
+   * IPv6 names and every IPv6 line, since nothing in the container could reach those addresses.
    */
   ipv6?: boolean;
 }

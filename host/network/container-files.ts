@@ -54,6 +54,18 @@ export function hostResolvConf(): { text: string; path: string } {
   return { text: path === ETC_RESOLV_CONF ? etc : readOr(path, ""), path };
 }
 
+/**
+ * Whether the container's loopback will have ::1, which decides the IPv6 names of its /etc/hosts
+ * as in Docker (moby's Sandbox.IPv6Enabled looks at the container's loopback, not at its
+ * networks): yes, unless the kernel has no IPv6 or the container's own sysctls turn it off for
+ * every interface or the loopback.
+ */
+function loopbackHasIpv6(sysctls: Record<string, string> | null | undefined): boolean {
+  if (!existsSync("/proc/sys/net/ipv6")) return false;
+  const off = (key: string) => sysctls?.[key]?.trim() === "1";
+  return !off("net.ipv6.conf.all.disable_ipv6") && !off("net.ipv6.conf.lo.disable_ipv6");
+}
+
 export function containerFiles(paths: FilePaths, input: FileInputs): void {
   writeContainerFiles(paths, input);
   const owner = input.owner;
@@ -88,7 +100,7 @@ function writeContainerFiles(paths: FilePaths, input: FileInputs): void {
       extraHosts: c.HostConfig.ExtraHosts ?? [],
       hostGatewayIps: input.hostGateway,
       linkedHosts: input.linkedHosts ?? [],
-      ipv6: mode === "none" ? true : ipv6,
+      ipv6: loopbackHasIpv6(c.HostConfig.Sysctls),
     }),
     { mode: 0o644 },
   );

@@ -134,14 +134,15 @@ export async function startContainer(opts: StartContainerOptions): Promise<Start
   if (message.data <= 0) {
     await deleteContainer(opts, opts.id).catch(() => {});
     const why = message.message ? runtimeMessage(message.message) : conmonStderr(stderrPath);
-    throw new Error(`cannot create container ${opts.id}: ${why}`);
+    // containerd's words for the same failure, which Docker's clients show (and users search for)
+    throw new Error(`failed to create shim task: OCI runtime create failed: ${why}: unknown`);
   }
 
   try {
     await runtime(opts, ["start", opts.id]);
   } catch (e) {
     await deleteContainer(opts, opts.id).catch(() => {});
-    throw new Error(`cannot start container ${opts.id}: ${(e as Error).message}`);
+    throw new Error(`OCI runtime start failed: ${(e as Error).message}: unknown`);
   }
   const conmonPid = readPid(conmonPidfile(opts.persistDir));
   return {

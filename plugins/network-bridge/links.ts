@@ -32,6 +32,15 @@ async function linkInfo(run: CommandRunner, name: string): Promise<IpLink | unde
   }
 }
 
+/**
+ * ` brd +` for an IPv4 address: the broadcast address computed from the prefix, as Docker's
+ * netlink library sets it (`ip addr` shows `brd 172.17.255.255`); iproute2 leaves it out for
+ * /31 and /32, as netlink does. Nothing for IPv6, which has no broadcast.
+ */
+function broadcast(cidr: string): string {
+  return cidr.includes(":") ? "" : " brd +";
+}
+
 /** The global-scope addresses of an interface, CIDR form. */
 function addressesOf(link: IpLink | undefined, family: "inet" | "inet6"): string[] {
   return (link?.addr_info ?? []).filter((a) => a.family === family && a.scope !== "link").map((a) => `${a.local}/${a.prefixlen}`);
@@ -47,7 +56,7 @@ export async function ensureBridge(run: CommandRunner, spec: BridgeSpec): Promis
   const have = new Set([...addressesOf(existing, "inet"), ...addressesOf(existing, "inet6")]);
   const lines: string[] = [];
   if (!existing) lines.push(`link add name ${spec.name} mtu ${spec.mtu} type bridge`);
-  for (const a of spec.addresses) if (!have.has(a)) lines.push(`addr add ${a} dev ${spec.name}`);
+  for (const a of spec.addresses) if (!have.has(a)) lines.push(`addr add ${a}${broadcast(a)} dev ${spec.name}`);
   lines.push(`link set ${spec.name} up`);
   await run("ip", ["-batch", "-"], { input: lines.join("\n") + "\n" });
   return !existing;
@@ -85,9 +94,11 @@ export async function plugVeth(run: CommandRunner, spec: VethSpec): Promise<stri
   const suffix = randomBytes(4).toString("hex").slice(0, 7);
   const host = `veth${suffix}`;
   const temp = `ctmp${suffix}`; // renamed inside the sandbox, where eth0 cannot clash with the host's
+  // txqueuelen 0 on both ends, as Docker makes its veths: a virtual link has no queue to fill
+  // (`ip link` inside the container then shows no `qlen 1000`)
   await run("ip", ["-batch", "-"], {
     input: [
-      `link add ${host} mtu ${spec.mtu} type veth peer name ${temp} mtu ${spec.mtu} netns ${spec.sandbox}`,
+      `link add ${host} mtu ${spec.mtu} txqueuelen 0 type veth peer name ${temp} mtu ${spec.mtu} txqueuelen 0 netns ${spec.sandbox}`,
       `link set ${host} master ${spec.bridge}`,
       ...(spec.hairpin ? [`link set ${host} type bridge_slave hairpin on`] : []),
       `link set ${host} up`,
@@ -95,13 +106,23 @@ export async function plugVeth(run: CommandRunner, spec: VethSpec): Promise<stri
   });
   try {
     const inside = [`link set ${temp} name ${spec.ifname}`, `link set ${spec.ifname} address ${spec.mac}`];
-    for (const a of spec.addresses) inside.push(`addr add ${a} dev ${spec.ifname}${a.includes(":") ? " nodad" : ""}`);
+    for (const a of spec.addresses) inside.push(`addr add ${a}${broadcast(a)} dev ${spec.ifname}${a.includes(":") ? " nodad" : ""}`);
     inside.push(`link set ${spec.ifname} up`);
     if (spec.gateway4) inside.push(`route add default via ${spec.gateway4} dev ${spec.ifname}`);
     // ip -batch takes no option on a line (`-6 route ...` is "Object -6 is unknown"): the family
     // of `default` comes from the gateway's address.
     if (spec.gateway6) inside.push(`route add default via ${spec.gateway6} dev ${spec.ifname}`);
-    await netnsRunner(spec.sandbox)("ip", ["-batch", "-"], { input: inside.join("\n") + "\n" });
+    const ipv6 = spec.addresses.some((a) => a.includes(":"));
+    if (ipv6) await netnsRunner(spec.sandbox)("ip", ["-batch", "-"], { input: inside.join("\n") + "\n" });
+    else {
+      // An interface on a network without IPv6 has IPv6 turned off before it is up, as Docker's
+      // (moby's setInterfaceIPv6): left on, it would take a link-local address, join IPv6
+      // multicast groups and accept router advertisements from any other container on the
+      // bridge (NDP cache poisoning, route injection). The loopback keeps ::1. A kernel without
+      // IPv6 has no such file, and nothing to turn off.
+      const script = `f=/proc/sys/net/ipv6/conf/$1/disable_ipv6; if [ -e "$f" ]; then echo 1 > "$f" || exit 1; fi; exec ip -batch -`;
+      await netnsRunner(spec.sandbox)("sh", ["-c", script, "sh", temp], { input: inside.join("\n") + "\n" });
+    }
   } catch (err) {
     await deleteLink(run, host).catch(() => undefined);
     throw err;
