@@ -101,11 +101,27 @@ function readCache(name: string, source: string): { keys: number[]; data: Buffer
 }
 
 /**
- * Built-ins a bundled package requires at its top level for what the daemon never does, loaded
- * at first use instead: Fastify requires node:http2 for the servers it makes with `http2: true`
- * (the daemon's never are), and loading it was some 5 ms of every start.
+ * Built-ins that chunks require at their top level (the bundler hoists every require of a
+ * chunk's modules there) for work that a start does not do, loaded at first use instead:
+ * node:http2, which Fastify requires for the servers it makes with `http2: true` (the daemon's
+ * never are); TLS and HTTPS (a TLS listener, a registry), node:crypto (digests, random names),
+ * zlib (layers), DNS (registries, the embedded name server), node:cluster (which a bundled
+ * package requires and never uses) and worker threads (the supervisor's spool guard). Together
+ * 3 to 8 ms of CPU of a daemon start (bench/README.md, "Built-ins at first use"; the firewall's
+ * tag still loads node:crypto during the start). Only modules that are objects: a stand-in
+ * cannot be called (node:assert is a function).
  */
-const AT_FIRST_USE = new Set(["node:http2"]);
+const AT_FIRST_USE = new Set([
+  "node:http2",
+  "node:tls",
+  "node:https",
+  "node:crypto",
+  "node:zlib",
+  "node:dns",
+  "node:dns/promises",
+  "node:cluster",
+  "node:worker_threads",
+]);
 
 const deferred = new Map<string, object>();
 
