@@ -4,9 +4,11 @@
  */
 import "./helpers/root-hooks.js";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { expect } from "chai";
 import { daemonArgs, makeTempDir, ROOT, runEngined, startEngined } from "./helpers/engined.js";
+import { startNetDaemon } from "./helpers/net-daemon.js";
 import { httpRequest } from "./helpers/http.js";
 
 const pkgVersion = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version as string;
@@ -82,6 +84,30 @@ describe("the daemon process", () => {
       expect(existsSync(d.pidfile)).to.equal(false);
       expect(d.output()).to.include("daemon shut down");
       await d.stop();
+    });
+
+    it("on SIGTERM stops while a client is attached to a running container: the stream ends with the container", async function () {
+      this.timeout(60_000);
+      const n = await startNetDaemon();
+      try {
+        // a container that ends at once on the SIGTERM the shutdown sends it
+        await n.cli("run", "-d", "--name", "held", "busybox", "sh", "-c", "trap 'exit 3' TERM; echo up; while true; do sleep 0.1; done");
+        const attach = spawn("docker", ["-H", n.host, "attach", "held"], { stdio: ["ignore", "pipe", "pipe"] });
+        const attachExit = new Promise<number | null>((r) => attach.once("exit", (c) => r(c)));
+        // attached once the daemon has taken the stream over: its upgrade is answered at once
+        await new Promise((r) => setTimeout(r, 1000));
+        const began = Date.now();
+        n.d.proc.kill("SIGTERM");
+        const code = await new Promise<number | null>((r) => n.d.proc.once("exit", (c) => r(c)));
+        expect(code).to.equal(0);
+        expect(n.d.output()).to.include("daemon shut down");
+        // (the open stream held the listener's close, and so the whole shutdown, for as long as
+        // the client stayed: here until the test's timeout)
+        expect(Date.now() - began).to.be.below(20_000);
+        expect(await attachExit).to.not.equal(null);
+      } finally {
+        await n.stop();
+      }
     });
 
     it("on SIGINT does the same", async () => {

@@ -131,6 +131,16 @@ function listen(server: Server, where: { path?: string; host?: string; port?: nu
 /** Time that requests in flight get to finish when a listener closes. */
 const CLOSE_GRACE_MS = 2000;
 
+/**
+ * Stops accepting, and resolves once the connections have ended or the grace period is over.
+ * Idle keep-alive clients would hold close() open: closed at once; requests in flight get the
+ * grace period, then their connections are closed. A stream taken over from HTTP (attach, exec
+ * start) is no longer the HTTP server's to close, and would hold close() open for as long as its
+ * client stays: it is left to end with its container, which the daemon's shutdown stops after
+ * the listeners are closed (waiting for it there kept a SIGTERM'd daemon from ever stopping
+ * while a `docker attach` was open). Docker's daemon does not wait for hijacked connections
+ * either (Go's http.Server.Shutdown does not track them).
+ */
 function listener({ server, http }: Served, address: string): Listener {
   return {
     address,
@@ -138,11 +148,13 @@ function listener({ server, http }: Served, address: string): Listener {
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
-        // Idle keep-alive clients would hold close() open; long streams get a grace period.
         // (With TLS the HTTP server does not listen: close() only stops its connection checks.)
         if (http !== server) http.close();
         http.closeIdleConnections();
-        setTimeout(() => http.closeAllConnections(), CLOSE_GRACE_MS).unref();
+        setTimeout(() => {
+          http.closeAllConnections();
+          resolve();
+        }, CLOSE_GRACE_MS).unref();
       }),
   };
 }
