@@ -106,9 +106,7 @@ export class VolumeService {
       if (driverName && existing.Driver !== driverName) throw errors.volumeNameConflict(name, existing.Driver, driverName);
       return;
     }
-    const driver = await this.driver(driverName || "local").catch((err: unknown) => {
-      throw err instanceof EngineError && err.code === errors.volumeDriverNotFound.code ? errors.volumeDriverNotFound(driverName, name) : err;
-    });
+    const driver = await this.createDriver(driverName, name);
     try {
       driver.validateOptions(options);
     } catch (err) {
@@ -116,10 +114,19 @@ export class VolumeService {
     }
   }
 
+  /** The driver a create names (`""`: local), a missing one refused in the create's words. */
+  private createDriver(driverName: string, volume: string): Promise<VolumeDriver> {
+    return this.driver(driverName || "local").catch((err: unknown) => {
+      throw err instanceof EngineError && err.code === errors.volumeDriverNotFound.code ? errors.volumeDriverNotFound(driverName, volume) : err;
+    });
+  }
+
   /** The volume of that name (made when missing); the same name with another driver is a 409. */
   create(req: VolumeCreate): Promise<{ volume: VolumeRecord; created: boolean }> {
     const name = req.name || randomBytes(32).toString("hex");
-    if (!VOLUME_NAME.test(name)) return Promise.reject(errors.volumeInvalidName(name));
+    // In Docker the name is judged by the local driver, once the driver is found: a driver that
+    // does not exist is what a create with a bad name and a bad driver is told about.
+    if (!VOLUME_NAME.test(name)) return this.createDriver(req.driver ?? "", name).then(() => Promise.reject(errors.volumeInvalidName(name)));
     const options = req.options ?? {};
     return this.serial(async () => {
       await this.check(name, req.driver ?? "", options);
