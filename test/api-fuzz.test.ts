@@ -104,7 +104,7 @@ const STATE_ANSWERS = [
 
 /** Whether a 5xx is the fuzz's registry being unreachable (nothing listens there; Docker answers 500), or a state answer. */
 function notAboutTheRequest(answer: Answer): "unreachable" | "state" | undefined {
-  if (answer.status === 500 && answer.message.includes(FUZZ_REGISTRY) && /ECONNREFUSED/.test(answer.message)) return "unreachable";
+  if (answer.status === 500 && answer.message.includes(FUZZ_REGISTRY) && /connect: connection refused/.test(answer.message)) return "unreachable";
   if (STATE_ANSWERS.includes(answer.message)) return "state";
   return undefined;
 }

@@ -319,7 +319,7 @@ describe("build context: remote URLs on loopback", () => {
       ["/big.tar", 400, `error downloading remote context ${base}/big.tar: larger than the limit of 65536 bytes`, { limits: { downloadBytes: 65536 } }],
       ["/slow", 400, `error downloading remote context ${base}/slow: no complete answer within 0.5 s`, { limits: { downloadTimeoutMs: 500 } }],
       ["/bad.tar", 400, 'invalid build context: entry "../evil": the path leaves the build context'],
-      [`:${closedPort}/x.tar`, 400, new RegExp(`^error downloading remote context http://127.0.0.1:${closedPort}/x.tar: Get "http://127.0.0.1:${closedPort}/x.tar": connect ECONNREFUSED`)],
+      [`:${closedPort}/x.tar`, 400, new RegExp(`^error downloading remote context http://127.0.0.1:${closedPort}/x.tar: Get "http://127.0.0.1:${closedPort}/x.tar": dial tcp 127\\.0\\.0\\.1:${closedPort}: connect: connection refused$`)],
     ];
     for (const [path, status, message, extra] of cases) {
       const remote = path.startsWith(":") ? `http://127.0.0.1${path}` : `${base}${path}`;

@@ -206,7 +206,7 @@ describe("build instructions: files (COPY, ADD, RUN's layer)", function () {
       closed.close();
       const port = new URL(closed.base).port;
       const refused = await postBuild(daemons.engined.socket, { body: await contextTar({ Dockerfile: `FROM busybox\nADD http://127.0.0.1:${port}/x /x\n` }) });
-      expect(refused.error).to.match(new RegExp(`^ADD failed: Get "http://127.0.0.1:${port}/x": connect ECONNREFUSED`));
+      expect(refused.error).to.match(new RegExp(`^ADD failed: Get "http://127.0.0.1:${port}/x": dial tcp 127\\.0\\.0\\.1:${port}: connect: connection refused$`));
       expect(await settledLeftovers(daemons.engined.dir!)).to.deep.equal(NOTHING_LEFT);
     });
   });

@@ -9,6 +9,7 @@ import { join, posix } from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { errors } from "../../core/errors.js";
+import { goDialError } from "../../core/net/go-dial-error.js";
 
 const TIMEOUT_MS = 10 * 60_000;
 /** How many bytes of an error answer's body the message quotes (Docker quotes it all: a server could send much). */
@@ -46,7 +47,7 @@ export async function download(href: string, tmpDir: string, signal: AbortSignal
       res = await fetch(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(TIMEOUT_MS)]), redirect: "follow" });
     } catch (err) {
       // Go's words for a request that got no answer, as Docker's message carries them
-      throw errors.buildAddUrlFailed(`Get "${href}": ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`);
+      throw errors.buildAddUrlFailed(`Get "${href}": ${goDialError(err) ?? ((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`);
     }
     if (!res.ok || !res.body) throw errors.buildAddUrlFailed(`failed to GET ${href} with status ${res.status} ${res.statusText}: ${await errorBody(res)}`);
     const total = Number(res.headers.get("content-length") ?? -1);

@@ -9,6 +9,7 @@ import { Readable } from "node:stream";
 import type { Dispatcher } from "undici";
 import { undici } from "../http/undici.js";
 import { errors, EngineError } from "../../core/errors.js";
+import { goDialError } from "../../core/net/go-dial-error.js";
 import { basicHeader, parseChallenges, registryMessage, type Challenge, type Credentials, type TokenCache } from "./auth.js";
 import type { Endpoint } from "./endpoints.js";
 
@@ -51,6 +52,8 @@ function describeCause(cause: Error): string {
   if (/wrong version number|packet length too long/i.test(cause.message) || code === "ERR_SSL_WRONG_VERSION_NUMBER") {
     return "http: server gave HTTP response to HTTPS client";
   }
+  const dial = goDialError(cause);
+  if (dial) return dial;
   const inner = (cause as { cause?: Error }).cause;
   return inner && inner.message && !cause.message.includes(inner.message) ? `${cause.message}: ${inner.message}` : cause.message;
 }

@@ -11,6 +11,7 @@
  */
 import { Readable } from "node:stream";
 import { errors, EngineError } from "../../../core/errors.js";
+import { goDialError } from "../../../core/net/go-dial-error.js";
 import { PREAMBLE_BYTES, remoteContentKind } from "./content-sniff.js";
 import { MAX_CONTEXT_FILE_BYTES } from "./context-files.js";
 import { redactURL } from "./remote-kind.js";
@@ -42,7 +43,7 @@ export async function downloadRemote(url: string, opts: DownloadOptions): Promis
     if (e instanceof EngineError) return e;
     if (deadline.aborted) return errors.contextDownloadFailed(shown, `no complete answer within ${opts.timeoutMs / 1000} s`);
     const cause = ((e as Error).cause ?? e) as NodeJS.ErrnoException;
-    const why = `Get "${shown}": ${cause.message ?? String(cause)}`;
+    const why = `Get "${shown}": ${goDialError(e) ?? cause.message ?? String(cause)}`;
     // an unknown host is Docker's 404 (a DNS error that is not a timeout)
     if (cause.code === "ENOTFOUND") return errors.contextDownloadNotFound(shown, why);
     return errors.contextDownloadFailed(shown, why);
