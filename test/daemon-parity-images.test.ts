@@ -43,6 +43,17 @@ const VOLUMES = [
   "docker volume create --driver nosuch x",
 ];
 
+// Sizes as Docker counts them: everything but directories, a symlink its target's length; the
+// init layer's /etc/mtab link not in a container's SizeRw
+const SIZES = [
+  "docker image inspect -f '{{.Size}}' busybox",
+  "docker run --pull never --name sz busybox sh -c 'echo -n 1234567 > /f; ln -s /x/y/z /l'",
+  "docker inspect -s -f '{{.SizeRw}}' sz",
+  "docker create --pull never --name sz0 busybox true >/dev/null; docker inspect -s -f '{{.SizeRw}}' sz0",
+  "docker run --pull never --rm -v szv:/d busybox sh -c 'echo -n 12345 > /d/f; ln -s /a/very/long/target /d/l; mkdir /d/sub'",
+  "docker system df -v | grep '^szv '",
+];
+
 describe("engined answers as Docker's daemon does: image, network and volume filters and names", function () {
   this.timeout(300_000);
   const { itAnswersAlike } = useComparedDaemons();
@@ -52,4 +63,6 @@ describe("engined answers as Docker's daemon does: image, network and volume fil
   itAnswersAlike("filters networks by type and dangling as Docker does, and names the container by its ID when it is not on the network", NETWORKS);
 
   itAnswersAlike("refuses a one-byte volume name as too short, once the driver is found", VOLUMES);
+
+  itAnswersAlike("counts an image's, a container's and a volume's bytes as Docker does, symlinks included", SIZES);
 });

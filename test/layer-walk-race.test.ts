@@ -161,7 +161,8 @@ describe("layer walks against a symlink-swapping container (core/archive)", func
     const tar = await entries(packChanges(layer, changes));
     clean(tar);
     expect(tar.filter((e) => e.name.startsWith("d")).map((e) => `${e.type} ${e.name}`)).to.deep.equal(["symlink d"]);
-    expect(changesUsage(layer, changes).size).to.equal(0);
+    // the link itself (its target's length, as Docker counts a symlink), nothing behind it
+    expect(changesUsage(layer, changes).size).to.equal(Buffer.byteLength(hostDir));
     expect(openFds()).to.equal(before);
   });
 
@@ -190,10 +191,12 @@ describe("layer walks against a symlink-swapping container (core/archive)", func
       })();
       const usage = await driver.usage(id).finally(() => (settled = true));
       await swapped;
-      expect(usage.size, `bytes of the host's files were counted (swap after ${turns} turns)`).to.equal(0);
+      // at most the link itself (its target's length, as Docker counts a symlink), if the walk saw it
+      const link = Buffer.byteLength(hostDir);
+      expect(usage.size, `bytes of the host's files were counted (swap after ${turns} turns)`).to.be.oneOf([0, link]);
       expect(openFds()).to.equal(before);
       // once swapped, the link is counted as a link, and nothing behind it
-      expect((await driver.usage(id)).size).to.equal(0);
+      expect((await driver.usage(id)).size).to.equal(link);
     }
   });
 

@@ -203,7 +203,11 @@ export async function treeChanges(layer: string, parent: string | undefined, opt
   return walk.out;
 }
 
-/** Bytes of the regular files and number of inodes that a layer's `changes` hold (hard links once; what is gone meanwhile, not). */
+/**
+ * Bytes and number of inodes that a layer's `changes` hold, as Docker's ChangesSize counts them:
+ * everything but directories (a symlink counts its target's length), hard links once, what is
+ * gone meanwhile not.
+ */
 export function changesUsage(layer: string, changes: readonly TreeChange[]): { size: number; inodes: number } {
   const seen = new Set<string>();
   let size = 0;
@@ -219,7 +223,7 @@ export function changesUsage(layer: string, changes: readonly TreeChange[]): { s
       const key = `${st.dev}:${st.ino}`;
       if (seen.has(key)) continue;
       seen.add(key);
-      if (st.isFile()) size += st.size;
+      if (!st.isDirectory()) size += st.size;
     }
   } finally {
     cursor.close();

@@ -59,7 +59,10 @@ export interface MountSpec {
 }
 
 export interface LayerUsage {
-  /** Bytes of the files this layer itself holds (not its parents'). */
+  /**
+   * Bytes this layer itself holds (not its parents'), as Docker counts a layer's size: every
+   * entry but directories (a symlink counts its target's length), each inode once.
+   */
   size: number;
   inodes: number;
 }

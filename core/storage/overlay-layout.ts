@@ -280,7 +280,8 @@ export abstract class OverlayLayout {
         if (!st) continue; // gone since it was listed
         if (!seen.has(st.ino)) {
           seen.add(st.ino);
-          if (st.isFile()) size += st.size;
+          // as Docker's directory size: all but directories, so a symlink counts its target's length
+          if (!st.isDirectory()) size += st.size;
         }
         if (!st.isDirectory()) continue;
         const child = tryOpenDirAt(dirFd, name);

@@ -142,7 +142,10 @@ export function createLocalVolumeDriver(home: string, rootOwner?: { uid: number;
   };
 }
 
-/** Bytes of the regular files under `dir` (each inode once), as Docker's local driver counts them. */
+/**
+ * Bytes under `dir` as Docker counts a volume's (its directory size): everything but directories,
+ * so a symlink counts its target's length, each inode once.
+ */
 async function treeSize(dir: string): Promise<number> {
   const seen = new Set<string>();
   let total = 0;
@@ -150,7 +153,7 @@ async function treeSize(dir: string): Promise<number> {
     if (depth > 256) return;
     const st = await lstat(path).catch(() => undefined);
     if (!st) return;
-    if (st.isFile()) {
+    if (!st.isDirectory()) {
       const key = `${st.dev}:${st.ino}`;
       if (!seen.has(key)) {
         seen.add(key);

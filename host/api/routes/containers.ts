@@ -17,6 +17,7 @@ import { requestedApiVersion } from "../api-version.js";
 import { compareApiVersions } from "../../../core/version.js";
 import { labelsMatch, untilTime } from "../filter-values.js";
 import { checkFilterKeys, queryBool, queryFilters, queryString, type Query } from "../query.js";
+import { initLinkBytes } from "../../containers/init-layer.js";
 
 const validateCreate = bodyCheck(typia.createValidate<ContainerCreateRequest>(), typia.json.schemas<[ContainerCreateRequest], "3.1">());
 
@@ -94,7 +95,7 @@ export function containerRoutes(deps: ContainerRouteDeps) {
 
 /** What `size=1` adds: the writable layer's bytes, and those plus the image's. */
 export async function sizesOf(c: ContainerRecord, driver: StorageDriver, images: ImageStore): Promise<{ SizeRw: number; SizeRootFs: number }> {
-  const rw = (await driver.usage(c.Id).catch(() => ({ size: 0 }))).size;
+  const rw = Math.max(0, (await driver.usage(c.Id).catch(() => ({ size: 0 }))).size - initLinkBytes(driver.diffDir?.(c.Id)));
   let image = 0;
   try {
     image = images.resolve(c.Image).size;
