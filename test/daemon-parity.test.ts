@@ -107,6 +107,8 @@ const EXECS = [
   "docker create --pull never --name ex busybox sleep 30 >/dev/null; docker exec ex true; echo rc=$?",
   API("POST", "/containers/ex/exec", '{"Cmd":["true"]}'),
   // an exec of a container that stopped since is gone: start, resize and inspect are 404s
+  // what the runtime could not start, in containerd's words around runc's
+  "docker start ex >/dev/null; docker exec ex nonexistent; echo rc=$?; docker exec -w /nonexist ex pwd; echo rc=$?",
   `docker start ex >/dev/null; id=$(${API("POST", "/containers/ex/exec", '{"Cmd":["true"]}')} | cut -d'"' -f4); docker stop -t0 ex >/dev/null; for p in "POST /exec/$id/resize?h=1&w=1" "POST /exec/$id/start" "GET /exec/$id/json"; do set -- $p; curl -s -w ' %{http_code}\\n' --unix-socket \${DOCKER_HOST#unix://} -X $1 -H 'Content-Type: application/json' -d '{"Detach":true}' "http://x/v1.41$2" | sed "s/$id/ID/"; done`,
 ];
 

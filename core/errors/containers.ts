@@ -63,7 +63,8 @@ export const containersErrors = {
     409,
     (id: string, ran: boolean) => `Error: Exec command ${id} ${ran ? "has already run" : "is already running"}`,
   ),
-  execStartFailed: define("ENGINE_ERR_EXEC_START_FAILED", 500, (message: string) => `OCI runtime exec failed: ${message}`),
+  // containerd's words around the runtime's, the gRPC code last, as Docker's clients show them
+  execStartFailed: define("ENGINE_ERR_EXEC_START_FAILED", 500, (message: string) => `OCI runtime exec failed: ${message}: unknown`),
   detachKeysInvalid: define(
     "ENGINE_ERR_DETACH_KEYS_INVALID",
     400,
