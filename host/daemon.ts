@@ -245,7 +245,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       routes: [
         imageRoutes({
           store: images,
-          driverName: driver.name,
+          driver,
           disablePigz: () => config["disable-pigz"],
           inUse: usesImage,
           registry,

@@ -10,6 +10,9 @@ import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import Docker from "dockerode";
 import { randomBytes } from "node:crypto";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { eventually } from "./helpers/net-daemon.js";
 import { request } from "node:http";
 import { gzipSync } from "node:zlib";
 import { docker } from "./helpers/docker-cli.js";
@@ -194,6 +197,46 @@ describe("API behaviours as Docker's daemon has them", function () {
       expect(section[0]).to.match(/^CONTAINER ID +IMAGE +COMMAND +LOCAL VOLUMES +SIZE +CREATED +STATUS +NAMES$/);
       expect(section[1]).to.match(/^[0-9a-f]{12} +busybox +"true" +0 +0B +.+ago +Created +dfidle$/);
       expect(section[2]).to.match(/^[0-9a-f]{12} +busybox +"sh -c 'dd if=\/dev\/z…" +0 +102kB +.+ago +Exited \(0\) .+ago +dfwriter$/);
+    });
+  });
+
+  describe("GraphDriver and sizes in inspect and the list", function () {
+    afterEach(async function () {
+      await docker(host, ["rm", "-f", "gdrun", "gdidle"]);
+      await docker(host, ["rmi", "-f", "gdtwo"]);
+    });
+
+    it("shows the layer's folders as Docker's overlay2 does: the container's root where it is mounted, its upper and work folders, the image's layers below", async function () {
+      await cli("run", "-d", "--name", "gdrun", "--network", "none", "busybox", "sh", "-c", "echo here > /marker; exec sleep 30");
+      const c = JSON.parse((await call(d.socket, "GET", "/v1.41/containers/gdrun/json")).body);
+      expect(c.GraphDriver.Name).to.equal("overlay2");
+      expect(Object.keys(c.GraphDriver.Data)).to.deep.equal(["LowerDir", "MergedDir", "UpperDir", "WorkDir"]);
+      const { LowerDir, MergedDir, UpperDir, WorkDir } = c.GraphDriver.Data as Record<string, string>;
+      await eventually("the container's write", () => existsSync(join(UpperDir, "marker")));
+      expect(readFileSync(join(UpperDir, "marker"), "utf8")).to.equal("here\n");
+      expect(readFileSync(join(MergedDir, "marker"), "utf8")).to.equal("here\n");
+      expect(readdirSync(MergedDir)).to.include("bin");
+      expect(existsSync(WorkDir)).to.equal(true);
+      // the one layer of the imported image
+      expect(LowerDir.split(":")).to.have.length(1);
+      expect(readdirSync(LowerDir)).to.include("bin");
+
+      const base = JSON.parse((await call(d.socket, "GET", "/v1.41/images/busybox/json")).body);
+      expect(base.GraphDriver.Data).to.deep.equal({ UpperDir: LowerDir });
+      await cli("commit", "gdrun", "gdtwo");
+      const two = JSON.parse((await call(d.socket, "GET", "/v1.41/images/gdtwo/json")).body);
+      expect(two.GraphDriver.Data.LowerDir).to.equal(LowerDir);
+      expect(readFileSync(join(two.GraphDriver.Data.UpperDir, "marker"), "utf8")).to.equal("here\n");
+    });
+
+    it("leaves a listed container's sizes out when they are 0 (Go's omitempty), and shows them in inspect", async function () {
+      await cli("create", "--name", "gdidle", "--network", "none", "busybox", "true");
+      const list = JSON.parse((await call(d.socket, "GET", "/v1.41/containers/json?all=1&size=1&filters=%7B%22name%22%3A%5B%22gdidle%22%5D%7D")).body);
+      expect(list).to.have.length(1);
+      expect(list[0]).to.not.have.property("SizeRw");
+      expect(list[0].SizeRootFs).to.be.above(0);
+      const c = JSON.parse((await call(d.socket, "GET", "/v1.41/containers/gdidle/json?size=1")).body);
+      expect(c.SizeRw).to.equal(0);
     });
   });
 

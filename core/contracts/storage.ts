@@ -113,6 +113,13 @@ export interface StorageDriver {
   /** The layer's changes against its parent, as an uncompressed tar in the OCI form. */
   diff(id: string): Promise<Readable>;
   usage(id: string): Promise<LayerUsage>;
+  /**
+   * What `docker inspect` shows of the layer `id` as `GraphDriver.Data` (Docker's GetMetadata):
+   * the driver's own folders, by Docker's names where it has them (`UpperDir`, `WorkDir`,
+   * `LowerDir`: the parents' folders, nearest first, joined by `:`). Optional: without it the
+   * field is `null`. The daemon adds `MergedDir` for a container (where its root is mounted).
+   */
+  metadata?(id: string): Promise<Record<string, string>>;
   /** The parent of a layer, or undefined for a base layer. */
   parent(id: string): Promise<string | undefined>;
   /** Removes a layer; removing one that does not exist is not an error. */

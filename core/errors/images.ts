@@ -20,6 +20,8 @@ export const imagesErrors = {
   imageConflict: define("ENGINE_ERR_IMAGE_CONFLICT", 409, (detail: string) => `conflict: ${detail}`),
   imageInvalidArchive: define("ENGINE_ERR_IMAGE_INVALID_ARCHIVE", 400, (detail: string) => `invalid image archive: ${detail}`),
   imageInvalidLayerArchive: define("ENGINE_ERR_IMAGE_INVALID_LAYER_ARCHIVE", 400, (detail: string) => `invalid layer archive: ${detail}`),
+  // what Docker's daemon says of a download it could not make (Go's http client): a 500
+  imageImportDownloadFailed: define("ENGINE_ERR_IMAGE_IMPORT_DOWNLOAD_FAILED", 500, (url: string, cause: string) => `Get "${url}": ${cause}`),
   imageImportSourceInvalid: define(
     "ENGINE_ERR_IMAGE_IMPORT_SOURCE_INVALID",
     400,

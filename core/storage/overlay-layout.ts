@@ -27,7 +27,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
-import { lstat, mkdir, readdir, readFile, rename, rm, symlink, unlink, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readdir, readFile, readlink, rename, rm, symlink, unlink, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { DIR_FLAGS, lstatAt, readdirFd, tryOpenDirAt } from "../fs/at.js";
@@ -259,6 +259,24 @@ export abstract class OverlayLayout {
       throw new Error(`${this.name}: the chain of layer ${id} needs ${length} bytes of mount options, more than a page (${MOUNT_OPTIONS_MAX})`);
     }
     return [{ type: kind.type, source: kind.source, options: relativeOptions, cwd: this.home }];
+  }
+
+  /**
+   * Docker's GetMetadata of an overlay layer: its `diff` as UpperDir, its `work` (a writable
+   * layer's) as WorkDir, and its parents' `diff` folders, nearest first, as LowerDir (from the
+   * short links its `lower` file names).
+   */
+  async metadata(id: string): Promise<Record<string, string>> {
+    const dir = await this.complete(id);
+    const data: Record<string, string> = {};
+    const lower = await readOptional(join(dir, "lower"));
+    if (lower) {
+      const dirs = await Promise.all(lower.split(":").map(async (l) => resolve(this.home, LINK_DIR, await readlink(join(this.home, l)))));
+      data.LowerDir = dirs.join(":");
+    }
+    data.UpperDir = join(dir, "diff");
+    if (existsSync(join(dir, "work"))) data.WorkDir = join(dir, "work");
+    return data;
   }
 
   /**

@@ -137,6 +137,11 @@ export class ContainerService {
   }
 
   /** Inspect's `HostConfig.Links`: the container's links as Docker shows them (`/db:/web/db`), or null. */
+  /** Where the container's root filesystem is mounted while it runs. */
+  rootfsPath(id: string): string {
+    return this.runner.paths(id).rootfs;
+  }
+
   inspectLinks(c: ContainerRecord): string[] | null {
     return this.deps.links?.inspectLinks(c) ?? null;
   }

@@ -12,6 +12,7 @@ import type { Dispatcher } from "undici";
 import { undici } from "../http/undici.js";
 import { decompress } from "../../core/archive/index.js";
 import { errors } from "../../core/errors.js";
+import { goDialError } from "../../core/net/go-dial-error.js";
 import type { ImageConfig } from "../../core/images/image-config.js";
 import type { Image, ImageStore } from "../../core/images/image-store.js";
 import { isRegistryDomain } from "../../core/images/reference.js";
@@ -39,7 +40,11 @@ const GOARCH: Record<string, string> = { x64: "amd64", arm64: "arm64", arm: "arm
 export async function openImportSource(fromSrc: string, body: Readable): Promise<Readable> {
   if (fromSrc === "-") return body;
   const url = importUrl(fromSrc);
-  const res = await undici().request(url, { method: "GET", dispatcher: redirectingAgent() });
+  const res = await undici()
+    .request(url, { method: "GET", dispatcher: redirectingAgent() })
+    .catch((err: unknown) => {
+      throw errors.imageImportDownloadFailed(url.href, goDialError(err) ?? (err as Error).message);
+    });
   if (res.statusCode >= 400) {
     await res.body.dump();
     throw errors.imageInvalidArchive(`downloading ${url.href} answered ${res.statusCode}`);

@@ -172,9 +172,10 @@ export class BtrfsDriver implements StorageDriver {
     await writeFile(join(meta, INCOMPLETE), "");
     const { applyLayer } = await archive();
     // The subvolume holds the parent's whole tree: a whiteout deletes what it names.
-    await applyLayer(tar, subvolume, { whiteouts: "remove", allowDevices: true });
+    // the tar's file bytes, as Docker's naive-diff drivers (btrfs among them) count an applied layer
+    const { size } = await applyLayer(tar, subvolume, { whiteouts: "remove", allowDevices: true });
     await unlink(join(meta, INCOMPLETE));
-    return (await this.usage(id)).size;
+    return size;
   }
 
   async mounts(id: string): Promise<MountSpec[]> {

@@ -18,6 +18,7 @@ import { compareApiVersions } from "../../../core/version.js";
 import { labelsMatch, untilTime } from "../filter-values.js";
 import { checkFilterKeys, queryBool, queryFilters, queryString, type Query } from "../query.js";
 import { initLinkBytes } from "../../containers/init-layer.js";
+import { graphDriverData } from "../graph-driver.js";
 
 const validateCreate = bodyCheck(typia.createValidate<ContainerCreateRequest>(), typia.json.schemas<[ContainerCreateRequest], "3.1">());
 
@@ -57,12 +58,21 @@ export function containerRoutes(deps: ContainerRouteDeps) {
       const imageNamed = (name: string) => images.idNamed(name);
       const item = (c: ContainerRecord) => listItem(c, linkNames.get(c.Id), imageNamed);
       if (!queryBool(query, "size")) return list.map(item);
-      return Promise.all(list.map(async (c) => ({ ...item(c), ...(await sizes(c)) })));
+      // (a list item's sizes are left out when 0, as Go's omitempty leaves them; inspect shows them)
+      return Promise.all(
+        list.map(async (c) => {
+          const { SizeRw, SizeRootFs } = await sizes(c);
+          return { ...item(c), ...(SizeRw ? { SizeRw } : {}), ...(SizeRootFs ? { SizeRootFs } : {}) };
+        }),
+      );
     });
 
     const inspect = async (ref: string, query: Query, apiVersion: string) => {
       const c = containers.get(ref);
       const doc = olderAliases(inspectDocument(c, service.inspectLinks(c)), c, apiVersion);
+      // the driver's folders of the container's layer, and where its root is mounted (Docker's MergedDir)
+      const layer = await driver.metadata?.(c.Id).catch(() => undefined);
+      doc.GraphDriver = { Name: c.Driver, Data: graphDriverData(layer && { ...layer, MergedDir: service.rootfsPath(c.Id) }) };
       return queryBool(query, "size") ? { ...doc, ...(await sizes(c)) } : doc;
     };
     app.get("/containers/:id/json", async (request) => inspect((request.params as { id: string }).id, request.query as Query, requestedApiVersion(request.raw)));

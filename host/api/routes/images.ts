@@ -8,6 +8,9 @@ import { PassThrough, type Readable } from "node:stream";
 import { errors, toEngineError } from "../../../core/errors.js";
 import { makeEvent } from "../../../core/events/event.js";
 import type { Image, ImageStore } from "../../../core/images/image-store.js";
+import { chainIdOf } from "../../../core/images/layer-store.js";
+import type { StorageDriver } from "../../../core/contracts/storage.js";
+import { graphDriverData } from "../graph-driver.js";
 import { checkTag, familiarName, formatReference, parseReference, repositoryOf } from "../../../core/images/reference.js";
 import type { SaveItem } from "../../images/save-images.js";
 import { inspectConfig } from "../../images/inspect-config.js";
@@ -32,7 +35,8 @@ const pushing = () => import("../../images/push.js");
 
 export interface ImageRouteDeps {
   store: ImageStore;
-  driverName: string;
+  /** The storage driver: its name, and the folders of an image's top layer for inspect. */
+  driver: Pick<StorageDriver, "name" | "metadata">;
   disablePigz: () => boolean;
   registry: RegistryService;
   /** The registry limits as configured now (a reload changes the next pull or push). */
@@ -71,7 +75,18 @@ const EMPTY_CONTAINER_CONFIG = {
   WorkingDir: "", Entrypoint: null, OnBuild: null, Labels: null,
 };
 
-function inspect(image: Image, store: ImageStore, driverName: string, apiVersion: string): Record<string, unknown> {
+/**
+ * An image's `GraphDriver`: the driver's folders of its top layer (Docker's GetMetadata of the
+ * image's layer).
+ */
+async function graphDriver(image: Image, driver: ImageRouteDeps["driver"]): Promise<{ Name: string; Data: Record<string, string> | null }> {
+  let chainId: string | undefined;
+  for (const diffId of image.config.rootfs.diff_ids) chainId = chainIdOf(chainId, diffId);
+  const data = chainId && driver.metadata ? await driver.metadata(chainId.slice("sha256:".length)).catch(() => undefined) : undefined;
+  return { Name: driver.name, Data: graphDriverData(data) };
+}
+
+function inspect(image: Image, store: ImageStore, graph: { Name: string; Data: Record<string, string> | null }, apiVersion: string): Record<string, unknown> {
   const c = image.config;
   const history = c.history ?? [];
   return {
@@ -95,7 +110,7 @@ function inspect(image: Image, store: ImageStore, driverName: string, apiVersion
     ...(c.variant ? { Variant: c.variant } : {}),
     Os: c.os ?? "",
     Size: image.size,
-    GraphDriver: { Name: driverName, Data: null },
+    GraphDriver: graph,
     RootFS: { Type: "layers", Layers: c.rootfs.diff_ids },
     Metadata: { LastTagTime: image.lastTagTime ?? "0001-01-01T00:00:00Z" },
   };
@@ -259,7 +274,7 @@ export function imageRoutes(deps: ImageRouteDeps) {
       const { name, action } = nameAndAction(request, ["json", "history", "get"]);
       if (action === "get") return sendSave(reply, [name]);
       const image = store.resolve(name);
-      if (action === "json") return inspect(image, store, deps.driverName, requestedApiVersion(request.raw));
+      if (action === "json") return inspect(image, store, await graphDriver(image, deps.driver), requestedApiVersion(request.raw));
       if (action === "history") return history(image, store);
       throw errors.apiPageNotFound();
     });
