@@ -345,6 +345,17 @@ describe("API behaviours as Docker's daemon has them", function () {
       expect(update).to.equal(200);
     });
 
+    it("refuses a wait condition that is none of Docker's, in its words (20.10 took it as not-running)", async () => {
+      const id = JSON.parse((await call(d.socket, "POST", "/v1.51/containers/create", Buffer.from('{"Image":"busybox"}'), "application/json")).body).Id as string;
+      try {
+        const r = await call(d.socket, "POST", `/v1.51/containers/${id}/wait?condition=bogus`, Buffer.alloc(0), "application/json");
+        expect(r.status).to.equal(400);
+        expect(JSON.parse(r.body).message).to.equal('invalid condition: "bogus"');
+      } finally {
+        await call(d.socket, "DELETE", `/v1.51/containers/${id}?force=1`);
+      }
+    });
+
     it("words a bad reference, a bad tag and capitals as Docker's reference package does", async () => {
       const post = (path: string) => call(d.socket, "POST", path, Buffer.alloc(0), "application/json");
       const answers = [

@@ -85,7 +85,8 @@ export const containersErrors = {
   containerInvalidWaitCondition: define(
     "ENGINE_ERR_CONTAINER_INVALID_WAIT_CONDITION",
     400,
-    (condition: string) => `invalid condition: "${condition}" (not-running, next-exit or removed)`,
+    // Docker 28's words (Go's %q); 20.10 took any value as not-running
+    (condition: string) => `invalid condition: ${JSON.stringify(condition)}`,
   ),
   containerLogsNoStream: define("ENGINE_ERR_CONTAINER_LOGS_NO_STREAM", 400, () => "Bad parameters: you must choose at least one stream"),
   // Docker's words: the driver is not named (`docker logs` of a `none` container).
