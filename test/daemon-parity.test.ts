@@ -135,6 +135,18 @@ const REFUSALS = [
   "docker import http://127.0.0.1:1/x.tar imp 2>&1 | sed -E 's/connect: (connection refused|network is unreachable)$/connect: ERRNO/'",
 ];
 
+/** The names of a JSON answer's fields, in the order the daemon wrote them. */
+const FIELDS = (path: string, first = false) =>
+  `curl -s --unix-socket \${DOCKER_HOST#unix://} 'http://x/v1.41${path}' | python3 -c 'import json,sys; d=json.load(sys.stdin); print(list(d[0] if ${first ? "True" : "False"} else d))'`;
+
+const FIELD_ORDER = [
+  "docker run --pull never -d --name fo busybox sleep 30 >/dev/null; docker create --pull never --name fo2 busybox true >/dev/null",
+  FIELDS("/containers/fo/stats?stream=false"),
+  FIELDS("/containers/fo2/stats?stream=false"),
+  FIELDS("/images/busybox/history", true),
+  "docker rm -f fo fo2 >/dev/null",
+];
+
 const LOG_DETAILS = [
   "docker run --pull never --name l1 busybox echo out",
   "docker logs --details l1",
@@ -189,4 +201,6 @@ describe("engined answers as Docker's daemon does: limits, groups, the init laye
   itAnswersAlike("refuses logs without a stream, a pull's bad tag and an import it cannot download in Docker's words", REFUSALS);
 
   itAnswersAlike("writes each log line's attributes before it with --details", LOG_DETAILS);
+
+  itAnswersAlike("writes the stats' and the history's fields in Docker's order", FIELD_ORDER);
 });

@@ -41,9 +41,8 @@ function emptyCpuStats(): CpuStats {
 
 /** What Docker sends for a container that does not run: its name and id, all else zero. */
 export function emptyStats(c: ContainerRecord): Record<string, unknown> {
+  // (in the order of Docker's StatsJSON: the embedded Stats' fields, then name and id)
   return {
-    name: c.Name,
-    id: c.Id,
     read: ZERO_TIME,
     preread: ZERO_TIME,
     pids_stats: {},
@@ -53,6 +52,8 @@ export function emptyStats(c: ContainerRecord): Record<string, unknown> {
     cpu_stats: emptyCpuStats(),
     precpu_stats: emptyCpuStats(),
     memory_stats: {},
+    name: c.Name,
+    id: c.Id,
   };
 }
 
@@ -74,8 +75,6 @@ export function sampleStats(c: ContainerRecord, previous?: StatsSample): StatsSa
   const cg = cgroupOfPid(c.State.Pid);
   const read = new Date().toISOString();
   const sample: StatsSample = {
-    name: c.Name,
-    id: c.Id,
     read,
     preread: previous?.read ?? ZERO_TIME,
     pids_stats: pidsStats(cg),
@@ -85,6 +84,8 @@ export function sampleStats(c: ContainerRecord, previous?: StatsSample): StatsSa
     cpu_stats: cpuStatsOf(cg),
     precpu_stats: previous?.cpu_stats ?? emptyCpuStats(),
     memory_stats: memoryStatsOf(cg),
+    name: c.Name,
+    id: c.Id,
   };
   const networks = c.HostConfig.NetworkMode === "host" ? {} : networkStats(c.State.Pid);
   if (Object.keys(networks).length > 0) sample.networks = networks;

@@ -122,13 +122,14 @@ function history(image: Image, store: ImageStore): Record<string, unknown>[] {
   let layer = 0;
   for (const entry of entries) {
     const chainId = entry.empty_layer ? undefined : image.chain[layer++];
+    // in the order of Docker's HistoryResponseItem (generated from its API description: by name)
     out.push({
-      Id: "<missing>",
+      Comment: entry.comment ?? "",
       Created: seconds(entry.created),
       CreatedBy: entry.created_by ?? "",
-      Tags: null,
+      Id: "<missing>",
       Size: chainId ? (store.layers.get(chainId)?.size ?? 0) : 0,
-      Comment: entry.comment ?? "",
+      Tags: null,
     });
   }
   out.reverse();
