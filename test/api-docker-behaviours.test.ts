@@ -345,6 +345,17 @@ describe("API behaviours as Docker's daemon has them", function () {
       expect(update).to.equal(200);
     });
 
+    it("names the container whose network a start cannot join, and its state, as Docker 28 does", async () => {
+      await cli("create", "--name", "netowner", "busybox", "true");
+      try {
+        const r = await docker(host, ["run", "--rm", "--network", "container:netowner", "busybox", "true"]);
+        expect(r.code).to.equal(125);
+        expect(r.stderr).to.include("cannot join network namespace of a non running container: container netowner is created");
+      } finally {
+        await docker(host, ["rm", "-f", "netowner"]);
+      }
+    });
+
     it("refuses a wait condition that is none of Docker's, in its words (20.10 took it as not-running)", async () => {
       const id = JSON.parse((await call(d.socket, "POST", "/v1.51/containers/create", Buffer.from('{"Image":"busybox"}'), "application/json")).body).Id as string;
       try {

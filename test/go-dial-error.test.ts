@@ -7,7 +7,7 @@
 import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import { connect, createServer } from "node:net";
-import { goDialError } from "../core/net/go-dial-error.js";
+import { goDialError, goErrnoText } from "../core/net/go-dial-error.js";
 
 /** A port on loopback that nothing listens on: one the kernel gave and was closed again. */
 async function closedPort(host: string): Promise<number> {
@@ -38,6 +38,18 @@ describe("core/net go-dial-error", () => {
     );
     expect((err as Error).message).to.equal("fetch failed");
     expect(goDialError(err)).to.equal(`dial tcp 127.0.0.1:${port}: connect: connection refused`);
+  });
+
+  it("says an errno in Go's words where libuv's differ", async () => {
+    // an address no interface has: EADDRNOTAVAIL, libuv's "address not available"
+    const err = await new Promise<NodeJS.ErrnoException>((resolve) => {
+      const server = createServer();
+      server.once("error", resolve);
+      server.listen(0, "192.0.2.1");
+    });
+    expect(err.code).to.equal("EADDRNOTAVAIL");
+    expect(goErrnoText(err)).to.equal("cannot assign requested address");
+    expect(goErrnoText(Object.assign(new Error("x"), { code: "EADDRINUSE", errno: -98 }))).to.equal("address already in use");
   });
 
   it("says a name the resolver does not know as a lookup, and leaves other errors alone", () => {

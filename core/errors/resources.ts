@@ -7,7 +7,8 @@ export const resourcesErrors = {
   networkContainerNotRunning: define(
     "ENGINE_ERR_NETWORK_CONTAINER_NOT_RUNNING",
     409,
-    (id: string) => `cannot join network namespace of a non running container: container ${id} is not running`,
+    // Docker 28's words: the container by its name, and its state (created, exited...)
+    (name: string, state: string) => `cannot join network namespace of a non running container: container ${name.replace(/^\//, "")} is ${state}`,
   ),
   networkInvalidPort: define("ENGINE_ERR_NETWORK_INVALID_PORT", 400, (spec: string) => `invalid port specification: "${spec}"`),
   networkSetupFailed: define("ENGINE_ERR_NETWORK_SETUP_FAILED", 500, (why: string) => `failed to set up the container's network: ${why}`),

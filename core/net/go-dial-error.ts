@@ -16,6 +16,24 @@ interface SystemError extends Error {
   hostname?: string;
 }
 
+/**
+ * An errno as Go's syscall package words it (the C library's strerror, first letter lowercase),
+ * where libuv's words, which Node's messages carry, differ: `address not available` is Go's
+ * `cannot assign requested address`, `host is unreachable` its `no route to host`.
+ */
+const GO_ERRNO: Record<string, string> = {
+  EADDRNOTAVAIL: "cannot assign requested address",
+  EHOSTUNREACH: "no route to host",
+  EAFNOSUPPORT: "address family not supported by protocol",
+  ECONNABORTED: "software caused connection abort",
+};
+
+/** The errno of a system error in Go's words. */
+export function goErrnoText(err: { code?: string; errno?: number; message: string }): string {
+  if (err.code && GO_ERRNO[err.code]) return GO_ERRNO[err.code];
+  return typeof err.errno === "number" ? getSystemErrorMessage(err.errno) : err.message;
+}
+
 /** What the resolver's codes mean, as glibc's gai_strerror (which Go's resolver reports) says it. */
 const LOOKUP: Record<string, string> = {
   ENOTFOUND: "no such host",
@@ -37,7 +55,7 @@ export function goDialError(err: unknown): string | undefined {
   if (!e) return undefined;
   if (e.syscall === "connect" && e.address && typeof e.errno === "number") {
     const host = e.address.includes(":") ? `[${e.address}]` : e.address;
-    return `dial tcp ${host}:${e.port}: connect: ${getSystemErrorMessage(e.errno)}`;
+    return `dial tcp ${host}:${e.port}: connect: ${goErrnoText(e as SystemError & { message: string })}`;
   }
   if (e.syscall === "getaddrinfo" && e.hostname && LOOKUP[e.code!]) return `dial tcp: lookup ${e.hostname}: ${LOOKUP[e.code!]}`;
   return undefined;

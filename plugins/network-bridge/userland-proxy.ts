@@ -23,7 +23,7 @@ import { createSocket, type RemoteInfo, type Socket as UdpSocket } from "node:dg
 import { accessSync, constants as fsConstants } from "node:fs";
 import { connect, createServer, isIP, isIPv6, type Server, type Socket } from "node:net";
 import type { Readable } from "node:stream";
-import { getSystemErrorMessage } from "node:util";
+import { goErrnoText } from "../../core/net/go-dial-error.js";
 import { hostPort, PortAlreadyAllocatedError } from "./port-allocator.js";
 
 export interface ProxySpec {
@@ -93,7 +93,7 @@ function invalidSpec(spec: ProxySpec): string | undefined {
 
 /** Rejections in docker-proxy's words: `listen tcp 127.0.0.1:80: bind: address already in use`. */
 function bindError(spec: ProxySpec, err: NodeJS.ErrnoException, detail?: string): Error {
-  const why = detail ?? `listen ${spec.proto} ${hostPort(spec.hostIp, spec.hostPort)}: bind: ${typeof err.errno === "number" ? getSystemErrorMessage(err.errno) : err.message}`;
+  const why = detail ?? `listen ${spec.proto} ${hostPort(spec.hostIp, spec.hostPort)}: bind: ${goErrnoText(err)}`;
   if (err.code === "EADDRINUSE") return new PortAlreadyAllocatedError(spec.proto, spec.hostIp, spec.hostPort, why);
   return new Error(`Error starting userland proxy: ${why}`, { cause: err });
 }
