@@ -160,11 +160,42 @@ function requireFrom(specifier: string): unknown {
   return requirePackage(specifier);
 }
 
+/**
+ * The files of its own build that a long-lived process (the daemon, the supervisor) holds open
+ * from its start, by name, until it loads them. Such a process outlives rebuilds and upgrades
+ * (the supervisor outlives the daemon by design), and loads chunks long after its start (a pull's
+ * code, a log driver's): the build puts each new output in place with a rename
+ * (scripts/bundle-engined.mjs), so the file a process opened stays its own build's, whatever
+ * the folder holds since. Without them a daemon two builds old answered a pull with a 500
+ * (ENOENT of a chunk the build had removed).
+ */
+const held = new Map<string, number>();
+
+/** Opens the files the bundle's `outputs.json` names that are not loaded yet (launchers aside). */
+function holdBundle(): void {
+  let names: unknown;
+  try {
+    names = JSON.parse(fs.readFileSync(`${BUNDLE_DIR}/outputs.json`, "utf8"));
+  } catch {
+    return; // no list (the client's bundle has none): loaded from the folder as it is
+  }
+  if (!Array.isArray(names)) return;
+  for (const name of names) {
+    if (typeof name !== "string" || !name.endsWith(".cjs") || name.endsWith(".run.cjs") || loaded.has(name) || held.has(name)) continue;
+    try {
+      held.set(name, fs.openSync(`${BUNDLE_DIR}/${name}`, "r"));
+    } catch {
+      // gone already (a build ran meanwhile): loaded from the folder, if it is there
+    }
+  }
+}
+
 function load(name: string): object {
   const done = loaded.get(name);
   if (done) return done.exports;
   const file = `${BUNDLE_DIR}/${name}`;
-  const fd = fs.openSync(file, "r");
+  const fd = held.get(name) ?? fs.openSync(file, "r");
+  held.delete(name);
   let code: string;
   let source: string;
   try {
@@ -232,10 +263,13 @@ function writeCaches(onlyMissing = false): void {
  *   without an exit event: it writes its caches right after.
  * - `ready`: the process says when it is ready (`writeCaches`, the daemon and the supervisor
  *   once they serve); at exit it writes only the caches of chunks loaded since without one, so
- *   that the caches of its start hold what its start runs, not all it ran in its life.
+ *   that the caches of its start hold what its start runs, not all it ran in its life. Such a
+ *   process lives long: it holds its build's files open from the start (`held`).
  */
 export function run(entry: string, opts: { worker?: boolean; ready?: boolean } = {}): void {
   if (caching) process.once("exit", () => writeCaches(opts.ready));
+  // (a worker thread loads all it runs at once; the client ends before a build could matter)
+  if (opts.ready) holdBundle();
   load(entry);
   if (opts.worker && caching) setImmediate(writeCaches);
 }

@@ -20,17 +20,22 @@
 //   launchers (`<entry>.run.cjs`: bin/engined runs host.engined.run.cjs) load through
 //   core/chunk-loader.cts, with V8 code caches made once the process is ready: no ES module
 //   loader, no ES module facades of Node's built-ins, functions compiled from the cache.
-// - The previous build's outputs are kept beside the new ones: a daemon or supervisor started
-//   from it may still import one of its lazy chunks.
+// - Outputs are written to a folder of their own, then each renamed into place: a daemon or
+//   supervisor holds its own build's files open from its start (core/chunk-loader.cts), and a
+//   rename leaves what it holds as it was, where writing over a file would change it under the
+//   process. The previous build's outputs are also kept beside the new ones, for processes
+//   started before their files were held.
 import { build } from "esbuild";
 import { asChunkBodies, launcher } from "./chunk-bodies.mjs";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const DIST = join(ROOT, "dist");
 const OUT = join(DIST, "engined-bundle");
 const LIST = join(OUT, "outputs.json");
+/** Where a build writes its outputs before they are renamed into OUT (the same depth under dist/). */
+const STAGE = join(DIST, ".engined-bundle-next");
 const CACHE = join(DIST, ".code-cache/engined-bundle");
 
 // (the name rule of host/bundle-entries.ts: the path under dist/, folders joined by dots)
@@ -64,10 +69,11 @@ const ownPlace = {
 
 const previous = existsSync(LIST) ? JSON.parse(readFileSync(LIST, "utf8")) : [];
 mkdirSync(OUT, { recursive: true });
+rmSync(STAGE, { recursive: true, force: true });
 const result = await build({
   entryPoints,
   absWorkingDir: ROOT,
-  outdir: OUT,
+  outdir: STAGE,
   bundle: true,
   splitting: true,
   format: "esm",
@@ -93,13 +99,16 @@ const result = await build({
 await asChunkBodies(Object.keys(result.metafile.outputs).map((f) => join(ROOT, f)));
 const launchers = PROCESSES.map((m) => {
   const file = `${entryName(m)}.run.cjs`;
-  writeFileSync(join(OUT, file), launcher(`${entryName(m)}.cjs`, WORKERS.has(m) ? { worker: true } : { ready: true }));
+  writeFileSync(join(STAGE, file), launcher(`${entryName(m)}.cjs`, WORKERS.has(m) ? { worker: true } : { ready: true }));
   return file;
 });
 
-const outputs = [...Object.keys(result.metafile.outputs).map((f) => relative(OUT, join(ROOT, f))), ...launchers];
+const outputs = [...Object.keys(result.metafile.outputs).map((f) => relative(STAGE, join(ROOT, f))), ...launchers];
+for (const file of outputs) renameSync(join(STAGE, file), join(OUT, file));
+rmSync(STAGE, { recursive: true, force: true });
 const keep = new Set([...outputs, ...previous, "outputs.json"]);
 for (const file of readdirSync(OUT)) if (!keep.has(file)) rmSync(join(OUT, file), { force: true });
 // and the code caches of chunks no longer there (core/chunk-loader.cts)
 if (existsSync(CACHE)) for (const file of readdirSync(CACHE)) if (!keep.has(file.replace(/\.v8(\..*)?$/, ""))) rmSync(join(CACHE, file), { force: true });
-writeFileSync(LIST, JSON.stringify(outputs));
+writeFileSync(`${LIST}.next`, JSON.stringify(outputs));
+renameSync(`${LIST}.next`, LIST);
