@@ -120,13 +120,21 @@ describe("images: lookups, filters, removal, prune, df", () => {
   });
 
   // (no registry is contacted: these fail before any connection; pulls are in the registry suites)
-  it("refuses a pull of a malformed name and a push of an image it does not have, before any stream", async () => {
+  it("refuses a pull of a malformed name before any stream, and a push of an image it does not have in the stream, as Docker's daemon", async () => {
     const pull = await httpRequest({ socketPath: d.socket }, "POST", "/v1.51/images/create?fromImage=Not_Valid&tag=latest");
     expect(pull.status).to.equal(400);
     expect(JSON.parse(pull.body).message).to.match(/^invalid reference format/);
+    const lines = (body: string) => body.trim().split("\n").map((l) => JSON.parse(l) as { status?: string; error?: string });
     const push = await httpRequest({ socketPath: d.socket }, "POST", "/v1.51/images/127.0.0.1:1/nosuch/push?tag=1");
-    expect(push.status).to.equal(404);
-    expect(JSON.parse(push.body).message).to.equal("An image does not exist locally with the tag: 127.0.0.1:1/nosuch:1");
+    expect(push.status).to.equal(200);
+    expect(lines(push.body)).to.deep.equal([
+      { status: "The push refers to repository [127.0.0.1:1/nosuch]" },
+      { errorDetail: { message: "An image does not exist locally with the tag: 127.0.0.1:1/nosuch" }, error: "An image does not exist locally with the tag: 127.0.0.1:1/nosuch" },
+    ]);
+    // the repository is here (a tag of the image the import above made), not that tag
+    await httpRequest({ socketPath: d.socket }, "POST", "/v1.51/images/fromurl:1/tag?repo=127.0.0.1:1/here&tag=a");
+    const tag = await httpRequest({ socketPath: d.socket }, "POST", "/v1.51/images/127.0.0.1:1/here/push?tag=b");
+    expect(lines(tag.body).at(-1)!.error).to.equal("tag does not exist: 127.0.0.1:1/here:b");
     const auth = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = httpRaw({ socketPath: d.socket, method: "POST", path: "/v1.51/images/create?fromImage=127.0.0.1:1/x&tag=1", headers: { "X-Registry-Auth": "bm90IGpzb24" } }, (res) => {
         let body = "";

@@ -88,5 +88,6 @@ export const imagesErrors = {
     404,
     (name: string) => `An image does not exist locally with the tag: ${name}`,
   ),
+  registryPushTagMissing: define("ENGINE_ERR_REGISTRY_PUSH_TAG_MISSING", 404, (ref: string) => `tag does not exist: ${ref}`),
 
 } as const;

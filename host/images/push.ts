@@ -36,30 +36,36 @@ export interface PushOptions {
 
 const CHUNK = 4 * 1024 * 1024;
 
-/** The local tags to push; 404 before any line when there is none. */
+/**
+ * The local tags to push, as Docker's daemon finds them: none of the repository at all is "An
+ * image does not exist locally with the tag: <repository>", a tag the repository lacks "tag does
+ * not exist: <reference>".
+ */
 export function pushTargets(store: ImageStore, ref: Reference): { ref: Reference; image: Image }[] {
   const repo = repositoryOf(ref);
-  if (ref.tag) {
-    const id = store.idOf(formatReference(ref));
-    const image = id ? store.byId(id) : undefined;
-    if (!image) throw errors.registryNoLocalImage(familiarName(formatReference(ref)));
-    return [{ ref, image }];
-  }
-  const out: { ref: Reference; image: Image }[] = [];
+  const all: { ref: Reference; image: Image }[] = [];
   for (const image of store.list()) {
     for (const r of image.references) {
-      if (r.startsWith(`${repo}:`) && !r.includes("@")) out.push({ ref: { ...ref, tag: r.slice(repo.length + 1) }, image });
+      if (r.startsWith(`${repo}:`) && !r.includes("@")) all.push({ ref: { ...ref, tag: r.slice(repo.length + 1) }, image });
     }
   }
-  if (out.length === 0) throw errors.registryNoLocalImage(familiarName(repo));
-  return out.sort((a, b) => a.ref.tag!.localeCompare(b.ref.tag!));
+  if (all.length === 0) throw errors.registryNoLocalImage(familiarName(repo));
+  if (ref.tag === undefined) return all.sort((a, b) => a.ref.tag!.localeCompare(b.ref.tag!));
+  const tagged = all.find((t) => t.ref.tag === ref.tag);
+  if (!tagged) throw errors.registryPushTagMissing(familiarName(formatReference(ref)));
+  return [tagged];
 }
 
+/**
+ * Pushes the tag `opts.reference` names, or every tag of its repository. As Docker's daemon,
+ * the first line names the repository (in full: `docker.io/library/busybox`), before the local
+ * tags are looked at and the registry is asked: a failure of either is the stream's error.
+ */
 export async function pushImage(deps: PushDeps, opts: PushOptions): Promise<void> {
   const { reference: ref } = opts;
+  opts.emit(status(undefined, `The push refers to repository [${repositoryOf(ref)}]`));
   const targets = pushTargets(deps.store, ref);
   const { session } = await deps.registry.open(ref.domain, ref.path, "push", opts.credentials, opts.signal, async () => undefined);
-  opts.emit(status(undefined, `The push refers to repository [${familiarName(repositoryOf(ref))}]`));
   for (const target of targets) await pushOne(deps, opts, session, target.ref, target.image);
 }
 

@@ -336,8 +336,7 @@ export function imageRoutes(deps: ImageRouteDeps) {
     if (ref.digest) throw errors.apiInvalidBody("cannot push a digest reference");
     if (tag && !ref.tag) ref = parseReference(`${name}:${checkTag(tag)}`);
     const credentials = decodeAuthHeader(request.headers["x-registry-auth"]);
-    const { pushImage, pushTargets } = await pushing();
-    pushTargets(store, ref); // 404 before the stream starts
+    const { pushImage } = await pushing();
     const uploads = deps.limits().uploads;
     return progressStream(reply, async (w) => {
       await pushImage({ store, registry: deps.registry, uploads: () => uploads }, { reference: ref, credentials, signal: w.signal, emit: w.emit, disablePigz: deps.disablePigz() });
