@@ -76,6 +76,19 @@ describe("bridge network (Docker CLI, daemon in its own network namespace)", fun
     expect(readdirSync(join(n.d.dir, "exec", "netns"))).to.deep.equal([]);
   });
 
+  it("refuses a host port another container holds in Docker 28's words, naming the endpoint", async function () {
+    await n.cli("run", "-d", "--name", "holder", "-p", "18085:80", "busybox", "sleep", "30");
+    try {
+      const r = await docker(n.host, ["run", "-d", "--name", "second", "-p", "18085:80", "busybox", "sleep", "30"]);
+      expect(r.code).to.equal(125);
+      expect(r.stderr).to.match(
+        /^docker: Error response from daemon: failed to set up container networking: driver failed programming external connectivity on endpoint second \([0-9a-f]{64}\): Bind for 0\.0\.0\.0:18085 failed: port is already allocated\n/,
+      );
+    } finally {
+      await docker(n.host, ["rm", "-f", "holder", "second"]);
+    }
+  });
+
   it("--network none has only loopback; --network host sees the daemon's interfaces", async function () {
     const none = await n.cli("run", "--rm", "--network", "none", "busybox", "ip", "-o", "link");
     expect(none).to.include("lo:").and.not.include("eth0");

@@ -11,7 +11,8 @@ export const resourcesErrors = {
     (name: string, state: string) => `cannot join network namespace of a non running container: container ${name.replace(/^\//, "")} is ${state}`,
   ),
   networkInvalidPort: define("ENGINE_ERR_NETWORK_INVALID_PORT", 400, (spec: string) => `invalid port specification: "${spec}"`),
-  networkSetupFailed: define("ENGINE_ERR_NETWORK_SETUP_FAILED", 500, (why: string) => `failed to set up the container's network: ${why}`),
+  // Docker 28's words (a port: "...: driver failed programming external connectivity on endpoint ...")
+  networkSetupFailed: define("ENGINE_ERR_NETWORK_SETUP_FAILED", 500, (why: string) => `failed to set up container networking: ${why}`),
   networkInvalidMac: define("ENGINE_ERR_NETWORK_INVALID_MAC", 500, (mac: string) => `address ${mac}: invalid MAC address`),
   networkNameInUse: define("ENGINE_ERR_NETWORK_NAME_IN_USE", 409, (name: string) => `network with name ${name} already exists`),
   networkInvalid: define("ENGINE_ERR_NETWORK_INVALID", 400, (why: string) => why),

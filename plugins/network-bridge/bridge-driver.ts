@@ -217,7 +217,8 @@ export class BridgeDriver implements NetworkDriver {
       }
     } catch (err) {
       await this.leave(net, ep, sandbox).catch(() => undefined);
-      throw err;
+      // Docker's words for a port it could not publish, which users search for
+      throw new Error(`driver failed programming external connectivity on endpoint ${ep.containerName} (${ep.endpointId}): ${(err as Error).message}`, { cause: err });
     }
     this.registerNames(net, ep);
     return { published: held.published, nameserver: this.nameservers.get(net.id) };
