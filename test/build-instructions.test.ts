@@ -11,6 +11,7 @@
  * errors. And a RUN's layer: only what its command changed, none when it changed nothing.
  */
 import "./helpers/root-hooks.js";
+import { createServer } from "node:http";
 import { expect } from "chai";
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -195,6 +196,30 @@ describe("build instructions: files (COPY, ADD, RUN's layer)", function () {
       const changed = await postBuild(daemons.engined.socket, { body });
       expect(changed.text).to.not.include("Using cache");
       expect(changed.imageId).to.not.equal(first.imageId);
+    });
+
+    it("downloads from a port browsers call bad (fetch refuses 6665-6669, 6000, 10080...), as Docker's daemon does", async function () {
+      const server = createServer((_req, res) => res.end("from a bad port\n"));
+      // (the first of these IRC ports that is free on loopback; none free is no test)
+      let port = 0;
+      for (const p of [6665, 6666, 6667, 6668, 6669]) {
+        const listening = await new Promise<boolean>((resolve) => {
+          server.once("error", () => resolve(false));
+          server.listen(p, "127.0.0.1", () => resolve(true));
+        });
+        if (listening) {
+          port = p;
+          break;
+        }
+      }
+      if (!port) this.skip();
+      try {
+        const built = await postBuild(daemons.engined.socket, { body: await contextTar({ Dockerfile: `FROM busybox\nADD http://127.0.0.1:${port}/got.txt /got.txt\nRUN cat /got.txt\n` }) });
+        expect(built.error, built.text).to.equal(undefined);
+        expect(built.text).to.include("from a bad port");
+      } finally {
+        server.close();
+      }
     });
 
     it("answers a failed download and a COPY of a URL with Docker's messages, and leaves nothing", async () => {

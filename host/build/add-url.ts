@@ -10,6 +10,7 @@ import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { errors } from "../../core/errors.js";
 import { goDialError } from "../../core/net/go-dial-error.js";
+import { httpGet } from "../http/http-get.js";
 
 const TIMEOUT_MS = 10 * 60_000;
 /** How many bytes of an error answer's body the message quotes (Docker quotes it all: a server could send much). */
@@ -44,7 +45,7 @@ export async function download(href: string, tmpDir: string, signal: AbortSignal
   try {
     let res: Response;
     try {
-      res = await fetch(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(TIMEOUT_MS)]), redirect: "follow" });
+      res = await httpGet(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(TIMEOUT_MS)]) });
     } catch (err) {
       // Go's words for a request that got no answer, as Docker's message carries them
       throw errors.buildAddUrlFailed(`Get "${href}": ${goDialError(err) ?? ((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`);

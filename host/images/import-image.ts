@@ -8,11 +8,11 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import type { Dispatcher } from "undici";
 import { undici } from "../http/undici.js";
 import { decompress } from "../../core/archive/index.js";
 import { errors } from "../../core/errors.js";
 import { goDialError } from "../../core/net/go-dial-error.js";
+import { redirectingDispatcher } from "../http/http-get.js";
 import type { ImageConfig } from "../../core/images/image-config.js";
 import type { Image, ImageStore } from "../../core/images/image-store.js";
 import { isRegistryDomain } from "../../core/images/reference.js";
@@ -31,9 +31,6 @@ export interface ImportOptions {
   disablePigz: boolean;
 }
 
-/** Downloads follow up to five redirects, as Docker's do. */
-let redirecting: Dispatcher | undefined;
-const redirectingAgent = () => (redirecting ??= new (undici().Agent)().compose(undici().interceptors.redirect({ maxRedirections: 5 })));
 
 const GOARCH: Record<string, string> = { x64: "amd64", arm64: "arm64", arm: "arm", ia32: "386", ppc64: "ppc64le", s390x: "s390x" };
 
@@ -41,7 +38,8 @@ export async function openImportSource(fromSrc: string, body: Readable): Promise
   if (fromSrc === "-") return body;
   const url = importUrl(fromSrc);
   const res = await undici()
-    .request(url, { method: "GET", dispatcher: redirectingAgent() })
+    // (up to five redirects, as Docker's import follows)
+    .request(url, { method: "GET", dispatcher: redirectingDispatcher(5) })
     .catch((err: unknown) => {
       throw errors.imageImportDownloadFailed(url.href, goDialError(err) ?? (err as Error).message);
     });

@@ -12,6 +12,7 @@
 import { Readable } from "node:stream";
 import { errors, EngineError } from "../../../core/errors.js";
 import { goDialError } from "../../../core/net/go-dial-error.js";
+import { httpGet } from "../../http/http-get.js";
 import { PREAMBLE_BYTES, remoteContentKind } from "./content-sniff.js";
 import { MAX_CONTEXT_FILE_BYTES } from "./context-files.js";
 import { redactURL } from "./remote-kind.js";
@@ -51,7 +52,7 @@ export async function downloadRemote(url: string, opts: DownloadOptions): Promis
   let res: Response;
   try {
     const { href, headers } = withoutUserInfo(url);
-    res = await fetch(href, { signal, redirect: "follow", headers });
+    res = await httpGet(href, { signal, headers });
   } catch (e) {
     throw failed(e);
   }
@@ -76,7 +77,7 @@ export async function downloadRemote(url: string, opts: DownloadOptions): Promis
 
 /**
  * `url` without its user info, which becomes a Basic authorization header (as Go's client
- * sends it; fetch refuses a URL that holds credentials, naming them in its error).
+ * sends it; a URL that holds credentials would carry them into error messages).
  */
 function withoutUserInfo(url: string): { href: string; headers: Record<string, string> } {
   let u: URL;
