@@ -92,6 +92,13 @@ const CASES: BadInput[] = [
     newImages: 0,
     engineOnly: true,
   },
+  {
+    what: "a COPY --from of an image neither local nor in the registry (the flag named)",
+    body: (registry) => contextTar({ Dockerfile: `FROM busybox\nENV E=8\nCOPY --from=${registry}/nope:2 /x /y\n` }),
+    message: (registry) => `invalid from flag value ${registry}/nope:2: manifest for ${registry}/nope:2 not found: manifest unknown: manifest unknown`,
+    newImages: 1,
+    engineOnly: true,
+  },
   { what: "a failed RUN, forcerm", body: files("FROM busybox\nENV E=6\nRUN echo before; exit 3\n"), query: { forcerm: "1" }, message: "The command '/bin/sh -c echo before; exit 3' returned a non-zero code: 3", newImages: 1 },
   { what: "a failed RUN (its container kept, as Docker keeps it)", body: files("FROM busybox\nENV E=7\nRUN exit 4\n"), message: "The command '/bin/sh -c exit 4' returned a non-zero code: 4", newImages: 1, keptContainers: 1 },
 ];

@@ -52,7 +52,12 @@ export async function copyStep(ctx: StepContext, i: Instruction): Promise<void> 
   try {
     let rootDir = ctx.contextRoot;
     if (from !== undefined) {
-      const image = ctx.stageImage(from.toLowerCase()) ?? (await ctx.imageFor(from));
+      // an image that cannot be had (not here, not pullable) in Docker's words: the flag named
+      const image =
+        ctx.stageImage(from.toLowerCase()) ??
+        (await ctx.imageFor(from).catch((err: unknown) => {
+          throw errors.buildInvalidFrom(from, (err as Error).message);
+        }));
       const layer = await ScratchLayer.open(ctx.deps, image);
       cleanup.push(() => layer.close());
       rootDir = layer.root;
