@@ -345,6 +345,25 @@ describe("API behaviours as Docker's daemon has them", function () {
       expect(update).to.equal(200);
     });
 
+    it("records the daemon's defaults in a container's HostConfig at create, as Docker's daemon does", async () => {
+      const create = async (HostConfig: Record<string, unknown>) => {
+        const r = await call(d.socket, "POST", "/v1.51/containers/create", Buffer.from(JSON.stringify({ Image: "busybox", HostConfig })), "application/json");
+        const id = JSON.parse(r.body).Id as string;
+        const info = JSON.parse((await call(d.socket, "GET", `/v1.51/containers/${id}/json`)).body);
+        await call(d.socket, "DELETE", `/v1.51/containers/${id}?force=1`);
+        return info.HostConfig as Record<string, unknown>;
+      };
+      const plain = await create({});
+      expect(plain).to.include({ ShmSize: 64 * 1024 * 1024, IpcMode: "private", CgroupnsMode: "private", Runtime: "ocirun" });
+      expect(plain.MaskedPaths).to.include("/proc/kcore");
+      expect(plain.ReadonlyPaths).to.include("/proc/sys");
+      // what the request gave is kept; a privileged container has no masked paths to record
+      const given = await create({ ShmSize: 1048576, IpcMode: "shareable", MaskedPaths: [], Privileged: false });
+      expect(given).to.deep.include({ ShmSize: 1048576, IpcMode: "shareable", MaskedPaths: [] });
+      const privileged = await create({ Privileged: true });
+      expect(privileged).to.include({ MaskedPaths: null, ReadonlyPaths: null });
+    });
+
     it("names the container whose network a start cannot join, and its state, as Docker 28 does", async () => {
       await cli("create", "--name", "netowner", "busybox", "true");
       try {

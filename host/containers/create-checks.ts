@@ -145,8 +145,14 @@ function checkCreate(check: ContainerCreateCheck, deps: Omit<CreateChecksDeps, "
   if (request.MacAddress && (mode === "host" || mode.startsWith("container:"))) {
     throw errors.containerInvalidResource("conflicting options: mac-address and the network mode");
   }
-  // Docker records the runtime in effect at create: inspect shows it, a later default does not change it
-  if (!hc.Runtime) hc.Runtime = deps.config()["default-runtime"];
+  // Docker records the runtime in effect at create, and the daemon's defaults of /dev/shm's size,
+  // the IPC and the cgroup namespace modes (its adaptContainerSettings): inspect shows them, and
+  // a later change of the daemon's defaults does not change the container
+  const daemon = deps.config();
+  if (!hc.Runtime) hc.Runtime = daemon["default-runtime"];
+  if (!hc.ShmSize) hc.ShmSize = daemon["default-shm-size"];
+  if (!hc.IpcMode) hc.IpcMode = daemon["default-ipc-mode"];
+  if (!hc.CgroupnsMode) hc.CgroupnsMode = daemon["default-cgroupns-mode"];
   return { ...check, warnings: [...check.warnings, ...warnings] };
 }
 

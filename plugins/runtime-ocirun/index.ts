@@ -14,7 +14,7 @@ import type { RuntimeDriver } from "../../core/contracts/runtime.js";
 import { runtimeArgs, writeBundle } from "./bundle.js";
 import { execProcess } from "./exec-process.js";
 import { manifest } from "./manifest.js";
-import { capabilitiesRefusal } from "./spec.js";
+import { capabilitiesRefusal, DEFAULT_MASKED_PATHS, DEFAULT_READONLY_PATHS } from "./spec.js";
 import { errors } from "../../core/errors.js";
 
 export { baseSpec, SpecError } from "./spec.js";
@@ -35,8 +35,16 @@ const plugin: EnginePlugin = {
     hooks.createRuntime.for("ocirun").tap("runtime.ocirun", () => driver);
     // what a start would refuse of the capabilities is refused at create, as Docker's daemon does
     hooks.checkContainerCreate.tap("runtime.ocirun capabilities", (check) => {
-      const why = capabilitiesRefusal(check.request.HostConfig.CapAdd ?? [], check.request.HostConfig.CapDrop ?? []);
+      const hc = check.request.HostConfig;
+      const why = capabilitiesRefusal(hc.CapAdd ?? [], hc.CapDrop ?? []);
       if (why) throw errors.containerInvalidSpec(why);
+      // the masked and read-only paths of a container that is not privileged, recorded at create
+      // as Docker's daemon records its defaults (inspect shows them; a later default does not
+      // change the container); a list given, even empty, is kept
+      if (!hc.Privileged) {
+        hc.MaskedPaths ??= [...DEFAULT_MASKED_PATHS];
+        hc.ReadonlyPaths ??= [...DEFAULT_READONLY_PATHS];
+      }
       return check;
     });
   },

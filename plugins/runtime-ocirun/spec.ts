@@ -40,7 +40,7 @@ export const DEFAULT_MASKED_PATHS: readonly string[] = [
   "/sys/devices/virtual/powercap",
 ];
 
-const DEFAULT_READONLY_PATHS: readonly string[] = ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"];
+export const DEFAULT_READONLY_PATHS: readonly string[] = ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"];
 
 /** The device cgroup rules after "deny all": runc's and Docker's default allow list. */
 const DEFAULT_DEVICE_RULES: readonly OciDeviceRule[] = [
