@@ -16,6 +16,7 @@ import { packContext, type ExtraDockerfile } from "./context-pack.js";
 import { addDockerfileToTar, dockerfileTar, isArchive, peekStream } from "./context-stream.js";
 import { contextMatcher, walkContext } from "./context-walk.js";
 import { withProgress } from "./transfer-progress.js";
+import { goDialError } from "../../core/net/go-dial-error.js";
 
 export interface ContextRequest {
   /** The PATH | URL | - argument. */
@@ -136,7 +137,7 @@ async function downloadContext(url: string, req: ContextRequest): Promise<Readab
   try {
     res = await fetch(url);
   } catch (e) {
-    throw new Error(`unable to download remote context ${url}: Get "${url}": ${fetchFailure(url, e as Error)}`);
+    throw new Error(`unable to download remote context ${url}: Get "${url}": ${goDialError(e) ?? ((e as Error).cause as Error | undefined)?.message ?? (e as Error).message}`);
   }
   if (res.status >= 400) {
     const text = (await res.text()).trim();
@@ -147,12 +148,3 @@ async function downloadContext(url: string, req: ContextRequest): Promise<Readab
   return withProgress(body, { action: `Downloading build context from remote url: ${url}`, total, write: req.progress, width: req.width });
 }
 
-/** Go's wording of the usual reasons a GET fails. */
-function fetchFailure(url: string, e: Error): string {
-  const cause = (e as Error & { cause?: NodeJS.ErrnoException }).cause;
-  const { host, hostname } = new URL(url);
-  const port = host.includes(":") ? host : `${host}:${url.startsWith("https:") ? 443 : 80}`;
-  if (cause?.code === "ECONNREFUSED") return `dial tcp ${port}: connect: connection refused`;
-  if (cause?.code === "ENOTFOUND") return `dial tcp: lookup ${hostname}: no such host`;
-  return cause?.message ?? e.message;
-}

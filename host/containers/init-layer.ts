@@ -12,9 +12,8 @@
  * The image is not trusted: every path is resolved inside the root (files/scoped-fs.ts), so a
  * symlink in the image (`/etc -> /host`) cannot make the daemon write outside the container.
  */
-import { closeSync, fchmodSync, fchownSync, lchownSync, openSync } from "node:fs";
-import { DIR_FLAGS } from "../../core/fs/at.js";
-import { at, createFileAt, lstatAt, mkdirAt, openDirAt, readlinkAt, ScopedPathError, ScopedRoot, symlinkAt } from "./files/scoped-fs.js";
+import { closeSync, fchmodSync, fchownSync, lchownSync } from "node:fs";
+import { at, createFileAt, lstatAt, mkdirAt, readlinkAt, ScopedPathError, ScopedRoot, symlinkAt } from "./files/scoped-fs.js";
 
 type Entry = { kind: "file" } | { kind: "dir" } | { kind: "symlink"; target: string };
 
@@ -79,30 +78,31 @@ export function makeInitLayerEntries(rootfs: string, owner: { uid: number; gid: 
  * The bytes the init layer's symlinks (`/etc/mtab`) add to the usage of a container's writable
  * layer `diff` (a driver's diff folder), where they are kept unchanged: Docker keeps them in an
  * init layer of their own, under the writable one, so its `SizeRw` does not count them, and a
- * layer's usage counts a symlink's target length. Looked at without following any link (the
+ * layer's usage counts a symlink's target length. Looked at inside the folder (ScopedRoot: the
  * folders are the container's to change). 0 for a driver without a diff folder.
  */
 export function initLinkBytes(diff: string | undefined): number {
   if (!diff) return 0;
+  const root = ScopedRoot.open(diff);
   let bytes = 0;
-  for (const [path, e] of ENTRIES) {
-    if (e.kind !== "symlink") continue;
-    const parts = path.slice(1).split("/");
-    const name = parts.pop()!;
-    let dirFd: number | undefined;
-    try {
-      dirFd = openSync(diff, DIR_FLAGS);
-      for (const part of parts) {
-        const next = openDirAt(dirFd, part);
-        closeSync(dirFd);
-        dirFd = next;
+  try {
+    for (const [path, e] of ENTRIES) {
+      if (e.kind !== "symlink") continue;
+      let r;
+      try {
+        r = root.resolve(path, { followLast: false });
+      } catch (err) {
+        if (err instanceof ScopedPathError) continue; // a folder on the way is gone or no folder
+        throw err;
       }
-      if (lstatAt(dirFd, name)?.isSymbolicLink() && readlinkAt(dirFd, name) === e.target) bytes += Buffer.byteLength(e.target);
-    } catch {
-      // a folder on the way is gone or is no folder: nothing of the init layer there
-    } finally {
-      if (dirFd !== undefined) closeSync(dirFd);
+      try {
+        if (lstatAt(r.dirFd, r.name)?.isSymbolicLink() && readlinkAt(r.dirFd, r.name) === e.target) bytes += Buffer.byteLength(e.target);
+      } finally {
+        r.close();
+      }
     }
+  } finally {
+    root.close();
   }
   return bytes;
 }

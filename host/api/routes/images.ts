@@ -8,7 +8,6 @@ import { PassThrough, type Readable } from "node:stream";
 import { errors, toEngineError } from "../../../core/errors.js";
 import { makeEvent } from "../../../core/events/event.js";
 import type { Image, ImageStore } from "../../../core/images/image-store.js";
-import { chainIdOf } from "../../../core/images/layer-store.js";
 import type { StorageDriver } from "../../../core/contracts/storage.js";
 import { graphDriverData } from "../graph-driver.js";
 import { checkTag, familiarName, formatReference, parseReference, repositoryOf } from "../../../core/images/reference.js";
@@ -80,9 +79,8 @@ const EMPTY_CONTAINER_CONFIG = {
  * image's layer).
  */
 async function graphDriver(image: Image, driver: ImageRouteDeps["driver"]): Promise<{ Name: string; Data: Record<string, string> | null }> {
-  let chainId: string | undefined;
-  for (const diffId of image.config.rootfs.diff_ids) chainId = chainIdOf(chainId, diffId);
-  const data = chainId && driver.metadata ? await driver.metadata(chainId.slice("sha256:".length)).catch(() => undefined) : undefined;
+  const top = image.chain.at(-1);
+  const data = top && driver.metadata ? await driver.metadata(top.slice("sha256:".length)).catch(() => undefined) : undefined;
   return { Name: driver.name, Data: graphDriverData(data) };
 }
 
