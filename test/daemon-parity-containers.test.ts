@@ -14,6 +14,13 @@ const VOLUMES = [
   "docker inspect -f '{{json .Config.Volumes}}' v2",
 ];
 
+// Docker's map of mounts has no order: the lines are sorted
+const MOUNT_MODES = [
+  "docker create --pull never --name m1 -v mv1:/a -v mv2:/b:ro -v /c --mount type=volume,src=mv3,dst=/d --mount type=volume,dst=/e busybox >/dev/null",
+  "docker inspect -f '{{range .Mounts}}{{.Destination}} {{.Mode}} {{.RW}} {{.Driver}}|{{end}}' m1 | tr '|' '\\n' | sort",
+  "docker ps -a --filter name=m1 --format '{{.Mounts}}' | tr ',' '\\n' | grep -c .",
+];
+
 const PS_STATUS = [
   "docker create --pull never --name made busybox",
   "docker ps -a --format '{{.Names}}' --filter status=bogus",
@@ -89,6 +96,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   const { itAnswersAlike } = useComparedDaemons();
 
   itAnswersAlike("records the image's volumes as Docker merges them: null when neither the image nor the request has any", VOLUMES);
+
+  itAnswersAlike("records the mode `z` for the local volumes a request names without a mode, none for the image's", MOUNT_MODES);
 
   itAnswersAlike("refuses a status filter that names no state", PS_STATUS);
 

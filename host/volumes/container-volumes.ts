@@ -94,7 +94,8 @@ export class ContainerVolumes {
           anonymous: !m.Name,
         });
         holds.push(this.deps.volumes.hold(volume.Name));
-        mounts.push({ ...m, Name: volume.Name, Driver: volume.Driver, Source: volume.Mountpoint, ...(created && !m.Name ? { Anonymous: true } : {}) });
+        const mode = m.Mode === "" && create?.defaultModeZ && volume.Driver === "local" ? "z" : m.Mode;
+        mounts.push({ ...m, Name: volume.Name, Driver: volume.Driver, Source: volume.Mountpoint, Mode: mode, ...(created && !m.Name ? { Anonymous: true } : {}) });
       }
     } catch (err) {
       release();

@@ -18,7 +18,16 @@ import { errors } from "../../core/errors.js";
  */
 export interface PlannedMount extends ContainerMount {
   /** volume: how to create it when it does not exist yet. */
-  create?: { options: Record<string, string>; labels: Record<string, string> };
+  create?: {
+    options: Record<string, string>;
+    labels: Record<string, string>;
+    /**
+     * A volume the request's Binds or Mounts name (not the image's): with the local driver and no
+     * mode it is recorded with mode `z`, as Docker's daemon records it (its setBindModeIfNull), so
+     * inspect's `Mounts[].Mode` reads alike. Nothing is relabelled: the mode is only shown.
+     */
+    defaultModeZ?: boolean;
+  };
 }
 
 export const VOLUME_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]+$/;
@@ -80,7 +89,7 @@ export function validMode(mode: string): boolean {
   return counts.every((n) => n <= 1);
 }
 
-function volumeMount(name: string | undefined, dest: string, o: { driver: string; rw: boolean; copy: boolean; mode: string; options?: Record<string, string>; labels?: Record<string, string> }): PlannedMount {
+function volumeMount(name: string | undefined, dest: string, o: { driver: string; rw: boolean; copy: boolean; mode: string; options?: Record<string, string>; labels?: Record<string, string>; requested?: boolean }): PlannedMount {
   return {
     Type: "volume",
     ...(name ? { Name: name } : {}),
@@ -92,7 +101,7 @@ function volumeMount(name: string | undefined, dest: string, o: { driver: string
     Propagation: "",
     CopyData: o.copy,
     ...(name ? {} : { Anonymous: true }),
-    create: { options: o.options ?? {}, labels: o.labels ?? {} },
+    create: { options: o.options ?? {}, labels: o.labels ?? {}, ...(o.requested ? { defaultModeZ: true } : {}) },
   };
 }
 
@@ -127,7 +136,7 @@ function parseBind(raw: string, volumeDriver: string): PlannedMount {
     };
   }
   if (source !== "" && !VOLUME_NAME.test(source)) throw errors.volumeInvalidName(source);
-  return volumeMount(source || undefined, dest, { driver: volumeDriver, rw, copy: !opts.includes("nocopy"), mode });
+  return volumeMount(source || undefined, dest, { driver: volumeDriver, rw, copy: !opts.includes("nocopy"), mode, requested: true });
 }
 
 /** One `Mounts` entry (`--mount`). */
@@ -163,7 +172,7 @@ function parseMount(m: MountRequest): PlannedMount {
     if (m.Source && !VOLUME_NAME.test(m.Source)) throw errors.volumeInvalidName(m.Source);
     return volumeMount(m.Source || undefined, dest, {
       driver: v.DriverConfig?.Name ?? "", rw, copy: !v.NoCopy, mode: "",
-      options: v.DriverConfig?.Options ?? {}, labels: v.Labels ?? {},
+      options: v.DriverConfig?.Options ?? {}, labels: v.Labels ?? {}, requested: true,
     });
   }
   if (m.Source) throw extra("Source");
