@@ -21,6 +21,17 @@ const MOUNT_MODES = [
   "docker ps -a --filter name=m1 --format '{{.Mounts}}' | tr ',' '\\n' | grep -c .",
 ];
 
+const CONNECT_TWICE = [
+  "docker network create pc1 >/dev/null; docker network create pc2 >/dev/null",
+  "docker create --pull never --name nc1 --network pc1 busybox >/dev/null",
+  "docker network connect pc1 nc1; echo rc=$?",
+  "docker network connect --alias a1 pc2 nc1; docker network connect --alias a2 pc2 nc1; echo rc=$?",
+  "docker network connect --ip 10.99.99.99 pc2 nc1; echo rc=$?",
+  // the first alias only: dockerd 20.10 (API 1.41) adds the short ID after it, Docker 28 at 1.51 does not
+  "docker inspect -f '{{range $k, $v := .NetworkSettings.Networks}}{{$k}} {{if $v.Aliases}}{{index $v.Aliases 0}}{{end}};{{end}}' nc1",
+  "docker rm nc1 >/dev/null; docker network rm pc1 pc2",
+];
+
 const PS_STATUS = [
   "docker create --pull never --name made busybox",
   "docker ps -a --format '{{.Names}}' --filter status=bogus",
@@ -98,6 +109,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("records the image's volumes as Docker merges them: null when neither the image nor the request has any", VOLUMES);
 
   itAnswersAlike("records the mode `z` for the local volumes a request names without a mode, none for the image's", MOUNT_MODES);
+
+  itAnswersAlike("takes a second connect of a container that does not run as done, keeping the first settings", CONNECT_TWICE);
 
   itAnswersAlike("refuses a status filter that names no state", PS_STATUS);
 

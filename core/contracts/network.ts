@@ -49,6 +49,11 @@ export interface SubnetConfig {
   ipRange?: string;
   /** Addresses that are never handed out, by name. */
   auxAddresses?: Record<string, string>;
+  /**
+   * Taken from the daemon's address pools, not given by the create request: a container cannot
+   * ask for a fixed address in it (Docker's rule for subnets that are not "static").
+   */
+  fromPool?: boolean;
 }
 
 export interface NetworkSpec {

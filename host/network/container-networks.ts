@@ -250,8 +250,12 @@ export class ContainerNetworks {
     if (isModeNetwork(rec.spec)) throw errors.networkPredefined(rec.spec.name, "connected to");
     if (mode in MODE_NETWORKS || mode.startsWith("container:")) throw errors.networkModeConflict(mode);
     const networks = c.Networks ?? Object.fromEntries(this.attachmentsOf(c));
-    if (Object.values(networks).some((a) => a.NetworkID === rec.spec.id)) throw errors.networkAlreadyConnected(c.Name.replace(/^\//, ""), rec.spec.name);
+    const connected = Object.values(networks).some((a) => a.NetworkID === rec.spec.id);
+    if (connected && c.State.Running) throw errors.networkAlreadyConnected(c.Name.replace(/^\//, ""), rec.spec.name);
     const att = attachment(rec, config);
+    // Docker's daemon takes a second connect of a container that does not run as done once the
+    // settings are valid, and keeps the first settings (its updateNetworkSettings)
+    if (connected) return;
     if (c.State.Running && this.deps.sandboxes.exists(c.Id)) {
       const endpoints = c.Endpoints ?? [];
       c.Endpoints = endpoints;
@@ -416,13 +420,16 @@ function attachment(rec: NetworkRecord, config: EndpointConfigRequest): NetworkA
   const badLinkLocal = (fixed.LinkLocalIPs ?? []).filter((a) => isIP(a) === 0);
   if (badLinkLocal.length) throw errors.networkInvalid(badLinkLocal.map((a) => `invalid link-local IP address: ${a}`).join("\n"));
   for (const address of [fixed.IPv4Address, fixed.IPv6Address].filter((a): a is string => !!a)) {
-    let inSubnet: boolean;
+    let single: Cidr;
     try {
-      inSubnet = rec.spec.subnets.some((s) => Cidr.parse(s.subnet).containsCidr(Cidr.single(address)));
+      single = Cidr.single(address);
     } catch {
       throw errors.networkInvalid(`invalid IP address ${address}`);
     }
-    if (!inSubnet) throw errors.networkInvalid(`no configured subnet or ip-range contain the IP address ${address}`);
+    // as Docker: only the subnets the network's create named count, of the address's family
+    const given = rec.spec.subnets.filter((s) => !s.fromPool).map((s) => Cidr.parse(s.subnet)).filter((c) => c.family === single.family);
+    if (!given.length) throw errors.networkInvalid("user specified IP address is supported only when connecting to networks with user configured subnets");
+    if (!given.some((c) => c.containsCidr(single))) throw errors.networkInvalid(`no configured subnet or ip-range contain the IP address ${address}`);
   }
   return { NetworkID: rec.spec.id, ...fields };
 }

@@ -95,7 +95,7 @@ export async function newNetworkSpec(req: NetworkCreateRequest, ctx: NewNetworkC
       if (!wanted || subnets.some((s) => Cidr.parse(s.subnet).family === family)) continue;
       const subnet = nextFreeSubnet(pools, [...taken, ...subnets.map((s) => s.subnet)], await ctx.hostRoutes(family), family);
       const cidr = Cidr.parse(subnet);
-      subnets.push({ subnet, gateway: cidr.formatAddress(cidr.firstHost) });
+      subnets.push({ subnet, gateway: cidr.formatAddress(cidr.firstHost), fromPool: true });
     }
     return {
       id: ctx.id,
