@@ -40,7 +40,7 @@ export interface ContainerMount {
   Destination: string;
   /** The volume's driver (volumes only). */
   Driver?: string;
-  /** The mode as `Binds` gave it (`ro`, `z`, `rw,nocopy`); "" for `Mounts`. */
+  /** The mode as `Binds` gave it (`ro`, `z`, `rw,nocopy`); `z` for a local volume given without one; "" else. */
   Mode: string;
   RW: boolean;
   Propagation: string;
@@ -55,4 +55,6 @@ export interface ContainerMount {
   NonRecursive?: boolean;
   /** tmpfs: mount options (`size=64m`, `mode=1777`, `exec`). */
   TmpfsOptions?: string[];
+  /** volume: the folder or file inside the volume that is mounted (`VolumeOptions.Subpath`). */
+  Subpath?: string;
 }

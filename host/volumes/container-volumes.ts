@@ -8,6 +8,8 @@
  *   makes missing `-v` bind sources, and fills a volume that is still empty from the image's
  *   content at its destination (copy-up, unless `nocopy`); `spec` (a processSpec tap) adds the
  *   binds, volumes and tmpfs mounts to the OCI spec.
+ *   A volume mounted from a path inside it (`Subpath`) is pinned at start onto a staging path of
+ *   the daemon's (volume-subpath.ts), unpinned at exit before its driver unmounts it.
  *   exit: `unmount` ends the container's use of each volume (safe to repeat).
  *   removal: `removed` removes the anonymous volumes with `rm -v` and AutoRemove.
  */
@@ -24,6 +26,7 @@ import { EngineError, errors } from "../../core/errors.js";
 import { makeEvent } from "../../core/events/event.js";
 import type { EngineHooks } from "../../core/hooks.js";
 import { planMounts, type PlannedMount } from "./mount-plan.js";
+import { pinSubpath, unpinAll } from "./volume-subpath.js";
 import type { VolumeService } from "./volume-service.js";
 import type { Owner } from "../../core/userns/id-map.js";
 
@@ -36,6 +39,8 @@ export interface ContainerVolumesDeps {
   log: Logger;
   /** Who missing bind sources are made for: the remapped root under `--userns-remap` (Docker's rule), else root. */
   rootOwner?: Owner;
+  /** Where subpaths are pinned, one folder per use (`<exec-root>/volume-subpaths`). */
+  subpathRoot: string;
 }
 
 export class ContainerVolumes {
@@ -119,7 +124,7 @@ export class ContainerVolumes {
     const mine = new Map<string, { name: string; driver: string; path: string }>();
     this.active.set(c.Id, mine);
     try {
-      for (const m of c.Mounts ?? []) {
+      for (const [index, m] of (c.Mounts ?? []).entries()) {
         if (m.Type === "bind" && m.CreateSource) {
           // As Docker does for `-v /host:/ctr`: a missing host path becomes a folder.
           await makeBindSource(m.Source, this.deps.rootOwner).catch((err: NodeJS.ErrnoException) => {
@@ -129,14 +134,17 @@ export class ContainerVolumes {
         if (m.Type !== "volume" || !m.Name) continue;
         const rec = this.deps.volumes.get(m.Name);
         const driver = await this.deps.volumes.driver(rec.Driver);
-        const path = await driver.mount(m.Name, c.Id).catch((err: Error) => {
+        const volumePath = await driver.mount(m.Name, c.Id).catch((err: Error) => {
           throw errors.mountFailed(m.Destination, err.message);
         });
-        mine.set(m.Destination, { name: m.Name, driver: rec.Driver, path });
+        mine.set(m.Destination, { name: m.Name, driver: rec.Driver, path: volumePath });
+        const { path, directory } = await this.subpath(volumePath, m.Subpath, this.pinDir(c.Id), index);
+        mine.get(m.Destination)!.path = path;
         this.deps.hooks.event.call(makeEvent("volume", "mount", m.Name, {
           container: c.Id, destination: m.Destination, driver: rec.Driver, propagation: m.Propagation, "read/write": String(m.RW),
         }));
-        if (m.CopyData) await copyUp(rootfs, m.Destination, path);
+        // into the subpath too, as Docker's copy goes to what the mount point's set-up gives
+        if (m.CopyData && directory) await copyUp(rootfs, m.Destination, path);
       }
     } catch (err) {
       await this.unmount(c.Id);
@@ -144,8 +152,21 @@ export class ContainerVolumes {
     }
   }
 
-  /** After the container exits (or failed to start): its drivers' mounts released. Safe to repeat. */
+  /** `volumePath`, or the staging path `subpath` of it is pinned on (the n-th of the use's `dir`). */
+  private async subpath(volumePath: string, subpath: string | undefined, dir: string, n: number): Promise<{ path: string; directory: boolean }> {
+    if (!subpath) return { path: volumePath, directory: true };
+    const staging = posix.join(dir, String(n));
+    const { directory } = await pinSubpath(volumePath, subpath, staging);
+    return { path: staging, directory };
+  }
+
+  private pinDir(use: string): string {
+    return posix.join(this.deps.subpathRoot, use);
+  }
+
+  /** After the container exits (or failed to start): its subpaths unpinned, its drivers' mounts released. Safe to repeat. */
   async unmount(containerId: string): Promise<void> {
+    await unpinAll(this.pinDir(containerId));
     const mine = this.active.get(containerId);
     if (!mine) return;
     this.active.delete(containerId);
@@ -162,6 +183,10 @@ export class ContainerVolumes {
 
   /** At daemon start: the volumes of containers still running are mounted for them again (their drivers count them). */
   async restore(): Promise<void> {
+    // subpaths pinned for containers that stopped while the daemon was away: unpinned
+    for (const use of await readdir(this.deps.subpathRoot).catch(() => [] as string[])) {
+      if (!this.deps.containers.find(use)?.State.Running) await unpinAll(this.pinDir(use));
+    }
     for (const c of this.deps.containers.list()) {
       if (!c.State.Running) continue;
       const mine = new Map<string, { name: string; driver: string; path: string }>();
@@ -190,6 +215,7 @@ export class ContainerVolumes {
   async hold(c: ContainerRecord, ref: string): Promise<{ paths: Map<string, string>; release: () => Promise<void> }> {
     const held: { name: string; driver: string }[] = [];
     const release = async () => {
+      await unpinAll(this.pinDir(ref));
       for (const { name, driver } of held.splice(0)) {
         await (await this.deps.volumes.driver(driver)).unmount(name, ref).catch((err: Error) => {
           this.deps.log.error({ err, container: c.Id, volume: name }, "cannot release a volume after a copy");
@@ -198,12 +224,12 @@ export class ContainerVolumes {
     };
     const paths = new Map<string, string>();
     try {
-      for (const m of c.Mounts ?? []) {
+      for (const [index, m] of (c.Mounts ?? []).entries()) {
         if (m.Type !== "volume" || !m.Name) continue;
         const rec = this.deps.volumes.get(m.Name);
-        const path = await (await this.deps.volumes.driver(rec.Driver)).mount(m.Name, ref);
+        const volumePath = await (await this.deps.volumes.driver(rec.Driver)).mount(m.Name, ref);
         held.push({ name: m.Name, driver: rec.Driver });
-        paths.set(m.Destination, path);
+        paths.set(m.Destination, (await this.subpath(volumePath, m.Subpath, this.pinDir(ref), index)).path);
       }
     } catch (err) {
       await release();

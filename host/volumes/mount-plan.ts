@@ -11,6 +11,7 @@ import { posix } from "node:path";
 import type { HostConfig } from "../../core/containers/container-config.js";
 import type { ContainerMount, MountRequest } from "../../core/containers/mount-point.js";
 import { errors } from "../../core/errors.js";
+import { isLocalSubpath } from "./volume-subpath.js";
 
 /**
  * A mount as planned: a volume without `Name` is anonymous, made at create; a volume's
@@ -167,13 +168,19 @@ function parseMount(m: MountRequest): PlannedMount {
     if (m.BindOptions) throw extra("BindOptions");
     if (m.TmpfsOptions) throw extra("TmpfsOptions");
     const v = m.VolumeOptions ?? {};
-    if (v.Subpath) throw errors.mountInvalidConfig(type, "VolumeOptions.Subpath is not supported by this engine");
+    if (v.Subpath) {
+      if (!m.Source) throw errors.mountInvalidConfig(type, "must not set Subpath when using anonymous volumes");
+      if (!isLocalSubpath(v.Subpath)) throw errors.mountInvalidConfig(type, "subpath must be a relative path within the volume");
+    }
     if (m.ReadOnly && !m.Source) throw errors.mountInvalidConfig(type, "must not set ReadOnly mode when using anonymous volumes");
     if (m.Source && !VOLUME_NAME.test(m.Source)) throw errors.volumeInvalidName(m.Source);
-    return volumeMount(m.Source || undefined, dest, {
-      driver: v.DriverConfig?.Name ?? "", rw, copy: !v.NoCopy, mode: "",
-      options: v.DriverConfig?.Options ?? {}, labels: v.Labels ?? {}, requested: true,
-    });
+    return {
+      ...volumeMount(m.Source || undefined, dest, {
+        driver: v.DriverConfig?.Name ?? "", rw, copy: !v.NoCopy, mode: "",
+        options: v.DriverConfig?.Options ?? {}, labels: v.Labels ?? {}, requested: true,
+      }),
+      ...(v.Subpath ? { Subpath: v.Subpath } : {}),
+    };
   }
   if (m.Source) throw extra("Source");
   if (m.BindOptions) throw extra("BindOptions");

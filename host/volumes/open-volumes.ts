@@ -19,7 +19,10 @@ export function openVolumes(
 ): { service: VolumeService; containers: ContainerVolumes } {
   const store = new VolumeStore(join(loader.dataRoot, "volumes"));
   const service = new VolumeService({ store, drivers: volumeDriverSource(loader, deps.rootOwner), containers: deps.containers, hooks: loader.hooks });
-  const containers = new ContainerVolumes({ volumes: service, containers: deps.containers, hooks: loader.hooks, log: deps.log, rootOwner: deps.rootOwner });
+  const containers = new ContainerVolumes({
+    volumes: service, containers: deps.containers, hooks: loader.hooks, log: deps.log, rootOwner: deps.rootOwner,
+    subpathRoot: join(loader.execRoot, "volume-subpaths"),
+  });
   loader.hooks.processSpec.tapPromise("volumes", (spec, ctx) => containers.spec(spec, ctx));
   // `/info` lists the volume drivers this daemon has: the built-in one, and those loaded since.
   loader.hooks.processInfo.tap("volumes", (info) => ({ ...info, Plugins: { ...info.Plugins, Volume: [...new Set(["local", ...service.driverNames()])] } }));

@@ -19,6 +19,7 @@ import { labelsMatch, untilTime } from "../filter-values.js";
 import { checkFilterKeys, queryBool, queryFilters, queryString, type Query } from "../query.js";
 import { initLinkBytes } from "../../containers/init-layer.js";
 import { graphDriverData } from "../graph-driver.js";
+import { errors } from "../../../core/errors.js";
 
 const validateCreate = bodyCheck(typia.createValidate<ContainerCreateRequest>(), typia.json.schemas<[ContainerCreateRequest], "3.1">());
 
@@ -35,6 +36,9 @@ export function containerRoutes(deps: ContainerRouteDeps) {
   return (app: FastifyInstance) => {
     app.post("/containers/create", async (request, reply) => {
       const body = validateBody(validateCreate, request.body ?? {}, request);
+      if (compareApiVersions(requestedApiVersion(request.raw), "1.45") < 0 && body.HostConfig?.Mounts?.some((m) => m.VolumeOptions?.Subpath)) {
+        throw errors.mountSubpathNeedsApi();
+      }
       const query = request.query as Query;
       const { record, warnings } = await service.create(body, queryString(query, "name"), queryString(query, "platform"));
       return reply.code(201).send({ Id: record.Id, Warnings: warnings });

@@ -1,0 +1,108 @@
+/**
+ * A volume mounted from a folder or file inside it (`--mount type=volume,...,volume-subpath=a/b`,
+ * `VolumeOptions.Subpath`, API 1.45+).
+ *
+ * The volume's content belongs to its containers: one of them can turn `a` into a symbolic link
+ * to `/` at any moment. A path string handed to runc would be resolved again when runc mounts
+ * it, on the host, following that link. So the subpath is resolved here one component at a
+ * time, each opened relative to the folder opened before it (through `/proc/self/fd/N/part`) and
+ * never through a symbolic link, and the object reached is bind-mounted, by its descriptor, onto
+ * a staging path of the daemon's own (`<exec-root>/volume-subpaths/<ref>/<n>`), out of any
+ * container's reach. runc mounts the staging path. This is what Docker's daemon does (its
+ * safepath package), with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) where Node has no
+ * openat: a symbolic link anywhere in the subpath is refused, as there.
+ */
+import { execFile } from "node:child_process";
+import { closeSync, constants, fstatSync, openSync } from "node:fs";
+import { mkdir, readdir, rm, rmdir, writeFile } from "node:fs/promises";
+import { posix } from "node:path";
+import { promisify } from "node:util";
+import { errors } from "../../core/errors.js";
+
+const run = promisify(execFile);
+
+/** Linux's O_PATH (not in Node's constants): a descriptor that names an object without opening it for I/O. */
+const O_PATH = 0o10000000;
+
+/**
+ * Go's filepath.IsLocal, as Docker checks a subpath at create: relative, not empty, and not
+ * above its base once `..` are resolved lexically.
+ */
+export function isLocalSubpath(subpath: string): boolean {
+  if (subpath === "" || subpath.startsWith("/")) return false;
+  const clean = posix.normalize(subpath);
+  return clean !== ".." && !clean.startsWith("../");
+}
+
+/** The subpath's components once lexically clean (`.` is the volume itself: no component). */
+function components(subpath: string): string[] {
+  // the create refused anything else; a record must not walk above its volume either
+  if (!isLocalSubpath(subpath)) throw errors.mountInvalidConfig("volume", "subpath must be a relative path within the volume");
+  return posix.normalize(subpath).split("/").filter((p) => p !== "" && p !== ".");
+}
+
+/** Go's words for the errnos a walk meets (the message is Docker's `cannot access path P: ...`). */
+const GO_ERRNO: Record<string, string> = {
+  ENOENT: "no such file or directory",
+  ENOTDIR: "not a directory",
+  ELOOP: "too many levels of symbolic links",
+  EACCES: "permission denied",
+};
+
+function notAccessible(path: string, code: string | undefined): Error {
+  return errors.volumeSubpathNotAccessible(path, GO_ERRNO[code ?? ""] ?? code ?? "unknown error");
+}
+
+/**
+ * Resolves `subpath` under `base` without following any symbolic link and bind-mounts what it
+ * names onto `staging` (made here: a folder for a folder, an empty file for a file). Returns
+ * whether it is a folder.
+ */
+export async function pinSubpath(base: string, subpath: string, staging: string): Promise<{ directory: boolean }> {
+  const full = posix.join(base, subpath);
+  let fd: number;
+  try {
+    fd = openSync(base, O_PATH | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch (err) {
+    throw notAccessible(base, (err as NodeJS.ErrnoException).code);
+  }
+  try {
+    for (const part of components(subpath)) {
+      let next: number;
+      try {
+        // O_NOFOLLOW on the last component: a symbolic link is opened as itself, then refused
+        next = openSync(`/proc/self/fd/${fd}/${part}`, O_PATH | constants.O_NOFOLLOW);
+      } catch (err) {
+        throw notAccessible(full, (err as NodeJS.ErrnoException).code);
+      }
+      closeSync(fd);
+      fd = next;
+      if (fstatSync(fd).isSymbolicLink()) throw notAccessible(full, "ELOOP");
+    }
+    const directory = fstatSync(fd).isDirectory();
+    await mkdir(posix.dirname(staging), { recursive: true, mode: 0o700 });
+    if (directory) await mkdir(staging, { mode: 0o700 });
+    else await writeFile(staging, "", { mode: 0o600 });
+    try {
+      // --no-canonicalize: mount(8) would otherwise resolve the descriptor's link to a path again
+      await run("mount", ["--no-canonicalize", "--bind", `/proc/${process.pid}/fd/${fd}`, staging]);
+    } catch (err) {
+      await rm(staging, { recursive: true, force: true }).catch(() => {});
+      throw errors.mountFailed(subpath, `cannot mount the volume's subpath: ${String((err as { stderr?: string }).stderr || (err as Error).message).trim()}`);
+    }
+    return { directory };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Every staging mount under `dir` (one use's) unmounted and removed, then `dir`; safe to repeat. */
+export async function unpinAll(dir: string): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names) {
+    const path = posix.join(dir, name);
+    await run("umount", ["-l", path]).catch(() => {});
+    await rm(path, { recursive: false, force: true }).catch(() => rmdir(path).catch(() => {}));
+  }
+  await rmdir(dir).catch(() => {});
+}
