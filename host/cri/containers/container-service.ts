@@ -255,7 +255,11 @@ export class CriContainerService {
    * StopContainer). Stopping a stopped one is fine.
    */
   async stop(id: string, timeout: number): Promise<void> {
-    const rec = this.get(id);
+    if (!id) throw errors.criInvalidArgument("container_id", "must not be empty");
+    // CRI: StopContainer is idempotent; an unknown (already removed) container is no error, as
+    // containerd answers and critest's Idempotence asserts
+    const rec = this.store.find(id);
+    if (!rec) return;
     if (rec.state !== "CONTAINER_RUNNING") return;
     const sup = await this.link.client();
     const signal = timeout > 0 ? String(signalNumber(rec.stopSignal ?? this.imageStopSignal(rec)) ?? "TERM") : "KILL";

@@ -225,7 +225,11 @@ export class SandboxService {
   }
 
   async stop(id: string): Promise<void> {
-    const found = this.get(id);
+    if (!id) throw errors.criInvalidArgument("pod_sandbox_id", "must not be empty");
+    // CRI: StopPodSandbox is idempotent and must not fail once the pod's resources are gone, an
+    // unknown (already removed) pod included, as containerd answers and critest's Idempotence asserts
+    const found = this.store.find(id);
+    if (!found) return;
     await this.queue.run(found.id, async () => {
       const rec = this.store.get(found.id);
       if (!rec) return;
