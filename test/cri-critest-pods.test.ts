@@ -19,6 +19,7 @@
 import { expect } from "chai";
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { runtimeCgroupParent } from "../host/cri/sandbox/sandbox-config.js";
 import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
 import { docker } from "./helpers/docker-cli.js";
 import { makeTempDir } from "./helpers/engined.js";
@@ -345,5 +346,23 @@ describe("critest: pods, networking, idempotence, runtime info (engined --cri-su
       const types = status.conditions.filter((c: any) => c.status === true).map((c: any) => c.type);
       expect(types).to.include.members(["RuntimeReady", "NetworkReady"]);
     });
+  });
+});
+
+/**
+ * critest's pods under the systemd cgroup driver: common.GetCgroupParent sends `/test.slice` (a
+ * kubelet a path of slices). This host runs no systemd, so the driver cannot be had here end to
+ * end: what the pod's init and containers are given for it is checked as a function.
+ */
+describe("critest: the pod's cgroup parent under the systemd driver", function () {
+  it("a path of slices is given to the runtime as its last slice; cgroupfs keeps the path; none stays none", function () {
+    expect(runtimeCgroupParent("/test.slice", "systemd")).to.equal("test.slice");
+    expect(runtimeCgroupParent("/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1234.slice", "systemd")).to.equal("kubepods-besteffort-pod1234.slice");
+    expect(runtimeCgroupParent("machine.slice", "systemd")).to.equal("machine.slice");
+    expect(runtimeCgroupParent("", "systemd")).to.equal("");
+    // not a slice: left as given, for the runtime's own refusal to name it
+    expect(runtimeCgroupParent("/kubepods/besteffort", "systemd")).to.equal("/kubepods/besteffort");
+    expect(runtimeCgroupParent("/test.slice", "cgroupfs")).to.equal("/test.slice");
+    expect(runtimeCgroupParent("/kubepods/besteffort/pod1234", "cgroupfs")).to.equal("/kubepods/besteffort/pod1234");
   });
 });

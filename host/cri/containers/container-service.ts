@@ -24,7 +24,7 @@ import type { RuntimeDriver } from "../../../core/contracts/runtime.js";
 import type { StorageDriver } from "../../../core/contracts/storage.js";
 import { errors } from "../../../core/errors.js";
 import type { Image, ImageStore } from "../../../core/images/image-store.js";
-import type { RuleHost } from "../../../core/options/rules.js";
+import { cgroupDriverOf, type RuleHost } from "../../../core/options/rules.js";
 import type { DaemonConfig } from "../../../core/options/table.js";
 import { SupervisorLink } from "../../containers/supervisor-link.js";
 import { selectRuntime } from "../../containers/runtime-select.js";
@@ -35,6 +35,7 @@ import { CriStore } from "../cri-store.js";
 import { findImage } from "../image-service.js";
 import { nowNanos } from "../nanos.js";
 import type { SandboxRecord, SandboxService } from "../sandbox/sandbox-service.js";
+import { runtimeCgroupParent } from "../sandbox/sandbox-config.js";
 import type { ContainerEventType } from "../events/container-events.js";
 import { checkContainerConfig, dockerShape, type ContainerConfigMsg } from "./container-config.js";
 
@@ -195,7 +196,7 @@ export class CriContainerService {
         await mkdir(p.base, { recursive: true, mode: 0o711 });
         await mountSpecs(await this.deps.storage.mounts(rec.id), p.rootfs);
         const shape = dockerShape(rec.config, {
-          hostname: pod.hostname, cgroupParent: pod.settings.cgroupParent, hostNetwork: pod.settings.namespaces.network === "NODE", hostIpc: pod.settings.namespaces.ipc === "NODE",
+          hostname: pod.hostname, cgroupParent: runtimeCgroupParent(pod.settings.cgroupParent, cgroupDriverOf(daemon, this.deps.host)), hostNetwork: pod.settings.namespaces.network === "NODE", hostIpc: pod.settings.namespaces.ipc === "NODE",
           hostPid: pidModeOf(rec.config, pod) === "NODE",
         });
         const pidPath = await pidNamespacePath(rec.config, pod, this.deps.sandboxes, sup, (t) => this.store.find(t));

@@ -19,12 +19,13 @@ import { mkdir, rm } from "node:fs/promises";
 import { delimiter, join } from "node:path";
 import type { OciSpec, RuntimeDriver } from "../../../core/contracts/runtime.js";
 import { errors } from "../../../core/errors.js";
-import type { RuleHost } from "../../../core/options/rules.js";
+import { cgroupDriverOf, type RuleHost } from "../../../core/options/rules.js";
 import type { DaemonConfig } from "../../../core/options/table.js";
 import { selectRuntime } from "../../containers/runtime-select.js";
 import { SupervisorClientError, type SupervisorClient } from "../../supervisor/client.js";
 import { podNamespaces } from "../containers/container-spec.js";
 import type { PinnedNamespaces } from "./pinned-namespaces.js";
+import { runtimeCgroupParent } from "./sandbox-config.js";
 
 /** Where the binary appears inside the init's (otherwise empty) root. */
 const INIT_IN_ROOT = "/catatonit";
@@ -84,7 +85,7 @@ export class PodInits {
       {
         containerId: pod.id,
         config: { Image: "", Hostname: pod.hostname, Entrypoint: [INIT_IN_ROOT, "-P"], Env: [], Labels: {} },
-        hostConfig: { CapDrop: ["ALL"], ReadonlyRootfs: true, SecurityOpt: ["no-new-privileges"], CgroupParent: pod.cgroupParent, IpcMode: "private" },
+        hostConfig: { CapDrop: ["ALL"], ReadonlyRootfs: true, SecurityOpt: ["no-new-privileges"], CgroupParent: runtimeCgroupParent(pod.cgroupParent, cgroupDriverOf(daemon, this.deps.host)), IpcMode: "private" },
         imageConfig: {}, daemon, host: this.deps.host, rootfs: p.rootfs, bundleDir: p.bundle, runtime: { name: runtime.name, entry: daemon["add-runtime"]?.[runtime.name] },
       },
       async (spec: OciSpec) => {

@@ -57,6 +57,19 @@ export function sysctlNamespace(key: string): "net" | "ipc" | "uts" | undefined 
   return undefined;
 }
 
+/**
+ * The pod's cgroup parent as the runtime takes it. Under the systemd cgroup driver a kubelet sends
+ * a path of slices (`/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod<uid>.slice`;
+ * critest `/test.slice`), while runc's systemd cgroups (and the runtime plugin's check) want one
+ * slice name: the path's last, whose dashes systemd expands to the same hierarchy, as containerd's
+ * getCgroupsPath takes it. Under cgroupfs the path is kept as given.
+ */
+export function runtimeCgroupParent(parent: string, driver: "cgroupfs" | "systemd"): string {
+  if (driver !== "systemd") return parent;
+  const last = parent.split("/").filter(Boolean).pop() ?? "";
+  return last.endsWith(".slice") ? last : parent;
+}
+
 function checkPorts(ports: readonly PortMappingMsg[]): void {
   ports.forEach((p, i) => {
     const at = `config.port_mappings[${i}]`;
