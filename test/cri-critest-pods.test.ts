@@ -83,7 +83,14 @@ describe("critest: pods, networking, idempotence, runtime info (engined --cri-su
     return answer?.linux?.cgroupDriver === "CGROUPFS" ? "" : "/test.slice";
   };
   const metadata = (name: string) => ({ name, uid: UID_PREFIX + randomUUID(), namespace: NAMESPACE_PREFIX + randomUUID(), attempt: ATTEMPT });
-  const runPodSandbox = async (config: object): Promise<string> => (await rt("RunPodSandbox", { config, runtimeHandler: "" })).podSandboxId;
+  // critest's client (k8s.io/cri-client) refuses answers that lack what it needs: an empty id from
+  // RunPodSandbox or CreateContainer, an image status without id or size, a pod or container status
+  // without id, metadata, creation time (and image, image ref), a Version field or a condition unset
+  const runPodSandbox = async (config: object): Promise<string> => {
+    const { podSandboxId } = await rt("RunPodSandbox", { config, runtimeHandler: "" });
+    expect(podSandboxId, "RunPodSandbox's pod_sandbox_id").to.be.a("string").and.not.equal("");
+    return podSandboxId;
+  };
   /** RunDefaultPodSandbox and CreatePodSandboxForContainer (DefaultPodLabels is empty on Linux). */
   const defaultPodConfig = async (prefix: string) => ({ metadata: metadata(prefix + randomUUID()), linux: { cgroupParent: await cgroupParent() }, labels: {} });
   /** CreateContainer: the image's status, a pull only when it has none, user_specified_image set, then the create. */
@@ -91,9 +98,12 @@ describe("critest: pods, networking, idempotence, runtime info (engined --cri-su
     let name: string = config.image.image;
     if (!name.includes(":")) name += ":latest";
     const status = await img("ImageStatus", { image: { image: name }, verbose: false });
+    if (status.image) expect(status.image.id !== "" && Number(status.image.size) > 0, "the image status's id and size").to.equal(true);
     if (!status.image) await img("PullImage", { image: { image: name }, auth: null, sandboxConfig: podConfig });
     if (!config.image.userSpecifiedImage) config.image.userSpecifiedImage = name;
-    return (await rt("CreateContainer", { podSandboxId: podId, config, sandboxConfig: podConfig })).containerId;
+    const { containerId } = await rt("CreateContainer", { podSandboxId: podId, config, sandboxConfig: podConfig });
+    expect(containerId, "CreateContainer's container_id").to.be.a("string").and.not.equal("");
+    return containerId;
   };
   const containerConfig = (prefix: string, image: string, command?: string[]) => ({
     metadata: { name: prefix + randomUUID(), attempt: ATTEMPT },
@@ -102,7 +112,22 @@ describe("critest: pods, networking, idempotence, runtime info (engined --cri-su
     linux: {},
   });
   const createDefaultContainer = (podId: string, podConfig: object, prefix: string) => createContainer(containerConfig(prefix, BUSYBOX, DEFAULT_COMMAND), podId, podConfig);
-  const podState = async (id: string) => (await rt("PodSandboxStatus", { podSandboxId: id, verbose: false })).status;
+  const podState = async (id: string) => {
+    const { status } = await rt("PodSandboxStatus", { podSandboxId: id, verbose: false });
+    expect(status.id).to.not.equal("");
+    expect(status.metadata.name && status.metadata.namespace && status.metadata.uid, "the status's metadata").to.not.equal("");
+    expect(status.createdAt).to.not.equal("0");
+    return status;
+  };
+  const containerState = async (id: string) => {
+    const { status } = await rt("ContainerStatus", { containerId: id, verbose: false });
+    expect(status.id).to.not.equal("");
+    expect(status.metadata.name).to.not.equal("");
+    expect(status.createdAt).to.not.equal("0");
+    expect(status.image?.image, "the status's image").to.be.a("string").and.not.equal("");
+    expect(status.imageRef, "the status's image_ref").to.not.equal("");
+    return status;
+  };
   const listForId = async (id: string) => (await rt("ListPodSandbox", { filter: { id } })).items as { id: string }[];
   const execSync = async (containerId: string, cmd: string[]) => {
     const r = await rt("ExecSync", { containerId, cmd, timeout: EXEC_SYNC_TIMEOUT });
@@ -295,7 +320,7 @@ describe("critest: pods, networking, idempotence, runtime info (engined --cri-su
         const started = Date.now();
         await rt("StopContainer", { containerId: c, timeout: STOP_TIMEOUT });
         expect(Date.now() - started).to.be.below(STOP_TIMEOUT * 1000);
-        expect((await rt("ContainerStatus", { containerId: c, verbose: false })).status.state).to.equal("CONTAINER_EXITED");
+        expect((await containerState(c)).state).to.equal("CONTAINER_EXITED");
         await rt("RemoveContainer", { containerId: c });
         await rt("RemoveContainer", { containerId: c });
         await rt("StopPodSandbox", { podSandboxId: id });
@@ -333,6 +358,8 @@ describe("critest: pods, networking, idempotence, runtime info (engined --cri-su
     // runtime_info.go
     it("runtime should return runtime conditions [Conformance]", async function () {
       const { status } = await rt("Status", { verbose: false });
+      // the client itself wants both conditions present
+      expect(status.conditions.length).to.be.at.least(2);
       const ready = status.conditions.filter((c: any) => (c.type === "RuntimeReady" || c.type === "NetworkReady") && c.status === true);
       expect(ready.length).to.be.at.least(2);
     });
