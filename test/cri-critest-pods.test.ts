@@ -6,19 +6,23 @@
  * asserting what it asserts.
  *
  * Images: critest's busybox (registry.k8s.io/e2e-test-images/busybox:1.29-2) and web server
- * (registry.k8s.io/e2e-test-images/nginx:1.14-2) are made here instead, under the same names, from
- * the host's busybox: there is no internet, and the daemon's namespace does not reach the host's
- * loopback. critest only pulls an image whose ImageStatus answers none, so with the image present it
- * sends ImageStatus and no pull, as here. The web server stand-in serves `/` with 200 on port 80 as
- * root, as nginx does in that image (busybox httpd, started by the image's CMD: critest gives the
- * web server container no command).
+ * (registry.k8s.io/e2e-test-images/nginx:1.14-2) are made here instead from the host's busybox
+ * (there is no internet), pushed to a registry on the loopback of the daemon's namespace under the
+ * same paths, and named by that registry, as critest's `-test-images-file` names images of a
+ * registry of one's own (defaultTestContainerImage, webServerTestImage). The daemon has neither
+ * until critest's helper finds no ImageStatus and pulls it (with the pod's config), as on a fresh
+ * node. The web server stand-in serves `/` with 200 on port 80 as root, as nginx does in that
+ * image (busybox httpd, started by the image's CMD: critest gives the web server container no
+ * command).
  *
  * critest's HTTP checks (the pod's IP and port 80; 127.0.0.1 and host port 12000) run from the
  * node, which here is the daemon's namespace: a Node process run there under nsenter does the GET.
  */
 import { expect } from "chai";
-import { execFile } from "node:child_process";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { closeSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { runtimeCgroupParent } from "../host/cri/sandbox/sandbox-config.js";
 import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
 import { docker } from "./helpers/docker-cli.js";
@@ -26,8 +30,10 @@ import { makeTempDir } from "./helpers/engined.js";
 import { startCriBed, type CriBed } from "./helpers/cri-pods.js";
 
 // framework/util.go and validate/consts.go
-const BUSYBOX = "registry.k8s.io/e2e-test-images/busybox:1.29-2";
-const WEB_SERVER = "registry.k8s.io/e2e-test-images/nginx:1.14-2";
+/** The registry in the daemon's namespace (its own loopback: no port of the host's is taken). */
+const REGISTRY = "127.0.0.1:5000";
+const BUSYBOX = `${REGISTRY}/e2e-test-images/busybox:1.29-2`;
+const WEB_SERVER = `${REGISTRY}/e2e-test-images/nginx:1.14-2`;
 const UID_PREFIX = "cri-test-uid";
 const NAMESPACE_PREFIX = "cri-test-namespace";
 const ATTEMPT = 2;
@@ -50,6 +56,7 @@ function getFromNode(nsFile: string, url: string): Promise<number> {
 describe("critest: pods, networking, idempotence, runtime info (engined --cri-supervisor)", function () {
   this.timeout(180_000);
   let bed: CriBed;
+  let registry: ChildProcess | undefined;
   const rt = (method: string, req: object = {}) => bed.cri.call("runtime", method, req);
   const img = (method: string, req: object = {}) => bed.cri.call("image", method, req);
 
@@ -61,14 +68,41 @@ describe("critest: pods, networking, idempotence, runtime info (engined --cri-su
       [BUSYBOX, ["--change", 'CMD ["sh"]', "--change", "ENV PATH=/bin"]],
       [WEB_SERVER, ["--change", "ENV PATH=/bin", "--change", 'CMD ["sh", "-c", "mkdir -p /www && echo ok > /www/index.html && exec httpd -f -p 80 -h /www"]']],
     ];
+    // docker-registry (Debian's) in the daemon's namespace, on its loopback
+    const regDir = makeTempDir("engine-critest-registry-");
+    const registryLog = join(regDir, "registry.log");
+    writeFileSync(join(regDir, "config.yml"), [
+      "version: 0.1",
+      "log:\n  level: warn",
+      `storage:\n  filesystem:\n    rootdirectory: ${join(regDir, "storage")}`,
+      `http:\n  addr: ${REGISTRY}\n  secret: engine-critest-registry`,
+      "",
+    ].join("\n"));
+    const fd = openSync(registryLog, "a");
+    registry = spawn("nsenter", [`--net=${bed.ns.file}`, "--", "/usr/bin/docker-registry", "serve", join(regDir, "config.yml")], { stdio: ["ignore", fd, fd] });
+    closeSync(fd);
+    const until = Date.now() + 20_000;
+    while ((await getFromNode(bed.ns.file, `http://${REGISTRY}/v2/`).catch(() => 0)) !== 200) {
+      if (Date.now() > until) throw new Error(`the registry did not start: ${readFileSync(registryLog, "utf8")}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    // made, pushed, and removed from the daemon: critest's helper pulls them
     for (const [name, changes] of imports) {
-      const imported = await docker(host, ["import", ...changes, rootfs, name]);
-      if (imported.code !== 0) throw new Error(`importing ${name} failed: ${imported.stderr}`);
+      for (const args of [["import", ...changes, rootfs, name], ["push", name], ["rmi", name]]) {
+        const done = await docker(host, args);
+        if (done.code !== 0) throw new Error(`docker ${args[0]} ${name} failed: ${done.stderr}`);
+      }
     }
   });
 
   after(async function () {
     await bed?.stop();
+    // nsenter execs the registry: this pid is the registry's
+    if (registry?.pid && registry.exitCode === null) {
+      const gone = new Promise((r) => registry!.once("exit", r));
+      process.kill(registry.pid, "SIGTERM");
+      await gone;
+    }
   });
 
   afterEach(function () {
@@ -99,7 +133,10 @@ describe("critest: pods, networking, idempotence, runtime info (engined --cri-su
     if (!name.includes(":")) name += ":latest";
     const status = await img("ImageStatus", { image: { image: name }, verbose: false });
     if (status.image) expect(status.image.id !== "" && Number(status.image.size) > 0, "the image status's id and size").to.equal(true);
-    if (!status.image) await img("PullImage", { image: { image: name }, auth: null, sandboxConfig: podConfig });
+    if (!status.image) {
+      const { imageRef } = await img("PullImage", { image: { image: name }, auth: null, sandboxConfig: podConfig });
+      expect(imageRef, "PullImage's image_ref").to.be.a("string").and.not.equal("");
+    }
     if (!config.image.userSpecifiedImage) config.image.userSpecifiedImage = name;
     const { containerId } = await rt("CreateContainer", { podSandboxId: podId, config, sandboxConfig: podConfig });
     expect(containerId, "CreateContainer's container_id").to.be.a("string").and.not.equal("");
