@@ -98,7 +98,7 @@ describe("critest: pods, networking, idempotence, runtime info (engined --cri-su
   after(async function () {
     await bed?.stop();
     // nsenter execs the registry: this pid is the registry's
-    if (registry?.pid && registry.exitCode === null) {
+    if (registry?.pid && registry.exitCode === null && registry.signalCode === null) {
       const gone = new Promise((r) => registry!.once("exit", r));
       process.kill(registry.pid, "SIGTERM");
       await gone;
