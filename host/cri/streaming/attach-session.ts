@@ -4,9 +4,12 @@
  * comes as conmon sends it to attached clients (from the moment of attaching; what came before
  * is in the log), the client's input goes to the container's stdin, its sizes to the
  * container's terminal. The session ends when conmon closes the socket (the container has
- * exited), with a Success status as the kubelet's; a client's end of input leaves the
- * attachment open (the output goes on); a client that goes away detaches (conmon then closes
- * a `stdin_once` container's stdin).
+ * exited), with a Success status as the kubelet's. The client's end of input ends the
+ * attachment, as containerd's and CRI-O's attach do: conmon closes a `stdin_once`
+ * container's stdin (its process sees the end, and the output goes on until it exits), and a
+ * container whose stdin stays open is detached from (client-go's attach waits for its output
+ * streams to end once its input has: critest's attach spec closes its input and waits). A
+ * client that goes away detaches too.
  */
 import type { Logger } from "pino";
 import { AttachInput } from "../../containers/attach-socket.js";
@@ -33,7 +36,7 @@ export async function runAttachSession(sup: SupervisorClient, containerId: strin
     end: () => ended(),
   });
   channels.onResize((size) => void sup.resize(containerId, size.height, size.width).catch(() => {}));
-  if (channels.stdin) void pumpInput(channels.stdin, input, channels.gone, false);
+  if (channels.stdin) void pumpInput(channels.stdin, input, channels.gone);
   const onGone = () => {
     input.close();
     ended();

@@ -6,7 +6,7 @@
 import type { Readable } from "node:stream";
 import type { AttachInput } from "../../containers/attach-socket.js";
 
-/** `closeAtEnd` false (attach): the client's end of input leaves the attachment open for the output. */
+/** `closeAtEnd` false: the client's end of input leaves the attachment open for the output. */
 export async function pumpInput(stdin: Readable, input: AttachInput, gone: AbortSignal, closeAtEnd = true): Promise<void> {
   try {
     for await (const chunk of stdin) {
