@@ -13,7 +13,8 @@ import { toGrpcError } from "./grpc-status.js";
 
 /** A call's handler: the decoded request in, the response object out. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type CriHandler = (request: any) => Promise<object>;
+/** `call.cancelled` (when given): aborted when the client cancels the call or its deadline passes. */
+export type CriHandler = (request: any, call?: { cancelled: AbortSignal }) => Promise<object>;
 export type CriHandlers = Record<string, CriHandler>;
 /** A server-streaming call's handler: writes to the stream, ends it, or leaves it open. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -52,7 +53,10 @@ function implementation(definition: grpc.ServiceDefinition, handlers: CriHandler
     const handler: CriHandler =
       handlers[name] ?? (() => Promise.reject(Object.assign(new Error(`${name} is not implemented by this runtime yet`), { grpcCode: grpc.status.UNIMPLEMENTED })));
     impl[name] = ((call: grpc.ServerUnaryCall<unknown, object>, callback: grpc.sendUnaryData<object>) => {
-      handler(call.request).then(
+      // a call the client gave up on (cancelled, deadline passed) stops the work it started
+      const cancelled = new AbortController();
+      call.once("cancelled", () => cancelled.abort(Object.assign(new Error(`${name}: the call was cancelled`), { grpcCode: grpc.status.CANCELLED })));
+      handler(call.request, { cancelled: cancelled.signal }).then(
         (response) => callback(null, response),
         (err: unknown) => {
           const status = toGrpcError(err);
