@@ -17,11 +17,12 @@
  */
 import { expect } from "chai";
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { createServer, connect, type Server } from "node:net";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { busyboxRootfs } from "./fixtures/images.js";
+import { busyboxRootfs, makeTar } from "./fixtures/images.js";
 import { pushImage } from "./fixtures/registry-push.js";
 import { grpc } from "./helpers/cri-client.js";
 import { useCriBed } from "./helpers/cri-pods.js";
@@ -29,12 +30,24 @@ import { makeTempDir } from "./helpers/engined.js";
 import { startKubeStub, type KubeStub } from "./helpers/kubectl.js";
 import { startRegistry, stopAllRegistries, type TestRegistry } from "./helpers/registry.js";
 
-/** The TCP port `port` of the host's loopback, listened on inside `netnsFile` too: a relay through a unix socket. */
-async function relayIntoNetns(netnsFile: string, port: number): Promise<{ stop(): Promise<void> }> {
+/**
+ * The TCP port `port` of the host's loopback, listened on inside `netnsFile` too (on `insidePort`,
+ * the same by default): a relay through a unix socket. `slow`: what comes back is slowed to
+ * about 1 MB/s.
+ */
+async function relayIntoNetns(netnsFile: string, port: number, opts: { insidePort?: number; slow?: boolean } = {}): Promise<{ stop(): Promise<void> }> {
   const sock = join(makeTempDir("engine-critest-relay-"), "relay.sock");
   const outside: Server = createServer((c) => {
     const up = connect(port, "127.0.0.1");
-    c.pipe(up).pipe(c);
+    c.pipe(up);
+    if (!opts.slow) up.pipe(c);
+    else {
+      up.on("data", (chunk: Buffer) => {
+        up.pause();
+        c.write(chunk, () => setTimeout(() => up.resume(), Math.ceil(chunk.length / 1000)));
+      });
+      up.on("end", () => c.end());
+    }
     c.on("error", () => up.destroy());
     up.on("error", () => c.destroy());
   });
@@ -50,7 +63,7 @@ async function relayIntoNetns(netnsFile: string, port: number): Promise<{ stop()
     });
     s.listen(Number(port), "127.0.0.1", () => console.log("ready"));
     process.on("SIGTERM", () => process.exit(0));`;
-  const inside: ChildProcess = spawn("nsenter", [`--net=${netnsFile}`, "--", process.execPath, "-e", script, String(port), sock], { stdio: ["ignore", "pipe", "inherit"] });
+  const inside: ChildProcess = spawn("nsenter", [`--net=${netnsFile}`, "--", process.execPath, "-e", script, String(opts.insidePort ?? port), sock], { stdio: ["ignore", "pipe", "inherit"] });
   await new Promise<void>((resolve, reject) => {
     inside.stdout!.once("data", () => resolve());
     inside.once("exit", (code) => reject(new Error(`the relay exited with ${code}`)));
@@ -198,6 +211,21 @@ describe("critest (cri-tools pkg/validate): images and streaming", function () {
       // (not critest's) the pull the client gave up on stops: no image pulled behind its back
       await sleep(2000);
       expect(await imageStatus(`${R}test-image-tag:test`)).to.equal(null);
+    });
+
+    it("(not critest's) a pull whose deadline passes while it downloads stops there: the image is not stored", async function () {
+      // a 3 MB layer through a relay slowed to about 1 MB/s (on port 5999 of the namespace): a
+      // download of some 3 s, and a deadline of 500 ms
+      const big = await makeTar([{ name: "big.bin", data: randomBytes(3 * 1024 * 1024) }]);
+      await pushImage(reg, "k8s-staging-cri-tools/test-image-big", "1", [rootfs, big]);
+      const slow = await relayIntoNetns(bed.current().ns.file, Number(reg.host.split(":")[1]), { insidePort: 5999, slow: true });
+      relays.push(slow);
+      const name = "127.0.0.1:5999/k8s-staging-cri-tools/test-image-big:1";
+      const err = await img("PullImage", { image: { image: name } }, 500).then(() => null, (e: grpc.ServiceError) => e);
+      expect(err?.code).to.equal(grpc.status.DEADLINE_EXCEEDED);
+      // the download would have ended by now
+      await sleep(6000);
+      expect(await imageStatus(name)).to.equal(null);
     });
 
     it("public image without tag should be pulled and removed [Conformance]", async function () {
