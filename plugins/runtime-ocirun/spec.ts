@@ -257,7 +257,9 @@ export function resolveCapabilities(capAdd: readonly string[] = [], capDrop: rea
   const drop = capNames(capDrop, "CapDrop");
   if (privileged) return ALL_CAPABILITIES.filter((c) => bounding.includes(c));
   let caps: string[];
-  if (add.includes("ALL")) caps = drop.includes("ALL") ? [] : ALL_CAPABILITIES.filter((c) => !drop.includes(c));
+  // ALL is Docker's list of every capability as for a privileged container: the bounding set's
+  // (one the daemon lacks, in a container of a container, would fail the start)
+  if (add.includes("ALL")) caps = drop.includes("ALL") ? [] : ALL_CAPABILITIES.filter((c) => bounding.includes(c) && !drop.includes(c));
   else if (drop.includes("ALL")) caps = [...new Set(add)];
   else caps = [...DEFAULT_CAPABILITIES.filter((c) => !drop.includes(c)), ...add.filter((c) => !DEFAULT_CAPABILITIES.includes(c))];
   return ALL_CAPABILITIES.filter((c) => caps.includes(c));
@@ -475,7 +477,7 @@ export function baseSpec(ctx: SpecContext): OciSpec {
   const hostname = cfg.Hostname || ctx.containerId.slice(0, 12);
   const ipcMode = hc.IpcMode || ctx.daemon["default-ipc-mode"];
   if (!IPC_MODES.includes(ipcMode) && !ipcMode.startsWith("container:")) throw new SpecError(`ipc mode "${ipcMode}" is not supported (${IPC_MODES.join(", ")})`);
-  const caps = resolveCapabilities(hc.CapAdd ?? [], hc.CapDrop ?? [], privileged, privileged ? boundingCapabilities() : ALL_CAPABILITIES);
+  const caps = resolveCapabilities(hc.CapAdd ?? [], hc.CapDrop ?? [], privileged, privileged || (hc.CapAdd ?? []).some((c) => c.toUpperCase() === "ALL") ? boundingCapabilities() : ALL_CAPABILITIES);
   const labels = { ...(ctx.imageConfig.Labels ?? {}), ...(cfg.Labels ?? {}), ...(hc.Annotations ?? {}) };
   const devices = resolveDevices(hc);
   const spec: OciSpec = {
