@@ -77,6 +77,8 @@ export interface ContainerConfigMsg {
       readonlyPaths: string[];
       seccomp: ProfileMsg | null;
       seccompProfilePath: string;
+      /** Absent in records older than the field: the default. */
+      cgroupMountMode?: "CGROUP_MOUNT_MODE_UNSPECIFIED" | "CGROUP_MOUNT_MODE_READ_ONLY" | "CGROUP_MOUNT_MODE_WRITABLE";
     } | null;
   } | null;
 }
@@ -108,6 +110,10 @@ export function checkContainerConfig(config: ContainerConfigMsg | null): Contain
   if (sc?.runAsUser && sc.runAsUsername) throw bad("config.linux.security_context.run_as_username", "only one of run_as_user and run_as_username may be given");
   const ns = sc?.namespaceOptions;
   if (ns && ns.network !== "POD" && ns.network !== "NODE") throw bad("config.linux.security_context.namespace_options.network", `${ns.network} is not POD or NODE`);
+  // a container's own cgroup tree needs cgroup v2 with nsdelegate and runtime support this
+  // runtime does not claim (RuntimeFeatures.cgroup_mount_mode is false): refused, as the CRI
+  // asks of a runtime that cannot honour it, rather than run with a read-only one
+  if (sc?.cgroupMountMode === "CGROUP_MOUNT_MODE_WRITABLE") throw bad("config.linux.security_context.cgroup_mount_mode", "CGROUP_MOUNT_MODE_WRITABLE is not supported by this runtime");
   if (sc?.seccomp?.profileType === "Localhost" && !existsSync(sc.seccomp.localhostRef)) {
     throw bad("config.linux.security_context.seccomp.localhost_ref", `${sc.seccomp.localhostRef} does not exist`);
   }

@@ -40,7 +40,7 @@ import type { ContainerEventType } from "../events/container-events.js";
 import { checkContainerConfig, dockerShape, type ContainerConfigMsg } from "./container-config.js";
 
 type ResourcesMsg = NonNullable<NonNullable<ContainerConfigMsg["linux"]>["resources"]>;
-import { podSpec } from "./container-spec.js";
+import { cgroupMountMode, podSpec } from "./container-spec.js";
 import { execSync, type ExecSyncTarget } from "./exec-sync.js";
 import { checkTarget, pidModeOf, pidNamespacePath } from "./pid-namespace.js";
 import { effectiveStopSignal, signalNumber } from "./stop-signal.js";
@@ -205,7 +205,7 @@ export class CriContainerService {
             containerId: rec.id, config: shape.create, hostConfig: shape.host, imageConfig: this.deps.images.resolve(rec.imageId).config.config ?? {},
             daemon, host: this.deps.host, rootfs: p.rootfs, bundleDir: p.bundle, runtime: { name: runtime.name, entry: daemon["add-runtime"]?.[runtime.name] },
           },
-          async (spec) => podSpec(spec, pod, rec.config.mounts, rec.config.linux?.securityContext?.readonlyRootfs === true, pidPath),
+          async (spec) => cgroupMountMode(podSpec(spec, pod, rec.config.mounts, rec.config.linux?.securityContext?.readonlyRootfs === true, pidPath), rec.config.linux?.securityContext?.cgroupMountMode),
         );
         if (rec.logPath) await mkdir(dirname(rec.logPath), { recursive: true });
         const state = await sup.run({

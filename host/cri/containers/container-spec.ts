@@ -66,3 +66,13 @@ export function podSpec(spec: OciSpec, pod: SandboxRecord, mounts: readonly Moun
     linux: { ...spec.linux, namespaces: podNamespaces(spec, pod.pinned, pidPath) },
   };
 }
+
+/**
+ * CGROUP_MOUNT_MODE_READ_ONLY: the cgroup file system read-only even where the default is
+ * writable (a privileged container's, as Docker's); the other modes keep the base spec's.
+ */
+export function cgroupMountMode(spec: OciSpec, mode: string | undefined): OciSpec {
+  if (mode !== "CGROUP_MOUNT_MODE_READ_ONLY") return spec;
+  const ro = (m: OciMount): OciMount => (m.type === "cgroup" ? { ...m, options: [...(m.options ?? []).filter((o) => o !== "rw" && o !== "ro"), "ro"] } : m);
+  return { ...spec, mounts: (spec.mounts ?? []).map(ro) };
+}
