@@ -26,7 +26,7 @@ export interface PodSandboxConfigMsg {
   annotations: Record<string, string>;
   linux: {
     cgroupParent: string;
-    securityContext: { namespaceOptions: { network: NamespaceMode; pid: NamespaceMode; ipc: NamespaceMode } | null; privileged: boolean } | null;
+    securityContext: { namespaceOptions: { network: NamespaceMode; pid: NamespaceMode; ipc: NamespaceMode; usernsOptions?: { mode: NamespaceMode } | null } | null; privileged: boolean } | null;
     sysctls: Record<string, string>;
   } | null;
 }
@@ -90,6 +90,10 @@ export function checkSandboxConfig(config: PodSandboxConfigMsg | null): SandboxS
   // POD (the proto's default: an unset field) gives the pod an init holding a PID namespace its
   // containers share (pod-init.ts); without namespace options at all, each container has its own
   if (ns.pid === "TARGET") throw bad("config.linux.security_context.namespace_options.pid", "TARGET is for containers, not for a pod");
+  // no user namespaces here (Status says user_namespaces false for every handler): a pod asking
+  // for one of its own (hostUsers: false) is refused, not run in the node's with root as root
+  const userns = config.linux?.securityContext?.namespaceOptions?.usernsOptions;
+  if (userns && userns.mode !== "NODE") throw bad("config.linux.security_context.namespace_options.userns_options.mode", `${userns.mode}: this runtime has no user namespaces (only NODE)`);
   const hostNetwork = ns.network === "NODE";
   if (config.hostname && !HOSTNAME.test(config.hostname)) throw bad("config.hostname", `${JSON.stringify(config.hostname)} is not a host name`);
   if (config.logDirectory && !config.logDirectory.startsWith("/")) throw bad("config.log_directory", "must be an absolute path");
