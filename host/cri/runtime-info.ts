@@ -80,7 +80,9 @@ export function runtimeInfoHandlers(deps: RuntimeInfoDeps) {
         info.containerEvents = JSON.stringify({ listeners: deps.eventListeners() });
       }
       const handlers = runtimeHandlers(config).map((name) => ({ name, features: { recursiveReadOnlyMounts: false, userNamespaces: false } }));
-      return { status: { conditions }, info, runtimeHandlers: handlers, features: { supplementalGroupsPolicy: false } };
+      // supplemental_groups_policy: Strict is honoured (containers/container-spec.ts), and
+      // ContainerStatus gives the user a container runs as
+      return { status: { conditions }, info, runtimeHandlers: handlers, features: { supplementalGroupsPolicy: true } };
     },
   };
 }

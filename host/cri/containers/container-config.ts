@@ -77,6 +77,8 @@ export interface ContainerConfigMsg {
       readonlyPaths: string[];
       seccomp: ProfileMsg | null;
       seccompProfilePath: string;
+      /** Merge (the proto's default) or Strict; absent in records older than the field: Merge. */
+      supplementalGroupsPolicy?: "Merge" | "Strict";
       /** Absent in records older than the field: the default. */
       cgroupMountMode?: "CGROUP_MOUNT_MODE_UNSPECIFIED" | "CGROUP_MOUNT_MODE_READ_ONLY" | "CGROUP_MOUNT_MODE_WRITABLE";
     } | null;

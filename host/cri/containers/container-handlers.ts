@@ -40,6 +40,8 @@ export function containerStatus(rec: CriContainerRecord) {
     logPath: rec.logPath,
     resources: r ? { linux: r } : null,
     stopSignal: rec.stopSignal ?? "RUNTIME_DEFAULT",
+    // the identity the process was started with (the kubelet's status.containerStatuses[].user)
+    user: rec.user ? { linux: { uid: String(rec.user.uid), gid: String(rec.user.gid), supplementalGroups: rec.user.additionalGids.map(String) } } : null,
   };
 }
 

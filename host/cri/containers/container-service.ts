@@ -40,7 +40,7 @@ import type { ContainerEventType } from "../events/container-events.js";
 import { checkContainerConfig, dockerShape, type ContainerConfigMsg } from "./container-config.js";
 
 type ResourcesMsg = NonNullable<NonNullable<ContainerConfigMsg["linux"]>["resources"]>;
-import { cgroupMountMode, podSpec } from "./container-spec.js";
+import { cgroupMountMode, podSpec, supplementalGroupsPolicy } from "./container-spec.js";
 import { execSync, type ExecSyncTarget } from "./exec-sync.js";
 import { checkTarget, pidModeOf, pidNamespacePath } from "./pid-namespace.js";
 import { effectiveStopSignal, signalNumber } from "./stop-signal.js";
@@ -67,6 +67,8 @@ export interface CriContainerRecord {
   logPath: string;
   /** The signal StopContainer sends, a name of the CRI's Signal enum (stop-signal.ts); absent in records older than it. */
   stopSignal?: string;
+  /** The process's identity as started (ContainerStatus.user); absent before a start, and in records older than it. */
+  user?: { uid: number; gid: number; additionalGids: number[] };
   config: ContainerConfigMsg;
 }
 
@@ -195,6 +197,7 @@ export class CriContainerService {
         const runtime = selectRuntime(daemon, pod.runtimeHandler || undefined, this.deps.host);
         await mkdir(p.base, { recursive: true, mode: 0o711 });
         await mountSpecs(await this.deps.storage.mounts(rec.id), p.rootfs);
+        let user: CriContainerRecord["user"];
         const shape = dockerShape(rec.config, {
           hostname: pod.hostname, cgroupParent: runtimeCgroupParent(pod.settings.cgroupParent, cgroupDriverOf(daemon, this.deps.host)), hostNetwork: pod.settings.namespaces.network === "NODE", hostIpc: pod.settings.namespaces.ipc === "NODE",
           hostPid: pidModeOf(rec.config, pod) === "NODE",
@@ -205,7 +208,13 @@ export class CriContainerService {
             containerId: rec.id, config: shape.create, hostConfig: shape.host, imageConfig: this.deps.images.resolve(rec.imageId).config.config ?? {},
             daemon, host: this.deps.host, rootfs: p.rootfs, bundleDir: p.bundle, runtime: { name: runtime.name, entry: daemon["add-runtime"]?.[runtime.name] },
           },
-          async (spec) => cgroupMountMode(podSpec(spec, pod, rec.config.mounts, rec.config.linux?.securityContext?.readonlyRootfs === true, pidPath), rec.config.linux?.securityContext?.cgroupMountMode),
+          async (spec) => {
+            const sc = rec.config.linux?.securityContext;
+            const out = supplementalGroupsPolicy(cgroupMountMode(podSpec(spec, pod, rec.config.mounts, sc?.readonlyRootfs === true, pidPath), sc?.cgroupMountMode), sc?.supplementalGroupsPolicy, sc?.supplementalGroups ?? []);
+            const u = out.process?.user;
+            if (u) user = { uid: u.uid, gid: u.gid, additionalGids: u.additionalGids ?? [] };
+            return out;
+          },
         );
         if (rec.logPath) await mkdir(dirname(rec.logPath), { recursive: true });
         const state = await sup.run({
@@ -216,7 +225,7 @@ export class CriContainerService {
           ...(this.deps.runtime.noPivot(daemon) ? { noPivot: true } : {}),
         });
         const startedAt = nowNanos();
-        await this.store.save({ ...rec, state: "CONTAINER_RUNNING", startedAt, pid: state.pid });
+        await this.store.save({ ...rec, state: "CONTAINER_RUNNING", startedAt, pid: state.pid, ...(user ? { user } : {}) });
         this.deps.events?.("CONTAINER_STARTED_EVENT", rec.id, rec.sandboxId, startedAt);
       } catch (err) {
         await this.release(rec.id).catch(() => {});

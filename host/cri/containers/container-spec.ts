@@ -76,3 +76,15 @@ export function cgroupMountMode(spec: OciSpec, mode: string | undefined): OciSpe
   const ro = (m: OciMount): OciMount => (m.type === "cgroup" ? { ...m, options: [...(m.options ?? []).filter((o) => o !== "rw" && o !== "ro"), "ro"] } : m);
   return { ...spec, mounts: (spec.mounts ?? []).map(ro) };
 }
+
+/**
+ * SupplementalGroupsPolicy Strict: the process's groups are its primary group and the CRI's
+ * supplemental_groups only, without the groups listing the user in the image's /etc/group,
+ * which the base spec adds as Docker does (and as Merge, the default, keeps).
+ */
+export function supplementalGroupsPolicy(spec: OciSpec, policy: string | undefined, supplementalGroups: readonly string[]): OciSpec {
+  const user = spec.process?.user;
+  if (policy !== "Strict" || !user) return spec;
+  const additionalGids = [...new Set([user.gid, ...supplementalGroups.map(Number)])];
+  return { ...spec, process: { ...spec.process!, user: { ...user, additionalGids } } };
+}
