@@ -22,6 +22,7 @@ export const criErrors = {
   criNetworkSetup: define("ENGINE_ERR_CRI_NETWORK_SETUP", 500, (plugin: string, detail: string) => `pod network (CNI plugin ${plugin}): ${detail}`),
   criNetworkConfig: define("ENGINE_ERR_CRI_NETWORK_CONFIG", 500, (detail: string) => `pod network configuration: ${detail}`),
   criPodInit: define("ENGINE_ERR_CRI_POD_INIT", 500, (why: string) => `pod process namespace: ${why}`),
+  criUnimplemented: define("ENGINE_ERR_CRI_UNIMPLEMENTED", 501, (field: string, what: string) => `${field}: ${what} not supported by this runtime yet`),
   criRuntimeHandler: define("ENGINE_ERR_CRI_RUNTIME_HANDLER", 400, (name: string) => `runtime handler ${JSON.stringify(name)} is not one this runtime serves`),
   criStreamNotFound: define("ENGINE_ERR_CRI_STREAM_NOT_FOUND", 404, () => "no streaming session for this URL: its token was used already or has expired"),
   criStreamLimit: define("ENGINE_ERR_CRI_STREAM_LIMIT", 429, (max: number) => `too many streaming requests waiting for their client (at most ${max})`),
