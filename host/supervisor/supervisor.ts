@@ -90,6 +90,8 @@ export interface ContainerState {
   startedAt: string;
   status: "running" | "exited";
   exitCode?: number;
+  /** Exited, and conmon saw the kernel's OOM killer act in its cgroup (the `oom` file it writes in its persist dir). */
+  oomKilled?: boolean;
   log?: RunRequest["log"];
   /** conmon's SOCK_SEQPACKET attach socket: input for stdin, output as it comes. */
   attachPath?: string;
@@ -289,7 +291,7 @@ export class Supervisor {
       throw new SupervisorError(404, `no such container: ${id}`);
     }
     const code = readExitCode(this.exitDir, id);
-    if (code !== undefined) return { ...state, status: "exited", exitCode: code };
+    if (code !== undefined) return { ...state, status: "exited", exitCode: code, ...(existsSync(join(p.persist, "oom")) ? { oomKilled: true } : {}) };
     // No exit file and no conmon: conmon died with the container unreported (kill -9 of both).
     if (!conmonAlive(p.persist)) return { ...state, status: "exited", exitCode: 255 };
     return state;

@@ -252,7 +252,11 @@ export class CriContainerService {
       if (!rec) return void (await this.release(id).catch(() => {}));
       if (rec.state === "CONTAINER_RUNNING") {
         const finishedAt = nowNanos();
-        await this.store.save({ ...rec, state: "CONTAINER_EXITED", finishedAt, exitCode, reason: exitCode === 0 ? "Completed" : "Error", message: error, pid: 0 });
+        // the kubelet (and critest) read an OOM kill in the reason, as containerd and CRI-O say it;
+        // conmon notes it for the supervisor, asked before it forgets the container (release)
+        const oom = exitCode !== 0 && (await this.link.client().then((sup) => sup.get(id)).catch(() => undefined))?.oomKilled === true;
+        const reason = oom ? "OOMKilled" : exitCode === 0 ? "Completed" : "Error";
+        await this.store.save({ ...rec, state: "CONTAINER_EXITED", finishedAt, exitCode, reason, message: error, pid: 0 });
         this.deps.events?.("CONTAINER_STOPPED_EVENT", rec.id, rec.sandboxId, finishedAt);
       }
       await this.release(id).catch((err: Error) => this.deps.log.warn({ err, container: id }, "cleanup after an exit failed"));
