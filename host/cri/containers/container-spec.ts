@@ -58,12 +58,15 @@ export function podSpec(spec: OciSpec, pod: SandboxRecord, mounts: readonly Moun
   }));
   const base = (spec.mounts ?? []).filter((m) => !wanted.has(m.destination));
   const { hostname: _baseHostname, ...rest } = spec;
+  // runc makes the container's whole tree rslave by default: a bidirectional mount made inside
+  // would then never reach the host. As containerd does: rshared when a mount is bidirectional
+  const rootfsPropagation = mounts.some((m) => m.propagation === "PROPAGATION_BIDIRECTIONAL") ? { rootfsPropagation: "rshared" } : {};
   return {
     ...rest,
     // runc sets a hostname only in a UTS namespace of the container's (here: the pod's)
     ...(pod.pinned.paths.uts ? { hostname: pod.hostname } : {}),
     mounts: [...base, ...podFiles.filter((f) => !wanted.has(f.destination)), ...own],
-    linux: { ...spec.linux, namespaces: podNamespaces(spec, pod.pinned, pidPath) },
+    linux: { ...spec.linux, namespaces: podNamespaces(spec, pod.pinned, pidPath), ...rootfsPropagation },
   };
 }
 
