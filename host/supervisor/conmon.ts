@@ -19,7 +19,7 @@
 import { execFile, spawn } from "node:child_process";
 import { closeSync, constants as fsConstants, existsSync, mkdirSync, openSync, readFileSync, watch, writeSync, type FSWatcher } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { isAbsolute, join } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import { processAlive } from "../process-alive.js";
 
 /** conmon as PATH finds it, unless the daemon's `conmon` option (ENGINE_CONMON) names another. */
@@ -175,6 +175,9 @@ export function spawnConmon(conmon: string, args: string[], stderrPath: string, 
       stdio: ["ignore", errFd, errFd, "pipe"],
       env: { ...process.env, _OCI_SYNCPIPE: "3" },
       detached: true, // own session: a signal to our process group does not reach conmon
+      // conmon writes files in its working folder (an `oom` file when the OOM killer acts in the
+      // container's cgroup): its own folder, never the daemon's working folder
+      cwd: dirname(stderrPath),
     });
   } finally {
     closeSync(errFd);
