@@ -538,12 +538,12 @@ describe("critest: containers (cri-tools pkg/validate: container.go, container_l
   }
 
   /** createMountContainer: `sh -c top` with the mounts; with expectErr, the create must fail. */
-  async function createMountContainer(podId: string, podConfig: object, mounts: object[], expectErr: boolean) {
+  async function createMountContainer(podId: string, podConfig: object, mounts: object[], expectErr: boolean): Promise<string | grpc.ServiceError> {
     const config = { metadata: buildMeta("test-mount-"), image: { image: BUSYBOX }, command: ["sh", "-c", "top"], mounts };
     if (expectErr) {
-      const err = await createContainerWithError(podId, config, podConfig).then(() => null, (e: unknown) => e);
+      const err = await createContainerWithError(podId, config, podConfig).then(() => null, (e: grpc.ServiceError) => e);
       expect(err, "CreateContainer should fail").to.not.equal(null);
-      return "";
+      return err!;
     }
     const id = await createContainerWithError(podId, config, podConfig);
     const resp = await rt("ContainerStatus", { containerId: id, verbose: true });
@@ -555,7 +555,7 @@ describe("critest: containers (cri-tools pkg/validate: container.go, container_l
     if (rro && !(await supportsRRO())) return ctx.skip(); // critest: Skip("runtime does not implement recursive readonly mounts")
     const { podId, podConfig } = await privilegedPod();
     const hostPath = createHostPathForRROMount(podId);
-    const id = await createMountContainer(podId, podConfig, [{ hostPath, containerPath: "/mnt", readonly: true, recursiveReadOnly: rro, selinuxRelabel: true }], false);
+    const id = (await createMountContainer(podId, podConfig, [{ hostPath, containerPath: "/mnt", readonly: true, recursiveReadOnly: rro, selinuxRelabel: true }], false)) as string;
     await testStart(id);
     const command = rro ? ["sh", "-c", 'touch /mnt/tmpfs/foo 2>&1 | grep -q "Read-only file system"'] : ["touch", "/mnt/tmpfs/file"];
     await execSyncContainer(id, command);
@@ -573,7 +573,10 @@ describe("critest: containers (cri-tools pkg/validate: container.go, container_l
     if (!(await supportsRRO())) return ctx.skip(); // as critest
     const { podId, podConfig } = await privilegedPod();
     const hostPath = createHostPathForRROMount(podId);
-    await createMountContainer(podId, podConfig, [{ hostPath, containerPath: "/mnt", recursiveReadOnly: true, selinuxRelabel: true, ...mount }], true);
+    const err = await createMountContainer(podId, podConfig, [{ hostPath, containerPath: "/mnt", recursiveReadOnly: true, selinuxRelabel: true, ...mount }], true);
+    // critest asks only for an error; ours is InvalidArgument naming the field
+    expect((err as grpc.ServiceError).code).to.equal(grpc.status.INVALID_ARGUMENT);
+    expect((err as grpc.ServiceError).details).to.include("config.mounts[0].recursive_read_only");
   }
 
   it("should reject a recursive readonly mount with PROPAGATION_HOST_TO_CONTAINER", async function () {

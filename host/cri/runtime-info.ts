@@ -11,6 +11,7 @@ import { cgroupDriverOf } from "../../core/options/rules.js";
 import type { DaemonConfig } from "../../core/options/table.js";
 import { selectRuntime } from "../containers/runtime-select.js";
 import { loadPodNetwork, type CniDirs } from "./cni/cni-config.js";
+import { recursiveReadOnlySupported } from "./containers/recursive-read-only.js";
 
 /** The CRI version of this runtime.v1 API, as containerd and CRI-O answer it. */
 export const CRI_KUBELET_API_VERSION = "0.1.0";
@@ -79,7 +80,7 @@ export function runtimeInfoHandlers(deps: RuntimeInfoDeps) {
         });
         info.containerEvents = JSON.stringify({ listeners: deps.eventListeners() });
       }
-      const handlers = runtimeHandlers(config).map((name) => ({ name, features: { recursiveReadOnlyMounts: false, userNamespaces: false } }));
+      const handlers = runtimeHandlers(config).map((name) => ({ name, features: { recursiveReadOnlyMounts: recursiveReadOnlySupported(config, name, deps.host), userNamespaces: false } }));
       // supplemental_groups_policy: Strict is honoured (containers/container-spec.ts), and
       // ContainerStatus gives the user a container runs as
       return { status: { conditions }, info, runtimeHandlers: handlers, features: { supplementalGroupsPolicy: true } };

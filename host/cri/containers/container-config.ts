@@ -107,6 +107,9 @@ export function checkContainerConfig(config: ContainerConfigMsg | null): Contain
     if (!isAbsolute(m.containerPath)) throw bad(`config.mounts[${i}].container_path`, "must be an absolute path");
     if (!isAbsolute(m.hostPath)) throw bad(`config.mounts[${i}].host_path`, "must be an absolute path (image volumes are not supported yet)");
     if (!existsSync(m.hostPath)) throw bad(`config.mounts[${i}].host_path`, `${m.hostPath} does not exist`);
+    // the CRI's rules for a recursive read-only mount (recursive-read-only.ts), as containerd checks them
+    if (m.recursiveReadOnly && !m.readonly) throw bad(`config.mounts[${i}].recursive_read_only`, "needs readonly");
+    if (m.recursiveReadOnly && m.propagation !== "PROPAGATION_PRIVATE") throw bad(`config.mounts[${i}].recursive_read_only`, `cannot be with ${m.propagation}, only PROPAGATION_PRIVATE`);
   });
   config.devices.forEach((d, i) => {
     if (!isAbsolute(d.hostPath) || !existsSync(d.hostPath)) throw bad(`config.devices[${i}].host_path`, `${d.hostPath} is not a device on this node`);

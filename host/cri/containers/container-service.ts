@@ -42,6 +42,7 @@ import { checkContainerConfig, dockerShape, type ContainerConfigMsg } from "./co
 type ResourcesMsg = NonNullable<NonNullable<ContainerConfigMsg["linux"]>["resources"]>;
 import { cgroupMountMode, podSpec, supplementalGroupsPolicy } from "./container-spec.js";
 import { execSync, type ExecSyncTarget } from "./exec-sync.js";
+import { recursiveReadOnlySupported } from "./recursive-read-only.js";
 import { checkTarget, pidModeOf, pidNamespacePath } from "./pid-namespace.js";
 import { effectiveStopSignal, signalNumber } from "./stop-signal.js";
 
@@ -152,6 +153,10 @@ export class CriContainerService {
     const config = checkContainerConfig(configMsg);
     if (pod.state !== "SANDBOX_READY") throw errors.criSandboxNotReady(pod.id);
     checkTarget(config, pod.id, (t) => this.store.find(t));
+    const rro = config.mounts.findIndex((m) => m.recursiveReadOnly);
+    if (rro >= 0 && !recursiveReadOnlySupported(this.deps.config(), pod.runtimeHandler, this.deps.host)) {
+      throw errors.criInvalidArgument(`config.mounts[${rro}].recursive_read_only`, `the pod's runtime handler ${JSON.stringify(pod.runtimeHandler)} cannot make recursive read-only mounts`);
+    }
     const image = findImage(this.deps.images, config.image!.image);
     if (!image) throw errors.criImageNotFound(config.image!.image);
     const m = pod.settings.metadata;

@@ -54,7 +54,8 @@ export function podSpec(spec: OciSpec, pod: SandboxRecord, mounts: readonly Moun
     destination: m.containerPath,
     type: "bind",
     source: m.hostPath,
-    options: ["rbind", PROPAGATION[m.propagation] ?? "rprivate", m.readonly ? "ro" : "rw"],
+    // rro: read-only submounts too (recursive-read-only.ts)
+    options: ["rbind", PROPAGATION[m.propagation] ?? "rprivate", m.readonly ? "ro" : "rw", ...(m.recursiveReadOnly ? ["rro"] : [])],
   }));
   const base = (spec.mounts ?? []).filter((m) => !wanted.has(m.destination));
   const { hostname: _baseHostname, ...rest } = spec;
