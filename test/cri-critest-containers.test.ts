@@ -516,6 +516,25 @@ describe("critest: containers (cri-tools pkg/validate: container.go, container_l
     expect(existsSync(join(process.cwd(), "oom")), "an oom file in the daemon's working folder").to.equal(false);
   });
 
+  // not a critest spec: what its OOM spec sends and the runtime had no sign of using
+  it("(beyond critest) the OOM spec's memory_swap_limit_in_bytes reaches the runtime's spec; below the memory limit it is InvalidArgument", async function () {
+    const { podId, podConfig } = await privilegedPod();
+    const limit = String(15 * 1024 * 1024);
+    const id = await createContainerWithError(podId, {
+      metadata: buildMeta("swap-test-"), image: { image: BUSYBOX }, command: ["sh", "-c", "top"],
+      linux: { resources: { memoryLimitInBytes: limit, memorySwapLimitInBytes: limit } },
+    }, podConfig);
+    await testStart(id);
+    const spec = JSON.parse(readFileSync(join(bed.d.dir, "exec", "cri", "containers", id, "bundle", "config.json"), "utf8"));
+    expect(spec.linux.resources.memory).to.include({ limit: Number(limit), swap: Number(limit) });
+    const err = await bed.cri.fails("runtime", "CreateContainer", {
+      podSandboxId: podId, sandboxConfig: podConfig,
+      config: { metadata: buildMeta("swap-test-"), image: { image: BUSYBOX }, command: ["top"], linux: { resources: { memoryLimitInBytes: limit, memorySwapLimitInBytes: "1048576" } } },
+    });
+    expect(err.code).to.equal(grpc.status.INVALID_ARGUMENT);
+    expect(err.details).to.include("config.linux.resources.memory_swap_limit_in_bytes");
+  });
+
   // ============ container_linux.go: "Container Mount Readonly"
 
   /** runtimeSupportsRRO: the default handler's (critest's --runtime-handler is "") claim in Status. */

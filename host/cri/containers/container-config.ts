@@ -61,6 +61,7 @@ export interface ContainerConfigMsg {
       cpuQuota: string;
       cpuShares: string;
       memoryLimitInBytes: string;
+      memorySwapLimitInBytes?: string;
       oomScoreAdj: string;
       cpusetCpus: string;
       cpusetMems: string;
@@ -115,6 +116,10 @@ export function checkContainerConfig(config: ContainerConfigMsg | null): Contain
     if (!isAbsolute(d.hostPath) || !existsSync(d.hostPath)) throw bad(`config.devices[${i}].host_path`, `${d.hostPath} is not a device on this node`);
   });
   checkStopSignal(config.stopSignal);
+  const res = config.linux?.resources;
+  if (Number(res?.memorySwapLimitInBytes) > 0 && Number(res?.memorySwapLimitInBytes) < Number(res?.memoryLimitInBytes)) {
+    throw bad("config.linux.resources.memory_swap_limit_in_bytes", "is memory plus swap: it must not be below memory_limit_in_bytes");
+  }
   const sc = config.linux?.securityContext;
   if (sc?.runAsGroup && !sc.runAsUser && !sc.runAsUsername) throw bad("config.linux.security_context.run_as_group", "needs run_as_user or run_as_username");
   if (sc?.runAsUser && sc.runAsUsername) throw bad("config.linux.security_context.run_as_username", "only one of run_as_user and run_as_username may be given");
@@ -189,6 +194,9 @@ export function dockerShape(config: ContainerConfigMsg, pod: { hostname: string;
     CpuQuota: positive(r?.cpuQuota),
     CpuShares: positive(r?.cpuShares),
     Memory: positive(r?.memoryLimitInBytes),
+    // memory plus swap, as the kubelet gives it (equal to the memory limit: no swap); without it
+    // the runtime left swap unlimited
+    ...(positive(r?.memoryLimitInBytes) && positive(r?.memorySwapLimitInBytes) ? { MemorySwap: Number(r!.memorySwapLimitInBytes) } : {}),
     OomScoreAdj: r?.oomScoreAdj ? Number(r.oomScoreAdj) : 0,
     ...(r?.cpusetCpus ? { CpusetCpus: r.cpusetCpus } : {}),
     ...(r?.cpusetMems ? { CpusetMems: r.cpusetMems } : {}),

@@ -361,7 +361,10 @@ export class CriContainerService {
           ...(resources.cpusetMems ? { mems: resources.cpusetMems } : {}),
         };
         if (Object.keys(cpu).length) oci.cpu = cpu;
-        if (Number(resources.memoryLimitInBytes) > 0) oci.memory = { limit: Number(resources.memoryLimitInBytes) };
+        if (Number(resources.memoryLimitInBytes) > 0) {
+          const swap = Number(resources.memorySwapLimitInBytes);
+          oci.memory = { limit: Number(resources.memoryLimitInBytes), ...(swap > 0 ? { swap } : {}) };
+        }
         await (await this.link.client()).update(rec.id, oci);
       }
       const linux = { ...(rec.config.linux ?? { securityContext: null }), resources: { ...(rec.config.linux?.resources ?? {}), ...resources } };
