@@ -302,8 +302,9 @@ describe("critest: containers (cri-tools pkg/validate: container.go, container_l
     const { podId, podConfig } = await podForContainer();
     const id = await createDefault(podId, podConfig, "container-for-execSync-timeout-test-");
     await start(id);
-    // the Go client's timeout is 1 s: in the request, and the call's own deadline
-    const timedOut = await rt("ExecSync", { containerId: id, cmd: ["sleep", "4321"], timeout: 1 }, 1000 + 2000).then(
+    // the Go client sends timeout 1 and gives the call its service timeout (critest's default
+    // 300 s; 60 s here) plus that second: the runtime itself must end the command
+    const timedOut = await rt("ExecSync", { containerId: id, cmd: ["sleep", "4321"], timeout: 1 }, 60_000 + 1000).then(
       (res: any) => (res.exitCode !== 0 ? null : res),
       () => null,
     );
