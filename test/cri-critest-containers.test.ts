@@ -26,6 +26,8 @@ import { grpc } from "./helpers/cri-client.js";
 import { startCriBed, type CriBed } from "./helpers/cri-pods.js";
 import { docker } from "./helpers/docker-cli.js";
 import { makeTempDir } from "./helpers/engined.js";
+// run alone too, the bed's folders go when the run ends
+import "./helpers/root-hooks.js";
 
 const BUSYBOX = "registry.k8s.io/e2e-test-images/busybox:1.29-2";
 const HTTPD = "registry.k8s.io/e2e-test-images/httpd:2.4.39-4";
