@@ -32,6 +32,15 @@ const CONNECT_TWICE = [
   "docker rm nc1 >/dev/null; docker network rm pc1 pc2",
 ];
 
+// no swap to reach past the limit: memory and memory-swap alike
+const OOM = [
+  "docker run --pull never --name oom1 --memory 8m --memory-swap 8m busybox sh -c 'dd if=/dev/zero of=/dev/null bs=32M'; echo rc=$?",
+  "docker inspect -f '{{.State.OOMKilled}} {{.State.ExitCode}} {{.State.Status}}' oom1",
+  // a second later: an event of the second `--until` names may be left out
+  "sleep 1; docker events --since 0 --until \"$(date +%s)\" --filter container=oom1 --filter event=oom --filter event=die --format '{{.Action}}'",
+  "docker run --pull never --name oom2 busybox sh -c 'exit 3'; docker inspect -f '{{.State.OOMKilled}} {{.State.ExitCode}}' oom2",
+];
+
 const PS_STATUS = [
   "docker create --pull never --name made busybox",
   "docker ps -a --format '{{.Names}}' --filter status=bogus",
@@ -111,6 +120,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("records the mode `z` for the local volumes a request names without a mode, none for the image's", MOUNT_MODES);
 
   itAnswersAlike("takes a second connect of a container that does not run as done, keeping the first settings", CONNECT_TWICE);
+
+  itAnswersAlike("records and announces a run the OOM killer ended", OOM);
 
   itAnswersAlike("refuses a status filter that names no state", PS_STATUS);
 

@@ -306,15 +306,18 @@ export class ContainerRunner {
       let saved: Promise<void> | undefined;
       if (wasRunning) {
         const finishedAt = new Date().toISOString();
+        const OOMKilled = exitCode !== 0 && (await this.oomKilled(id));
         restartIn = this.shuttingDown ? undefined : this.restarts.decide(c, exitCode, c.HasBeenManuallyStopped === true);
         if (restartIn === undefined) {
-          c.State = { ...c.State, Status: "exited", Running: false, Paused: false, Restarting: false, Pid: 0, ExitCode: exitCode, Error: error, FinishedAt: finishedAt };
+          c.State = { ...c.State, Status: "exited", Running: false, Paused: false, Restarting: false, OOMKilled, Pid: 0, ExitCode: exitCode, Error: error, FinishedAt: finishedAt };
         } else {
           // As Docker shows it: still "running" for every check, restarting, the last code kept.
           c.RestartCount = (c.RestartCount ?? 0) + 1;
-          c.State = { ...c.State, Status: "restarting", Running: true, Paused: false, Restarting: true, Pid: 0, ExitCode: exitCode, Error: error, FinishedAt: finishedAt };
+          c.State = { ...c.State, Status: "restarting", Running: true, Paused: false, Restarting: true, OOMKilled, Pid: 0, ExitCode: exitCode, Error: error, FinishedAt: finishedAt };
         }
         saved = this.deps.containers.save(c);
+        // Docker's daemon announces the OOM killer's act (`oom`) before the exit it causes
+        if (OOMKilled) this.deps.hooks.event.call(containerEvent(c, "oom"));
         this.deps.hooks.event.call(containerEvent(c, "die", { exitCode: String(exitCode) }));
         // Waiters learn it now; whatever they do next (start, remove) queues behind the cleanup.
         this.signals.exited(id, exitCode);
@@ -330,6 +333,16 @@ export class ContainerRunner {
       if (saved) killPoint("exit.released");
       if (restartIn === undefined && wasRunning && c.HostConfig.AutoRemove && !this.keptThroughRestart.has(id)) await this.destroy(c);
     }).catch((err: Error) => this.deps.log.error({ err, container: id }, "recording an exit failed"));
+  }
+
+  /**
+   * Whether the kernel's OOM killer acted in the container's cgroup during the run that ended
+   * (conmon notes it; the supervisor says so until it forgets the container). Docker's
+   * `State.OOMKilled`, which the next start clears.
+   */
+  private async oomKilled(id: string): Promise<boolean> {
+    const state = await this.supervisor().then((sup) => sup.get(id)).catch(() => undefined);
+    return state?.oomKilled === true;
   }
 
   /** Resolves once the container runs (at once when it does); rejects when `signal` aborts. */
