@@ -11,9 +11,11 @@ import { clearStaleSocket, setSocketAccess } from "../listeners/unix-socket.js";
 import { criDefinitions } from "./cri-proto.js";
 import { toGrpcError } from "./grpc-status.js";
 
-/** A call's handler: the decoded request in, the response object out. */
+/**
+ * A call's handler: the decoded request in, the response object out; `call.cancelled` (when
+ * given) is aborted when the client cancels the call or its deadline passes.
+ */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-/** `call.cancelled` (when given): aborted when the client cancels the call or its deadline passes. */
 export type CriHandler = (request: any, call?: { cancelled: AbortSignal }) => Promise<object>;
 export type CriHandlers = Record<string, CriHandler>;
 /** A server-streaming call's handler: writes to the stream, ends it, or leaves it open. */

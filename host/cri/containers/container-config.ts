@@ -106,7 +106,7 @@ export function checkContainerConfig(config: ContainerConfigMsg | null): Contain
     // skips its image volume specs on it, where INVALID_ARGUMENT failed them
     if (m.image?.image) throw errors.criUnimplemented(`config.mounts[${i}].image`, "image volumes are");
     if (!isAbsolute(m.containerPath)) throw bad(`config.mounts[${i}].container_path`, "must be an absolute path");
-    if (!isAbsolute(m.hostPath)) throw bad(`config.mounts[${i}].host_path`, "must be an absolute path (image volumes are not supported yet)");
+    if (!isAbsolute(m.hostPath)) throw bad(`config.mounts[${i}].host_path`, "must be an absolute path");
     if (!existsSync(m.hostPath)) throw bad(`config.mounts[${i}].host_path`, `${m.hostPath} does not exist`);
     // the CRI's rules for a recursive read-only mount (recursive-read-only.ts), as containerd checks them
     if (m.recursiveReadOnly && !m.readonly) throw bad(`config.mounts[${i}].recursive_read_only`, "needs readonly");
