@@ -6,6 +6,7 @@
  * (lifecycle, list filters, stop and remove twice, exit codes, log path, hostname, DNS config)
  * and checks bad input and that a failed create leaves nothing.
  */
+import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import { readFileSync, renameSync } from "node:fs";
 import { join } from "node:path";

@@ -15,6 +15,7 @@
  * SPDY dialer: its default transports); here the real kubectl (client-go too) does, over SPDY,
  * through the API server stand-in that passes the upgrade through (helpers/kube-api-stub.ts).
  */
+import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";

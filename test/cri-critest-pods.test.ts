@@ -18,6 +18,7 @@
  * critest's HTTP checks (the pod's IP and port 80; 127.0.0.1 and host port 12000) run from the
  * node, which here is the daemon's namespace: a Node process run there under nsenter does the GET.
  */
+import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";

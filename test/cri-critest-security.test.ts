@@ -27,6 +27,7 @@
  *   whose user default-user (uid 1000, group 1000) is the image's user and a member of
  *   group-defined-in-image (gid 50000) in /etc/group.
  */
+import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";

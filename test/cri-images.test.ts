@@ -5,6 +5,7 @@
  * cri-tools' validate specs for images: pull and remove by tag, status by tag, digest and ID,
  * list, removal twice, a missing image's status as no image (not an error).
  */
+import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -6,6 +6,7 @@
  * a kubelet's evented PLEG follows, with the pod's and containers' statuses; a listener freed
  * when its client goes; the pod CIDR kept, shown and handed to CNI's ipRanges.
  */
+import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import { spawn } from "node:child_process";
 import { join } from "node:path";

@@ -7,6 +7,7 @@
  * sends the container's stop signal (ContainerConfig.stop_signal, else the image's StopSignal,
  * else SIGTERM; ContainerStatus.stop_signal says which), then SIGKILL after the timeout.
  */
+import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import { readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";

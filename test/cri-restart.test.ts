@@ -4,6 +4,7 @@
  * engined serves them again, follows the exits, and removes them. A pod's shared PID namespace
  * (pid POD) lives on with its init, and containers started after the restart join it.
  */
+import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import { execFileSync } from "node:child_process";
 import { readFileSync, readlinkSync } from "node:fs";

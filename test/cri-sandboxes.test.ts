@@ -6,6 +6,7 @@
  * config, host network) and for networking (two pods reach each other, a host port reaches a
  * pod), and checks that a failed RunPodSandbox leaves nothing behind.
  */
+import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";

@@ -6,6 +6,7 @@
  * certificate without its key is a configuration error, and a key that is not the
  * certificate's stops the daemon at start.
  */
+import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import { join } from "node:path";
 import { makeCerts, type CertSet } from "./helpers/certs.js";

@@ -5,6 +5,7 @@
  * (KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false): exec with and without a terminal, stdin, exit
  * codes, resize; tokens single-use; the requests' checks.
  */
+import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
