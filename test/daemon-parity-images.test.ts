@@ -11,6 +11,18 @@ import { useComparedDaemons } from "./helpers/daemon-compare.js";
 const LOWER_INVALID = (line: string) => `{ ${line}; echo rc=$?; } 2>&1 | sed 's/daemon: Invalid filter/daemon: invalid filter/'`;
 
 // (20.10 reads images' `dangling` itself, taking `true` over `false` and refusing `1` and `0`: not compared)
+const COMMIT_CHANGES = [
+  "docker create --pull never --name cc -e BASE=x busybox >/dev/null",
+  "docker commit -c 'ENV A=1' -c 'ENV B=$A:$BASE' -c 'ONBUILD RUN true' -c 'ENTRYPOINT [\"echo\"]' -c 'WORKDIR a' -c 'WORKDIR b' cc cc:1 >/dev/null; docker image inspect -f '{{.Config.Env}} {{.Config.OnBuild}} {{.Config.Entrypoint}} {{.Config.Cmd}} {{.Config.WorkingDir}}' cc:1",
+  "docker commit -c 'CMD x' -c 'ENTRYPOINT y' cc cc:2 >/dev/null; docker image inspect -f '{{.Config.Entrypoint}} {{.Config.Cmd}}' cc:2",
+  // Docker 28 names the instruction as written; 20.10, compared here, in lower case
+  "docker commit -c 'RUN true' cc cc:3 2>&1 | tr A-Z a-z",
+  "docker commit -c 'bogus x' cc cc:3 2>&1 | tr A-Z a-z",
+  "docker commit -c 'EXPOSE' cc cc:3",
+  "docker commit -c 'EXPOSE 80 abc' cc cc:3",
+  "docker export cc | docker import -c 'ENV P=/a' -c 'ENV P=$P:/b' - ci:1 >/dev/null; docker image inspect -f '{{.Config.Env}}' ci:1",
+];
+
 const DANGLING = [
   "docker tag busybox pi:1",
   LOWER_INVALID("docker images --filter dangling=maybe"),
@@ -59,6 +71,8 @@ describe("engined answers as Docker's daemon does: image, network and volume fil
   const { itAnswersAlike } = useComparedDaemons();
 
   itAnswersAlike("reads a dangling filter as Go's GetBoolOrDefault does, and refuses other values with the values listed", DANGLING);
+
+  itAnswersAlike("applies a commit's and an import's changes as Docker's builder dispatches them, and refuses the others in its words", COMMIT_CHANGES);
 
   itAnswersAlike("filters networks by type and dangling as Docker does, and names the container by its ID when it is not on the network", NETWORKS);
 

@@ -16,7 +16,7 @@ import { splitDockerfileLines } from "./dockerfile-lines.js";
 import { parseLine } from "./dockerfile-line-parsers.js";
 import { toInstruction } from "./dockerfile-instructions.js";
 import { InstructionProblem, LineProblem, UnknownInstruction } from "./dockerfile-problems.js";
-import type { Instruction, ParsedDockerfile, Stage } from "./dockerfile-types.js";
+import type { EscapeChar, Instruction, ParsedDockerfile, Stage } from "./dockerfile-types.js";
 
 export type { ArgDefinition, EscapeChar, HealthcheckSpec, Instruction, ParsedDockerfile, Stage } from "./dockerfile-types.js";
 
@@ -56,6 +56,32 @@ export function parseDockerfile(text: string, options: ParseOptions = {}): Parse
     stages,
     instructions,
   };
+}
+
+/** The instructions a commit's or an import's `--change` may give (Docker's validCommitCommands). */
+const CHANGE_KEYWORDS = new Set(["cmd", "entrypoint", "healthcheck", "env", "expose", "label", "onbuild", "stopsignal", "user", "volume", "workdir"]);
+
+/**
+ * The `changes` of a commit or an import, read as Docker's BuildFromConfig reads them: joined as
+ * the lines of one Dockerfile, each instruction's keyword checked against those a change may
+ * give before anything else (`RUN is not a valid change command`, with the keyword as written),
+ * then parsed as the builder parses it.
+ */
+export function parseChanges(changes: readonly string[]): { escape: EscapeChar; instructions: Instruction[] } {
+  const { split, lines } = readLines(changes.join("\n"));
+  for (const { logical } of lines) {
+    const keyword = logical.text.trim().split(/\s+/)[0] ?? "";
+    if (!CHANGE_KEYWORDS.has(keyword.toLowerCase())) throw errors.imageInvalidChangeCommand(keyword);
+  }
+  const instructions = lines.map(({ logical, parsed }) => {
+    try {
+      return toInstruction(parsed, logical.line, logical.endLine);
+    } catch (err) {
+      if (err instanceof InstructionProblem) throw errors.imageInvalidChangeArgs(err.message);
+      throw err;
+    }
+  });
+  return { escape: split.escape, instructions };
 }
 
 /** The first pass: every line through the line parser. */

@@ -32,7 +32,8 @@ export const imagesErrors = {
     400,
     (what: string, expected: string, actual: string) => `${what}: digest mismatch: expected ${expected}, got ${actual}`,
   ),
-  imageInvalidChange: define("ENGINE_ERR_IMAGE_INVALID_CHANGE", 400, (change: string, why: string) => `invalid change "${change}": ${why}`),
+  imageInvalidChangeCommand: define("ENGINE_ERR_IMAGE_INVALID_CHANGE_COMMAND", 400, (keyword: string) => `${keyword} is not a valid change command`),
+  imageInvalidChangeArgs: define("ENGINE_ERR_IMAGE_INVALID_CHANGE_ARGS", 400, (why: string) => why),
   imageCommitToDigest: define("ENGINE_ERR_IMAGE_COMMIT_TO_DIGEST", 400, () => "cannot commit to digest reference"),
   imageLayerUnexportable: define("ENGINE_ERR_IMAGE_LAYER_UNEXPORTABLE", 500, (diffId: string, why: string) => `layer ${diffId} cannot be exported: ${why}`),
   // a layer the store was to keep for an image being made went meanwhile: the daemon's fault, never the client's

@@ -17,7 +17,8 @@ import { chownOwner } from "./chown-flag.js";
 import { download, isUrl } from "./add-url.js";
 import { findSources, sourcesChecksum, type CopySource } from "./copy-sources.js";
 import { copyInto, extractInto, type CopyOwnership } from "./copy-into.js";
-import { shellOf, stepImage, word, type StepContext } from "./dispatch.js";
+import { shellOf } from "../../core/build/config-instruction.js";
+import { stepImage, word, type StepContext } from "./dispatch.js";
 import type { Instruction } from "../../core/build/dockerfile-types.js";
 import { ScratchLayer, type ScratchLayerDeps } from "./scratch-layer.js";
 

@@ -4,11 +4,9 @@
  * configuration make one with an empty layer and a `#(nop)` history entry, `WORKDIR` makes its
  * folder, `COPY`/`ADD` write their files into a layer of the build's own, `RUN` runs a container.
  */
-import { parseHealthcheckInstruction } from "../../core/containers/healthcheck.js";
-import { mergeEnv } from "../../core/containers/command.js";
 import { errors } from "../../core/errors.js";
 import type { StageArgs } from "../../core/build/build-args.js";
-import { goHealthConfig, goList, goQuoteList } from "../../core/build/go-format.js";
+import { commandOf, configInstruction, shellOf, workdirOf } from "../../core/build/config-instruction.js";
 import { expand, expandWords } from "../../core/build/shell-lex.js";
 import type { ContainerConfig } from "../../core/images/image-config.js";
 import type { Image } from "../../core/images/image-store.js";
@@ -45,9 +43,6 @@ export interface StepContext {
   signal: AbortSignal;
 }
 
-const DEFAULT_SHELL = ["/bin/sh", "-c"];
-export const shellOf = (c: ContainerConfig): string[] => ((c.Shell as string[] | undefined)?.length ? (c.Shell as string[]) : DEFAULT_SHELL);
-
 /** Variables as substitution sees them now. */
 const lookup = (ctx: StepContext) => ctx.args.lookup(ctx.state.config.Env ?? []);
 export const word = (ctx: StepContext, s: string): string => expand(s, lookup(ctx), ctx.escape);
@@ -82,95 +77,22 @@ async function configOnly(ctx: StepContext, next: ContainerConfig, comment: stri
   await stepImage(ctx, probe, next, async () => ({}));
 }
 
-/** `CMD`/`ENTRYPOINT`/`RUN` words: the exec form as given, the shell form through the stage's shell. */
-const command = (ctx: StepContext, i: Instruction): string[] => (i.json ? i.args : [...shellOf(ctx.state.config), i.args.join(" ")]);
-
-function exposedPorts(specs: readonly string[]): string[] {
-  const out: string[] = [];
-  for (const spec of specs) {
-    const m = /^(\d+)(?:-(\d+))?(?:\/(tcp|udp|sctp))?$/i.exec(spec);
-    if (!m) throw errors.buildInvalidInstruction(`Invalid containerPort: ${spec.split("/")[0]}`);
-    const first = Number(m[1]);
-    const last = m[2] ? Number(m[2]) : first;
-    if (last < first || last > 65535) throw errors.buildInvalidInstruction(`Invalid containerPort: ${spec.split("/")[0]}`);
-    for (let p = first; p <= last; p++) out.push(`${p}/${(m[3] ?? "tcp").toLowerCase()}`);
-  }
-  return out;
-}
-
 export async function dispatch(ctx: StepContext, i: Instruction): Promise<void> {
   const c = ctx.state.config;
+  const changed = configInstruction(c, i, { word: (s) => word(ctx, s), words: (list) => words(ctx, list) }, ctx.cmdSet);
+  if (changed) {
+    if (i.keyword === "cmd") ctx.cmdSet = true;
+    return configOnly(ctx, changed.config, changed.comment);
+  }
   switch (i.keyword) {
-    case "env": {
-      const pairs = (i.pairs ?? []).map(([k, v]) => [word(ctx, k), word(ctx, v)] as const);
-      const env = mergeEnv(c.Env ?? [], pairs.map(([k, v]) => `${k}=${v}`));
-      return configOnly(ctx, { ...c, Env: env }, `ENV ${pairs.map(([k, v]) => `${k}=${v}`).join(" ")}`);
-    }
-    case "label": {
-      const pairs = (i.pairs ?? []).map(([k, v]) => (i.verbatim ? [k, v] : [word(ctx, k), word(ctx, v)]) as readonly [string, string]);
-      const labels = { ...(c.Labels ?? {}) };
-      for (const [k, v] of pairs) labels[k] = v;
-      return configOnly(ctx, { ...c, Labels: labels }, `LABEL ${pairs.map(([k, v]) => `${k}=${v}`).join(" ")}`);
-    }
     case "maintainer": {
       ctx.state.author = i.args.join(" ");
       return configOnly(ctx, c, `MAINTAINER ${ctx.state.author}`);
-    }
-    case "expose": {
-      const given = words(ctx, i.args);
-      const exposed = { ...(c.ExposedPorts ?? {}) };
-      for (const p of exposedPorts(given)) exposed[p] = {};
-      // (the history names the ports as written, substituted: `EXPOSE 80 8000-8002/udp`, as Docker's)
-      return configOnly(ctx, { ...c, ExposedPorts: exposed }, `EXPOSE ${given.join(" ")}`);
-    }
-    case "user":
-      return configOnly(ctx, { ...c, User: word(ctx, i.args.join(" ")) }, `USER ${word(ctx, i.args.join(" "))}`);
-    case "volume": {
-      const list = i.json ? i.args.map((a) => word(ctx, a)) : words(ctx, i.args);
-      if (list.length === 0) throw errors.buildInvalidInstruction("VOLUME requires at least one argument");
-      const volumes = { ...(c.Volumes ?? {}) };
-      for (const v of list) {
-        if (v.trim() === "") throw errors.buildInvalidInstruction("VOLUME specified can not be an empty string");
-        volumes[v.trim()] = {};
-      }
-      return configOnly(ctx, { ...c, Volumes: volumes }, `VOLUME ${goList(list)}`);
-    }
-    case "stopsignal": {
-      const signal = word(ctx, i.args[0] ?? "");
-      if (!/^(SIG)?[A-Z0-9+-]+$/i.test(signal)) throw errors.buildInvalidInstruction(`Invalid signal: ${signal}`);
-      return configOnly(ctx, { ...c, StopSignal: signal }, `STOPSIGNAL ${signal}`);
-    }
-    case "healthcheck": {
-      let hc;
-      try {
-        // read again from the text: the parser's spec stops at 20.10's flags, and --start-interval is newer
-        hc = parseHealthcheckInstruction(i.original.replace(/^\S+\s*/, ""));
-      } catch (err) {
-        throw errors.buildInvalidInstruction((err as Error).message);
-      }
-      return configOnly(ctx, { ...c, Healthcheck: hc }, `HEALTHCHECK ${goHealthConfig(hc)}`);
-    }
-    case "shell": {
-      if (!i.json) throw errors.buildInvalidInstruction("SHELL requires the arguments to be in JSON form");
-      return configOnly(ctx, { ...c, Shell: i.args }, `SHELL ${goList(i.args)}`);
-    }
-    case "onbuild": {
-      const trigger = i.expression ?? "";
-      return configOnly(ctx, { ...c, OnBuild: [...((c.OnBuild as string[] | undefined) ?? []), trigger] }, `ONBUILD ${trigger}`);
     }
     case "arg": {
       const pairs = (i.argDefinitions ?? []).map(({ name, value }) => [word(ctx, name), value === undefined ? undefined : word(ctx, value)] as const);
       for (const [k, v] of pairs) ctx.args.declare(k, v);
       return configOnly(ctx, c, `ARG ${pairs.map(([k, v]) => (v === undefined ? k : `${k}=${v}`)).join(" ")}`);
-    }
-    case "cmd": {
-      ctx.cmdSet = true;
-      const cmd = command(ctx, i);
-      return configOnly(ctx, { ...c, Cmd: cmd }, `CMD ${goQuoteList(cmd)}`);
-    }
-    case "entrypoint": {
-      const entry = command(ctx, i);
-      return configOnly(ctx, { ...c, Entrypoint: entry, ...(ctx.cmdSet ? {} : { Cmd: null }) }, `ENTRYPOINT ${goQuoteList(entry)}`);
     }
     case "workdir": {
       const dir = workdirOf(c.WorkingDir, word(ctx, i.args.join(" ")));
@@ -188,22 +110,10 @@ export async function dispatch(ctx: StepContext, i: Instruction): Promise<void> 
   }
 }
 
-/** `WORKDIR`: absolute as given, else from the current one; cleaned. */
-function workdirOf(current: string | undefined, dir: string): string {
-  const joined = dir.startsWith("/") ? dir : `${current || "/"}/${dir}`;
-  const parts: string[] = [];
-  for (const p of joined.split("/")) {
-    if (p === "" || p === ".") continue;
-    if (p === "..") parts.pop();
-    else parts.push(p);
-  }
-  return `/${parts.join("/")}`;
-}
-
 async function runStep(ctx: StepContext, i: Instruction): Promise<void> {
   const c = ctx.state.config;
   if (!ctx.state.image) throw errors.buildNoSourceImage("RUN");
-  const cmd = command(ctx, i);
+  const cmd = commandOf(c, i);
   const runEnv = ctx.args.runEnv(c.Env ?? []);
   const shown = ctx.args.historyEnv(c.Env ?? []);
   const saveCmd = runEnv.length > 0 ? [`|${shown.length}`, ...shown, ...cmd] : cmd;
