@@ -41,6 +41,12 @@ const OOM = [
   "docker run --pull never --name oom2 busybox sh -c 'exit 3'; docker inspect -f '{{.State.OOMKilled}} {{.State.ExitCode}}' oom2",
 ];
 
+const TOP_ARGS = [
+  "docker run --pull never -d --name tp busybox sleep 60 >/dev/null",
+  "docker top tp -o bogus",
+  "docker top tp -o pid,comm | head -1",
+];
+
 const PS_STATUS = [
   "docker create --pull never --name made busybox",
   "docker ps -a --format '{{.Names}}' --filter status=bogus",
@@ -122,6 +128,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("takes a second connect of a container that does not run as done, keeping the first settings", CONNECT_TWICE);
 
   itAnswersAlike("records and announces a run the OOM killer ended", OOM);
+
+  itAnswersAlike("says what ps said of bad arguments in its first line", TOP_ARGS);
 
   itAnswersAlike("refuses a status filter that names no state", PS_STATUS);
 

@@ -29,7 +29,8 @@ export async function containerTop(id: string, initPid: number, psArgs: string):
   const args = psArgs.split(" ").filter((a) => a !== "");
   const output = await new Promise<string>((resolve, reject) => {
     execFile("ps", args, { encoding: "utf8", timeout: 30_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const why = `Error running ps: ${(stderr || err?.message || "").trim()}`;
+      // as Docker's daemon says it: the first line of ps's complaint (its usage text follows)
+      const why = `ps: ${(stderr ?? "").split("\n")[0]?.trim() || err?.message || ""}`;
       if (err) reject(typeof err.code === "number" ? errors.containerTopArgsFailed(why) : errors.containerTopFailed(why));
       else resolve(stdout);
     });
