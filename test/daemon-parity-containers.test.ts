@@ -47,6 +47,13 @@ const TOP_ARGS = [
   "docker top tp -o pid,comm | head -1",
 ];
 
+// the container's cgroup path under the daemon's parent (/docker or /engine) shows with the host's cgroup namespace
+const CGROUPNS = [
+  "docker create --pull never --name cg busybox >/dev/null; docker inspect -f '{{.HostConfig.CgroupnsMode}}' cg",
+  "docker run --pull never --rm busybox sh -c 'grep -c \":/$\" /proc/self/cgroup'",
+  "docker run --pull never --rm --cgroupns private busybox sh -c 'grep -c \":/$\" /proc/self/cgroup'",
+];
+
 const PS_STATUS = [
   "docker create --pull never --name made busybox",
   "docker ps -a --format '{{.Names}}' --filter status=bogus",
@@ -130,6 +137,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("records and announces a run the OOM killer ended", OOM);
 
   itAnswersAlike("says what ps said of bad arguments in its first line", TOP_ARGS);
+
+  itAnswersAlike("gives containers the host's cgroup namespace by default on a cgroup v1 host, as Docker's daemon does", CGROUPNS);
 
   itAnswersAlike("refuses a status filter that names no state", PS_STATUS);
 

@@ -37,6 +37,18 @@ export function loadConfig(
     throw errors.configFileMissing(path);
   }
   const resolved = resolveOptions(flags, env, fileValues, `file ${path}`);
+  hostDefaults(resolved, host);
   checkRules(resolved.config, host);
   return { ...resolved, file };
+}
+
+/**
+ * The defaults Docker's daemon takes from the host, for options neither a flag nor the file
+ * set. The cgroup namespace mode is the table's `private` on a cgroup v2 host and `host` on a
+ * cgroup v1 (or hybrid) one, where a container then sees its own cgroup path in
+ * /proc/self/cgroup as tools written for Docker on such hosts read it.
+ */
+function hostDefaults(r: ResolvedOptions, host: RuleHost): void {
+  const set = (name: OptionName) => r.given.has(name) || r.fromFile.has(name);
+  if (!set("default-cgroupns-mode") && host.cgroupVersion === 1) r.config["default-cgroupns-mode"] = "host";
 }

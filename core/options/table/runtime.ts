@@ -94,7 +94,7 @@ export const runtimeOptions = {
   }),
   "default-cgroupns-mode": option({
     flag: "default-cgroupns-mode", key: "default-cgroupns-mode", type: oneOf("host", "private"), default: "private",
-    platforms: LINUX, group: "runtime", help: 'Default mode for containers cgroup namespace ("host"|"private")',
+    platforms: LINUX, group: "runtime", help: 'Default mode for containers cgroup namespace ("host"|"private"; "host" when not set on a cgroup v1 host, as Docker\'s)',
     example: { args: ["--default-cgroupns-mode", "host"], value: "host" },
   }),
   "default-ipc-mode": option({
