@@ -23,6 +23,22 @@ const COMMIT_CHANGES = [
   "docker export cc | docker import -c 'ENV P=/a' -c 'ENV P=$P:/b' - ci:1 >/dev/null; docker image inspect -f '{{.Config.Env}}' ci:1",
 ];
 
+const PRUNE_UNTIL = [
+  "docker image prune -f --filter until=bogus",
+  "docker container prune -f --filter until=bogus",
+  "docker network prune -f --filter until=bogus",
+  "docker image prune -f --filter until=2024-13-45",
+  "docker image prune -f --filter until=1h30m",
+  "docker container prune -f --filter until=2024-01-01",
+  "docker container prune -f --filter until=2024-01-01T10:00:00Z",
+  "docker container prune -f --filter until=1700000000.5",
+  "docker network prune -f --filter until=10m",
+];
+
+const SAVE_EVENTS = [
+  "docker tag busybox sv:1; docker save busybox busybox sv:1 >/dev/null; sleep 1; docker events --since 0 --until \"$(date +%s)\" --filter event=save --format '{{.Action}}' | wc -l",
+];
+
 const DANGLING = [
   "docker tag busybox pi:1",
   LOWER_INVALID("docker images --filter dangling=maybe"),
@@ -73,6 +89,10 @@ describe("engined answers as Docker's daemon does: image, network and volume fil
   itAnswersAlike("reads a dangling filter as Go's GetBoolOrDefault does, and refuses other values with the values listed", DANGLING);
 
   itAnswersAlike("applies a commit's and an import's changes as Docker's builder dispatches them, and refuses the others in its words", COMMIT_CHANGES);
+
+  itAnswersAlike("reads a prune's until as Docker's daemon reads it: a duration, a date or time, Unix seconds, else its words", PRUNE_UNTIL);
+
+  itAnswersAlike("announces one save per image, however many of its names a save gives", SAVE_EVENTS);
 
   itAnswersAlike("filters networks by type and dangling as Docker does, and names the container by its ID when it is not on the network", NETWORKS);
 

@@ -1,14 +1,41 @@
 /** Values of the API's `filters` that several lists share: `label` and `until`. */
+import { parseGoDuration } from "../../core/build/go-text.js";
 import { errors } from "../../core/errors.js";
 
-/** `until` of the prune endpoints: Unix seconds, a Go duration back from now (`10m`), or a date. */
+/**
+ * `until` of the prune endpoints (and of the image list), in milliseconds, read as Docker's
+ * daemon reads it (its GetTimestamp): a Go duration back from now (`10m`, `1h30m`; not `0`),
+ * a date or an RFC 3339 time (in the daemon's time zone when it names none), or Unix seconds with
+ * an optional fraction. Anything else: `failed to parse value as time or duration: "x"` (400).
+ */
 export function untilTime(raw: string): number {
-  if (/^\d+(\.\d+)?$/.test(raw)) return Number(raw) * 1000;
-  const d = /^(\d+)(s|m|h)$/.exec(raw);
-  if (d) return Date.now() - Number(d[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[d[2] as "s" | "m" | "h"];
-  const ms = Date.parse(raw);
-  if (Number.isNaN(ms)) throw errors.apiInvalidParameter("until", raw);
-  return ms;
+  if (raw !== "0") {
+    try {
+      return Date.now() - parseGoDuration(raw) / 1e6;
+    } catch {
+      // not a duration
+    }
+  }
+  if (/^\d+(\.\d{1,9})?$/.test(raw)) return Number(raw) * 1000;
+  // a date or a time: local unless it names a zone (Z, +hh:mm, or a third dash: -hh:mm)
+  if (raw.includes("-")) {
+    const zoned = /[zZ+]/.test(raw) || raw.split("-").length - 1 === 3;
+    const m = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2})(?::(\d{2})(?::(\d{2})(\.\d{1,9})?)?)?)?(Z|[+-]\d{2}:\d{2})?$/i.exec(raw);
+    if (m && (m[8] !== undefined) === zoned) {
+      const [, y, mo, d, h = "00", mi = "00", sec = "00", frac = "", zone] = m;
+      // Go's time.Parse checks each field as it reads it, and the day against its month last
+      const outOfRange = (what: string) => errors.apiGoParseError(`parsing time ${JSON.stringify(raw)}: ${what} out of range`);
+      if (Number(mo) < 1 || Number(mo) > 12) throw outOfRange("month");
+      if (Number(h) > 23) throw outOfRange("hour");
+      if (Number(mi) > 59) throw outOfRange("minute");
+      if (Number(sec) > 59) throw outOfRange("second");
+      if (Number(d) < 1 || Number(d) > new Date(Date.UTC(Number(y), Number(mo), 0)).getUTCDate()) throw outOfRange("day");
+      const text = `${y}-${mo}-${d}T${h}:${mi}:${sec}${frac.slice(0, 4)}${zone ? zone.toUpperCase() : ""}`;
+      const ms = Date.parse(text);
+      if (!Number.isNaN(ms)) return ms;
+    }
+  }
+  throw errors.apiGoParseError(`failed to parse value as time or duration: ${JSON.stringify(raw)}`);
 }
 
 /** A `label` filter value: `k` (present) or `k=v`. */

@@ -1,7 +1,7 @@
 /** The filters of `GET /images/json` and `POST /images/prune`. */
 import type { Image, ImageStore } from "../../../core/images/image-store.js";
 import { familiarName } from "../../../core/images/reference.js";
-import { hasLabel } from "../filter-values.js";
+import { hasLabel, untilTime } from "../filter-values.js";
 import { filterBool } from "../query.js";
 
 /** A glob with `*` and `?` (path.Match's, without `/` crossing), anchored. */
@@ -25,7 +25,7 @@ export function imageFilter(filters: Map<string, string[]>, store: ImageStore): 
   const created = (name: string) => Date.parse(store.resolve(name).config.created ?? "") || 0;
   const before = filters.get("before")?.map(created);
   const since = filters.get("since")?.map(created);
-  const until = filters.get("until")?.map((v) => (/^\d+$/.test(v) ? Number(v) * 1000 : Date.parse(v)));
+  const until = filters.get("until")?.map(untilTime);
   const dangling = filterBool(filters, "dangling");
   return (image) => {
     const time = Date.parse(image.config.created ?? "") || 0;

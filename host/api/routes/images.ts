@@ -359,7 +359,8 @@ export function imageRoutes(deps: ImageRouteDeps) {
         if (layer) store.layers.assertExportable(layer);
       }
     }
-    for (const { image } of items) deps.hooks.event.call(imageEvent(image, "save", image.id));
+    // one event per image, however many of its names were given (Docker's exporter keys them by ID)
+    for (const image of new Map(items.map(({ image }) => [image.id, image])).values()) deps.hooks.event.call(imageEvent(image, "save", image.id));
     return reply.type("application/x-tar").send(saveImages(store, items, { disablePigz: deps.disablePigz() }));
   }
 }
