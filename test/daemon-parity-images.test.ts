@@ -39,6 +39,19 @@ const SAVE_EVENTS = [
   "docker tag busybox sv:1; docker save busybox busybox sv:1 >/dev/null; sleep 1; docker events --since 0 --until \"$(date +%s)\" --filter event=save --format '{{.Action}}' | wc -l",
 ];
 
+const VOLUME_MOUNTS = [
+  "docker volume create --opt bogus=1 vb",
+  "docker volume create --opt o=bind --opt type=none --opt device=/nonexistent vb3 >/dev/null; docker run --pull never --rm -v vb3:/d busybox true 2>&1 | sed -E 's#[^ :]*/volumes/#<ROOT>/volumes/#g'; echo rc=${PIPESTATUS[0]}",
+  "docker volume create --opt type=tmpfs --opt device=tmpfs --opt o=size=1m,bogusopt vb4 >/dev/null; docker run --pull never --rm -v vb4:/d busybox true 2>&1 | sed -E 's#[^ :]*/volumes/#<ROOT>/volumes/#g'",
+  "docker volume rm vb3 vb4",
+];
+
+const NETWORK_ORDER = [
+  "docker network create --ipv6 --subnet fd00:1::/64 n6 >/dev/null; docker network inspect -f '{{range .IPAM.Config}}{{.Subnet}};{{end}}' n6 | sed -E 's/172\\.[0-9]+\\./172.X./'",
+  "docker network create n7 >/dev/null; docker create --pull never --name nc7 --network n7 busybox >/dev/null; docker network connect --ip 10.0.0.3 n7 nc7",
+  "docker network rm n6 n7 >/dev/null; echo done",
+];
+
 const DANGLING = [
   "docker tag busybox pi:1",
   LOWER_INVALID("docker images --filter dangling=maybe"),
@@ -93,6 +106,10 @@ describe("engined answers as Docker's daemon does: image, network and volume fil
   itAnswersAlike("reads a prune's until as Docker's daemon reads it: a duration, a date or time, Unix seconds, else its words", PRUNE_UNTIL);
 
   itAnswersAlike("announces one save per image, however many of its names a save gives", SAVE_EVENTS);
+
+  itAnswersAlike("refuses a local volume's unknown option and fails a start whose volume cannot be mounted in Docker's words", VOLUME_MOUNTS);
+
+  itAnswersAlike("lists a network's IPv4 subnets before its IPv6 ones, and checks a connect's settings before anything else", NETWORK_ORDER);
 
   itAnswersAlike("filters networks by type and dangling as Docker does, and names the container by its ID when it is not on the network", NETWORKS);
 

@@ -250,12 +250,14 @@ export class ContainerNetworks {
     if (isModeNetwork(rec.spec)) throw errors.networkPredefined(rec.spec.name, "connected to");
     if (mode in MODE_NETWORKS || mode.startsWith("container:")) throw errors.networkModeConflict(mode);
     const networks = c.Networks ?? Object.fromEntries(this.attachmentsOf(c));
-    const connected = Object.values(networks).some((a) => a.NetworkID === rec.spec.id);
-    if (connected && c.State.Running) throw errors.networkAlreadyConnected(c.Name.replace(/^\//, ""), rec.spec.name);
+    // the settings are checked first, as Docker's daemon checks them before anything else; then a
+    // second connect of a container that does not run is taken as done with the first settings
+    // kept (its updateNetworkSettings), and a running one's is refused by its endpoint's name
     const att = attachment(rec, config);
-    // Docker's daemon takes a second connect of a container that does not run as done once the
-    // settings are valid, and keeps the first settings (its updateNetworkSettings)
-    if (connected) return;
+    if (Object.values(networks).some((a) => a.NetworkID === rec.spec.id)) {
+      if (c.State.Running) throw errors.networkAlreadyConnected(c.Name.replace(/^\//, ""), rec.spec.name);
+      return;
+    }
     if (c.State.Running && this.deps.sandboxes.exists(c.Id)) {
       const endpoints = c.Endpoints ?? [];
       c.Endpoints = endpoints;

@@ -20,7 +20,8 @@ export function networkDocument(rec: NetworkRecord, endpoints: readonly Containe
     IPAM: {
       Driver: "default",
       Options: s.ipamOptions ?? null,
-      Config: s.subnets.map((n) => ({
+      // IPv4's first, then IPv6's, as Docker's daemon keeps them in two lists
+      Config: [...s.subnets].sort((a, b) => Number(a.subnet.includes(":")) - Number(b.subnet.includes(":"))).map((n) => ({
         Subnet: n.subnet,
         ...(n.ipRange ? { IPRange: n.ipRange } : {}),
         Gateway: n.gateway,

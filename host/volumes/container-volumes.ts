@@ -135,7 +135,8 @@ export class ContainerVolumes {
         const rec = this.deps.volumes.get(m.Name);
         const driver = await this.deps.volumes.driver(rec.Driver);
         const volumePath = await driver.mount(m.Name, c.Id).catch((err: Error) => {
-          throw errors.mountFailed(m.Destination, err.message);
+          // named by the volume's path, as Docker's daemon names it
+          throw errors.mountFailed(m.Source || m.Destination, err.message);
         });
         mine.set(m.Destination, { name: m.Name, driver: rec.Driver, path: volumePath });
         const { path, directory } = await this.subpath(volumePath, m.Subpath, this.pinDir(c.Id), index);

@@ -17,6 +17,7 @@ import { chown, lstat, mkdir, readdir, readFile, rename, rm, stat, writeFile } f
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { VolumeDriver, VolumeInfo } from "../../core/contracts/volume.js";
+import { localMountError } from "./mount-error.js";
 import { mountOptionsOf, validateLocalOptions } from "./options.js";
 
 const run = promisify(execFile);
@@ -103,8 +104,7 @@ export function createLocalVolumeDriver(home: string, rootOwner?: { uid: number;
         try {
           await run("mount", [...args, how.device, p.data]);
         } catch (err) {
-          const why = String((err as { stderr?: string }).stderr || (err as Error).message).trim();
-          throw new Error(`failed to mount local volume: mount ${how.device}:${p.data}, type ${how.type}, data ${how.o}: ${why}`);
+          throw localMountError(how.device, p.data, how.o, String((err as { stderr?: string }).stderr || (err as Error).message).trim());
         }
       }
       holders.add(containerId);

@@ -16,7 +16,7 @@ const REQUIRES: Record<string, string[]> = { device: ["type"], type: ["device"],
 /** Throws an Error naming the first unknown, incomplete or unsupported option. */
 export function validateLocalOptions(options: Record<string, string>): void {
   for (const key of Object.keys(options)) {
-    if (!KNOWN.includes(key)) throw new Error(`invalid option: ${JSON.stringify(key)} (the local driver knows type, device, o and size)`);
+    if (!KNOWN.includes(key)) throw new Error(`invalid option: ${JSON.stringify(key)}`);
   }
   for (const [key, needs] of Object.entries(REQUIRES)) {
     if (!(key in options)) continue;
