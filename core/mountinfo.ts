@@ -15,6 +15,8 @@ export interface MountEntry {
   /** What was mounted: a device, a dataset (`tank/engine` for zfs), or a name. */
   source: string;
   superOptions: string[];
+  /** The optional fields: propagation (`shared:N`, `master:N`, `propagate_from:N`, `unbindable`). */
+  optional: string[];
 }
 
 const unescape = (s: string) => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
@@ -38,6 +40,7 @@ export function parseMountinfo(text: string): MountEntry[] {
       fsType,
       source: unescape(source),
       superOptions: superOpts.split(","),
+      optional: fields.slice(6).filter(Boolean),
     });
   }
   return out;

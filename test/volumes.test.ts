@@ -245,6 +245,30 @@ describe("volumes", function () {
       ]);
     });
 
+    it("a shared bind needs a shared source, a slave one a shared or slave source (Docker's words); a mount made in a shared bind reaches the host", async function () {
+      const plain = join(work, "plain-src");
+      mkdirSync(plain, { recursive: true });
+      const refused = await dk("run", "--rm", "--mount", `type=bind,src=${plain},dst=/t,bind-propagation=rshared`, "busybox", "true");
+      expect(refused.code).to.equal(125);
+      expect(refused.stderr).to.match(new RegExp(`path ${plain} is mounted on \\S+ but it is not a shared mount`));
+      const slave = await dk("run", "--rm", "-v", `${plain}:/t:rslave`, "busybox", "true");
+      expect(slave.stderr).to.match(new RegExp(`path ${plain} is mounted on \\S+ but it is not a shared or slave mount`));
+      // a source of its own made shared: allowed, and the container's root propagates
+      const shared = join(work, "shared-src");
+      mkdirSync(shared, { recursive: true });
+      execFileSync("mount", ["-t", "tmpfs", "engine-test-shared", shared]);
+      try {
+        execFileSync("mount", ["--make-shared", shared]);
+        mkdirSync(join(shared, "sub"));
+        ok(await dk("run", "--rm", "--privileged", "--mount", `type=bind,src=${shared},dst=/t,bind-propagation=rshared`, "busybox", "mount", "-t", "tmpfs", "inner", "/t/sub"), "run rshared");
+        const reached = readFileSync("/proc/self/mountinfo", "utf8").split("\n").some((l) => l.split(" ")[4] === join(shared, "sub"));
+        expect(reached, "the container's mount reached the host").to.equal(true);
+        expect(ok(await dk("run", "--rm", "-v", `${shared}:/t:rslave`, "busybox", "sh", "-c", "grep ' /t ' /proc/self/mountinfo | grep -c master:"), "run rslave").trim()).to.equal("1");
+      } finally {
+        execFileSync("umount", ["-R", shared]);
+      }
+    });
+
     it("has the driver mount a volume with options while the container runs", async function () {
       ok(await dk("volume", "create", "-o", "type=tmpfs", "-o", "device=tmpfs", "-o", "o=size=2m", "tv"), "create");
       const mountpoint = join(dataRoot(), "volumes", "tv", "_data");

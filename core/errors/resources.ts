@@ -93,6 +93,11 @@ export const resourcesErrors = {
   ),
   mountDuplicate: define("ENGINE_ERR_MOUNT_DUPLICATE", 400, (destination: string) => `Duplicate mount point: ${destination}`),
   mountFailed: define("ENGINE_ERR_MOUNT_FAILED", 500, (destination: string, why: string) => `error while mounting volume '${destination}': ${why}`),
+  mountNotShared: define(
+    "ENGINE_ERR_MOUNT_NOT_SHARED",
+    400,
+    (source: string, mountPoint: string, kind: string) => `path ${source} is mounted on ${mountPoint} but it is not a ${kind} mount`,
+  ),
   mountSubpathNeedsApi: define("ENGINE_ERR_MOUNT_SUBPATH_API", 400, () => "VolumeOptions.Subpath needs API v1.45 or newer"),
   volumeSubpathNotAccessible: define("ENGINE_ERR_VOLUME_SUBPATH_NOT_ACCESSIBLE", 404, (path: string, why: string) => `cannot access path ${path}: ${why}`),
 

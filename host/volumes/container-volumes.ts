@@ -27,6 +27,7 @@ import { makeEvent } from "../../core/events/event.js";
 import type { EngineHooks } from "../../core/hooks.js";
 import { planMounts, type PlannedMount } from "./mount-plan.js";
 import { pinSubpath, unpinAll } from "./volume-subpath.js";
+import { bindPropagation } from "./bind-propagation.js";
 import type { VolumeService } from "./volume-service.js";
 import type { Owner } from "../../core/userns/id-map.js";
 
@@ -268,7 +269,12 @@ export class ContainerVolumes {
       .sort((a, b) => depth(a.Destination) - depth(b.Destination))
       .map((m) => ociMount(m, mine?.get(m.Destination)?.path ?? m.Source));
     const dests = new Set(ours.map((m) => m.destination));
-    return { ...spec, mounts: [...(spec.mounts ?? []).filter((m) => !dests.has(posix.normalize(m.destination))), ...ours] };
+    const rootfsPropagation = bindPropagation(mounts);
+    return {
+      ...spec,
+      mounts: [...(spec.mounts ?? []).filter((m) => !dests.has(posix.normalize(m.destination))), ...ours],
+      ...(rootfsPropagation ? { linux: { ...spec.linux, rootfsPropagation } } : {}),
+    };
   }
 }
 
