@@ -281,7 +281,7 @@ describe("engine run/create: every flag of the Docker CLI's, mapped as it maps t
     else expect(r.stdout).to.equal(`${numbers} 1048576\n${numbers} 50\n`);
     // a path that is no device fails the start
     const missing = await engine(n.host, ["run", "--rm", "--device-read-bps", "/dev/nosuch-device:1mb", "busybox", "true"]);
-    expect(missing.stderr).to.include("failed to read the device numbers of /dev/nosuch-device: no such file or directory");
+    expect(missing.stderr).to.include("stat /dev/nosuch-device: no such file or directory");
   });
 
   it("the daemon refuses an image of another platform, an isolation Linux lacks, an unknown security option, a cpuset the host lacks", async function () {

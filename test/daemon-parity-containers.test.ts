@@ -54,6 +54,14 @@ const CGROUPNS = [
   "docker run --pull never --rm --cgroupns private busybox sh -c 'grep -c \":/$\" /proc/self/cgroup'",
 ];
 
+const RUNTIME_REFUSALS = [
+  "docker run --pull never --rm --device-read-bps /dev/nonexistent:1mb busybox true",
+  // a sysctl runc will not set in the host's network namespace (Docker 28 adds the create's prefix; 20.10, compared here, does not)
+  "docker run --pull never --rm --sysctl net.ipv4.ip_forward=1 --network host busybox true 2>&1 | sed 's/failed to create task for container: //'",
+  "docker run --pull never --rm --mount type=bind,src=/tmp,dst=/t,bind-propagation=rshared busybox true",
+  "docker run --pull never --rm -v /tmp:/t:rslave busybox true",
+];
+
 const PS_STATUS = [
   "docker create --pull never --name made busybox",
   "docker ps -a --format '{{.Names}}' --filter status=bogus",
@@ -139,6 +147,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("says what ps said of bad arguments in its first line", TOP_ARGS);
 
   itAnswersAlike("gives containers the host's cgroup namespace by default on a cgroup v1 host, as Docker's daemon does", CGROUPNS);
+
+  itAnswersAlike("fails a start the runtime or the mount table refuses in Docker's words", RUNTIME_REFUSALS);
 
   itAnswersAlike("refuses a status filter that names no state", PS_STATUS);
 

@@ -28,6 +28,8 @@ export function startFailure(err: Error): { error: Error; message: string; exitC
     const e = errors.containerCommandFailed(text);
     return { error: e, message: e.message, exitCode: 126 };
   }
-  const e = errors.containerStartFailed(text);
+  // the runtime refused the container (a sysctl runc will not set, a device it cannot make):
+  // Docker's daemon says its create failed, as it does for a command not found
+  const e = /^failed to create shim task/.test(text) ? errors.containerTaskFailed(text) : errors.containerStartFailed(text);
   return { error: e, message: e.message, exitCode: 128 };
 }

@@ -17,7 +17,8 @@ function numbers(path: string): { major: number; minor: number } {
     return majorMinor(st.rdev);
   } catch (e) {
     if (e instanceof SpecError) throw e;
-    throw new SpecError(`failed to read the device numbers of ${path}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or directory" : (e as Error).message}`);
+    // Go's os.Stat words, as Docker's daemon passes them on
+    throw new SpecError(`stat ${path}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or directory" : (e as NodeJS.ErrnoException).code === "EACCES" ? "permission denied" : (e as Error).message}`);
   }
 }
 
