@@ -146,6 +146,14 @@ describe("build (classic builder, Docker CLI)", function () {
     expect(ok(await docker(host, ["run", "--rm", "--network", "none", "newcli"]), "run")).to.equal("new-cli\n");
   });
 
+  it("builds a context folder with the Dockerfile given on stdin (`-f -`), whose tar the CLI ends without its padding", async function () {
+    const dir = contextDir({ "data.txt": "from the context\n" });
+    const dockerfile = "FROM busybox\nCOPY data.txt /d\nCMD cat /d\n";
+    const r = await docker(host, ["build", "-t", "stdin-df", "-f", "-", dir], { DOCKER_BUILDKIT: "0" }, { timeoutMs: 120_000, input: dockerfile });
+    expect(r.code, r.stderr).to.equal(0);
+    expect(ok(await docker(host, ["run", "--rm", "--network", "none", "stdin-df"]), "run")).to.equal("from the context\n");
+  });
+
   it("runs with the 20.10 CLI explicitly", async function () {
     const dir = contextDir({ Dockerfile: "FROM busybox\nCMD echo old-cli\n" });
     const { runCommand } = await import("./helpers/engined.js");

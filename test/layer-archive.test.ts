@@ -176,6 +176,18 @@ describe("layer archive", function () {
       expect(((await failedEarly) as Error).message).to.equal("cut at once");
     });
 
+    it("takes an archive that ends right after its last entry's data, as Go's reader does (the Docker CLI's `build -f -` context)", async () => {
+      const tar = await makeTar([{ name: "a", data: "first\n" }, { name: "last", data: "FROM busybox\n" }]);
+      // the second header is at 1024; its 13 bytes of data follow it, then nothing
+      const cut = tar.subarray(0, 1024 + 512 + 13);
+      const dir = freshDir();
+      await applyLayer(Readable.from([cut]), dir, { whiteouts: "overlay" });
+      expect(readFileSync(join(dir, "last"), "utf8")).to.equal("FROM busybox\n");
+      // cut inside the data, it is still a truncated archive
+      const inside = await applyLayer(Readable.from([tar.subarray(0, 1024 + 512 + 5)]), freshDir(), { whiteouts: "overlay" }).catch((e: Error) => e);
+      expect(inside).to.be.instanceOf(Error);
+    });
+
     it("refuses old GNU sparse entries, naming the entry", async () => {
       const src = makeTempDir("engine-gnusparse-");
       execFileSync("truncate", ["-s", "1M", join(src, "holes.img")]);

@@ -88,6 +88,8 @@ export class TarReader {
   private missing = 0;
   /** Padding after the data being read. */
   private pad = 0;
+  /** The padding being skipped follows an entry's data (not a long header's). */
+  private paddingAfterData = false;
   private current: TarHeader | undefined;
   private sink: EntryData | undefined;
   private long: Buffer | undefined;
@@ -116,9 +118,15 @@ export class TarReader {
     return this.consume(chunk, 0);
   }
 
-  /** The input is over: throws unless the archive ended between entries. */
+  /**
+   * The input is over: throws unless the archive ended between entries. Like Go's archive/tar,
+   * which Docker's daemon reads with, an archive may end right after an entry's data, without
+   * its padding or the end-of-archive blocks: the Docker CLI sends a build context so when it
+   * adds a Dockerfile given on stdin (`docker build -f - .`).
+   */
   async end(): Promise<void> {
     if (this.failed) throw this.failed;
+    if (this.phase === "skip" && this.paddingAfterData) return;
     if (this.phase !== "header" || this.headerFill !== 0) throw new TarFormatError("Unexpected end of data");
   }
 
@@ -238,6 +246,7 @@ export class TarReader {
     const sink = this.sink;
     this.sink = undefined;
     this.phase = this.pad > 0 ? "skip" : "header";
+    this.paddingAfterData = true;
     this.missing = this.pad;
     return this.finishEntry(sink);
   }
@@ -270,6 +279,7 @@ export class TarReader {
     }
     this.long = undefined;
     this.missing = padding(buf.length);
+    this.paddingAfterData = false;
     this.phase = this.missing > 0 ? "skip" : "header";
   }
 }
