@@ -179,6 +179,13 @@ describe("engine CLI: port, pause, rename, update, volumes, networks, prunes, ma
     await same("container", "inspect", "--size", "--format", "{{.SizeRw}}", "again");
     await same("container", "inspect", "busybox");
     await same("image", "inspect", "--format", "{{.RepoTags}}", "busybox");
+    // the Docker CLI's typed fields (Go's names) work beside the JSON keys; a key neither has is an error
+    await same("container", "inspect", "--format", "{{.ID}} {{.HostConfig.CPUShares}} {{.HostConfig.CPUPeriod}}", "again");
+    await same("container", "inspect", "--format", "{{.Id}} {{.HostConfig.CpuShares}}", "again");
+    // not both spellings in one template: the typed run fails at one, the raw one at the other
+    await same("container", "inspect", "--format", "{{.ID}} {{.Id}}", "again");
+    await same("image", "inspect", "--format", "{{.ID}}", "busybox");
+    await same("container", "inspect", "--format", "{{.Bogus}}", "again");
     await same("image", "inspect", "again");
     // every command in each group, under its name there; an unknown one is refused
     for (const group of ["container", "image", "network", "system", "volume"]) {

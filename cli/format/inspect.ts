@@ -23,6 +23,19 @@ function nullText(key: string): string | undefined {
 }
 
 /**
+ * As the Docker CLI runs a template: on the typed object (Go's field names), and when that fails
+ * on the raw JSON, whose failure is the one reported.
+ */
+function typedThenRaw(tmpl: Template, object: unknown): string {
+  try {
+    return tmpl.execute(object, { missingKeyError: true, nullText, goNames: true });
+  } catch (e) {
+    if (!(e instanceof TemplateError)) throw e;
+    return tmpl.execute(object, { missingKeyError: true, nullText });
+  }
+}
+
+/**
  * Fetches one object's raw JSON, or throws an Error whose message is what to print. With a
  * typed value beside it (a client-side object, as a context is), templates run on that value.
  */
@@ -55,7 +68,7 @@ export async function inspectObjects(refs: readonly string[], format: string, ge
       continue;
     }
     try {
-      text += (typeof got === "string" ? tmpl.execute(JSON.parse(raw), { missingKeyError: true, nullText }) : tmpl.execute(got.value)) + "\n";
+      text += (typeof got === "string" ? typedThenRaw(tmpl, JSON.parse(raw)) : tmpl.execute(got.value)) + "\n";
     } catch (e) {
       if (!(e instanceof TemplateError)) throw e;
       errors.push(`template parsing error: ${e.message}`);

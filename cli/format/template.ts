@@ -22,11 +22,28 @@ export interface ExecOptions {
   nullText?: (key: string) => string | undefined;
   /** Missing map keys are errors ("map has no entry for key"), as inspect's fallback runs. */
   missingKeyError?: boolean;
+  /** Fields by Go's names where they differ from the JSON keys, as on the Docker CLI's typed structs. */
+  goNames?: boolean;
   /** Make the header row: the header functions replace the CLI's. */
   header?: boolean;
   /** Extra functions (`getDetailsOrder` for version). */
   funcs?: Record<string, Fn>;
 }
+
+/**
+ * The API's JSON key of a Go field whose name differs from it. The Docker CLI runs an inspect
+ * template on its typed structs first (Go's names: `.ID`, `.HostConfig.CPUShares`), and on the
+ * raw JSON only when that fails (`.Id`, `.HostConfig.CpuShares`): either spelling works, not
+ * both in one template.
+ */
+function goFieldKey(goName: string): string | undefined {
+  if (goName === "ID") return "Id";
+  if (/^CPU[A-Z]/.test(goName)) return `Cpu${goName.slice(3)}`;
+  return undefined;
+}
+
+/** A JSON key whose Go field is named otherwise (`Id`, `CpuShares`): no field of a typed struct. */
+const isJsonOnlyKey = (key: string): boolean => key === "Id" || /^Cpu[A-Z]/.test(key);
 
 export class Template {
   private readonly nodes: Node[];
@@ -91,7 +108,10 @@ export class Template {
         } else if (cur !== null && typeof cur === "object" && !Array.isArray(cur)) {
           if (last && args.length) return fail(arg.pos, arg.text, `${key} is not a method but has arguments`);
           const rec = cur as Record<string, unknown>;
-          if (Object.prototype.hasOwnProperty.call(rec, key)) cur = rec[key] === null && opts.nullText ? new TypedNull(opts.nullText(key) ?? "[]") : rec[key];
+          const alias = opts.goNames ? goFieldKey(key) : undefined;
+          if (opts.goNames && isJsonOnlyKey(key)) return fail(arg.pos, arg.text, `can't evaluate field ${key}`);
+          if (alias !== undefined && !Object.prototype.hasOwnProperty.call(rec, key) && Object.prototype.hasOwnProperty.call(rec, alias)) cur = rec[alias];
+          else if (Object.prototype.hasOwnProperty.call(rec, key)) cur = rec[key] === null && opts.nullText ? new TypedNull(opts.nullText(key) ?? "[]") : rec[key];
           else if (opts.nullText?.(key) !== undefined) cur = new TypedNull(opts.nullText(key)!);
           else if (opts.missingKeyError) return fail(arg.pos, arg.text, `map has no entry for key "${key}"`);
           else cur = NO_VALUE;
