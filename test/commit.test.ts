@@ -74,6 +74,10 @@ describe("commit", function () {
       expect(old.Container).to.equal(src.Id);
       expect(old.ContainerConfig.Cmd).to.deep.equal(["sh", "-c", "echo committed > /new && rm /etc/group"]);
       expect((await inspectImage("busybox", "1.44")).Container).to.equal("");
+      // the image config shows the container's other fields (Hostname, Tty, Image...) up to API
+      // 1.49 only; from 1.50 it is the OCI image config's fields and Docker's three
+      expect(old.Config).to.include({ Hostname: src.Config.Hostname, Tty: false });
+      expect(Object.keys(image.Config).filter((k) => ["Hostname", "Domainname", "Tty", "Image", "AttachStdout", "OpenStdin"].includes(k))).to.deep.equal([]);
 
       // the parent stays while the committed image does
       const rm = await httpRequest({ socketPath: d.socket }, "DELETE", `/v1.51/images/${baseId}`);

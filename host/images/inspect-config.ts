@@ -34,7 +34,17 @@ const UP_TO_1_49: Readonly<Record<string, unknown>> = {
   Tty: false,
 };
 
+/**
+ * What an image config is from API 1.50 (Docker's DockerOCIImageConfig): the OCI image config's
+ * fields and Docker's three beside them. A committed image's config keeps the container's other
+ * fields (Hostname, Tty, Image...), which those versions do not show.
+ */
+const IMAGE_CONFIG_KEYS = new Set([
+  "User", "ExposedPorts", "Env", "Entrypoint", "Cmd", "Volumes", "WorkingDir", "Labels", "StopSignal", "ArgsEscaped",
+  "Healthcheck", "OnBuild", "Shell",
+]);
+
 export function inspectConfig(config: ContainerConfig | null | undefined, apiVersion: string): Record<string, unknown> {
-  const legacy = compareApiVersions(apiVersion, "1.50") < 0 ? { ...UP_TO_1_49, ...ALWAYS } : ALWAYS;
-  return { ...legacy, ...(config ?? {}) };
+  if (compareApiVersions(apiVersion, "1.50") < 0) return { ...UP_TO_1_49, ...ALWAYS, ...(config ?? {}) };
+  return { ...ALWAYS, ...Object.fromEntries(Object.entries(config ?? {}).filter(([key]) => IMAGE_CONFIG_KEYS.has(key))) };
 }
