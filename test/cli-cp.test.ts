@@ -186,6 +186,8 @@ describe("engine CLI: cp", function () {
       ["h.txt", "box:/dst/nodir/"],
       ["h.txt", "box:/dst/a/b"],
       ["missing", "box:/dst/"],
+      // a file of / that is not there: Go's path join makes it `//nosuch-at-root`
+      ["/nosuch-at-root", "box:/dst/"],
       ["-", "box:/dst/file"],
       ["box:/a", "box:/b"],
       ["a", "b"],

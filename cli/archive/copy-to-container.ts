@@ -36,7 +36,8 @@ function sourceInfo(path: string, followLink: boolean): CopyInfo {
     } catch (e) {
       throw pathError("lstat", dir, e);
     }
-    resolved = `${realDir === "/" ? "" : realDir}/${base}`;
+    // as go-archive joins them: a file of / is `//name` (its lstat error says so)
+    resolved = `${realDir}/${base}`;
     if (hasTrailingSeparator(path) && posix.basename(path) !== posix.basename(resolved)) rebaseName = posix.basename(path);
   }
   let st;
