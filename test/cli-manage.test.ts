@@ -184,6 +184,9 @@ describe("engine CLI: port, pause, rename, update, volumes, networks, prunes, ma
     await same("container", "inspect", "--format", "{{.Id}} {{.HostConfig.CpuShares}}", "again");
     // not both spellings in one template: the typed run fails at one, the raw one at the other
     await same("container", "inspect", "--format", "{{.ID}} {{.Id}}", "again");
+    // sets print their members as Go's empty struct
+    await ok("create", "--name", "sets", "--expose", "80", "-v", "/vol", "busybox");
+    await same("container", "inspect", "--format", "{{.Config.ExposedPorts}} {{.Config.Volumes}} {{json .Config.ExposedPorts}}", "sets");
     await same("image", "inspect", "--format", "{{.ID}}", "busybox");
     await same("container", "inspect", "--format", "{{.Bogus}}", "again");
     await same("image", "inspect", "again");

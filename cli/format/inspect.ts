@@ -7,7 +7,7 @@
  */
 import { ExitError } from "../command.js";
 import { compactJson, indentJson } from "./json-indent.js";
-import { parseTemplate, TemplateError, type Template } from "./template.js";
+import { parseTemplate, struct, TemplateError, type Template } from "./template.js";
 
 /**
  * The Docker CLI runs an inspect template on the typed object first, where a null field is a
@@ -22,13 +22,25 @@ function nullText(key: string): string | undefined {
   return NULL_MAPS.has(key) ? "map[]" : NULL_POINTERS.has(key) ? "<nil>" : undefined;
 }
 
+/** Sets of the API's types (`map[string]struct{}`): their members print as Go's empty struct, `{}`. */
+const STRUCT_SETS = new Set(["ExposedPorts", "Volumes"]);
+
+/** The object as its typed struct would print: the members of a set are empty structs. */
+function typedView(v: unknown, key = ""): unknown {
+  if (Array.isArray(v)) return v.map((x) => typedView(x));
+  if (v === null || typeof v !== "object") return v;
+  const entries = Object.entries(v as Record<string, unknown>);
+  if (STRUCT_SETS.has(key)) return Object.fromEntries(entries.map(([k]) => [k, struct("struct {}", {})]));
+  return Object.fromEntries(entries.map(([k, x]) => [k, typedView(x, k)]));
+}
+
 /**
  * As the Docker CLI runs a template: on the typed object (Go's field names), and when that fails
  * on the raw JSON, whose failure is the one reported.
  */
 function typedThenRaw(tmpl: Template, object: unknown): string {
   try {
-    return tmpl.execute(object, { missingKeyError: true, nullText, goNames: true });
+    return tmpl.execute(typedView(object), { missingKeyError: true, nullText, goNames: true });
   } catch (e) {
     if (!(e instanceof TemplateError)) throw e;
     return tmpl.execute(object, { missingKeyError: true, nullText });
