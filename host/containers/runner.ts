@@ -306,7 +306,8 @@ export class ContainerRunner {
       let saved: Promise<void> | undefined;
       if (wasRunning) {
         const finishedAt = new Date().toISOString();
-        const OOMKilled = exitCode !== 0 && (await this.oomKilled(id));
+        // (a run the supervisor lost has nothing to say about it)
+        const OOMKilled = exitCode !== 0 && !error && (await this.oomKilled(id));
         restartIn = this.shuttingDown ? undefined : this.restarts.decide(c, exitCode, c.HasBeenManuallyStopped === true);
         if (restartIn === undefined) {
           c.State = { ...c.State, Status: "exited", Running: false, Paused: false, Restarting: false, OOMKilled, Pid: 0, ExitCode: exitCode, Error: error, FinishedAt: finishedAt };
@@ -341,7 +342,15 @@ export class ContainerRunner {
    * `State.OOMKilled`, which the next start clears.
    */
   private async oomKilled(id: string): Promise<boolean> {
-    const state = await this.supervisor().then((sup) => sup.get(id)).catch(() => undefined);
+    // bounded: an exit is recorded whatever becomes of the question
+    const asked = this.supervisor().then((sup) => sup.get(id)).catch(() => undefined);
+    let cancel = () => {};
+    const late = new Promise<undefined>((resolve) => {
+      const timer = setTimeout(() => resolve(undefined), 2000);
+      timer.unref();
+      cancel = () => clearTimeout(timer);
+    });
+    const state = await Promise.race([asked, late]).finally(() => cancel());
     return state?.oomKilled === true;
   }
 
