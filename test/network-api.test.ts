@@ -45,6 +45,8 @@ describe("network API (Docker CLI, daemon in its own network namespace)", functi
     expect(await fails("network", "rm", "bridge")).to.include("bridge is a pre-defined network and cannot be removed");
     expect(await fails("network", "rm", "host")).to.include("host is a pre-defined network and cannot be removed");
     expect(await fails("network", "rm", "nosuchnet")).to.include("network nosuchnet not found");
+    // they are no user-defined networks: no fixed address there, as on the default one
+    expect(await fails("create", "--network", "none", "--ip", "10.1.2.3", "busybox")).to.include("user specified IP address is supported on user defined networks only");
   });
 
   it("makes a network from the request: subnet, gateway, range, labels, options; its bridge and rules; and removes them", async function () {

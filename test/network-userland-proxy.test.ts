@@ -202,7 +202,7 @@ describe("userland proxy", function () {
           );
           expect(err).to.be.instanceOf(PortAlreadyAllocatedError);
           expect((err as Error).message).to.equal(`Bind for 0.0.0.0:${hostPort} failed: port is already allocated`);
-          expect((err as PortAlreadyAllocatedError).detail).to.match(/address already in use/);
+          expect((err as PortAlreadyAllocatedError).detail).to.match(new RegExp(`^listen ${proto}4 0\\.0\\.0\\.0:${hostPort}: bind: address already in use$`));
           if (mode.path) expect(children().filter((c) => c.comm === "docker-proxy")).to.deep.equal([]);
         });
 

@@ -118,6 +118,28 @@ function resolveReferences(hc: HostConfig, containers: ContainerStore): void {
   }
 }
 
+/**
+ * What a container that joins another's network namespace (`container:<ref>`) or the host's
+ * cannot also ask for, refused at create in Docker's words (its validateNetContainerMode and
+ * validateNetMode, in their order): the other container has the name, the name servers, the
+ * hosts file, the MAC address and the ports.
+ */
+function checkNetworkMode(request: ContainerCreateCheck["request"]): void {
+  const hc = request.HostConfig;
+  const mode = hc.NetworkMode ?? "";
+  const joined = mode.startsWith("container:");
+  const conflict = (what: string) => errors.containerInvalidResource(`conflicting options: ${what}`);
+  if (joined && mode.slice("container:".length) === "") throw errors.containerInvalidResource("Invalid network mode: invalid container format container:<name|id>");
+  if (joined && request.Hostname) throw conflict("hostname and the network mode");
+  if (joined && (hc.Links ?? []).length > 0) throw conflict("container type network can't be used with links. This would result in undefined behavior");
+  if (joined && (hc.Dns ?? []).length > 0) throw conflict("dns and the network mode");
+  if (joined && (hc.ExtraHosts ?? []).length > 0) throw conflict("custom host-to-IP mapping and the network mode");
+  if ((joined || mode === "host") && request.MacAddress) throw conflict("mac-address and the network mode");
+  if (joined && (Object.keys(hc.PortBindings ?? {}).length > 0 || hc.PublishAllPorts)) throw conflict("port publishing and the container type network mode");
+  if (joined && Object.keys(request.ExposedPorts ?? {}).length > 0) throw conflict("port exposing and the container type network mode");
+  if (mode === "host" && (hc.Links ?? []).length > 0) throw conflict("host type networking can't be used with links. This would result in undefined behavior");
+}
+
 /** The checks of one create; changes the request's HostConfig as it is to be recorded. */
 function checkCreate(check: ContainerCreateCheck, deps: Omit<CreateChecksDeps, "hooks">): ContainerCreateCheck {
   const { request } = check;
@@ -140,10 +162,10 @@ function checkCreate(check: ContainerCreateCheck, deps: Omit<CreateChecksDeps, "
   if (Object.keys(hc.Annotations ?? {}).includes("")) {
     throw errors.containerInvalidResource("invalid Annotations: the empty string is not permitted as an annotation key");
   }
+  checkNetworkMode(request);
   if (hc.UTSMode === "host" && request.Hostname) throw errors.containerInvalidResource("conflicting options: hostname and the UTS mode");
-  const mode = hc.NetworkMode ?? "";
-  if (request.MacAddress && (mode === "host" || mode.startsWith("container:"))) {
-    throw errors.containerInvalidResource("conflicting options: mac-address and the network mode");
+  if ((hc.NetworkMode ?? "") === "host" && Object.keys(hc.PortBindings ?? {}).length > 0) {
+    warnings.push("Published ports are discarded when using host network mode");
   }
   // Docker records the runtime in effect at create, and the daemon's defaults of /dev/shm's size,
   // the IPC and the cgroup namespace modes (its adaptContainerSettings): inspect shows them, and

@@ -100,7 +100,12 @@ export class ContainerNetworks {
     const asked = Object.keys(endpointsConfig);
     if (shared) {
       if (asked.some((k) => k !== mode)) throw errors.networkModeConflict(mode);
-      return mode in MODE_NETWORKS ? { [mode]: { NetworkID: this.deps.networks.network(mode).spec.id } } : undefined;
+      if (!(mode in MODE_NETWORKS)) return undefined;
+      // host and none are no user-defined networks: Docker's checks of the default network's settings hold
+      const fields = attachmentFields(endpointsConfig[mode] ?? {});
+      if (fields.IPAMConfig?.IPv4Address || fields.IPAMConfig?.IPv6Address) throw errors.networkInvalid("user specified IP address is supported on user defined networks only");
+      if (fields.Aliases?.length) throw errors.networkInvalid("network-scoped alias is supported only for containers in user defined networks");
+      return { [mode]: { NetworkID: this.deps.networks.network(mode).spec.id } };
     }
     // A network that does not exist (yet) is an error of the start, not of the create, as in
     // Docker: a 404 here would make the Docker CLI try to pull the image.

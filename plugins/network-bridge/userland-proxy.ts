@@ -91,9 +91,10 @@ function invalidSpec(spec: ProxySpec): string | undefined {
   return undefined;
 }
 
-/** Rejections in docker-proxy's words: `listen tcp 127.0.0.1:80: bind: address already in use`. */
+/** Rejections in docker-proxy's words: `listen tcp4 127.0.0.1:80: bind: address already in use` (its network names the family). */
 function bindError(spec: ProxySpec, err: NodeJS.ErrnoException, detail?: string): Error {
-  const why = detail ?? `listen ${spec.proto} ${hostPort(spec.hostIp, spec.hostPort)}: bind: ${goErrnoText(err)}`;
+  const network = `${spec.proto}${isIP(spec.hostIp) === 6 ? "6" : "4"}`;
+  const why = detail ?? `listen ${network} ${hostPort(spec.hostIp, spec.hostPort)}: bind: ${goErrnoText(err)}`;
   if (err.code === "EADDRINUSE") return new PortAlreadyAllocatedError(spec.proto, spec.hostIp, spec.hostPort, why);
   return new Error(`Error starting userland proxy: ${why}`, { cause: err });
 }
