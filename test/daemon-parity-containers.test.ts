@@ -75,6 +75,12 @@ const NETWORK_MODE_CONFLICTS = [
   // (a fixed address there: 20.10, compared here, refuses it at the start; engined at the create, as current moby's verifyNetworkingConfig)
 ];
 
+const EXEC_WORDS = [
+  "docker run --pull never -d --name xw busybox sleep 60 >/dev/null",
+  "docker exec --detach-keys bogus xw true",
+  "docker exec xw true; docker exec xw echo a b; sleep 1; docker events --since 0 --until \"$(date +%s)\" --filter event=exec_create --filter event=exec_start --format '[{{.Action}}]'",
+];
+
 const PS_STATUS = [
   "docker create --pull never --name made busybox",
   "docker ps -a --format '{{.Names}}' --filter status=bogus",
@@ -164,6 +170,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("fails a start the runtime or the mount table refuses in Docker's words", RUNTIME_REFUSALS);
 
   itAnswersAlike("refuses at create what a container on another's or the host's network cannot ask for", NETWORK_MODE_CONFLICTS);
+
+  itAnswersAlike("names an exec's bad detach keys and its events as Docker's daemon does", EXEC_WORDS);
 
   itAnswersAlike("refuses a status filter that names no state", PS_STATUS);
 

@@ -71,6 +71,8 @@ export const containersErrors = {
     400,
     (keys: string, why: string) => `Invalid detach keys (${keys}) provided: ${why}`,
   ),
+  // an exec's, as Docker's exec create words it (attach's is the one above)
+  execDetachKeysInvalid: define("ENGINE_ERR_EXEC_DETACH_KEYS_INVALID", 400, (keys: string) => `Invalid escape keys (${keys}) provided`),
   containerInvalidSignal: define("ENGINE_ERR_CONTAINER_INVALID_SIGNAL", 400, (signal: string) => `Invalid signal: ${signal}`),
   containerKillUnsupportedSignal: define(
     "ENGINE_ERR_CONTAINER_KILL_UNSUPPORTED_SIGNAL",

@@ -6,12 +6,15 @@
 import { DEFAULT_DETACH_KEYS, parseDetachKeys } from "../../core/containers/detach-keys.js";
 import { errors } from "../../core/errors.js";
 
-/** The sequence as bytes (the default when none is given); a 400 for one that cannot be typed. */
-export function detachKeysOf(spec: string | undefined): Buffer {
+/**
+ * The sequence as bytes (the default when none is given); a 400 for one that cannot be typed,
+ * in attach's words, or an exec's (`for: "exec"`): Docker's two say it differently.
+ */
+export function detachKeysOf(spec: string | undefined, opts: { for?: "attach" | "exec" } = {}): Buffer {
   if (!spec) return DEFAULT_DETACH_KEYS;
   try {
     return parseDetachKeys(spec);
   } catch (err) {
-    throw errors.detachKeysInvalid(spec, (err as Error).message);
+    throw opts.for === "exec" ? errors.execDetachKeysInvalid(spec) : errors.detachKeysInvalid(spec, (err as Error).message);
   }
 }

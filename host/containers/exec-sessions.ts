@@ -100,7 +100,8 @@ export class ExecSessions {
     if (c.State.Paused) throw errors.execContainerPaused(ref);
     const e: ExecInstance = { id: randomBytes(32).toString("hex"), container: c, request: { ...request, Cmd: cmd }, running: false, exitCode: null, pid: 0 };
     this.instances.set(e.id, e);
-    this.event(e, `exec_create: ${cmd.join(" ")}`);
+    // Docker's action: the entrypoint, a space, the arguments (a trailing space when there are none)
+    this.event(e, `exec_create: ${cmd[0]} ${cmd.slice(1).join(" ")}`);
     return e;
   }
 
@@ -154,7 +155,7 @@ export class ExecSessions {
       throw errors.execStartFailed((err as Error).message);
     }
     e.pid = state.pid;
-    this.event(e, `exec_start: ${e.request.Cmd.join(" ")}`);
+    this.event(e, `exec_start: ${e.request.Cmd[0]} ${e.request.Cmd.slice(1).join(" ")}`);
     const exit = sup.execWait(c.Id, e.id).catch((err: Error) => {
       this.deps.log.warn({ err, exec: e.id }, "lost track of an exec process");
       return 255;

@@ -44,7 +44,7 @@ export function execRoutes(deps: ExecRouteDeps) {
       const ref = (request.params as { id: string }).id;
       const c = containers.get(ref);
       const body = validateBody(validateCreate, request.body ?? {}, request);
-      detachKeysOf(body.DetachKeys); // refused now rather than at start
+      detachKeysOf(body.DetachKeys, { for: "exec" }); // refused now rather than at start
       return reply.code(201).send({ Id: execs.create(c, body, ref).id });
     });
 
