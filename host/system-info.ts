@@ -8,10 +8,12 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { EngineHooks } from "../core/hooks.js";
 import type { DaemonConfig } from "../core/options/table.js";
-import type { SystemInfo, VersionInfo } from "../core/system-info.js";
+import type { SystemInfo, VersionComponent, VersionInfo } from "../core/system-info.js";
 import { API_VERSION, BUILD_TIME, ENGINE_VERSION, GIT_COMMIT, MIN_API_VERSION } from "../core/version.js";
 import { cgroupDriver, maskProxy, registryConfig, reloadableOptions, runtimesInfo, securityOptions } from "./config-report.js";
 import { ruleHost, type HostReport } from "./host-facts.js";
+import { selectRuntime } from "./containers/runtime-select.js";
+import { runtimeComponent } from "./runtime-component.js";
 
 export interface InfoSources {
   config: () => DaemonConfig;
@@ -109,6 +111,15 @@ export async function buildSystemInfo(src: InfoSources): Promise<SystemInfo> {
   return src.hooks.processInfo.promise(base);
 }
 
+/** The default runtime's component (undefined when it cannot be found or say its version). */
+async function defaultRuntimeComponent(src: InfoSources): Promise<VersionComponent | undefined> {
+  try {
+    return await runtimeComponent(selectRuntime(src.config(), undefined, ruleHost(src.host)).path);
+  } catch {
+    return undefined;
+  }
+}
+
 export async function buildVersionInfo(src: InfoSources): Promise<VersionInfo> {
   const details = {
     ApiVersion: API_VERSION,
@@ -121,9 +132,10 @@ export async function buildVersionInfo(src: InfoSources): Promise<VersionInfo> {
     MinAPIVersion: MIN_API_VERSION,
     Os: "linux",
   };
+  const runtime = await defaultRuntimeComponent(src);
   const base: VersionInfo = {
     Platform: { Name: "Engine" },
-    Components: [{ Name: "Engine", Version: ENGINE_VERSION, Details: details }],
+    Components: [{ Name: "Engine", Version: ENGINE_VERSION, Details: details }, ...(runtime ? [runtime] : [])],
     Version: ENGINE_VERSION,
     ApiVersion: API_VERSION,
     MinAPIVersion: MIN_API_VERSION,

@@ -10,6 +10,7 @@ import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import Docker from "dockerode";
 import { randomBytes } from "node:crypto";
+import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { eventually } from "./helpers/net-daemon.js";
@@ -343,6 +344,14 @@ describe("API behaviours as Docker's daemon has them", function () {
         req.end();
       });
       expect(update).to.equal(200);
+    });
+
+    it("lists the default runtime among the version's components, as Docker lists runc: its binary's name, what its --version says", async () => {
+      const body = JSON.parse((await call(d.socket, "GET", "/v1.51/version")).body) as { Components: { Name: string; Version: string; Details?: { GitCommit?: string } }[] };
+      const said = execFileSync("runc", ["--version"], { encoding: "utf8" });
+      expect(body.Components.map((c) => c.Name)).to.deep.equal(["Engine", "runc"]);
+      expect(body.Components[1]).to.deep.include({ Version: /version\s+(\S+)/.exec(said)![1] });
+      expect(body.Components[1].Details?.GitCommit).to.equal(/^commit:\s*(\S+)/m.exec(said)![1]);
     });
 
     it("records the daemon's defaults in a container's HostConfig at create, as Docker's daemon does", async () => {
