@@ -32,12 +32,12 @@ const CONNECT_TWICE = [
   "docker rm nc1 >/dev/null; docker network rm pc1 pc2",
 ];
 
-// no swap to reach past the limit: memory and memory-swap alike
+// no swap to reach past the limit: memory and memory-swap alike. Whether dockerd 20.10 notices
+// the OOM kill is racy (containerd's cgroup v1 event may come after the exit, then it says false):
+// OOMKilled and the oom event are engined's own test (api-docker-behaviours)
 const OOM = [
   "docker run --pull never --name oom1 --memory 8m --memory-swap 8m busybox sh -c 'dd if=/dev/zero of=/dev/null bs=32M'; echo rc=$?",
-  "docker inspect -f '{{.State.OOMKilled}} {{.State.ExitCode}} {{.State.Status}}' oom1",
-  // a second later: an event of the second `--until` names may be left out
-  "sleep 1; docker events --since 0 --until \"$(date +%s)\" --filter container=oom1 --filter event=oom --filter event=die --format '{{.Action}}'",
+  "docker inspect -f '{{.State.ExitCode}} {{.State.Status}}' oom1",
   "docker run --pull never --name oom2 busybox sh -c 'exit 3'; docker inspect -f '{{.State.OOMKilled}} {{.State.ExitCode}}' oom2",
 ];
 
