@@ -124,6 +124,8 @@ export class ContainerVolumes {
   async mount(c: ContainerRecord, rootfs: string): Promise<void> {
     const mine = new Map<string, { name: string; driver: string; path: string }>();
     this.active.set(c.Id, mine);
+    // a run the daemon did not see end (a restart it was waiting for) may have left its pins
+    await unpinAll(this.pinDir(c.Id));
     try {
       for (const [index, m] of (c.Mounts ?? []).entries()) {
         if (m.Type === "bind" && m.CreateSource) {
