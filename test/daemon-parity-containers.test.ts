@@ -81,6 +81,13 @@ const EXEC_WORDS = [
   "docker exec xw true; docker exec xw echo a b; sleep 1; docker events --since 0 --until \"$(date +%s)\" --filter event=exec_create --filter event=exec_start --format '[{{.Action}}]'",
 ];
 
+const STOP_KILLS = [
+  // sleep as PID 1 ignores SIGTERM: the stop's SIGKILL comes after the timeout, and is announced too
+  "docker run --pull never -d --name sk busybox sleep 60 >/dev/null; docker stop -t 1 sk >/dev/null; sleep 1; docker events --since 0 --until \"$(date +%s)\" --filter container=sk --format '{{.Action}} {{.Actor.Attributes.signal}}'",
+  // one that ends on the signal: one kill
+  "docker run --pull never -d --name sk2 busybox sh -c 'trap \"exit 0\" TERM; while :; do sleep 0.1; done' >/dev/null; sleep 0.5; docker stop -t 5 sk2 >/dev/null; sleep 1; docker events --since 0 --until \"$(date +%s)\" --filter container=sk2 --format '{{.Action}} {{.Actor.Attributes.signal}}'",
+];
+
 const PS_STATUS = [
   "docker create --pull never --name made busybox",
   "docker ps -a --format '{{.Names}}' --filter status=bogus",
@@ -172,6 +179,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("refuses at create what a container on another's or the host's network cannot ask for", NETWORK_MODE_CONFLICTS);
 
   itAnswersAlike("names an exec's bad detach keys and its events as Docker's daemon does", EXEC_WORDS);
+
+  itAnswersAlike("announces a stop's SIGKILL after its timeout, as Docker's daemon does", STOP_KILLS);
 
   itAnswersAlike("refuses a status filter that names no state", PS_STATUS);
 

@@ -432,10 +432,17 @@ export class ContainerRunner {
     // A frozen process takes no signal: it is thawed first (Docker resumes it with the signal).
     if (c.State.Paused) await this.freezer.thaw(c);
     this.deps.hooks.event.call(containerEvent(c, "kill", { signal: signalNumber(signal) }));
+    // The supervisor sends SIGKILL once the time is up; Docker's daemon announces that kill too.
+    // It is announced here at the same moment, unless the run has ended by then.
+    const lateKill = seconds >= 0 && signalNumber(signal) !== "9" ? setTimeout(() => {
+      const now = this.deps.containers.find(c.Id)?.State;
+      if (now?.Running && now.Pid === pid) this.deps.hooks.event.call(containerEvent(c, "kill", { signal: "9" }));
+    }, seconds * 1000) : undefined;
+    lateKill?.unref();
     const code = await sup.stop(c.Id, seconds, signal).catch((err: Error) => {
       if (err instanceof SupervisorClientError && err.status === 404) return 255;
       throw err;
-    });
+    }).finally(() => clearTimeout(lateKill));
     killPoint("stop.signalled");
     // The event stream brings the same exit; whichever comes first records it, and this
     // returns once it is recorded.
