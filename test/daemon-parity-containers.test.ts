@@ -36,7 +36,7 @@ const CONNECT_TWICE = [
 // the OOM kill is racy (containerd's cgroup v1 event may come after the exit, then it says false):
 // OOMKilled and the oom event are engined's own test (api-docker-behaviours)
 const OOM = [
-  "docker run --pull never --name oom1 --memory 8m --memory-swap 8m busybox sh -c 'dd if=/dev/zero of=/dev/null bs=32M'; echo rc=$?",
+  "docker run --pull never --name oom1 --memory 8m --memory-swap 8m busybox sh -c 'dd if=/dev/zero of=/dev/null bs=32M count=1'; echo rc=$?",
   "docker inspect -f '{{.State.ExitCode}} {{.State.Status}}' oom1",
   "docker run --pull never --name oom2 busybox sh -c 'exit 3'; docker inspect -f '{{.State.OOMKilled}} {{.State.ExitCode}}' oom2",
 ];
