@@ -26,6 +26,7 @@ const GO_ERRNO: Record<string, string> = {
   EHOSTUNREACH: "no route to host",
   EAFNOSUPPORT: "address family not supported by protocol",
   ECONNABORTED: "software caused connection abort",
+  ELOOP: "too many levels of symbolic links",
 };
 
 /** The errno of a system error in Go's words. */

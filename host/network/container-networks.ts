@@ -101,11 +101,9 @@ export class ContainerNetworks {
     if (shared) {
       if (asked.some((k) => k !== mode)) throw errors.networkModeConflict(mode);
       if (!(mode in MODE_NETWORKS)) return undefined;
-      // host and none are no user-defined networks: Docker's checks of the default network's settings hold
-      const fields = attachmentFields(endpointsConfig[mode] ?? {});
-      if (fields.IPAMConfig?.IPv4Address || fields.IPAMConfig?.IPv6Address) throw errors.networkInvalid("user specified IP address is supported on user defined networks only");
-      if (fields.Aliases?.length) throw errors.networkInvalid("network-scoped alias is supported only for containers in user defined networks");
-      return { [mode]: { NetworkID: this.deps.networks.network(mode).spec.id } };
+      const rec = this.deps.networks.network(mode);
+      attachment(rec, endpointsConfig[mode] ?? {}); // checked as any network's settings; none kept
+      return { [mode]: { NetworkID: rec.spec.id } };
     }
     // A network that does not exist (yet) is an error of the start, not of the create, as in
     // Docker: a 404 here would make the Docker CLI try to pull the image.
@@ -419,8 +417,10 @@ function attachment(rec: NetworkRecord, config: EndpointConfigRequest): NetworkA
   const fields = attachmentFields(config);
   const aliases = fields.Aliases ?? [];
   const fixed = fields.IPAMConfig ?? {};
-  if (rec.spec.isDefault && aliases.length) throw errors.networkInvalid("network-scoped alias is supported only for containers in user defined networks");
-  if (rec.spec.isDefault && (fixed.IPv4Address || fixed.IPv6Address)) throw errors.networkInvalid("user specified IP address is supported on user defined networks only");
+  // the default network, host and none are not user-defined: no alias, no fixed address there
+  const userDefined = !rec.spec.isDefault && !isModeNetwork(rec.spec);
+  if (!userDefined && aliases.length) throw errors.networkInvalid("network-scoped alias is supported only for containers in user defined networks");
+  if (!userDefined && (fixed.IPv4Address || fixed.IPv6Address)) throw errors.networkInvalid("user specified IP address is supported on user defined networks only");
   // Docker's create checks only that they are addresses (on the default bridge too: its
   // user-defined-address rule counts IPv4 and IPv6 only); that they are link-local, its start
   // (in Docker 28's words, one line per address; 20.10 said "Invalid link-local IP address: [a b]")

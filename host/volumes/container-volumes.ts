@@ -47,6 +47,8 @@ export interface ContainerVolumesDeps {
 export class ContainerVolumes {
   /** Per running container: the volumes its drivers mounted, destination -> name and host path. */
   private readonly active = new Map<string, Map<string, { name: string; driver: string; path: string }>>();
+  /** The uses (containers, copies) with subpaths pinned: only theirs are unpinned. */
+  private readonly pinned = new Set<string>();
 
   constructor(private readonly deps: ContainerVolumesDeps) {}
 
@@ -125,7 +127,7 @@ export class ContainerVolumes {
     const mine = new Map<string, { name: string; driver: string; path: string }>();
     this.active.set(c.Id, mine);
     // a run the daemon did not see end (a restart it was waiting for) may have left its pins
-    await unpinAll(this.pinDir(c.Id));
+    await this.unpin(c.Id);
     try {
       for (const [index, m] of (c.Mounts ?? []).entries()) {
         if (m.Type === "bind" && m.CreateSource) {
@@ -142,7 +144,7 @@ export class ContainerVolumes {
           throw errors.mountFailed(m.Source || m.Destination, err.message);
         });
         mine.set(m.Destination, { name: m.Name, driver: rec.Driver, path: volumePath });
-        const { path, directory } = await this.subpath(volumePath, m.Subpath, this.pinDir(c.Id), index);
+        const { path, directory } = await this.subpath(volumePath, m.Subpath, c.Id, index);
         mine.get(m.Destination)!.path = path;
         this.deps.hooks.event.call(makeEvent("volume", "mount", m.Name, {
           container: c.Id, destination: m.Destination, driver: rec.Driver, propagation: m.Propagation, "read/write": String(m.RW),
@@ -156,10 +158,11 @@ export class ContainerVolumes {
     }
   }
 
-  /** `volumePath`, or the staging path `subpath` of it is pinned on (the n-th of the use's `dir`). */
-  private async subpath(volumePath: string, subpath: string | undefined, dir: string, n: number): Promise<{ path: string; directory: boolean }> {
+  /** `volumePath`, or the staging path `subpath` of it is pinned on (the use's n-th). */
+  private async subpath(volumePath: string, subpath: string | undefined, use: string, n: number): Promise<{ path: string; directory: boolean }> {
     if (!subpath) return { path: volumePath, directory: true };
-    const staging = posix.join(dir, String(n));
+    this.pinned.add(use);
+    const staging = posix.join(this.pinDir(use), String(n));
     const { directory } = await pinSubpath(volumePath, subpath, staging);
     return { path: staging, directory };
   }
@@ -168,9 +171,14 @@ export class ContainerVolumes {
     return posix.join(this.deps.subpathRoot, use);
   }
 
+  /** The use's pins gone (none made: nothing to do). */
+  private async unpin(use: string): Promise<void> {
+    if (this.pinned.delete(use)) await unpinAll(this.pinDir(use));
+  }
+
   /** After the container exits (or failed to start): its subpaths unpinned, its drivers' mounts released. Safe to repeat. */
   async unmount(containerId: string): Promise<void> {
-    await unpinAll(this.pinDir(containerId));
+    await this.unpin(containerId);
     const mine = this.active.get(containerId);
     if (!mine) return;
     this.active.delete(containerId);
@@ -187,9 +195,11 @@ export class ContainerVolumes {
 
   /** At daemon start: the volumes of containers still running are mounted for them again (their drivers count them). */
   async restore(): Promise<void> {
-    // subpaths pinned for containers that stopped while the daemon was away: unpinned
+    // subpaths pinned before the daemon's start: kept for the containers that still run (their
+    // exit unpins them), unpinned for the others
     for (const use of await readdir(this.deps.subpathRoot).catch(() => [] as string[])) {
-      if (!this.deps.containers.find(use)?.State.Running) await unpinAll(this.pinDir(use));
+      this.pinned.add(use);
+      if (!this.deps.containers.find(use)?.State.Running) await this.unpin(use);
     }
     for (const c of this.deps.containers.list()) {
       if (!c.State.Running) continue;
@@ -219,7 +229,7 @@ export class ContainerVolumes {
   async hold(c: ContainerRecord, ref: string): Promise<{ paths: Map<string, string>; release: () => Promise<void> }> {
     const held: { name: string; driver: string }[] = [];
     const release = async () => {
-      await unpinAll(this.pinDir(ref));
+      await this.unpin(ref);
       for (const { name, driver } of held.splice(0)) {
         await (await this.deps.volumes.driver(driver)).unmount(name, ref).catch((err: Error) => {
           this.deps.log.error({ err, container: c.Id, volume: name }, "cannot release a volume after a copy");
@@ -233,7 +243,7 @@ export class ContainerVolumes {
         const rec = this.deps.volumes.get(m.Name);
         const volumePath = await (await this.deps.volumes.driver(rec.Driver)).mount(m.Name, ref);
         held.push({ name: m.Name, driver: rec.Driver });
-        paths.set(m.Destination, (await this.subpath(volumePath, m.Subpath, this.pinDir(ref), index)).path);
+        paths.set(m.Destination, (await this.subpath(volumePath, m.Subpath, ref, index)).path);
       }
     } catch (err) {
       await release();

@@ -18,6 +18,7 @@ import { mkdir, readdir, rm, rmdir, writeFile } from "node:fs/promises";
 import { posix } from "node:path";
 import { promisify } from "node:util";
 import { errors } from "../../core/errors.js";
+import { goErrnoText } from "../../core/net/go-dial-error.js";
 
 const run = promisify(execFile);
 
@@ -41,16 +42,9 @@ function components(subpath: string): string[] {
   return posix.normalize(subpath).split("/").filter((p) => p !== "" && p !== ".");
 }
 
-/** Go's words for the errnos a walk meets (the message is Docker's `cannot access path P: ...`). */
-const GO_ERRNO: Record<string, string> = {
-  ENOENT: "no such file or directory",
-  ENOTDIR: "not a directory",
-  ELOOP: "too many levels of symbolic links",
-  EACCES: "permission denied",
-};
-
-function notAccessible(path: string, code: string | undefined): Error {
-  return errors.volumeSubpathNotAccessible(path, GO_ERRNO[code ?? ""] ?? code ?? "unknown error");
+/** Docker's `cannot access path P: ...`, the errno in Go's words. */
+function notAccessible(path: string, err: { code?: string; errno?: number; message: string }): Error {
+  return errors.volumeSubpathNotAccessible(path, goErrnoText(err));
 }
 
 /**
@@ -64,7 +58,7 @@ export async function pinSubpath(base: string, subpath: string, staging: string)
   try {
     fd = openSync(base, O_PATH | constants.O_DIRECTORY | constants.O_NOFOLLOW);
   } catch (err) {
-    throw notAccessible(base, (err as NodeJS.ErrnoException).code);
+    throw notAccessible(base, err as NodeJS.ErrnoException);
   }
   try {
     for (const part of components(subpath)) {
@@ -73,11 +67,11 @@ export async function pinSubpath(base: string, subpath: string, staging: string)
         // O_NOFOLLOW on the last component: a symbolic link is opened as itself, then refused
         next = openSync(`/proc/self/fd/${fd}/${part}`, O_PATH | constants.O_NOFOLLOW);
       } catch (err) {
-        throw notAccessible(full, (err as NodeJS.ErrnoException).code);
+        throw notAccessible(full, err as NodeJS.ErrnoException);
       }
       closeSync(fd);
       fd = next;
-      if (fstatSync(fd).isSymbolicLink()) throw notAccessible(full, "ELOOP");
+      if (fstatSync(fd).isSymbolicLink()) throw notAccessible(full, { code: "ELOOP", message: "a symbolic link" });
     }
     const directory = fstatSync(fd).isDirectory();
     await mkdir(posix.dirname(staging), { recursive: true, mode: 0o700 });
