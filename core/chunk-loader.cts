@@ -107,9 +107,10 @@ function readCache(name: string, source: string): { keys: number[]; data: Buffer
  * never are); TLS and HTTPS (a TLS listener, a registry), node:crypto (digests, random names),
  * zlib (layers), DNS (registries, the embedded name server), node:cluster (which a bundled
  * package requires and never uses) and worker threads (the supervisor's spool guard). Together
- * 3 to 8 ms of CPU of a daemon start (bench/README.md, "Built-ins at first use"; the firewall's
- * tag still loads node:crypto during the start). Only modules that are objects: a stand-in
- * cannot be called (node:assert is a function).
+ * 3 to 8 ms of CPU of a daemon start (bench/README.md, "Built-ins at first use"), and
+ * node:child_process, 2 ms of a start that runs no program (core/exec-file.ts). Only modules
+ * that are objects: a stand-in cannot be called (node:assert is a function, and Fastify's
+ * router calls it at every start anyway).
  */
 const AT_FIRST_USE = new Set([
   "node:http2",
@@ -121,6 +122,7 @@ const AT_FIRST_USE = new Set([
   "node:dns/promises",
   "node:cluster",
   "node:worker_threads",
+  "node:child_process",
 ]);
 
 const deferred = new Map<string, object>();

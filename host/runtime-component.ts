@@ -3,12 +3,9 @@
  * engine: its binary's name, the version and commit its `--version` prints (`runc version
  * 1.1.5`, `commit: ...`). Asked once per binary; a runtime that cannot say is left out.
  */
-import { execFile } from "node:child_process";
 import { basename } from "node:path";
-import { promisify } from "node:util";
+import { execFileAsync as run } from "../core/exec-file.js";
 import type { VersionComponent } from "../core/system-info.js";
-
-const run = promisify(execFile);
 
 const asked = new Map<string, Promise<VersionComponent | undefined>>();
 

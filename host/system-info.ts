@@ -3,10 +3,10 @@
  * facts and the loaded plugins; each subsystem then adds its own fields through the
  * `processInfo` and `processVersion` hooks.
  */
-import { randomUUID } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { EngineHooks } from "../core/hooks.js";
+import { kernelRandomUuid } from "../core/random-bytes.js";
 import type { DaemonConfig } from "../core/options/table.js";
 import type { SystemInfo, VersionComponent, VersionInfo } from "../core/system-info.js";
 import { API_VERSION, BUILD_TIME, ENGINE_VERSION, GIT_COMMIT, MIN_API_VERSION } from "../core/version.js";
@@ -38,7 +38,7 @@ export function loadDaemonId(dataRoot: string): string {
   } catch {
     // first start
   }
-  const id = randomUUID();
+  const id = kernelRandomUuid();
   writeFileSync(path, `${id}\n`, { mode: 0o600 });
   return id;
 }

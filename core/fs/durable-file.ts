@@ -14,15 +14,18 @@
  *
  * The synchronous forms (core/images/atomic-file.ts) remain for the supervisor and start-up.
  */
-import { randomBytes } from "node:crypto";
 import { readdirSync, rmSync } from "node:fs";
 import { open, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { PRIVATE_FILE } from "../state-modes.js";
 import { killPoint } from "../kill-points.js";
+import { kernelRandomBytes } from "../random-bytes.js";
 
 /** What the temporary files of atomic writes are called, until their rename. */
 export const TEMP_PREFIX = ".tmp-";
+
+/** A new temporary file's path in `dir` (random: a leftover of a killed process is never reused). */
+export const tempPath = (dir: string): string => join(dir, `${TEMP_PREFIX}${kernelRandomBytes(6).toString("hex")}`);
 
 const noop = () => undefined;
 
@@ -32,7 +35,7 @@ const noop = () => undefined;
  */
 export async function writeFileDurably(path: string, data: string | Buffer): Promise<void> {
   const dir = dirname(path);
-  const tmp = join(dir, `${TEMP_PREFIX}${randomBytes(6).toString("hex")}`);
+  const tmp = tempPath(dir);
   const fh = await open(tmp, "wx", PRIVATE_FILE);
   let renamed = false;
   try {

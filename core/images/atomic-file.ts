@@ -8,10 +8,9 @@
  * small state files and for what runs once at start-up.
  */
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeFileSync } from "node:fs";
-import { randomBytes } from "node:crypto";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { PRIVATE_DIR, PRIVATE_FILE } from "../state-modes.js";
-import { TEMP_PREFIX } from "../fs/durable-file.js";
+import { tempPath } from "../fs/durable-file.js";
 
 function sync(path: string, flags: "r" | "r+"): void {
   const fd = openSync(path, flags);
@@ -25,7 +24,7 @@ function sync(path: string, flags: "r" | "r+"): void {
 export function writeFileAtomic(path: string, data: string | Buffer): void {
   const dir = dirname(path);
   mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });
-  const tmp = join(dir, `${TEMP_PREFIX}${randomBytes(6).toString("hex")}`);
+  const tmp = tempPath(dir);
   writeFileSync(tmp, data, { mode: PRIVATE_FILE });
   sync(tmp, "r+");
   renameSync(tmp, path);

@@ -30,6 +30,8 @@ export interface Api {
   handler: RequestListener;
   /** Every route served, as `METHOD /pattern` (`POST /containers/:id/start`), in registration order. */
   routes: readonly string[];
+  /** Settles when the first request served is answered (its response closed). */
+  firstAnswer: Promise<void>;
 }
 
 /** JSON bodies are limited to this; streams (image loads) bypass the JSON parser. */
@@ -78,7 +80,18 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   // the route table at debug level: what a test (test/api-fuzz.test.ts) or an operator reads to
   // know every route this daemon serves, its plugins' included
   deps.log.debug({ routes }, "API routes");
-  return { app, handler: handler!, routes };
+  const serve = handler!;
+  let first = true;
+  let answered!: () => void;
+  const firstAnswer = new Promise<void>((resolve) => (answered = resolve));
+  const served: RequestListener = (req, res) => {
+    if (first) {
+      first = false;
+      res.once("close", answered);
+    }
+    serve(req, res);
+  };
+  return { app, handler: served, routes, firstAnswer };
 }
 
 /** Every route as it is added (the HEAD routes Fastify adds for GET ones included). */

@@ -8,16 +8,13 @@
  * `--bridge NAME` is refused, as Docker does); `--icc`, `--ip-masq`, `--mtu` and `--ip`
  * written into its options (`--default-network-opt` is for networks made later, not this one).
  */
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
+import { execFileAsync as exec } from "../../core/exec-file.js";
 import type { NetworkSpec, SubnetConfig } from "../../core/contracts/network.js";
 import { effectivePools, nextFreeSubnet, parseHostRoutes } from "../../core/network/address-pools.js";
 import { Cidr, contains } from "../../core/network/cidr.js";
 import { DEFAULT_GATEWAY_AUX } from "../../core/network/ipam.js";
 import type { DaemonConfig } from "../../core/options/table.js";
 import { errors } from "../../core/errors.js";
-
-const exec = promisify(execFile);
 
 const DEFAULT_BRIDGE = "engine0";
 

@@ -6,13 +6,13 @@
  * every network and every address given out, so a container that kept running (live restore)
  * keeps its address and no new container gets it.
  */
-import { randomBytes } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { NetworkSpec } from "../../core/contracts/network.js";
 import { jsonText, removeTempFiles } from "../../core/fs/durable-file.js";
 import { RecordWriter } from "../../core/fs/record-writer.js";
+import { kernelRandomBytes } from "../../core/random-bytes.js";
 import type { IpamState } from "../../core/network/ipam.js";
 import { PRIVATE_DIR } from "../../core/state-modes.js";
 
@@ -42,7 +42,7 @@ export class NetworkStore {
 
   newId(): string {
     for (;;) {
-      const id = randomBytes(32).toString("hex");
+      const id = kernelRandomBytes(32).toString("hex");
       if (!this.byId.has(id) && ![...this.byId.keys()].some((k) => k.startsWith(id.slice(0, 12)))) return id;
     }
   }

@@ -19,10 +19,14 @@ export async function openNetwork(
   loader: PluginHost,
   deps: { containers: ContainerStore; config: () => DaemonConfig; log: Logger; remap?: UsernsRemap; linkedHosts?: ContainerNetworksDeps["linkedHosts"] },
 ): Promise<{ networks: NetworkManager; containers: ContainerNetworks }> {
-  const tag = NetworkManager.tagOf(loader.execRoot);
+  // (a hash, made when a driver is first made: node:crypto is not loaded by a start without one)
+  let tag: string | undefined;
   // a network's driver is always a client's choice (POST /networks/create, or stored from one)
   const driver = (name: string) =>
-    loader.drivers.driver("network", name, { chosenBy: "client", context: () => ({ config: deps.config, tag, execRoot: loader.execRoot, log: deps.log }) });
+    loader.drivers.driver("network", name, {
+      chosenBy: "client",
+      context: () => ({ config: deps.config, tag: (tag ??= NetworkManager.tagOf(loader.execRoot)), execRoot: loader.execRoot, log: deps.log }),
+    });
   const networks = new NetworkManager({ store: new NetworkStore(join(loader.dataRoot, "network")), containers: deps.containers, config: deps.config, log: deps.log, driver, hooks: loader.hooks });
   const containers = new ContainerNetworks({ networks, sandboxes: new Sandboxes(loader.execRoot), containers: deps.containers, hooks: loader.hooks, config: deps.config, log: deps.log, remap: deps.remap, linkedHosts: deps.linkedHosts });
   const running = deps.containers.list().filter((c) => c.State.Running);

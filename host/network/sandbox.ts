@@ -9,15 +9,12 @@
  * (userns-netns.ts) and the user namespace is bound beside, at `<exec-root>/userns/<id>`: the
  * runtime joins both. Otherwise util-linux `unshare --net=FILE` makes it.
  */
-import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
+import { execFileAsync as exec } from "../../core/exec-file.js";
 import { unmount } from "../../core/fs/mount.js";
 import type { IdMap } from "../../core/userns/id-map.js";
 import { makeUsernsNetns } from "./userns-netns.js";
-
-const exec = promisify(execFile);
 
 export class Sandboxes {
   readonly dir: string;

@@ -5,13 +5,10 @@
  * overlay chain too long for one page of absolute ones), through mount(8) run there: chdir is
  * the whole process's, and other work is under way in it.
  */
-import { execFile } from "node:child_process";
 import { mkdir } from "node:fs/promises";
-import { promisify } from "node:util";
+import { execFileAsync as run } from "../../core/exec-file.js";
 import type { MountSpec } from "../../core/contracts/storage.js";
 import { mount, unmount, viaSyscall } from "../../core/fs/mount.js";
-
-const run = promisify(execFile);
 
 async function mountOne(spec: MountSpec, target: string): Promise<void> {
   if (viaSyscall(spec.type) && !spec.cwd) return await mount(spec.source, target, spec.type, spec.options);

@@ -14,10 +14,9 @@
  *   removal: `removed` removes the anonymous volumes with `rm -v` and AutoRemove.
  */
 import { randomBytes } from "node:crypto";
-import { execFile } from "node:child_process";
 import { lchown, lstat, mkdir, readdir, readlink } from "node:fs/promises";
 import { posix } from "node:path";
-import { promisify } from "node:util";
+import { execFileAsync as run } from "../../core/exec-file.js";
 import type { Logger } from "pino";
 import type { ContainerRecord, ContainerStore } from "../../core/containers/container-store.js";
 import type { ContainerMount } from "../../core/containers/mount-point.js";
@@ -30,8 +29,6 @@ import { pinSubpath, unpinAll } from "./volume-subpath.js";
 import { bindPropagation } from "./bind-propagation.js";
 import type { VolumeService } from "./volume-service.js";
 import type { Owner } from "../../core/userns/id-map.js";
-
-const run = promisify(execFile);
 
 export interface ContainerVolumesDeps {
   volumes: VolumeService;

@@ -12,15 +12,12 @@
  * safepath package), with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) where Node has no
  * openat: a symbolic link anywhere in the subpath is refused, as there.
  */
-import { execFile } from "node:child_process";
 import { closeSync, constants, fstatSync, openSync } from "node:fs";
 import { mkdir, readdir, rm, rmdir, writeFile } from "node:fs/promises";
 import { posix } from "node:path";
-import { promisify } from "node:util";
+import { execFileAsync as run } from "../../core/exec-file.js";
 import { errors } from "../../core/errors.js";
 import { goErrnoText } from "../../core/net/go-dial-error.js";
-
-const run = promisify(execFile);
 
 /** Linux's O_PATH (not in Node's constants): a descriptor that names an object without opening it for I/O. */
 const O_PATH = 0o10000000;

@@ -4,10 +4,7 @@
  * them) and quota groups (enable, limit). Each failure is an error that names the command and
  * carries btrfs's own words.
  */
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
-
-const run = promisify(execFile);
+import { execFileAsync as run } from "../../core/exec-file.js";
 
 /** A btrfs command that failed; `detail` is what btrfs printed (its `ERROR: ` prefix removed). */
 class BtrfsCommandError extends Error {

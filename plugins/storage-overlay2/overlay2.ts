@@ -10,13 +10,12 @@
  *   mounts            type `overlay`, with `index`, `redirect_dir` and `metacopy` turned off
  *                     where the kernel knows them (the native diff cannot read what they make)
  */
-import { execFile } from "node:child_process";
 import { randomInt } from "node:crypto";
 import { existsSync } from "node:fs";
 import { realpath, statfs, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { execFileAsync as run } from "../../core/exec-file.js";
 import type { Readable } from "node:stream";
-import { promisify } from "node:util";
 import type { ApplyDiffOptions, CreateOptions, MountSpec, StorageCapability, StorageContext, StorageDriver } from "../../core/contracts/storage.js";
 import { errors } from "../../core/errors.js";
 import { showBytes } from "../../core/options/value-types-structured.js";
@@ -30,8 +29,6 @@ export { mountOf };
 
 /** The tar code (tar-stream, the xattr binding) is loaded on first use, not at daemon start. */
 const archive = () => import("../../core/archive/index.js");
-
-const run = promisify(execFile);
 
 /** Backing filesystems overlay cannot keep an upper directory on. */
 const UNSUITABLE = new Set(["overlayfs", "aufs", "ecryptfs", "zfs"]);

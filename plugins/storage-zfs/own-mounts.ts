@@ -4,14 +4,11 @@
  * done. The caller's mounts are not these: for them the driver only answers specifications.
  * `cleanup()` unmounts what a crash left mounted here.
  */
-import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, rmdir } from "node:fs/promises";
 import { join } from "node:path";
-import { promisify } from "node:util";
+import { execFileAsync as run } from "../../core/exec-file.js";
 import type { MountSpec } from "../../core/contracts/storage.js";
-
-const run = promisify(execFile);
 
 export type MountFunction = (spec: MountSpec, target: string) => Promise<void>;
 

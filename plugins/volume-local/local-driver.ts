@@ -10,17 +10,15 @@
  * place: a crash leaves the whole volume or none, and the next start removes what a create left
  * half made, which no name can reach.
  */
-import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { chown, lstat, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { promisify } from "node:util";
+import { execFileAsync as run } from "../../core/exec-file.js";
 import type { VolumeDriver, VolumeInfo } from "../../core/contracts/volume.js";
 import { localMountError } from "./mount-error.js";
 import { mountOptionsOf, validateLocalOptions } from "./options.js";
 
-const run = promisify(execFile);
 const NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]+$/;
 /** Volumes being made, renamed to their name once whole. */
 const CREATING = ".creating-";

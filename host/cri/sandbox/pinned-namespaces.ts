@@ -15,13 +15,10 @@
  * Files: `<dir>/net`, `<dir>/ipc`, `<dir>/uts`, each present only for a namespace the pod owns
  * (a pod on the node's network or IPC uses the node's).
  */
-import { execFile } from "node:child_process";
 import { mkdir, rm, rmdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { promisify } from "node:util";
+import { execFileAsync as run } from "../../../core/exec-file.js";
 import { unmountAll } from "../../storage/mount-specs.js";
-
-const run = promisify(execFile);
 
 export type PinnedKind = "net" | "ipc" | "uts";
 
