@@ -212,6 +212,21 @@ describe("container options in the OCI spec (Docker CLI and dockerode)", functio
       expect((await c.inspect()).HostConfig.MemorySwappiness).to.equal(null);
     });
 
+    it("refuses namespace modes Docker's daemon does not know, and a negative /dev/shm size, at create with its words (dockerode)", async function () {
+      const refusal = (HostConfig: Record<string, unknown>) =>
+        sdk.createContainer({ Image: "busybox", Cmd: ["true"], HostConfig }).then(
+          () => "created",
+          (e: { statusCode: number; json: { message: string } }) => `${e.statusCode} ${e.json.message}`,
+        );
+      expect(await refusal({ IpcMode: "bogus" })).to.equal("400 invalid IPC mode: bogus");
+      expect(await refusal({ PidMode: "bogus" })).to.equal("400 invalid PID mode: bogus");
+      expect(await refusal({ PidMode: "container:" })).to.equal("400 invalid PID mode: container:");
+      expect(await refusal({ UTSMode: "private" })).to.equal("400 invalid UTS mode: private");
+      expect(await refusal({ ShmSize: -1 })).to.equal("400 SHM size can not be less than 0");
+      // (Docker's order: the IPC mode is looked at first)
+      expect(await refusal({ IpcMode: "bogus", PidMode: "bogus" })).to.equal("400 invalid IPC mode: bogus");
+    });
+
     it("--blkio-weight: applied where the kernel has blkio.weight, else dropped with Docker's warning", async function () {
       const r = await run("create", "--name", "weighted", "--blkio-weight", "300", "busybox", "true");
       expect(r.code, r.stderr).to.equal(0);

@@ -158,6 +158,24 @@ const CAPABILITIES = [
   "docker run --pull never --rm --cap-drop ALL --cap-add chown busybox sh -c 'grep CapEff /proc/self/status'",
 ];
 
+/** `curl -I` (HEAD) of an API path on the daemon's socket: the status, and the length announced. */
+const head = (path: string) => `curl -s -o /dev/null -I -w '%{http_code} %header{content-length}\\n' --unix-socket "\${DOCKER_HOST#unix://}" 'http://x${path}'`;
+
+const WORKING_DIR = [
+  "docker create --pull never -w relative busybox pwd",
+  "docker create --pull never -w relative nosuchimage pwd",
+  "docker create --pull never --name wd1 -w /a/../tmp/./x/ busybox >/dev/null; docker inspect -f '{{.Config.WorkingDir}}' wd1",
+  "docker run --pull never --rm -w //tmp// busybox pwd",
+];
+
+const HEAD_ROUTES = [
+  head("/_ping"),
+  head("/containers/json"),
+  head("/v1.41/info"),
+  head("/images/json"),
+  "docker create --pull never --name hd1 busybox >/dev/null && " + head("/containers/hd1/archive?path=/etc/passwd") + " && " + head("/containers/hd1/archive?path=/nothing"),
+];
+
 describe("engined answers the container commands as Docker's daemon does", function () {
   this.timeout(300_000);
   const { itAnswersAlike } = useComparedDaemons();
@@ -200,4 +218,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("runs a container in the host's UTS namespace without a name of its own, and refuses one asked for", UTS_HOST);
 
   itAnswersAlike("refuses an unknown capability at create, saying which list had it", CAPABILITIES);
+
+  itAnswersAlike("refuses a relative working directory before looking for the image, and keeps an absolute one cleaned", WORKING_DIR);
+
+  itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
 });

@@ -34,6 +34,11 @@ export const containersErrors = {
     (id: string) => `You cannot remove a running container ${id}. Stop the container before attempting removal or force remove`,
   ),
   containerNoCommand: define("ENGINE_ERR_CONTAINER_NO_COMMAND", 400, () => "no command specified"),
+  containerRelativeWorkingDir: define(
+    "ENGINE_ERR_CONTAINER_RELATIVE_WORKING_DIR",
+    400,
+    (dir: string) => `the working directory '${dir}' is invalid, it needs to be an absolute path`,
+  ),
   containerNoFreeName: define("ENGINE_ERR_CONTAINER_NO_FREE_NAME", 500, () => "no free container name found"),
   containerNotRunning: define(
     "ENGINE_ERR_CONTAINER_NOT_RUNNING",

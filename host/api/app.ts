@@ -48,6 +48,9 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     rewriteUrl: rewriteVersionedUrl,
     // Docker clients send `//containers/json` and trailing slashes now and then.
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+    // Docker's router serves HEAD on two routes only, `/_ping` and a container's `archive`
+    // (each declared with app.head); on every other GET route HEAD is a 404 there
+    exposeHeadRoutes: false,
     // a path Fastify cannot decode (`%ff`) is refused before routing: in the API's shape too
     frameworkErrors: (err, _request, reply) => sendError(reply, fromFastifyError(err)),
     serverFactory: (h) => {

@@ -14,6 +14,7 @@ import { createEnv, resolveCommand } from "../../core/containers/command.js";
 import { healthcheckProblem, mergeHealthcheck, type HealthConfig } from "../../core/containers/healthcheck.js";
 import { newState, type ContainerRecord, type ContainerStore } from "../../core/containers/container-store.js";
 import { checkCreatePolicy } from "../../core/containers/restart-policy.js";
+import { goCleanPath } from "../../core/build/go-text.js";
 import { errors } from "../../core/errors.js";
 import { killPoint } from "../../core/kill-points.js";
 import type { EngineHooks } from "../../core/hooks.js";
@@ -74,6 +75,12 @@ async function create(
   claim: { name?: string; id?: string },
 ): Promise<{ record: ContainerRecord; warnings: string[] }> {
   const { containers, images, storage } = deps;
+  // as Docker's daemon checks the request's settings, before it looks for the image: an
+  // absolute working directory, kept cleaned (`/a/../b/` as `/b`)
+  if (body.WorkingDir) {
+    if (!body.WorkingDir.startsWith("/")) throw errors.containerRelativeWorkingDir(body.WorkingDir);
+    body.WorkingDir = goCleanPath(body.WorkingDir);
+  }
   const image = images.resolve(body.Image);
   checkCreatePlatform(body.Image, image.config, platform);
   // What the start would refuse is refused now, before a layer or a name is taken.

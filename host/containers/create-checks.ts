@@ -82,6 +82,17 @@ function checkResources(hc: HostConfig, limits: CreateChecksDeps["limits"], cpus
   return warnings;
 }
 
+/** The namespace modes Docker's daemon takes (its IpcMode, PidMode and UTSMode `Valid`), and no negative /dev/shm size, in its order and words. */
+function checkNamespaceModes(hc: HostConfig): void {
+  const ipc = hc.IpcMode ?? "";
+  if (!["", "none", "private", "host", "shareable"].includes(ipc) && !ipc.startsWith("container:")) throw errors.containerInvalidResource(`invalid IPC mode: ${ipc}`);
+  const pid = hc.PidMode ?? "";
+  if (pid !== "" && pid !== "host" && !(pid.startsWith("container:") && pid.length > "container:".length)) throw errors.containerInvalidResource(`invalid PID mode: ${pid}`);
+  if ((hc.ShmSize ?? 0) < 0) throw errors.containerInvalidResource("SHM size can not be less than 0");
+  const uts = hc.UTSMode ?? "";
+  if (uts !== "" && uts !== "host") throw errors.containerInvalidResource(`invalid UTS mode: ${uts}`);
+}
+
 /** Docker's daemon's check of SecurityOpt: `key=value` (or the older `key:value`) of the keys it knows. */
 export function checkSecurityOpts(securityOpt: readonly string[]): void {
   for (const opt of securityOpt) {
@@ -145,6 +156,7 @@ function checkCreate(check: ContainerCreateCheck, deps: Omit<CreateChecksDeps, "
   const { request } = check;
   const hc = request.HostConfig;
   const warnings = checkResources(hc, deps.limits, deps.cpuset);
+  checkNamespaceModes(hc);
   defaultSwap(hc);
   resolveReferences(hc, deps.containers);
   checkSecurityOpts(hc.SecurityOpt ?? []);

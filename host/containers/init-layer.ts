@@ -83,7 +83,14 @@ export function makeInitLayerEntries(rootfs: string, owner: { uid: number; gid: 
  */
 export function initLinkBytes(diff: string | undefined): number {
   if (!diff) return 0;
-  const root = ScopedRoot.open(diff);
+  let root: ScopedRoot;
+  try {
+    root = ScopedRoot.open(diff);
+  } catch (err) {
+    // the container was removed meanwhile (a `system df` or `ps -s` racing its removal)
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return 0;
+    throw err;
+  }
   let bytes = 0;
   try {
     for (const [path, e] of ENTRIES) {

@@ -106,6 +106,15 @@ const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 /** How the message of a run refused because its logger could not be made begins. */
 export const LOGGER_FAILED = "failed to initialize logging driver: ";
 
+/**
+ * A runtime's refusal of a command for a container that is running by the supervisor's record:
+ * 409 when the runtime finds it ended meanwhile (its exit not reported yet), which callers take
+ * as a stopped container; 500 for anything else.
+ */
+function runtimeRefusal(err: Error): SupervisorError {
+  return new SupervisorError(/not running|does not exist|stopped/i.test(err.message) ? 409 : 500, err.message);
+}
+
 export class Supervisor {
   private readonly dir: string;
   private readonly exitDir: string;
@@ -432,7 +441,7 @@ export class Supervisor {
   async freeze(id: string, action: "pause" | "resume"): Promise<void> {
     const state = this.running(id);
     await runtime(state.runtime, [action, id]).catch((err: Error) => {
-      throw new SupervisorError(/not running|does not exist|stopped/i.test(err.message) ? 409 : 500, err.message);
+      throw runtimeRefusal(err);
     });
   }
 
@@ -444,7 +453,7 @@ export class Supervisor {
     try {
       await runtime(state.runtime, ["update", "--resources", file, id]);
     } catch (err) {
-      throw new SupervisorError(500, (err as Error).message);
+      throw runtimeRefusal(err as Error);
     } finally {
       rmSync(file, { force: true });
     }

@@ -83,3 +83,25 @@ export function slowKillRuntime(runc: string, seconds: number): string {
     "",
   ].join("\n");
 }
+
+/**
+ * A runtime script for runc whose `update` first ends the container (runc's own kill, then its
+ * state polled, at most 5 s, until runc says stopped): the update then meets what it meets when
+ * the container's process ends between the supervisor's look at its record and runc's update,
+ * runc's own refusal.
+ */
+export function exitBeforeUpdateRuntime(runc: string): string {
+  return [
+    "#!/bin/sh",
+    'for id; do :; done',
+    'pre=""; seen=""',
+    'for a in "$@"; do [ "$a" = update ] && seen=1 && break; pre="$pre $a"; done',
+    'if [ -n "$seen" ]; then',
+    `  ${runc} $pre kill "$id" KILL`,
+    "  i=0",
+    `  while [ $i -lt 100 ] && ! ${runc} $pre state "$id" | grep -q '"status": "stopped"'; do sleep 0.05; i=$((i+1)); done`,
+    "fi",
+    `exec ${runc} "$@"`,
+    "",
+  ].join("\n");
+}

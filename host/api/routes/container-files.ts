@@ -71,7 +71,7 @@ export function containerFileRoutes(deps: ContainerFileRouteDeps) {
       return reply.header(STAT_HEADER, statHeader(stat)).code(200).send();
     });
 
-    app.get("/containers/:id/archive", { exposeHeadRoute: false }, async (request, reply) => {
+    app.get("/containers/:id/archive", async (request, reply) => {
       const { ref, c, path } = target(request);
       await files.archive(c, ref, path, (stat, tar) => sendTar(reply, tar, { [STAT_HEADER]: statHeader(stat) }));
       return reply;
@@ -94,7 +94,7 @@ export function containerFileRoutes(deps: ContainerFileRouteDeps) {
       return reply.code(200).send();
     });
 
-    app.get("/containers/:id/export", { exposeHeadRoute: false }, async (request, reply) => {
+    app.get("/containers/:id/export", async (request, reply) => {
       const c = deps.containers.get((request.params as { id: string }).id);
       await files.export(c, (tar) => sendTar(reply, tar));
       return reply;

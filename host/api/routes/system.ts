@@ -18,7 +18,7 @@ function pingHeaders(reply: FastifyReply): FastifyReply {
 
 export function systemRoutes(deps: SystemRouteDeps) {
   return async (app: FastifyInstance) => {
-    app.get("/_ping", { exposeHeadRoute: false }, async (_request, reply) => pingHeaders(reply).send("OK"));
+    app.get("/_ping", async (_request, reply) => pingHeaders(reply).send("OK"));
     app.head("/_ping", async (_request, reply) => pingHeaders(reply).header("Content-Length", "0").send());
     app.get("/version", async () => deps.versionInfo());
     app.get("/info", async () => deps.systemInfo());
