@@ -168,6 +168,17 @@ const WORKING_DIR = [
   "docker run --pull never --rm -w //tmp// busybox pwd",
 ];
 
+const NAME_FILTERS = [
+  "docker create --pull never --name abc1 busybox >/dev/null; docker create --pull never --name xyz2 busybox >/dev/null; echo made",
+  "docker ps -a --filter 'name=^abc' --format '{{.Names}}'",
+  "docker ps -a --filter 'name=^/abc' --format '{{.Names}}'",
+  "docker ps -a --filter 'name=b.1' --filter 'name=z2$' --format '{{.Names}}' | sort",
+  "docker ps -a --filter 'name=(?i)^ABC' --format '{{.Names}}'; docker ps -a --filter 'name=[[:digit:]]$' --format '{{.Names}}' | sort",
+  "docker ps -a --filter 'name=\\Aabc1\\z' --format '{{.Names}}'; docker ps -a --filter 'name=(' --format '{{.Names}}'",
+  "docker network create netabc >/dev/null; docker network create netxyz >/dev/null; docker network ls --filter 'name=^netab' --format '{{.Name}}'; docker network ls --filter 'name=t.y' --format '{{.Name}}'; docker network rm netabc netxyz >/dev/null",
+  "docker volume create volabc >/dev/null; docker volume create volxyz >/dev/null; docker volume ls --filter 'name=^volab' --format '{{.Name}}'; docker volume ls --filter 'name=l.y' --format '{{.Name}}'; docker volume rm volabc volxyz >/dev/null",
+];
+
 const HEAD_ROUTES = [
   head("/_ping"),
   head("/containers/json"),
@@ -220,6 +231,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("refuses an unknown capability at create, saying which list had it", CAPABILITIES);
 
   itAnswersAlike("refuses a relative working directory before looking for the image, and keeps an absolute one cleaned", WORKING_DIR);
+
+  itAnswersAlike("matches a name filter as Docker's filters.Match does: equal, or a Go regular expression found in the name", NAME_FILTERS);
 
   itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
 });

@@ -48,3 +48,61 @@ export function hasLabel(labels: Record<string, string> | null | undefined, filt
 export function labelsMatch(labels: Record<string, string> | null | undefined, filters: Map<string, string[]>): boolean {
   return (filters.get("label") ?? []).every((v) => hasLabel(labels, v)) && !(filters.get("label!") ?? []).some((v) => hasLabel(labels, v));
 }
+
+/**
+ * Docker's `filters.Match` (the `name` filter of the container, network and volume lists): the
+ * value equals one of `sources`, or is a Go regular expression found in one of them (not
+ * anchored: `name=web` takes `myweb1`, `name=^web$` only `web`). A value that is no regular
+ * expression Go would compile matches by equality only, as Docker skips it. Go's syntax read:
+ * leading flags `(?i)` `(?s)` `(?m)`, `\A` and `\z`, POSIX classes `[[:alpha:]]`; what JavaScript
+ * takes and RE2 would refuse (look-arounds, back references) is taken.
+ */
+export function filterMatches(value: string, ...sources: string[]): boolean {
+  if (sources.includes(value)) return true;
+  const re = goRegExp(value);
+  return re !== undefined && sources.some((s) => re.test(s));
+}
+
+const POSIX_CLASSES: Record<string, string> = {
+  alnum: "0-9A-Za-z",
+  alpha: "A-Za-z",
+  ascii: "\\x00-\\x7F",
+  blank: "\\t ",
+  cntrl: "\\x00-\\x1F\\x7F",
+  digit: "0-9",
+  graph: "!-~",
+  lower: "a-z",
+  print: " -~",
+  punct: "!-/:-@[-`{-~",
+  space: "\\t\\n\\v\\f\\r ",
+  upper: "A-Z",
+  word: "0-9A-Za-z_",
+  xdigit: "0-9A-Fa-f",
+};
+
+const compiled = new Map<string, RegExp | undefined>();
+
+/** Go's regular expression `pattern` as a JavaScript one; undefined where it does not compile. */
+function goRegExp(pattern: string): RegExp | undefined {
+  if (compiled.has(pattern)) return compiled.get(pattern);
+  let source = pattern;
+  let flags = "";
+  const lead = /^\(\?([ims]+)\)/.exec(source);
+  if (lead) {
+    flags = lead[1];
+    source = source.slice(lead[0].length);
+  }
+  source = source
+    .replace(/\[:(\^?)([a-z]+):\]/g, (whole, not: string, name: string) => (POSIX_CLASSES[name] && !not ? POSIX_CLASSES[name] : whole))
+    .replace(/\\A/g, "^")
+    .replace(/\\z/g, "$(?![\\s\\S])");
+  let re: RegExp | undefined;
+  try {
+    re = new RegExp(source, flags);
+  } catch {
+    re = undefined;
+  }
+  if (compiled.size > 1000) compiled.clear(); // (values come from requests: bounded)
+  compiled.set(pattern, re);
+  return re;
+}

@@ -8,7 +8,7 @@ import type { ContainerRecord, ContainerStore } from "../../core/containers/cont
 import { ZERO_TIME } from "../../core/containers/container-store.js";
 import type { ImageStore } from "../../core/images/image-store.js";
 import { errors } from "../../core/errors.js";
-import { labelsMatch } from "../api/filter-values.js";
+import { filterMatches, labelsMatch } from "../api/filter-values.js";
 import { checkFilterKeys } from "../api/query.js";
 import { listItem } from "./container-view.js";
 
@@ -64,7 +64,7 @@ export function containerListFilter(filters: Map<string, string[]>, containers: 
     if ((publish.size || expose.size) && !item.Ports.some((p) => publish.has(`${p.PublicPort ?? 0}/${p.Type}`) || expose.has(`${p.PrivatePort}/${p.Type}`))) return false;
     return (
       any("id", (v) => c.Id.startsWith(v)) &&
-      any("name", (v) => c.Name.slice(1).includes(v.replace(/^\//, ""))) &&
+      any("name", (v) => filterMatches(v, c.Name, c.Name.slice(1))) &&
       any("status", (v) => c.State.Status === v) &&
       any("health", (v) => (c.State.Health?.Status ?? "none") === v) &&
       // every label filter must hold (Docker ANDs them), unlike the other keys, whose values are alternatives

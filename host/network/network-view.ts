@@ -5,6 +5,7 @@
  */
 import { errors } from "../../core/errors.js";
 import type { ContainerEndpoint } from "../../core/containers/container-store.js";
+import { filterMatches } from "../api/filter-values.js";
 import type { NetworkRecord } from "./network-store.js";
 
 export function networkDocument(rec: NetworkRecord, endpoints: readonly ContainerEndpoint[]): Record<string, unknown> {
@@ -42,7 +43,8 @@ export function networkDocument(rec: NetworkRecord, endpoints: readonly Containe
 }
 
 /**
- * The `filters` of `GET /networks`: name and id match a part, as Docker's do; type is builtin or
+ * The `filters` of `GET /networks`: a name matches as Docker's `filters.Match` does (equal, or
+ * a regular expression found in it), an id matches a part; type is builtin or
  * custom; dangling (one value) takes the networks no container is on, never a builtin one, and
  * `false` every builtin one. Bad values are refused with Docker 28's words.
  */
@@ -52,7 +54,7 @@ export function networkFilter(filters: Map<string, string[]>, isBuiltin: (rec: N
   const badType = filters.get("type")?.find((v) => v !== "builtin" && v !== "custom");
   if (badType !== undefined) throw errors.apiInvalidBody(`invalid filter: 'type'='${badType}'`);
   return (rec) =>
-    any("name", (v) => rec.spec.name.includes(v)) &&
+    any("name", (v) => filterMatches(v, rec.spec.name)) &&
     any("id", (v) => rec.spec.id.includes(v)) &&
     any("driver", (v) => rec.spec.driver === v) &&
     any("scope", (v) => v === "local") &&

@@ -7,7 +7,7 @@ import typia from "typia";
 import { EngineError, errors } from "../../../core/errors.js";
 import { compareApiVersions } from "../../../core/version.js";
 import { requestedApiVersion } from "../api-version.js";
-import { hasLabel, labelsMatch } from "../filter-values.js";
+import { filterMatches, hasLabel, labelsMatch } from "../filter-values.js";
 import { checkFilterKeys, filterBool, queryBool, queryFilters, type Query } from "../query.js";
 import { bodyCheck, validateBody } from "../validate-body.js";
 import { isAnonymous, type VolumeService } from "../../volumes/volume-service.js";
@@ -51,7 +51,7 @@ export function volumeRoutes(volumes: VolumeService) {
       const list = volumes
         .list()
         .filter((v) =>
-          any("name", (n) => v.Name.includes(n)) &&
+          any("name", (n) => filterMatches(n, v.Name)) &&
           any("driver", (d) => v.Driver === d) &&
           (filters.get("label") ?? []).every((l) => hasLabel(v.Labels, l)) &&
           (dangling === undefined || dangling === !volumes.inUse(v.Name)),
