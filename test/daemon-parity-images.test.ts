@@ -39,6 +39,16 @@ const SAVE_EVENTS = [
   "docker tag busybox sv:1; docker save busybox busybox sv:1 >/dev/null; sleep 1; docker events --since 0 --until \"$(date +%s)\" --filter event=save --format '{{.Action}}' | wc -l",
 ];
 
+/** manifest.json of a save: its entries, and every RepoTag of them. */
+const SAVED = "tar -xO manifest.json | python3 -c 'import json,sys; m=json.load(sys.stdin); print(len(m), sorted(t for x in m for t in (x[\"RepoTags\"] or [])))'";
+
+const SAVE_NAMES = [
+  `docker build -q -t sn:one - <<< $'FROM busybox\\nLABEL a=1' >/dev/null; docker tag busybox sn:two; docker save sn | ${SAVED}`,
+  `docker save sn:two busybox sn:two | ${SAVED}`,
+  "docker save nosuch >/dev/null",
+  "docker save sn:nosuch >/dev/null",
+];
+
 const VOLUME_MOUNTS = [
   "docker volume create --opt bogus=1 vb",
   "docker volume create --opt o=bind --opt type=none --opt device=/nonexistent vb3 >/dev/null; docker run --pull never --rm -v vb3:/d busybox true 2>&1 | sed -E 's#[^ :]*/volumes/#<ROOT>/volumes/#g'; echo rc=${PIPESTATUS[0]}",
@@ -106,6 +116,8 @@ describe("engined answers as Docker's daemon does: image, network and volume fil
   itAnswersAlike("reads a prune's until as Docker's daemon reads it: a duration, a date or time, Unix seconds, else its words", PRUNE_UNTIL);
 
   itAnswersAlike("announces one save per image, however many of its names a save gives", SAVE_EVENTS);
+
+  itAnswersAlike("saves an image once with each tag its names give, and every tag of a repository named alone", SAVE_NAMES);
 
   itAnswersAlike("refuses a local volume's unknown option and fails a start whose volume cannot be mounted in Docker's words", VOLUME_MOUNTS);
 

@@ -7,6 +7,8 @@ export const imagesErrors = {
   imageInvalidReference: define("ENGINE_ERR_IMAGE_INVALID_REFERENCE", 400, (message?: string) => message ?? "invalid reference format"),
   imageInvalidTag: define("ENGINE_ERR_IMAGE_INVALID_TAG", 400, () => "invalid tag format"),
   imageNotFound: define("ENGINE_ERR_IMAGE_NOT_FOUND", 404, (ref: string) => `No such image: ${ref}`),
+  // a save of a tag the repository does not have (Docker's reference store's words)
+  imageTagNotFound: define("ENGINE_ERR_IMAGE_TAG_NOT_FOUND", 404, () => "reference does not exist"),
   imagePlatformMismatch: define(
     "ENGINE_ERR_IMAGE_PLATFORM_MISMATCH",
     404,

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { PassThrough, type Readable } from "node:stream";
-import { errors, toEngineError } from "../../../core/errors.js";
+import { EngineError, errors, toEngineError } from "../../../core/errors.js";
 import { makeEvent } from "../../../core/events/event.js";
 import type { Image, ImageStore } from "../../../core/images/image-store.js";
 import type { StorageDriver } from "../../../core/contracts/storage.js";
@@ -344,14 +344,44 @@ export function imageRoutes(deps: ImageRouteDeps) {
 
   async function sendSave(reply: FastifyReply, names: readonly string[]) {
     const { saveImages } = await saving();
-    // A name with a tag saves that tag; a bare repository name saves all of its tags; an ID none.
-    const items: SaveItem[] = names.map((name) => {
-      const { image, reference } = store.lookup(name);
-      if (!reference) return { image, refs: [] };
-      const ref = parseReference(name, null);
-      const refs = ref.tag || ref.digest ? [reference] : image.references.filter((r) => r.startsWith(`${repositoryOf(ref)}:`));
-      return { image, refs };
-    });
+    // As Docker's exporter: one item per image, with each tag a name gave it once. A name with a
+    // tag saves that tag; a repository name alone all of its tags, whichever images they name
+    // (else it is read as an ID); a digest or an ID no tag.
+    const byId = new Map<string, SaveItem>();
+    const add = (image: SaveItem["image"], ref?: string) => {
+      let item = byId.get(image.id);
+      if (!item) byId.set(image.id, (item = { image, refs: [] }));
+      if (ref !== undefined && !ref.includes("@") && !item.refs.includes(ref)) item.refs.push(ref);
+    };
+    for (const name of names) {
+      let nameOnly;
+      let named = false;
+      try {
+        const ref = parseReference(name, null);
+        nameOnly = !ref.tag && !ref.digest ? repositoryOf(ref) : undefined;
+        named = !!(ref.tag || ref.digest);
+      } catch {
+        nameOnly = undefined; // not a name: an ID, or refused by lookup below
+      }
+      const tagged = nameOnly === undefined ? [] : store.list().flatMap((image) => image.references.filter((r) => r.startsWith(`${nameOnly}:`)).map((r) => ({ image, r })));
+      if (tagged.length > 0) {
+        for (const { image, r } of tagged) add(image, r);
+        continue;
+      }
+      try {
+        const { image, reference } = store.lookup(name);
+        add(image, reference);
+      } catch (err) {
+        // a repository without tags, nor an image's ID: named as it was given; a tag or a digest
+        // it lacks: Docker's reference store's words
+        if (err instanceof EngineError && err.statusCode === 404) {
+          if (nameOnly !== undefined) throw errors.imageNotFound(name);
+          if (named) throw errors.imageTagNotFound();
+        }
+        throw err;
+      }
+    }
+    const items = [...byId.values()];
     // a layer that cannot be exported is an error before the archive starts, not a cut archive
     for (const { image } of items) {
       for (const chainId of image.chain) {
