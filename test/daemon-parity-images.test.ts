@@ -42,6 +42,13 @@ const SAVE_EVENTS = [
 /** manifest.json of a save: its entries, and every RepoTag of them. */
 const SAVED = "tar -xO manifest.json | python3 -c 'import json,sys; m=json.load(sys.stdin); print(len(m), sorted(t for x in m for t in (x[\"RepoTags\"] or [])))'";
 
+const REFERENCE_GLOBS = [
+  "docker tag busybox gl:one; docker tag busybox gl:two; docker tag busybox gl:o-e; docker images --filter 'reference=gl:[ot]*' --format '{{.Tag}}' | sort",
+  "docker images --filter 'reference=gl:[^o]*' --format '{{.Tag}}' | sort; docker images --filter 'reference=gl:o\\-e' --format '{{.Tag}}'",
+  "docker images --filter 'reference=gl:[a-' --format '{{.Tag}}'",
+  "docker images --filter 'reference=gl:[z-a]' --format '{{.Tag}}'; docker images 'gl:[t]wo' --format '{{.Tag}}'",
+];
+
 const SAVE_NAMES = [
   `docker build -q -t sn:one - <<< $'FROM busybox\\nLABEL a=1' >/dev/null; docker tag busybox sn:two; docker save sn | ${SAVED}`,
   `docker save sn:two busybox sn:two | ${SAVED}`,
@@ -116,6 +123,8 @@ describe("engined answers as Docker's daemon does: image, network and volume fil
   itAnswersAlike("reads a prune's until as Docker's daemon reads it: a duration, a date or time, Unix seconds, else its words", PRUNE_UNTIL);
 
   itAnswersAlike("announces one save per image, however many of its names a save gives", SAVE_EVENTS);
+
+  itAnswersAlike("matches a reference filter as Go's path.Match: classes, ranges, escapes, and its refusal of a malformed pattern", REFERENCE_GLOBS);
 
   itAnswersAlike("saves an image once with each tag its names give, and every tag of a repository named alone", SAVE_NAMES);
 
