@@ -179,6 +179,10 @@ const NAME_FILTERS = [
   "docker volume create volabc >/dev/null; docker volume create volxyz >/dev/null; docker volume ls --filter 'name=^volab' --format '{{.Name}}'; docker volume ls --filter 'name=l.y' --format '{{.Name}}'; docker volume rm volabc volxyz >/dev/null",
 ];
 
+const EXEC_EMPTY_COMMAND = [
+  "docker run --pull never -d --name ex3 busybox sleep 300 >/dev/null; docker exec ex3 ''; echo rc=$?; docker exec -d ex3 ''; echo rc=$?",
+];
+
 const HEAD_ROUTES = [
   head("/_ping"),
   head("/containers/json"),
@@ -233,6 +237,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("refuses a relative working directory before looking for the image, and keeps an absolute one cleaned", WORKING_DIR);
 
   itAnswersAlike("matches a name filter as Docker's filters.Match does: equal, or a Go regular expression found in the name", NAME_FILTERS);
+
+  itAnswersAlike("takes an exec whose command is an empty word, which the runtime then refuses", EXEC_EMPTY_COMMAND);
 
   itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
 });

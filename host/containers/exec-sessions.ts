@@ -95,7 +95,7 @@ export class ExecSessions {
   /** `ref` is how the client named the container: Docker's paused refusal at create repeats it (at start, the id). */
   create(c: ContainerRecord, request: ExecCreateRequest, ref = c.Id): ExecInstance {
     const cmd = request.Cmd ?? [];
-    if (cmd.length === 0 || cmd[0] === "") throw errors.execNoCommand();
+    if (cmd.length === 0) throw errors.execNoCommand();
     if (!c.State.Running) throw errors.containerStateNotRunning(c.Id);
     if (c.State.Paused) throw errors.execContainerPaused(ref);
     const e: ExecInstance = { id: randomBytes(32).toString("hex"), container: c, request: { ...request, Cmd: cmd }, running: false, exitCode: null, pid: 0 };
