@@ -183,6 +183,11 @@ const EXEC_EMPTY_COMMAND = [
   "docker run --pull never -d --name ex3 busybox sleep 300 >/dev/null; docker exec ex3 ''; echo rc=$?; docker exec -d ex3 ''; echo rc=$?",
 ];
 
+const PIDS_LIMIT = [
+  "for v in 0 -1 10; do docker create --pull never --name pl$v --pids-limit=$v busybox >/dev/null; docker inspect -f \"$v {{json .HostConfig.PidsLimit}}\" pl$v; done",
+  "docker create --pull never --name pl busybox >/dev/null; docker update --pids-limit 5 pl >/dev/null; docker inspect -f '{{json .HostConfig.PidsLimit}}' pl; docker update --pids-limit -1 pl >/dev/null; docker inspect -f '{{json .HostConfig.PidsLimit}}' pl",
+];
+
 const HEAD_ROUTES = [
   head("/_ping"),
   head("/containers/json"),
@@ -239,6 +244,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("matches a name filter as Docker's filters.Match does: equal, or a Go regular expression found in the name", NAME_FILTERS);
 
   itAnswersAlike("takes an exec whose command is an empty word, which the runtime then refuses", EXEC_EMPTY_COMMAND);
+
+  itAnswersAlike("records no pids limit for 0 or a negative one at create, and 0 for them at update", PIDS_LIMIT);
 
   itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
 });

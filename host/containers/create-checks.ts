@@ -157,6 +157,9 @@ function checkCreate(check: ContainerCreateCheck, deps: Omit<CreateChecksDeps, "
   const hc = request.HostConfig;
   const warnings = checkResources(hc, deps.limits, deps.cpuset);
   checkNamespaceModes(hc);
+  // 0 and any negative value are "unlimited": no limit recorded (Docker's create route; the
+  // Docker CLI always sends the flag's value, 0 when not given)
+  if (hc.PidsLimit !== undefined && hc.PidsLimit !== null && hc.PidsLimit <= 0) hc.PidsLimit = null;
   defaultSwap(hc);
   resolveReferences(hc, deps.containers);
   checkSecurityOpts(hc.SecurityOpt ?? []);

@@ -89,7 +89,8 @@ export function applyUpdate(id: string, current: HostConfig, u: ContainerUpdateR
     next.Memory = u.Memory;
   }
   if (u.MemorySwap) next.MemorySwap = u.MemorySwap;
-  if (u.PidsLimit !== undefined && u.PidsLimit !== null) next.PidsLimit = u.PidsLimit;
+  // 0 and any negative value are "unlimited", recorded as 0 (Docker's update route)
+  if (u.PidsLimit !== undefined && u.PidsLimit !== null) next.PidsLimit = u.PidsLimit <= 0 ? 0 : u.PidsLimit;
   if (u.RestartPolicy && u.RestartPolicy.Name !== "") {
     if (!isNoPolicy(u.RestartPolicy) && current.AutoRemove) throw refuse("Restart policy cannot be updated because AutoRemove is enabled for the container");
     next.RestartPolicy = { Name: u.RestartPolicy.Name, MaximumRetryCount: u.RestartPolicy.MaximumRetryCount ?? 0 };
