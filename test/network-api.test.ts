@@ -9,6 +9,7 @@
 import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import Docker from "dockerode";
+import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { docker } from "./helpers/docker-cli.js";
 import { ROOT, runCommand } from "./helpers/engined.js";
@@ -125,7 +126,13 @@ describe("network API (Docker CLI, daemon in its own network namespace)", functi
     expect(ep.Aliases).to.deep.equal(["db"]);
     expect(ep.DNSNames).to.deep.equal(["server1", "db", server.Id.slice(0, 12)]);
     const out = await n.cli("run", "--rm", "--network", "talk", "busybox", "sh", "-c", "cat /etc/resolv.conf; ping -c 1 -W 2 server1; ping -c 1 -W 2 db; nslookup -type=a " + server.Id.slice(0, 12));
-    expect(out).to.match(/^nameserver 10\.136\.0\.1$/m);
+    // 127.0.0.11, as Docker's containers are given, redirected in the container's namespace to
+    // the name server on the bridge; the loopback addresses that route_localnet would let in
+    // from another interface are dropped there
+    expect(out).to.match(/^nameserver 127\.0\.0\.11$/m);
+    const rules = execFileSync("nsenter", [`--net=/proc/${server.State.Pid}/ns/net`, "iptables-save"], { encoding: "utf8" });
+    expect(rules).to.include("-A ENGINE-DNS -d 127.0.0.11/32 -p udp -m udp --dport 53 -j DNAT --to-destination 10.136.0.1:53");
+    expect(rules).to.include("-A ENGINE-LOOPBACK-IN -d 127.0.0.0/8 ! -i lo -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP");
     expect(out).to.include(`PING server1 (${ep.IPAddress})`).and.include(`PING db (${ep.IPAddress})`);
     expect(out.match(/1 packets received/g)).to.have.length(2);
     expect(out).to.include(`Address: ${ep.IPAddress}`);
@@ -159,6 +166,13 @@ describe("network API (Docker CLI, daemon in its own network namespace)", functi
     // its name server (front's) answers names of back too, and back's containers find it by its alias
     const db = (await inspect("container", "db2"))[0].NetworkSettings.Networks.back.IPAddress as string;
     expect(inApp("busybox", "nslookup", "-type=a", "db2", "10.137.0.1")).to.include(`Address: ${db}`);
+    expect(inApp("busybox", "nslookup", "-type=a", "db2", "127.0.0.11")).to.include(`Address: ${db}`);
+    // a container of the default network connected to one with a name server is given 127.0.0.11 then
+    await n.cli("run", "-d", "--name", "plain2", "busybox", "sleep", "120");
+    await n.cli("network", "connect", "back", "plain2");
+    expect(await n.cli("exec", "plain2", "cat", "/etc/resolv.conf")).to.match(/^nameserver 127\.0\.0\.11$/m);
+    expect(await n.cli("exec", "plain2", "nslookup", "-type=a", "db2")).to.include(`Address: ${db}`);
+    await n.cli("rm", "-f", "plain2");
     const fromBack = await n.cli("run", "--rm", "--network", "back", "busybox", "ping", "-c", "1", "-W", "2", "api");
     expect(fromBack).to.include("PING api (10.138.0.50)").and.include("1 packets received");
     expect(await fails("network", "connect", "back", "app2")).to.include("already exists in network back");

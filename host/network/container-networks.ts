@@ -31,6 +31,7 @@ import type { NetworkRecord } from "./network-store.js";
 import { addressFailure } from "./new-network.js";
 import type { Sandboxes } from "./sandbox.js";
 import { networkEvent } from "./network-events.js";
+import { EMBEDDED_DNS_ADDRESS, pointEmbeddedDns } from "./embedded-dns.js";
 import { containerIdMap, type UsernsRemap } from "../userns/remap.js";
 
 export interface ContainerNetworksDeps {
@@ -177,7 +178,7 @@ export class ContainerNetworks {
         const ns = await this.join(c, name, att, sandbox, endpoints);
         nameserver ??= ns;
       }
-      this.writeFiles(c, files, mode, nameserver);
+      this.writeFiles(c, files, mode, nameserver && (await this.resolverAddress(c, sandbox, nameserver, true)));
       this.prepared.set(c.Id, { netns: sandbox, ...(idMap ? { userns: this.deps.sandboxes.usernsPath(c.Id) } : {}), files });
     } catch (err) {
       await this.leaveAll(c, sandbox);
@@ -275,7 +276,7 @@ export class ContainerNetworks {
     }
     c.Networks = { ...networks, [rec.spec.name]: att };
     await this.deps.containers.save(c);
-    if (c.State.Running) this.rewriteFiles(c);
+    if (c.State.Running) await this.rewriteFiles(c);
   }
 
   /** `POST /networks/{id}/disconnect`: left at once when the container runs, and forgotten. */
@@ -297,7 +298,7 @@ export class ContainerNetworks {
     await this.deps.containers.save(c);
     // as Docker: announced whether the container runs or not, when the network still exists
     if (rec) this.deps.hooks.event.call(networkEvent(rec.spec, "disconnect", c.Id));
-    if (c.State.Running) this.rewriteFiles(c);
+    if (c.State.Running) await this.rewriteFiles(c);
   }
 
   // --- files and the spec ------------------------------------------------------------------------
@@ -309,11 +310,28 @@ export class ContainerNetworks {
   }
 
   /** After a connect or disconnect of a running container: its hosts and resolv.conf anew (the same files, so its mounts see them). */
-  private rewriteFiles(c: ContainerRecord): void {
+  private async rewriteFiles(c: ContainerRecord): Promise<void> {
     // after a daemon restart (live restore) nothing is prepared, but the files are where attach put them
     const files = this.prepared.get(c.Id)?.files ?? this.filePaths(c.Id);
     const nameserver = c.Endpoints?.map((ep) => ep.nameserver).find((n) => !!n);
-    this.writeFiles(c, files, this.modeOf(c), nameserver);
+    const sandbox = this.deps.sandboxes.exists(c.Id) ? this.deps.sandboxes.path(c.Id) : undefined;
+    this.writeFiles(c, files, this.modeOf(c), nameserver && sandbox ? await this.resolverAddress(c, sandbox, nameserver, false) : nameserver);
+  }
+
+  /**
+   * The name server address resolv.conf gives: 127.0.0.11, pointed at the network's name server
+   * in the sandbox (embedded-dns.ts); the name server's own address where that cannot be done
+   * (an IPv6 one, or no iptables on this host).
+   */
+  private async resolverAddress(c: ContainerRecord, sandbox: string, nameserver: string, fresh: boolean): Promise<string> {
+    if (isIP(nameserver) !== 4) return nameserver;
+    try {
+      await pointEmbeddedDns(sandbox, nameserver, fresh);
+      return EMBEDDED_DNS_ADDRESS;
+    } catch (err) {
+      this.deps.log.warn({ err, container: c.Id }, `cannot make ${EMBEDDED_DNS_ADDRESS} reach the network's name server: the container is given ${nameserver}`);
+      return nameserver;
+    }
   }
 
   /**
@@ -391,7 +409,7 @@ export class ContainerNetworks {
       hostResolvConfPath: host.path,
       container: { dns: c.HostConfig.Dns ?? [] },
       daemon: { dns: config.dns },
-      embeddedDns: "127.0.0.11", // any address: only the upstreams are read
+      embeddedDns: EMBEDDED_DNS_ADDRESS, // (only the upstreams are read)
       ipv6: true,
     }).upstreams;
   }
