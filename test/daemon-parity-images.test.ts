@@ -20,7 +20,15 @@ const COMMIT_CHANGES = [
   "docker commit -c 'bogus x' cc cc:3 2>&1 | tr A-Z a-z",
   "docker commit -c 'EXPOSE' cc cc:3",
   "docker commit -c 'EXPOSE 80 abc' cc cc:3",
+  "docker commit -c 'ENV a' cc cc:3; docker commit -c 'LABEL' cc cc:3",
   "docker export cc | docker import -c 'ENV P=/a' -c 'ENV P=$P:/b' - ci:1 >/dev/null; docker image inspect -f '{{.Config.Env}}' ci:1",
+];
+
+/** A build of the Dockerfile on stdin (the Docker CLI adds it to the context under a random name) with an empty context. */
+const DOCKERFILE_NAMES = [
+  "d=$(mktemp -d); docker build --no-cache -f - $d <<< '' 2>&1 | tail -1 | sed -E 's/\\.dockerfile\\.[0-9a-f]+/.dockerfile.<r>/'; rm -r $d",
+  "d=$(mktemp -d); printf '# only\\n' > $d/dockerfile; docker build --no-cache $d 2>&1 | tail -1; rm -r $d",
+  "d=$(mktemp -d); printf 'FROM busybox\\nENV\\n' > $d/Dockerfile.bad; docker build --no-cache -f $d/Dockerfile.bad $d 2>&1 | tail -1; rm -r $d",
 ];
 
 const PRUNE_UNTIL = [
@@ -125,6 +133,8 @@ describe("engined answers as Docker's daemon does: image, network and volume fil
   itAnswersAlike("announces one save per image, however many of its names a save gives", SAVE_EVENTS);
 
   itAnswersAlike("matches a reference filter as Go's path.Match: classes, ranges, escapes, and its refusal of a malformed pattern", REFERENCE_GLOBS);
+
+  itAnswersAlike("names the Dockerfile as given (or as found) when its lines cannot be read", DOCKERFILE_NAMES);
 
   itAnswersAlike("saves an image once with each tag its names give, and every tag of a repository named alone", SAVE_NAMES);
 

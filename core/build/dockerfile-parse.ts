@@ -3,7 +3,7 @@
  * 20.10, DOCKER_BUILDKIT=0) reads it, with its error messages. Pure: no daemon, no files.
  *
  * Two passes, as in Docker, so that the first error reported is the same: every line goes through
- * the line parser first (its errors read "failed to parse Dockerfile: ..."), then each line
+ * the line parser first (its errors read "failed to parse <name>: ..."), then each line
  * becomes an instruction ("dockerfile parse error line N: ..."), grouped into stages.
  *
  *   const parsed = parseDockerfile(text, { name: "Dockerfile" });
@@ -22,13 +22,14 @@ export type { ArgDefinition, EscapeChar, HealthcheckSpec, Instruction, ParsedDoc
 
 export interface ParseOptions {
   /** The Dockerfile's name as the client gave it (the `dockerfile` query parameter), for the
-   *  message about an empty file. Default "Dockerfile". */
+   *  messages about an empty file and one the line parser refuses. Default "Dockerfile". */
   name?: string;
 }
 
 export function parseDockerfile(text: string, options: ParseOptions = {}): ParsedDockerfile {
-  if (text.length === 0) throw errors.buildDockerfileEmpty(options.name ?? "Dockerfile");
-  const { split, lines } = readLines(text);
+  const name = options.name ?? "Dockerfile";
+  if (text.length === 0) throw errors.buildDockerfileEmpty(name);
+  const { split, lines } = readLines(text, name);
 
   const metaArgs: Instruction[] = [];
   const stages: Stage[] = [];
@@ -84,13 +85,14 @@ export function parseChanges(changes: readonly string[]): { escape: EscapeChar; 
   return { escape: split.escape, instructions };
 }
 
-/** The first pass: every line through the line parser. */
-function readLines(text: string) {
+/** The first pass: every line through the line parser; `name` the Dockerfile's, none for a commit's changes (whose refusals Docker gives bare). */
+function readLines(text: string, name?: string) {
   try {
     const split = splitDockerfileLines(text);
     return { split, lines: split.lines.map((logical) => ({ logical, parsed: parseLine(logical.text, split.escape) })) };
   } catch (err) {
-    throw err instanceof LineProblem ? errors.buildDockerfileParse(err.message) : err;
+    if (!(err instanceof LineProblem)) throw err;
+    throw name === undefined ? errors.imageInvalidChangeArgs(err.message) : errors.buildDockerfileParse(name, err.message);
   }
 }
 

@@ -6,7 +6,7 @@ export const buildErrors = {
   buildDockerfileEmpty: define("ENGINE_ERR_BUILD_DOCKERFILE_EMPTY", 400, (name: string) => `the Dockerfile (${name}) cannot be empty`),
   // Errors of the line parser (directives, continuation lines, each keyword's argument syntax):
   // Docker names no line for these.
-  buildDockerfileParse: define("ENGINE_ERR_BUILD_DOCKERFILE_PARSE", 400, (why: string) => `failed to parse Dockerfile: ${why}`),
+  buildDockerfileParse: define("ENGINE_ERR_BUILD_DOCKERFILE_PARSE", 400, (name: string, why: string) => `failed to parse ${name}: ${why}`),
   buildUnknownInstruction: define(
     "ENGINE_ERR_BUILD_UNKNOWN_INSTRUCTION",
     400,

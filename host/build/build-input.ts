@@ -42,7 +42,7 @@ export class BuildInputs {
         await cleanupDir();
       };
       try {
-        const dockerfile = parseDockerfile(ctx.dockerfileText);
+        const dockerfile = parseDockerfile(ctx.dockerfileText, { name: ctx.dockerfilePath });
         if (ctx.dockerignore !== undefined) {
           const ignore = IgnoreMatcher.fromFile(ctx.dockerignore);
           for (const name of [ctx.dockerfilePath, ".dockerignore"]) {
