@@ -31,6 +31,12 @@ Run 'engine COMMAND --help' for more information on a command.
 }
 
 const out = (t: string) => void process.stdout.write(t);
+
+// The reader of our output went away (`| head`): the Docker CLI dies of SIGPIPE there, saying
+// nothing, whatever it was doing (a `logs -f` too); Node ignores SIGPIPE, so the same by hand.
+process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+  if (e.code === "EPIPE") process.exit(128 + 13);
+});
 const err = (t: string) => void process.stderr.write(t);
 
 /**

@@ -70,6 +70,8 @@ describe("engine CLI: events, stats, top, diff, history, export, search", functi
     await same("events", ...window, "--format", "json");
     await same("events", ...window, "--format", "{{.Status}}|{{.ID}}|{{.From}}|{{.Type}}|{{.Action}}|{{.Actor.ID}}|{{.Actor.Attributes}}|{{.Scope}}|{{.Time}}|{{.TimeNano}}");
     await same("events", ...window, "--format", "{{json .Actor}} {{index .Actor.Attributes \"name\"}}");
+    // a key the map lacks: Go's "<no value>" by field, "" by index
+    await same("events", ...window, "--format", "{{.Actor.Attributes.nosuch}}|{{index .Actor.Attributes \"nosuch\"}}|");
     const died = await same("events", ...window, "-f", "event=die", "-f", "container=done", "--format", "{{.Actor.Attributes.name}} {{.Actor.Attributes.exitCode}}");
     expect(died.stdout).to.equal("done 0\n");
     await same("events", ...window, "-f", "type=image");
@@ -160,6 +162,9 @@ describe("engine CLI: events, stats, top, diff, history, export, search", functi
     expect(names).to.include("tmp/new").and.include("bin/busybox").and.not.include("etc/group");
     for (const target of [work, "/dev/null", "/nonexistent/x.tar"]) await same("export", "-o", target, "busy");
     await same("export", "-o", join(work, "x.tar"), "nosuch");
+    // a reader that goes away (`| head`): the Docker CLI dies of SIGPIPE, saying nothing (141)
+    const piped = (cli: string) => execFileSync("bash", ["-c", `${cli} -H ${host} export busy | head -c 10 >/dev/null; echo "\${PIPESTATUS[0]}"`], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    expect(piped(ENGINE)).to.equal(piped("docker")).and.equal("141\n");
   });
 
   it("search: in the registry's order, descriptions cut at 45 columns, [OK] for official ones, --limit, filters, templates", async function () {

@@ -104,7 +104,8 @@ export class Template {
           if (last && args.length) return fail(arg.pos, arg.text, `${key} has arguments but cannot be invoked as function`);
           cur = m;
         } else if (cur instanceof GoMap) {
-          cur = key in cur.entries ? cur.entries[key] : "";
+          // a missing key is Go's invalid value: printed "<no value>" (`index` gives "" instead)
+          cur = key in cur.entries ? cur.entries[key] : NO_VALUE;
         } else if (cur !== null && typeof cur === "object" && !Array.isArray(cur)) {
           if (last && args.length) return fail(arg.pos, arg.text, `${key} is not a method but has arguments`);
           const rec = cur as Record<string, unknown>;
