@@ -72,7 +72,8 @@ function encodeQuery(query: Record<string, QueryValue> | undefined): string {
 export async function errorMessage(res: HttpResponse): Promise<string> {
   const text = (await readAll(res.body)).toString("utf8");
   try {
-    return (JSON.parse(text) as { message?: string }).message ?? text.trim();
+    // trimmed, as the Docker client trims it (Docker's "predefined host network " ends in a space)
+    return ((JSON.parse(text) as { message?: string }).message ?? text).trim();
   } catch {
     return text.trim() || `status ${res.status}`;
   }

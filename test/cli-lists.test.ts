@@ -95,6 +95,9 @@ describe("engine CLI lists (ps, images, inspect, network, system, version, info)
     expect((await same("ps", "--format", "{{json.}}")).code).to.equal(1);
     const bad = await same("ps", "-f", "nokey");
     expect(bad.code).to.equal(125);
+    // a daemon message with a trailing space (Docker's own words): printed trimmed, as the Docker client trims it
+    const predefined = await same("network", "create", "host");
+    expect(predefined.stderr).to.equal("Error response from daemon: operation is not permitted on predefined host network\n");
   });
 
   it("images: the table, -a, -q, --digests, --no-trunc, a repository argument, filters, templates", async function () {
