@@ -6,7 +6,7 @@
  * stats have a network to count.
  */
 import "./helpers/root-hooks.js";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { docker } from "./helpers/docker-cli.js";
@@ -277,6 +277,15 @@ describe("container lifecycle: restart policies, pause, rename, update, top, sta
       expect(one.cpu_stats.online_cpus).to.be.greaterThan(0);
       expect(one.memory_stats.usage).to.be.greaterThan(0);
       expect(one.memory_stats.limit).to.be.greaterThan(0);
+      if (existsSync("/sys/fs/cgroup/blkio")) {
+        // cgroup v1, as Docker's daemon reports it: the eight block I/O lists (empty ones too, which
+        // clients iterate), the memory.stat keys containerd's v1 stats have, max_usage and failcnt
+        // left out when 0
+        for (const list of Object.values(one.blkio_stats)) expect(list).to.be.an("array");
+        expect(Object.keys(one.blkio_stats)).to.have.length(8);
+        expect(one.memory_stats.stats).to.include.keys("cache", "rss", "total_inactive_file", "hierarchical_memory_limit").and.not.have.any.keys("shmem", "swap", "workingset_refault_anon");
+        if (one.memory_stats.failcnt !== undefined) expect(one.memory_stats.failcnt).to.be.greaterThan(0);
+      }
       expect(one.pids_stats.current).to.equal(1);
       expect(one.networks.eth0).to.have.keys("rx_bytes", "rx_packets", "rx_errors", "rx_dropped", "tx_bytes", "tx_packets", "tx_errors", "tx_dropped");
       const two = JSON.parse((await api("GET", "/containers/watched/stats?stream=false")).body);

@@ -148,14 +148,23 @@ function memoryLimit(limit: number | undefined): number {
   return limit === undefined || limit > machine ? machine : limit;
 }
 
+/** The memory.stat keys Docker's daemon reports on cgroup v1 (the fields of containerd's v1 MemoryStat it copies), in no order. */
+const V1_MEMORY_KEYS = (() => {
+  const counted = "cache rss rss_huge mapped_file dirty writeback pgpgin pgpgout pgfault pgmajfault inactive_anon active_anon inactive_file active_file unevictable".split(" ");
+  return new Set([...counted, ...counted.map((k) => `total_${k}`), "hierarchical_memory_limit", "hierarchical_memsw_limit"]);
+})();
+
 function memoryV1(cg: ContainerCgroup): Record<string, unknown> {
   const dir = cg.dir("memory");
   if (!dir) return {};
+  const maxUsage = readNumber(join(dir, "memory.max_usage_in_bytes")) ?? 0;
+  const failcnt = readNumber(join(dir, "memory.failcnt")) ?? 0;
+  // (max_usage and failcnt are omitempty in Docker's MemoryStats: left out when 0)
   return {
     usage: readNumber(join(dir, "memory.usage_in_bytes")) ?? 0,
-    max_usage: readNumber(join(dir, "memory.max_usage_in_bytes")) ?? 0,
-    stats: readKeyValues(join(dir, "memory.stat")),
-    failcnt: readNumber(join(dir, "memory.failcnt")) ?? 0,
+    ...(maxUsage ? { max_usage: maxUsage } : {}),
+    stats: Object.fromEntries(Object.entries(readKeyValues(join(dir, "memory.stat"))).filter(([k]) => V1_MEMORY_KEYS.has(k))),
+    ...(failcnt ? { failcnt } : {}),
     limit: memoryLimit(readNumber(join(dir, "memory.limit_in_bytes"))),
   };
 }
@@ -177,26 +186,36 @@ export function pidsStats(cg: ContainerCgroup): Record<string, number> {
   return { current: readNumber(join(dir, "pids.current")) ?? 0, ...(limit !== undefined && limit > 0 ? { limit } : {}) };
 }
 
-/** `8:0 Read 4096` lines; Docker reads the CFQ files and falls back to the throttle ones. */
+/**
+ * `8:0 Read 4096` lines (`8:0 4096` in the time and sectors files, whose op is ""). Docker lists
+ * all eight on cgroup v1, empty where the file is missing or has nothing (kernels without CFQ);
+ * the bytes and the operations fall back to the throttle files, as Docker's do.
+ */
 function blkioV1(cg: ContainerCgroup): Record<string, BlkioEntry[] | null> {
   const dir = cg.dir("blkio");
   const out = emptyBlkio();
   if (!dir) return out;
-  const entries = (name: string): BlkioEntry[] => {
-    const parse = (file: string) =>
-      readText(join(dir, file))
-        .split("\n")
-        .map((l) => l.trim().split(/\s+/))
-        .filter((f) => f.length === 3 && /^\d+:\d+$/.test(f[0]))
-        .map(([dev, op, value]) => {
-          const [major, minor] = dev.split(":").map(Number);
-          return { major, minor, op, value: Number(value) };
-        });
+  const parse = (file: string): BlkioEntry[] =>
+    readText(join(dir, file))
+      .split("\n")
+      .map((l) => l.trim().split(/\s+/))
+      .filter((f) => (f.length === 3 || f.length === 2) && /^\d+:\d+$/.test(f[0]))
+      .map((f) => {
+        const [major, minor] = f[0].split(":").map(Number);
+        return { major, minor, op: f.length === 3 ? f[1] : "", value: Number(f[f.length - 1]) };
+      });
+  const withThrottle = (name: string): BlkioEntry[] => {
     const cfq = parse(`blkio.${name}`);
     return cfq.length ? cfq : parse(`blkio.throttle.${name}`);
   };
-  out.io_service_bytes_recursive = entries("io_service_bytes_recursive");
-  out.io_serviced_recursive = entries("io_serviced_recursive");
+  out.io_service_bytes_recursive = withThrottle("io_service_bytes_recursive");
+  out.io_serviced_recursive = withThrottle("io_serviced_recursive");
+  out.io_queue_recursive = parse("blkio.io_queued_recursive");
+  out.io_service_time_recursive = parse("blkio.io_service_time_recursive");
+  out.io_wait_time_recursive = parse("blkio.io_wait_time_recursive");
+  out.io_merged_recursive = parse("blkio.io_merged_recursive");
+  out.io_time_recursive = parse("blkio.time_recursive");
+  out.sectors_recursive = parse("blkio.sectors_recursive");
   return out;
 }
 
