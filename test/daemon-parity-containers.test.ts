@@ -188,6 +188,11 @@ const PIDS_LIMIT = [
   "docker create --pull never --name pl busybox >/dev/null; docker update --pids-limit 5 pl >/dev/null; docker inspect -f '{{json .HostConfig.PidsLimit}}' pl; docker update --pids-limit -1 pl >/dev/null; docker inspect -f '{{json .HostConfig.PidsLimit}}' pl",
 ];
 
+const MOUNT_ORDER = [
+  "docker run --pull never --rm --mount type=volume,src=mo1,dst=/etc,volume-nocopy busybox ls /etc",
+  "docker run --pull never --rm --mount type=tmpfs,dst=/etc busybox sh -c 'ls /etc; test -s /etc/hostname && echo named'",
+];
+
 const HEAD_ROUTES = [
   head("/_ping"),
   head("/containers/json"),
@@ -246,6 +251,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("takes an exec whose command is an empty word, which the runtime then refuses", EXEC_EMPTY_COMMAND);
 
   itAnswersAlike("records no pids limit for 0 or a negative one at create, and 0 for them at update", PIDS_LIMIT);
+
+  itAnswersAlike("mounts the network's files over a volume or a tmpfs at /etc, not under it", MOUNT_ORDER);
 
   itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
 });

@@ -268,20 +268,22 @@ export class ContainerVolumes {
 
   // --- the OCI spec --------------------------------------------------------------------------
 
-  /** The processSpec tap: the container's binds, volumes and tmpfs mounts replace whatever else would mount there. */
+  /**
+   * The processSpec tap: the container's binds, volumes and tmpfs mounts replace whatever else
+   * would mount there, and every mount comes after those above it (a stable sort by depth, as
+   * Docker sorts its mounts): a volume at /etc goes under the network's /etc/hosts, not over it.
+   */
   async spec(spec: OciSpec, ctx: SpecContext): Promise<OciSpec> {
     const c = this.deps.containers.find(ctx.containerId);
     const mounts = c?.Mounts ?? [];
     if (mounts.length === 0) return spec;
     const mine = this.active.get(ctx.containerId);
-    const ours = [...mounts]
-      .sort((a, b) => depth(a.Destination) - depth(b.Destination))
-      .map((m) => ociMount(m, mine?.get(m.Destination)?.path ?? m.Source));
+    const ours = mounts.map((m) => ociMount(m, mine?.get(m.Destination)?.path ?? m.Source));
     const dests = new Set(ours.map((m) => m.destination));
     const rootfsPropagation = bindPropagation(mounts);
     return {
       ...spec,
-      mounts: [...(spec.mounts ?? []).filter((m) => !dests.has(posix.normalize(m.destination))), ...ours],
+      mounts: [...(spec.mounts ?? []).filter((m) => !dests.has(posix.normalize(m.destination))), ...ours].sort((a, b) => depth(a.destination) - depth(b.destination)),
       ...(rootfsPropagation ? { linux: { ...spec.linux, rootfsPropagation } } : {}),
     };
   }
