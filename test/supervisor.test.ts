@@ -5,7 +5,7 @@
  */
 import "./helpers/root-hooks.js";
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { ensureSupervisor, type SupervisorHandle } from "../host/supervisor/launch.js";
@@ -185,6 +185,29 @@ describe("supervisor", function () {
     expect((refused as SupervisorClientError).status, (refused as Error).message).to.equal(409);
     expect((refused as Error).message).to.match(/not running|stopped/);
     expect(await sup.client.wait(id)).to.equal(137);
+  });
+
+  it("says a run the OOM killer ended was OOM-killed from its cgroup's count when conmon's oom file is not there; a kill -9 is not", async function () {
+    if (!existsSync("/sys/fs/cgroup/memory/memory.oom_control")) this.skip(); // (the v1 memory controller)
+    const limited = structuredClone(spec);
+    limited.linux.resources = { ...(limited.linux.resources ?? {}), memory: { limit: 8 << 20, swap: 8 << 20 } };
+    const runLimited = async (args: string[]) => {
+      const id = `sup-${randomBytes(5).toString("hex")}`;
+      ids.push(id);
+      await sup.client.run({ id, bundle: makeBundle(dir, id, rootfs, limited, args), runtime: { path: RUNC! }, log: { driver: "json-file", context: logContext(id) } });
+      return id;
+    };
+    // (bounded: one dd with a buffer of 32 MiB, in a cgroup of 8 MiB without swap)
+    const oomed = await runLimited(["dd", "if=/dev/zero", "of=/dev/null", "bs=32M", "count=1"]);
+    expect(await sup.client.wait(oomed)).to.equal(137);
+    // conmon may miss the kernel's event as the exit ends its loop: without its file, the cgroup's count tells
+    rmSync(join(execRoot, "supervisor", "test", oomed, "conmon", "oom"), { force: true });
+    expect((await sup.client.get(oomed)).oomKilled).to.equal(true);
+    // (a kill from outside: PID 1 of its namespace does not take a SIGKILL of its own)
+    const killed = await runLimited(["sleep", "60"]);
+    await sup.client.stop(killed, 0, "KILL");
+    expect(await sup.client.wait(killed)).to.equal(137);
+    expect((await sup.client.get(killed)).oomKilled).to.equal(undefined);
   });
 
   it("answers a stop with the exit code when the container's removal comes between its kill and its look at the exit file", async () => {

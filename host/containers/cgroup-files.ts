@@ -44,6 +44,34 @@ function within(mount: CgroupMount, path: string): string | undefined {
   return undefined;
 }
 
+/**
+ * The folder of the cgroup an OCI spec's `cgroupsPath` names, in the hierarchy of the v1
+ * `controller` (the unified one where that controller is not on v1): an absolute path, as
+ * runc's cgroupfs driver takes it, or systemd's `slice:prefix:name`, the scope
+ * `prefix-name.scope` under the slice's folders (`a-b.slice` is `a.slice/a-b.slice`).
+ * Undefined for a relative path (runc's own cgroup is its base) or no such hierarchy.
+ */
+export function cgroupDirOfSpecPath(cgroupsPath: string, controller: string): { version: 1 | 2; dir: string } | undefined {
+  let path: string;
+  const systemd = /^([^:/]*):([^:]*):([^:]*)$/.exec(cgroupsPath);
+  if (systemd) {
+    const [, slice, prefix, name] = systemd;
+    const parts = slice === "" || slice === "-.slice" ? [] : slice.replace(/\.slice$/, "").split("-");
+    const slices = parts.map((_, i) => `${parts.slice(0, i + 1).join("-")}.slice`);
+    path = `/${[...slices, `${prefix ? `${prefix}-` : ""}${name}.scope`].join("/")}`;
+  } else if (cgroupsPath.startsWith("/")) path = cgroupsPath;
+  else return undefined;
+  const mounts = cgroupMounts();
+  const v1 = mounts.find((m) => m.fsType === "cgroup" && m.controllers.includes(controller));
+  if (v1) {
+    const dir = within(v1, path);
+    return dir ? { version: 1, dir } : undefined;
+  }
+  const v2 = mounts.find((m) => m.fsType === "cgroup2");
+  const dir = v2 && within(v2, path);
+  return dir ? { version: 2, dir } : undefined;
+}
+
 /** The cgroup of process `pid`; throws when the process is gone. */
 export function cgroupOfPid(pid: number): ContainerCgroup {
   const lines = readFileSync(`/proc/${pid}/cgroup`, "utf8").split("\n").filter(Boolean);

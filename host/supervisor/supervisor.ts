@@ -10,6 +10,7 @@ import { join } from "node:path";
 import type { LoggerContext, LogResume, LogWriter } from "../../core/contracts/log.js";
 import type { LogDriverSource } from "../plugins/log-drivers.js";
 import { writeJsonAtomic } from "../../core/images/atomic-file.js";
+import { cgroupDirOfSpecPath } from "../containers/cgroup-files.js";
 import { drainState, LogDrain } from "./log-drain.js";
 import { serialCtl } from "./ctl-serial.js";
 import { rotatedSpool, Spool } from "./spool.js";
@@ -92,6 +93,12 @@ export interface ContainerState {
   exitCode?: number;
   /** Exited, and conmon saw the kernel's OOM killer act in its cgroup (the `oom` file it writes in its persist dir). */
   oomKilled?: boolean;
+  /**
+   * The file of the container's memory cgroup that counts the OOM killer's kills in it (v1
+   * `memory.oom_control`, v2 `memory.events`), found from its process at the start: conmon's
+   * `oom` file on cgroup v1 comes from an event it may not read before the exit ends its loop.
+   */
+  oomCounter?: string;
   log?: RunRequest["log"];
   /** conmon's SOCK_SEQPACKET attach socket: input for stdin, output as it comes. */
   attachPath?: string;
@@ -105,6 +112,30 @@ const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
 /** How the message of a run refused because its logger could not be made begins. */
 export const LOGGER_FAILED = "failed to initialize logging driver: ";
+
+/**
+ * Where the OOM killer's kills in the memory cgroup of the container in `bundle` are counted,
+ * from its config's cgroupsPath (its process may be gone by the time the start returns).
+ */
+function oomCounterOf(bundle: string): { oomCounter?: string } {
+  try {
+    const config = JSON.parse(readFileSync(join(bundle, "config.json"), "utf8")) as { linux?: { cgroupsPath?: string } };
+    const cg = config.linux?.cgroupsPath ? cgroupDirOfSpecPath(config.linux.cgroupsPath, "memory") : undefined;
+    return cg ? { oomCounter: join(cg.dir, cg.version === 1 ? "memory.oom_control" : "memory.events") } : {};
+  } catch {
+    return {}; // (no readable config: conmon's file alone tells)
+  }
+}
+
+/** The `oom_kill` count of such a file; 0 when it is gone (the cgroup removed) or has none (an older kernel). */
+function oomKills(file: string | undefined): number {
+  if (!file) return 0;
+  try {
+    return Number(/^oom_kill (\d+)$/m.exec(readFileSync(file, "utf8"))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
 
 /**
  * A runtime's refusal of a command for a container that is running by the supervisor's record:
@@ -279,6 +310,7 @@ export class Supervisor {
         attachPath: started.attachPath,
         ctlPath: started.ctlPath,
         logPath: req.logPath ?? p.log,
+        ...oomCounterOf(req.bundle),
       };
       writeJsonAtomic(p.state, state);
       if (req.log) await this.startDrain(state, req.log, { writer: writer!, resume });
@@ -300,7 +332,10 @@ export class Supervisor {
       throw new SupervisorError(404, `no such container: ${id}`);
     }
     const code = readExitCode(this.exitDir, id);
-    if (code !== undefined) return { ...state, status: "exited", exitCode: code, ...(existsSync(join(p.persist, "oom")) ? { oomKilled: true } : {}) };
+    if (code !== undefined) {
+      const oom = existsSync(join(p.persist, "oom")) || (code === 137 && oomKills(state.oomCounter) > 0);
+      return { ...state, status: "exited", exitCode: code, ...(oom ? { oomKilled: true } : {}) };
+    }
     // No exit file and no conmon: conmon died with the container unreported (kill -9 of both).
     if (!conmonAlive(p.persist)) return { ...state, status: "exited", exitCode: 255 };
     return state;
