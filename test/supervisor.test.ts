@@ -11,7 +11,7 @@ import { expect } from "chai";
 import { ensureSupervisor, type SupervisorHandle } from "../host/supervisor/launch.js";
 import { SupervisorClientError } from "../host/supervisor/client.js";
 import { makeTempDir } from "./helpers/engined.js";
-import { BUSYBOX, exitBeforeUpdateRuntime, hasCommand, makeBundle, makeBusyboxRootfs, removeCgroups, RUNC, runcDefaultSpec, slowKillRuntime } from "./helpers/busybox-bundle.js";
+import { BUSYBOX, exitBeforeRuntime, hasCommand, makeBundle, makeBusyboxRootfs, removeCgroups, RUNC, runcDefaultSpec, slowKillRuntime } from "./helpers/busybox-bundle.js";
 
 describe("supervisor", function () {
   this.timeout(30_000);
@@ -173,19 +173,22 @@ describe("supervisor", function () {
     expect(((await sup.client.get(noDriver).catch((e: SupervisorClientError) => e)) as SupervisorClientError).status).to.equal(404);
   });
 
-  it("answers an update with 409 when the container's process ended before the supervisor heard of its exit", async () => {
-    const runtime = join(dir, "exit-before-update-runc");
-    writeFileSync(runtime, exitBeforeUpdateRuntime(RUNC!), { mode: 0o755 });
-    const id = `sup-${randomBytes(5).toString("hex")}`;
-    ids.push(id);
-    await sup.client.run({ id, bundle: makeBundle(dir, id, rootfs, spec, ["sleep", "100"]), runtime: { path: runtime }, log: { driver: "json-file", context: logContext(id) } });
-    const refused = await sup.client.update(id, { pids: { limit: 100 } }).catch((e: SupervisorClientError) => e);
-    expect(refused).to.be.instanceOf(SupervisorClientError);
-    // (engined keeps the new limits for the next start, as for any stopped container)
-    expect((refused as SupervisorClientError).status, (refused as Error).message).to.equal(409);
-    expect((refused as Error).message).to.match(/not running|stopped/);
-    expect(await sup.client.wait(id)).to.equal(137);
-  });
+  for (const command of ["update", "kill"] as const) {
+    it(`answers ${command === "update" ? "an update" : "a kill"} with 409 when the container's process ended before the supervisor heard of its exit`, async () => {
+      const runtime = join(dir, `exit-before-${command}-runc`);
+      writeFileSync(runtime, exitBeforeRuntime(RUNC!, command), { mode: 0o755 });
+      const id = `sup-${randomBytes(5).toString("hex")}`;
+      ids.push(id);
+      await sup.client.run({ id, bundle: makeBundle(dir, id, rootfs, spec, ["sleep", "100"]), runtime: { path: runtime }, log: { driver: "json-file", context: logContext(id) } });
+      const refused = await (command === "update" ? sup.client.update(id, { pids: { limit: 100 } }) : sup.client.kill(id, "TERM")).catch((e: SupervisorClientError) => e);
+      expect(refused).to.be.instanceOf(SupervisorClientError);
+      // (engined takes it as a stopped container: an update's limits kept for the next start,
+      // a kill's "is not running")
+      expect((refused as SupervisorClientError).status, (refused as Error).message).to.equal(409);
+      expect((refused as Error).message).to.match(/not running|stopped/);
+      expect(await sup.client.wait(id)).to.equal(137);
+    });
+  }
 
   it("says a run the OOM killer ended was OOM-killed from its cgroup's count when conmon's oom file is not there; a kill -9 is not", async function () {
     if (!existsSync("/sys/fs/cgroup/memory/memory.oom_control")) this.skip(); // (the v1 memory controller)

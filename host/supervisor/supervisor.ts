@@ -384,7 +384,9 @@ export class Supervisor {
     if (state.status !== "running") throw new SupervisorError(409, `container ${id} is not running`);
     // A container told to end must not wait on a full spool for its exit to be seen.
     this.drains.get(id)?.releaseConmon();
-    await killContainer(state.runtime, id, sig);
+    await killContainer(state.runtime, id, sig).catch((err: Error) => {
+      throw runtimeRefusal(err);
+    });
   }
 
   /** `signal` (default TERM), then SIGKILL after `graceMs` (never, when negative); resolves with the exit code. */

@@ -85,17 +85,18 @@ export function slowKillRuntime(runc: string, seconds: number): string {
 }
 
 /**
- * A runtime script for runc whose `update` first ends the container (runc's own kill, then its
- * state polled, at most 5 s, until runc says stopped): the update then meets what it meets when
- * the container's process ends between the supervisor's look at its record and runc's update,
- * runc's own refusal.
+ * A runtime script for runc whose `command` (`update`, `kill`) first ends the container (runc's
+ * own kill, then its state polled, at most 5 s, until runc says stopped): the command then meets
+ * what it meets when the container's process ends between the supervisor's look at its record
+ * and runc's command, runc's own refusal.
  */
-export function exitBeforeUpdateRuntime(runc: string): string {
+export function exitBeforeRuntime(runc: string, command: "update" | "kill"): string {
   return [
     "#!/bin/sh",
-    'for id; do :; done',
+    // the container's id: update's last argument, kill's first (`kill <id> <signal>`)
+    command === "update" ? 'for id; do :; done' : 'id=""; next=""; for a in "$@"; do [ -n "$next" ] && id=$a && break; [ "$a" = kill ] && next=1; done',
     'pre=""; seen=""',
-    'for a in "$@"; do [ "$a" = update ] && seen=1 && break; pre="$pre $a"; done',
+    `for a in "$@"; do [ "$a" = ${command} ] && seen=1 && break; pre="$pre $a"; done`,
     'if [ -n "$seen" ]; then',
     `  ${runc} $pre kill "$id" KILL`,
     "  i=0",
