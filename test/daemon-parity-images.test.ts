@@ -57,6 +57,11 @@ const REFERENCE_GLOBS = [
   "docker images --filter 'reference=gl:[z-a]' --format '{{.Tag}}'; docker images 'gl:[t]wo' --format '{{.Tag}}'",
 ];
 
+const LONG_NAMES = [
+  "n=$(printf 'n%.0s' $(seq 150)); docker network create $n >/dev/null; docker network inspect -f '{{.Name}}' $n | wc -c; docker network rm $n | wc -c",
+  "v=$(printf 'v%.0s' $(seq 150)); docker volume create $v >/dev/null; docker volume inspect -f '{{.Name}}' $v | wc -c; docker volume rm $v | wc -c",
+];
+
 const SAVE_NAMES = [
   `docker build -q -t sn:one - <<< $'FROM busybox\\nLABEL a=1' >/dev/null; docker tag busybox sn:two; docker save sn | ${SAVED}`,
   `docker save sn:two busybox sn:two | ${SAVED}`,
@@ -135,6 +140,8 @@ describe("engined answers as Docker's daemon does: image, network and volume fil
   itAnswersAlike("matches a reference filter as Go's path.Match: classes, ranges, escapes, and its refusal of a malformed pattern", REFERENCE_GLOBS);
 
   itAnswersAlike("names the Dockerfile as given (or as found) when its lines cannot be read", DOCKERFILE_NAMES);
+
+  itAnswersAlike("serves networks and volumes of names longer than a hundred characters", LONG_NAMES);
 
   itAnswersAlike("saves an image once with each tag its names give, and every tag of a repository named alone", SAVE_NAMES);
 

@@ -119,6 +119,13 @@ describe("volumes", function () {
       const viaApi = await api("POST", "/volumes/create", { Name: "a/b" });
       expect(viaApi.status).to.equal(400);
       expect(viaApi.json.message).to.equal('create a/b: "a/b" includes invalid characters for a local volume name, only "[a-zA-Z0-9][a-zA-Z0-9_.-]" are allowed. If you intended to pass a host directory, use absolute path');
+      // a name longer than its files' names may be: refused (Docker's daemon fails at its mkdir
+      // with a 500); one of 250 bytes is taken
+      const long = await api("POST", "/volumes/create", { Name: "v".repeat(256) });
+      expect([long.status, long.json.message]).to.deep.equal([400, `create ${"v".repeat(256)}: volume name is too long: 256 bytes, at most 250`]);
+      const longest = await api("POST", "/volumes/create", { Name: "w".repeat(250) });
+      expect(longest.status).to.equal(201);
+      expect((await api("DELETE", `/volumes/${"w".repeat(250)}`)).status).to.equal(204);
       const driver = await dk("volume", "create", "-d", "nosuch", "x1");
       expect(driver.code).to.equal(1);
       expect(driver.stderr).to.include('create x1: error looking up volume plugin nosuch: plugin "nosuch" not found');

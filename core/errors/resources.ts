@@ -61,6 +61,12 @@ export const resourcesErrors = {
         ? `create ${name}: volume name is too short, names should be at least two alphanumeric characters`
         : `create ${name}: "${name}" includes invalid characters for a local volume name, only "[a-zA-Z0-9][a-zA-Z0-9_.-]" are allowed. If you intended to pass a host directory, use absolute path`,
   ),
+  volumeNameTooLong: define(
+    "ENGINE_ERR_VOLUME_NAME_TOO_LONG",
+    400,
+    // (files are named after it: Docker's daemon fails at its mkdir past 255 bytes, with a 500)
+    (name: string) => `create ${name}: volume name is too long: ${Buffer.byteLength(name)} bytes, at most 250`,
+  ),
   volumeInUse: define(
     "ENGINE_ERR_VOLUME_IN_USE",
     409,

@@ -47,7 +47,9 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     bodyLimit: JSON_BODY_LIMIT,
     rewriteUrl: rewriteVersionedUrl,
     // Docker clients send `//containers/json` and trailing slashes now and then.
-    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+    // A parameter as long as the request line may be (Node's header limit bounds it): Fastify's
+    // default of 100 answered 414 for a volume or network named longer, which Docker serves.
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 16 * 1024 },
     // Docker's router serves HEAD on two routes only, `/_ping` and a container's `archive`
     // (each declared with app.head); on every other GET route HEAD is a 404 there
     exposeHeadRoutes: false,

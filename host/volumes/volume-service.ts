@@ -127,6 +127,8 @@ export class VolumeService {
     // In Docker the name is judged by the local driver, once the driver is found: a driver that
     // does not exist is what a create with a bad name and a bad driver is told about.
     if (!VOLUME_NAME.test(name)) return this.createDriver(req.driver ?? "", name).then(() => Promise.reject(errors.volumeInvalidName(name)));
+    // (its record is `<name>.json`, within the 255 bytes a file name has)
+    if (Buffer.byteLength(name) > 250) return Promise.reject(errors.volumeNameTooLong(name));
     const options = req.options ?? {};
     return this.serial(async () => {
       await this.check(name, req.driver ?? "", options);

@@ -65,7 +65,8 @@ export function createLocalVolumeDriver(home: string, rootOwner?: { uid: number;
       validateLocalOptions(options);
       const p = paths(name);
       if (existsSync(p.root)) throw new Error(`volume ${name} already exists`);
-      const making = join(home, `${CREATING}${name}-${randomBytes(4).toString("hex")}`);
+      // (not named after the volume: the longest name is taken too)
+      const making = join(home, `${CREATING}${randomBytes(8).toString("hex")}`);
       await mkdir(making, { mode: 0o701 });
       try {
         if (Object.keys(options).length > 0) await writeFile(join(making, "opts.json"), JSON.stringify(options), { mode: 0o600 });
