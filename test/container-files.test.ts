@@ -209,6 +209,9 @@ describe("container files (docker cp, export, diff)", function () {
       expect(message(empty)).to.equal("bad parameter: path cannot be empty");
       const throughFile = await api("HEAD", "/containers/err-c/archive?path=/etc/passwd/x");
       expect(throughFile.status).to.equal(400);
+      // a part longer than a file name may be: the request's mistake (400), not the daemon's
+      const tooLong = await api("GET", `/containers/err-c/archive?path=/tmp/${"x".repeat(300)}`);
+      expect([tooLong.status, message(tooLong)]).to.deep.equal([400, `invalid path /tmp/${"x".repeat(300)}: file name too long`]);
       expect((await api("GET", "/containers/nosuch/archive?path=/")).status).to.equal(404);
 
       const tar = await makeTar([{ name: "x.txt", data: "x" }]);

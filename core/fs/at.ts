@@ -23,10 +23,10 @@ export const O_PATH = 0o10000000;
 /** Opens a directory and nothing else: not a symlink (ELOOP), not a file or device (ENOTDIR). libuv adds O_CLOEXEC. */
 export const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
-/** A failure of a scoped lookup, with the errno code callers act on (ENOENT, ENOTDIR, ELOOP). */
+/** A failure of a scoped lookup, with the errno code callers act on (ENOENT, ENOTDIR, ELOOP, ENAMETOOLONG). */
 export class ScopedPathError extends Error {
   constructor(
-    readonly code: "ENOENT" | "ENOTDIR" | "ELOOP" | "EINVAL",
+    readonly code: "ENOENT" | "ENOTDIR" | "ELOOP" | "EINVAL" | "ENAMETOOLONG",
     readonly path: string,
     why: string,
   ) {

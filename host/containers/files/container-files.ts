@@ -290,6 +290,7 @@ function pathError(e: unknown, ref: string, path: string): EngineError {
     if (e.code === "ENOENT") return errors.containerFileNotFound(path, ref);
     if (e.code === "ENOTDIR") return errors.containerPathInvalid(path, "not a directory");
     if (e.code === "ELOOP") return errors.containerPathInvalid(path, "too many levels of symbolic links");
+    if (e.code === "ENAMETOOLONG") return errors.containerPathInvalid(path, "file name too long");
     return errors.containerPathInvalid(path, e.message);
   }
   return errors.apiInternal((e as Error).message);

@@ -115,6 +115,8 @@ export class ScopedRoot {
     const top = () => stack[stack.length - 1];
     const shown = () => "/" + stack.slice(1).map((s) => s.name).join("/");
     try {
+      // (a part no file name can be: the caller's mistake, not a failure of the file system's)
+      if (todo.some((part) => Buffer.byteLength(part) > 255)) throw new ScopedPathError("ENAMETOOLONG", path, "file name too long");
       while (todo.length > 0) {
         const part = todo.pop()!;
         if (part === "..") {
