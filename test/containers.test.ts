@@ -87,6 +87,14 @@ describe("containers (create, list, inspect, remove)", () => {
     const badBody = await httpRequest({ socketPath: d.socket }, "POST", "/v1.51/containers/create", { Image: 7 });
     expect(badBody.status).to.equal(400);
     expect(JSON.parse(badBody.body).message).to.include("field Image: expected string");
+    // none of the container's own settings: Docker's words, before anything else
+    for (const body of [undefined, {}, { HostConfig: { Memory: 1 << 20 } }]) {
+      const empty = await httpRequest({ socketPath: d.socket }, "POST", "/v1.51/containers/create", body);
+      expect([empty.status, JSON.parse(empty.body).message], JSON.stringify(body)).to.deep.equal([400, "Config cannot be empty in order to create a container"]);
+    }
+    // a list's limit read as Go's strconv.Atoi reads it
+    const limit = await httpRequest({ socketPath: d.socket }, "GET", "/v1.51/containers/json?limit=abc");
+    expect([limit.status, JSON.parse(limit.body).message]).to.deep.equal([400, 'strconv.Atoi: parsing "abc": invalid syntax']);
   });
 
   it("refuses to remove an image a container uses, then removes the container and its layer", async () => {

@@ -20,6 +20,7 @@ import { checkFilterKeys, queryBool, queryFilters, queryString, type Query } fro
 import { initLinkBytes } from "../../containers/init-layer.js";
 import { graphDriverData } from "../graph-driver.js";
 import { errors } from "../../../core/errors.js";
+import { goAtoi } from "../../../core/options/go-values.js";
 
 const validateCreate = bodyCheck(typia.createValidate<ContainerCreateRequest>(), typia.json.schemas<[ContainerCreateRequest], "3.1">());
 
@@ -35,6 +36,12 @@ export function containerRoutes(deps: ContainerRouteDeps) {
   const sizes = (c: ContainerRecord) => sizesOf(c, driver, images);
   return (app: FastifyInstance) => {
     app.post("/containers/create", async (request, reply) => {
+      // a body with none of the container's own settings (none, `{}`, `null`, a HostConfig
+      // alone): Docker's decoder has no Config then, and says so before anything else is checked
+      const raw = request.body;
+      if (raw === undefined || raw === null || (typeof raw === "object" && !Array.isArray(raw) && Object.keys(raw).every((k) => k === "HostConfig" || k === "NetworkingConfig"))) {
+        throw errors.containerConfigEmpty();
+      }
       const body = validateBody(validateCreate, request.body ?? {}, request);
       if (compareApiVersions(requestedApiVersion(request.raw), "1.45") < 0 && body.HostConfig?.Mounts?.some((m) => m.VolumeOptions?.Subpath)) {
         throw errors.mountSubpathNeedsApi();
@@ -49,7 +56,7 @@ export function containerRoutes(deps: ContainerRouteDeps) {
       const filters = queryFilters(query);
       const wanted = containerListFilter(filters, containers, images);
       const all = queryBool(query, "all") || statusImpliesAll(filters);
-      const limit = Number(queryString(query, "limit") ?? "-1");
+      const limit = listLimit(queryString(query, "limit"));
       // newest first; each creation time read once, not at each comparison of the sort
       let list = containers
         .list()
@@ -138,4 +145,14 @@ function olderAliases(doc: Record<string, unknown>, c: ContainerRecord, apiVersi
     }),
   );
   return { ...doc, NetworkSettings: { ...settings, Networks: networks } };
+}
+
+/** `limit` as Docker's route reads it (strconv.Atoi; its refusal a 400 here, a 500 there); none when absent or empty. */
+function listLimit(raw: string | undefined): number {
+  if (raw === undefined || raw === "") return -1;
+  try {
+    return goAtoi(raw);
+  } catch (err) {
+    throw errors.apiGoParseError((err as Error).message);
+  }
 }
