@@ -193,6 +193,18 @@ const MOUNT_ORDER = [
   "docker run --pull never --rm --mount type=tmpfs,dst=/etc busybox sh -c 'ls /etc; test -s /etc/hostname && echo named'",
 ];
 
+/** A raw API call on the daemon's socket: the body and the status. */
+const call = (method: string, path: string, body?: string) =>
+  `curl -s -w ' %{http_code}\\n' --unix-socket "\${DOCKER_HOST#unix://}" -X ${method}${body === undefined ? "" : ` -H 'Content-Type: application/json' -d '${body}'`} 'http://x${path}'`;
+
+const NO_CONTAINER_NAMED = [
+  call("POST", "/v1.41/networks/bridge/connect", "{}"),
+  call("POST", "/v1.41/networks/nosuch/disconnect", "{}"),
+  call("POST", "/v1.41/commit"),
+  call("POST", "/v1.41/containers/create", "{}"),
+  call("POST", "/v1.41/containers/create", '{"HostConfig":{}}'),
+];
+
 const HEAD_ROUTES = [
   head("/_ping"),
   head("/containers/json"),
@@ -253,6 +265,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("records no pids limit for 0 or a negative one at create, and 0 for them at update", PIDS_LIMIT);
 
   itAnswersAlike("mounts the network's files over a volume or a tmpfs at /etc, not under it", MOUNT_ORDER);
+
+  itAnswersAlike("says no container was named, and no container settings given, in Docker's words", NO_CONTAINER_NAMED);
 
   itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
 });

@@ -295,8 +295,9 @@ export class ContainerStore {
     return link && this.byId.get(link.ChildId);
   }
 
-  /** By full id, name (a link's name too), or unique id prefix; 404 `No such container: X` otherwise. */
+  /** By full id, name (a link's name too), or unique id prefix; 404 `No such container: X` otherwise (400 for no name at all, as Docker's). */
   get(ref: string): ContainerRecord {
+    if (ref === "") throw errors.containerInvalidIdentifier();
     const name = ref.startsWith("/") ? ref : `/${ref}`;
     const found = this.byId.get(ref) ?? this.byName(name) ?? this.byLinkName(name);
     if (found) return found;

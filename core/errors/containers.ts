@@ -34,6 +34,7 @@ export const containersErrors = {
     (id: string) => `You cannot remove a running container ${id}. Stop the container before attempting removal or force remove`,
   ),
   containerNoCommand: define("ENGINE_ERR_CONTAINER_NO_COMMAND", 400, () => "no command specified"),
+  containerInvalidIdentifier: define("ENGINE_ERR_CONTAINER_INVALID_IDENTIFIER", 400, () => 'invalid name or ID supplied: ""'),
   containerConfigEmpty: define("ENGINE_ERR_CONTAINER_CONFIG_EMPTY", 400, () => "Config cannot be empty in order to create a container"),
   containerRelativeWorkingDir: define(
     "ENGINE_ERR_CONTAINER_RELATIVE_WORKING_DIR",

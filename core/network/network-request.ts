@@ -47,14 +47,14 @@ export interface EndpointConfigRequest {
   [key: string]: unknown;
 }
 
-/** `POST /networks/{id}/connect`. */
+/** `POST /networks/{id}/connect` (no Container: Docker's "invalid name or ID supplied"). */
 export interface NetworkConnectRequest {
-  Container: string;
+  Container?: string;
   EndpointConfig?: EndpointConfigRequest | null;
 }
 
 /** `POST /networks/{id}/disconnect`. */
 export interface NetworkDisconnectRequest {
-  Container: string;
+  Container?: string;
   Force?: boolean | null;
 }

@@ -57,13 +57,13 @@ export function networkRoutes(deps: NetworkRouteDeps) {
 
     app.post("/networks/:id/connect", async (request, reply) => {
       const body = validateBody(validateConnect, request.body ?? {}, request);
-      await endpoints.connect(containers.get(body.Container), idOf(request), body.EndpointConfig ?? {});
+      await endpoints.connect(containers.get(body.Container ?? ""), idOf(request), body.EndpointConfig ?? {});
       return reply.code(200).send();
     });
 
     app.post("/networks/:id/disconnect", async (request, reply) => {
       const body = validateBody(validateDisconnect, request.body ?? {}, request);
-      await endpoints.disconnect(containers.get(body.Container), idOf(request), !!body.Force);
+      await endpoints.disconnect(containers.get(body.Container ?? ""), idOf(request), !!body.Force);
       return reply.code(200).send();
     });
 
