@@ -95,8 +95,9 @@ export interface ContainerState {
   oomKilled?: boolean;
   /**
    * The file of the container's memory cgroup that counts the OOM killer's kills in it (v1
-   * `memory.oom_control`, v2 `memory.events`), found from its process at the start: conmon's
-   * `oom` file on cgroup v1 comes from an event it may not read before the exit ends its loop.
+   * `memory.oom_control`, v2 `memory.events`), found from the bundle's cgroupsPath at the start:
+   * conmon's `oom` file on cgroup v1 comes from an event it may not read before the exit ends
+   * its loop.
    */
   oomCounter?: string;
   log?: RunRequest["log"];
