@@ -60,7 +60,8 @@ export function execInspect(e: ExecInstance) {
       entrypoint,
       arguments: args,
       privileged: e.request.Privileged === true,
-      user: e.request.User ?? "",
+      // (omitempty in Docker's ExecProcessConfig)
+      ...(e.request.User ? { user: e.request.User } : {}),
     },
     OpenStdin: e.request.AttachStdin === true,
     OpenStderr: e.request.AttachStderr === true,
