@@ -57,6 +57,10 @@ const REFERENCE_GLOBS = [
   "docker images --filter 'reference=gl:[z-a]' --format '{{.Tag}}'; docker images 'gl:[t]wo' --format '{{.Tag}}'",
 ];
 
+const VOLUME_LIST = [
+  `curl -s --unix-socket "\${DOCKER_HOST#unix://}" 'http://x/v1.41/volumes' | python3 -c 'import json,sys; print(json.load(sys.stdin)["Warnings"])'`,
+];
+
 const LONG_NAMES = [
   "n=$(printf 'n%.0s' $(seq 150)); docker network create $n >/dev/null; docker network inspect -f '{{.Name}}' $n | wc -c; docker network rm $n | wc -c",
   "v=$(printf 'v%.0s' $(seq 150)); docker volume create $v >/dev/null; docker volume inspect -f '{{.Name}}' $v | wc -c; docker volume rm $v | wc -c",
@@ -142,6 +146,8 @@ describe("engined answers as Docker's daemon does: image, network and volume fil
   itAnswersAlike("names the Dockerfile as given (or as found) when its lines cannot be read", DOCKERFILE_NAMES);
 
   itAnswersAlike("serves networks and volumes of names longer than a hundred characters", LONG_NAMES);
+
+  itAnswersAlike("lists volumes with no warnings as null", VOLUME_LIST);
 
   itAnswersAlike("saves an image once with each tag its names give, and every tag of a repository named alone", SAVE_NAMES);
 

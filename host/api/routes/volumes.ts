@@ -57,7 +57,8 @@ export function volumeRoutes(volumes: VolumeService) {
           (dangling === undefined || dangling === !volumes.inUse(v.Name)),
         )
         .sort((a, b) => a.Name.localeCompare(b.Name));
-      return { Volumes: list.map((v) => volumeDocument(v)), Warnings: [] };
+      // (no warnings: null, as Docker's volume service leaves its list of them nil)
+      return { Volumes: list.map((v) => volumeDocument(v)), Warnings: null };
     });
 
     app.get("/volumes/:name", async (request) => volumeDocument(volumes.get(nameOf(request))));
