@@ -76,6 +76,10 @@ export interface SystemInfo {
   LiveRestoreEnabled: boolean;
   Isolation: string;
   InitBinary: string;
+  /** The commits Docker lists of containerd, runc and docker-init: here the supervisor's (the engine's own), the default runtime's, and none known of the init ("N/A"). */
+  ContainerdCommit: { ID: string };
+  RuncCommit: { ID: string };
+  InitCommit: { ID: string };
   SecurityOptions: string[];
   /** Not in Docker's API: the reloadable options' current values by file key. */
   EngineOptions: Record<string, unknown>;

@@ -368,6 +368,11 @@ describe("API behaviours as Docker's daemon has them", function () {
       expect(body.Components.map((c) => c.Name)).to.deep.equal(["Engine", "runc"]);
       expect(body.Components[1]).to.deep.include({ Version: /version\s+(\S+)/.exec(said)![1] });
       expect(body.Components[1].Details?.GitCommit).to.equal(/^commit:\s*(\S+)/m.exec(said)![1]);
+      // /info's commits, as Docker lists containerd's, runc's and docker-init's (`docker info` prints them)
+      const info = JSON.parse((await call(d.socket, "GET", "/v1.51/info")).body) as Record<string, { ID: string }>;
+      expect(info.RuncCommit).to.deep.equal({ ID: /^commit:\s*(\S+)/m.exec(said)![1] });
+      expect(info.ContainerdCommit.ID).to.match(/^[0-9a-f]{7,40}$|^unknown$/);
+      expect(info.InitCommit).to.deep.equal({ ID: "N/A" });
     });
 
     it("records the daemon's defaults in a container's HostConfig at create, as Docker's daemon does", async () => {

@@ -10,8 +10,8 @@ import { ExitError, type Command } from "../command.js";
 import { goJson, parseTemplate, struct, TemplateError } from "../format/template.js";
 import { bytesSize } from "../../core/go-units.js";
 
-/** Fields of Docker's Info that this daemon's type does not list; read when present. */
-interface MoreInfo extends SystemInfo {
+/** Fields of Docker's Info that this daemon's type does not list, and those another daemon may not send; read when present. */
+interface MoreInfo extends Omit<SystemInfo, "ContainerdCommit" | "RuncCommit" | "InitCommit"> {
   SystemStatus?: [string, string][] | null;
   ContainerdCommit?: { ID: string };
   RuncCommit?: { ID: string };
