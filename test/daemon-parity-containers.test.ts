@@ -205,6 +205,12 @@ const NO_CONTAINER_NAMED = [
   call("POST", "/v1.41/containers/create", '{"HostConfig":{}}'),
 ];
 
+/** busybox here has no Env of its own (imported): with no -e the record's is null, as Docker's merge leaves it. */
+const ENV_RECORDED = [
+  "docker create --pull never --name er1 busybox >/dev/null; docker inspect -f '{{json .Config.Env}}' er1",
+  "docker create --pull never --name er2 -e A=1 busybox >/dev/null; docker inspect -f '{{json .Config.Env}}' er2",
+];
+
 const HEAD_ROUTES = [
   head("/_ping"),
   head("/containers/json"),
@@ -267,6 +273,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("mounts the network's files over a volume or a tmpfs at /etc, not under it", MOUNT_ORDER);
 
   itAnswersAlike("says no container was named, and no container settings given, in Docker's words", NO_CONTAINER_NAMED);
+
+  itAnswersAlike("records the image's environment as it is when the request has none", ENV_RECORDED);
 
   itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
 });

@@ -115,7 +115,8 @@ async function create(
       ...config,
       Hostname: config.Hostname || id.slice(0, 12),
       User: config.User ?? base.User ?? "",
-      Env: createEnv(base.Env ?? [], config.Env ?? []),
+      // (none asked for: the image's as it is, null where it has none, as Docker's merge leaves it)
+      Env: config.Env?.length ? createEnv(base.Env ?? [], config.Env) : base.Env ? [...base.Env] : null,
       Cmd: cmd,
       Entrypoint: entrypoint.length ? entrypoint : null,
       WorkingDir: config.WorkingDir || base.WorkingDir || "",
