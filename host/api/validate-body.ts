@@ -89,7 +89,7 @@ function describe(value: unknown): string {
   return typeof value === "object" ? "an object" : `${typeof value} ${JSON.stringify(value)}`;
 }
 
-function checkJsonType(request: FastifyRequest): void {
+export function checkJsonType(request: FastifyRequest): void {
   const type = request.headers["content-type"];
   const length = request.headers["content-length"];
   const hasBody = request.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");

@@ -12,7 +12,7 @@ import type { ImageStore } from "../../../core/images/image-store.js";
 import { inspectDocument, listItem } from "../../containers/container-view.js";
 import type { ContainerService } from "../../containers/container-service.js";
 import { containerListFilter, statusImpliesAll } from "../../containers/container-filters.js";
-import { bodyCheck, validateBody } from "../validate-body.js";
+import { bodyCheck, checkJsonType, validateBody } from "../validate-body.js";
 import { requestedApiVersion } from "../api-version.js";
 import { compareApiVersions } from "../../../core/version.js";
 import { labelsMatch, untilTime } from "../filter-values.js";
@@ -37,9 +37,12 @@ export function containerRoutes(deps: ContainerRouteDeps) {
   return (app: FastifyInstance) => {
     app.post("/containers/create", async (request, reply) => {
       // a body with none of the container's own settings (none, `{}`, `null`, a HostConfig
-      // alone): Docker's decoder has no Config then, and says so before anything else is checked
+      // alone; Go's keys match in any case): Docker's decoder has no Config then, and says so
+      // once the body's type is taken
+      checkJsonType(request);
       const raw = request.body;
-      if (raw === undefined || raw === null || (typeof raw === "object" && !Array.isArray(raw) && Object.keys(raw).every((k) => k === "HostConfig" || k === "NetworkingConfig"))) {
+      const wrapperOnly = (k: string) => ["hostconfig", "networkingconfig"].includes(k.toLowerCase());
+      if (raw === undefined || raw === null || (typeof raw === "object" && !Array.isArray(raw) && Object.keys(raw).every(wrapperOnly))) {
         throw errors.containerConfigEmpty();
       }
       const body = validateBody(validateCreate, request.body ?? {}, request);

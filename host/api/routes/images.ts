@@ -62,7 +62,8 @@ export function summary(image: Image, apiVersion: string, store?: ImageStore): R
     Size: image.size,
     SharedSize: -1,
     ...(compareApiVersions(apiVersion, "1.44") < 0 ? { VirtualSize: image.size } : {}),
-    Labels: image.config.config?.Labels ?? {},
+    // (null for an image without labels, as Docker's summary copies the config's nil map)
+    Labels: image.config.config?.Labels ?? null,
     Containers: -1,
   };
 }
