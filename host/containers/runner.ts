@@ -26,7 +26,7 @@ import { existsSync } from "node:fs";
 import { mkdir, rm, rmdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Logger } from "pino";
-import type { RuntimeDriver } from "../../core/contracts/runtime.js";
+import type { OciSpec, RuntimeDriver } from "../../core/contracts/runtime.js";
 import type { StorageDriver } from "../../core/contracts/storage.js";
 import { runningState, ZERO_TIME, type ContainerRecord, type ContainerStore } from "../../core/containers/container-store.js";
 import type { HostConfig } from "../../core/containers/container-config.js";
@@ -179,7 +179,7 @@ export class ContainerRunner {
             ...(idMap ? { idMap } : {}),
             linkEnv: this.deps.links?.env(c) ?? [],
           },
-          (spec, ctx) => this.deps.hooks.processSpec.promise(spec, ctx),
+          async (spec, ctx) => mountsInOrder(await this.deps.hooks.processSpec.promise(spec, ctx)),
         );
         killPoint("start.bundle-written");
         // on disk as a start under way until the supervisor's answer is: a crash in between is
@@ -626,4 +626,14 @@ export class ContainerRunner {
     await this.deps.volumes?.removed(c, withVolumes);
     this.signals.removed(c.Id, c.State.ExitCode);
   }
+}
+
+/**
+ * The spec's mounts parents first, whichever tap added them (the network's files, volumes, CDI
+ * devices): a stable sort by depth, as Docker sorts its mounts, so that a volume at /etc goes
+ * under the network's /etc/hosts, not over it.
+ */
+function mountsInOrder(spec: OciSpec): OciSpec {
+  const depth = (p: string) => p.split("/").filter(Boolean).length;
+  return spec.mounts ? { ...spec, mounts: [...spec.mounts].sort((a, b) => depth(a.destination) - depth(b.destination)) } : spec;
 }

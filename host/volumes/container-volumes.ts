@@ -268,11 +268,7 @@ export class ContainerVolumes {
 
   // --- the OCI spec --------------------------------------------------------------------------
 
-  /**
-   * The processSpec tap: the container's binds, volumes and tmpfs mounts replace whatever else
-   * would mount there, and every mount comes after those above it (a stable sort by depth, as
-   * Docker sorts its mounts): a volume at /etc goes under the network's /etc/hosts, not over it.
-   */
+  /** The processSpec tap: the container's binds, volumes and tmpfs mounts replace whatever else would mount there (the runner puts them in order: mountsInOrder). */
   async spec(spec: OciSpec, ctx: SpecContext): Promise<OciSpec> {
     const c = this.deps.containers.find(ctx.containerId);
     const mounts = c?.Mounts ?? [];
@@ -283,13 +279,11 @@ export class ContainerVolumes {
     const rootfsPropagation = bindPropagation(mounts);
     return {
       ...spec,
-      mounts: [...(spec.mounts ?? []).filter((m) => !dests.has(posix.normalize(m.destination))), ...ours].sort((a, b) => depth(a.destination) - depth(b.destination)),
+      mounts: [...(spec.mounts ?? []).filter((m) => !dests.has(posix.normalize(m.destination))), ...ours],
       ...(rootfsPropagation ? { linux: { ...spec.linux, rootfsPropagation } } : {}),
     };
   }
 }
-
-const depth = (p: string) => p.split("/").filter(Boolean).length;
 
 function ociMount(m: ContainerMount, source: string): OciMount {
   const rw = m.RW ? "rw" : "ro";
