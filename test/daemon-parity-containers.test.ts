@@ -211,6 +211,20 @@ const ENV_RECORDED = [
   "docker create --pull never --name er2 -e A=1 busybox >/dev/null; docker inspect -f '{{json .Config.Env}}' er2",
 ];
 
+/** A create's body with few fields (Ansible's docker_container sends no Tty): inspect lists every field of Docker's struct. */
+const CONFIG_FIELDS = [
+  call("POST", "/v1.41/containers/create?name=cf1", '{"Image":"busybox","Cmd":["true"],"AttachStdout":true}') +
+    " >/dev/null; docker inspect -f '{{range $k, $v := .Config}}{{$k}}={{if ne $k \"Hostname\"}}{{json $v}}{{end}} {{end}}' cf1",
+  "docker create --pull never --name cf2 -p 80 --stop-timeout 0 busybox >/dev/null; docker inspect -f '{{range $k, $v := .Config}}{{$k}} {{end}}{{json .Config.ExposedPorts}} {{.Config.StopTimeout}}' cf2",
+];
+
+/** An update that conflicts with the container's limits is a Conflict (Docker's conflictingUpdateOptions). */
+const UPDATE_CONFLICTS = [
+  "docker create --pull never --name uc1 -m 32m busybox >/dev/null; " + call("POST", "/v1.41/containers/uc1/update", '{"Memory":67108864}'),
+  "docker create --pull never --name uc2 --cpus 0.5 busybox >/dev/null; " + call("POST", "/v1.41/containers/uc2/update", '{"CpuQuota":20000}'),
+  "docker create --pull never --name uc3 --rm busybox >/dev/null; " + call("POST", "/v1.41/containers/uc3/update", '{"RestartPolicy":{"Name":"always"}}'),
+];
+
 const HEAD_ROUTES = [
   head("/_ping"),
   head("/containers/json"),
@@ -275,6 +289,10 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("says no container was named, and no container settings given, in Docker's words", NO_CONTAINER_NAMED);
 
   itAnswersAlike("records the image's environment as it is when the request has none", ENV_RECORDED);
+
+  itAnswersAlike("lists every field of a container's config, those a create left out at their empty values", CONFIG_FIELDS);
+
+  itAnswersAlike("answers an update that conflicts with the container's limits with a 409", UPDATE_CONFLICTS);
 
   itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
 });

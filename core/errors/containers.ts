@@ -143,7 +143,7 @@ export const containersErrors = {
   containerPauseFailed: define("ENGINE_ERR_CONTAINER_PAUSE_FAILED", 500, (action: string, id: string, why: string) => `Cannot ${action} container ${id}: ${why}`),
   containerRenameEmpty: define("ENGINE_ERR_CONTAINER_RENAME_EMPTY", 400, () => "Neither old nor new names may be empty"),
   containerRenameSame: define("ENGINE_ERR_CONTAINER_RENAME_SAME", 400, () => "Renaming a container with the same name as its current name"),
-  containerUpdateFailed: define("ENGINE_ERR_CONTAINER_UPDATE_FAILED", 400, (id: string, why: string) => `Cannot update container ${id}: ${why}`),
+  containerUpdateConflict: define("ENGINE_ERR_CONTAINER_UPDATE_CONFLICT", 409, (id: string, why: string) => `Cannot update container ${id}: ${why}`),
   containerUpdateRuntimeFailed: define("ENGINE_ERR_CONTAINER_UPDATE_RUNTIME_FAILED", 500, (id: string, why: string) => `Cannot update container ${id}: ${why}`),
   containerTopInvalidArgs: define("ENGINE_ERR_CONTAINER_TOP_INVALID_ARGS", 400, (key: string, value: string) => `specifying "${key}=${value}" is not allowed`),
   containerTopFailed: define("ENGINE_ERR_CONTAINER_TOP_FAILED", 500, (why: string) => why),

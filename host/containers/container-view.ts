@@ -6,6 +6,7 @@ import { dirname, join } from "node:path";
 import { ZERO_TIME, type ContainerEndpoint, type ContainerRecord, type NetworkAttachment } from "../../core/containers/container-store.js";
 import { humanDuration } from "../../core/go-units.js";
 import { mountView } from "../volumes/volume-view.js";
+import { containerConfigView } from "./config-view.js";
 import { hostConfigView } from "./host-config-view.js";
 
 /** `{ port/proto: [{HostIp, HostPort}] | null }`: published ports, and exposed ones (null) of a running container. */
@@ -141,7 +142,7 @@ export function inspectDocument(c: ContainerRecord, links: string[] | null = nul
     HostConfig: hostConfigView(c.HostConfig, { Links: links }),
     GraphDriver: { Name: c.Driver, Data: null },
     Mounts: (c.Mounts ?? []).map(mountView),
-    Config: c.Config,
+    Config: containerConfigView(c.Config),
     NetworkSettings: networkSettings(c),
   };
 }

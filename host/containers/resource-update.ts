@@ -65,11 +65,12 @@ export function checkUpdate(
 }
 
 /**
- * The container's HostConfig after an update `checkUpdate` passed; throws the 400 Docker answers
- * for a conflict with what the container has ("Cannot update container <id>: ...").
+ * The container's HostConfig after an update `checkUpdate` passed; throws the 409 Docker answers
+ * for a conflict with what the container has ("Cannot update container <id>: ...": Docker's
+ * conflictingUpdateOptions, a Conflict).
  */
 export function applyUpdate(id: string, current: HostConfig, u: ContainerUpdateRequest): HostConfig {
-  const refuse = (why: string) => errors.containerUpdateFailed(id, why);
+  const refuse = (why: string) => errors.containerUpdateConflict(id, why);
   // NanoCpus sets the period and quota itself: the one excludes the other across updates too.
   if (u.NanoCpus && current.CpuPeriod) throw refuse("Conflicting options: Nano CPUs cannot be updated as CPU Period has already been set");
   if (u.NanoCpus && current.CpuQuota) throw refuse("Conflicting options: Nano CPUs cannot be updated as CPU Quota has already been set");
