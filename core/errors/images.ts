@@ -62,6 +62,14 @@ export const imagesErrors = {
   ),
   registryNotARegistry: define("ENGINE_ERR_REGISTRY_NOT_A_REGISTRY", 500, (url: string, status: number) => `${url} answered ${status}: not a v2 registry`),
   registryUnauthorized: define("ENGINE_ERR_REGISTRY_UNAUTHORIZED", 401, (detail: string) => detail),
+  // 403, not 401: the Docker CLI answers a pull's 401 by asking for a login at the terminal, and
+  // Docker's daemon, whose words these are, does not answer 401 here (its 500 is ours to avoid)
+  registryNoBasicCredentials: define("ENGINE_ERR_REGISTRY_NO_BASIC_CREDENTIALS", 403, (request: string) => `${request}no basic auth credentials`),
+  registryLoginRefused: define(
+    "ENGINE_ERR_REGISTRY_LOGIN_REFUSED",
+    401,
+    (url: string, status: number, statusText: string) => `login attempt to ${url} failed with status: ${status} ${statusText}`,
+  ),
   registryAuthFailed: define("ENGINE_ERR_REGISTRY_AUTH_FAILED", 500, (detail: string) => `registry authentication failed: ${detail}`),
   registryAccessDenied: define(
     "ENGINE_ERR_REGISTRY_ACCESS_DENIED",

@@ -91,6 +91,10 @@ async function resolve(session: RegistrySession, ref: Reference, target: string,
   try {
     top = await session.manifest(target, MANIFEST_ACCEPT);
   } catch (err) {
+    // named as Docker's puller names it: the request it did not send (a HEAD for a tag)
+    if (err instanceof EngineError && err.code === errors.registryNoBasicCredentials.code) {
+      throw errors.registryNoBasicCredentials(`${target.includes(":") ? "Get" : "Head"} "${session.url(`/manifests/${target}`)}": `);
+    }
     if (err instanceof EngineError && err.statusCode === 401) throw errors.registryAccessDenied(repo, err.message);
     if (err instanceof EngineError && err.statusCode === 404 && /name unknown|denied/i.test(err.message)) throw errors.registryAccessDenied(repo, err.message.replace(/^.*? not found: /, ""));
     if (err instanceof EngineError && err.statusCode === 404) throw errors.registryNotFound(`manifest for ${name}`, err.message.replace(/^.*? not found: /, ""));

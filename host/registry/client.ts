@@ -5,6 +5,7 @@
  * authorization the registry asked for; a 401 on the way (a token that expired early) gets a
  * fresh token and the request is sent once more.
  */
+import { STATUS_CODES } from "node:http";
 import { Readable } from "node:stream";
 import type { Dispatcher } from "undici";
 import { undici } from "../http/undici.js";
@@ -104,23 +105,29 @@ export class RegistrySession {
     }
   }
 
-  /** Checks the credentials (login): resolves with an identity token when the registry gave one. */
+  /**
+   * Checks the credentials (login): resolves with an identity token when the registry gave one.
+   * A registry that refuses them at its root is named as Docker's daemon names it ("login attempt
+   * to <url>/v2/ failed with status: 401 Unauthorized"); a token server's refusal is its own words.
+   */
   async login(): Promise<{ identityToken?: string }> {
     await this.ping();
     const creds = this.opts.credentials;
     if (!this.challenge) return {}; // a registry without authentication takes any login
+    const root = `${this.opts.endpoint.url}/v2/`;
+    const refused = (status: number) => errors.registryLoginRefused(root, status, STATUS_CODES[status] ?? "");
     if (this.challenge.scheme === "basic") {
-      const res = await this.raw("GET", `${this.opts.endpoint.url}/v2/`, { authorization: basicHeader(creds ?? {}) });
-      const text = await res.body.text();
-      if (res.statusCode === 401 || res.statusCode === 403) throw errors.registryUnauthorized(registryMessage(text) ?? "incorrect username or password");
-      if (res.statusCode >= 300) throw errors.registryNotARegistry(`${this.opts.endpoint.url}/v2/`, res.statusCode);
+      const res = await this.raw("GET", root, { authorization: basicHeader(creds ?? {}) });
+      await res.body.dump();
+      if (res.statusCode === 401 || res.statusCode === 403) throw refused(res.statusCode);
+      if (res.statusCode >= 300) throw errors.registryNotARegistry(root, res.statusCode);
       return {};
     }
     const answer = await this.opts.tokens.token(this.challenge, [], creds, this.opts.dispatcher, { offline: true, signal: this.opts.signal, fresh: true });
     // the token must open the registry's root too
-    const res = await this.raw("GET", `${this.opts.endpoint.url}/v2/`, { authorization: `Bearer ${answer.token}` });
-    const text = await res.body.text();
-    if (res.statusCode === 401 || res.statusCode === 403) throw errors.registryUnauthorized(registryMessage(text) ?? "incorrect username or password");
+    const res = await this.raw("GET", root, { authorization: `Bearer ${answer.token}` });
+    await res.body.dump();
+    if (res.statusCode === 401 || res.statusCode === 403) throw refused(res.statusCode);
     return answer.refreshToken ? { identityToken: answer.refreshToken } : {};
   }
 
@@ -147,7 +154,11 @@ export class RegistrySession {
     const creds = this.opts.credentials;
     if (creds?.registrytoken) return `Bearer ${creds.registrytoken}`;
     if (!c) return undefined;
-    if (c.scheme === "basic") return creds && (creds.username || creds.password) ? basicHeader(creds) : undefined;
+    // Docker's client sends nothing without credentials for a basic challenge: it fails the request
+    if (c.scheme === "basic") {
+      if (creds && (creds.username || creds.password)) return basicHeader(creds);
+      throw errors.registryNoBasicCredentials("");
+    }
     if (fresh) this.opts.tokens.forget(c, scopes, creds);
     const { token } = await this.opts.tokens.token(c, scopes, creds, this.opts.dispatcher, { signal: this.opts.signal, fresh });
     return `Bearer ${token}`;
