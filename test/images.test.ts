@@ -133,6 +133,26 @@ describe("images", () => {
     expect(JSON.parse(broken.body).error).to.match(/^invalid image archive: /);
   });
 
+  it("shows an image's history and inspect for the platform asked, and refuses another as Docker's image lookup does", async () => {
+    // the Docker CLI sends the platform as an OCI platform in JSON (API 1.48 for history, 1.49 for inspect)
+    expect(await cli("image", "history", "--platform", "linux/amd64", "-q", "busybox")).to.match(/^[a-f0-9]{12}\n/);
+    expect(await cli("image", "inspect", "--platform", "linux/amd64", "-f", "{{.Os}}", "busybox")).to.equal("linux\n");
+    const wrong = "image with reference busybox was found but does not match the specified platform: wanted linux/arm64, actual: linux/amd64";
+    for (const args of [["image", "history", "--platform", "linux/arm64", "busybox"], ["image", "inspect", "--platform", "linux/arm64", "busybox"]]) {
+      const r = await docker(host, args);
+      expect(r.code, args.join(" ")).to.equal(1);
+      expect(r.stderr).to.include(wrong);
+    }
+    const q = (p: string) => `/v1.51/images/busybox/history?platform=${encodeURIComponent(p)}`;
+    const half = await httpRequest({ socketPath: d.socket }, "GET", q('{"os":"linux"}'));
+    expect([half.status, JSON.parse(half.body).message]).to.deep.equal([400, "both OS and Architecture must be provided"]);
+    const notJson = await httpRequest({ socketPath: d.socket }, "GET", q("linux/amd64"));
+    expect(notJson.status).to.equal(400);
+    expect(JSON.parse(notJson.body).message).to.match(/^failed to parse platform: /);
+    // before API 1.48 the parameter is not read
+    expect((await httpRequest({ socketPath: d.socket }, "GET", `/v1.47/images/busybox/history?platform=x`)).status).to.equal(200);
+  });
+
   it("works through dockerode too", async () => {
     const client = new Docker({ socketPath: d.socket });
     const list = await client.listImages();

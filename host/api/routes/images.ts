@@ -13,6 +13,7 @@ import { graphDriverData } from "../graph-driver.js";
 import { checkTag, familiarName, formatReference, parseReference, repositoryOf } from "../../../core/images/reference.js";
 import type { SaveItem } from "../../images/save-images.js";
 import { inspectConfig } from "../../images/inspect-config.js";
+import { checkImagePlatform } from "../../images/platform-param.js";
 import { compareApiVersions } from "../../../core/version.js";
 import { requestedApiVersion } from "../api-version.js";
 import { checkFilterKeys, filterBool, queryBool, queryFilters, queryList, queryString, type Query } from "../query.js";
@@ -274,8 +275,17 @@ export function imageRoutes(deps: ImageRouteDeps) {
       const { name, action } = nameAndAction(request, ["json", "history", "get"]);
       if (action === "get") return sendSave(reply, [name]);
       const image = store.resolve(name);
-      if (action === "json") return inspect(image, store, await graphDriver(image, deps.driver), requestedApiVersion(request.raw));
-      if (action === "history") return history(image, store);
+      const version = requestedApiVersion(request.raw);
+      // (a platform is read from API 1.48 for a history, 1.49 for an inspect, as Docker's router reads it)
+      const platform = queryString(request.query as Query, "platform");
+      if (action === "json") {
+        if (compareApiVersions(version, "1.49") >= 0) checkImagePlatform(name, image.config, platform);
+        return inspect(image, store, await graphDriver(image, deps.driver), version);
+      }
+      if (action === "history") {
+        if (compareApiVersions(version, "1.48") >= 0) checkImagePlatform(name, image.config, platform);
+        return history(image, store);
+      }
       throw errors.apiPageNotFound();
     });
 
