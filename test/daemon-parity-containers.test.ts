@@ -225,6 +225,13 @@ const UPDATE_CONFLICTS = [
   "docker create --pull never --name uc3 --rm busybox >/dev/null; " + call("POST", "/v1.41/containers/uc3/update", '{"RestartPolicy":{"Name":"always"}}'),
 ];
 
+/** ExecIDs: the container's execs that have not exited (created or running), null when none. */
+const EXEC_IDS = [
+  "docker run -d --pull never --name ei1 busybox sleep 60 >/dev/null; " + call("POST", "/v1.41/containers/ei1/exec", '{"Cmd":["true"]}') +
+    " >/dev/null; docker exec ei1 true; docker inspect -f '{{len .ExecIDs}}' ei1",
+  "docker run -d --pull never --name ei2 busybox sleep 60 >/dev/null; docker exec ei2 true; docker inspect -f '{{json .ExecIDs}}' ei2",
+];
+
 const HEAD_ROUTES = [
   head("/_ping"),
   head("/containers/json"),
@@ -293,6 +300,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("lists every field of a container's config, those a create left out at their empty values", CONFIG_FIELDS);
 
   itAnswersAlike("answers an update that conflicts with the container's limits with a 409", UPDATE_CONFLICTS);
+
+  itAnswersAlike("lists the execs of a container that have not exited", EXEC_IDS);
 
   itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
 });

@@ -61,6 +61,12 @@ const VOLUME_LIST = [
   `curl -s --unix-socket "\${DOCKER_HOST#unix://}" 'http://x/v1.41/volumes' | python3 -c 'import json,sys; print(json.load(sys.stdin)["Warnings"])'`,
 ];
 
+/** VirtualSize (the size again) in an image's inspect, its list and system df below API 1.44. */
+const VIRTUAL_SIZE = [
+  `curl -s --unix-socket "\${DOCKER_HOST#unix://}" 'http://x/v1.41/images/busybox/json' | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get("VirtualSize") == d["Size"])'`,
+  `curl -s --unix-socket "\${DOCKER_HOST#unix://}" 'http://x/v1.41/images/json' | python3 -c 'import json,sys; print([i.get("VirtualSize") == i["Size"] for i in json.load(sys.stdin)])'`,
+];
+
 const LONG_NAMES = [
   "n=$(printf 'n%.0s' $(seq 150)); docker network create $n >/dev/null; docker network inspect -f '{{.Name}}' $n | wc -c; docker network rm $n | wc -c",
   "v=$(printf 'v%.0s' $(seq 150)); docker volume create $v >/dev/null; docker volume inspect -f '{{.Name}}' $v | wc -c; docker volume rm $v | wc -c",
@@ -158,6 +164,8 @@ describe("engined answers as Docker's daemon does: image, network and volume fil
   itAnswersAlike("filters networks by type and dangling as Docker does, and names the container by its ID when it is not on the network", NETWORKS);
 
   itAnswersAlike("refuses a one-byte volume name as too short, once the driver is found", VOLUMES);
+
+  itAnswersAlike("shows VirtualSize in an image's inspect and the list below API 1.44", VIRTUAL_SIZE);
 
   itAnswersAlike("counts an image's, a container's and a volume's bytes as Docker does, symlinks included", SIZES);
 });

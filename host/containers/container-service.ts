@@ -146,6 +146,11 @@ export class ContainerService {
     return this.deps.links?.inspectLinks(c) ?? null;
   }
 
+  /** Its exec instances that have not exited (inspect's `ExecIDs`), or null. */
+  execIds(c: ContainerRecord): string[] | null {
+    return this.deps.execs.idsOf(c.Id);
+  }
+
   /** By container id: the link names each is known by besides its own (the list's `Names`). */
   linkNames(): Map<string, string[]> {
     return this.deps.links?.linkNames() ?? new Map();

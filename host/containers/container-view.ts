@@ -118,8 +118,11 @@ export function listItem(c: ContainerRecord, linkNames: readonly string[] = [], 
   };
 }
 
-/** `links`: HostConfig.Links as Docker shows them, resolved (`/db:/web/db`), or null. */
-export function inspectDocument(c: ContainerRecord, links: string[] | null = null): Record<string, unknown> {
+/**
+ * `links`: HostConfig.Links as Docker shows them, resolved (`/db:/web/db`), or null; `execIds`:
+ * the container's exec instances that have not exited, or null.
+ */
+export function inspectDocument(c: ContainerRecord, links: string[] | null = null, execIds: string[] | null = null): Record<string, unknown> {
   return {
     Id: c.Id,
     Created: c.Created,
@@ -138,7 +141,7 @@ export function inspectDocument(c: ContainerRecord, links: string[] | null = nul
     MountLabel: "",
     ProcessLabel: "",
     AppArmorProfile: "",
-    ExecIDs: null,
+    ExecIDs: execIds,
     HostConfig: hostConfigView(c.HostConfig, { Links: links }),
     GraphDriver: { Name: c.Driver, Data: null },
     Mounts: (c.Mounts ?? []).map(mountView),

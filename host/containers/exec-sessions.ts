@@ -184,6 +184,16 @@ export class ExecSessions {
     await (await this.deps.runner.supervisor()).execRemove(e.container.Id, e.id).catch(() => {});
   }
 
+  /**
+   * The container's instances that have not exited (created or running), or null when none: its
+   * inspect's `ExecIDs`, as Docker's container keeps them (an exited one is inspectable by its id
+   * but no longer the container's).
+   */
+  idsOf(containerId: string): string[] | null {
+    const ids = [...this.instances.values()].filter((e) => e.container.Id === containerId && e.exitCode === null).map((e) => e.id);
+    return ids.length ? ids : null;
+  }
+
   /** Forgets one instance (a health probe's, once its output is read). */
   drop(e: ExecInstance): void {
     this.instances.delete(e.id);

@@ -83,7 +83,7 @@ export function containerRoutes(deps: ContainerRouteDeps) {
 
     const inspect = async (ref: string, query: Query, apiVersion: string) => {
       const c = containers.get(ref);
-      const doc = olderAliases(inspectDocument(c, service.inspectLinks(c)), c, apiVersion);
+      const doc = olderAliases(inspectDocument(c, service.inspectLinks(c), service.execIds(c)), c, apiVersion);
       // the driver's folders of the container's layer, and where its root is mounted (Docker's MergedDir)
       const layer = await driver.metadata?.(c.Id).catch(() => undefined);
       doc.GraphDriver = { Name: c.Driver, Data: graphDriverData(layer && { ...layer, MergedDir: service.rootfsPath(c.Id) }) };

@@ -110,6 +110,8 @@ function inspect(image: Image, store: ImageStore, graph: { Name: string; Data: R
     ...(c.variant ? { Variant: c.variant } : {}),
     Os: c.os ?? "",
     Size: image.size,
+    // left out from API 1.44, as in the list and in system df
+    ...(compareApiVersions(apiVersion, "1.44") < 0 ? { VirtualSize: image.size } : {}),
     GraphDriver: graph,
     RootFS: { Type: "layers", Layers: c.rootfs.diff_ids },
     Metadata: { LastTagTime: image.lastTagTime ?? "0001-01-01T00:00:00Z" },
