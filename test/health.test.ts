@@ -89,6 +89,17 @@ describe("health checks (Docker CLI)", function () {
     expect(inspected.Config.Healthcheck).to.deep.equal({ Test: ["CMD-SHELL", "test -f /tmp/ready"], Interval: 500e6, Retries: 3 });
   });
 
+  it("probes at the start interval while starting within the start period, however long the interval", async () => {
+    await cli("run", "-d", "--name", "quick", "--health-cmd", "true", "--health-interval", "60s", "--health-start-period", "30s",
+      "--health-start-interval", "300ms", "busybox", "sleep", "300");
+    // the first probe after 300 ms, not after the start period or the interval
+    const healthy = await until("quick", "healthy", 10_000);
+    expect(healthy.Log).to.have.length(1);
+    // healthy now: the interval again (60 s), so no second probe for a while
+    await sleep(1000);
+    expect((await health("quick"))?.Log).to.have.length(1);
+  });
+
   it("turns unhealthy after Retries failures in a row, keeping the probes' exit codes and output", async () => {
     await cli("run", "-d", "--name", "sick", "--health-cmd", "echo not yet; exit 3", "--health-interval", "300ms", "--health-retries", "2", "busybox", "sleep", "300");
     const sick = await until("sick", "unhealthy");

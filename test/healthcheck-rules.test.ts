@@ -76,12 +76,17 @@ describe("health check rules", () => {
     expect([after.state.Status, after.state.FailingStreak]).to.deep.equal(["unhealthy", 1]);
   });
 
-  it("schedules probes: the interval; the start interval while starting in the start period; a probe right at its end", () => {
+  it("schedules probes: the interval; the start interval while starting in the start period", () => {
     const hc = { Interval: 30 * S, StartPeriod: 60 * S, StartInterval: 2 * S };
     expect(nextProbeDelay(hc, 0, "starting")).to.equal(2000);
     expect(nextProbeDelay(hc, 0, "healthy")).to.equal(30_000);
-    expect(nextProbeDelay(hc, 45_000, "starting")).to.equal(15_000);
+    expect(nextProbeDelay(hc, 45_000, "starting")).to.equal(2000);
+    expect(nextProbeDelay(hc, 59_000, "starting")).to.equal(2000);
     expect(nextProbeDelay(hc, 70_000, "starting")).to.equal(30_000);
+    // a start period shorter than the interval: probes at the start interval all the same
+    expect(nextProbeDelay({ Interval: 30 * S, StartPeriod: 5 * S, StartInterval: 1 * S }, 0, "starting")).to.equal(1000);
+    // without a start interval, Docker's default of 5 s within the start period
+    expect(nextProbeDelay({ Interval: 30 * S, StartPeriod: 60 * S }, 10_000, "starting")).to.equal(5000);
     expect(nextProbeDelay({}, 0, "starting")).to.equal(30_000);
   });
 

@@ -136,15 +136,14 @@ export function applyHealthResult(
 
 /**
  * Milliseconds until the next probe, `elapsedMs` after the container started: the interval;
- * within the start period, the start interval while still starting, and never past the start
- * period's end (a probe comes right when it ends).
+ * within the start period, the start interval while still starting (Docker's monitor decides
+ * each wait so, when the previous probe ends: a start period shorter than the interval gets
+ * its probes at the start interval, not one at the period's end).
  */
 export function nextProbeDelay(hc: HealthConfig, elapsedMs: number, status: HealthStatus): number {
   const interval = (hc.Interval || HEALTH_DEFAULTS.interval) / 1e6;
   const startPeriod = (hc.StartPeriod || HEALTH_DEFAULTS.startPeriod) / 1e6;
   if (elapsedMs >= startPeriod) return interval;
-  const remaining = startPeriod - elapsedMs;
-  if (remaining < interval) return remaining;
   return status === "starting" ? (hc.StartInterval || HEALTH_DEFAULTS.startInterval) / 1e6 : interval;
 }
 
