@@ -226,6 +226,23 @@ describe("network API (Docker CLI, daemon in its own network namespace)", functi
     await n.cli("network", "rm", "inside");
   });
 
+  it("gives the default route through the network of the highest gateway priority, the first of equal ones (API 1.48)", async function () {
+    await n.cli("network", "create", "--subnet", "10.142.0.0/24", "gw-a");
+    await n.cli("network", "create", "--subnet", "10.143.0.0/24", "gw-b");
+    try {
+      const route = (extra: string[]) => n.cli("run", "--rm", ...extra, "busybox", "ip", "route", "show", "default");
+      expect(await route(["--network", "name=gw-a", "--network", "name=gw-b"])).to.match(/^default via 10\.142\.0\.1 dev eth0/);
+      expect(await route(["--network", "name=gw-a", "--network", "name=gw-b,gw-priority=5"])).to.match(/^default via 10\.143\.0\.1 dev eth0/);
+      expect(await route(["--network", "name=gw-a,gw-priority=-1", "--network", "name=gw-b"])).to.match(/^default via 10\.143\.0\.1 dev eth0/);
+      await n.cli("create", "--name", "gw-c", "--network", "name=gw-a", "--network", "name=gw-b,gw-priority=5", "busybox");
+      const [c] = await inspect("container", "gw-c");
+      expect([c.NetworkSettings.Networks["gw-a"].GwPriority, c.NetworkSettings.Networks["gw-b"].GwPriority]).to.deep.equal([0, 5]);
+      await n.cli("rm", "gw-c");
+    } finally {
+      await docker(n.host, ["network", "rm", "gw-a", "gw-b"]);
+    }
+  });
+
   it("publishes on --ip by default, and on a network's host_binding_ipv4 for its containers", async function () {
     await n.cli("run", "-d", "--name", "bound1", "-p", "18101:80", "busybox", "httpd", "-f", "-p", "80", "-h", "/etc");
     await n.cli("network", "create", "--subnet", "10.145.0.0/24", "-o", "com.engine.network.bridge.host_binding_ipv4=10.145.0.1", "bound");

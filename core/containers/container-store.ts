@@ -73,6 +73,8 @@ export interface NetworkAttachment {
   MacAddress?: string;
   /** EndpointSettings.Links as asked (`name:alias`): on a user-defined network, names this container alone resolves. */
   Links?: string[];
+  /** EndpointSettings.GwPriority as asked: the network of the highest gives the default route (ties: the first). */
+  GwPriority?: number;
 }
 
 export interface ContainerRecord {

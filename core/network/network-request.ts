@@ -44,6 +44,8 @@ export interface EndpointConfigRequest {
   Aliases?: string[] | null;
   MacAddress?: string | null;
   DriverOpts?: Record<string, string> | null;
+  /** API 1.48: of a container's networks, the one of the highest priority gives its default route. */
+  GwPriority?: number | null;
   [key: string]: unknown;
 }
 

@@ -49,7 +49,7 @@ function endpointSettings(att: NetworkAttachment, ep: ContainerEndpoint | undefi
     Aliases: att.Aliases?.length ? att.Aliases : null,
     MacAddress: ep?.mac ?? (beforeStart ? att.MacAddress : undefined) ?? "",
     DriverOpts: att.DriverOpts ?? null,
-    GwPriority: 0,
+    GwPriority: att.GwPriority ?? 0,
     NetworkID: att.NetworkID,
     EndpointID: ep?.endpointId ?? "",
     Gateway: ep?.gateway4 ?? "",

@@ -141,6 +141,17 @@ export class ContainerNetworks {
     return [[mode, { NetworkID: this.deps.networks.network(mode).spec.id }]];
   }
 
+  /**
+   * The order a starting container joins its networks in: the one that gives the default route
+   * (`eth0`, with the published ports) first. That is the one of the highest GwPriority (API
+   * 1.48); of equal priorities, the first, NetworkMode's.
+   */
+  private joinOrder(c: ContainerRecord): [string, NetworkAttachment][] {
+    const all = this.attachmentsOf(c);
+    const top = all.reduce((best, entry, i) => ((entry[1].GwPriority ?? 0) > (all[best][1].GwPriority ?? 0) ? i : best), 0);
+    return top === 0 ? all : [all[top], ...all.filter((_, i) => i !== top)];
+  }
+
   /** Before the bundle is written: the container's network made, its files written. */
   async attach(c: ContainerRecord): Promise<void> {
     const mode = this.modeOf(c);
@@ -174,7 +185,7 @@ export class ContainerNetworks {
     c.Endpoints = endpoints;
     try {
       let nameserver: string | undefined;
-      for (const [name, att] of this.attachmentsOf(c)) {
+      for (const [name, att] of this.joinOrder(c)) {
         const ns = await this.join(c, name, att, sandbox, endpoints);
         nameserver ??= ns;
       }
@@ -247,7 +258,11 @@ export class ContainerNetworks {
 
   // --- connect and disconnect --------------------------------------------------------------------
 
-  /** `POST /networks/{id}/connect`: recorded; joined at once when the container runs. */
+  /**
+   * `POST /networks/{id}/connect`: recorded; joined at once when the container runs. (A running
+   * container's default route stays where it is: a GwPriority given here counts from its next
+   * start, where Docker's daemon moves the route at once.)
+   */
   async connect(c: ContainerRecord, ref: string, config: EndpointConfigRequest): Promise<void> {
     const rec = this.deps.networks.network(ref);
     const mode = this.modeOf(c);
@@ -427,6 +442,7 @@ function attachmentFields(config: EndpointConfigRequest): Omit<NetworkAttachment
     ...(config.MacAddress ? { MacAddress: config.MacAddress } : {}),
     ...(config.DriverOpts && Object.keys(config.DriverOpts).length ? { DriverOpts: { ...config.DriverOpts } } : {}),
     ...(Object.keys(ipam).length ? { IPAMConfig: ipam } : {}),
+    ...(config.GwPriority ? { GwPriority: config.GwPriority } : {}),
   };
 }
 
