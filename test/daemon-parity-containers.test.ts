@@ -232,6 +232,12 @@ const EXEC_IDS = [
   "docker run -d --pull never --name ei2 busybox sleep 60 >/dev/null; docker exec ei2 true; docker inspect -f '{{json .ExecIDs}}' ei2",
 ];
 
+/** Config.NetworkDisabled: the loopback alone, no network, the image's hosts and resolv.conf, nothing published. */
+const NETWORK_DISABLED = [
+  call("POST", "/v1.41/containers/create?name=nd1", '{"Image":"busybox","Cmd":["sh","-c","ip -o link | cut -d: -f2; ls /etc; mount | grep -c /etc/"],"NetworkDisabled":true,"HostConfig":{"PortBindings":{"80/tcp":[{"HostPort":"18099"}]}}}') +
+    " >/dev/null; docker start -a nd1; docker inspect -f '{{json .NetworkSettings.Networks}} {{.HostsPath}}|{{.ResolvConfPath}}|{{json .NetworkSettings.Ports}}' nd1",
+];
+
 const HEAD_ROUTES = [
   head("/_ping"),
   head("/containers/json"),
@@ -302,6 +308,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("answers an update that conflicts with the container's limits with a 409", UPDATE_CONFLICTS);
 
   itAnswersAlike("lists the execs of a container that have not exited", EXEC_IDS);
+
+  itAnswersAlike("runs a container whose network is disabled on its loopback alone", NETWORK_DISABLED);
 
   itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
 });

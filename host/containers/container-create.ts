@@ -128,7 +128,8 @@ async function create(
     },
     // Docker records the log driver in effect at create (the daemon's default unless one was asked for).
     HostConfig: { ...(HostConfig ?? {}), NetworkMode: networkMode, LogConfig: { Type: log.driver, Config: { ...(HostConfig?.LogConfig?.Config ?? {}) } } },
-    ...(networks ? { Networks: networks } : {}),
+    // (checked all the same; a container with its network disabled is on none, as Docker keeps it)
+    ...(networks && !body.NetworkDisabled ? { Networks: networks } : {}),
     ...(linkTargets.length ? { Links: deps.links!.record(name, linkTargets) } : {}),
     Image: image.id,
     Driver: storage.name,

@@ -5,6 +5,7 @@
 import { dirname, join } from "node:path";
 import { ZERO_TIME, type ContainerEndpoint, type ContainerRecord, type NetworkAttachment } from "../../core/containers/container-store.js";
 import { humanDuration } from "../../core/go-units.js";
+import { networkDisabled } from "../../core/containers/network-disabled.js";
 import { mountView } from "../volumes/volume-view.js";
 import { containerConfigView } from "./config-view.js";
 import { hostConfigView } from "./host-config-view.js";
@@ -12,7 +13,7 @@ import { hostConfigView } from "./host-config-view.js";
 /** `{ port/proto: [{HostIp, HostPort}] | null }`: published ports, and exposed ones (null) of a running container. */
 function portMap(c: ContainerRecord): Record<string, { HostIp: string; HostPort: string }[] | null> {
   const out: Record<string, { HostIp: string; HostPort: string }[] | null> = {};
-  if (!c.State.Running) return out;
+  if (!c.State.Running || networkDisabled(c)) return out;
   for (const k of Object.keys(c.Config.ExposedPorts ?? {})) out[k.includes("/") ? k : `${k}/tcp`] = null;
   for (const ep of c.Endpoints ?? []) {
     for (const p of ep.published ?? []) {
@@ -68,6 +69,7 @@ function networks(c: ContainerRecord): Record<string, Record<string, unknown>> {
   if (c.Networks) {
     return Object.fromEntries(Object.entries(c.Networks).map(([name, att]) => [name, endpointSettings(att, running.find((ep) => ep.networkId === att.NetworkID), beforeStart)]));
   }
+  if (networkDisabled(c)) return {};
   // a record from before `Networks` was kept: its endpoints, or its mode with nothing in it
   const mode = c.HostConfig.NetworkMode ?? "none";
   if (c.Endpoints?.length) return Object.fromEntries(c.Endpoints.map((ep) => [ep.networkName, endpointSettings({ NetworkID: ep.networkId }, running.includes(ep) ? ep : undefined)]));
@@ -130,9 +132,10 @@ export function inspectDocument(c: ContainerRecord, links: string[] | null = nul
     Args: c.Args,
     State: c.State,
     Image: c.Image,
-    ResolvConfPath: join(dirname(c.LogPath), "resolv.conf"),
+    // (a container without a network has its image's hosts and resolv.conf: no paths of ours)
+    ResolvConfPath: networkDisabled(c) ? "" : join(dirname(c.LogPath), "resolv.conf"),
     HostnamePath: join(dirname(c.LogPath), "hostname"),
-    HostsPath: join(dirname(c.LogPath), "hosts"),
+    HostsPath: networkDisabled(c) ? "" : join(dirname(c.LogPath), "hosts"),
     LogPath: c.LogPath,
     Name: c.Name,
     RestartCount: c.RestartCount ?? 0,

@@ -18,6 +18,7 @@ import type { PortRequest } from "../../core/contracts/network.js";
 import type { OciSpec } from "../../core/contracts/runtime.js";
 import type { ContainerEndpoint, ContainerRecord, ContainerStore, NetworkAttachment } from "../../core/containers/container-store.js";
 import { parseLink } from "../../core/containers/links.js";
+import { networkDisabled } from "../../core/containers/network-disabled.js";
 import { errors } from "../../core/errors.js";
 import type { EngineHooks } from "../../core/hooks.js";
 import { Cidr } from "../../core/network/cidr.js";
@@ -54,6 +55,8 @@ interface Prepared {
   /** The user namespace that owns `netns`, for a remapped container to join (undefined: its own, made by the runtime). */
   userns?: string;
   files: FilePaths;
+  /** Only `/etc/hostname` is mounted (a container with `NetworkDisabled` keeps the image's hosts and resolv.conf). */
+  hostnameOnly?: boolean;
   /** The `host` or `none` network the container is on (announced at attach, and at release). */
   modeNetwork?: NetworkRecord;
 }
@@ -157,6 +160,13 @@ export class ContainerNetworks {
     const mode = this.modeOf(c);
     const files = this.filePaths(c.Id);
     c.Endpoints = undefined;
+    if (networkDisabled(c)) {
+      // Docker's Config.NetworkDisabled: a namespace of its own with its loopback alone, on no
+      // network (no events), and of the three files its /etc/hostname only
+      this.writeFiles(c, files, "none", undefined);
+      this.prepared.set(c.Id, { netns: undefined, files, hostnameOnly: true });
+      return;
+    }
     if (mode === "none" || mode === "host") {
       this.writeFiles(c, files, mode, undefined);
       // Docker's host and none are networks a container joins too, with their events
@@ -361,7 +371,8 @@ export class ContainerNetworks {
       .map((n) => (n.type === "user" && p.userns ? { type: "user" as const, path: p.userns } : n));
     if (p.netns !== null) namespaces.push(p.netns ? { type: "network", path: p.netns } : { type: "network" });
     const mounts = (spec.mounts ?? []).filter((m) => !["/etc/hosts", "/etc/resolv.conf", "/etc/hostname"].includes(m.destination));
-    for (const [dest, src] of [["/etc/resolv.conf", p.files.resolvConf], ["/etc/hostname", p.files.hostname], ["/etc/hosts", p.files.hosts]]) {
+    const files: [string, string][] = [["/etc/resolv.conf", p.files.resolvConf], ["/etc/hostname", p.files.hostname], ["/etc/hosts", p.files.hosts]];
+    for (const [dest, src] of p.hostnameOnly ? files.filter(([dest]) => dest === "/etc/hostname") : files) {
       mounts.push({ destination: dest, type: "bind", source: src, options: ["rbind", "rprivate"] });
     }
     return { ...spec, mounts, linux: { ...spec.linux, namespaces } };
