@@ -238,6 +238,12 @@ const NETWORK_DISABLED = [
     " >/dev/null; docker start -a nd1; docker inspect -f '{{json .NetworkSettings.Networks}} {{.HostsPath}}|{{.ResolvConfPath}}|{{json .NetworkSettings.Ports}}' nd1",
 ];
 
+/** --domainname: the container's NIS domain name (Docker sets the kernel.domainname sysctl), and its /etc/hosts. */
+const DOMAINNAME = [
+  "docker run --rm --pull never --hostname h1 --domainname example.org busybox sh -c 'hostname; hostname -d; cat /proc/sys/kernel/domainname; grep -c h1.example.org /etc/hosts'",
+  "docker run --rm --pull never --domainname example.org --sysctl kernel.domainname=other.org busybox cat /proc/sys/kernel/domainname",
+];
+
 const HEAD_ROUTES = [
   head("/_ping"),
   head("/containers/json"),
@@ -310,6 +316,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("lists the execs of a container that have not exited", EXEC_IDS);
 
   itAnswersAlike("runs a container whose network is disabled on its loopback alone", NETWORK_DISABLED);
+
+  itAnswersAlike("gives a container the NIS domain name asked for", DOMAINNAME);
 
   itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
 });

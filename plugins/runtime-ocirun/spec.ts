@@ -468,6 +468,16 @@ function resolveNamespaces(ctx: SpecContext, ipcMode: string): OciNamespace[] {
 
 // --- the spec ----------------------------------------------------------------------------------
 
+/**
+ * The spec's sysctls: the request's, and the NIS domain name as `kernel.domainname`, as Docker
+ * sets it (runc before 1.2 ignores the spec's own `domainname`; the sysctl has the effect of
+ * setdomainname(2) in the container's UTS namespace). A `kernel.domainname` asked for wins.
+ */
+function sysctlsOf(asked: Record<string, string> | null | undefined, domainname: string | undefined): { sysctl?: Record<string, string> } {
+  const sysctl = { ...(domainname ? { "kernel.domainname": domainname } : {}), ...(asked ?? {}) };
+  return Object.keys(sysctl).length || asked ? { sysctl } : {};
+}
+
 /** The complete base config.json of a container. Throws SpecError for a request it cannot honour. */
 export function baseSpec(ctx: SpecContext): OciSpec {
   const hc = ctx.hostConfig;
@@ -514,7 +524,7 @@ export function baseSpec(ctx: SpecContext): OciSpec {
       ...(devices.devices.length > 0 ? { devices: devices.devices } : {}),
       resources: resolveResources(hc, devices.rules),
       ...(privileged ? {} : { maskedPaths: [...(hc.MaskedPaths ?? DEFAULT_MASKED_PATHS)], readonlyPaths: [...(hc.ReadonlyPaths ?? DEFAULT_READONLY_PATHS)] }),
-      ...(hc.Sysctls ? { sysctl: { ...hc.Sysctls } } : {}),
+      ...sysctlsOf(hc.Sysctls, hc.UTSMode === "host" ? undefined : cfg.Domainname),
       ...(ctx.idMap ? { uidMappings: ctx.idMap.uids.map((r) => ({ ...r })), gidMappings: ctx.idMap.gids.map((r) => ({ ...r })) } : {}),
     },
   };
