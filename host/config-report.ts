@@ -9,6 +9,7 @@ import { cgroupDriverOf, type RuleHost } from "../core/options/rules.js";
 import { definitionOf, optionNames, type DaemonConfig } from "../core/options/table.js";
 import type { RegistryConfigInfo, RuntimeInfo } from "../core/system-info.js";
 import { DEFAULT_RUNTIME_NAME } from "../core/options/value-types-structured.js";
+import { DEFAULT_DOMAIN } from "../core/images/reference.js";
 
 /** `http://user:secret@proxy:3128` -> `http://xxxxx:xxxxx@proxy:3128`. */
 export function maskProxy(url: string): string {
@@ -17,10 +18,17 @@ export function maskProxy(url: string): string {
   );
 }
 
+/**
+ * `RegistryConfig`: as Docker's registry service reports it, the public index (`docker.io`,
+ * with the mirrors) always among the IndexConfigs, beside each insecure registry named by host;
+ * the keys in Go's order for a map (sorted); the insecure ranges as given, then the loopback
+ * ones (`::1/128`, `127.0.0.0/8`) that are insecure in any case.
+ */
 export function registryConfig(config: DaemonConfig): RegistryConfigInfo {
-  const cidrs = ["127.0.0.0/8", "::1/128"];
-  const indexConfigs: RegistryConfigInfo["IndexConfigs"] = {};
-  for (const entry of config["insecure-registry"]) {
+  const cidrs: string[] = [];
+  const mirrors = config["registry-mirror"].map((m) => (m.endsWith("/") ? m : `${m}/`));
+  const indexConfigs: RegistryConfigInfo["IndexConfigs"] = { [DEFAULT_DOMAIN]: { Name: DEFAULT_DOMAIN, Mirrors: mirrors, Secure: true, Official: true } };
+  for (const entry of [...config["insecure-registry"], "::1/128", "127.0.0.0/8"]) {
     if (entry.includes("/") && isIP(entry.split("/")[0])) {
       if (!cidrs.includes(entry)) cidrs.push(entry);
     } else {
@@ -29,8 +37,8 @@ export function registryConfig(config: DaemonConfig): RegistryConfigInfo {
   }
   return {
     InsecureRegistryCIDRs: cidrs,
-    IndexConfigs: indexConfigs,
-    Mirrors: config["registry-mirror"].map((m) => (m.endsWith("/") ? m : `${m}/`)),
+    IndexConfigs: Object.fromEntries(Object.entries(indexConfigs).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+    Mirrors: mirrors,
   };
 }
 

@@ -59,6 +59,11 @@ const GROUPS = [
   "docker exec -u nobody:audio gx id",
 ];
 
+/** /info's RegistryConfig.IndexConfigs: the public index always (20.10 lists no ::1/128 among the insecure ranges, 28 does: not compared). */
+const INDEX_CONFIGS = [
+  `curl -s --unix-socket "\${DOCKER_HOST#unix://}" 'http://x/v1.41/info' | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["RegistryConfig"]["IndexConfigs"], sort_keys=True))'`,
+];
+
 const INIT_LAYER = [
   "docker run --pull never --rm busybox ls -a /",
   "docker run --pull never --rm busybox ls -la /etc/mtab /.dockerenv | cut -c1-40",
@@ -183,6 +188,8 @@ describe("engined answers as Docker's daemon does: limits, groups, the init laye
   itAnswersAlike("gives a container's and an exec's user Docker's supplementary groups", GROUPS);
 
   itAnswersAlike("puts Docker's init layer entries in every container, out of its changes", INIT_LAYER);
+
+  itAnswersAlike("reports the public index among the registries' index configs", INDEX_CONFIGS);
 
   itAnswersAlike("names the owners in cp's and export's tars as the host names them (root/root), the number where it has no name", OWNER_NAMES);
 

@@ -29,7 +29,7 @@ describe("reload (SIGHUP)", () => {
       let i = await info(d);
       expect(i.Labels).to.deep.equal(["a=1"]);
       expect(i.Debug).to.equal(false);
-      expect(Object.keys(i.RegistryConfig.IndexConfigs)).to.deep.equal(["one.test:5000"]);
+      expect(Object.keys(i.RegistryConfig.IndexConfigs)).to.deep.equal(["docker.io", "one.test:5000"]);
       expect(i.EngineOptions["max-concurrent-downloads"]).to.equal(3);
 
       write({
@@ -43,8 +43,9 @@ describe("reload (SIGHUP)", () => {
       i = await info(d);
       expect(i.Labels).to.deep.equal(["b=2", "c=3"]);
       expect(i.Debug).to.equal(true);
-      expect(Object.keys(i.RegistryConfig.IndexConfigs)).to.deep.equal(["two.test:5000"]);
-      expect(i.RegistryConfig.InsecureRegistryCIDRs).to.include("10.9.0.0/16");
+      expect(Object.keys(i.RegistryConfig.IndexConfigs)).to.deep.equal(["docker.io", "two.test:5000"]);
+      // as Docker's registry service lists them: those given, then the loopback ranges
+      expect(i.RegistryConfig.InsecureRegistryCIDRs).to.deep.equal(["10.9.0.0/16", "::1/128", "127.0.0.0/8"]);
       expect(i.EngineOptions["max-concurrent-downloads"]).to.equal(9);
       expect(applied).to.include('reloaded labels: [\\"a=1\\"] -> [\\"b=2\\",\\"c=3\\"]');
       expect(applied).to.include("reloaded max-concurrent-downloads: 3 -> 9");
