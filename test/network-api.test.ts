@@ -74,6 +74,20 @@ describe("network API (Docker CLI, daemon in its own network namespace)", functi
     expect(n.ns.run("iptables-save")).to.not.include("10.131.0.0/24");
   });
 
+  it("reads the bridge options under Docker's names too (compose files send them), a request's over the daemon's defaults", async function () {
+    await n.cli("network", "create", "--subnet", "10.146.0.0/24", "-o", "com.docker.network.bridge.name=brdock0", "-o", "com.docker.network.driver.mtu=1300", "-o", "com.docker.network.bridge.enable_icc=false", "docknames");
+    try {
+      expect(link("brdock0").mtu).to.equal(1300);
+      const [doc] = await inspect("network", "docknames");
+      // shown as given; the daemon's default MTU (its --default-network-opt) is not added beside the request's
+      expect(doc.Options).to.deep.equal({ "com.docker.network.bridge.name": "brdock0", "com.docker.network.driver.mtu": "1300", "com.docker.network.bridge.enable_icc": "false" });
+      expect(n.ns.run("iptables-save", "-t", "filter")).to.include("-i brdock0 -o brdock0 -j DROP");
+      expect(await fails("network", "create", "-o", "com.docker.network.driver.mtu=10", "badmtu")).to.include("com.docker.network.driver.mtu");
+    } finally {
+      await docker(n.host, ["network", "rm", "docknames"]);
+    }
+  });
+
   it("answers Docker's errors: a taken name, an overlapping or malformed subnet, an unknown driver; keeps an option the driver does not know", async function () {
     await n.cli("network", "create", "--subnet", "10.132.0.0/16", "taken");
     expect(await fails("network", "create", "taken")).to.include("network with name taken already exists");

@@ -107,11 +107,22 @@ export async function newNetworkSpec(req: NetworkCreateRequest, ctx: NewNetworkC
       enableIPv4,
       enableIPv6,
       subnets,
-      options: { ...(ctx.config["default-network-opt"][driver] ?? {}), ...(req.Options ?? {}) },
+      options: withDefaults(ctx.config["default-network-opt"][driver] ?? {}, req.Options ?? {}),
       ...(req.IPAM?.Options ? { ipamOptions: { ...req.IPAM.Options } } : {}),
       labels: { ...(req.Labels ?? {}) },
     };
   } catch (err) {
     throw addressFailure(err);
   }
+}
+
+/**
+ * A request's options over the daemon's defaults for its driver. A default is left out when the
+ * request gives the same option under Docker's name (`com.docker.` for our `com.engine.`,
+ * which drivers read too): the request's wins, whichever name it uses.
+ */
+function withDefaults(defaults: Record<string, string>, asked: Record<string, string>): Record<string, string> {
+  const swap = (k: string) => (k.startsWith("com.engine.") ? `com.docker.${k.slice(11)}` : k.startsWith("com.docker.") ? `com.engine.${k.slice(11)}` : k);
+  const kept = Object.entries(defaults).filter(([k]) => !(k in asked) && !(swap(k) in asked));
+  return { ...Object.fromEntries(kept), ...asked };
 }

@@ -1,9 +1,11 @@
 /**
  * The bridge driver's network options (`POST /networks/create`'s `Options`, `-o` of
  * `docker network create`, and `--default-network-opt bridge=<key>=<value>`), under
- * Docker's names with `com.engine` in place of `com.docker`. The default network gets its
- * options from the daemon's flags (`--icc`, `--ip-masq`, `--mtu`, `--ip`), written into it
- * the way Docker shows them in `docker network inspect bridge`.
+ * Docker's names with `com.engine` in place of `com.docker`. Docker's own names are read too
+ * (a `com.engine` one given beside wins): compose files and clients written for Docker's
+ * daemon send them (`driver_opts: com.docker.network.bridge.name: br0`). The default network
+ * gets its options from the daemon's flags (`--icc`, `--ip-masq`, `--mtu`, `--ip`), written
+ * into it the way Docker shows them in `docker network inspect bridge`.
  */
 import type { NetworkSpec } from "../../core/contracts/network.js";
 import type { DaemonConfig } from "../../core/options/table.js";
@@ -19,7 +21,18 @@ export const OPT = {
   external: "com.engine.network.bridge.external",
 } as const;
 
-const KNOWN = new Set<string>(Object.values(OPT));
+/** Docker's name of one of ours. */
+const dockerName = (key: string) => key.replace(/^com\.engine\./, "com.docker.");
+
+/** The options a request may give under Docker's names (the daemon's own two are ours alone). */
+const ALIASED = new Set<string>([OPT.name, OPT.icc, OPT.masquerade, OPT.hostBindingIpv4, OPT.mtu]);
+
+const KNOWN = new Set<string>([...Object.values(OPT), ...[...ALIASED].map(dockerName)]);
+
+/** An option's value under our name, else (for those that have one) under Docker's. */
+function option(o: Record<string, string>, key: string): string | undefined {
+  return o[key] ?? (ALIASED.has(key) ? o[dockerName(key)] : undefined);
+}
 
 export interface BridgeOptions {
   bridge: string;
@@ -53,21 +66,22 @@ function bool(v: string | undefined, fallback: boolean, key: string): boolean {
 export function checkBridgeOptions(options: Record<string, string>): void {
   for (const [k, v] of Object.entries(options)) {
     if (!KNOWN.has(k)) continue;
-    if (k === OPT.mtu && !(Number.isInteger(Number(v)) && Number(v) >= 68 && Number(v) <= 65535)) throw new Error(`invalid value for ${k}: "${v}" (an MTU between 68 and 65535)`);
-    if (k === OPT.name && !/^[a-zA-Z0-9_.-]{1,15}$/.test(v)) throw new Error(`invalid value for ${k}: "${v}" (an interface name of at most 15 characters)`);
-    if ([OPT.icc, OPT.masquerade, OPT.defaultBridge, OPT.external].includes(k as never)) bool(v, true, k);
+    const ours = k.replace(/^com\.docker\./, "com.engine.");
+    if (ours === OPT.mtu && !(Number.isInteger(Number(v)) && Number(v) >= 68 && Number(v) <= 65535)) throw new Error(`invalid value for ${k}: "${v}" (an MTU between 68 and 65535)`);
+    if (ours === OPT.name && !/^[a-zA-Z0-9_.-]{1,15}$/.test(v)) throw new Error(`invalid value for ${k}: "${v}" (an interface name of at most 15 characters)`);
+    if ([OPT.icc, OPT.masquerade, OPT.defaultBridge, OPT.external].includes(ours as never)) bool(v, true, k);
   }
 }
 
 export function bridgeOptions(net: NetworkSpec, config: DaemonConfig): BridgeOptions {
-  const o = net.options;
+  const o = (key: string) => option(net.options, key);
   return {
-    bridge: o[OPT.name] || `br-${net.id.slice(0, 12)}`,
-    icc: bool(o[OPT.icc], true, OPT.icc),
-    masquerade: bool(o[OPT.masquerade], true, OPT.masquerade),
-    hostBindingIpv4: o[OPT.hostBindingIpv4] || config.ip || "0.0.0.0",
-    mtu: Number(o[OPT.mtu] || config.mtu || 1500),
-    external: bool(o[OPT.external], false, OPT.external),
-    madeByDaemon: !bool(o[OPT.external], false, OPT.external) && (!!net.isDefault || !o[OPT.name]),
+    bridge: o(OPT.name) || `br-${net.id.slice(0, 12)}`,
+    icc: bool(o(OPT.icc), true, OPT.icc),
+    masquerade: bool(o(OPT.masquerade), true, OPT.masquerade),
+    hostBindingIpv4: o(OPT.hostBindingIpv4) || config.ip || "0.0.0.0",
+    mtu: Number(o(OPT.mtu) || config.mtu || 1500),
+    external: bool(o(OPT.external), false, OPT.external),
+    madeByDaemon: !bool(o(OPT.external), false, OPT.external) && (!!net.isDefault || !o(OPT.name)),
   };
 }
