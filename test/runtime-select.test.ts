@@ -169,8 +169,16 @@ describe("runtime-select", () => {
     }
   });
 
+  it("takes Docker's name of its built-in runtime, runc, as ocirun, unless a runtime is registered under it", () => {
+    expect(selectRuntime(config(), "runc", v1, PATH)).to.deep.equal({ name: "runc", path: RUNC, args: [] });
+    expect(() => checkRuntimeName(config(), "runc")).to.not.throw();
+    expect(selectRuntime(config(["--default-runtime", "runc"]), undefined, v1, PATH)).to.deep.equal({ name: "runc", path: RUNC, args: [] });
+    const c: DaemonConfig = { ...config(), "add-runtime": { runc: { path: script, runtimeArgs: ["--debug"] } } };
+    expect(selectRuntime(c, "runc", v1, PATH)).to.deep.equal({ name: "runc", path: script, args: ["--debug"] });
+  });
+
   it("refuses an unknown name with Docker's message and 400", () => {
-    for (const name of ["nope", "/usr/sbin/runc", "runc"]) {
+    for (const name of ["nope", "/usr/sbin/runc", "crun"]) {
       for (const check of [() => selectRuntime(config(), name, v1, PATH), () => checkRuntimeName(config(), name)]) {
         const err = thrown(check);
         expect(err.statusCode).to.equal(400);

@@ -2,7 +2,8 @@
  * Which OCI runtime binary runs a container, with which global arguments: Docker's rules over
  * `default-runtime` and the `runtimes` map (`--add-runtime name=path` and daemon.json `runtimes`
  * both end in `config["add-runtime"]`), with our names. `ocirun` is the built-in runtime, the
- * `runc` binary on PATH (what `/info` reports, see runtimesInfo in host/config-report.ts).
+ * `runc` binary on PATH (what `/info` reports, see runtimesInfo in host/config-report.ts), also
+ * known by Docker's name for it, `runc`.
  *
  * The supervisor runs OCI runtimes through conmon; it has no shims. A runtime entry of the
  * ocirun shim type (`io.supervisor.ocirun.v2`, or Docker's `io.containerd.runc.v2`) is therefore
@@ -65,7 +66,9 @@ function planOf(config: DaemonConfig, requested: string | undefined | null): Pla
     const binaryName = typeof options.BinaryName === "string" && options.BinaryName !== "" ? options.BinaryName : RUNC;
     return { name, binary: binaryName, extraArgs: [], systemdCgroup: options.SystemdCgroup === true };
   }
-  if (name === DEFAULT_RUNTIME_NAME || OCIRUN_RUNTIME_TYPES.includes(name)) {
+  // `runc`, the name Docker gives its built-in runtime (compose files' `runtime: runc`, Docker's
+  // daemon.json `default-runtime`), is the built-in one too unless a runtime is registered under it
+  if (name === DEFAULT_RUNTIME_NAME || name === RUNC || OCIRUN_RUNTIME_TYPES.includes(name)) {
     return { name, binary: RUNC, extraArgs: [], systemdCgroup: false };
   }
   if (isShimName(name)) throw errors.runtimeNotSupported(name, name);
