@@ -18,6 +18,7 @@ import { startNetDaemon, type NetDaemon } from "./helpers/net-daemon.js";
 interface Link {
   ifname: string;
   mtu: number;
+  address: string;
   addr_info: { family: string; local: string; prefixlen: number }[];
 }
 
@@ -78,6 +79,8 @@ describe("network API (Docker CLI, daemon in its own network namespace)", functi
     await n.cli("network", "create", "--subnet", "10.146.0.0/24", "-o", "com.docker.network.bridge.name=brdock0", "-o", "com.docker.network.driver.mtu=1300", "-o", "com.docker.network.bridge.enable_icc=false", "docknames");
     try {
       expect(link("brdock0").mtu).to.equal(1300);
+      // a MAC of Docker's shape, set when the bridge is made
+      expect(link("brdock0").address).to.match(/^02:42(:[0-9a-f]{2}){4}$/);
       const [doc] = await inspect("network", "docknames");
       // shown as given; the daemon's default MTU (its --default-network-opt) is not added beside the request's
       expect(doc.Options).to.deep.equal({ "com.docker.network.bridge.name": "brdock0", "com.docker.network.driver.mtu": "1300", "com.docker.network.bridge.enable_icc": "false" });

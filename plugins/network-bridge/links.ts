@@ -55,11 +55,19 @@ export async function ensureBridge(run: CommandRunner, spec: BridgeSpec): Promis
   if (existing && existing.linkinfo?.info_kind !== "bridge") throw new Error(`${spec.name} exists and is not a bridge (it is ${existing.linkinfo?.info_kind ?? "a plain device"})`);
   const have = new Set([...addressesOf(existing, "inet"), ...addressesOf(existing, "inet6")]);
   const lines: string[] = [];
-  if (!existing) lines.push(`link add name ${spec.name} mtu ${spec.mtu} type bridge`);
+  // a MAC of Docker's shape (02:42 and four random bytes, locally administered), set when made as
+  // Docker's bridge driver sets it: the kernel's own would be random whole, and would change as
+  // ports join the bridge
+  if (!existing) lines.push(`link add name ${spec.name} mtu ${spec.mtu} address ${bridgeMac()} type bridge`);
   for (const a of spec.addresses) if (!have.has(a)) lines.push(`addr add ${a}${broadcast(a)} dev ${spec.name}`);
   lines.push(`link set ${spec.name} up`);
   await run("ip", ["-batch", "-"], { input: lines.join("\n") + "\n" });
   return !existing;
+}
+
+/** `02:42:xx:xx:xx:xx`, the last four bytes random (Docker's GenerateRandomMAC). */
+function bridgeMac(): string {
+  return ["02", "42", ...[...randomBytes(4)].map((b) => b.toString(16).padStart(2, "0"))].join(":");
 }
 
 export async function deleteLink(run: CommandRunner, name: string): Promise<void> {
