@@ -192,6 +192,18 @@ describe("container lifecycle: restart policies, pause, rename, update, top, sta
     });
   });
 
+  describe("pause and unpause at once", () => {
+    it("takes a container's pauses and unpauses one after another: of two at once, one is done and the other refused (409)", async () => {
+      await cli("run", "-d", "--name", "twice", "busybox", "sleep", "60");
+      for (const [action, refusal] of [["pause", "is already paused"], ["unpause", "is not paused"]]) {
+        const answers = await Promise.all([0, 1, 2].map(() => api("POST", `/containers/twice/${action}`)));
+        expect(answers.map((a) => a.status).sort(), action).to.deep.equal([204, 409, 409]);
+        for (const a of answers.filter((x) => x.status === 409)) expect(JSON.parse(a.body).message).to.include(refusal);
+      }
+      await cli("rm", "-f", "twice");
+    });
+  });
+
   describe("rename", () => {
     it("renames, refuses a name in use and the same name, and says so in an event", async () => {
       const since = Math.floor(Date.now() / 1000) - 1;

@@ -99,6 +99,7 @@ const ROUTES: Record<string, RouteSpec> = {
   },
   "POST /containers/:id/resize": { query: SIZE },
   "POST /containers/:id/attach": { query: { stream: "bool", logs: "bool", stdin: "bool", stdout: "bool", stderr: "bool", detachKeys: "detach-keys" } },
+  "GET /containers/:id/attach/ws": { query: { stream: "bool", logs: "bool", stdin: "bool", stdout: "bool", stderr: "bool", detachKeys: "detach-keys" } },
   "POST /containers/:id/rename": { query: { name: "name" } },
   "POST /containers/:id/update": { body: "container-update" },
   "GET /containers/:id/top": { query: { ps_args: "ps-args" } },
@@ -389,6 +390,8 @@ export function fuzzRequest(rng: Rng, index: number, route: string, world: FuzzW
   if (rng.chance(0.1)) headers["x-registry-auth"] = authHeader(rng);
   if (pattern === "/build" && rng.chance(0.2)) headers["x-registry-config"] = authHeader(rng);
   if (/attach|\/start$/.test(pattern) && rng.chance(0.3)) Object.assign(headers, { connection: "Upgrade", upgrade: rng.pick(["tcp", "h2c", "websocket"]) });
+  // a whole WebSocket handshake at times (the attachment over a WebSocket opens then)
+  if (headers.upgrade === "websocket" && rng.chance(0.5)) Object.assign(headers, { "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "sec-websocket-version": rng.pick(["13", "8"]) });
   return {
     index,
     method,
