@@ -244,6 +244,15 @@ const DOMAINNAME = [
   "docker run --rm --pull never --domainname example.org --sysctl kernel.domainname=other.org busybox cat /proc/sys/kernel/domainname",
 ];
 
+/** An attachment to a paused container: Docker's 409, the container named as the client named it. */
+const ATTACH_PAUSED = [
+  "docker run -d --pull never --name ap1 busybox sleep 60 >/dev/null; docker pause ap1 >/dev/null; " +
+    call("POST", "/v1.41/containers/ap1/attach?stream=1&stdout=1") + "; docker unpause ap1 >/dev/null",
+  // refused on the connection taken over, raw (the keys read before the container is looked for)
+  "curl -s -i --unix-socket \"${DOCKER_HOST#unix://}\" -X POST 'http://x/v1.41/containers/nosuch/attach?stream=1' | tr -d '\\r'",
+  "curl -s -i --unix-socket \"${DOCKER_HOST#unix://}\" -X POST 'http://x/v1.41/containers/nosuch/attach?stream=1&detachKeys=bogus-key' | tr -d '\\r'",
+];
+
 const HEAD_ROUTES = [
   head("/_ping"),
   head("/containers/json"),
@@ -318,6 +327,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("runs a container whose network is disabled on its loopback alone", NETWORK_DISABLED);
 
   itAnswersAlike("gives a container the NIS domain name asked for", DOMAINNAME);
+
+  itAnswersAlike("refuses to attach to a paused container, and refuses an attachment raw on the connection", ATTACH_PAUSED);
 
   itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
 });

@@ -66,6 +66,8 @@ export const containersErrors = {
   execNotFound: define("ENGINE_ERR_EXEC_NOT_FOUND", 404, (id: string) => `No such exec instance: ${id}`),
   execNoCommand: define("ENGINE_ERR_EXEC_NO_COMMAND", 400, () => "No exec command specified"),
   execContainerPaused: define("ENGINE_ERR_EXEC_CONTAINER_PAUSED", 409, (id: string) => `Container ${id} is paused, unpause the container before exec`),
+  containerAttachPaused: define("ENGINE_ERR_CONTAINER_ATTACH_PAUSED", 409, (ref: string) => `container ${ref} is paused, unpause the container before attach`),
+  containerAttachRestarting: define("ENGINE_ERR_CONTAINER_ATTACH_RESTARTING", 409, (ref: string) => `container ${ref} is restarting, wait until the container is running`),
   execAlreadyStarted: define(
     "ENGINE_ERR_EXEC_ALREADY_STARTED",
     409,
@@ -73,11 +75,7 @@ export const containersErrors = {
   ),
   // containerd's words around the runtime's, the gRPC code last, as Docker's clients show them
   execStartFailed: define("ENGINE_ERR_EXEC_START_FAILED", 500, (message: string) => `OCI runtime exec failed: ${message}: unknown`),
-  detachKeysInvalid: define(
-    "ENGINE_ERR_DETACH_KEYS_INVALID",
-    400,
-    (keys: string, why: string) => `Invalid detach keys (${keys}) provided: ${why}`,
-  ),
+  detachKeysInvalid: define("ENGINE_ERR_DETACH_KEYS_INVALID", 400, (keys: string) => `Invalid detach keys (${keys}) provided`),
   // an exec's, as Docker's exec create words it (attach's is the one above)
   execDetachKeysInvalid: define("ENGINE_ERR_EXEC_DETACH_KEYS_INVALID", 400, (keys: string) => `Invalid escape keys (${keys}) provided`),
   containerInvalidSignal: define("ENGINE_ERR_CONTAINER_INVALID_SIGNAL", 400, (signal: string) => `Invalid signal: ${signal}`),

@@ -2,6 +2,7 @@
  * Docker's attach-style streams (container attach, exec start): the response takes the
  * connection over, and what the client sends afterwards is the process's stdin.
  */
+import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { DetachMatcher } from "../../core/containers/detach-keys.js";
@@ -30,6 +31,19 @@ export function hijack(request: FastifyRequest, reply: FastifyReply, tty: boolea
 }
 
 /**
+ * An attach refused (no such container, a paused one, bad detach keys): Docker's daemon takes the
+ * connection all the same and writes its status and message raw, as a stream's head and body
+ * (`Content-Type: application/vnd.docker.raw-stream`, the message ending in CRLF), then closes
+ * it; not its JSON error.
+ */
+export function refuseAttach(request: FastifyRequest, reply: FastifyReply, status: number, message: string): void {
+  reply.hijack();
+  reply.raw.statusCode = status; // (for hooks.answeredRequest)
+  const socket = request.raw.socket;
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}\r\nContent-Type: application/vnd.docker.raw-stream\r\n\r\n${message}\r\n`);
+}
+
+/**
  * Without an upgrade, Node's HTTP server still reads the connection after the request: what
  * the client sends after the request's body (dockerode sends its options as a JSON body, then
  * stdin on the same connection) would be parsed as a next request, refused, and the connection
@@ -38,7 +52,7 @@ export function hijack(request: FastifyRequest, reply: FastifyReply, tty: boolea
  * So the server's readers go (Node does the same at an upgrade, whose parser is gone already)
  * and its parser stops consuming the socket (a `data` listener added makes it let go).
  */
-function leaveHttpParser(socket: Duplex): void {
+export function leaveHttpParser(socket: Duplex): void {
   if (!(socket as Duplex & { parser?: unknown }).parser) return;
   for (const event of ["data", "end", "drain"]) {
     for (const listener of socket.listeners(event)) if (/\bsocketOn(Data|End|Drain)$/.test(listener.name)) socket.removeListener(event, listener as () => void);

@@ -1,7 +1,8 @@
 /**
  * `GET /containers/{id}/top?ps_args=`: the host's `ps` with the client's arguments (default
  * `-ef`), its lines kept when their PID is one of the container's processes (its cgroup's),
- * as Docker does: `{Titles, Processes}`, the last column holding the rest of a line.
+ * as Docker does: `{Processes, Titles}` (its struct's order), the last column holding the rest of
+ * a line.
  *
  * `ps` refusing its arguments (an exit status), or printing no usable PID column, is the
  * client's `ps_args` at fault (400, where Docker answers 500); `ps` that cannot be run is the
@@ -12,8 +13,8 @@ import { errors } from "../../core/errors.js";
 import { cgroupOfPid, cgroupPids } from "./cgroup-files.js";
 
 export interface TopResult {
-  Titles: string[];
   Processes: string[][];
+  Titles: string[];
 }
 
 /** Docker refuses arguments that would put another column under the PID title. */
@@ -69,5 +70,5 @@ export function parsePs(output: string, pids: ReadonlySet<number>): TopResult {
     if (!pids.has(pid)) continue;
     processes.push([...f.slice(0, titles.length - 1), f.slice(titles.length - 1).join(" ")]);
   }
-  return { Titles: titles, Processes: processes };
+  return { Processes: processes, Titles: titles };
 }

@@ -14,7 +14,7 @@ export function detachKeysOf(spec: string | undefined, opts: { for?: "attach" | 
   if (!spec) return DEFAULT_DETACH_KEYS;
   try {
     return parseDetachKeys(spec);
-  } catch (err) {
-    throw opts.for === "exec" ? errors.execDetachKeysInvalid(spec) : errors.detachKeysInvalid(spec, (err as Error).message);
+  } catch {
+    throw opts.for === "exec" ? errors.execDetachKeysInvalid(spec) : errors.detachKeysInvalid(spec);
   }
 }

@@ -19,7 +19,9 @@ import type { ContainerService, WaitCondition } from "../../containers/container
 import type { LogDriverSource } from "../../plugins/log-drivers.js";
 import { requestedApiVersion } from "../api-version.js";
 import { rawResponse } from "../raw-response.js";
-import { forwardInput, hijack, type InputSink } from "../hijack.js";
+import { forwardInput, hijack, refuseAttach, type InputSink } from "../hijack.js";
+import { acceptWebSocket } from "../websocket.js";
+import { compareApiVersions } from "../../../core/version.js";
 import { AttachInput, INPUT_BUFFER_BYTES } from "../../containers/attach-socket.js";
 import { spoolReader } from "../../containers/spool-reader.js";
 import { detachKeysOf } from "../../containers/detach-keys.js";
@@ -129,50 +131,110 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
     });
 
     app.post("/containers/:id/attach", async (request, reply) => {
-      const { c } = target(request);
       const query = request.query as Query;
-      const stdout = queryBool(query, "stdout");
-      const stderr = queryBool(query, "stderr");
-      const detachKeys = detachKeysOf(queryString(query, "detachKeys"));
-      const reader = await attachReaderOf(deps, c);
-      const tty = c.Config.Tty === true;
-      const socket = hijack(request, reply, tty);
-      service.attached(c);
-      // As Docker's attach: while the client does not read, the container's output waits (its
-      // conmon is held, and the container blocks on its full pipe); logs and other readers too.
-      const hold = outputHold(service, c);
-      // Aborted when the client goes away or detaches: the output stops then.
-      const gone = new AbortController();
-      const client = new ClientStream(socket, { onStall: hold.set, stallMs: ATTACH_STALL_MS, until: gone.signal });
-      client.signal.addEventListener("abort", () => gone.abort(), { once: true });
-      // `stream=0` is a one-shot read of what is stored (with `logs=1`), not a follow.
-      const follow = queryBool(query, "stream");
-      if (follow && queryBool(query, "stdin") && c.Config.OpenStdin) {
-        void attachStdin(service, c, socket, detachKeys, gone);
-      } else {
-        socket.resume(); // no stdin wanted (or none open): what the client sends is read and dropped
-      }
+      let c: ContainerRecord;
+      let detachKeys: Buffer;
+      let reader: AttachReader;
       try {
-        if (stdout || stderr) {
-          const messages = reader.read({
-            follow,
-            stdout,
-            stderr,
-            // `logs=1` replays what is stored first; otherwise only what comes from now on.
-            tail: queryBool(query, "logs") ? undefined : 0,
-            signal: gone.signal,
-            producerDone: attachDone(service, c, gone.signal),
-          });
-          await sendMessages(byReads(messages), client, { tty, timestamps: false, details: false });
-        } else if (follow) {
-          await attachDone(service, c, gone.signal);
-        }
-      } finally {
-        hold.set(false);
-        client.end();
+        // (the keys first, as Docker's ContainerAttach reads them)
+        detachKeys = detachKeysOf(queryString(query, "detachKeys"));
+        ({ c } = target(request));
+        checkAttachable((request.params as { id: string }).id, c);
+        reader = await attachReaderOf(deps, c);
+      } catch (err) {
+        if (!(err instanceof EngineError)) throw err;
+        return refuseAttach(request, reply, err.statusCode, err.message);
       }
+      const tty = c.Config.Tty === true;
+      await attach(service, c, reader, hijack(request, reply, tty), {
+        stdin: queryBool(query, "stdin"),
+        stdout: queryBool(query, "stdout"),
+        stderr: queryBool(query, "stderr"),
+        logs: queryBool(query, "logs"),
+        stream: queryBool(query, "stream"),
+        detachKeys,
+        multiplexed: !tty,
+      });
+    });
+
+    // The same attachment over a WebSocket: the output raw (one data frame per read of the
+    // container's pipe, stdout and stderr alike), the client's data frames its input. Before
+    // API 1.42 Docker's daemon attaches all three streams whatever the query says.
+    app.get("/containers/:id/attach/ws", async (request, reply) => {
+      const { ref, c } = target(request);
+      const query = request.query as Query;
+      const detachKeys = detachKeysOf(queryString(query, "detachKeys"));
+      checkAttachable(ref, c);
+      const reader = await attachReaderOf(deps, c);
+      const version = requestedApiVersion(request.raw);
+      const socket = acceptWebSocket(request, reply, { binary: compareApiVersions(version, "1.28") >= 0 });
+      if (!socket) return;
+      const all = compareApiVersions(version, "1.42") < 0;
+      await attach(service, c, reader, socket, {
+        stdin: all || queryBool(query, "stdin"),
+        stdout: all || queryBool(query, "stdout"),
+        stderr: all || queryBool(query, "stderr"),
+        logs: queryBool(query, "logs"),
+        stream: queryBool(query, "stream"),
+        detachKeys,
+        multiplexed: false,
+      });
     });
   };
+}
+
+/** Docker's refusals of an attachment: a paused or restarting container, named as the client named it. */
+function checkAttachable(ref: string, c: ContainerRecord): void {
+  if (c.State.Paused) throw errors.containerAttachPaused(ref);
+  if (c.State.Restarting) throw errors.containerAttachRestarting(ref);
+}
+
+interface AttachOptions {
+  stdin: boolean;
+  stdout: boolean;
+  stderr: boolean;
+  /** Replay what is stored first. */
+  logs: boolean;
+  /** Follow (else a one-shot read of what is stored, with `logs`). */
+  stream: boolean;
+  detachKeys: Buffer;
+  /** Docker's multiplexed frames (a hijacked connection without a TTY); else the bytes raw. */
+  multiplexed: boolean;
+}
+
+/** An attachment on a connection taken over: the container's output to it, its input to the container. */
+async function attach(service: ContainerService, c: ContainerRecord, reader: AttachReader, socket: Duplex, opts: AttachOptions): Promise<void> {
+  service.attached(c);
+  // As Docker's attach: while the client does not read, the container's output waits (its
+  // conmon is held, and the container blocks on its full pipe); logs and other readers too.
+  const hold = outputHold(service, c);
+  // Aborted when the client goes away or detaches: the output stops then.
+  const gone = new AbortController();
+  const client = new ClientStream(socket, { onStall: hold.set, stallMs: ATTACH_STALL_MS, until: gone.signal });
+  client.signal.addEventListener("abort", () => gone.abort(), { once: true });
+  if (opts.stream && opts.stdin && c.Config.OpenStdin) {
+    void attachStdin(service, c, socket, opts.detachKeys, gone);
+  } else {
+    socket.resume(); // no stdin wanted (or none open): what the client sends is read and dropped
+  }
+  try {
+    if (opts.stdout || opts.stderr) {
+      const messages = reader.read({
+        follow: opts.stream,
+        stdout: opts.stdout,
+        stderr: opts.stderr,
+        tail: opts.logs ? undefined : 0,
+        signal: gone.signal,
+        producerDone: attachDone(service, c, gone.signal),
+      });
+      await sendMessages(byReads(messages), client, { tty: !opts.multiplexed, timestamps: false, details: false });
+    } else if (opts.stream) {
+      await attachDone(service, c, gone.signal);
+    }
+  } finally {
+    hold.set(false);
+    client.end();
+  }
 }
 
 /**
@@ -283,6 +345,8 @@ async function readerOf(deps: ContainerRunDeps, c: ContainerRecord) {
   if (!driver.createReader) throw errors.containerLogsUnreadable();
   return driver.createReader(loggerContext(c, deps.containers.dir(c.Id), settings.options));
 }
+
+type AttachReader = Awaited<ReturnType<typeof attachReaderOf>>;
 
 /** Attach does not depend on the log driver: without `read` (`none`) it follows conmon's spool. */
 async function attachReaderOf(deps: ContainerRunDeps, c: ContainerRecord) {
