@@ -10,6 +10,7 @@
 import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import Docker from "dockerode";
+import { httpRequest } from "./helpers/http.js";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { dockerChecks } from "./helpers/docker-cli.js";
@@ -271,7 +272,7 @@ describe("container options in the OCI spec (Docker CLI and dockerode)", functio
       }
     });
 
-    it("the older Config.MacAddress (dockerode); a bad one fails the start, one with host networking the create", async function () {
+    it("the older Config.MacAddress (dockerode); a bad one fails the start; one with host networking is dropped with Docker's warning (refused before API 1.44)", async function () {
       const c = await sdk.createContainer({ Image: "busybox", Cmd: ["sleep", "1000"], MacAddress: "02:42:ac:11:00:95" } as Docker.ContainerCreateOptions);
       await c.start();
       expect(await ok("exec", c.id, "ip", "link", "show", "eth0")).to.include("link/ether 02:42:ac:11:00:95 ");
@@ -279,11 +280,12 @@ describe("container options in the OCI spec (Docker CLI and dockerode)", functio
       const err = await bad.start().then(() => undefined, (e: { statusCode: number; json: { message: string } }) => e);
       expect(err?.statusCode).to.equal(500);
       expect(err?.json.message).to.equal("address zz: invalid MAC address");
-      const host = await sdk
-        .createContainer({ Image: "busybox", Cmd: ["true"], MacAddress: "02:42:ac:11:00:95", HostConfig: { NetworkMode: "host" } } as Docker.ContainerCreateOptions)
-        .then(() => undefined, (e: { statusCode: number; json: { message: string } }) => e);
-      expect(host?.statusCode).to.equal(400);
-      expect(host?.json.message).to.equal("conflicting options: mac-address and the network mode");
+      const onHost = { Image: "busybox", Cmd: ["true"], MacAddress: "02:42:ac:11:00:95", HostConfig: { NetworkMode: "host" } };
+      const created = await httpRequest({ socketPath: n.d.socket }, "POST", "/v1.51/containers/create", onHost);
+      expect(created.status, created.body).to.equal(201);
+      expect(JSON.parse(created.body).Warnings).to.deep.equal(["The container-wide MacAddress field is now deprecated. It should be specified in EndpointsConfig instead."]);
+      const older = await httpRequest({ socketPath: n.d.socket }, "POST", "/v1.43/containers/create", onHost);
+      expect([older.status, JSON.parse(older.body).message]).to.deep.equal([400, "conflicting options: mac-address and the network mode"]);
     });
   });
 });

@@ -132,6 +132,9 @@ const CPUS = [
   "docker run --pull never --rm --cpus -1 busybox true 2>&1 | sed 's/: Range of CPUs/: range of CPUs/'",
   "docker create --pull never --name cu busybox >/dev/null; docker update --cpus 1000 cu 2>&1 | sed 's/: Range of CPUs/: range of CPUs/'",
   "docker run --pull never --rm --cpus 2 busybox true",
+  // the CFS period's and quota's ranges, refused at create (not by the runtime at start)
+  "docker create --pull never --cpu-period 500 busybox",
+  "docker create --pull never --cpu-quota 500 busybox",
 ];
 
 const STOP_SIGNAL = [

@@ -59,6 +59,11 @@ function checkResources(hc: HostConfig, limits: CreateChecksDeps["limits"], cpus
   const warnings = checkMemory(hc, limits, false);
   const cpusWrong = nanoCpusRefusal(hc.NanoCpus);
   if (cpusWrong) throw errors.containerInvalidResource(cpusWrong);
+  if ((hc.CpuShares ?? 0) < 0) throw errors.containerInvalidResource(`invalid CPU shares (${hc.CpuShares}): value must be a positive integer`);
+  // the period and quota's ranges, as an update checks them (resource-update.ts)
+  const period = hc.CpuPeriod ?? 0;
+  if (period !== 0 && (period < 1000 || period > 1_000_000)) throw errors.containerInvalidResource("CPU cfs period can not be less than 1ms (i.e. 1000) or larger than 1s (i.e. 1000000)");
+  if ((hc.CpuQuota ?? 0) > 0 && hc.CpuQuota! < 1000) throw errors.containerInvalidResource("CPU cfs quota can not be less than 1ms (i.e. 1000)");
   const cpusetWrong = cpusetRefusal("cpus", hc.CpusetCpus ?? "", cpuset.cpus) ?? cpusetRefusal("mems", hc.CpusetMems ?? "", cpuset.mems);
   if (cpusetWrong) throw errors.containerInvalidResource(cpusetWrong);
   const adj = hc.OomScoreAdj ?? 0;

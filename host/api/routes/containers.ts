@@ -12,6 +12,7 @@ import type { ImageStore } from "../../../core/images/image-store.js";
 import { inspectDocument, listItem } from "../../containers/container-view.js";
 import type { ContainerService } from "../../containers/container-service.js";
 import { containerListFilter, statusImpliesAll } from "../../containers/container-filters.js";
+import { adaptCreateToVersion } from "../../containers/create-versions.js";
 import { bodyCheck, checkJsonType, validateBody } from "../validate-body.js";
 import { requestedApiVersion } from "../api-version.js";
 import { compareApiVersions } from "../../../core/version.js";
@@ -46,12 +47,11 @@ export function containerRoutes(deps: ContainerRouteDeps) {
         throw errors.containerConfigEmpty();
       }
       const body = validateBody(validateCreate, request.body ?? {}, request);
-      if (compareApiVersions(requestedApiVersion(request.raw), "1.45") < 0 && body.HostConfig?.Mounts?.some((m) => m.VolumeOptions?.Subpath)) {
-        throw errors.mountSubpathNeedsApi();
-      }
+      // what the request means at its version (dropped, refused, moved), before the daemon's checks
+      const early = adaptCreateToVersion(body, requestedApiVersion(request.raw));
       const query = request.query as Query;
       const { record, warnings } = await service.create(body, queryString(query, "name"), queryString(query, "platform"));
-      return reply.code(201).send({ Id: record.Id, Warnings: warnings });
+      return reply.code(201).send({ Id: record.Id, Warnings: [...warnings, ...early] });
     });
 
     app.get("/containers/json", async (request) => {

@@ -1,0 +1,122 @@
+/**
+ * What a container create takes of its request at the API version the client speaks, as Docker's
+ * create route adapts it before the daemon's own checks: fields an older version did not have are
+ * dropped (an older client's request means what it meant then), combinations a newer version
+ * refuses are refused, and the container-wide `MacAddress` becomes its main network's endpoint
+ * setting. Applied to the request in place; resolves with the warnings the create answers.
+ *
+ * By version (the first that has the field or the rule):
+ * - 1.40: `BindOptions.NonRecursive`, `KernelMemoryTCP`; an IPC mode left out is `shareable`.
+ * - 1.42: `BindOptions.CreateMountpoint`, `ConsoleSize`; options of another mount type (dropped
+ *   before, refused from 1.42); `KernelMemory` ignored from 1.42.
+ * - 1.43: `Annotations`.
+ * - 1.44: `Healthcheck.StartInterval`; `BindOptions.ReadOnlyForceRecursive` (refused before: a
+ *   client may count on it); more than one network at create (refused before); the endpoint's
+ *   `MacAddress` (the container-wide one moved there from 1.44, with Docker's warning).
+ * - 1.45: `VolumeOptions.Subpath` (refused before).
+ */
+import type { ContainerCreateRequest } from "../../core/containers/container-config.js";
+import { errors } from "../../core/errors.js";
+import { compareApiVersions } from "../../core/version.js";
+
+/** Docker's warning for a container-wide MAC address from API 1.44 on. */
+export const MAC_ADDRESS_DEPRECATED = "The container-wide MacAddress field is now deprecated. It should be specified in EndpointsConfig instead.";
+
+const MOUNT_OPTIONS = [
+  ["VolumeOptions", "volume"],
+  ["BindOptions", "bind"],
+  ["TmpfsOptions", "tmpfs"],
+] as const;
+
+/**
+ * NetworkMode as Docker's route takes it (none given, or `default`, is the default network,
+ * `bridge`), and the key of its entry in EndpointsConfig: for the default network, the one the
+ * request used, else `default`, which the create reads as the default network (`none` on a
+ * daemon without one).
+ */
+function mainNetwork(body: ContainerCreateRequest, endpoints: Record<string, unknown>): { mode: string; key: string } {
+  const asked = body.HostConfig?.NetworkMode ?? "";
+  if (asked !== "" && asked !== "default") return { mode: asked, key: asked };
+  return { mode: "bridge", key: ["bridge", "default"].find((k) => k in endpoints) ?? "default" };
+}
+
+/** Docker's IsUserDefined: a network by name or id, not one of the modes. */
+function isUserDefined(mode: string): boolean {
+  return !["bridge", "host", "none", "default"].includes(mode) && !mode.startsWith("container:");
+}
+
+export function adaptCreateToVersion(body: ContainerCreateRequest, version: string): string[] {
+  const before = (v: string) => compareApiVersions(version, v) < 0;
+  const hc = (body.HostConfig ??= {});
+  const mounts = hc.Mounts ?? [];
+  const endpoints = body.NetworkingConfig?.EndpointsConfig ?? {};
+
+  if (before("1.40")) {
+    for (const m of mounts) if (m.BindOptions) m.BindOptions.NonRecursive = false;
+    hc.KernelMemoryTCP = 0;
+    if (!hc.IpcMode) hc.IpcMode = "shareable";
+  }
+  if (before("1.42")) {
+    for (const m of mounts) {
+      if (m.BindOptions) m.BindOptions.CreateMountpoint = false;
+      // invalid, but not checked then: left out so that the daemon's checks take the rest
+      if (m.VolumeOptions && m.Type !== "volume") m.VolumeOptions = null;
+      if (m.TmpfsOptions && m.Type !== "tmpfs") m.TmpfsOptions = null;
+    }
+    hc.ConsoleSize = [0, 0];
+  } else {
+    hc.KernelMemory = 0;
+    for (const m of mounts) {
+      for (const [field, type] of MOUNT_OPTIONS) {
+        if (m[field] && m.Type !== type) throw errors.containerInvalidResource(`${field} must not be specified on mount type "${m.Type ?? ""}"`);
+      }
+    }
+  }
+  if (before("1.43")) delete hc.Annotations;
+  if (before("1.44")) {
+    if (body.Healthcheck) delete body.Healthcheck.StartInterval;
+    if (mounts.some((m) => m.Type === "bind" && m.BindOptions?.ReadOnlyForceRecursive)) {
+      throw errors.containerInvalidResource("BindOptions.ReadOnlyForceRecursive needs API v1.44 or newer");
+    }
+    const names = Object.keys(endpoints);
+    if (names.length > 1) throw errors.containerInvalidResource(`Container cannot be created with multiple network endpoints: ${names.join(", ")}`);
+  }
+  if (before("1.45") && mounts.some((m) => m.VolumeOptions?.Subpath)) throw errors.mountSubpathNeedsApi();
+  return macAddressCompat(body, before("1.44"));
+}
+
+/** Docker's handleMACAddressBC: the container-wide MacAddress, and the endpoints', by version. */
+function macAddressCompat(body: ContainerCreateRequest, older: boolean): string[] {
+  const mac = body.MacAddress ?? "";
+  const endpoints = (body.NetworkingConfig ??= {}).EndpointsConfig ??= {};
+  const { mode, key } = mainNetwork(body, endpoints);
+  const onNetwork = mode === "bridge" || isUserDefined(mode);
+  if (older) {
+    // an endpoint's MAC did not exist: what a client sent there was not read
+    if (!mac) {
+      for (const ep of Object.values(endpoints)) if (ep) delete ep.MacAddress;
+      return [];
+    }
+    if (!onNetwork) throw errors.containerInvalidResource("conflicting options: mac-address and the network mode");
+    // (one network at most before 1.44: the main one, named as the request named it)
+    if (Object.keys(endpoints).length === 0) endpoints[key] = {};
+    for (const name of Object.keys(endpoints)) endpoints[name] = { ...(endpoints[name] ?? {}), MacAddress: mac };
+    return [];
+  }
+  if (!mac) return [];
+  if (onNetwork) {
+    if (Object.keys(endpoints).length === 0) endpoints[key] = { MacAddress: mac };
+    else {
+      const ep = endpoints[key];
+      if (!(key in endpoints)) {
+        throw errors.containerInvalidResource("if a container-wide MAC address is supplied, HostConfig.NetworkMode must match the identity of a network in NetworkSettings.Networks");
+      }
+      if (!ep?.MacAddress) endpoints[key] = { ...(ep ?? {}), MacAddress: mac };
+      else if (ep.MacAddress !== mac) {
+        throw errors.containerInvalidResource("the container-wide MAC address must match the endpoint-specific MAC address for the main network, or be left empty");
+      }
+    }
+  }
+  delete body.MacAddress;
+  return [MAC_ADDRESS_DEPRECATED];
+}

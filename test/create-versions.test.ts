@@ -1,0 +1,93 @@
+/**
+ * A create's request at the API version its client speaks (host/containers/create-versions.ts),
+ * as Docker's create route adapts it: fields of later versions dropped for older clients,
+ * combinations refused, and the container-wide MAC address moved to the main network's endpoint
+ * (with Docker's warning) from API 1.44. No daemon: the function alone, on request bodies.
+ */
+import { expect } from "chai";
+import type { ContainerCreateRequest } from "../core/containers/container-config.js";
+import { EngineError } from "../core/errors.js";
+import { adaptCreateToVersion, MAC_ADDRESS_DEPRECATED } from "../host/containers/create-versions.js";
+
+const refusal = (body: ContainerCreateRequest, version: string): string => {
+  try {
+    adaptCreateToVersion(body, version);
+  } catch (err) {
+    expect(err).to.be.instanceOf(EngineError);
+    expect((err as EngineError).statusCode).to.equal(400);
+    return (err as Error).message;
+  }
+  throw new Error(`not refused at ${version}: ${JSON.stringify(body)}`);
+};
+
+describe("a create's request at its API version", () => {
+  it("drops what an older version did not have: annotations before 1.43, the start interval before 1.44, the console size and a mount's options of another type before 1.42", () => {
+    const body: ContainerCreateRequest = {
+      Image: "busybox",
+      Healthcheck: { Test: ["CMD", "true"], StartInterval: 2e9 },
+      HostConfig: {
+        Annotations: { a: "b" },
+        ConsoleSize: [10, 20],
+        Mounts: [{ Type: "bind", Source: "/tmp", Target: "/x", TmpfsOptions: { SizeBytes: 1000 }, BindOptions: { CreateMountpoint: true } }],
+      },
+    };
+    expect(adaptCreateToVersion(body, "1.41")).to.deep.equal([]);
+    expect(body.HostConfig?.Annotations).to.equal(undefined);
+    expect(body.Healthcheck).to.deep.equal({ Test: ["CMD", "true"] });
+    expect(body.HostConfig?.ConsoleSize).to.deep.equal([0, 0]);
+    expect(body.HostConfig?.Mounts?.[0].TmpfsOptions).to.equal(null);
+    expect(body.HostConfig?.Mounts?.[0].BindOptions?.CreateMountpoint).to.equal(false);
+    // kept at the versions that have them
+    const newer: ContainerCreateRequest = { Image: "busybox", Healthcheck: { StartInterval: 2e9 }, HostConfig: { Annotations: { a: "b" }, ConsoleSize: [10, 20] } };
+    adaptCreateToVersion(newer, "1.44");
+    expect([newer.HostConfig?.Annotations, newer.Healthcheck?.StartInterval, newer.HostConfig?.ConsoleSize]).to.deep.equal([{ a: "b" }, 2e9, [10, 20]]);
+    // an IPC mode left out was shareable for clients before 1.40
+    const old: ContainerCreateRequest = { Image: "busybox" };
+    adaptCreateToVersion(old, "1.39");
+    expect(old.HostConfig?.IpcMode).to.equal("shareable");
+  });
+
+  it("refuses in Docker's words what a version cannot take", () => {
+    expect(refusal({ Image: "b", HostConfig: { Mounts: [{ Type: "tmpfs", Target: "/x", VolumeOptions: { NoCopy: true } }] } }, "1.44")).to.equal('VolumeOptions must not be specified on mount type "tmpfs"');
+    expect(refusal({ Image: "b", HostConfig: { Mounts: [{ Type: "volume", Target: "/x", BindOptions: {} }] } }, "1.51")).to.equal('BindOptions must not be specified on mount type "volume"');
+    expect(refusal({ Image: "b", HostConfig: { Mounts: [{ Type: "bind", Source: "/tmp", Target: "/x", BindOptions: { ReadOnlyForceRecursive: true } }] } }, "1.43")).to.equal(
+      "BindOptions.ReadOnlyForceRecursive needs API v1.44 or newer",
+    );
+    expect(refusal({ Image: "b", NetworkingConfig: { EndpointsConfig: { n1: {}, n2: {} } } }, "1.43")).to.equal("Container cannot be created with multiple network endpoints: n1, n2");
+    expect(refusal({ Image: "b", HostConfig: { Mounts: [{ Type: "volume", Source: "v", Target: "/x", VolumeOptions: { Subpath: "a" } }] } }, "1.44")).to.equal("VolumeOptions.Subpath needs API v1.45 or newer");
+    // the same at the versions that take them
+    expect(() => adaptCreateToVersion({ Image: "b", NetworkingConfig: { EndpointsConfig: { n1: {}, n2: {} } } }, "1.44")).to.not.throw();
+  });
+
+  it("moves the container-wide MAC address to the main network's endpoint from 1.44, with Docker's warning", () => {
+    const body: ContainerCreateRequest = { Image: "b", MacAddress: "02:42:ac:11:00:55" };
+    expect(adaptCreateToVersion(body, "1.44")).to.deep.equal([MAC_ADDRESS_DEPRECATED]);
+    expect(body.MacAddress).to.equal(undefined);
+    // the default network by the name the create reads as it (none on a daemon without one)
+    expect(body.NetworkingConfig?.EndpointsConfig).to.deep.equal({ default: { MacAddress: "02:42:ac:11:00:55" } });
+    const named: ContainerCreateRequest = { Image: "b", MacAddress: "02:42:ac:11:00:55", HostConfig: { NetworkMode: "net1" }, NetworkingConfig: { EndpointsConfig: { net1: { Aliases: ["a"] } } } };
+    adaptCreateToVersion(named, "1.51");
+    expect(named.NetworkingConfig?.EndpointsConfig).to.deep.equal({ net1: { Aliases: ["a"], MacAddress: "02:42:ac:11:00:55" } });
+    expect(refusal({ Image: "b", MacAddress: "02:42:ac:11:00:55", HostConfig: { NetworkMode: "net1" }, NetworkingConfig: { EndpointsConfig: { net2: {} } } }, "1.44")).to.equal(
+      "if a container-wide MAC address is supplied, HostConfig.NetworkMode must match the identity of a network in NetworkSettings.Networks",
+    );
+    expect(refusal({ Image: "b", MacAddress: "02:42:ac:11:00:55", HostConfig: { NetworkMode: "net1" }, NetworkingConfig: { EndpointsConfig: { net1: { MacAddress: "02:42:ac:11:00:66" } } } }, "1.44")).to.equal(
+      "the container-wide MAC address must match the endpoint-specific MAC address for the main network, or be left empty",
+    );
+    // on the host's network from 1.44 it is dropped with the warning; before, refused
+    const host: ContainerCreateRequest = { Image: "b", MacAddress: "02:42:ac:11:00:55", HostConfig: { NetworkMode: "host" } };
+    expect(adaptCreateToVersion(host, "1.44")).to.deep.equal([MAC_ADDRESS_DEPRECATED]);
+    expect(host.MacAddress).to.equal(undefined);
+    expect(refusal({ Image: "b", MacAddress: "02:42:ac:11:00:55", HostConfig: { NetworkMode: "none" } }, "1.43")).to.equal("conflicting options: mac-address and the network mode");
+  });
+
+  it("before 1.44 applies the container-wide MAC address to its one network, and drops an endpoint's (which did not exist)", () => {
+    const body: ContainerCreateRequest = { Image: "b", MacAddress: "02:42:ac:11:00:55", HostConfig: { NetworkMode: "bridge" } };
+    expect(adaptCreateToVersion(body, "1.43")).to.deep.equal([]);
+    expect(body.MacAddress).to.equal("02:42:ac:11:00:55");
+    expect(body.NetworkingConfig?.EndpointsConfig).to.deep.equal({ bridge: { MacAddress: "02:42:ac:11:00:55" } });
+    const endpointOnly: ContainerCreateRequest = { Image: "b", NetworkingConfig: { EndpointsConfig: { net1: { MacAddress: "02:42:ac:11:00:66", Aliases: ["x"] } } } };
+    adaptCreateToVersion(endpointOnly, "1.43");
+    expect(endpointOnly.NetworkingConfig?.EndpointsConfig).to.deep.equal({ net1: { Aliases: ["x"] } });
+  });
+});
