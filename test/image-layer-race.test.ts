@@ -143,6 +143,39 @@ describe("an image's removal next to a pull on its base layer", function () {
     expect(wholeStoreLayers(dir)).to.deep.equal(rightChain.map(hex).sort());
   });
 
+  it("a container made on an image removed while the create held its layers keeps them: later clean-ups leave them alone", async () => {
+    const dir = makeTempDir("engine-layer-race-");
+    const [base, top, other] = await Promise.all([layer("base"), layer("top"), layer("other")]);
+    const { store, driver } = await storeWith(dir);
+    const made = imageOf([base, top], { author: "used" });
+    await store.create(made.config, await tarFiles(dir, [base, top]), ["used:1"]);
+    const image = store.resolve("used:1");
+    let container: string | undefined;
+    store.setUsers((id) => (id === image.id && container ? { stopped: container } : {}));
+    // the create looked the image up and holds its chain; the image is removed meanwhile
+    const release = store.hold(image.chain);
+    const deleted = await store.delete("used:1", { force: false, noprune: false });
+    expect(deleted.map((e) => Object.values(e)[0])).to.deep.equal(["used:1", made.id]);
+    // the create goes on: its layer on the image's top, its record, then the store is told
+    container = "c0ffee".padEnd(64, "0");
+    await driver.create(container, hex(image.chain.at(-1)!), { writable: true, storageOpts: {} });
+    await store.keepForNewContainer(image);
+    release();
+    // a later removal's clean-up (another image) does not try to take the container's layers
+    const second = imageOf([other], { author: "other" });
+    await store.create(second.config, await tarFiles(join(dir, "second"), [other]), ["other:1"]);
+    expect((await store.delete("other:1", { force: false, noprune: false })).map((e) => Object.values(e)[0])).to.deep.equal(["other:1", second.id, sha(other)]);
+    expect(store.isRetained(image.id)).to.equal(true);
+    // once the container is gone, they go with the next clean-up
+    await driver.remove(container);
+    container = undefined;
+    const third = imageOf([other], { author: "third" });
+    await store.create(third.config, await tarFiles(join(dir, "third"), [other]), ["third:1"]);
+    const last = (await store.delete("third:1", { force: false, noprune: false })).map((e) => Object.values(e)[0]);
+    expect(last).to.include.members([image.chain[1], image.chain[0]]);
+    expect(wholeStoreLayers(dir)).to.deep.equal([]);
+  });
+
   describe("through the API, against a real registry", function () {
     this.timeout(240_000);
     let reg: TestRegistry;

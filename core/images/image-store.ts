@@ -449,6 +449,19 @@ export class ImageStore {
     return this.referencesOf(rec.id).length === 0 && this.children(rec.id).length === 0 && !users?.running && !users?.stopped;
   }
 
+  /**
+   * A container was made on `image` (its record saved): when the image was removed meanwhile
+   * (a removal between the create's look-up and its record, while the create held the layers),
+   * its chain is kept for the container as a removal with stopped containers keeps it, so that
+   * later clean-ups leave the layers under the container's alone.
+   */
+  keepForNewContainer(image: ImageRecord): Promise<void> {
+    return this.exclusive(async () => {
+      if (this.record(image.id) || this.retained.has(image.id)) return;
+      await this.retain(image);
+    });
+  }
+
   /** Keeps a removed image's chain for the stopped containers on it (on disk before the record goes). */
   private async retain(image: ImageRecord): Promise<void> {
     const next = new Map(this.retained).set(image.id, image.chain);

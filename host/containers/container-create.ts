@@ -18,7 +18,7 @@ import { goCleanPath } from "../../core/build/go-text.js";
 import { errors } from "../../core/errors.js";
 import { killPoint } from "../../core/kill-points.js";
 import type { EngineHooks } from "../../core/hooks.js";
-import type { ImageStore } from "../../core/images/image-store.js";
+import type { Image, ImageStore } from "../../core/images/image-store.js";
 import type { EndpointConfigRequest } from "../../core/network/network-request.js";
 import type { DaemonConfig } from "../../core/options/table.js";
 import type { ContainerNetworks } from "../network/container-networks.js";
@@ -74,7 +74,7 @@ async function create(
   platform: string | undefined,
   claim: { name?: string; id?: string },
 ): Promise<{ record: ContainerRecord; warnings: string[] }> {
-  const { containers, images, storage } = deps;
+  const { images } = deps;
   // as Docker's daemon checks the request's settings, before it looks for the image: an
   // absolute working directory, kept cleaned (`/a/../b/` as `/b`)
   if (body.WorkingDir) {
@@ -82,6 +82,25 @@ async function create(
     body.WorkingDir = goCleanPath(body.WorkingDir);
   }
   const image = images.resolve(body.Image);
+  // the image's layers stay until the record names the image (a removal of the image meanwhile
+  // leaves them: see keepForNewContainer below)
+  const release = images.hold(image.chain);
+  try {
+    return await createOn(deps, body, image, wantedName, platform, claim);
+  } finally {
+    release();
+  }
+}
+
+async function createOn(
+  deps: CreateDeps,
+  body: ContainerCreateRequest,
+  image: Image,
+  wantedName: string | undefined,
+  platform: string | undefined,
+  claim: { name?: string; id?: string },
+): Promise<{ record: ContainerRecord; warnings: string[] }> {
+  const { containers, images, storage } = deps;
   checkCreatePlatform(body.Image, image.config, platform);
   // What the start would refuse is refused now, before a layer or a name is taken.
   checkRuntimeName(deps.config(), body.HostConfig?.Runtime);
@@ -154,6 +173,7 @@ async function create(
       killPoint("create.layer-made");
       await containers.add(record);
       killPoint("create.saved");
+      await images.keepForNewContainer(image);
     } catch (err) {
       // no container: out of the list again, its layer gone, then its folder
       await storage.remove(id).catch(() => undefined);
