@@ -469,13 +469,25 @@ function resolveNamespaces(ctx: SpecContext, ipcMode: string): OciNamespace[] {
 // --- the spec ----------------------------------------------------------------------------------
 
 /**
- * The spec's sysctls: the request's, and the NIS domain name as `kernel.domainname`, as Docker
- * sets it (runc before 1.2 ignores the spec's own `domainname`; the sysctl has the effect of
- * setdomainname(2) in the container's UTS namespace). A `kernel.domainname` asked for wins.
+ * The spec's sysctls: the request's, over what Docker sets itself:
+ * - the NIS domain name as `kernel.domainname` (runc before 1.2 ignores the spec's own
+ *   `domainname`; the sysctl has the effect of setdomainname(2) in the container's UTS namespace);
+ * - in a network namespace of the container's own (a Docker container's mode: not the host's,
+ *   not another container's; a CRI container has no mode and joins its pod's), every port
+ *   unprivileged (`net.ipv4.ip_unprivileged_port_start` 0) and, outside a remapped user
+ *   namespace (where the kernel cannot set it up), ICMP echo sockets for every group
+ *   (`net.ipv4.ping_group_range`: ping without CAP_NET_RAW), as Docker's daemon does.
  */
-function sysctlsOf(asked: Record<string, string> | null | undefined, domainname: string | undefined): { sysctl?: Record<string, string> } {
-  const sysctl = { ...(domainname ? { "kernel.domainname": domainname } : {}), ...(asked ?? {}) };
-  return Object.keys(sysctl).length || asked ? { sysctl } : {};
+function sysctlsOf(hc: SpecContext["hostConfig"], domainname: string | undefined, remapped: boolean): { sysctl?: Record<string, string> } {
+  const mode = hc.NetworkMode ?? "";
+  const ownNetns = mode !== "" && mode !== "host" && !mode.startsWith("container:");
+  const sysctl = {
+    ...(domainname ? { "kernel.domainname": domainname } : {}),
+    ...(ownNetns && !remapped ? { "net.ipv4.ping_group_range": "0 2147483647" } : {}),
+    ...(ownNetns ? { "net.ipv4.ip_unprivileged_port_start": "0" } : {}),
+    ...(hc.Sysctls ?? {}),
+  };
+  return Object.keys(sysctl).length || hc.Sysctls ? { sysctl } : {};
 }
 
 /** The complete base config.json of a container. Throws SpecError for a request it cannot honour. */
@@ -524,7 +536,7 @@ export function baseSpec(ctx: SpecContext): OciSpec {
       ...(devices.devices.length > 0 ? { devices: devices.devices } : {}),
       resources: resolveResources(hc, devices.rules),
       ...(privileged ? {} : { maskedPaths: [...(hc.MaskedPaths ?? DEFAULT_MASKED_PATHS)], readonlyPaths: [...(hc.ReadonlyPaths ?? DEFAULT_READONLY_PATHS)] }),
-      ...sysctlsOf(hc.Sysctls, hc.UTSMode === "host" ? undefined : cfg.Domainname),
+      ...sysctlsOf(hc, hc.UTSMode === "host" ? undefined : cfg.Domainname, !!ctx.idMap),
       ...(ctx.idMap ? { uidMappings: ctx.idMap.uids.map((r) => ({ ...r })), gidMappings: ctx.idMap.gids.map((r) => ({ ...r })) } : {}),
     },
   };
