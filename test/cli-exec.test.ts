@@ -1,6 +1,6 @@
 /**
  * `engine exec` against a real engined, side by side with the Docker CLI on the same daemon:
- * output and exit statuses (the command's own, 126 when it cannot be run or is not found, as
+ * output and exit statuses (the command's own, 127 when it is not found, 126 when it cannot be run, as
  * Docker's daemon answers both), the create body both clients send for the same flags (through
  * a logging proxy), stdin, detached runs, the errors before anything is created, and `-it` in a
  * real pseudo-terminal: typed input, the terminal's size, and the detach keys.
@@ -56,9 +56,11 @@ describe("engine CLI: exec", function () {
     expect((await same("exec", "-t", "box", "echo", "tty")).stdout).to.match(/^tty\r?\n$/);
   });
 
-  it("126 for a command that cannot be run or is not found, with the daemon's message", async function () {
-    expect((await same("exec", "box", "nosuch")).code).to.equal(126);
+  it("127 for a command not found, 126 for one that cannot be run, with the daemon's message", async function () {
+    expect((await same("exec", "box", "nosuch")).code).to.equal(127);
+    expect((await same("exec", "box", "/nosuch")).code).to.equal(127);
     expect((await same("exec", "box", "/etc/passwd")).code).to.equal(126);
+    expect((await same("exec", "-w", "/nosuchdir", "box", "pwd")).code).to.equal(126);
   });
 
   it("sends the same create and start bodies as the Docker CLI for the same flags", async function () {

@@ -197,7 +197,7 @@ describe("container run (dockerode, python3-docker)", function () {
       expect((await api("POST", `/containers/${id}/start`)).status).to.equal(204);
       const refused = await api("DELETE", `/containers/${id}`);
       expect(refused.status).to.equal(409);
-      expect(JSON.parse(refused.body).message).to.match(/^You cannot remove a running container [a-f0-9]{64}\. Stop the container before attempting removal or force remove$/);
+      expect(JSON.parse(refused.body).message).to.match(/^cannot remove container "\/[^"]+": container is running: stop the container before removing or force remove$/);
       expect((await api("DELETE", `/containers/${id}?force=1`)).status).to.equal(204);
       expect((await api("GET", `/containers/${id}/json`)).status).to.equal(404);
     });

@@ -141,7 +141,7 @@ describe("container run (Docker CLI)", function () {
     // rm of a running one is refused with Docker's message.
     const rm = await run("rm", "sleeper");
     expect(rm.code).to.equal(1);
-    expect(rm.stderr).to.include("You cannot remove a running container");
+    expect(rm.stderr).to.include("container is running: stop the container before removing or force remove");
 
     expect((await cli("kill", "sleeper")).trim()).to.equal("sleeper");
     expect((await cli("wait", "sleeper")).trim()).to.equal("137");

@@ -101,10 +101,7 @@ const CHECKPOINTS_AND_RESIZE = [
   API("POST", "/containers/ck/checkpoints", '{"CheckpointID":"c1"}'),
   API("DELETE", "/containers/ck/checkpoints/c1"),
   API("GET", "/containers/nope/checkpoints"),
-  API("POST", "/containers/ck/resize"),
-  API("POST", "/containers/ck/resize?h=10"),
-  API("POST", "/containers/ck/resize?h=10&w=x"),
-  API("POST", "/containers/ck/resize?h=99999999999999999999&w=1"),
+  // (a resize's bad sizes: Docker 28's words, which 20.10 did not have, in interactive.test.ts)
   API("POST", "/containers/ck/resize?h=10&w=10"),
 ];
 
@@ -113,7 +110,8 @@ const EXECS = [
   API("POST", "/containers/ex/exec", '{"Cmd":["true"]}'),
   // an exec of a container that stopped since is gone: start, resize and inspect are 404s
   // what the runtime could not start, in containerd's words around runc's
-  "docker start ex >/dev/null; docker exec ex nonexistent; echo rc=$?; docker exec -w /nonexist ex pwd; echo rc=$?",
+  // (the exit status of a command not found: 127 from Docker 28 on, 126 in 20.10; tested in cli-exec.test.ts)
+  "docker start ex >/dev/null; docker exec ex nonexistent 2>&1; docker exec -w /nonexist ex pwd; echo rc=$?",
   `docker start ex >/dev/null; id=$(${API("POST", "/containers/ex/exec", '{"Cmd":["true"]}')} | cut -d'"' -f4); docker stop -t0 ex >/dev/null; for p in "POST /exec/$id/resize?h=1&w=1" "POST /exec/$id/start" "GET /exec/$id/json"; do set -- $p; curl -s -w ' %{http_code}\\n' --unix-socket \${DOCKER_HOST#unix://} -X $1 -H 'Content-Type: application/json' -d '{"Detach":true}' "http://x/v1.41$2" | sed "s/$id/ID/"; done`,
 ];
 
@@ -195,7 +193,7 @@ describe("engined answers as Docker's daemon does: limits, groups, the init laye
 
   itAnswersAlike("commits only what the container changed: not the init layer's entries nor the network files' mount points", COMMITS);
 
-  itAnswersAlike("answers the checkpoint endpoints (experimental) and a resize's bad sizes and stopped container as Docker does", CHECKPOINTS_AND_RESIZE);
+  itAnswersAlike("answers the checkpoint endpoints (experimental) and a resize of a stopped container as Docker does", CHECKPOINTS_AND_RESIZE);
 
   itAnswersAlike("refuses an exec in a stopped container with Docker's words, and forgets a container's execs when it stops", EXECS);
 

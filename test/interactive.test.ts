@@ -88,13 +88,18 @@ describe("interactive containers", function () {
       const r = await docker(host, ["exec", id, "stty", "-F", "/dev/console", "size"]);
       expect(r.code, r.stderr).to.equal(0);
       expect(r.stdout.trim()).to.equal("41 132");
-      const bad = await resize("h=x&w=1");
-      expect(bad.status).to.equal(400);
-      // Docker's words: strconv.Atoi's, h read first
-      expect(JSON.parse(bad.body).message).to.equal('strconv.Atoi: parsing "x": invalid syntax');
-      const huge = await resize("h=70000&w=1");
-      expect(huge.status).to.equal(400);
-      expect(JSON.parse(huge.body).message).to.equal('invalid value for h: "70000"');
+      // Docker 28's words (its router's Uint32Value, h read first), each a 400
+      for (const [q, message] of [
+        ["h=x&w=1", 'invalid resize height "x": invalid syntax'],
+        ["w=1", 'invalid resize height "": invalid syntax'],
+        ["h=1&w=not-a-number", 'invalid resize width "not-a-number": invalid syntax'],
+        ["h=-100&w=1", 'invalid resize height "-100": value out of range'],
+        ["h=4294967296&w=1", 'invalid resize height "4294967296": value out of range'],
+        ["h=%2B5&w=1", 'invalid resize height "+5": invalid syntax'],
+      ]) {
+        const bad = await resize(q);
+        expect([bad.status, JSON.parse(bad.body).message], q).to.deep.equal([400, message]);
+      }
     } finally {
       ok(await docker(host, ["rm", "-f", id]), "rm -f");
     }
@@ -116,9 +121,9 @@ describe("interactive containers", function () {
       expect([both.stdout, both.stderr]).to.deep.equal(["out\n", "err\n"]);
       expect(ok(await docker(host, ["exec", "-u", "nobody", "-w", "/tmp", "-e", "GREETING=hej", "exec-target", "sh", "-c", "id -u; pwd; echo $GREETING"]), "exec -u -w -e"))
         .to.equal("65534\n/tmp\nhej\n");
-      // As Docker's: the runtime's refusal on the stream, and 126 from the instance's exit code.
+      // As Docker's: the runtime's refusal on the stream, and 127 (a command not found) from the instance's exit code.
       const missing = await docker(host, ["exec", "exec-target", "no-such-command"]);
-      expect(missing.code).to.equal(126);
+      expect(missing.code).to.equal(127);
       expect(missing.stdout + missing.stderr).to.match(/no-such-command.*(not found|no such file)/i);
     });
 

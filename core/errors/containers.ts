@@ -28,10 +28,9 @@ export const containersErrors = {
     400,
     (name: string) => `Error when allocating new name: Invalid container name (${name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`,
   ),
-  containerRunning: define(
-    "ENGINE_ERR_CONTAINER_RUNNING",
-    409,
-    (id: string) => `You cannot remove a running container ${id}. Stop the container before attempting removal or force remove`,
+  // a removal without force, in Docker 28's words (the name with its slash)
+  containerRunning: define("ENGINE_ERR_CONTAINER_RUNNING", 409, (name: string, state: "running" | "paused" | "restarting") =>
+    `cannot remove container "${name}": ${state === "paused" ? "container is paused and must be unpaused first" : `container is ${state}: stop the container before removing or force remove`}`,
   ),
   containerNoCommand: define("ENGINE_ERR_CONTAINER_NO_COMMAND", 400, () => "no command specified"),
   containerInvalidIdentifier: define("ENGINE_ERR_CONTAINER_INVALID_IDENTIFIER", 400, () => 'invalid name or ID supplied: ""'),

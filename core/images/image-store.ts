@@ -198,16 +198,12 @@ export class ImageStore {
   lookup(name: string): { image: Image; reference?: string } {
     const byId = this.findById(name);
     if (byId) return { image: this.image(byId) };
-    let ref;
-    try {
-      ref = formatReference(parseReference(name));
-    } catch {
-      ref = undefined;
-    }
-    const id = ref ? this.refs.get(ref) : undefined;
+    // what is no ID and no reference is the client's error (400), as Docker's look-up says it
+    const ref = formatReference(parseReference(name));
+    const id = this.refs.get(ref);
     const rec = id ? this.record(id) : undefined;
     // Docker names the missing image the way it read it: `busybox` is `busybox:latest`.
-    if (!rec) throw errors.imageNotFound(ref ? familiarName(ref) : name);
+    if (!rec) throw errors.imageNotFound(familiarName(ref));
     return { image: this.image(rec), reference: ref };
   }
 

@@ -81,6 +81,9 @@ async function create(
     if (!body.WorkingDir.startsWith("/")) throw errors.containerRelativeWorkingDir(body.WorkingDir);
     body.WorkingDir = goCleanPath(body.WorkingDir);
   }
+  // a variable without a name (``, `=`, `=foo`), as Docker's opts.ValidateEnv refuses it
+  const unnamed = (body.Env ?? []).find((e) => e.split("=")[0] === "");
+  if (unnamed !== undefined) throw errors.containerInvalidResource(`invalid environment variable: ${unnamed}`);
   const image = images.resolve(body.Image);
   // the image's layers stay until the record names the image (a removal of the image meanwhile
   // leaves them: see keepForNewContainer below)
@@ -133,7 +136,8 @@ async function createOn(
     Config: {
       ...config,
       Hostname: config.Hostname || id.slice(0, 12),
-      User: config.User ?? base.User ?? "",
+      // (an empty User is the image's, as Docker's merge takes it: the Go client always sends the field)
+      User: config.User || base.User || "",
       // (none asked for: the image's as it is, null where it has none, as Docker's merge leaves it)
       Env: config.Env?.length ? createEnv(base.Env ?? [], config.Env) : base.Env ? [...base.Env] : null,
       Cmd: cmd,

@@ -114,7 +114,11 @@ export function listItem(c: ContainerRecord, linkNames: readonly string[] = [], 
     Labels: c.Config.Labels ?? {},
     State: c.State.Status,
     Status: statusText(c),
-    HostConfig: { NetworkMode: c.HostConfig.NetworkMode ?? "none" },
+    // its annotations beside the mode (Docker's list from API 1.46; older clients ignore them)
+    HostConfig: {
+      NetworkMode: c.HostConfig.NetworkMode ?? "none",
+      ...(c.HostConfig.Annotations && Object.keys(c.HostConfig.Annotations).length ? { Annotations: c.HostConfig.Annotations } : {}),
+    },
     NetworkSettings: { Networks: networks(c) },
     Mounts: (c.Mounts ?? []).map(mountView),
   };

@@ -152,8 +152,11 @@ export class ExecSessions {
       state = await sup.exec(c.Id, { execId: e.id, process, terminal: tty, stdin: e.request.AttachStdin === true, leaveStdinOpen: tty });
     } catch (err) {
       e.running = false;
-      e.exitCode = 126;
-      throw errors.execStartFailed((err as Error).message);
+      // as Docker's exec records it: 127 for a command not found (not a working directory's
+      // absence, runc's chdir), 126 for any other failure to run it
+      const message = (err as Error).message;
+      e.exitCode = /executable file not found/.test(message) || (/no such file or directory/.test(message) && !/chdir/.test(message)) ? 127 : 126;
+      throw errors.execStartFailed(message);
     }
     e.pid = state.pid;
     this.event(e, `exec_start: ${e.request.Cmd[0]} ${e.request.Cmd.slice(1).join(" ")}`);

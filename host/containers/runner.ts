@@ -576,9 +576,11 @@ export class ContainerRunner {
 
   /** Removes the container; a running one only with `force` (killed first); its anonymous volumes too with `volumes` (`rm -v`). */
   async remove(c: ContainerRecord, force: boolean, volumes = false): Promise<void> {
+    const state = () => (c.State.Paused ? "paused" : c.State.Restarting ? "restarting" : "running");
+    if (!force && (c.State.Running || c.State.Restarting)) throw errors.containerRunning(c.Name, state());
     for (let attempt = 1; ; attempt++) {
       if (c.State.Running) {
-        if (!force || attempt > 3) throw errors.containerRunning(c.Id);
+        if (attempt > 3) throw errors.containerRunning(c.Name, state());
         await this.stop(c, { seconds: 0, signal: "KILL" }).catch((err: Error) => {
           // its exit came by the event stream meanwhile: only the wait for it failed, and
           // what the removal needs, a container that has stopped, is there

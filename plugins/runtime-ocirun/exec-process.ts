@@ -11,7 +11,12 @@ export function execProcess(ctx: ExecProcessContext): OciProcess {
   const base = ctx.spec.process;
   if (!base) throw new Error("the container's spec has no process");
   const exec = ctx.exec;
-  let env = mergeEnv(base.env ?? [], (exec.Env ?? []).filter((e) => e.includes("=")));
+  // TERM=xterm goes with the exec's terminal, not the container's: Docker makes an exec's
+  // defaults from the exec's Tty (the container's own TERM=xterm default, in a container with a
+  // terminal, is left out of an exec without one; a TERM the container's Env set to another
+  // value stays)
+  const own = base.terminal && !exec.Tty ? (base.env ?? []).filter((e) => e !== "TERM=xterm") : (base.env ?? []);
+  let env = mergeEnv(own, (exec.Env ?? []).filter((e) => e.includes("=")));
   if (exec.Tty && !env.some((e) => e.startsWith("TERM="))) env = [...env, "TERM=xterm"];
   const caps = exec.Privileged ? [...ALL_CAPABILITIES] : undefined;
   const process: OciProcess = {

@@ -23,8 +23,9 @@ export function commitRoutes(deps: CommitRouteDeps) {
     app.post("/commit", async (request, reply) => {
       const query = request.query as Query;
       const ref = queryString(query, "container") ?? "";
-      const c = deps.containers.get(ref);
+      // the body (its type, its JSON) before the container, as Docker's router reads them
       const config = validateBody(validateConfig, request.body, request);
+      const c = deps.containers.get(ref);
       const image = await commitContainer(deps, c, {
         ref,
         repo: queryString(query, "repo"),

@@ -17,6 +17,8 @@ import { queryBool, queryString, type Query } from "../query.js";
 import { rawResponse } from "../raw-response.js";
 import { ClientStream } from "../client-stream.js";
 import { bodyCheck, validateBody } from "../validate-body.js";
+import { requestedApiVersion } from "../api-version.js";
+import { compareApiVersions } from "../../../core/version.js";
 
 const validateUpdate = bodyCheck(typia.createValidate<ContainerUpdateRequest>(), typia.json.schemas<[ContainerUpdateRequest], "3.1">());
 
@@ -52,8 +54,10 @@ export function containerOpsRoutes(deps: ContainerOpsDeps) {
     });
 
     app.post("/containers/:id/update", async (request) => {
-      const { c } = target(request);
+      // the body before the container, as Docker's router reads them; a pids limit is read from API 1.40
       const body = validateBody(validateUpdate, request.body ?? {}, request);
+      if (compareApiVersions(requestedApiVersion(request.raw), "1.40") < 0) delete body.PidsLimit;
+      const { c } = target(request);
       const warnings = await service.update(c, body);
       return { Warnings: warnings.length ? warnings : null };
     });

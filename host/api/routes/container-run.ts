@@ -13,7 +13,6 @@ import { parseSignal, signalNumberOf } from "../../../core/containers/signals.js
 import { EngineError, errors } from "../../../core/errors.js";
 import { formatRFC3339NanoFixed } from "../../../core/rfc3339-nano.js";
 import type { DaemonConfig } from "../../../core/options/table.js";
-import { goAtoi } from "../../../core/options/go-values.js";
 import { logSettings, loggerContext } from "../../containers/log-settings.js";
 import type { ContainerService, WaitCondition } from "../../containers/container-service.js";
 import type { LogDriverSource } from "../../plugins/log-drivers.js";
@@ -238,22 +237,19 @@ async function attach(service: ContainerService, c: ContainerRecord, reader: Att
 }
 
 /**
- * `h` and `w` of a resize: both required (Docker reads them with strconv.Atoi, `h` first, and
- * answers in its words), whole numbers a terminal can have.
+ * `h` and `w` of a resize (a container's or an exec's), read as Docker's router reads them (its
+ * httputils.Uint32Value, `h` first): a whole number of 0 to 2^32-1, "invalid syntax" for what is
+ * no number (none, empty, a sign `+`), "value out of range" for a negative or larger one.
  */
 export function terminalSize(query: Query): { height: number; width: number } {
-  const size = (name: string) => {
+  const size = (name: string, what: string) => {
     const raw = queryString(query, name) ?? "";
-    let n: number;
-    try {
-      n = goAtoi(raw);
-    } catch (err) {
-      throw errors.apiGoParseError((err as Error).message);
-    }
-    if (n < 0 || n > 65535) throw errors.apiInvalidParameter(name, raw);
-    return n;
+    const digits = raw.startsWith("-") ? raw.slice(1) : raw;
+    const why = !/^\d+$/.test(digits) ? "invalid syntax" : raw.startsWith("-") || Number(digits) > 0xffffffff ? "value out of range" : undefined;
+    if (why) throw errors.apiGoParseError(`invalid resize ${what} ${JSON.stringify(raw)}: ${why}`);
+    return Number(digits);
   };
-  return { height: size("h"), width: size("w") };
+  return { height: size("h", "height"), width: size("w", "width") };
 }
 
 /** The container a kill names; Docker's daemon says that a missing one is the kill's failure. */

@@ -7,6 +7,7 @@ import type { Duplex } from "node:stream";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import typia from "typia";
 import type { ContainerStore } from "../../../core/containers/container-store.js";
+import { errors } from "../../../core/errors.js";
 import { detachKeysOf } from "../../containers/detach-keys.js";
 import { AttachInput } from "../../containers/attach-socket.js";
 import { execInspect, type ExecCreateRequest, type ExecInstance, type ExecSessions } from "../../containers/exec-sessions.js";
@@ -42,15 +43,18 @@ export function execRoutes(deps: ExecRouteDeps) {
   return (app: FastifyInstance) => {
     app.post("/containers/:id/exec", async (request, reply) => {
       const ref = (request.params as { id: string }).id;
-      const c = containers.get(ref);
+      // Docker's order: the body (its type, its JSON) and its command, then the container
       const body = validateBody(validateCreate, request.body ?? {}, request);
+      if ((body.Cmd ?? []).length === 0) throw errors.execNoCommand();
+      const c = containers.get(ref);
       detachKeysOf(body.DetachKeys, { for: "exec" }); // refused now rather than at start
       return reply.code(201).send({ Id: execs.create(c, body, ref).id });
     });
 
     app.post("/exec/:id/start", async (request, reply) => {
-      const e = instance(request);
+      // the body before the instance, as Docker's router reads them
       const body = validateBody(validateStart, request.body ?? {}, request);
+      const e = instance(request);
       if (body.Detach) {
         const started = await execs.start(e, { consoleSize: body.ConsoleSize });
         void started.exit.then(() => execs.release(e));

@@ -1,0 +1,118 @@
+/**
+ * What moby's own integration tests (its `integration/container` suite, current tree) expect of
+ * a daemon, where engined answered otherwise: an image reference that is no reference, an
+ * environment variable without a name, an empty User that is the image's, a body's type and JSON
+ * read before the container or exec they name, a removal of a running or paused container in
+ * Docker 28's words, an exec of a command not found (127), an exec's TERM from its own terminal,
+ * a pids limit an old client's update cannot carry, annotations in the list, and the two
+ * sysctls a container's own network namespace gets. Against a real engined.
+ */
+import "./helpers/root-hooks.js";
+import { expect } from "chai";
+import { dockerChecks } from "./helpers/docker-cli.js";
+import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
+import { httpRequest } from "./helpers/http.js";
+import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
+
+describe("what moby's integration tests expect of a daemon", function () {
+  this.timeout(120_000);
+  let d: TestDaemon;
+  let host: string;
+  const { ok: cli, run } = dockerChecks(() => host);
+  const api = (method: string, path: string, body?: unknown) => httpRequest({ socketPath: d.socket }, method, path, body);
+  const message = (r: { body: string }) => JSON.parse(r.body).message as string;
+
+  before(async () => {
+    const dir = makeTempDir("engine-moby-expect-");
+    d = await startEngined();
+    host = `unix://${d.socket}`;
+    const rootfs = writeFixture(dir, "rootfs.tar", await busyboxRootfs());
+    await cli("import", "--change", 'CMD ["sh"]', rootfs, "busybox");
+    await cli("import", "--change", 'CMD ["sh"]', "--change", "USER nobody", rootfs, "as-nobody");
+  });
+  afterEach(async () => {
+    const ids = (await run("ps", "-aq")).stdout.split("\n").filter(Boolean);
+    if (ids.length) await run("rm", "-f", ...ids);
+  });
+  after(async () => d?.stop());
+
+  it("refuses an image reference that is no reference with 400 'invalid reference format' (TestCreateByImageID)", async () => {
+    const id = (await cli("image", "inspect", "-f", "{{.Id}}", "busybox")).trim();
+    const create = await api("POST", "/v1.51/containers/create", { Image: `busybox:${id}` });
+    expect([create.status, message(create)]).to.deep.equal([400, "invalid reference format"]);
+    const remove = await api("DELETE", `/v1.51/images/busybox:${id}`);
+    expect(remove.status).to.equal(400);
+  });
+
+  it("refuses an environment variable without a name (TestCreateWithInvalidEnv)", async () => {
+    for (const env of ["", "=", "=foo"]) {
+      const r = await api("POST", "/v1.51/containers/create", { Image: "busybox", Env: [env] });
+      expect([r.status, message(r)], JSON.stringify(env)).to.deep.equal([400, `invalid environment variable: ${env}`]);
+    }
+  });
+
+  it("takes an empty User as the image's, as the Go client always sends the field (TestCopyToContainerCopyUIDGID)", async () => {
+    const r = await api("POST", "/v1.51/containers/create?name=whoami", { Image: "as-nobody", User: "", Cmd: ["id", "-u"] });
+    expect(r.status, r.body).to.equal(201);
+    expect((await cli("inspect", "-f", "{{.Config.User}}", "whoami")).trim()).to.equal("nobody");
+    expect(await cli("start", "-a", "whoami")).to.equal("65534\n");
+  });
+
+  it("reads a body's type and JSON before the container or exec it names (TestContainerInvalidJSON)", async () => {
+    const plain = (path: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        import("node:http").then(({ request }) => {
+          const req = request({ socketPath: d.socket, method: "POST", path, headers: { "content-type": "text/plain", "content-length": 2 } }, (res) => {
+            let body = "";
+            res.on("data", (c: Buffer) => (body += c.toString()));
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+          });
+          req.on("error", reject);
+          req.end("{}");
+        }, reject);
+      });
+    for (const path of ["/v1.51/commit", "/v1.51/containers/create", "/v1.51/containers/foobar/exec", "/v1.51/containers/foobar/update", "/v1.51/exec/foobar/start"]) {
+      const r = await plain(path);
+      expect([r.status, message(r)], path).to.deep.equal([400, "unsupported Content-Type header (text/plain): must be 'application/json'"]);
+    }
+  });
+
+  it("refuses to remove a running or paused container in Docker 28's words (TestRemoveContainerRunning)", async () => {
+    await cli("run", "-d", "--name", "busy", "busybox", "sleep", "60");
+    const running = await api("DELETE", "/v1.51/containers/busy");
+    expect([running.status, message(running)]).to.deep.equal([409, 'cannot remove container "/busy": container is running: stop the container before removing or force remove']);
+    await cli("pause", "busy");
+    const paused = await api("DELETE", "/v1.51/containers/busy");
+    expect([paused.status, message(paused)]).to.deep.equal([409, 'cannot remove container "/busy": container is paused and must be unpaused first']);
+    await cli("unpause", "busy");
+  });
+
+  it("records 127 for an exec of a command not found (TestFailedExecExitCode), and gives an exec TERM only with its own terminal", async () => {
+    await cli("run", "-d", "-t", "--name", "term", "busybox", "sleep", "60");
+    const created = await api("POST", "/v1.51/containers/term/exec", { Cmd: ["nonexistent"], AttachStdout: true, AttachStderr: true });
+    const id = JSON.parse(created.body).Id as string;
+    await api("POST", `/v1.51/exec/${id}/start`, { Detach: false });
+    expect(JSON.parse((await api("GET", `/v1.51/exec/${id}/json`)).body).ExitCode).to.equal(127);
+    expect((await run("exec", "term", "sh", "-c", "echo ${TERM:-none}")).stdout).to.equal("none\n");
+  });
+
+  it("leaves the pids limit alone on an update of a client before API 1.40 (TestUpdatePidsLimit)", async () => {
+    await cli("run", "-d", "--name", "limited", "--pids-limit", "32", "busybox", "sleep", "60");
+    expect((await api("POST", "/v1.24/containers/limited/update", { PidsLimit: 16 })).status).to.equal(200);
+    expect((await cli("inspect", "-f", "{{.HostConfig.PidsLimit}}", "limited")).trim()).to.equal("32");
+    expect((await api("POST", "/v1.40/containers/limited/update", { PidsLimit: 16 })).status).to.equal(200);
+    expect((await cli("inspect", "-f", "{{.HostConfig.PidsLimit}}", "limited")).trim()).to.equal("16");
+  });
+
+  it("shows a container's annotations in the list (TestContainerList_Annotations)", async () => {
+    const r = await api("POST", "/v1.46/containers/create?name=annotated", { Image: "busybox", HostConfig: { Annotations: { foo: "bar", "io.kubernetes.docker.type": "container" } } });
+    expect(r.status, r.body).to.equal(201);
+    const list = JSON.parse((await api("GET", `/v1.46/containers/json?all=1&filters=${encodeURIComponent(JSON.stringify({ name: ["annotated"] }))}`)).body);
+    expect(list[0].HostConfig.Annotations).to.deep.equal({ foo: "bar", "io.kubernetes.docker.type": "container" });
+  });
+
+  it("lets every user ping and bind low ports in a container's own network namespace (TestUnprivilegedPortsAndPing)", async () => {
+    const out = await cli("run", "--rm", "-u", "1000:1000", "busybox", "sh", "-c", "cat /proc/sys/net/ipv4/ping_group_range /proc/sys/net/ipv4/ip_unprivileged_port_start");
+    expect(out).to.equal("0\t2147483647\n0\n");
+  });
+});
