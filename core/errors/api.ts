@@ -16,7 +16,8 @@ export const apiErrors = {
   ),
   apiPageNotFound: define("ENGINE_ERR_API_PAGE_NOT_FOUND", 404, () => "page not found"),
   apiInvalidBody: define("ENGINE_ERR_API_INVALID_BODY", 400, (detail: string) => detail),
-  apiInvalidJson: define("ENGINE_ERR_API_INVALID_JSON", 400, (detail: string) => `invalid JSON: ${detail}`),
+  // Docker's words for a body Go's decoder refuses, whole (host/api/go-json-syntax.ts)
+  apiInvalidJson: define("ENGINE_ERR_API_INVALID_JSON", 400, (message: string) => message),
   // Docker's CheckForJSON: a body the route decodes as JSON under another Content-Type
   apiBadContentType: define("ENGINE_ERR_API_BAD_CONTENT_TYPE", 400, (detail: string) => detail),
   apiInvalidParameter: define("ENGINE_ERR_API_INVALID_PARAMETER", 400, (name: string, value: string) => `invalid value for ${name}: "${value}"`),

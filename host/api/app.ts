@@ -13,6 +13,7 @@ import type { EngineHooks } from "../../core/hooks.js";
 import { API_VERSION, ENGINE_VERSION } from "../../core/version.js";
 import { checkApiVersion, rewriteVersionedUrl } from "./api-version.js";
 import { installAuthorization } from "./authorization.js";
+import { readGoJson } from "./go-json-syntax.js";
 import { DEFAULT_LOAD_LIMITS, installLoadShedding, type LoadLimits } from "./load-shedding.js";
 import { systemRoutes, type SystemRouteDeps } from "./routes/system.js";
 
@@ -147,12 +148,16 @@ function installJsonParser(app: FastifyInstance): void {
     const buf = body as Buffer;
     request.rawJsonBody = buf;
     if (buf.length === 0) return done(null, undefined);
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(buf.toString("utf8")));
-    } catch (err) {
-      request.badJson = errors.apiInvalidJson((err as Error).message);
-      done(null, undefined);
+      parsed = JSON.parse(buf.toString("utf8"));
+    } catch {
+      // what Go's decoder makes of it: Docker's words, or a first value it takes whole
+      const read = readGoJson(buf);
+      if ("error" in read) request.badJson = errors.apiInvalidJson(read.error);
+      else parsed = JSON.parse(buf.subarray(0, read.end).toString("utf8"));
     }
+    done(null, parsed);
   });
   app.addContentTypeParser("*", (_request, _payload, done) => done(null, undefined));
 }

@@ -14,7 +14,8 @@ export function httpRequest(
   body?: unknown,
 ): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    // a Buffer goes as it is (a body that is no JSON), anything else as its JSON
+    const payload = body === undefined ? undefined : Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body));
     const req = request(
       {
         ...where,
