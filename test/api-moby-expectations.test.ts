@@ -8,6 +8,9 @@
  * sysctls a container's own network namespace gets. Against a real engined.
  */
 import "./helpers/root-hooks.js";
+import { execFileSync } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { expect } from "chai";
 import { dockerChecks } from "./helpers/docker-cli.js";
 import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
@@ -44,10 +47,56 @@ describe("what moby's integration tests expect of a daemon", function () {
     expect(remove.status).to.equal(400);
   });
 
+  it("creates a container whose command is an empty word, which the runtime refuses at start (TestRemoveImageOrphaning)", async () => {
+    const r = await api("POST", "/v1.51/containers/create?name=emptyword", { Image: "busybox", Cmd: [""] });
+    expect(r.status, r.body).to.equal(201);
+    const start = await api("POST", "/v1.51/containers/emptyword/start");
+    expect(start.status).to.equal(400);
+    expect(message(start)).to.contain('exec: "": executable file not found in $PATH');
+    expect((await cli("inspect", "-f", "{{.State.ExitCode}}", "emptyword")).trim()).to.equal("127");
+    const onlyEntrypoint = await api("POST", "/v1.51/containers/create", { Image: "busybox", Entrypoint: [""] });
+    expect([onlyEntrypoint.status, message(onlyEntrypoint)]).to.deep.equal([400, "no command specified"]);
+  });
+
   it("refuses an environment variable without a name (TestCreateWithInvalidEnv)", async () => {
     for (const env of ["", "=", "=foo"]) {
       const r = await api("POST", "/v1.51/containers/create", { Image: "busybox", Env: [env] });
       expect([r.status, message(r)], JSON.stringify(env)).to.deep.equal([400, `invalid environment variable: ${env}`]);
+    }
+  });
+
+  it("makes a read-only bind recursively read-only from API 1.44, as its BindOptions ask (TestContainerBindMountReadOnlyDefault)", async () => {
+    // a bind source with a submount of its own: writable on the host
+    const top = makeTempDir("engine-rro-");
+    mkdirSync(join(top, "sub"));
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", join(top, "sub")]);
+    try {
+      const probe = ["sh", "-c", "touch /t/sub/probe 2>/dev/null && echo writable || echo read-only"];
+      const run = async (version: string, hostConfig: object) => {
+        const r = await api("POST", `/${version}/containers/create`, { Image: "busybox", Cmd: probe, HostConfig: hostConfig });
+        if (r.status !== 201) return `${r.status} ${message(r)}`;
+        const id = JSON.parse(r.body).Id as string;
+        const start = await api("POST", `/${version}/containers/${id}/start`);
+        if (start.status !== 204) return `${start.status} ${message(start)}`;
+        await api("POST", `/${version}/containers/${id}/wait`);
+        return (await cli("logs", id)).trim();
+      };
+      const bind = (options: object, readOnly = true) => ({ Mounts: [{ Type: "bind", Source: top, Target: "/t", ReadOnly: readOnly, BindOptions: options }] });
+      expect(await run("v1.51", { Binds: [`${top}:/t:ro`] })).to.equal("read-only");
+      expect(await run("v1.43", { Binds: [`${top}:/t:ro`] })).to.equal("writable");
+      expect(await run("v1.51", bind({}))).to.equal("read-only");
+      expect(await run("v1.43", bind({}))).to.equal("writable");
+      expect(await run("v1.51", bind({ ReadOnlyNonRecursive: true }))).to.equal("writable");
+      expect(await run("v1.51", bind({ ReadOnlyForceRecursive: true }))).to.equal("read-only");
+      expect(await run("v1.51", { Binds: [`${top}:/t`] })).to.equal("writable");
+      expect(await run("v1.51", bind({ ReadOnlyNonRecursive: true }, false))).to.equal(
+        '400 invalid mount config for type "bind": options conflict: Writable && ReadOnlyNonRecursive',
+      );
+      expect(await run("v1.51", bind({ ReadOnlyNonRecursive: true, ReadOnlyForceRecursive: true }))).to.equal(
+        '400 invalid mount config for type "bind": options conflict: ReadOnlyNonRecursive && ReadOnlyForceRecursive',
+      );
+    } finally {
+      execFileSync("umount", [join(top, "sub")]);
     }
   });
 

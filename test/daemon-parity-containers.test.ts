@@ -265,6 +265,12 @@ const UNPRIVILEGED_NET = [
   "docker run --rm --pull never --network host busybox sh -c 'cat /proc/sys/net/ipv4/ping_group_range /proc/sys/net/ipv4/ip_unprivileged_port_start'",
 ];
 
+/** A /dev of the container's own: nothing of the daemon's mounted under it (moby's TestMountDevBind). */
+const DEV_BIND = [
+  "docker run --rm --pull never -v /dev:/dev busybox sh -c 'mount | grep \" /dev\" | cut -d\" \" -f1-5'",
+  "docker run --rm --pull never --tmpfs /dev:dev,exec busybox sh -c 'mount | grep \" /dev\" | cut -d\" \" -f1-5'",
+];
+
 const HEAD_ROUTES = [
   head("/_ping"),
   head("/containers/json"),
@@ -343,6 +349,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("refuses to attach to a paused container, and refuses an attachment raw on the connection", ATTACH_PAUSED);
 
   itAnswersAlike("lets every user ping and bind low ports in a container's own network namespace", UNPRIVILEGED_NET);
+
+  itAnswersAlike("mounts nothing of its own under a /dev the container brings", DEV_BIND);
 
   itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
 });

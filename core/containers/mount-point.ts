@@ -53,6 +53,10 @@ export interface ContainerMount {
   CreateSource?: boolean;
   /** bind: not recursive (`bind-nonrecursive`). */
   NonRecursive?: boolean;
+  /** bind, read-only: only its top read-only, its submounts as they are (`bind-recursive=writable`; every read-only bind of a client before API 1.44). */
+  ReadOnlyNonRecursive?: boolean;
+  /** bind, read-only: recursively read-only or not started (`bind-recursive=readonly`). */
+  ReadOnlyForceRecursive?: boolean;
   /** tmpfs: mount options (`size=64m`, `mode=1777`, `exec`). */
   TmpfsOptions?: string[];
   /** volume: the folder or file inside the volume that is mounted (`VolumeOptions.Subpath`). */

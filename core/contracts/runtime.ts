@@ -135,6 +135,12 @@ export interface SpecContext {
   containerId: string;
   /** The create request's container configuration (Cmd, Env, User...). */
   config: ContainerCreateConfig;
+  /**
+   * The command as a create resolved it (a Docker container's Path and Args), run as it is; an
+   * empty word included, which the OCI runtime then refuses as Docker's does. Absent (a CRI
+   * container), the command is config's Entrypoint and Cmd over the image's, by Docker's rules.
+   */
+  command?: readonly string[];
   hostConfig: HostConfig;
   /** The image's container configuration (`config` of the image JSON); `{}` for none. */
   imageConfig: ContainerConfig;
@@ -150,7 +156,7 @@ export interface SpecContext {
    * The runtime selected for the container (HostConfig.Runtime, else `--default-runtime`),
    * by name and entry; `ocirun` is the built-in runc.
    */
-  runtime?: { name: string; entry?: RuntimeEntry };
+  runtime?: { name: string; entry?: RuntimeEntry; /** its binary's absolute path */ path?: string };
   /**
    * The user namespace map of the container (`--userns-remap`, unless `UsernsMode` is `host`);
    * absent when it runs in the host's user namespace. The base spec then has a `user` namespace

@@ -106,6 +106,11 @@ export const resourcesErrors = {
   ),
   mountSubpathNeedsApi: define("ENGINE_ERR_MOUNT_SUBPATH_API", 400, () => "VolumeOptions.Subpath needs API v1.45 or newer"),
   volumeSubpathNotAccessible: define("ENGINE_ERR_VOLUME_SUBPATH_NOT_ACCESSIBLE", 404, (path: string, why: string) => `cannot access path ${path}: ${why}`),
+  volumeSubpathEscapes: define(
+    "ENGINE_ERR_VOLUME_SUBPATH_ESCAPES",
+    400,
+    (base: string, subpath: string) => `path concatenation escapes the base directory, base: ${base}, subpath: ${subpath}`,
+  ),
 
   // --- storage ---
   storageDriverAmbiguous: define(

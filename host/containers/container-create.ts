@@ -46,20 +46,27 @@ export interface CreateDeps {
   links?: ContainerLinks;
 }
 
+/** What a create takes besides its body, from the request's query and API version. */
+export interface CreateOptions {
+  /** `?platform=`: an image of another platform is not found for the create. */
+  platform?: string;
+  /** A client before API 1.44: its read-only binds are read-only at their top only. */
+  readOnlyBindsNonRecursive?: boolean;
+}
+
 /**
  * Makes the container (its layer, volumes and record) and returns its record, with the warnings
- * of the create's checks (Docker's `Warnings`); `name` and `platform` as `?name=` and
- * `?platform=` gave them (an image of another platform is not found for the create).
+ * of the create's checks (Docker's `Warnings`); `name` as `?name=` gave it.
  */
 export async function createContainer(
   deps: CreateDeps,
   body: ContainerCreateRequest,
   wantedName: string | undefined,
-  platform?: string,
+  options: CreateOptions = {},
 ): Promise<{ record: ContainerRecord; warnings: string[] }> {
   const claim: { name?: string; id?: string } = {};
   try {
-    return await create(deps, body, wantedName, platform, claim);
+    return await create(deps, body, wantedName, options, claim);
   } finally {
     // a create that failed gives its name back (a saved record keeps it: then this does nothing)
     if (claim.name !== undefined) deps.containers.releaseName(claim.name, claim.id!);
@@ -71,7 +78,7 @@ async function create(
   deps: CreateDeps,
   body: ContainerCreateRequest,
   wantedName: string | undefined,
-  platform: string | undefined,
+  options: CreateOptions,
   claim: { name?: string; id?: string },
 ): Promise<{ record: ContainerRecord; warnings: string[] }> {
   const { images } = deps;
@@ -89,7 +96,7 @@ async function create(
   // leaves them: see keepForNewContainer below)
   const release = images.hold(image.chain);
   try {
-    return await createOn(deps, body, image, wantedName, platform, claim);
+    return await createOn(deps, body, image, wantedName, options, claim);
   } finally {
     release();
   }
@@ -100,11 +107,11 @@ async function createOn(
   body: ContainerCreateRequest,
   image: Image,
   wantedName: string | undefined,
-  platform: string | undefined,
+  options: CreateOptions,
   claim: { name?: string; id?: string },
 ): Promise<{ record: ContainerRecord; warnings: string[] }> {
   const { containers, images, storage } = deps;
-  checkCreatePlatform(body.Image, image.config, platform);
+  checkCreatePlatform(body.Image, image.config, options.platform);
   // What the start would refuse is refused now, before a layer or a name is taken.
   checkRuntimeName(deps.config(), body.HostConfig?.Runtime);
   checkCreatePolicy(body.HostConfig);
@@ -120,12 +127,15 @@ async function createOn(
   checkUsernsSettings(deps.remap, { ...(body.HostConfig ?? {}), NetworkMode: networkMode });
   const networks = deps.network.attachmentsFor(networkMode, endpointsConfig(body, networkMode));
   const linkTargets = deps.links?.resolve(body.HostConfig ?? {}, networkMode) ?? [];
-  const mounts = await deps.volumes?.plan(body.HostConfig ?? {}, Object.keys({ ...(image.config.config?.Volumes ?? {}), ...(body.Volumes ?? {}) }));
+  const mounts = await deps.volumes?.plan(body.HostConfig ?? {}, Object.keys({ ...(image.config.config?.Volumes ?? {}), ...(body.Volumes ?? {}) }), {
+    readOnlyBindsNonRecursive: options.readOnlyBindsNonRecursive === true,
+  });
   const id = containers.newId();
   const name = (claim.name = containers.claimName(wantedName, (claim.id = id)));
   const { entrypoint, cmd } = resolveCommand(body, base);
   const args = [...entrypoint, ...cmd];
-  if (args.length === 0 || args[0] === "") throw errors.containerNoCommand();
+  // (an empty word is a command: the runtime refuses it at start, as Docker's create leaves it)
+  if (args.length === 0) throw errors.containerNoCommand();
   const { HostConfig, NetworkingConfig: _networking, ...config } = body;
   const record: ContainerRecord = {
     Id: id,

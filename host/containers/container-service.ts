@@ -27,7 +27,7 @@ import type { ContainerRecord, ContainerStore } from "../../core/containers/cont
 import { EngineError, errors } from "../../core/errors.js";
 import type { EngineHooks } from "../../core/hooks.js";
 import { containerEvent } from "./container-events.js";
-import { createContainer, type CreateDeps } from "./container-create.js";
+import { createContainer, type CreateDeps, type CreateOptions } from "./container-create.js";
 import type { ExecSessions } from "./exec-sessions.js";
 import { ContainerHealth } from "./health/container-health.js";
 import { autoRestart, restoreContainers, shutdownContainers, type RestoreDeps } from "./restore.js";
@@ -99,8 +99,8 @@ export class ContainerService {
   // --- records ----------------------------------------------------------------------------------
 
   /** A new container from a validated request; `name` as the client asked (else one is made up). */
-  async create(body: ContainerCreateRequest, name?: string, platform?: string): Promise<{ record: ContainerRecord; warnings: string[] }> {
-    const made = await createContainer(this.deps, body, name, platform);
+  async create(body: ContainerCreateRequest, name?: string, options: CreateOptions = {}): Promise<{ record: ContainerRecord; warnings: string[] }> {
+    const made = await createContainer(this.deps, body, name, options);
     this.event(made.record, "create");
     return made;
   }

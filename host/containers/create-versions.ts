@@ -45,6 +45,15 @@ function isUserDefined(mode: string): boolean {
   return !["bridge", "host", "none", "default"].includes(mode) && !mode.startsWith("container:");
 }
 
+/**
+ * Whether a read-only bind is made read-only only at its top (its submounts left writable), as
+ * every read-only bind was before API 1.44; from 1.44 it is recursively read-only where the
+ * kernel and the runtime can make it so, unless its BindOptions say otherwise.
+ */
+export function readOnlyBindsNonRecursive(version: string): boolean {
+  return compareApiVersions(version, "1.44") < 0;
+}
+
 export function adaptCreateToVersion(body: ContainerCreateRequest, version: string): string[] {
   const before = (v: string) => compareApiVersions(version, v) < 0;
   const hc = (body.HostConfig ??= {});
@@ -75,6 +84,8 @@ export function adaptCreateToVersion(body: ContainerCreateRequest, version: stri
   if (before("1.43")) delete hc.Annotations;
   if (before("1.44")) {
     if (body.Healthcheck) delete body.Healthcheck.StartInterval;
+    // (not read before: a read-only bind of an older client is non-recursively read-only, see readOnlyBindsNonRecursive)
+    for (const m of mounts) if (m.BindOptions) delete m.BindOptions.ReadOnlyNonRecursive;
     if (mounts.some((m) => m.Type === "bind" && m.BindOptions?.ReadOnlyForceRecursive)) {
       throw errors.containerInvalidResource("BindOptions.ReadOnlyForceRecursive needs API v1.44 or newer");
     }

@@ -168,14 +168,15 @@ export class ContainerRunner {
           {
             containerId: c.Id,
             // The record holds the command resolved at create; the image's is not applied twice.
-            config: { ...c.Config, Entrypoint: [c.Path], Cmd: c.Args },
+            config: c.Config,
+            command: [c.Path, ...c.Args],
             hostConfig: c.HostConfig,
             imageConfig: this.imageConfig(c.Image),
             daemon: config,
             host: this.deps.host,
             rootfs: p.rootfs,
             bundleDir: p.bundle,
-            runtime: { name: runtime.name, entry: config["add-runtime"]?.[runtime.name] },
+            runtime: { name: runtime.name, entry: config["add-runtime"]?.[runtime.name], path: runtime.path },
             ...(idMap ? { idMap } : {}),
             linkEnv: this.deps.links?.env(c) ?? [],
           },

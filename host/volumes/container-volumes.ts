@@ -20,6 +20,7 @@ import { execFileAsync as run } from "../../core/exec-file.js";
 import type { Logger } from "pino";
 import type { ContainerRecord, ContainerStore } from "../../core/containers/container-store.js";
 import type { ContainerMount } from "../../core/containers/mount-point.js";
+import { replacedByUserMounts } from "../../core/containers/user-mounts.js";
 import type { OciMount, OciSpec, SpecContext } from "../../core/contracts/runtime.js";
 import { EngineError, errors } from "../../core/errors.js";
 import { makeEvent } from "../../core/events/event.js";
@@ -27,6 +28,7 @@ import type { EngineHooks } from "../../core/hooks.js";
 import { planMounts, type PlannedMount } from "./mount-plan.js";
 import { pinSubpath, unpinAll } from "./volume-subpath.js";
 import { bindPropagation } from "./bind-propagation.js";
+import { recursiveReadOnlyRefusal } from "./recursive-read-only.js";
 import type { VolumeService } from "./volume-service.js";
 import type { Owner } from "../../core/userns/id-map.js";
 
@@ -52,8 +54,8 @@ export class ContainerVolumes {
   // --- create --------------------------------------------------------------------------------
 
   /** Every mount of a create request, checked; throws the 400/404/409 a create answers with. */
-  async plan(hc: ContainerRecord["HostConfig"], configVolumes: readonly string[]): Promise<PlannedMount[]> {
-    const planned = planMounts(hc, configVolumes, this.volumesFrom(hc.VolumesFrom ?? []));
+  async plan(hc: ContainerRecord["HostConfig"], configVolumes: readonly string[], options: { readOnlyBindsNonRecursive?: boolean } = {}): Promise<PlannedMount[]> {
+    const planned = planMounts(hc, configVolumes, this.volumesFrom(hc.VolumesFrom ?? []), options);
     for (const m of planned) {
       // an anonymous volume is checked under a name of its kind, which Docker's refusals show
       if (m.Type === "volume") await this.deps.volumes.check(m.Name ?? randomBytes(32).toString("hex"), m.Driver ?? "", m.create?.options ?? {});
@@ -274,19 +276,22 @@ export class ContainerVolumes {
     const mounts = c?.Mounts ?? [];
     if (mounts.length === 0) return spec;
     const mine = this.active.get(ctx.containerId);
-    const ours = mounts.map((m) => ociMount(m, mine?.get(m.Destination)?.path ?? m.Source));
+    // read-only mounts: recursively so where the kernel and the runtime can (Docker's default from API 1.44)
+    const rroRefusal = () => (ctx.runtime?.path ? recursiveReadOnlyRefusal(ctx.runtime.name, ctx.runtime.path) : "rro is not supported: no runtime binary");
+    const ours = mounts.map((m) => ociMount(m, mine?.get(m.Destination)?.path ?? m.Source, rroRefusal));
     const dests = new Set(ours.map((m) => m.destination));
     const rootfsPropagation = bindPropagation(mounts);
+    const replaced = replacedByUserMounts(dests, ctx.hostConfig.IpcMode || ctx.daemon["default-ipc-mode"] || "private");
     return {
       ...spec,
-      mounts: [...(spec.mounts ?? []).filter((m) => !dests.has(posix.normalize(m.destination))), ...ours],
+      mounts: [...(spec.mounts ?? []).filter((m) => !replaced(posix.normalize(m.destination))), ...ours],
       ...(rootfsPropagation ? { linux: { ...spec.linux, rootfsPropagation } } : {}),
     };
   }
 }
 
-function ociMount(m: ContainerMount, source: string): OciMount {
-  const rw = m.RW ? "rw" : "ro";
+function ociMount(m: ContainerMount, source: string, rroRefusal: () => string | undefined): OciMount {
+  const rw = m.RW ? "rw" : m.Type === "tmpfs" || m.ReadOnlyNonRecursive ? "ro" : readOnlyMode(m, rroRefusal);
   if (m.Type === "tmpfs") {
     return { destination: m.Destination, type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev", "noexec", ...(m.TmpfsOptions ?? []), rw] };
   }
@@ -344,4 +349,11 @@ async function pathInRoot(root: string, path: string): Promise<string> {
     done.push(part);
   }
   return posix.join(root, ...done);
+}
+
+/** `rro` where it can be had; else `ro`, or the start refused for a mount that must be recursively read-only. */
+function readOnlyMode(m: ContainerMount, rroRefusal: () => string | undefined): "rro" | "ro" {
+  const why = rroRefusal();
+  if (why && m.ReadOnlyForceRecursive) throw errors.mountInvalidConfig("bind", why);
+  return why ? "ro" : "rro";
 }

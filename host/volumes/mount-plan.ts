@@ -41,7 +41,12 @@ const DEFAULT_PROPAGATION = "rprivate";
  * request's `Config.Volumes` keys. `inherited` (VolumesFrom's) come first, as Docker takes them:
  * a bind or mount at the same destination replaces one, and an image volume does not.
  */
-export function planMounts(hc: HostConfig, configVolumes: readonly string[], inherited: readonly PlannedMount[] = []): PlannedMount[] {
+export function planMounts(
+  hc: HostConfig,
+  configVolumes: readonly string[],
+  inherited: readonly PlannedMount[] = [],
+  options: { readOnlyBindsNonRecursive?: boolean } = {},
+): PlannedMount[] {
   const planned: PlannedMount[] = [];
   const taken = new Set<string>(Object.keys(hc.Tmpfs ?? {}).map(cleanTarget));
   const add = (m: PlannedMount) => {
@@ -49,8 +54,11 @@ export function planMounts(hc: HostConfig, configVolumes: readonly string[], inh
     taken.add(m.Destination);
     planned.push(m);
   };
-  for (const raw of hc.Binds ?? []) add(parseBind(raw, hc.VolumeDriver ?? ""));
-  for (const m of hc.Mounts ?? []) add(parseMount(m));
+  // a client before API 1.44 has its read-only binds read-only at their top only, as they all were then
+  const olderReadOnly = (m: PlannedMount): PlannedMount =>
+    options.readOnlyBindsNonRecursive && m.Type === "bind" && !m.RW ? { ...m, ReadOnlyNonRecursive: true } : m;
+  for (const raw of hc.Binds ?? []) add(olderReadOnly(parseBind(raw, hc.VolumeDriver ?? "")));
+  for (const m of hc.Mounts ?? []) add(olderReadOnly(parseMount(m)));
   for (const m of inherited) {
     if (taken.has(m.Destination)) continue;
     taken.add(m.Destination);
@@ -158,10 +166,19 @@ function parseMount(m: MountRequest): PlannedMount {
     if (b.Propagation && !PROPAGATIONS.includes(b.Propagation)) throw errors.mountInvalidConfig(type, `invalid propagation mode: ${b.Propagation}`);
     const source = cleanTarget(m.Source);
     if (!b.CreateMountpoint && !existsSync(source)) throw errors.mountInvalidConfig(type, `bind source path does not exist: ${source}`);
+    // conflicting read-only modes, in the words Docker's daemon has for them (at its start; here at create)
+    const conflict = rw
+      ? (["ReadOnlyNonRecursive", "ReadOnlyForceRecursive"] as const).find((o) => b[o])
+      : b.ReadOnlyNonRecursive && b.ReadOnlyForceRecursive
+        ? "ReadOnlyNonRecursive && ReadOnlyForceRecursive"
+        : undefined;
+    if (conflict) throw errors.mountInvalidConfig(type, `options conflict: ${rw ? `Writable && ${conflict}` : conflict}`);
     return {
       Type: "bind", Source: source, Destination: dest, Mode: "", RW: rw, Propagation: b.Propagation || DEFAULT_PROPAGATION,
       ...(b.CreateMountpoint ? { CreateSource: true } : {}),
       ...(b.NonRecursive ? { NonRecursive: true } : {}),
+      ...(b.ReadOnlyNonRecursive ? { ReadOnlyNonRecursive: true } : {}),
+      ...(b.ReadOnlyForceRecursive ? { ReadOnlyForceRecursive: true } : {}),
     };
   }
   if (type === "volume") {

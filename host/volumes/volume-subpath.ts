@@ -10,13 +10,15 @@
  * a staging path of the daemon's own (`<exec-root>/volume-subpaths/<ref>/<n>`), out of any
  * container's reach. runc mounts the staging path. This is what Docker's daemon does (its
  * safepath package), with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) where Node has no
- * openat: a symbolic link anywhere in the subpath is refused, as there.
+ * openat. As there, the subpath's symbolic links are first resolved (on the host, as Go's
+ * EvalSymlinks does) and what they lead to must lie inside the volume; the walk then follows
+ * the resolved path and refuses a link met on it (one swapped in meanwhile).
  */
-import { closeSync, constants, fstatSync, openSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, realpathSync } from "node:fs";
 import { mkdir, readdir, rm, rmdir, writeFile } from "node:fs/promises";
 import { posix } from "node:path";
 import { execFileAsync as run } from "../../core/exec-file.js";
-import { errors } from "../../core/errors.js";
+import { EngineError, errors } from "../../core/errors.js";
 import { goErrnoText } from "../../core/net/go-dial-error.js";
 
 /** Linux's O_PATH (not in Node's constants): a descriptor that names an object without opening it for I/O. */
@@ -45,12 +47,27 @@ function notAccessible(path: string, err: { code?: string; errno?: number; messa
 }
 
 /**
- * Resolves `subpath` under `base` without following any symbolic link and bind-mounts what it
+ * Resolves `subpath` under `base` (its symbolic links followed only as far as they stay inside,
+ * the walk itself following none) and bind-mounts what it
  * names onto `staging` (made here: a folder for a folder, an empty file for a file). Returns
  * whether it is a folder.
  */
 export async function pinSubpath(base: string, subpath: string, staging: string): Promise<{ directory: boolean }> {
+  components(subpath); // (refuses what is no relative path inside the volume)
   const full = posix.join(base, subpath);
+  let resolved: string;
+  try {
+    const [realBase, realFull] = [realpathSync(base), realpathSync(full)];
+    resolved = posix.relative(realBase, realFull) || ".";
+    if (resolved === ".." || resolved.startsWith("../") || resolved.startsWith("/")) throw errors.volumeSubpathEscapes(base, subpath);
+  } catch (err) {
+    if (err instanceof EngineError) throw err;
+    throw notAccessible(full, err as NodeJS.ErrnoException);
+  }
+  return pinResolved(base, resolved, full, subpath, staging);
+}
+
+async function pinResolved(base: string, subpath: string, full: string, asked: string, staging: string): Promise<{ directory: boolean }> {
   let fd: number;
   try {
     fd = openSync(base, O_PATH | constants.O_DIRECTORY | constants.O_NOFOLLOW);
@@ -79,7 +96,7 @@ export async function pinSubpath(base: string, subpath: string, staging: string)
       await run("mount", ["--no-canonicalize", "--bind", `/proc/${process.pid}/fd/${fd}`, staging]);
     } catch (err) {
       await rm(staging, { recursive: true, force: true }).catch(() => {});
-      throw errors.mountFailed(subpath, `cannot mount the volume's subpath: ${String((err as { stderr?: string }).stderr || (err as Error).message).trim()}`);
+      throw errors.mountFailed(asked, `cannot mount the volume's subpath: ${String((err as { stderr?: string }).stderr || (err as Error).message).trim()}`);
     }
     return { directory };
   } finally {

@@ -10,6 +10,7 @@ import { lstatSync, readFileSync, readlinkSync } from "node:fs";
 import { posix } from "node:path";
 import type { ContainerUlimit } from "../../core/containers/container-config.js";
 import type { OciDeviceRule, OciMount, OciNamespace, OciResources, OciSeccomp, OciSpec, SpecContext } from "../../core/contracts/runtime.js";
+import { replacedByUserMounts } from "../../core/containers/user-mounts.js";
 import { cgroupDriverOf, cgroupParentOf } from "../../core/options/rules.js";
 import { resolveBlockIo } from "./block-io.js";
 import { resolveDevices } from "./devices.js";
@@ -65,11 +66,11 @@ export class SpecError extends Error {
 
 // --- process.args ------------------------------------------------------------------------------
 
-/** Docker's rules (core/containers/command.ts); an empty command is refused. */
-export function resolveArgs(ctx: Pick<SpecContext, "config" | "imageConfig">): string[] {
-  const { entrypoint, cmd } = resolveCommand(ctx.config, ctx.imageConfig);
+/** The command resolved at create, else by Docker's rules (core/containers/command.ts); an empty command is refused. */
+export function resolveArgs(ctx: Pick<SpecContext, "config" | "imageConfig" | "command">): string[] {
+  const { entrypoint, cmd } = ctx.command ? { entrypoint: [], cmd: [...ctx.command] } : resolveCommand(ctx.config, ctx.imageConfig);
   const args = [...entrypoint, ...cmd];
-  if (args.length === 0 || args[0] === "") throw new SpecError("no command specified");
+  if (args.length === 0) throw new SpecError("no command specified");
   return args;
 }
 
@@ -544,8 +545,13 @@ export function baseSpec(ctx: SpecContext): OciSpec {
     const seccomp = resolveSeccomp(securityOpt, ctx.daemon["seccomp-profile"], caps);
     if (seccomp) spec.linux!.seccomp = seccomp;
   }
-  for (const [dest, options] of Object.entries(hc.Tmpfs ?? {})) {
-    spec.mounts!.push({ destination: dest, type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev", "noexec", ...options.split(",").filter(Boolean)] });
+  // the --tmpfs mounts replace the runtime's own at their places (the binds and volumes do the
+  // same in their processSpec tap, host/volumes)
+  const tmpfs = Object.entries(hc.Tmpfs ?? {});
+  const replaced = replacedByUserMounts(new Set(tmpfs.map(([dest]) => posix.normalize(dest).replace(/(.)\/+$/, "$1"))), ipcMode);
+  spec.mounts = spec.mounts!.filter((m) => !replaced(m.destination));
+  for (const [dest, options] of tmpfs) {
+    spec.mounts.push({ destination: dest, type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev", "noexec", ...options.split(",").filter(Boolean)] });
   }
   if (hc.Init ?? ctx.daemon.init) applyInit(spec, ctx.daemon["init-path"]);
   return spec;

@@ -12,7 +12,7 @@ import type { ImageStore } from "../../../core/images/image-store.js";
 import { inspectDocument, listItem } from "../../containers/container-view.js";
 import type { ContainerService } from "../../containers/container-service.js";
 import { containerListFilter, statusImpliesAll } from "../../containers/container-filters.js";
-import { adaptCreateToVersion } from "../../containers/create-versions.js";
+import { adaptCreateToVersion, readOnlyBindsNonRecursive } from "../../containers/create-versions.js";
 import { bodyCheck, checkJsonType, validateBody } from "../validate-body.js";
 import { requestedApiVersion } from "../api-version.js";
 import { compareApiVersions } from "../../../core/version.js";
@@ -48,9 +48,13 @@ export function containerRoutes(deps: ContainerRouteDeps) {
       }
       const body = validateBody(validateCreate, request.body ?? {}, request);
       // what the request means at its version (dropped, refused, moved), before the daemon's checks
-      const early = adaptCreateToVersion(body, requestedApiVersion(request.raw));
+      const version = requestedApiVersion(request.raw);
+      const early = adaptCreateToVersion(body, version);
       const query = request.query as Query;
-      const { record, warnings } = await service.create(body, queryString(query, "name"), queryString(query, "platform"));
+      const { record, warnings } = await service.create(body, queryString(query, "name"), {
+        platform: queryString(query, "platform"),
+        readOnlyBindsNonRecursive: readOnlyBindsNonRecursive(version),
+      });
       return reply.code(201).send({ Id: record.Id, Warnings: [...warnings, ...early] });
     });
 
