@@ -76,7 +76,11 @@ export interface SystemInfo {
   LiveRestoreEnabled: boolean;
   Isolation: string;
   InitBinary: string;
-  /** The commits Docker lists of containerd, runc and docker-init: here the supervisor's (the engine's own), the default runtime's, and none known of the init ("N/A"). */
+  /**
+   * The commits Docker lists of containerd, runc and docker-init: here the supervisor's (the
+   * engine's own), the default runtime's and the init's (host/init-component.ts). Before API
+   * 1.49 each also carries `Expected`, equal to `ID` (host/api/routes/info-versions.ts).
+   */
   ContainerdCommit: { ID: string };
   RuncCommit: { ID: string };
   InitCommit: { ID: string };

@@ -2,7 +2,7 @@
  * The configuration as `/info` reports it: the Docker fields that show options (registries,
  * runtimes, proxies, security options) and `EngineOptions`, the reloadable options by their
  * file keys, so that an operator sees what a reload changed. Credentials in proxy URLs are
- * masked as `xxxxx`.
+ * masked as `xxxxx:xxxxx`, as Docker masks them.
  */
 import { isIP } from "node:net";
 import { cgroupDriverOf, type RuleHost } from "../core/options/rules.js";
@@ -10,13 +10,8 @@ import { definitionOf, optionNames, type DaemonConfig } from "../core/options/ta
 import type { RegistryConfigInfo, RuntimeInfo } from "../core/system-info.js";
 import { DEFAULT_RUNTIME_NAME } from "../core/options/value-types-structured.js";
 import { DEFAULT_DOMAIN } from "../core/images/reference.js";
+import { shownValue } from "../core/options/mask-credentials.js";
 
-/** `http://user:secret@proxy:3128` -> `http://xxxxx:xxxxx@proxy:3128`. */
-export function maskProxy(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^@/]*)@/i, (_, scheme: string, creds: string) =>
-    `${scheme}${creds.includes(":") ? "xxxxx:xxxxx" : "xxxxx"}@`,
-  );
-}
 
 /**
  * `RegistryConfig`: as Docker's registry service reports it, the public index (`docker.io`,
@@ -66,7 +61,24 @@ export function reloadableOptions(config: DaemonConfig): Record<string, unknown>
   for (const name of optionNames) {
     const def = definitionOf(name);
     if (!def.reloadable || !def.key) continue;
-    out[def.key] = def.secret ? "xxxxx" : def.type.toFile(config[name] as never);
+    out[def.key] = shownValue(def, config[name]);
+  }
+  return out;
+}
+
+/**
+ * The whole configuration as `daemon.json` would hold it, credentials masked: what a reload
+ * logs, as Docker's "Reloaded configuration:" line. A dotted key (`proxies.http-proxy`) is a
+ * member of its object, as in the file.
+ */
+export function configForLog(config: DaemonConfig): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const name of optionNames) {
+    const def = definitionOf(name);
+    if (!def.key || def.action) continue;
+    const [parent, member] = def.key.split(".", 2);
+    if (member === undefined) out[parent] = shownValue(def, config[name]);
+    else ((out[parent] ??= {}) as Record<string, unknown>)[member] = shownValue(def, config[name]);
   }
   return out;
 }

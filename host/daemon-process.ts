@@ -19,6 +19,7 @@ import { handleProcessFaults, type DaemonPhase } from "./process-faults.js";
 import { defaultResolveOptions } from "./plugins/resolve-plugin.js";
 import { validateStorageOptions } from "./storage/option-owners.js";
 import { startDone } from "./bundle-entries.js";
+import { configureProxyEnv } from "./proxy-env.js";
 
 /**
  * Calls `done` once the first request is answered, or a second after the start if none is by
@@ -129,6 +130,7 @@ async function main(): Promise<number> {
   // fatal (host/process-faults.ts says why, and what else stays fatal).
   handleProcessFaults({ log, phase: () => phase, fatal: () => void (faultAtStart = true) });
 
+  configureProxyEnv(loaded, process.env, log);
   try {
     daemon = await startDaemon({ loaded, flags, host, env: process.env, log });
   } catch (err) {

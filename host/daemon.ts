@@ -197,7 +197,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // Containers whose restart policy says so come back, once every plugin has started.
     await service.autoRestart();
 
-    const warnings = [...insecureTcpWarnings(addresses, Boolean(tls?.verify)), ...rootlessWarnings];
+    const warnings = [...insecureTcpWarnings(addresses, Boolean(tls), Boolean(tls?.verify)), ...rootlessWarnings];
     const registry = new RegistryService(() => ({
       insecureRegistries: config["insecure-registry"],
       mirrors: config["registry-mirror"],
@@ -226,6 +226,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       authorization: () => authz.ids(),
       driverNames: (kind) => drivers.drivers.names(kind),
       warnings: () => warnings,
+      eventListeners: () => eventLog.listenerCount,
     };
     // CRI containers use images too (set once the CRI is served): `docker rmi` refuses those
     // even forced, as it does for a running container's (their layers are not Docker's to keep)
@@ -240,6 +241,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       hooks,
       log: log.child({ component: "api" }),
       load: opts.load,
+      experimental: () => config.experimental,
       systemInfo: () => buildSystemInfo(sources),
       versionInfo: () => buildVersionInfo(sources),
       routes: [
@@ -375,16 +377,22 @@ function listenAddresses(hosts: readonly string[], tls: boolean, env: NodeJS.Pro
   return (given.length ? given : [fallback]).map((h) => parseHost(h, tls));
 }
 
-function insecureTcpWarnings(addresses: readonly ListenAddress[], verified: boolean): string[] {
+/**
+ * The warnings of Docker 28's `/info` for a TCP listener without TLS, or with TLS but without
+ * client verification (daemon/info.go), the address as given.
+ */
+function insecureTcpWarnings(addresses: readonly ListenAddress[], tls: boolean, verified: boolean): string[] {
   if (verified) return [];
+  const why =
+    "\n         Access to the remote API is equivalent to root access on the host. Refer" +
+    "\n         to the 'Docker daemon attack surface' section in the documentation for" +
+    "\n         more information: https://docs.docker.com/go/attack-surface/";
   return addresses
     .filter((a) => a.proto === "tcp")
-    .map(
-      (a) =>
-        `WARNING: API is accessible on ${formatAddress(a).replace("tcp://", "http://")} without encryption.\n` +
-        "         Access to the remote API is equivalent to root access on the host. Refer\n" +
-        "         to the 'Daemon socket option' section of the documentation for more information.",
-    );
+    .map((a) => {
+      const at = formatAddress(a).replace(/^tcp:\/\//, "");
+      return tls ? `WARNING: API is accessible on https://${at} without TLS client verification.${why}` : `WARNING: API is accessible on http://${at} without encryption.${why}`;
+    });
 }
 
 async function closeListeners(listeners: readonly Listener[], addresses: readonly ListenAddress[]): Promise<void> {

@@ -10,6 +10,8 @@ import { loadConfig } from "../core/options/load-config.js";
 import type { RuleHost } from "../core/options/rules.js";
 import { definitionOf, type DaemonConfig, type OptionName } from "../core/options/table.js";
 import { applyReloadable, diffConfig, type ReloadContext } from "../core/reload.js";
+import { shownValue } from "../core/options/mask-credentials.js";
+import { configForLog } from "./config-report.js";
 
 export interface ReloadDeps {
   flags: ReadonlyMap<OptionName, readonly string[]>;
@@ -39,6 +41,7 @@ export async function reloadDaemon(deps: ReloadDeps): Promise<ReloadOutcome> {
   }
   if (diff.reloadable.length === 0) {
     log.info("reload: no reloadable option changed");
+    logReloaded(log, previous);
     return "unchanged";
   }
   const next = applyReloadable(previous, loaded.config, diff.reloadable);
@@ -65,9 +68,15 @@ export async function reloadDaemon(deps: ReloadDeps): Promise<ReloadOutcome> {
   deps.commit(next);
   for (const name of diff.reloadable) {
     const def = definitionOf(name);
-    const show = (c: DaemonConfig) => (def.secret ? "xxxxx" : JSON.stringify(def.type.toFile(c[name] as never)));
+    const show = (c: DaemonConfig) => JSON.stringify(shownValue(def, c[name]));
     log.info({ option: def.key }, `reloaded ${def.key}: ${show(previous)} -> ${show(next)}`);
   }
+  logReloaded(log, next);
   deps.hooks.reloaded.call(ctx);
   return "applied";
+}
+
+/** Docker's line after every reload that loaded: the configuration in force, credentials masked. */
+function logReloaded(log: Logger, config: DaemonConfig): void {
+  log.info(`Reloaded configuration: ${JSON.stringify(configForLog(config))}`);
 }

@@ -3,17 +3,19 @@
  * facts and the loaded plugins; each subsystem then adds its own fields through the
  * `processInfo` and `processVersion` hooks.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { EngineHooks } from "../core/hooks.js";
 import { kernelRandomUuid } from "../core/random-bytes.js";
 import type { DaemonConfig } from "../core/options/table.js";
 import type { SystemInfo, VersionComponent, VersionInfo } from "../core/system-info.js";
 import { API_VERSION, BUILD_TIME, ENGINE_VERSION, GIT_COMMIT, MIN_API_VERSION } from "../core/version.js";
-import { cgroupDriver, maskProxy, registryConfig, reloadableOptions, runtimesInfo, securityOptions } from "./config-report.js";
+import { cgroupDriver, registryConfig, reloadableOptions, runtimesInfo, securityOptions } from "./config-report.js";
 import { ruleHost, type HostReport } from "./host-facts.js";
 import { selectRuntime } from "./containers/runtime-select.js";
 import { runtimeComponent } from "./runtime-component.js";
+import { initReport } from "./init-component.js";
+import { maskCredentials } from "../core/options/mask-credentials.js";
 
 export interface InfoSources {
   config: () => DaemonConfig;
@@ -27,6 +29,8 @@ export interface InfoSources {
   driverNames: (kind: "log" | "network") => string[];
   /** Warnings the daemon found at start (an unprotected TCP listener, ...). */
   warnings: () => string[];
+  /** How many clients follow `GET /events` now. */
+  eventListeners: () => number;
 }
 
 /** The daemon's ID: made once, kept in the data root, the same after every restart. */
@@ -48,6 +52,7 @@ export async function buildSystemInfo(src: InfoSources): Promise<SystemInfo> {
   const { host } = src;
   const rules = ruleHost(host);
   const authz = src.authorization();
+  const init = await initReport(config["init-path"]);
   const base: SystemInfo = {
     ID: src.daemonId,
     Containers: 0,
@@ -73,14 +78,15 @@ export async function buildSystemInfo(src: InfoSources): Promise<SystemInfo> {
     PidsLimit: host.limits.pids,
     IPv4Forwarding: readIpForward(),
     Debug: config.debug,
-    NFd: 0,
+    // collected whatever the debug mode, as Docker's daemon does (its CLI shows them in debug mode)
+    NFd: openFds(),
     OomKillDisable: host.limits.oomKillDisable,
-    NGoroutines: 0,
+    NGoroutines: activeTasks(),
     SystemTime: new Date().toISOString(),
     LoggingDriver: config["log-driver"],
     CgroupDriver: cgroupDriver(config, rules),
     CgroupVersion: String(host.cgroupVersion),
-    NEventsListener: 0,
+    NEventsListener: src.eventListeners(),
     KernelVersion: host.kernel,
     OperatingSystem: host.operatingSystem,
     OSVersion: host.osVersion,
@@ -91,8 +97,8 @@ export async function buildSystemInfo(src: InfoSources): Promise<SystemInfo> {
     NCPU: host.ncpu,
     MemTotal: host.memTotal,
     DockerRootDir: src.dataRoot,
-    HttpProxy: maskProxy(config["http-proxy"]),
-    HttpsProxy: maskProxy(config["https-proxy"]),
+    HttpProxy: maskCredentials(config["http-proxy"]),
+    HttpsProxy: maskCredentials(config["https-proxy"]),
     NoProxy: config["no-proxy"],
     Name: host.hostname,
     Labels: [...config.label],
@@ -102,10 +108,11 @@ export async function buildSystemInfo(src: InfoSources): Promise<SystemInfo> {
     DefaultRuntime: config["default-runtime"],
     LiveRestoreEnabled: config["live-restore"],
     Isolation: "",
-    InitBinary: config["init-path"],
+    InitBinary: init.binary,
     ContainerdCommit: { ID: GIT_COMMIT },
+    // the commit `runc --version` prints, as Docker reads it ("N/A" when it says none)
     RuncCommit: { ID: (await defaultRuntimeComponent(src))?.Details?.GitCommit ?? "N/A" },
-    InitCommit: { ID: "N/A" },
+    InitCommit: { ID: init.commit },
     SecurityOptions: securityOptions(config, rules),
     EngineOptions: reloadableOptions(config),
     Swarm: { NodeID: "", NodeAddr: "", LocalNodeState: "inactive", ControlAvailable: false, Error: "", RemoteManagers: null },
@@ -136,9 +143,10 @@ export async function buildVersionInfo(src: InfoSources): Promise<VersionInfo> {
     Os: "linux",
   };
   const runtime = await defaultRuntimeComponent(src);
+  const init = (await initReport(src.config()["init-path"])).component;
   const base: VersionInfo = {
     Platform: { Name: "Engine" },
-    Components: [{ Name: "Engine", Version: ENGINE_VERSION, Details: details }, ...(runtime ? [runtime] : [])],
+    Components: [{ Name: "Engine", Version: ENGINE_VERSION, Details: details }, ...(runtime ? [runtime] : []), ...(init ? [init] : [])],
     Version: ENGINE_VERSION,
     ApiVersion: API_VERSION,
     MinAPIVersion: MIN_API_VERSION,
@@ -151,6 +159,30 @@ export async function buildVersionInfo(src: InfoSources): Promise<VersionInfo> {
     BuildTime: BUILD_TIME,
   };
   return src.hooks.processVersion.promise(base);
+}
+
+/**
+ * The daemon's open file descriptors, as Docker counts its own: the size the kernel gives
+ * /proc/self/fd (Linux 6.2 and later), else its entries less the one the count itself opens.
+ */
+function openFds(): number {
+  try {
+    const size = statSync("/proc/self/fd").size;
+    if (size > 0) return size;
+    return readdirSync("/proc/self/fd").length - 1;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * What stands for Docker's count of goroutines (`NGoroutines`): a Node daemon has no
+ * goroutines; the nearest is what its event loop has in progress, each of which a Go daemon
+ * would serve in a goroutine of its own: the open sockets and listeners, child processes,
+ * timers and pending file-system and DNS requests (libuv's active handles and requests).
+ */
+function activeTasks(): number {
+  return process.getActiveResourcesInfo().length;
 }
 
 function readIpForward(): boolean {

@@ -226,7 +226,8 @@ describe("configuration file and --validate", function () {
       ]);
       expectFailedStart(logRes, dir1);
       expect(logRes.stderr).to.include(CONFLICT);
-      expect(logRes.stderr).to.include('log-format: (from flag: "json", from file: "text")');
+      // a string as it is, as Docker prints it (Go's %v)
+      expect(logRes.stderr).to.include("log-format: (from flag: json, from file: text)");
       expectFailedStart(featureRes, dir2);
       expect(featureRes.stderr).to.include(CONFLICT);
       expect(featureRes.stderr).to.include('features: (from flag: {"cdi":false}, from file: {"cdi":true})');
@@ -364,7 +365,8 @@ describe("configuration file and --validate", function () {
       const path = writeConfig(dir, { proxies: { "https-proxy": "http://user:filesecret@proxy.test:3128" } });
       const res = await runEngined([...startArgs(dir), "--config-file", path, "--https-proxy", "http://user:secret@proxy.test:3128"]);
       expectFailedStart(res, dir);
-      expect(res.stderr).to.include("proxies.https-proxy: (from flag: xxxxx, from file: xxxxx)");
+      // named as Docker names it, its credentials masked as Docker masks them
+      expect(res.stderr).to.include("https-proxy: (from flag: http://xxxxx:xxxxx@proxy.test:3128, from file: http://xxxxx:xxxxx@proxy.test:3128)");
       expect(res.stderr).to.not.include("secret");
     });
 

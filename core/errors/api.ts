@@ -21,6 +21,7 @@ export const apiErrors = {
   // Docker's CheckForJSON: a body the route decodes as JSON under another Content-Type
   apiBadContentType: define("ENGINE_ERR_API_BAD_CONTENT_TYPE", 400, (detail: string) => detail),
   apiInvalidParameter: define("ENGINE_ERR_API_INVALID_PARAMETER", 400, (name: string, value: string) => `invalid value for ${name}: "${value}"`),
+  systemDfUnknownType: define("ENGINE_ERR_API_DF_UNKNOWN_TYPE", 400, (type: string) => `unknown object type: ${type}`),
   eventsSinceAfterUntil: define("ENGINE_ERR_API_EVENTS_SINCE_AFTER_UNTIL", 400, (since: string, until: string) => `\`since\` time (${since}) cannot be after \`until\` time (${until})`),
   apiGoParseError: define("ENGINE_ERR_API_GO_PARSE", 400, (goMessage: string) => goMessage),
   apiExperimentalDisabled: define(

@@ -38,8 +38,12 @@ function keyIndex(): { direct: Map<string, OptionName>; nested: Map<string, Map<
 
 const index = keyIndex();
 
-/** Parses the file's text; throws one error naming the file and every problem. */
+/**
+ * Parses the file's text; throws one error naming the file and every problem. A file with
+ * nothing in it but white space sets nothing, as Docker 28 takes it.
+ */
 export function parseConfigFile(text: string, path: string, platform: Platform): Map<OptionName, unknown> {
+  if (text.trim() === "") return new Map();
   let json: unknown;
   try {
     json = JSON.parse(text);

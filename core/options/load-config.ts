@@ -2,6 +2,8 @@
  * The whole configuration of a start, a `--validate` or a reload: flags, then the file
  * (`--config-file`, default `/etc/engine/daemon.json`; a missing default file is fine, a
  * missing named one is not), then the environment and the defaults, then the rules.
+ * The file is read as Docker 28 reads it: in the encoding its byte order mark names (UTF-8,
+ * or the UTF-16 that Windows editors write), UTF-8 without one.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { errors } from "../errors.js";
@@ -27,7 +29,7 @@ export function loadConfig(
   if (existsSync(path)) {
     let text: string;
     try {
-      text = readFileSync(path, "utf8");
+      text = decodeConfigFile(readFileSync(path));
     } catch (err) {
       throw errors.configInvalid(path, [`it cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`]);
     }
@@ -42,6 +44,11 @@ export function loadConfig(
   return { ...resolved, file };
 }
 
+function decodeConfigFile(bytes: Buffer): string {
+  const encoding = bytes[0] === 0xff && bytes[1] === 0xfe ? "utf-16le" : bytes[0] === 0xfe && bytes[1] === 0xff ? "utf-16be" : "utf-8";
+  return new TextDecoder(encoding).decode(bytes); // (the mark itself is dropped)
+}
+
 /**
  * The defaults Docker's daemon takes from the host, for options neither a flag nor the file
  * set. The cgroup namespace mode is the table's `private` on a cgroup v2 host and `host` on a
@@ -51,4 +58,7 @@ export function loadConfig(
 function hostDefaults(r: ResolvedOptions, host: RuleHost): void {
   const set = (name: OptionName) => r.given.has(name) || r.fromFile.has(name);
   if (!set("default-cgroupns-mode") && host.cgroupVersion === 1) r.config["default-cgroupns-mode"] = "host";
+  // An empty seccomp profile is the default one, as Docker's daemon takes it (`--seccomp-profile=`
+  // or `"seccomp-profile": ""`): its `/info` then says `profile=builtin`.
+  if (r.config["seccomp-profile"] === "") r.config["seccomp-profile"] = "builtin";
 }

@@ -39,7 +39,7 @@ export interface OptionDefinition<T> {
   readonly env?: string | readonly string[];
   /** Parsed and acted on, never configuration (`--help`, `--version`, `--validate`, `--config-file`). */
   readonly action?: boolean;
-  /** Holds credentials: masked in logs and `/info`. */
+  /** A URL that may hold credentials: they are masked (`xxxxx:xxxxx`) in logs, messages and `/info`. */
   readonly secret?: boolean;
   /** An example: the flag words and the value they give (for file-only options, the file value). */
   readonly example: { readonly args?: readonly string[]; readonly file?: unknown; readonly value: NoInfer<T> };

@@ -2,11 +2,14 @@
  * Turns what the operator gave into the typed daemon configuration. Each option takes its
  * value from the first source that sets it: a flag, the configuration file, an environment
  * variable, the table's default. An option set both by a flag and in the file is an error
- * whatever the values, naming every such option with both values.
+ * whatever the values, naming every such option with both values in Docker's words: the file
+ * key (a member of an object by its own name: `http-proxy`, not `proxies.http-proxy`), a string
+ * as it is (Go's `%v`), other values as JSON, credentials masked.
  */
 import { errors } from "../errors.js";
 import { definitionOf, optionNames, type DaemonConfig, type OptionDefinition, type OptionName } from "./table.js";
 import { ValueError } from "./value-types.js";
+import { shownValue } from "./mask-credentials.js";
 
 export interface ResolvedOptions {
   config: DaemonConfig;
@@ -27,7 +30,8 @@ export function resolveOptions(
     const detail = conflicts.map((name) => {
       const def = definitionOf(name);
       const fromFlag = parseFlag(def, flags.get(name)!);
-      return `${def.key}: (from flag: ${show(def, fromFlag)}, from file: ${show(def, file.get(name))})`;
+      const key = (def.key ?? name).split(".").pop();
+      return `${key}: (from flag: ${show(def, fromFlag)}, from file: ${show(def, file.get(name))})`;
     });
     throw errors.configConflict(source, detail);
   }
@@ -68,5 +72,6 @@ function parseValue(def: OptionDefinition<unknown>, text: string, previous: unkn
 }
 
 function show(def: OptionDefinition<unknown>, value: unknown): string {
-  return def.secret ? "xxxxx" : JSON.stringify(def.type.toFile(value as never));
+  const shown = shownValue(def, value);
+  return typeof shown === "string" ? shown : JSON.stringify(shown);
 }

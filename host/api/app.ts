@@ -21,6 +21,8 @@ export interface ApiDeps extends SystemRouteDeps {
   hooks: EngineHooks;
   log: Logger;
   load?: LoadLimits;
+  /** Whether experimental features are on: every answer says so in `Docker-Experimental`, as Docker's daemon does. */
+  experimental?: () => boolean;
   /** The routes of each area (images, containers, networks...; tests add their own), registered after the shared machinery. */
   routes?: ((app: FastifyInstance) => void)[];
 }
@@ -70,6 +72,8 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   app.addHook("onRequest", async (request, reply) => {
     reply.header("Api-Version", API_VERSION).header("Ostype", "linux").header("Server", SERVER_HEADER);
     checkApiVersion(request.raw);
+    // set past the version check, as Docker's innermost middleware: a refused version has none
+    reply.header("Docker-Experimental", String(deps.experimental?.() ?? false));
     if (request.method !== "GET" && request.method !== "HEAD") request.log.debug({ method: request.method, url: request.url }, "API call");
   });
 

@@ -21,6 +21,11 @@ export class EventLog {
     });
   }
 
+  /** How many clients follow the events now (`/info`'s `NEventsListener`). */
+  get listenerCount(): number {
+    return this.subscribers.size;
+  }
+
   /**
    * The kept events from `since` (nanoseconds; all kept ones at 0n) and a subscription to the
    * new ones, taken together so that none falls between. Call the returned function to end it.
