@@ -20,8 +20,9 @@ import { clientArchiveError } from "../client-archive-error.js";
 
 interface DockerManifestEntry {
   Config: string;
+  // (null in moby's Dangling test image: Go's decoder reads it as none)
   RepoTags?: string[] | null;
-  Layers: string[];
+  Layers?: string[] | null;
 }
 
 interface OciDescriptor {
@@ -90,7 +91,7 @@ export async function loadImages(
     if (archive.has("manifest.json")) {
       for (const entry of checkedJson(archive, "manifest.json", isDockerManifest, "a list of {Config, RepoTags, Layers}")) {
         const layers = [];
-        for (const layer of entry.Layers) layers.push(await uncompressed(layer));
+        for (const layer of entry.Layers ?? []) layers.push(await uncompressed(layer));
         plan.push({ config: archive.read(entry.Config), layers, tags: entry.RepoTags ?? [] });
       }
     } else if (archive.has("index.json")) {
