@@ -211,6 +211,37 @@ describe("what moby's image integration tests expect of a daemon", function () {
     const compose = await inspect("busybox", "1.51", { "user-agent": "docker-compose/1.29.2 docker-py/5.0.3 Linux/6.1.0" });
     expect(compose.ContainerConfig).to.include({ Image: "" });
   });
+
+  it("lists the size shared with other images when asked (from API 1.42), and from API 1.51 the containers made from each", async () => {
+    const twin = await send("POST", "/v1.51/images/create?fromSrc=-&repo=busybox-twin&tag=latest", await busyboxRootfs());
+    expect(twin.status, twin.body.toString()).to.equal(200);
+    const created = await send("POST", "/v1.51/containers/create?name=counted", Buffer.from(JSON.stringify({ Image: "busybox", Cmd: ["true"] })), { "content-type": "application/json" });
+    expect(created.status, created.body.toString()).to.equal(201);
+    try {
+      type Summary = { RepoTags: string[]; Size: number; SharedSize: number; Containers: number };
+      const list = async (path: string) => {
+        const r = await api("GET", path);
+        expect(r.status, r.body).to.equal(200);
+        const images = JSON.parse(r.body) as Summary[];
+        const find = (tag: string) => images.find((i) => i.RepoTags.includes(tag))!;
+        return { busybox: find("busybox:latest"), twin: find("busybox-twin:latest") };
+      };
+      const shared = await list("/v1.51/images/json?shared-size=1");
+      // the two imports of one root filesystem both have its layer
+      expect(shared.busybox.SharedSize).to.equal(shared.busybox.Size).and.be.above(0);
+      expect(shared.twin.SharedSize).to.equal(shared.twin.Size);
+      expect(shared.busybox.Containers).to.equal(1);
+      expect(shared.twin.Containers).to.equal(0);
+      const plain = await list("/v1.51/images/json");
+      expect([plain.busybox.SharedSize, plain.busybox.Containers]).to.deep.equal([-1, 1]);
+      const before151 = await list("/v1.50/images/json?shared-size=1");
+      expect([before151.busybox.SharedSize, before151.busybox.Containers]).to.deep.equal([shared.busybox.Size, -1]);
+      const before142 = await list("/v1.41/images/json?shared-size=1");
+      expect([before142.busybox.SharedSize, before142.busybox.Containers]).to.deep.equal([-1, -1]);
+    } finally {
+      await api("DELETE", "/v1.51/containers/counted?force=1");
+    }
+  });
 });
 
 /** The text of one member of a tar. */

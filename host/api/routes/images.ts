@@ -44,6 +44,8 @@ export interface ImageRouteDeps {
   limits: () => { downloads: number; uploads: number; attempts: number };
   /** Whether a container uses the image (409 on removal); none do until containers exist. */
   inUse?: (id: string) => boolean;
+  /** How many containers each image has (by image ID), for the list's `Containers` from API 1.51. */
+  containerCounts?: () => Map<string, number>;
   hooks: EngineHooks;
 }
 
@@ -68,6 +70,13 @@ export function summary(image: Image, apiVersion: string, store?: ImageStore): R
     Labels: image.config.config?.Labels ?? null,
     Containers: -1,
   };
+}
+
+/** Each image's layers that other images have too, their sizes summed (Docker's reference count by chain ID). */
+function sharedSizes(images: readonly Image[], store: ImageStore): (image: Image) => number {
+  const users = new Map<string, number>();
+  for (const image of images) for (const chainId of image.chain) users.set(chainId, (users.get(chainId) ?? 0) + 1);
+  return (image) => image.chain.filter((c) => (users.get(c) ?? 0) > 1).reduce((sum, c) => sum + (store.layers.get(c)?.size ?? 0), 0);
 }
 
 /** What an image that was not committed or built shows as its ContainerConfig: Docker's empty container config. */
@@ -197,7 +206,18 @@ export function imageRoutes(deps: ImageRouteDeps) {
       // Docker's: with a reference filter, an image shows only the names that match it
       const patterns = filters.get("reference") ?? [];
       const named = (i: Image): Image => (patterns.length ? { ...i, references: matchingReferences(i, patterns) } : i);
-      return shown.filter(keep).sort(newest).map((i) => summary(named(i), version, store));
+      // Docker's: the size of an image's layers other images have too, when asked (from API 1.42),
+      // counted over every image, listed or not; and from API 1.51 the containers made from each
+      const shared = compareApiVersions(version, "1.42") >= 0 && queryBool(query, "shared-size") ? sharedSizes(all, store) : undefined;
+      const counts = compareApiVersions(version, "1.51") >= 0 ? (deps.containerCounts?.() ?? new Map<string, number>()) : undefined;
+      return shown
+        .filter(keep)
+        .sort(newest)
+        .map((i) => ({
+          ...summary(named(i), version, store),
+          ...(shared ? { SharedSize: shared(i) } : {}),
+          ...(counts ? { Containers: counts.get(i.id) ?? 0 } : {}),
+        }));
     });
 
     app.get("/images/get", async (request, reply) => {
