@@ -16,6 +16,7 @@ import { PRIVATE_DIR, PRIVATE_FILE } from "../../core/state-modes.js";
 import { digestOfFile } from "../../core/images/blob-store.js";
 import type { Image, ImageStore } from "../../core/images/image-store.js";
 import { ArchiveDir } from "./archive-dir.js";
+import { goArch } from "../../core/images/platform-specifier.js";
 import { clientArchiveError } from "../client-archive-error.js";
 
 interface DockerManifestEntry {
@@ -60,7 +61,6 @@ function checkedJson<T>(archive: ArchiveDir, member: string, is: (v: unknown) =>
   return value;
 }
 
-const GOARCH: Record<string, string> = { x64: "amd64", arm64: "arm64", arm: "arm", ia32: "386" };
 const blobMember = (digest: string) => `blobs/${digest.replace(":", "/")}`;
 
 export async function loadImages(
@@ -138,7 +138,7 @@ function isCompressed(file: string): boolean {
 function ociManifests(archive: ArchiveDir, descriptors: OciDescriptor[], depth = 0): OciDescriptor[] {
   if (depth > 4) throw errors.imageInvalidArchive("OCI indexes nested too deep");
   const out: OciDescriptor[] = [];
-  const arch = GOARCH[process.arch] ?? process.arch;
+  const arch = goArch();
   for (const d of descriptors) {
     if (d.platform && (d.platform.os !== "linux" || d.platform.architecture !== arch)) continue;
     if (d.mediaType?.includes("image.index") || d.mediaType?.includes("manifest.list")) {
