@@ -202,6 +202,12 @@ describe("what moby's image integration tests expect of a daemon", function () {
     expect([r.status, message(r)]).to.deep.equal([400, '"foobar": unknown operating system or architecture: invalid argument']);
   });
 
+  it("refuses a build's platform that is none in the same words (TestBuildPlatformInvalid)", async () => {
+    const context = await makeTar([{ name: "Dockerfile", data: "FROM busybox\n" }]);
+    const r = await send("POST", "/v1.51/build?platform=foobar", context);
+    expect([r.status, message(r)]).to.deep.equal([400, '"foobar": unknown operating system or architecture: invalid argument']);
+  });
+
   it("shows Container and ContainerConfig below API 1.45 only, the container when there is one, and to docker-compose 1.x at every version", async () => {
     expect(await inspect("busybox", "1.45")).to.not.have.any.keys("Container", "ContainerConfig");
     expect(await inspect("busybox", "1.51")).to.not.have.any.keys("Container", "ContainerConfig");
