@@ -250,6 +250,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           driver,
           disablePigz: () => config["disable-pigz"],
           inUse: usesImage,
+          containerCounts: () => {
+            const counts = new Map<string, number>();
+            for (const c of containers.list()) counts.set(c.Image, (counts.get(c.Image) ?? 0) + 1);
+            return counts;
+          },
           registry,
           hooks,
           limits: () => ({

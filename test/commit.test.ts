@@ -67,13 +67,14 @@ describe("commit", function () {
       expect(image.Author).to.equal("Ann <ann@example.com>");
       expect(image.Comment).to.equal("my message");
       const src = JSON.parse(ok(await docker(host, ["inspect", "commit-src"]), "inspect container"))[0];
-      // the container and its configuration, at every API version (Docker's daemon drops them
-      // from 1.45 on; docker-compose 1.x needs them: host/api/routes/images.ts)
-      expect(image.ContainerConfig.Cmd).to.deep.equal(["sh", "-c", "echo committed > /new && rm /etc/group"]);
+      // the container and its configuration below API 1.45 only, as Docker's daemon shows them
+      // (docker-compose 1.x keeps them at every version: host/images/compose-legacy.ts); an
+      // image that was not committed has no container (Docker 28's field is omitempty)
+      expect(image).to.not.have.any.keys("Container", "ContainerConfig");
       const old = await inspectImage("committed:v1", "1.44");
       expect(old.Container).to.equal(src.Id);
       expect(old.ContainerConfig.Cmd).to.deep.equal(["sh", "-c", "echo committed > /new && rm /etc/group"]);
-      expect((await inspectImage("busybox", "1.44")).Container).to.equal("");
+      expect(await inspectImage("busybox", "1.44")).to.not.have.any.keys("Container");
       // the image config shows the container's other fields (Hostname, Tty, Image...) up to API
       // 1.49 only; from 1.50 it is the OCI image config's fields and Docker's three
       expect(old.Config).to.include({ Hostname: src.Config.Hostname, Tty: false });

@@ -14,6 +14,10 @@ export const imagesErrors = {
     404,
     (ref: string, wanted: string, actual: string) => `image with reference ${ref} was found but does not match the specified platform: wanted ${wanted}, actual: ${actual}`,
   ),
+  // a `platform=` that is none: containerd's platforms.Parse's words, as Docker's daemon passes them on
+  platformInvalid: define("ENGINE_ERR_PLATFORM_INVALID", 400, (message: string) => message),
+  // an import for another operating system (Docker's image.CheckOS)
+  imageOsNotSupported: define("ENGINE_ERR_IMAGE_OS_NOT_SUPPORTED", 400, () => "operating system is not supported"),
   imageAmbiguous: define(
     "ENGINE_ERR_IMAGE_AMBIGUOUS",
     400,
@@ -24,6 +28,12 @@ export const imagesErrors = {
   imageInvalidLayerArchive: define("ENGINE_ERR_IMAGE_INVALID_LAYER_ARCHIVE", 400, (detail: string) => `invalid layer archive: ${detail}`),
   // what Docker's daemon says of a download it could not make (Go's http client): a 500
   imageImportDownloadFailed: define("ENGINE_ERR_IMAGE_IMPORT_DOWNLOAD_FAILED", 500, (url: string, cause: string) => `Get "${url}": ${cause}`),
+  // what the import's URL answered, in Docker's words (its remotecontext.GetWithStatusError), with its status
+  imageImportSourceNotFound: define("ENGINE_ERR_IMAGE_IMPORT_SOURCE_NOT_FOUND", 404, (detail: string) => detail),
+  imageImportSourceRefused: define("ENGINE_ERR_IMAGE_IMPORT_SOURCE_REFUSED", 400, (detail: string) => detail),
+  imageImportSourceUnauthorized: define("ENGINE_ERR_IMAGE_IMPORT_SOURCE_UNAUTHORIZED", 401, (detail: string) => detail),
+  imageImportSourceForbidden: define("ENGINE_ERR_IMAGE_IMPORT_SOURCE_FORBIDDEN", 403, (detail: string) => detail),
+  imageImportSourceFailed: define("ENGINE_ERR_IMAGE_IMPORT_SOURCE_FAILED", 500, (detail: string) => detail),
   imageImportSourceInvalid: define(
     "ENGINE_ERR_IMAGE_IMPORT_SOURCE_INVALID",
     400,
@@ -36,6 +46,8 @@ export const imagesErrors = {
   ),
   imageInvalidChangeCommand: define("ENGINE_ERR_IMAGE_INVALID_CHANGE_COMMAND", 400, (keyword: string) => `${keyword} is not a valid change command`),
   imageInvalidChangeArgs: define("ENGINE_ERR_IMAGE_INVALID_CHANGE_ARGS", 400, (why: string) => why),
+  // a tag whose repository is `sha256` (it would read as a digest): Docker's words
+  imageTagAmbiguous: define("ENGINE_ERR_IMAGE_TAG_AMBIGUOUS", 400, () => "refusing to create an ambiguous tag using digest algorithm as name"),
   imageCommitToDigest: define("ENGINE_ERR_IMAGE_COMMIT_TO_DIGEST", 400, () => "cannot commit to digest reference"),
   imageLayerUnexportable: define("ENGINE_ERR_IMAGE_LAYER_UNEXPORTABLE", 500, (diffId: string, why: string) => `layer ${diffId} cannot be exported: ${why}`),
   // a layer the store was to keep for an image being made went meanwhile: the daemon's fault, never the client's

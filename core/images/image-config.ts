@@ -42,10 +42,25 @@ export interface ImageConfig {
 
 const validate = typia.createValidate<ImageConfig>();
 
+/**
+ * A null where the config has a value is read as no value, as Go's decoder (Docker's) reads it:
+ * `"created":null`, `"diff_ids":null` (no layers), a history entry's null fields. Only the parsed
+ * copy changes; the bytes, whose digest is the image's ID, stay as they came.
+ */
+function withoutNulls(json: unknown): unknown {
+  if (!json || typeof json !== "object" || Array.isArray(json)) return json;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(json)) if (value !== null) out[key] = value;
+  const rootfs = out.rootfs as Record<string, unknown> | undefined;
+  if (rootfs && typeof rootfs === "object" && !Array.isArray(rootfs) && rootfs.diff_ids === null) out.rootfs = { ...rootfs, diff_ids: [] };
+  if (Array.isArray(out.history)) out.history = out.history.map((entry: unknown) => withoutNulls(entry));
+  return out;
+}
+
 export function parseImageConfig(bytes: Buffer, where: string): ImageConfig {
   let json: unknown;
   try {
-    json = JSON.parse(bytes.toString("utf8"));
+    json = withoutNulls(JSON.parse(bytes.toString("utf8")));
   } catch (err) {
     throw errors.imageInvalidArchive(`${where} is not JSON: ${(err as Error).message}`);
   }

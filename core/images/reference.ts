@@ -7,6 +7,7 @@
 import { errors } from "../errors.js";
 
 export const DEFAULT_DOMAIN = "docker.io";
+const LEGACY_DEFAULT_DOMAIN = "index.docker.io";
 const OFFICIAL_PREFIX = "library/";
 const COMPONENT = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
 const DOMAIN = /^(?:localhost|[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:]+\])(?::\d+)?$/;
@@ -52,9 +53,13 @@ export function parseReference(text: string, defaultTag: string | null = "latest
   }
   const parts = rest.split("/");
   let domain = DEFAULT_DOMAIN;
-  if (parts.length > 1 && (parts[0].includes(".") || parts[0].includes(":") || parts[0] === "localhost")) {
+  // Docker's reference parser: a first component with a dot, a colon or a capital, or `localhost`, is a registry
+  const first = parts[0];
+  if (parts.length > 1 && (first.includes(".") || first.includes(":") || first === "localhost" || first.toLowerCase() !== first)) {
     domain = parts.shift()!;
     if (!DOMAIN.test(domain)) throw errors.imageInvalidReference();
+    // the legacy name of Docker Hub's registry names it as docker.io does
+    if (domain === LEGACY_DEFAULT_DOMAIN) domain = DEFAULT_DOMAIN;
   }
   let path = parts.join("/");
   if (domain === DEFAULT_DOMAIN && parts.length === 1) path = OFFICIAL_PREFIX + path;

@@ -20,6 +20,9 @@ import { digestOfFile } from "../../core/images/blob-store.js";
 import { PRIVATE_FILE } from "../../core/state-modes.js";
 import { applyChanges } from "./changes.js";
 import { clientArchiveError } from "../client-archive-error.js";
+import type { Platform } from "../registry/manifests.js";
+import { ENGINE_VERSION } from "../../core/version.js";
+import { STATUS_CODES } from "node:http";
 
 export interface ImportOptions {
   source: Readable;
@@ -29,10 +32,20 @@ export interface ImportOptions {
   message?: string;
   changes: string[];
   disablePigz: boolean;
+  /** The image's platform: the request's `platform=`, else the host's (Docker's default spec). */
+  platform: Platform;
 }
 
+/** How much of a refusing answer's body goes into the message (Docker reads it all; this bounds it). */
+const ANSWER_BODY_LIMIT = 64 * 1024;
 
-const GOARCH: Record<string, string> = { x64: "amd64", arm64: "arm64", arm: "arm", ia32: "386", ppc64: "ppc64le", s390x: "s390x" };
+/**
+ * Docker's refusal of an import for another OS (its image.CheckOS, before the layer is read):
+ * the image could never run here.
+ */
+export function checkImportPlatform(platform: Platform): void {
+  if (platform.os.toLowerCase() !== "linux") throw errors.imageOsNotSupported();
+}
 
 export async function openImportSource(fromSrc: string, body: Readable): Promise<Readable> {
   if (fromSrc === "-") return body;
@@ -43,11 +56,33 @@ export async function openImportSource(fromSrc: string, body: Readable): Promise
     .catch((err: unknown) => {
       throw errors.imageImportDownloadFailed(url.href, goDialError(err) ?? (err as Error).message);
     });
-  if (res.statusCode >= 400) {
-    await res.body.dump();
-    throw errors.imageInvalidArchive(`downloading ${url.href} answered ${res.statusCode}`);
-  }
+  if (res.statusCode >= 400) throw await refusal(url.href, res.statusCode, res.body);
   return res.body as unknown as Readable;
+}
+
+/**
+ * A URL that answered 400 or more, as Docker's daemon tells it (remotecontext.GetWithStatusError):
+ * the status and the answer's body in the message, and 404, 400, 401 and 403 passed on as they
+ * are (a missing file is the client's "not found"); any other status is a 500, as Docker's.
+ */
+async function refusal(url: string, status: number, body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<Error> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= ANSWER_BODY_LIMIT) {
+      body.destroy();
+      break;
+    }
+  }
+  const text = Buffer.concat(chunks).subarray(0, ANSWER_BODY_LIMIT).toString("utf8").trim();
+  const message = `failed to GET ${url} with status ${status} ${STATUS_CODES[status] ?? ""}`.trimEnd() + `: ${text}`;
+  if (status === 404) return errors.imageImportSourceNotFound(message);
+  if (status === 400) return errors.imageImportSourceRefused(message);
+  if (status === 401) return errors.imageImportSourceUnauthorized(message);
+  if (status === 403) return errors.imageImportSourceForbidden(message);
+  return errors.imageImportSourceFailed(message);
 }
 
 /**
@@ -78,9 +113,11 @@ export async function importImage(store: ImageStore, opts: ImportOptions): Promi
     const { digest } = await digestOfFile(tarFile);
     const now = new Date().toISOString();
     const config: ImageConfig = {
-      architecture: GOARCH[process.arch] ?? process.arch,
-      os: "linux",
+      architecture: opts.platform.architecture,
+      ...(opts.platform.variant ? { variant: opts.platform.variant } : {}),
+      os: opts.platform.os,
       created: now,
+      docker_version: ENGINE_VERSION,
       ...(opts.message ? { comment: opts.message } : {}),
       config: applyChanges({}, opts.changes),
       rootfs: { type: "layers", diff_ids: [digest] },

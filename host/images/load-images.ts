@@ -16,12 +16,14 @@ import { PRIVATE_DIR, PRIVATE_FILE } from "../../core/state-modes.js";
 import { digestOfFile } from "../../core/images/blob-store.js";
 import type { Image, ImageStore } from "../../core/images/image-store.js";
 import { ArchiveDir } from "./archive-dir.js";
+import { goArch } from "../../core/images/platform-specifier.js";
 import { clientArchiveError } from "../client-archive-error.js";
 
 interface DockerManifestEntry {
   Config: string;
+  // (null in moby's Dangling test image: Go's decoder reads it as none)
   RepoTags?: string[] | null;
-  Layers: string[];
+  Layers?: string[] | null;
 }
 
 interface OciDescriptor {
@@ -59,7 +61,6 @@ function checkedJson<T>(archive: ArchiveDir, member: string, is: (v: unknown) =>
   return value;
 }
 
-const GOARCH: Record<string, string> = { x64: "amd64", arm64: "arm64", arm: "arm", ia32: "386" };
 const blobMember = (digest: string) => `blobs/${digest.replace(":", "/")}`;
 
 export async function loadImages(
@@ -90,7 +91,7 @@ export async function loadImages(
     if (archive.has("manifest.json")) {
       for (const entry of checkedJson(archive, "manifest.json", isDockerManifest, "a list of {Config, RepoTags, Layers}")) {
         const layers = [];
-        for (const layer of entry.Layers) layers.push(await uncompressed(layer));
+        for (const layer of entry.Layers ?? []) layers.push(await uncompressed(layer));
         plan.push({ config: archive.read(entry.Config), layers, tags: entry.RepoTags ?? [] });
       }
     } else if (archive.has("index.json")) {
@@ -137,7 +138,7 @@ function isCompressed(file: string): boolean {
 function ociManifests(archive: ArchiveDir, descriptors: OciDescriptor[], depth = 0): OciDescriptor[] {
   if (depth > 4) throw errors.imageInvalidArchive("OCI indexes nested too deep");
   const out: OciDescriptor[] = [];
-  const arch = GOARCH[process.arch] ?? process.arch;
+  const arch = goArch();
   for (const d of descriptors) {
     if (d.platform && (d.platform.os !== "linux" || d.platform.architecture !== arch)) continue;
     if (d.mediaType?.includes("image.index") || d.mediaType?.includes("manifest.list")) {

@@ -21,21 +21,30 @@ export interface SaveItem {
   refs: string[];
 }
 
+/** When the image was made (its config's `created`, to the second as a tar header keeps it); the epoch when it has none. */
+function createdOf(image: Image): Date {
+  const ms = Date.parse(image.config.created ?? "");
+  return Number.isNaN(ms) || ms < 0 ? new Date(0) : new Date(ms);
+}
+
 /** `disablePigz`: the daemon's `disable-pigz`, for pulled layers decompressed on the way. */
 export function saveImages(store: ImageStore, items: readonly SaveItem[], opts: { disablePigz: boolean }): Readable {
   const pack = tarStream.pack();
   const written = new Set<string>();
-  const mtime = new Date(0);
-  const addBuffer = (name: string, data: Buffer) =>
+  // As Docker's save: the image's config and layers dated when the image was made (a layer two
+  // images share, by the first saved), the rest (manifests, index, oci-layout, repositories) at
+  // the epoch, so that the same images make the same archive.
+  const EPOCH = new Date(0);
+  const addBuffer = (name: string, data: Buffer, mtime = EPOCH) =>
     new Promise<void>((resolve, reject) => pack.entry({ name, size: data.length, mtime, mode: 0o644 }, data, (err) => (err ? reject(err) : resolve())));
-  const addBlobFile = async (digest: string) => {
+  const addBlobFile = async (digest: string, mtime: Date) => {
     if (written.has(digest)) return;
     written.add(digest);
     const entry = pack.entry({ name: `blobs/sha256/${digest.slice(7)}`, size: store.blobs.size(digest), mtime, mode: 0o644 });
     await pipeline(store.blobs.open(digest), entry);
   };
   /** A layer's uncompressed tar under its diff ID (a pulled layer's is decompressed on the way). */
-  const addLayer = async (chainId: string, diffId: string): Promise<number> => {
+  const addLayer = async (chainId: string, diffId: string, mtime: Date): Promise<number> => {
     const layer = store.layers.get(chainId);
     if (!layer) throw new Error(`layer ${chainId} is missing`);
     const { size, stream } = await store.layers.openTar(layer, opts);
@@ -64,10 +73,11 @@ export function saveImages(store: ImageStore, items: readonly SaveItem[], opts: 
     /** The legacy `repositories` file: name -> tag -> the hex of the image's top layer's diff ID, as Docker 25+ writes it. */
     const repositories: Record<string, Record<string, string>> = {};
     for (const { image, refs } of items) {
-      await addBlobFile(image.id);
+      const created = createdOf(image);
       const diffIds = image.config.rootfs.diff_ids;
       const sizes: number[] = [];
-      for (const [i, d] of diffIds.entries()) sizes.push(await addLayer(image.chain[i], d));
+      for (const [i, d] of diffIds.entries()) sizes.push(await addLayer(image.chain[i], d, created));
+      await addBlobFile(image.id, created);
       const manifest = Buffer.from(JSON.stringify({
         schemaVersion: 2,
         mediaType: "application/vnd.oci.image.manifest.v1+json",

@@ -5,6 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { errors } from "../../core/errors.js";
+import { parsePlatformSpecifier } from "../../core/images/platform-specifier.js";
 
 export const MediaTypes = {
   dockerManifest: "application/vnd.docker.distribution.manifest.v2+json",
@@ -82,13 +83,20 @@ export function hostPlatform(): Platform {
   return arch[process.arch] ?? { os: "linux", architecture: process.arch };
 }
 
-/** `linux/arm64/v8` -> a platform; an empty string is the host's. */
+/**
+ * A request's `platform=` (a pull, an import, a create, a build) -> a platform; an empty string
+ * is the host's. Read as Docker's daemon reads it (containerd's platforms.Parse): a refusal is a
+ * 400 in containerd's words ("unknown operating system or architecture", ...).
+ */
 export function parsePlatform(text: string | undefined): Platform {
   if (!text) return hostPlatform();
-  const [os, architecture, variant] = text.toLowerCase().split("/");
-  if (!os || !architecture) throw errors.apiInvalidParameter("platform", text);
-  const arch = architecture === "x86_64" ? "amd64" : architecture === "aarch64" ? "arm64" : architecture;
-  return { os, architecture: arch, ...(variant ? { variant } : {}) };
+  let p;
+  try {
+    p = parsePlatformSpecifier(text);
+  } catch (err) {
+    throw errors.platformInvalid((err as Error).message);
+  }
+  return { os: p.os, architecture: p.architecture, ...(p.variant ? { variant: p.variant } : {}) };
 }
 
 export const formatPlatform = (p: Platform) => [p.os, p.architecture, p.variant].filter(Boolean).join("/");

@@ -13,6 +13,7 @@ import { graphDriverData } from "../graph-driver.js";
 import { checkTag, familiarName, formatReference, parseReference, repositoryOf } from "../../../core/images/reference.js";
 import type { SaveItem } from "../../images/save-images.js";
 import { inspectConfig } from "../../images/inspect-config.js";
+import { isComposeV1 } from "../../images/compose-legacy.js";
 import { checkImagePlatform } from "../../images/platform-param.js";
 import { compareApiVersions } from "../../../core/version.js";
 import { requestedApiVersion } from "../api-version.js";
@@ -20,7 +21,7 @@ import { checkFilterKeys, filterBool, queryBool, queryFilters, queryList, queryS
 import { imageFilter, matchingReferences } from "./image-filters.js";
 import { progressStream } from "../progress-stream.js";
 import { decodeAuthHeader } from "../../registry/auth-header.js";
-import { parsePlatform } from "../../registry/manifests.js";
+import { parsePlatform, type Platform } from "../../registry/manifests.js";
 import type { RegistryService } from "../../registry/registry.js";
 import type { EngineHooks } from "../../../core/hooks.js";
 import { imageDeleteEvents, imageEvent, imageTagEvent, imageTransferEvent } from "../../images/image-events.js";
@@ -43,6 +44,8 @@ export interface ImageRouteDeps {
   limits: () => { downloads: number; uploads: number; attempts: number };
   /** Whether a container uses the image (409 on removal); none do until containers exist. */
   inUse?: (id: string) => boolean;
+  /** How many containers each image has (by image ID), for the list's `Containers` from API 1.51. */
+  containerCounts?: () => Map<string, number>;
   hooks: EngineHooks;
 }
 
@@ -69,6 +72,13 @@ export function summary(image: Image, apiVersion: string, store?: ImageStore): R
   };
 }
 
+/** Each image's layers that other images have too, their sizes summed (Docker's reference count by chain ID). */
+function sharedSizes(images: readonly Image[], store: ImageStore): (image: Image) => number {
+  const users = new Map<string, number>();
+  for (const image of images) for (const chainId of image.chain) users.set(chainId, (users.get(chainId) ?? 0) + 1);
+  return (image) => image.chain.filter((c) => (users.get(c) ?? 0) > 1).reduce((sum, c) => sum + (store.layers.get(c)?.size ?? 0), 0);
+}
+
 /** What an image that was not committed or built shows as its ContainerConfig: Docker's empty container config. */
 const EMPTY_CONTAINER_CONFIG = {
   Hostname: "", Domainname: "", User: "", AttachStdin: false, AttachStdout: false, AttachStderr: false,
@@ -86,7 +96,20 @@ async function graphDriver(image: Image, driver: ImageRouteDeps["driver"]): Prom
   return { Name: driver.name, Data: graphDriverData(data) };
 }
 
-function inspect(image: Image, store: ImageStore, graph: { Name: string; Data: Record<string, string> | null }, apiVersion: string): Record<string, unknown> {
+/**
+ * `Container` and `ContainerConfig`, which Docker's daemon shows below API 1.45 only: the
+ * container only when the image has one (Docker 28's field is omitempty), its configuration
+ * always. `keep` shows them at every version (docker-compose 1.x: compose-legacy.ts).
+ */
+function legacyContainerFields(c: Image["config"], apiVersion: string, keep: boolean): Record<string, unknown> {
+  if (!keep && compareApiVersions(apiVersion, "1.45") >= 0) return {};
+  return {
+    ...(typeof c.container === "string" && c.container ? { Container: c.container } : {}),
+    ContainerConfig: c.container_config ?? EMPTY_CONTAINER_CONFIG,
+  };
+}
+
+function inspect(image: Image, store: ImageStore, graph: { Name: string; Data: Record<string, string> | null }, apiVersion: string, legacy: boolean): Record<string, unknown> {
   const c = image.config;
   const history = c.history ?? [];
   return {
@@ -96,13 +119,10 @@ function inspect(image: Image, store: ImageStore, graph: { Name: string; Data: R
     Parent: parentOf(image, store),
     // Docker shows the last history entry's comment when the image has none of its own (a commit's -m)
     Comment: c.comment || (history.at(-1)?.comment ?? ""),
-    Created: c.created ?? "",
-    // Docker's daemon leaves these two out from API 1.45 on; they stay here at every version,
-    // because docker-compose 1.x (Debian's) asks for the daemon's newest version and then reads
-    // ContainerConfig to recreate a changed service (a KeyError without it). A client that does
-    // not know the fields ignores them.
-    Container: typeof c.container === "string" ? c.container : "",
-    ContainerConfig: c.container_config ?? EMPTY_CONTAINER_CONFIG,
+    // an image without a creation time (moby's Dangling test image) has none from API 1.44,
+    // Go's zero time before (moby's issue 47368)
+    ...(c.created ? { Created: c.created } : compareApiVersions(apiVersion, "1.44") < 0 ? { Created: "0001-01-01T00:00:00Z" } : {}),
+    ...legacyContainerFields(c, apiVersion, legacy),
     DockerVersion: c.docker_version ?? "",
     Author: c.author ?? "",
     Config: inspectConfig(c.config, apiVersion),
@@ -113,7 +133,8 @@ function inspect(image: Image, store: ImageStore, graph: { Name: string; Data: R
     // left out from API 1.44, as in the list and in system df
     ...(compareApiVersions(apiVersion, "1.44") < 0 ? { VirtualSize: image.size } : {}),
     GraphDriver: graph,
-    RootFS: { Type: "layers", Layers: c.rootfs.diff_ids },
+    // (no Layers for an image without layers: Docker's field is omitempty)
+    RootFS: { Type: "layers", ...(c.rootfs.diff_ids.length ? { Layers: c.rootfs.diff_ids } : {}) },
     Metadata: { LastTagTime: image.lastTagTime ?? "0001-01-01T00:00:00Z" },
   };
 }
@@ -185,7 +206,18 @@ export function imageRoutes(deps: ImageRouteDeps) {
       // Docker's: with a reference filter, an image shows only the names that match it
       const patterns = filters.get("reference") ?? [];
       const named = (i: Image): Image => (patterns.length ? { ...i, references: matchingReferences(i, patterns) } : i);
-      return shown.filter(keep).sort(newest).map((i) => summary(named(i), version, store));
+      // Docker's: the size of an image's layers other images have too, when asked (from API 1.42),
+      // counted over every image, listed or not; and from API 1.51 the containers made from each
+      const shared = compareApiVersions(version, "1.42") >= 0 && queryBool(query, "shared-size") ? sharedSizes(all, store) : undefined;
+      const counts = compareApiVersions(version, "1.51") >= 0 ? (deps.containerCounts?.() ?? new Map<string, number>()) : undefined;
+      return shown
+        .filter(keep)
+        .sort(newest)
+        .map((i) => ({
+          ...summary(named(i), version, store),
+          ...(shared ? { SharedSize: shared(i) } : {}),
+          ...(counts ? { Containers: counts.get(i.id) ?? 0 } : {}),
+        }));
     });
 
     app.get("/images/get", async (request, reply) => {
@@ -227,19 +259,32 @@ export function imageRoutes(deps: ImageRouteDeps) {
       const query = request.query as Query;
       const fromSrc = queryString(query, "fromSrc");
       const fromImage = queryString(query, "fromImage");
-      if (fromSrc === undefined && fromImage) return pull(request, reply, fromImage);
+      // read first, for a pull and an import alike, from API 1.32 (Docker's route); none is the host's
+      const platformText = compareApiVersions(requestedApiVersion(request.raw), "1.32") >= 0 ? queryString(query, "platform") : undefined;
+      const platform = parsePlatform(platformText);
+      if (fromSrc === undefined && fromImage) return pull(request, reply, fromImage, platform);
       if (fromSrc === undefined) throw errors.apiInvalidBody("fromSrc or fromImage is required");
       const repo = queryString(query, "repo");
       const tag = queryString(query, "tag");
       const tags = repo ? [tag ? `${repo}:${checkTag(tag)}` : repo] : [];
-      const { importImage, openImportSource } = await importing();
+      const { importImage, openImportSource, checkImportPlatform } = await importing();
+      const source = await openImportSource(fromSrc, request.raw as Readable);
+      try {
+        checkImportPlatform(platform);
+      } catch (err) {
+        // the download goes unread; the client's body is read and dropped (it gets the 400, not a broken pipe)
+        if (fromSrc === "-") source.resume();
+        else source.destroy();
+        throw err;
+      }
       const image = await importImage(store, {
-        source: await openImportSource(fromSrc, request.raw as Readable),
+        source,
         from: fromSrc,
         tags,
         message: queryString(query, "message"),
         changes: queryList(query, "changes"),
         disablePigz: deps.disablePigz(),
+        platform,
       });
       for (const t of tags) deps.hooks.event.call(imageTagEvent(image, formatReference(parseReference(t))));
       deps.hooks.event.call(imageEvent(image, "import", image.id));
@@ -282,7 +327,7 @@ export function imageRoutes(deps: ImageRouteDeps) {
       const platform = queryString(request.query as Query, "platform");
       if (action === "json") {
         if (compareApiVersions(version, "1.49") >= 0) checkImagePlatform(name, image.config, platform);
-        return inspect(image, store, await graphDriver(image, deps.driver), version);
+        return inspect(image, store, await graphDriver(image, deps.driver), version, isComposeV1(request.headers["user-agent"]));
       }
       if (action === "history") {
         if (compareApiVersions(version, "1.48") >= 0) checkImagePlatform(name, image.config, platform);
@@ -301,6 +346,8 @@ export function imageRoutes(deps: ImageRouteDeps) {
       const tag = queryString(query, "tag");
       const target = parseReference(tag ? `${repo}:${checkTag(tag)}` : repo);
       if (target.digest) throw errors.apiInvalidBody("refusing to create a tag with a digest reference");
+      // `sha256:x` would read as a digest (an ID) wherever the name is used: Docker refuses it before looking the image up
+      if (familiarName(repositoryOf(target)) === "sha256") throw errors.imageTagAmbiguous();
       await store.tag(name, formatReference(target));
       deps.hooks.event.call(imageTagEvent(store.resolve(formatReference(target)), formatReference(target)));
       return reply.code(201).send();
@@ -317,13 +364,12 @@ export function imageRoutes(deps: ImageRouteDeps) {
   };
 
   /** `fromImage` (short or full, with a tag or digest) and `tag` (a tag or a digest). */
-  async function pull(request: FastifyRequest, reply: FastifyReply, fromImage: string) {
+  async function pull(request: FastifyRequest, reply: FastifyReply, fromImage: string, platform: Platform) {
     const query = request.query as Query;
     const tag = queryString(query, "tag");
     let ref = parseReference(fromImage, null);
     if (tag && !ref.tag && !ref.digest) ref = tag.startsWith("sha256:") ? parseReference(`${fromImage}@${tag}`) : parseReference(`${fromImage}:${checkTag(tag)}`);
     const credentials = decodeAuthHeader(request.headers["x-registry-auth"]);
-    const platform = parsePlatform(queryString(query, "platform"));
     const { pullImage } = await pulling();
     const limits = deps.limits();
     return progressStream(reply, async (w) => {
