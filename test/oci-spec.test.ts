@@ -236,7 +236,7 @@ describe("oci spec: the base spec", () => {
     expect(() => spec({ hostConfig: { IpcMode: "bogus" } })).to.throw(SpecError, "not supported");
   });
 
-  it("gives a privileged container every capability (of the bounding set) and device, no masks and no seccomp", () => {
+  it("gives a privileged container every capability (of the bounding set) and device, no masks and no seccomp but its own", () => {
     const s = spec({ hostConfig: { Privileged: true, CapDrop: ["ALL"] } });
     expect(s.process!.capabilities!.bounding).to.deep.equal(boundingCapabilities());
     expect(resolveCapabilities([], [], true)).to.have.length(41);
@@ -246,6 +246,12 @@ describe("oci spec: the base spec", () => {
     expect(s.linux!.seccomp).to.equal(undefined);
     expect(s.linux!.resources!.devices).to.deep.equal([{ allow: true, access: "rwm" }]);
     expect(s.mounts!.find((m) => m.destination === "/sys")!.options).to.include("rw");
+    // a profile of its own applies all the same (moby's WithSeccomp), unconfined is none
+    const profile = JSON.stringify({ defaultAction: "SCMP_ACT_ALLOW", syscalls: [{ names: ["chmod"], action: "SCMP_ACT_ERRNO" }] });
+    const own = spec({ hostConfig: { Privileged: true, SecurityOpt: [`seccomp=${profile}`] } });
+    expect(own.linux!.seccomp!.defaultAction).to.equal("SCMP_ACT_ALLOW");
+    expect(own.linux!.seccomp!.syscalls!.map((r) => r.names)).to.deep.equal([["chmod"]]);
+    expect(spec({ hostConfig: { Privileged: true, SecurityOpt: ["seccomp=unconfined"] } }).linux!.seccomp).to.equal(undefined);
   });
 
   it("writes OomScoreAdj (0 too), MemorySwappiness, BlkioWeight, Annotations over labels, devices and cgroup rules as Docker does", () => {

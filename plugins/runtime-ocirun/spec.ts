@@ -541,7 +541,9 @@ export function baseSpec(ctx: SpecContext): OciSpec {
       ...(ctx.idMap ? { uidMappings: ctx.idMap.uids.map((r) => ({ ...r })), gidMappings: ctx.idMap.gids.map((r) => ({ ...r })) } : {}),
     },
   };
-  if (!privileged) {
+  // a privileged container runs without the daemon's profile, but one of its own, given with
+  // `--security-opt seccomp=<profile>`, applies, as Docker's daemon applies it (moby's WithSeccomp)
+  if (!privileged || securityOpt.some((o) => /^seccomp[:=]/.test(o))) {
     const seccomp = resolveSeccomp(securityOpt, ctx.daemon["seccomp-profile"], caps);
     if (seccomp) spec.linux!.seccomp = seccomp;
   }

@@ -162,7 +162,10 @@ const positive = (v: string | undefined) => (v && Number(v) > 0 ? Number(v) : un
 export function dockerShape(config: ContainerConfigMsg, pod: { hostname: string; cgroupParent: string; hostNetwork: boolean; hostIpc: boolean; hostPid: boolean }) {
   const sc = config.linux?.securityContext;
   const r = config.linux?.resources;
-  const securityOpt = [seccompOpt(sc), sc?.noNewPrivs ? "no-new-privileges" : undefined].filter((o): o is string => o !== undefined);
+  // a privileged CRI container has no seccomp profile at all, its own neither (containerd's rule;
+  // Docker's daemon applies a privileged container's own)
+  const seccomp = sc?.privileged ? undefined : seccompOpt(sc);
+  const securityOpt = [seccomp, sc?.noNewPrivs ? "no-new-privileges" : undefined].filter((o): o is string => o !== undefined);
   const create: ContainerCreateConfig = {
     Image: config.image!.image,
     Hostname: pod.hostname,
