@@ -187,6 +187,11 @@ const EXEC_EMPTY_COMMAND = [
   "docker run --pull never -d --name ex3 busybox sleep 300 >/dev/null; docker exec ex3 ''; docker exec -d ex3 ''; echo rc=$?",
 ];
 
+/** A port binding kept with both its fields, whatever the request sent of it. */
+const PORT_BINDING_FIELDS = [
+  `curl -s --unix-socket \${DOCKER_HOST#unix://} -H 'Content-Type: application/json' -d '{"Image":"busybox","HostConfig":{"PortBindings":{"80/tcp":[{"HostPort":"8080"}],"81/tcp":[],"82/tcp":null,"83/tcp":[{}]}}}' 'http://x/v1.41/containers/create?name=pbf' >/dev/null; docker inspect -f '{{json .HostConfig.PortBindings}}' pbf`,
+];
+
 const PIDS_LIMIT = [
   "for v in 0 -1 10; do docker create --pull never --name pl$v --pids-limit=$v busybox >/dev/null; docker inspect -f \"$v {{json .HostConfig.PidsLimit}}\" pl$v; done",
   "docker create --pull never --name pl busybox >/dev/null; docker update --pids-limit 5 pl >/dev/null; docker inspect -f '{{json .HostConfig.PidsLimit}}' pl; docker update --pids-limit -1 pl >/dev/null; docker inspect -f '{{json .HostConfig.PidsLimit}}' pl",
@@ -329,6 +334,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("takes an exec whose command is an empty word, which the runtime then refuses", EXEC_EMPTY_COMMAND);
 
   itAnswersAlike("records no pids limit for 0 or a negative one at create, and 0 for them at update", PIDS_LIMIT);
+
+  itAnswersAlike("keeps each port binding with both its fields, as Go's struct", PORT_BINDING_FIELDS);
 
   itAnswersAlike("mounts the network's files over a volume or a tmpfs at /etc, not under it", MOUNT_ORDER);
 

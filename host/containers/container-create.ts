@@ -9,7 +9,7 @@
  */
 import { join } from "node:path";
 import type { StorageDriver } from "../../core/contracts/storage.js";
-import type { ContainerCreateRequest } from "../../core/containers/container-config.js";
+import type { ContainerCreateRequest, HostConfig } from "../../core/containers/container-config.js";
 import { createEnv, resolveCommand } from "../../core/containers/command.js";
 import { healthcheckProblem, mergeHealthcheck, type HealthConfig } from "../../core/containers/healthcheck.js";
 import { newState, type ContainerRecord, type ContainerStore } from "../../core/containers/container-store.js";
@@ -160,7 +160,12 @@ async function createOn(
       ...(healthcheck ? { Healthcheck: healthcheck } : {}),
     },
     // Docker records the log driver in effect at create (the daemon's default unless one was asked for).
-    HostConfig: { ...(HostConfig ?? {}), NetworkMode: networkMode, LogConfig: { Type: log.driver, Config: { ...(HostConfig?.LogConfig?.Config ?? {}) } } },
+    HostConfig: {
+      ...(HostConfig ?? {}),
+      NetworkMode: networkMode,
+      LogConfig: { Type: log.driver, Config: { ...(HostConfig?.LogConfig?.Config ?? {}) } },
+      ...(HostConfig?.PortBindings ? { PortBindings: portBindingsAsStructs(HostConfig.PortBindings) } : {}),
+    },
     // (checked all the same; a container with its network disabled is on none, as Docker keeps it)
     ...(networks && !body.NetworkDisabled ? { Networks: networks } : {}),
     ...(linkTargets.length ? { Links: deps.links!.record(name, linkTargets) } : {}),
@@ -226,4 +231,11 @@ function endpointsConfig(body: ContainerCreateRequest, networkMode: string): Rec
 function mergeVolumes(asked: Record<string, object> | null | undefined, image: Record<string, object> | null | undefined): Record<string, object> | null {
   if (!asked || !Object.keys(asked).length) return image ?? null;
   return { ...asked, ...(image ?? {}) };
+}
+
+/** Each port binding with both its fields, as Docker's daemon keeps Go's struct (`{}` is `{"HostIp":"","HostPort":""}`). */
+function portBindingsAsStructs(bindings: NonNullable<HostConfig["PortBindings"]>): NonNullable<HostConfig["PortBindings"]> {
+  return Object.fromEntries(
+    Object.entries(bindings).map(([port, list]) => [port, list === null ? null : list.map((b) => ({ HostIp: b.HostIp ?? "", HostPort: b.HostPort ?? "" }))]),
+  );
 }
