@@ -187,6 +187,13 @@ const EXEC_EMPTY_COMMAND = [
   "docker run --pull never -d --name ex3 busybox sleep 300 >/dev/null; docker exec ex3 ''; docker exec -d ex3 ''; echo rc=$?",
 ];
 
+/** A bind of the data root, or of a folder above it, receives its unmounts (rslave); another mode asked for is refused. */
+const DAEMON_ROOT_BINDS = [
+  "root=$(docker info -f '{{.DockerRootDir}}'); docker create --pull never --name dr1 -v $root:/r busybox >/dev/null; docker create --pull never --name dr2 -v /:/host busybox >/dev/null; docker create --pull never --name dr3 -v /tmp:/t busybox >/dev/null; docker create --pull never --name dr4 --mount type=bind,src=/,dst=/r,bind-propagation=rshared busybox >/dev/null; docker inspect -f '{{.Name}} {{range .Mounts}}{{.Propagation}}{{end}}' dr1 dr2 dr3 dr4",
+  "root=$(docker info -f '{{.DockerRootDir}}'); docker create --pull never --mount type=bind,src=$root,dst=/r,bind-propagation=rprivate busybox 2>&1 | sed \"s|$root|ROOT|g\"; docker create --pull never -v $root/volumes:/r:private busybox 2>&1 | sed \"s|$root|ROOT|g\"",
+  "docker run --rm --pull never -v /:/host busybox sh -c 'grep \" /host \" /proc/self/mountinfo | grep -o master: | head -1'",
+];
+
 /** A port binding kept with both its fields, whatever the request sent of it. */
 const PORT_BINDING_FIELDS = [
   `curl -s --unix-socket \${DOCKER_HOST#unix://} -H 'Content-Type: application/json' -d '{"Image":"busybox","HostConfig":{"PortBindings":{"80/tcp":[{"HostPort":"8080"}],"81/tcp":[],"82/tcp":null,"83/tcp":[{}]}}}' 'http://x/v1.41/containers/create?name=pbf' >/dev/null; docker inspect -f '{{json .HostConfig.PortBindings}}' pbf`,
@@ -336,6 +343,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("records no pids limit for 0 or a negative one at create, and 0 for them at update", PIDS_LIMIT);
 
   itAnswersAlike("keeps each port binding with both its fields, as Go's struct", PORT_BINDING_FIELDS);
+
+  itAnswersAlike("makes a bind of or above the data root receive its unmounts, and refuses another propagation there", DAEMON_ROOT_BINDS);
 
   itAnswersAlike("mounts the network's files over a volume or a tmpfs at /etc, not under it", MOUNT_ORDER);
 

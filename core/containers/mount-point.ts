@@ -51,6 +51,8 @@ export interface ContainerMount {
   Anonymous?: boolean;
   /** bind: the host path is made when missing (`-v` binds, `CreateMountpoint`). */
   CreateSource?: boolean;
+  /** bind: `rslave` given by the daemon (a bind of or above the data root, none asked), which may fall back to `rprivate`. */
+  DaemonRootSlave?: boolean;
   /** bind: not recursive (`bind-nonrecursive`). */
   NonRecursive?: boolean;
   /** bind, read-only: only its top read-only, its submounts as they are (`bind-recursive=writable`; every read-only bind of a client before API 1.44). */

@@ -97,6 +97,12 @@ export const resourcesErrors = {
     400,
     (type: string, why: string) => `invalid mount config for type "${type}": ${why}`,
   ),
+  mountDaemonRootPropagation: define(
+    "ENGINE_ERR_MOUNT_DAEMON_ROOT_PROPAGATION",
+    400,
+    (root: string, source: string, propagation: string) =>
+      `invalid mount config: must use either propagation mode "rslave" or "rshared" when mount source is within the daemon root, daemon root: ${JSON.stringify(root)}, bind mount source: ${JSON.stringify(source)}, propagation: ${JSON.stringify(propagation)}`,
+  ),
   mountDuplicate: define("ENGINE_ERR_MOUNT_DUPLICATE", 400, (destination: string) => `Duplicate mount point: ${destination}`),
   mountFailed: define("ENGINE_ERR_MOUNT_FAILED", 500, (destination: string, why: string) => `error while mounting volume '${destination}': ${why}`),
   mountNotShared: define(

@@ -41,6 +41,8 @@ export interface ContainerVolumesDeps {
   rootOwner?: Owner;
   /** Where subpaths are pinned, one folder per use (`<exec-root>/volume-subpaths`). */
   subpathRoot: string;
+  /** The data root: a bind of it, or above it, receives its unmounts (mount-plan.ts). */
+  daemonRoot?: string;
 }
 
 export class ContainerVolumes {
@@ -55,7 +57,7 @@ export class ContainerVolumes {
 
   /** Every mount of a create request, checked; throws the 400/404/409 a create answers with. */
   async plan(hc: ContainerRecord["HostConfig"], configVolumes: readonly string[], options: { readOnlyBindsNonRecursive?: boolean } = {}): Promise<PlannedMount[]> {
-    const planned = planMounts(hc, configVolumes, this.volumesFrom(hc.VolumesFrom ?? []), options);
+    const planned = planMounts(hc, configVolumes, this.volumesFrom(hc.VolumesFrom ?? []), { ...options, daemonRoot: this.deps.daemonRoot });
     for (const m of planned) {
       // an anonymous volume is checked under a name of its kind, which Docker's refusals show
       if (m.Type === "volume") await this.deps.volumes.check(m.Name ?? randomBytes(32).toString("hex"), m.Driver ?? "", m.create?.options ?? {});
@@ -278,9 +280,9 @@ export class ContainerVolumes {
     const mine = this.active.get(ctx.containerId);
     // read-only mounts: recursively so where the kernel and the runtime can (Docker's default from API 1.44)
     const rroRefusal = () => (ctx.runtime?.path ? recursiveReadOnlyRefusal(ctx.runtime.name, ctx.runtime.path) : "rro is not supported: no runtime binary");
-    const ours = mounts.map((m) => ociMount(m, mine?.get(m.Destination)?.path ?? m.Source, rroRefusal));
+    const { root: rootfsPropagation, fellBack } = bindPropagation(mounts);
+    const ours = mounts.map((m) => ociMount(fellBack.has(m.Destination) ? { ...m, Propagation: "rprivate" } : m, mine?.get(m.Destination)?.path ?? m.Source, rroRefusal));
     const dests = new Set(ours.map((m) => m.destination));
-    const rootfsPropagation = bindPropagation(mounts);
     const replaced = replacedByUserMounts(dests, ctx.hostConfig.IpcMode || ctx.daemon["default-ipc-mode"] || "private");
     return {
       ...spec,

@@ -45,7 +45,7 @@ export function planMounts(
   hc: HostConfig,
   configVolumes: readonly string[],
   inherited: readonly PlannedMount[] = [],
-  options: { readOnlyBindsNonRecursive?: boolean } = {},
+  options: { readOnlyBindsNonRecursive?: boolean; daemonRoot?: string } = {},
 ): PlannedMount[] {
   const planned: PlannedMount[] = [];
   const taken = new Set<string>(Object.keys(hc.Tmpfs ?? {}).map(cleanTarget));
@@ -57,8 +57,13 @@ export function planMounts(
   // a client before API 1.44 has its read-only binds read-only at their top only, as they all were then
   const olderReadOnly = (m: PlannedMount): PlannedMount =>
     options.readOnlyBindsNonRecursive && m.Type === "bind" && !m.RW ? { ...m, ReadOnlyNonRecursive: true } : m;
-  for (const raw of hc.Binds ?? []) add(olderReadOnly(parseBind(raw, hc.VolumeDriver ?? "")));
-  for (const m of hc.Mounts ?? []) add(olderReadOnly(parseMount(m)));
+  const bind = (m: PlannedMount): PlannedMount => {
+    if (m.Type !== "bind") return m;
+    const propagation = bindPropagationOf(m, options.daemonRoot);
+    return { ...olderReadOnly(m), Propagation: propagation, ...(m.Propagation === "" && propagation === "rslave" ? { DaemonRootSlave: true } : {}) };
+  };
+  for (const raw of hc.Binds ?? []) add(bind(parseBind(raw, hc.VolumeDriver ?? "")));
+  for (const m of hc.Mounts ?? []) add(bind(parseMount(m)));
   for (const m of inherited) {
     if (taken.has(m.Destination)) continue;
     taken.add(m.Destination);
@@ -141,11 +146,27 @@ function parseBind(raw: string, volumeDriver: string): PlannedMount {
     if (opts.includes("nocopy")) throw errors.mountInvalidSpec(raw, "nocopy applies to volumes only");
     return {
       Type: "bind", Source: cleanTarget(source), Destination: dest, Mode: mode, RW: rw,
-      Propagation: opts.find((o) => PROPAGATIONS.includes(o)) ?? DEFAULT_PROPAGATION, CreateSource: true,
+      // (none asked: bindPropagationOf decides)
+      Propagation: opts.find((o) => PROPAGATIONS.includes(o)) ?? "", CreateSource: true,
     };
   }
   if (source !== "" && !VOLUME_NAME.test(source)) throw errors.volumeInvalidName(source);
   return volumeMount(source || undefined, dest, { driver: volumeDriver, rw, copy: !opts.includes("nocopy"), mode, requested: true });
+}
+
+/**
+ * A bind's propagation: the one asked for, else `rprivate`; but a bind of (or above) the daemon's
+ * data root receives its unmounts (`rslave`, or `rshared` when asked), as Docker's daemon makes
+ * it (its validateBindDaemonRoot), so that a container's copy of the root never holds the mounts
+ * of other containers busy; another mode asked for there is refused. The paths are compared as
+ * strings, as there.
+ */
+function bindPropagationOf(m: PlannedMount, daemonRoot: string | undefined): string {
+  const asked = m.Propagation;
+  if (!daemonRoot || !(m.Source.startsWith(daemonRoot) || daemonRoot.startsWith(m.Source))) return asked || DEFAULT_PROPAGATION;
+  if (asked === "") return "rslave";
+  if (asked === "rslave" || asked === "rshared") return asked;
+  throw errors.mountDaemonRootPropagation(daemonRoot, m.Source, asked);
 }
 
 /** One `Mounts` entry (`--mount`). */
@@ -174,7 +195,7 @@ function parseMount(m: MountRequest): PlannedMount {
         : undefined;
     if (conflict) throw errors.mountInvalidConfig(type, `options conflict: ${rw ? `Writable && ${conflict}` : conflict}`);
     return {
-      Type: "bind", Source: source, Destination: dest, Mode: "", RW: rw, Propagation: b.Propagation || DEFAULT_PROPAGATION,
+      Type: "bind", Source: source, Destination: dest, Mode: "", RW: rw, Propagation: b.Propagation ?? "",
       ...(b.CreateMountpoint ? { CreateSource: true } : {}),
       ...(b.NonRecursive ? { NonRecursive: true } : {}),
       ...(b.ReadOnlyNonRecursive ? { ReadOnlyNonRecursive: true } : {}),

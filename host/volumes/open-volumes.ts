@@ -22,6 +22,7 @@ export function openVolumes(
   const containers = new ContainerVolumes({
     volumes: service, containers: deps.containers, hooks: loader.hooks, log: deps.log, rootOwner: deps.rootOwner,
     subpathRoot: join(loader.execRoot, "volume-subpaths"),
+    daemonRoot: loader.dataRoot,
   });
   loader.hooks.processSpec.tapPromise("volumes", (spec, ctx) => containers.spec(spec, ctx));
   // `/info` lists the volume drivers this daemon has: the built-in one, and those loaded since.
