@@ -155,7 +155,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     await logDrivers(config["log-driver"], "operator").then((d) => d.validateOptions(config["log-opt"]));
     const links = new ContainerLinks({ containers, hooks, log: log.child({ component: "links" }) });
     const network = await openNetwork(drivers, { containers, config: () => config, log: log.child({ component: "network" }), remap, linkedHosts: (c) => links.hosts(c) });
-    const volumes = openVolumes(drivers, { containers, log: log.child({ component: "volumes" }), rootOwner: remap?.root });
+    const volumes = openVolumes(drivers, { containers, log: log.child({ component: "volumes" }), rootOwner: remap?.root, images, storage: driver });
     // volumes a crash left without their record (volume-service.ts)
     const adopted = await volumes.service.adoptUnrecorded();
     if (adopted.length > 0) log.info({ volumes: adopted }, "recorded the local volumes a crash left without a record");

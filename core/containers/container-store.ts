@@ -414,7 +414,7 @@ export class ContainerStore {
 
   /** Whether a container uses the image (its removal then answers 409). */
   usesImage(imageId: string): boolean {
-    for (const c of this.byId.values()) if (c.Image === imageId) return true;
+    for (const c of this.byId.values()) if (usesAsImage(c, imageId)) return true;
     return false;
   }
 
@@ -422,11 +422,16 @@ export class ContainerStore {
   imageUsers(imageId: string): { running?: string; stopped?: string } {
     const users: { running?: string; stopped?: string } = {};
     for (const c of this.byId.values()) {
-      if (c.Image !== imageId) continue;
+      if (!usesAsImage(c, imageId)) continue;
       if (c.State.Running) users.running ??= c.Id;
       else users.stopped ??= c.Id;
       if (users.running && users.stopped) break;
     }
     return users;
   }
+}
+
+/** The container is made from the image, or mounts it (an `image` mount): either way it holds the image's layers. */
+function usesAsImage(c: ContainerRecord, imageId: string): boolean {
+  return c.Image === imageId || (c.Mounts ?? []).some((m) => m.Type === "image" && m.Image === imageId);
 }

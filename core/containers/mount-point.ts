@@ -26,16 +26,18 @@ export interface MountRequest {
     Subpath?: string;
   } | null;
   TmpfsOptions?: { SizeBytes?: number; Mode?: number; Options?: string[][] | null } | null;
+  /** `image` mounts (API 1.48): the folder or file of the image that is mounted. */
+  ImageOptions?: { Subpath?: string } | null;
 }
 
-export type ContainerMountType = "bind" | "volume" | "tmpfs";
+export type ContainerMountType = "bind" | "volume" | "tmpfs" | "image";
 
 /** One mount of a container, as its create resolved it. */
 export interface ContainerMount {
   Type: ContainerMountType;
-  /** The volume's name (volumes only). */
+  /** The volume's name (volumes); the image as the request named it (image mounts). */
   Name?: string;
-  /** The host path: a bind's source, a volume's mountpoint; "" for tmpfs. */
+  /** The host path: a bind's source, a volume's mountpoint, where an image is mounted while the container runs; "" for tmpfs. */
   Source: string;
   Destination: string;
   /** The volume's driver (volumes only). */
@@ -61,6 +63,9 @@ export interface ContainerMount {
   ReadOnlyForceRecursive?: boolean;
   /** tmpfs: mount options (`size=64m`, `mode=1777`, `exec`). */
   TmpfsOptions?: string[];
-  /** volume: the folder or file inside the volume that is mounted (`VolumeOptions.Subpath`). */
+  /** volume, image: the folder or file inside it that is mounted (`VolumeOptions.Subpath`, `ImageOptions.Subpath`). */
   Subpath?: string;
+  /** image: the image's ID, and the top layer of its chain (none for an image without layers). */
+  Image?: string;
+  Layer?: string;
 }

@@ -175,7 +175,7 @@ async function createOn(
     State: newState(),
   };
   // Its volumes are made now, and held against removal until the record names them.
-  const made = mounts?.length ? await deps.volumes!.realize(mounts) : undefined;
+  const made = mounts?.length ? await deps.volumes!.realize(mounts, id) : undefined;
   if (made) record.Mounts = made.mounts;
   if (made) killPoint("create.volumes-made");
   try {
@@ -193,6 +193,8 @@ async function createOn(
       await containers.add(record);
       killPoint("create.saved");
       await images.keepForNewContainer(image);
+      // (the images of its image mounts alike)
+      for (const mounted of made?.images ?? []) await images.keepForNewContainer(mounted);
     } catch (err) {
       // no container: out of the list again, its layer gone, then its folder
       await storage.remove(id).catch(() => undefined);

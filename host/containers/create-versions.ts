@@ -26,6 +26,7 @@ const MOUNT_OPTIONS = [
   ["VolumeOptions", "volume"],
   ["BindOptions", "bind"],
   ["TmpfsOptions", "tmpfs"],
+  ["ImageOptions", "image"],
 ] as const;
 
 /**

@@ -28,6 +28,9 @@ import type { EngineHooks } from "../../core/hooks.js";
 import { planMounts, type PlannedMount } from "./mount-plan.js";
 import { pinSubpath, unpinAll } from "./volume-subpath.js";
 import { bindPropagation } from "./bind-propagation.js";
+import { containersWithImageMounts, imageMountPath, mountImage, unmountImages } from "./image-mounts.js";
+import type { Image, ImageStore } from "../../core/images/image-store.js";
+import type { StorageDriver } from "../../core/contracts/storage.js";
 import { recursiveReadOnlyRefusal } from "./recursive-read-only.js";
 import type { VolumeService } from "./volume-service.js";
 import type { Owner } from "../../core/userns/id-map.js";
@@ -43,6 +46,10 @@ export interface ContainerVolumesDeps {
   subpathRoot: string;
   /** The data root: a bind of it, or above it, receives its unmounts (mount-plan.ts). */
   daemonRoot?: string;
+  /** Image mounts (image-mounts.ts): the images they name, the driver of their layers, where they are mounted (`<exec-root>/image-mounts`). */
+  images?: ImageStore;
+  storage?: StorageDriver;
+  imageMountRoot?: string;
 }
 
 export class ContainerVolumes {
@@ -84,13 +91,28 @@ export class ContainerVolumes {
     return [...byDest.values()];
   }
 
-  /** Makes the volumes the plan needs; resolves with the mounts to record and the release of their holds. */
-  async realize(planned: readonly PlannedMount[]): Promise<{ mounts: ContainerMount[]; release: () => void }> {
+  /**
+   * Makes the volumes the plan needs and finds the images its image mounts name (404 for one
+   * there is not); resolves with the mounts to record, the images mounted, and the release of
+   * their holds (the images' layers are held too, until the record names them).
+   */
+  async realize(planned: readonly PlannedMount[], containerId: string): Promise<{ mounts: ContainerMount[]; images: Image[]; release: () => void }> {
     const holds: (() => void)[] = [];
     const mounts: ContainerMount[] = [];
+    const images: Image[] = [];
     const release = () => holds.forEach((h) => h());
     try {
-      for (const { create, ...m } of planned) {
+      for (const [index, { create, ...m }] of planned.entries()) {
+        if (m.Type === "image") {
+          if (!this.deps.images || !this.deps.imageMountRoot) throw errors.mountInvalidConfig("image", "mount type image is not supported by this engine");
+          const image = this.deps.images.resolve(m.Name ?? "");
+          holds.push(this.deps.images.hold(image.chain));
+          images.push(image);
+          // (the storage driver knows a layer by its chain ID without the algorithm)
+          const layer = image.chain.at(-1)?.slice("sha256:".length);
+          mounts.push({ ...m, Source: imageMountPath(this.deps.imageMountRoot, containerId, index), Image: image.id, ...(layer ? { Layer: layer } : {}) });
+          continue;
+        }
         if (m.Type !== "volume") {
           mounts.push(m);
           continue;
@@ -111,7 +133,7 @@ export class ContainerVolumes {
       await this.discard(mounts);
       throw err;
     }
-    return { mounts, release };
+    return { mounts, images, release };
   }
 
   /** Removes the anonymous volumes a create made, when the create fails after `realize`. */
@@ -136,6 +158,12 @@ export class ContainerVolumes {
           await makeBindSource(m.Source, this.deps.rootOwner).catch((err: NodeJS.ErrnoException) => {
             if (err.code !== "EEXIST") throw errors.mountFailed(m.Destination, `cannot create the bind source ${m.Source}: ${err.message}`);
           });
+        }
+        if (m.Type === "image" && this.deps.storage) {
+          await mountImage(this.deps.storage, m);
+          // (no driver: image-mounts.ts unmounts it)
+          mine.set(m.Destination, { name: "", driver: "", path: (await this.subpath(m.Source, m.Subpath, c.Id, index)).path });
+          continue;
         }
         if (m.Type !== "volume" || !m.Name) continue;
         const rec = this.deps.volumes.get(m.Name);
@@ -180,10 +208,12 @@ export class ContainerVolumes {
   /** After the container exits (or failed to start): its subpaths unpinned, its drivers' mounts released. Safe to repeat. */
   async unmount(containerId: string): Promise<void> {
     await this.unpin(containerId);
+    if (this.deps.imageMountRoot) await unmountImages(this.deps.imageMountRoot, containerId);
     const mine = this.active.get(containerId);
     if (!mine) return;
     this.active.delete(containerId);
     for (const { name, driver: driverName } of mine.values()) {
+      if (driverName === "") continue;
       try {
         const driver = await this.deps.volumes.driver(driverName);
         await driver.unmount(name, containerId);
@@ -201,6 +231,12 @@ export class ContainerVolumes {
     for (const use of await readdir(this.deps.subpathRoot).catch(() => [] as string[])) {
       this.pinned.add(use);
       if (!this.deps.containers.find(use)?.State.Running) await this.unpin(use);
+    }
+    // image mounts: likewise kept for the containers still running
+    if (this.deps.imageMountRoot) {
+      for (const id of await containersWithImageMounts(this.deps.imageMountRoot)) {
+        if (!this.deps.containers.find(id)?.State.Running) await unmountImages(this.deps.imageMountRoot, id);
+      }
     }
     for (const c of this.deps.containers.list()) {
       if (!c.State.Running) continue;

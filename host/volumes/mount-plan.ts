@@ -172,12 +172,21 @@ function bindPropagationOf(m: PlannedMount, daemonRoot: string | undefined): str
 /** One `Mounts` entry (`--mount`). */
 function parseMount(m: MountRequest): PlannedMount {
   const type = m.Type ?? "";
-  if (!["bind", "volume", "tmpfs"].includes(type)) {
-    throw errors.mountInvalidConfig(type, type === "image" || type === "npipe" || type === "cluster" ? `mount type ${type} is not supported by this engine` : "mount type unknown");
+  if (!["bind", "volume", "tmpfs", "image"].includes(type)) {
+    throw errors.mountInvalidConfig(type, type === "npipe" || type === "cluster" ? `mount type ${type} is not supported by this engine` : "mount type unknown");
   }
   const dest = checkTarget(type, m.Target);
   const rw = m.ReadOnly !== true;
   const extra = (field: string) => errors.mountInvalidConfig(type, `field ${field} must not be specified`);
+  if (m.ImageOptions && type !== "image") throw extra("ImageOptions");
+  if (type === "image") {
+    // an image's root filesystem, read-only whatever ReadOnly says (its ID and layer: ContainerVolumes.realize)
+    if (!m.Source) throw errors.mountInvalidConfig(type, "field Source must not be empty");
+    for (const field of ["BindOptions", "VolumeOptions", "TmpfsOptions"] as const) if (m[field]) throw extra(field);
+    const subpath = m.ImageOptions?.Subpath;
+    if (subpath && !isLocalSubpath(subpath)) throw errors.mountInvalidConfig(type, "subpath must be a relative path within the volume");
+    return { Type: "image", Name: m.Source, Source: "", Destination: dest, Mode: "", RW: false, Propagation: DEFAULT_PROPAGATION, ...(subpath ? { Subpath: subpath } : {}) };
+  }
   if (type === "bind") {
     if (!m.Source) throw errors.mountInvalidConfig(type, "field Source must not be empty");
     if (m.VolumeOptions) throw extra("VolumeOptions");

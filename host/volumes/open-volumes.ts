@@ -1,7 +1,7 @@
 /**
  * Opens the volume side of the daemon: the records under `<data-root>/volumes/_meta`, the
  * drivers (`volume` plugins, made by the driver registry on first use), the volume service and containers' use of
- * volumes, whose processSpec tap puts binds, volumes and tmpfs mounts into each OCI spec.
+ * volumes, whose processSpec tap puts binds, volumes, tmpfs and image mounts into each OCI spec.
  */
 import { join } from "node:path";
 import type { Logger } from "pino";
@@ -12,10 +12,12 @@ import { volumeDriverSource } from "./volume-drivers.js";
 import { VolumeService } from "./volume-service.js";
 import { VolumeStore } from "./volume-store.js";
 import type { Owner } from "../../core/userns/id-map.js";
+import type { ImageStore } from "../../core/images/image-store.js";
+import type { StorageDriver } from "../../core/contracts/storage.js";
 
 export function openVolumes(
   loader: PluginHost,
-  deps: { containers: ContainerStore; log: Logger; rootOwner?: Owner },
+  deps: { containers: ContainerStore; log: Logger; rootOwner?: Owner; images?: ImageStore; storage?: StorageDriver },
 ): { service: VolumeService; containers: ContainerVolumes } {
   const store = new VolumeStore(join(loader.dataRoot, "volumes"));
   const service = new VolumeService({ store, drivers: volumeDriverSource(loader, deps.rootOwner), containers: deps.containers, hooks: loader.hooks });
@@ -23,6 +25,7 @@ export function openVolumes(
     volumes: service, containers: deps.containers, hooks: loader.hooks, log: deps.log, rootOwner: deps.rootOwner,
     subpathRoot: join(loader.execRoot, "volume-subpaths"),
     daemonRoot: loader.dataRoot,
+    ...(deps.images && deps.storage ? { images: deps.images, storage: deps.storage, imageMountRoot: join(loader.execRoot, "image-mounts") } : {}),
   });
   loader.hooks.processSpec.tapPromise("volumes", (spec, ctx) => containers.spec(spec, ctx));
   // `/info` lists the volume drivers this daemon has: the built-in one, and those loaded since.

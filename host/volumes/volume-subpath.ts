@@ -10,15 +10,15 @@
  * a staging path of the daemon's own (`<exec-root>/volume-subpaths/<ref>/<n>`), out of any
  * container's reach. runc mounts the staging path. This is what Docker's daemon does (its
  * safepath package), with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) where Node has no
- * openat. As there, the subpath's symbolic links are first resolved (on the host, as Go's
+ * openat. As there, the subpath's symbolic links are first resolved (lexically, as Go's
  * EvalSymlinks does) and what they lead to must lie inside the volume; the walk then follows
  * the resolved path and refuses a link met on it (one swapped in meanwhile).
  */
-import { closeSync, constants, fstatSync, openSync, realpathSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync } from "node:fs";
 import { mkdir, readdir, rm, rmdir, writeFile } from "node:fs/promises";
 import { posix } from "node:path";
 import { execFileAsync as run } from "../../core/exec-file.js";
-import { EngineError, errors } from "../../core/errors.js";
+import { errors } from "../../core/errors.js";
 import { goErrnoText } from "../../core/net/go-dial-error.js";
 
 /** Linux's O_PATH (not in Node's constants): a descriptor that names an object without opening it for I/O. */
@@ -53,18 +53,49 @@ function notAccessible(path: string, err: { code?: string; errno?: number; messa
  * whether it is a folder.
  */
 export async function pinSubpath(base: string, subpath: string, staging: string): Promise<{ directory: boolean }> {
-  components(subpath); // (refuses what is no relative path inside the volume)
   const full = posix.join(base, subpath);
-  let resolved: string;
-  try {
-    const [realBase, realFull] = [realpathSync(base), realpathSync(full)];
-    resolved = posix.relative(realBase, realFull) || ".";
-    if (resolved === ".." || resolved.startsWith("../") || resolved.startsWith("/")) throw errors.volumeSubpathEscapes(base, subpath);
-  } catch (err) {
-    if (err instanceof EngineError) throw err;
-    throw notAccessible(full, err as NodeJS.ErrnoException);
+  return pinResolved(base, resolveInside(base, subpath), full, subpath, staging);
+}
+
+/**
+ * `subpath` with its symbolic links resolved as Docker's daemon resolves them before it opens
+ * the result (lexically, a link's target taken on the host as Go's EvalSymlinks takes it): the
+ * path relative to `base`, or the refusal where a link leads out of `base` (what it points to
+ * need not exist), and a missing component's "cannot access path".
+ */
+function resolveInside(base: string, subpath: string): string {
+  const queue = components(subpath);
+  const inside: string[] = [];
+  const escapes = () => errors.volumeSubpathEscapes(base, subpath);
+  for (let links = 0; queue.length > 0; ) {
+    const part = queue.shift()!;
+    if (part === ".") continue;
+    if (part === "..") {
+      if (inside.length === 0) throw escapes();
+      inside.pop();
+      continue;
+    }
+    const here = posix.join(base, ...inside, part);
+    let target: string | undefined;
+    try {
+      target = lstatSync(here).isSymbolicLink() ? readlinkSync(here) : undefined;
+    } catch (err) {
+      throw notAccessible(posix.join(base, subpath), err as NodeJS.ErrnoException);
+    }
+    if (target === undefined) {
+      inside.push(part);
+      continue;
+    }
+    if (++links > 40) throw notAccessible(posix.join(base, subpath), { code: "ELOOP", message: "too many links" });
+    if (target.startsWith("/")) {
+      // a host path: inside only when it names something under the base
+      const rel = posix.relative(base, posix.normalize(target));
+      if (rel === ".." || rel.startsWith("../") || posix.isAbsolute(rel)) throw escapes();
+      inside.length = 0;
+      queue.unshift(...rel.split("/").filter((p) => p !== "" && p !== "."));
+    } else queue.unshift(...target.split("/").filter((p) => p !== ""));
   }
-  return pinResolved(base, resolved, full, subpath, staging);
+  return inside.join("/") || ".";
 }
 
 async function pinResolved(base: string, subpath: string, full: string, asked: string, staging: string): Promise<{ directory: boolean }> {

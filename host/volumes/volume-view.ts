@@ -23,7 +23,7 @@ export function volumeDocument(v: VolumeRecord, usage?: { Size: number; RefCount
 export function mountView(m: ContainerMount): Record<string, unknown> {
   return {
     Type: m.Type,
-    ...(m.Type === "volume" ? { Name: m.Name ?? "" } : {}),
+    ...(m.Type === "volume" ? { Name: m.Name ?? "" } : m.Type === "image" && m.Name ? { Name: m.Name } : {}),
     Source: m.Source,
     Destination: m.Destination,
     ...(m.Type === "volume" ? { Driver: m.Driver ?? "" } : {}),
