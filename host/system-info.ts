@@ -92,7 +92,8 @@ export async function buildSystemInfo(src: InfoSources): Promise<SystemInfo> {
     OSVersion: host.osVersion,
     OSType: "linux",
     Architecture: host.architecture,
-    IndexServerAddress: "",
+    // Docker Hub's index, as Docker's daemon names it: the Docker CLI keys Hub credentials by it (its ElectAuthServer)
+    IndexServerAddress: "https://index.docker.io/v1/",
     RegistryConfig: registryConfig(config),
     NCPU: host.ncpu,
     MemTotal: host.memTotal,

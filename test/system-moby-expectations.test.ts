@@ -46,6 +46,10 @@ describe("what moby's system and daemon integration tests expect", function () {
   after(async () => d?.stop());
 
   describe("GET /info", () => {
+    it("names Docker Hub's index as IndexServerAddress, which the Docker CLI keys Hub credentials by", async () => {
+      expect((await info("/v1.51/info")).IndexServerAddress).to.equal("https://index.docker.io/v1/");
+    });
+
     it("adds ExecutionDriver and gives the security options by name before API 1.25 (TestInfoAPIVersioned)", async () => {
       const old = await info("/v1.24/info");
       expect(old.ExecutionDriver).to.equal("<not supported>");
