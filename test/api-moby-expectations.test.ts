@@ -9,7 +9,7 @@
  */
 import "./helpers/root-hooks.js";
 import { execFileSync } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { dockerChecks } from "./helpers/docker-cli.js";
@@ -97,6 +97,17 @@ describe("what moby's integration tests expect of a daemon", function () {
       );
     } finally {
       execFileSync("umount", [join(top, "sub")]);
+    }
+  });
+
+  it("gives a copy with -a the container's user, an empty part being root's (TestCopyToContainerCopyUIDGID)", async () => {
+    const src = join(makeTempDir("engine-cp-owner-"), "empty-file.txt");
+    writeFileSync(src, "");
+    for (const [user, owner] of [["7777:", "7777/0"], [":7777", "0/7777"], ["7777", "7777/0"], ["7777:8888", "7777/8888"], ["nobody", "65534/65534"]]) {
+      const id = (await cli("create", "-u", user, "busybox")).trim();
+      await cli("cp", "-a", src, `${id}:/empty-file.txt`);
+      const listing = execFileSync("tar", ["-tv", "--numeric-owner"], { input: execFileSync("docker", ["-H", host, "cp", `${id}:/empty-file.txt`, "-"]) }).toString();
+      expect(listing.split(/\s+/)[1], user).to.equal(owner);
     }
   });
 

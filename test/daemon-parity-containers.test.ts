@@ -194,6 +194,14 @@ const DAEMON_ROOT_BINDS = [
   "docker run --rm --pull never -v /:/host busybox sh -c 'grep \" /host \" /proc/self/mountinfo | grep -o master: | head -1'",
 ];
 
+/** A copy's entry names as Docker's archive gives them: `.` for a path whose last part is `.`, slashes after it or not (moby's TestCopyFromContainer). */
+const ARCHIVE_NAMES = [
+  "docker run --pull never --name an busybox sh -c 'mkdir -p /d/bar/quux && echo -n hello > /d/foo && echo -n world > /d/bar/quux/baz && ln -s quux /d/bar/dirsymlink && ln -s quux/baz /d/bar/filesymlink'",
+  ...["/d/./", "d/./", "/d/.", "d/bar/quux", "d/bar/quux/", "d/bar/quux/.", "d/bar/quux/./", "d/bar/dirsymlink", "d/bar/dirsymlink/", "d/bar/dirsymlink/./", "d/bar/filesymlink"].map(
+    (p) => `curl -s --unix-socket \${DOCKER_HOST#unix://} 'http://x/v1.41/containers/an/archive?path=${encodeURIComponent(p)}' | tar -t | sort | tr '\\n' ' '`,
+  ),
+];
+
 /** A port binding kept with both its fields, whatever the request sent of it. */
 const PORT_BINDING_FIELDS = [
   `curl -s --unix-socket \${DOCKER_HOST#unix://} -H 'Content-Type: application/json' -d '{"Image":"busybox","HostConfig":{"PortBindings":{"80/tcp":[{"HostPort":"8080"}],"81/tcp":[],"82/tcp":null,"83/tcp":[{}]}}}' 'http://x/v1.41/containers/create?name=pbf' >/dev/null; docker inspect -f '{{json .HostConfig.PortBindings}}' pbf`,
@@ -343,6 +351,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("records no pids limit for 0 or a negative one at create, and 0 for them at update", PIDS_LIMIT);
 
   itAnswersAlike("keeps each port binding with both its fields, as Go's struct", PORT_BINDING_FIELDS);
+
+  itAnswersAlike("names a copy's entries as Docker's archive does", ARCHIVE_NAMES);
 
   itAnswersAlike("makes a bind of or above the data root receive its unmounts, and refuses another propagation there", DAEMON_ROOT_BINDS);
 

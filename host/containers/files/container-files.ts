@@ -66,7 +66,9 @@ export interface ExtractRequest {
 function requestPath(path: string): { abs: string; followLast: boolean; base: string } {
   if (path.includes("\0")) throw errors.containerPathInvalid(JSON.stringify(path), "a path holds no NUL byte");
   const cleaned = posix.join("/", path);
-  const trailingDot = path === "." || path.endsWith("/.");
+  // Go's filepath.Base of the path as given is ".": `.`, `a/.`, and with slashes after (`./`, `/./`)
+  const last = path.replace(/\/+$/, "");
+  const trailingDot = path === "" || last === "." || last.endsWith("/.");
   const trailingSlash = !trailingDot && path.endsWith("/") && cleaned !== "/";
   const abs = trailingDot ? `${cleaned === "/" ? "" : cleaned}/.` : trailingSlash ? `${cleaned}/` : cleaned;
   const base = trailingDot ? "." : cleaned === "/" ? "/" : posix.basename(cleaned);

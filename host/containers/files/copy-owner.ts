@@ -39,7 +39,9 @@ const isId = (s: string) => /^\d+$/.test(s);
 /** The uid and gid of `user` inside the container, or undefined when the container has no user. */
 export function containerOwner(root: ScopedRoot, user: string | undefined): { uid: number; gid: number } | undefined {
   if (!user) return undefined;
-  const [userPart, groupPart] = user.split(":", 2);
+  // `:gid` is root with that group, as `docker run --user :gid` runs
+  const [named, groupPart] = user.split(":", 2);
+  const userPart = named === "" ? "0" : named;
   const passwd = readDb(root, "/etc/passwd");
   const entry = passwd.find((f) => (isId(userPart) ? f[2] === userPart : f[0] === userPart));
   if (!entry && !isId(userPart)) throw errors.containerUserNotFound(`unable to find user ${userPart}: no matching entries in passwd file`);
