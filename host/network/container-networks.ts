@@ -7,7 +7,7 @@
  *
  * Order at a container's start: sandbox -> per network, in order: addresses (IPAM) ->
  * driver.join (`eth0` for the first, which holds the default route and the published ports;
- * `eth1`... for the others) -> files -> the OCI spec names the sandbox and mounts the files
+ * `eth1`... for the others, or the names their endpoints ask for: interface-names.ts) -> files -> the OCI spec names the sandbox and mounts the files
  * (`processSpec`). At its end (exit, failed start, removal): driver.leave -> addresses released
  * -> sandbox removed. Both are safe to repeat.
  */
@@ -34,6 +34,7 @@ import type { Sandboxes } from "./sandbox.js";
 import { networkEvent } from "./network-events.js";
 import { EMBEDDED_DNS_ADDRESS, pointEmbeddedDns } from "./embedded-dns.js";
 import { containerIdMap, type UsernsRemap } from "../userns/remap.js";
+import { askedIfname, checkAskedIfnames, checkIfnameFree, interfaceName } from "./interface-names.js";
 
 export interface ContainerNetworksDeps {
   networks: NetworkManager;
@@ -190,13 +191,16 @@ export class ContainerNetworks {
       });
       return;
     }
+    const order = this.joinOrder(c);
+    checkAskedIfnames(order);
+    const reserved = new Set(order.map(([, att]) => askedIfname(att)).filter((n): n is string => !!n));
     const sandbox = await this.deps.sandboxes.create(c.Id, idMap);
     const endpoints: ContainerEndpoint[] = [];
     c.Endpoints = endpoints;
     try {
       let nameserver: string | undefined;
-      for (const [name, att] of this.joinOrder(c)) {
-        const ns = await this.join(c, name, att, sandbox, endpoints);
+      for (const [name, att] of order) {
+        const ns = await this.join(c, name, att, sandbox, endpoints, reserved);
         nameserver ??= ns;
       }
       this.writeFiles(c, files, mode, nameserver && (await this.resolverAddress(c, sandbox, nameserver, true)));
@@ -209,11 +213,11 @@ export class ContainerNetworks {
   }
 
   /** One network joined by a sandbox: addresses, the driver's join; pushes the endpoint; resolves with the network's name server. */
-  private async join(c: ContainerRecord, name: string, att: NetworkAttachment, sandbox: string, endpoints: ContainerEndpoint[]): Promise<string | undefined> {
+  private async join(c: ContainerRecord, name: string, att: NetworkAttachment, sandbox: string, endpoints: ContainerEndpoint[], reserved: ReadonlySet<string>): Promise<string | undefined> {
     // by id, else by name (a network made again under the same name after the create)
     const rec = (att.NetworkID && this.deps.networks.find(att.NetworkID)) || this.deps.networks.network(name);
     const first = endpoints.length === 0;
-    const ep = this.allocate(rec, c, att, first ? "eth0" : `eth${nextIndex(endpoints)}`, first);
+    const ep = this.allocate(rec, c, att, interfaceName(att, endpoints, reserved), first);
     ep.sandbox = sandbox;
     endpoints.push(ep);
     let result;
@@ -291,8 +295,10 @@ export class ContainerNetworks {
       const endpoints = c.Endpoints ?? [];
       c.Endpoints = endpoints;
       const before = endpoints.length;
+      const asked = askedIfname(att);
+      if (asked) checkIfnameFree(asked, rec.spec.name, endpoints);
       try {
-        await this.join(c, rec.spec.name, att, this.deps.sandboxes.path(c.Id), endpoints);
+        await this.join(c, rec.spec.name, att, this.deps.sandboxes.path(c.Id), endpoints, new Set());
       } catch (err) {
         const [added] = endpoints.splice(before);
         if (added) await this.leave(added, this.deps.sandboxes.path(c.Id));
@@ -498,14 +504,6 @@ function linkAliases(att: NetworkAttachment): { linkAliases?: Record<string, str
 /** Docker's DNSNames: the container's name, its aliases, its short id and its hostname, once each. */
 function dnsNames(c: ContainerRecord, aliases: readonly string[]): string[] {
   return [...new Set([c.Name.replace(/^\//, ""), ...aliases, c.Id.slice(0, 12), c.Config.Hostname ?? ""].filter((n) => n !== ""))];
-}
-
-/** The next free `ethN` index of a sandbox. */
-function nextIndex(endpoints: readonly ContainerEndpoint[]): number {
-  const used = new Set(endpoints.map((e) => Number(/^eth(\d+)$/.exec(e.ifname)?.[1] ?? -1)));
-  let i = 0;
-  while (used.has(i)) i++;
-  return i;
 }
 
 /** A MAC from an IPv4 address as Docker makes them (02:42 and the four bytes), random without one. */

@@ -1,0 +1,105 @@
+/**
+ * What moby's integration/network tests (Docker 28, API 1.51) expect of a daemon's networking,
+ * where engined did otherwise: an endpoint's own interface name, the default network turned off
+ * with `-b none`, IPv6 forwarding and its FORWARD policy at the first IPv6 network, a network's
+ * SNAT source, isolated gateways and point-to-point networks, `--icc=false` opened by legacy
+ * links, a running container's default route moved by a connect's GwPriority, and the IP
+ * families of `--default-network-opt`. Each daemon runs in a network namespace of the test's
+ * (test/helpers/net-daemon.ts), which takes every interface and rule with it at the end.
+ */
+import "./helpers/root-hooks.js";
+import { expect } from "chai";
+import { httpRequest } from "./helpers/http.js";
+import { eventually, startNetDaemon, type NetDaemon } from "./helpers/net-daemon.js";
+
+const IFNAME = "com.docker.network.endpoint.ifname";
+
+/** The API of a daemon, version 1.51. */
+function apiOf(n: NetDaemon) {
+  return async (method: string, path: string, body?: unknown) => {
+    const r = await httpRequest({ socketPath: n.d.socket }, method, `/v1.51${path}`, body);
+    return { status: r.status, body: r.body, json: () => JSON.parse(r.body) as Record<string, unknown>, message: () => (JSON.parse(r.body) as { message: string }).message };
+  };
+}
+
+/** The interface names in a running container's namespace (without lo). */
+function interfacesOf(n: NetDaemon, pid: number): string[] {
+  const links = JSON.parse(n.ns.run("nsenter", `--net=/proc/${pid}/ns/net`, "ip", "-j", "link", "show")) as { ifname: string }[];
+  return links.map((l) => l.ifname).filter((name) => name !== "lo").sort();
+}
+
+describe("what moby's integration/network tests expect of a daemon", function () {
+  this.timeout(180_000);
+
+  describe("an endpoint's interface name (TestEndpointWithCustomIfname)", function () {
+    let n: NetDaemon;
+    let api: ReturnType<typeof apiOf>;
+    before(async () => {
+      n = await startNetDaemon();
+      api = apiOf(n);
+      await n.cli("network", "create", "--subnet", "10.197.1.0/24", "mx-n1");
+      await n.cli("network", "create", "--subnet", "10.197.2.0/24", "mx-n2");
+    });
+    afterEach(async () => {
+      const ids = (await n.cli("ps", "-aq")).split("\n").filter(Boolean);
+      if (ids.length) await n.cli("rm", "-f", ...ids);
+    });
+    after(async () => n?.stop());
+
+    it("names the interface on the default network after the endpoint's DriverOpts, as Docker 28 does", async () => {
+      const create = await api("POST", "/containers/create?name=named", {
+        Image: "busybox",
+        Cmd: ["sh", "-c", "ip -o link show foobar; ip route; exec sleep 120"],
+        NetworkingConfig: { EndpointsConfig: { bridge: { DriverOpts: { [IFNAME]: "foobar" } } } },
+      });
+      expect(create.status, create.body).to.equal(201);
+      expect((await api("POST", "/containers/named/start")).status).to.equal(204);
+      let out = "";
+      await eventually("the container's output", async () => (out = await n.cli("logs", "named")).includes("default"));
+      expect(out).to.include(": foobar@if");
+      expect(out).to.match(/^default via \S+ dev foobar/m);
+      const doc = JSON.parse(await n.cli("inspect", "named"))[0];
+      expect(doc.NetworkSettings.Networks.bridge.DriverOpts).to.deep.equal({ [IFNAME]: "foobar" });
+    });
+
+    it("gives the other networks the lowest ethN no endpoint asks for, and names a connected interface as asked", async () => {
+      // n1 asks for eth0, which the default route's network (n2, first) would have had
+      await n.cli("create", "--name", "multi", "--network", `name=mx-n2`, "--network", `name=mx-n1,driver-opt=${IFNAME}=eth0`, "busybox", "sleep", "120");
+      await n.cli("start", "multi");
+      const pid = Number((await n.cli("inspect", "-f", "{{.State.Pid}}", "multi")).trim());
+      expect(interfacesOf(n, pid)).to.deep.equal(["eth0", "eth1"]);
+      const n1 = JSON.parse(n.ns.run("nsenter", `--net=/proc/${pid}/ns/net`, "ip", "-j", "-4", "addr", "show", "dev", "eth0"))[0];
+      expect(n1.addr_info[0].local).to.match(/^10\.197\.1\./);
+      await n.cli("network", "connect", "--driver-opt", `${IFNAME}=uplink7`, "bridge", "multi");
+      expect(interfacesOf(n, pid)).to.deep.equal(["eth0", "eth1", "uplink7"]);
+    });
+
+    it("refuses, before any network is joined, two endpoints asking for one name, `lo`, or a name the kernel refuses", async () => {
+      const cases: [Record<string, unknown>, RegExp][] = [
+        [{ "mx-n1": { DriverOpts: { [IFNAME]: "same0" } }, "mx-n2": { DriverOpts: { [IFNAME]: "same0" } } }, /error renaming interface to "same0" .*file exists/],
+        [{ "mx-n1": { DriverOpts: { [IFNAME]: "lo" } } }, /error renaming interface to "lo" .*file exists/],
+        [{ "mx-n1": { DriverOpts: { [IFNAME]: "a-name-far-too-long" } } }, /error renaming interface to "a-name-far-too-long" .*invalid argument/],
+        [{ "mx-n1": { DriverOpts: { [IFNAME]: "with/slash" } } }, /invalid argument/],
+      ];
+      for (const [i, [endpoints, expected]] of cases.entries()) {
+        const create = await api("POST", `/containers/create?name=bad${i}`, { Image: "busybox", Cmd: ["true"], HostConfig: { NetworkMode: "mx-n1" }, NetworkingConfig: { EndpointsConfig: endpoints } });
+        expect(create.status, create.body).to.equal(201);
+        const start = await api("POST", `/containers/bad${i}/start`);
+        expect(start.status, start.body).to.equal(400);
+        expect(start.message()).to.match(expected);
+        // nothing joined: no port on the network's bridge
+        const bridge = "br-" + (JSON.parse(await n.cli("network", "inspect", "mx-n1"))[0].Id as string).slice(0, 12);
+        expect(JSON.parse(n.ns.run("ip", "-j", "link", "show", "master", bridge) || "[]")).to.deep.equal([]);
+      }
+    });
+
+    it("refuses a connect whose name the running container's sandbox has already", async () => {
+      await n.cli("run", "-d", "--name", "busy", "--network", "mx-n1", "busybox", "sleep", "120");
+      const r = await api("POST", "/networks/mx-n2/connect", { Container: "busy", EndpointConfig: { DriverOpts: { [IFNAME]: "eth0" } } });
+      expect(r.status, r.body).to.equal(400);
+      expect(r.message()).to.match(/error renaming interface to "eth0" .*network mx-n1/);
+      const doc = JSON.parse(await n.cli("inspect", "busy"))[0];
+      expect(Object.keys(doc.NetworkSettings.Networks)).to.deep.equal(["mx-n1"]);
+    });
+  });
+});
