@@ -102,4 +102,28 @@ describe("what moby's integration/network tests expect of a daemon", function ()
       expect(Object.keys(doc.NetworkSettings.Networks)).to.deep.equal(["mx-n1"]);
     });
   });
+
+  describe("-b none (TestRunContainerWithBridgeNone)", function () {
+    let n: NetDaemon;
+    before(async () => {
+      n = await startNetDaemon(["-b", "none"]);
+    });
+    after(async () => n?.stop());
+
+    it("runs a container on the default network, or naming `bridge`, with its loopback alone and NetworkDisabled kept", async () => {
+      for (const args of [[], ["--network", "bridge"]]) {
+        const name = `nb${args.length}`;
+        await n.cli("run", "-d", "--name", name, ...args, "busybox", "sleep", "120");
+        const pid = Number((await n.cli("inspect", "-f", "{{.State.Pid}}", name)).trim());
+        expect(interfacesOf(n, pid), name).to.deep.equal([]);
+        // a namespace of its own, not the daemon's
+        expect(n.ns.run("readlink", `/proc/${pid}/ns/net`)).to.not.equal(n.ns.run("readlink", "/proc/self/ns/net"));
+      }
+      const doc = JSON.parse(await n.cli("inspect", "nb2"))[0];
+      expect(doc.Config.NetworkDisabled).to.equal(true);
+      expect(doc.HostConfig.NetworkMode).to.equal("bridge");
+      await n.cli("restart", "-t", "0", "nb2");
+      expect((await n.cli("inspect", "-f", "{{.State.Running}}", "nb2")).trim()).to.equal("true");
+    });
+  });
 });

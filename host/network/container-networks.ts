@@ -161,6 +161,12 @@ export class ContainerNetworks {
     const mode = this.modeOf(c);
     const files = this.filePaths(c.Id);
     c.Endpoints = undefined;
+    if (this.onNoDefaultNetwork(c)) {
+      // `--bridge none` made no default network: a container asking for it runs with its loopback
+      // alone, as Docker's daemon runs it (its connectToNetwork sets Config.NetworkDisabled, which
+      // the container keeps), whatever other network it names
+      c.Config.NetworkDisabled = true;
+    }
     if (networkDisabled(c)) {
       // Docker's Config.NetworkDisabled: a namespace of its own with its loopback alone, on no
       // network (no events), and of the three files its /etc/hostname only
@@ -210,6 +216,13 @@ export class ContainerNetworks {
       await this.deps.sandboxes.remove(c.Id).catch(() => undefined);
       throw addressFailure(err);
     }
+  }
+
+  /** Whether the container names the default network of a daemon that has none (`--bridge none`). */
+  private onNoDefaultNetwork(c: ContainerRecord): boolean {
+    if (this.deps.config().bridge !== "none" || this.deps.networks.find(DEFAULT_NETWORK)) return false;
+    const names = c.Networks ? Object.keys(c.Networks) : [c.HostConfig.NetworkMode ?? ""];
+    return names.includes(DEFAULT_NETWORK);
   }
 
   /** One network joined by a sandbox: addresses, the driver's join; pushes the endpoint; resolves with the network's name server. */
