@@ -126,4 +126,35 @@ describe("what moby's integration/network tests expect of a daemon", function ()
       expect((await n.cli("inspect", "-f", "{{.State.Running}}", "nb2")).trim()).to.equal("true");
     });
   });
+
+  describe("IPv6 forwarding and its FORWARD policy at the first IPv6 network (TestFilterForwardPolicy)", function () {
+    const sysctls = (n: NetDaemon) => ["net.ipv4.ip_forward", "net.ipv6.conf.default.forwarding", "net.ipv6.conf.all.forwarding"].map((k) => n.ns.run("sysctl", "-n", k).trim()).join(" ");
+    const policy = (n: NetDaemon, tool: string) => /^:FORWARD (\w+) /m.exec(n.ns.run(tool, "-t", "filter"))?.[1];
+    const cases: { name: string; forwarding: string; args: string[]; policy: string; after: string }[] = [
+      { name: "forwarding off", forwarding: "0", args: [], policy: "DROP", after: "1 1 1" },
+      { name: "forwarding already on", forwarding: "1", args: [], policy: "ACCEPT", after: "1 1 1" },
+      { name: "--ip-forward-no-drop", forwarding: "0", args: ["--ip-forward-no-drop"], policy: "ACCEPT", after: "1 1 1" },
+      { name: "--ip-forward=false", forwarding: "0", args: ["--ip-forward=false"], policy: "ACCEPT", after: "0 0 0" },
+    ];
+    for (const t of cases) {
+      it(`${t.name}: the IPv4 policy at start, the IPv6 sysctls and policy only when an IPv6 network is made`, async () => {
+        const f = t.forwarding;
+        const n = await startNetDaemon(t.args, { prepare: (ns) => ns.run("sysctl", "-q", "-w", `net.ipv4.ip_forward=${f}`, `net.ipv6.conf.all.forwarding=${f}`, `net.ipv6.conf.default.forwarding=${f}`) });
+        try {
+          expect(policy(n, "iptables-save")).to.equal(t.policy);
+          expect(policy(n, "ip6tables-save")).to.equal("ACCEPT");
+          expect(sysctls(n)).to.equal(`${t.after.split(" ")[0]} ${f} ${f}`);
+          await n.cli("network", "create", "--ipv6", "mx-ffp");
+          expect(policy(n, "iptables-save")).to.equal(t.policy);
+          expect(policy(n, "ip6tables-save")).to.equal(t.policy);
+          expect(sysctls(n)).to.equal(t.after);
+          // the IPv6 network's own rules are there though the daemon has no --ipv6
+          const subnet6 = (JSON.parse(await n.cli("network", "inspect", "mx-ffp"))[0].IPAM.Config as { Subnet: string }[]).find((c) => c.Subnet.includes(":"))!.Subnet;
+          expect(n.ns.run("ip6tables-save", "-t", "nat")).to.include(`-s ${subnet6} `);
+        } finally {
+          await n.stop();
+        }
+      });
+    }
+  });
 });

@@ -50,7 +50,8 @@ export class BridgeDriver implements NetworkDriver {
 
   private fw(): Firewall {
     const c = this.ctx.config();
-    this.firewall ??= new Firewall({ tag: this.ctx.tag, runner: this.run, ipv4: c.iptables, ipv6: c.ip6tables && c.ipv6 });
+    // ip6tables rules for every IPv6 network, as Docker 27+ makes them: --ipv6 is about the default network alone
+    this.firewall ??= new Firewall({ tag: this.ctx.tag, runner: this.run, ipv4: c.iptables, ipv6: c.ip6tables });
     return this.firewall;
   }
 
@@ -58,8 +59,6 @@ export class BridgeDriver implements NetworkDriver {
     if (this.based) return;
     const c = this.ctx.config();
     if (c.iptables || c.ip6tables) await this.fw().ensureBase();
-    // IPv6 forwarding follows --ipv6, whatever --ip6tables says, as in Docker
-    if (c["ip-forward"]) await this.fw().setForwarding({ enable: true, noDrop: c["ip-forward-no-drop"], ipv6: c.ipv6 });
     this.based = true;
   }
 
@@ -120,6 +119,12 @@ export class BridgeDriver implements NetworkDriver {
     killPoint("bridge.link-made");
     await this.base();
     const c = this.ctx.config();
+    // Forwarding per family, when a network of that family is made (the first IPv6 network turns
+    // IPv6 forwarding on, whatever --ipv6 says), as Docker 28's createNetwork does
+    if (c["ip-forward"]) {
+      const families = new Set(net.subnets.map((s) => isIP(s.gateway)));
+      await this.fw().setForwarding({ enable: true, noDrop: c["ip-forward-no-drop"], ipv4: families.has(4), ipv6: families.has(6) });
+    }
     if (c.iptables || c.ip6tables) {
       await this.fw().addNetwork(this.rules(net));
       killPoint("bridge.rules-added");
