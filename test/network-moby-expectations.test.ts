@@ -9,8 +9,11 @@
  */
 import "./helpers/root-hooks.js";
 import { expect } from "chai";
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { docker } from "./helpers/docker-cli.js";
 import { httpRequest } from "./helpers/http.js";
-import { eventually, startNetDaemon, type NetDaemon } from "./helpers/net-daemon.js";
+import { eventually, makeNetns, startNetDaemon, type NetDaemon, type Netns } from "./helpers/net-daemon.js";
 
 const IFNAME = "com.docker.network.endpoint.ifname";
 
@@ -156,5 +159,52 @@ describe("what moby's integration/network tests expect of a daemon", function ()
         }
       });
     }
+  });
+
+  describe("com.docker.network.host_ipv4 (TestHostIPv4BridgeLabel)", function () {
+    let n: NetDaemon;
+    let outside: Netns;
+    let server: ChildProcess | undefined;
+    before(async () => {
+      n = await startNetDaemon();
+      // another namespace the daemon's routes to, by a veth pair: 10.198.0.1 and .7 on the
+      // daemon's side, 10.198.0.2 outside, where a server answers with the address it sees
+      outside = makeNetns();
+      const daemonPid = readFileSync(n.d.pidfile, "utf8").trim();
+      outside.run("ip", "link", "add", "mxo1", "type", "veth", "peer", "name", "mxo0", "netns", daemonPid);
+      outside.run("ip", "addr", "add", "10.198.0.2/24", "dev", "mxo1");
+      outside.run("ip", "link", "set", "mxo1", "up");
+      n.ns.run("ip", "addr", "add", "10.198.0.1/24", "dev", "mxo0");
+      n.ns.run("ip", "addr", "add", "10.198.0.7/24", "dev", "mxo0");
+      n.ns.run("ip", "link", "set", "mxo0", "up");
+      const script = `require("node:http").createServer((q, r) => r.end(q.socket.remoteAddress + "\\n")).listen(18111, "10.198.0.2")`;
+      server = spawn("nsenter", [`--net=${outside.file}`, "--", process.execPath, "-e", script], { stdio: "ignore" });
+      await eventually("the outside server", () => outside.status("sh", "-c", "ss -Hltn 'sport = :18111' | grep -q 18111") === 0);
+    });
+    after(async () => {
+      server?.kill();
+      await n?.stop();
+      outside?.remove();
+    });
+
+    const seenFrom = async (network: string) => (await n.cli("run", "--rm", "--network", network, "busybox", "timeout", "5", "wget", "-q", "-O", "-", "http://10.198.0.2:18111/")).trim();
+
+    it("sends the network's outgoing traffic from that address (SNAT --to-source), and from the outgoing interface's without it", async () => {
+      await n.cli("network", "create", "--subnet", "10.197.5.0/24", "-o", "com.docker.network.host_ipv4=10.198.0.7", "-o", "com.docker.network.bridge.name=mxsnat", "mx-snat");
+      expect(n.ns.run("iptables-save", "-t", "nat")).to.match(/-A ENGINE-POST-\w+ -s 10\.197\.5\.0\/24 ! -o mxsnat -j SNAT --to-source 10\.198\.0\.7$/m);
+      expect(await seenFrom("mx-snat")).to.equal("10.198.0.7");
+      await n.cli("network", "create", "--subnet", "10.197.6.0/24", "mx-masq");
+      expect(await seenFrom("mx-masq")).to.equal("10.198.0.1");
+      await n.cli("network", "rm", "mx-snat", "mx-masq");
+      expect(n.ns.run("iptables-save", "-t", "nat")).to.not.include("10.197.5.0/24");
+    });
+
+    it("refuses a host_ipv4 that is no IPv4 address, in Docker's words", async () => {
+      const r = await docker(n.host, ["network", "create", "-o", "com.docker.network.host_ipv4=fd00::1", "mx-bad"]);
+      expect(r.code).to.not.equal(0);
+      expect(r.stderr).to.include("failed to parse com.docker.network.host_ipv4 value: fd00::1");
+      const r2 = await docker(n.host, ["network", "create", "-o", "com.docker.network.host_ipv4=nope", "mx-bad"]);
+      expect(r2.stderr).to.include("failed to parse com.docker.network.host_ipv4 value: nope (nil ip)");
+    });
   });
 });

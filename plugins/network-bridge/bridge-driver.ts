@@ -70,6 +70,7 @@ export class BridgeDriver implements NetworkDriver {
       gateways: net.subnets.map((s) => s.gateway),
       icc: o.icc,
       masquerade: o.masquerade,
+      snatSource: o.snatSource,
       internal: net.internal,
       directRouting: this.ctx.config()["allow-direct-routing"],
     };

@@ -42,6 +42,11 @@ export interface NetworkRules {
   directRouting: boolean;
   /** ip-masq: MASQUERADE traffic from the subnet leaving by another interface. */
   masquerade: boolean;
+  /**
+   * The network's `com.docker.network.host_ipv4` / `host_ipv6`: that traffic leaves with this
+   * source (SNAT --to-source) instead of the outgoing interface's (MASQUERADE), as Docker's.
+   */
+  snatSource?: { 4?: string; 6?: string };
   /** No traffic in or out of the bridge except between its own containers (and icc applies). */
   internal: boolean;
 }
@@ -239,8 +244,10 @@ export function networkRules(tag: string, family: Family, n: NetworkRules): Rule
   }
   // An internal network's traffic never leaves it, so there is nothing to masquerade.
   if (n.masquerade && !n.internal) {
+    const source = n.snatSource?.[family];
+    const target = source ? `SNAT --to-source ${source}` : "MASQUERADE";
     for (const subnet of subnetsOf(n, family)) {
-      rules.push({ table: "nat", chain: c.postrouting, spec: `-s ${subnet} ! -o ${br} -j MASQUERADE` });
+      rules.push({ table: "nat", chain: c.postrouting, spec: `-s ${subnet} ! -o ${br} -j ${target}` });
     }
   }
   return rules;
@@ -253,7 +260,9 @@ export function networkRules(tag: string, family: Family, n: NetworkRules): Rule
 export function networkRuleVariants(tag: string, family: Family, n: NetworkRules): Rule[] {
   const out: Rule[] = [];
   for (const icc of [true, false]) {
-    for (const internal of [true, false]) out.push(...networkRules(tag, family, { ...n, icc, internal, masquerade: true, directRouting: false }));
+    for (const internal of [true, false]) {
+      for (const snatSource of [undefined, n.snatSource]) out.push(...networkRules(tag, family, { ...n, icc, internal, masquerade: true, directRouting: false, snatSource }));
+    }
   }
   return out;
 }

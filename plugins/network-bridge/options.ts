@@ -7,6 +7,7 @@
  * gets its options from the daemon's flags (`--icc`, `--ip-masq`, `--mtu`, `--ip`), written
  * into it the way Docker shows them in `docker network inspect bridge`.
  */
+import { isIP } from "node:net";
 import type { NetworkSpec } from "../../core/contracts/network.js";
 import type { DaemonConfig } from "../../core/options/table.js";
 
@@ -17,6 +18,9 @@ export const OPT = {
   hostBindingIpv4: "com.engine.network.bridge.host_binding_ipv4",
   defaultBridge: "com.engine.network.bridge.default_bridge",
   mtu: "com.engine.network.driver.mtu",
+  /** The source address of the network's outgoing IPv4 traffic (SNAT instead of MASQUERADE). */
+  hostIpv4: "com.engine.network.host_ipv4",
+  hostIpv6: "com.engine.network.host_ipv6",
   /** Internal: the bridge was named by `--bridge` (the operator's, never deleted). */
   external: "com.engine.network.bridge.external",
 } as const;
@@ -25,7 +29,7 @@ export const OPT = {
 const dockerName = (key: string) => key.replace(/^com\.engine\./, "com.docker.");
 
 /** The options a request may give under Docker's names (the daemon's own two are ours alone). */
-const ALIASED = new Set<string>([OPT.name, OPT.icc, OPT.masquerade, OPT.hostBindingIpv4, OPT.mtu]);
+const ALIASED = new Set<string>([OPT.name, OPT.icc, OPT.masquerade, OPT.hostBindingIpv4, OPT.mtu, OPT.hostIpv4, OPT.hostIpv6]);
 
 const KNOWN = new Set<string>([...Object.values(OPT), ...[...ALIASED].map(dockerName)]);
 
@@ -40,6 +44,8 @@ export interface BridgeOptions {
   masquerade: boolean;
   hostBindingIpv4: string;
   mtu: number;
+  /** `host_ipv4` / `host_ipv6`: the source of the network's outgoing traffic, by family. */
+  snatSource: { 4?: string; 6?: string };
   /** The operator's bridge (`--bridge NAME`): used, never made nor deleted. */
   external: boolean;
   /**
@@ -70,6 +76,11 @@ export function checkBridgeOptions(options: Record<string, string>): void {
     if (ours === OPT.mtu && !(Number.isInteger(Number(v)) && Number(v) >= 68 && Number(v) <= 65535)) throw new Error(`invalid value for ${k}: "${v}" (an MTU between 68 and 65535)`);
     if (ours === OPT.name && !/^[a-zA-Z0-9_.-]{1,15}$/.test(v)) throw new Error(`invalid value for ${k}: "${v}" (an interface name of at most 15 characters)`);
     if ([OPT.icc, OPT.masquerade, OPT.defaultBridge, OPT.external].includes(ours as never)) bool(v, true, k);
+    // Docker's words for an address that is none; one of the other family is refused too, which
+    // Docker's bridge driver would take and iptables then refuse at the network's rules
+    const family = ours === OPT.hostIpv4 ? 4 : ours === OPT.hostIpv6 ? 6 : 0;
+    if (family && isIP(v) === 0) throw new Error(`failed to parse ${k} value: ${v} (nil ip)`);
+    if (family && isIP(v) !== family) throw new Error(`failed to parse ${k} value: ${v} (not an IPv${family} address)`);
   }
 }
 
@@ -81,6 +92,7 @@ export function bridgeOptions(net: NetworkSpec, config: DaemonConfig): BridgeOpt
     masquerade: bool(o(OPT.masquerade), true, OPT.masquerade),
     hostBindingIpv4: o(OPT.hostBindingIpv4) || config.ip || "0.0.0.0",
     mtu: Number(o(OPT.mtu) || config.mtu || 1500),
+    snatSource: { ...(o(OPT.hostIpv4) ? { 4: o(OPT.hostIpv4) } : {}), ...(o(OPT.hostIpv6) ? { 6: o(OPT.hostIpv6) } : {}) },
     external: bool(o(OPT.external), false, OPT.external),
     madeByDaemon: !bool(o(OPT.external), false, OPT.external) && (!!net.isDefault || !o(OPT.name)),
   };
