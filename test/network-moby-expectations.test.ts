@@ -207,4 +207,39 @@ describe("what moby's integration/network tests expect of a daemon", function ()
       expect(r2.stderr).to.include("failed to parse com.docker.network.host_ipv4 value: nope (nil ip)");
     });
   });
+
+  describe("--default-network-opt enable_ipv4 and enable_ipv6 (TestCreateWithIPv6WithoutEnableIPv6Flag, TestDefaultIPvOptOverride)", function () {
+    let n: NetDaemon;
+    let api: ReturnType<typeof apiOf>;
+    before(async () => {
+      n = await startNetDaemon(["--default-network-opt", "bridge=com.docker.network.enable_ipv4=false", "--default-network-opt", "bridge=com.docker.network.enable_ipv6=true"]);
+      api = apiOf(n);
+    });
+    after(async () => n?.stop());
+
+    for (const override4 of [false, true]) {
+      for (const override6 of [false, true]) {
+        it(`takes the defaults a request leaves out, and shows only those (EnableIPv4 given: ${override4}, EnableIPv6 given: ${override6})`, async () => {
+          const name = `mx-ipv-${override4}-${override6}`;
+          const r = await api("POST", "/networks/create", { Name: name, ...(override4 ? { EnableIPv4: true } : {}), ...(override6 ? { EnableIPv6: true } : {}) });
+          expect(r.status, r.body).to.equal(201);
+          const doc = (await api("GET", `/networks/${name}`)).json() as { EnableIPv4: boolean; EnableIPv6: boolean; Options: Record<string, string>; IPAM: { Config: { Subnet: string }[] } };
+          expect(doc.EnableIPv4).to.equal(override4);
+          expect(doc.EnableIPv6).to.equal(true);
+          expect(doc.Options["com.docker.network.enable_ipv4"]).to.equal(override4 ? undefined : "false");
+          expect(doc.Options["com.docker.network.enable_ipv6"]).to.equal(override6 ? undefined : "true");
+          // an IPv6 subnet from the pools, a ULA one, and an IPv4 one only when asked
+          const subnets = doc.IPAM.Config.map((c) => c.Subnet);
+          expect(subnets.filter((s) => /^fd[0-9a-f]{2}:/.test(s)), subnets.join()).to.have.length(1);
+          expect(subnets.filter((s) => !s.includes(":")), subnets.join()).to.have.length(override4 ? 1 : 0);
+          expect((await api("DELETE", `/networks/${name}`)).status).to.equal(204);
+        });
+      }
+    }
+
+    it("refuses an enable_ipv6 option that is no boolean, in Docker's words", async () => {
+      const r = await api("POST", "/networks/create", { Name: "mx-ipv-bad", Options: { "com.docker.network.enable_ipv6": "maybe" } });
+      expect([r.status, r.message()]).to.deep.equal([400, 'driver-opt "com.docker.network.enable_ipv6" is not a valid bool']);
+    });
+  });
 });
