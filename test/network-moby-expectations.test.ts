@@ -25,6 +25,12 @@ function apiOf(n: NetDaemon) {
   };
 }
 
+/** Every container of the daemon removed. */
+async function removeContainers(n: NetDaemon): Promise<void> {
+  const ids = (await n.cli("ps", "-aq")).split("\n").filter(Boolean);
+  if (ids.length) await n.cli("rm", "-f", ...ids);
+}
+
 /** The interface names in a running container's namespace (without lo). */
 function interfacesOf(n: NetDaemon, pid: number): string[] {
   const links = JSON.parse(n.ns.run("nsenter", `--net=/proc/${pid}/ns/net`, "ip", "-j", "link", "show")) as { ifname: string }[];
@@ -43,10 +49,7 @@ describe("what moby's integration/network tests expect of a daemon", function ()
       await n.cli("network", "create", "--subnet", "10.197.1.0/24", "mx-n1");
       await n.cli("network", "create", "--subnet", "10.197.2.0/24", "mx-n2");
     });
-    afterEach(async () => {
-      const ids = (await n.cli("ps", "-aq")).split("\n").filter(Boolean);
-      if (ids.length) await n.cli("rm", "-f", ...ids);
-    });
+    afterEach(() => removeContainers(n));
     after(async () => n?.stop());
 
     it("names the interface on the default network after the endpoint's DriverOpts, as Docker 28 does", async () => {
@@ -240,6 +243,69 @@ describe("what moby's integration/network tests expect of a daemon", function ()
     it("refuses an enable_ipv6 option that is no boolean, in Docker's words", async () => {
       const r = await api("POST", "/networks/create", { Name: "mx-ipv-bad", Options: { "com.docker.network.enable_ipv6": "maybe" } });
       expect([r.status, r.message()]).to.deep.equal([400, 'driver-opt "com.docker.network.enable_ipv6" is not a valid bool']);
+    });
+  });
+
+  describe("isolated gateways, inhibit_ipv4 and point-to-point networks (TestIsolated, TestPointToPoint)", function () {
+    let n: NetDaemon;
+    before(async () => (n = await startNetDaemon()));
+    afterEach(() => removeContainers(n));
+    const api = (method: string, path: string, body?: unknown) => apiOf(n)(method, path, body);
+    after(async () => n?.stop());
+
+    const addressesOf = async (name: string) => {
+      const s = JSON.parse(await n.cli("inspect", name))[0].NetworkSettings.Networks;
+      const ep = Object.values(s)[0] as { IPAddress: string; GlobalIPv6Address: string; Gateway: string; IPv6Gateway: string };
+      return ep;
+    };
+    const ping = (from: string, address: string) => n.cli("exec", from, "ping", "-c1", "-W3", address);
+
+    it("gives an isolated internal network's bridge no address at all and reserves no gateway; its containers reach each other", async () => {
+      await n.cli("network", "create", "--internal", "--ipv6", "--subnet", "10.197.7.0/24", "--subnet", "fd00:197:7::/64",
+        "-o", "com.docker.network.bridge.gateway_mode_ipv4=isolated", "-o", "com.docker.network.bridge.gateway_mode_ipv6=isolated", "-o", "com.docker.network.bridge.name=mxisol", "mx-isol");
+      const bridge = JSON.parse(n.ns.run("ip", "-j", "addr", "show", "dev", "mxisol"))[0];
+      expect(bridge.addr_info).to.deep.equal([]);
+      const doc = (await api("GET", "/networks/mx-isol")).json() as { IPAM: { Config: Record<string, string>[] } };
+      expect(doc.IPAM.Config).to.deep.equal([{ Subnet: "10.197.7.0/24" }, { Subnet: "fd00:197:7::/64" }]);
+      await n.cli("run", "-d", "--name", "i1", "--network", "mx-isol", "busybox", "sleep", "120");
+      await n.cli("run", "-d", "--name", "i2", "--network", "mx-isol", "busybox", "sleep", "120");
+      const [a, b] = [await addressesOf("i1"), await addressesOf("i2")];
+      // the first addresses are the containers', none kept for a gateway
+      expect([a.IPAddress, b.IPAddress]).to.deep.equal(["10.197.7.1", "10.197.7.2"]);
+      expect([a.Gateway, a.IPv6Gateway]).to.deep.equal(["", ""]);
+      await ping("i2", a.IPAddress);
+      await ping("i2", a.GlobalIPv6Address);
+      expect(await n.cli("exec", "i1", "ip", "route")).to.not.include("default");
+    });
+
+    for (const [mode, opt] of [["inhibit_ipv4", "com.docker.network.bridge.inhibit_ipv4=true"], ["isolated", "com.docker.network.bridge.gateway_mode_ipv4=isolated"]]) {
+      it(`gives both addresses of an internal /31 with ${mode} to containers`, async () => {
+        await n.cli("network", "create", "--internal", "--subnet", "10.197.8.0/31", "-o", opt, `mx-p2p-${mode}`);
+        await n.cli("run", "-d", "--name", "p1", "--network", `mx-p2p-${mode}`, "busybox", "sleep", "120");
+        await n.cli("run", "-d", "--name", "p2", "--network", `mx-p2p-${mode}`, "busybox", "sleep", "120");
+        expect([(await addressesOf("p1")).IPAddress, (await addressesOf("p2")).IPAddress]).to.deep.equal(["10.197.8.0", "10.197.8.1"]);
+        await ping("p2", "10.197.8.0");
+        await n.cli("rm", "-f", "p1", "p2");
+        await n.cli("network", "rm", `mx-p2p-${mode}`);
+      });
+    }
+
+    it("keeps the gateway of a network with inhibit_ipv4 that is not internal, off the bridge, as its containers' default route", async () => {
+      await n.cli("network", "create", "--subnet", "10.197.9.0/24", "-o", "com.docker.network.bridge.inhibit_ipv4=true", "-o", "com.docker.network.bridge.name=mxinh", "mx-inh");
+      const bridge = JSON.parse(n.ns.run("ip", "-j", "addr", "show", "dev", "mxinh"))[0] as { addr_info: { family: string }[] };
+      expect(bridge.addr_info.filter((a) => a.family === "inet")).to.deep.equal([]);
+      const doc = (await api("GET", "/networks/mx-inh")).json() as { IPAM: { Config: Record<string, string>[] } };
+      expect(doc.IPAM.Config).to.deep.equal([{ Subnet: "10.197.9.0/24", Gateway: "10.197.9.1" }]);
+      await n.cli("run", "-d", "--name", "h1", "--network", "mx-inh", "busybox", "sleep", "120");
+      expect((await addressesOf("h1")).IPAddress).to.equal("10.197.9.2");
+      expect(await n.cli("exec", "h1", "ip", "route")).to.match(/^default via 10\.197\.9\.1 dev eth0/m);
+    });
+
+    it("refuses the isolated mode on a network that is not internal, and a gateway mode it does not run, in Docker's words", async () => {
+      const r = await api("POST", "/networks/create", { Name: "mx-bad", Options: { "com.docker.network.bridge.gateway_mode_ipv4": "isolated" } });
+      expect([r.status, r.message()]).to.deep.equal([400, "gateway mode 'isolated' can only be used for an internal network"]);
+      const r2 = await api("POST", "/networks/create", { Name: "mx-bad", Options: { "com.docker.network.bridge.gateway_mode_ipv6": "bogus" } });
+      expect([r2.status, r2.message()]).to.deep.equal([400, "unknown gateway mode bogus"]);
     });
   });
 });

@@ -43,7 +43,10 @@ import type { DaemonConfig } from "../options/table.js";
 export interface SubnetConfig {
   /** CIDR: `172.18.0.0/16`, `fd00:1::/64`. */
   subnet: string;
-  /** The bridge's address in the subnet (no prefix length). */
+  /**
+   * The gateway's address in the subnet (no prefix length); empty when none is reserved, for a
+   * network whose driver uses none (`gatewayless`).
+   */
   gateway: string;
   /** Where dynamic addresses come from (Docker's IPRange, or `--fixed-cidr`). */
   ipRange?: string;
@@ -174,5 +177,11 @@ export interface NetworkDriver {
    * Docker's drivers read only the labels they know (clients send options meant for others).
    */
   checkNetwork?(net: NetworkSpec, others: readonly NetworkSpec[]): void;
+  /**
+   * After `checkNetwork`, before anything is made: the families of a new network that need no
+   * gateway address (Docker's GwAllocChecker). Their subnets get none reserved, unless the
+   * request named one; a join then gets no default route in them.
+   */
+  gatewayless?(net: NetworkSpec): { 4: boolean; 6: boolean };
   shutdown(): Promise<void>;
 }

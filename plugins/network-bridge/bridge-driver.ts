@@ -16,7 +16,7 @@ import { Firewall, type NetworkRules, type PortRule } from "./firewall.js";
 import { deleteLink, ensureBridge, plugVeth } from "./links.js";
 import { PortAllocator } from "./port-allocator.js";
 import { startProxy, type ProxyHandle } from "./userland-proxy.js";
-import { bridgeOptions, checkBridgeOptions, OPT } from "./options.js";
+import { bridgeOptions, checkBridgeOptions, OPT, type BridgeOptions } from "./options.js";
 
 export interface BridgeDriverContext extends Pick<NetworkContext, "config" | "tag" | "log"> {
   /** Where the commands run (the daemon's namespace unless a test says otherwise). */
@@ -67,7 +67,7 @@ export class BridgeDriver implements NetworkDriver {
     return {
       bridge: o.bridge,
       subnets: net.subnets.map((s) => s.subnet),
-      gateways: net.subnets.map((s) => s.gateway),
+      gateways: net.subnets.map((s) => s.gateway).filter((g) => g !== ""),
       icc: o.icc,
       masquerade: o.masquerade,
       snatSource: o.snatSource,
@@ -114,16 +114,18 @@ export class BridgeDriver implements NetworkDriver {
 
   async createNetwork(net: NetworkSpec): Promise<void> {
     const o = bridgeOptions(net, this.ctx.config());
-    const addresses = net.subnets.map((s) => `${s.gateway}/${s.subnet.split("/")[1]}`);
+    const addresses = bridgeAddresses(net, o).map((a) => `${a.gateway}/${a.subnet.split("/")[1]}`);
     const made = await ensureBridge(this.run, { name: o.bridge, mtu: o.mtu, addresses: o.external ? [] : addresses });
     if (made || o.madeByDaemon) this.madeBridges.add(net.id);
+    // no IPv6 address at all, a kernel-made link-local one included, as Docker's isolated mode
+    if (o.isolated[6] && net.enableIPv6) await this.run("sysctl", ["-q", "-w", `net/ipv6/conf/${o.bridge}/disable_ipv6=1`]);
     killPoint("bridge.link-made");
     await this.base();
     const c = this.ctx.config();
     // Forwarding per family, when a network of that family is made (the first IPv6 network turns
     // IPv6 forwarding on, whatever --ipv6 says), as Docker 28's createNetwork does
     if (c["ip-forward"]) {
-      const families = new Set(net.subnets.map((s) => isIP(s.gateway)));
+      const families = new Set(net.subnets.map((s) => isIP(s.subnet.split("/")[0])));
       await this.fw().setForwarding({ enable: true, noDrop: c["ip-forward-no-drop"], ipv4: families.has(4), ipv6: families.has(6) });
     }
     if (c.iptables || c.ip6tables) {
@@ -143,8 +145,9 @@ export class BridgeDriver implements NetworkDriver {
    */
   private async startNameServer(net: NetworkSpec): Promise<void> {
     if (net.isDefault || this.nameservers.has(net.id)) return;
-    // IPv6-only networks have none yet: the bridge's IPv6 address is unusable until DAD ends.
-    const gateway = net.subnets.map((s) => s.gateway).find((g) => isIP(g) === 4);
+    // IPv6-only networks have none yet: the bridge's IPv6 address is unusable until DAD ends;
+    // one whose bridge has no IPv4 address (isolated, inhibit_ipv4) has nowhere to serve from
+    const gateway = bridgeAddresses(net, bridgeOptions(net, this.ctx.config())).map((s) => s.gateway).find((g) => isIP(g) === 4);
     if (!gateway) return;
     this.dns ??= new EmbeddedDns({ upstreams: [], onError: () => undefined });
     try {
@@ -164,12 +167,23 @@ export class BridgeDriver implements NetworkDriver {
 
   checkNetwork(net: NetworkSpec, others: readonly NetworkSpec[]): void {
     checkBridgeOptions(net.options);
+    const isolated = bridgeOptions(net, this.ctx.config()).isolated;
+    if ((isolated[4] || isolated[6]) && !net.internal) throw new Error("gateway mode 'isolated' can only be used for an internal network");
     // the daemon's own marks of the default network: on another they would leave its bridge behind
     for (const own of [OPT.external, OPT.defaultBridge]) if (own in net.options) throw new Error(`${own} is set by the daemon for its default network only`);
     const config = this.ctx.config();
     const bridge = bridgeOptions(net, config).bridge;
     const holder = others.find((o) => o.driver === this.name && bridgeOptions(o, config).bridge === bridge);
     if (holder) throw new Error(`bridge name ${bridge} is already used by network ${holder.name}`);
+  }
+
+  /**
+   * Docker's rule: an isolated family has no gateway, and an internal network whose bridge has
+   * no IPv4 address (`inhibit_ipv4`) has no use for one (no default route goes anywhere).
+   */
+  gatewayless(net: NetworkSpec): { 4: boolean; 6: boolean } {
+    const o = bridgeOptions(net, this.ctx.config());
+    return { 4: o.isolated[4] || (o.inhibitIpv4 && net.internal), 6: o.isolated[6] };
   }
 
   async deleteNetwork(net: NetworkSpec): Promise<void> {
@@ -271,4 +285,12 @@ export class BridgeDriver implements NetworkDriver {
     await this.dns?.closeAll();
     this.nameservers.clear();
   }
+}
+
+/** The subnets whose gateway address the bridge holds: not one without a gateway, nor an isolated family, nor IPv4 with inhibit_ipv4. */
+function bridgeAddresses(net: NetworkSpec, o: BridgeOptions): NetworkSpec["subnets"] {
+  return net.subnets.filter((s) => {
+    const family = isIP(s.subnet.split("/")[0]) as 4 | 6;
+    return s.gateway !== "" && !o.isolated[family] && !(family === 4 && o.inhibitIpv4);
+  });
 }
