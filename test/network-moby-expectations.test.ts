@@ -308,4 +308,39 @@ describe("what moby's integration/network tests expect of a daemon", function ()
       expect([r2.status, r2.message()]).to.deep.equal([400, "unknown gateway mode bogus"]);
     });
   });
+
+  describe("legacy links with --icc=false (TestLegacyLink)", function () {
+    let n: NetDaemon;
+    before(async () => (n = await startNetDaemon(["--icc=false"])));
+    after(async () => n?.stop());
+
+    /** wget from a new container with these run arguments: what it wrote to stderr (its exit is not the point). */
+    // (under a shell that does not exec it: busybox's timeout execs the command, which as the
+    // container's first process would ignore the TERM)
+    const fetch = async (host: string, ...runArgs: string[]) => (await docker(n.host, ["run", "--rm", ...runArgs, "busybox", "sh", "-c", `timeout 3 wget -O /dev/null http://${host}/nothing-here; echo exit $?`])).stderr;
+
+    it("lets a linked container reach the exposed ports of its link, by address, name and alias, and no one else", async () => {
+      await n.cli("run", "-d", "--name", "svr", "--expose", "80", "busybox", "httpd", "-f", "-h", "/etc");
+      const svrAddr = (await n.cli("inspect", "-f", "{{.NetworkSettings.Networks.bridge.IPAddress}}", "svr")).trim();
+      expect(await fetch(svrAddr)).to.include("Terminated").and.not.include("404 Not Found");
+      expect(await fetch(svrAddr, "--link", "svr")).to.include("404 Not Found");
+      expect(await fetch("svr", "--link", "svr")).to.include("404 Not Found");
+      expect(await fetch("thealias", "--link", "svr:thealias")).to.include("404 Not Found");
+      // the links' rules went with the containers that had them: only the bridge's own remain
+      const forward = n.ns.run("iptables-save", "-t", "filter").split("\n").filter((l) => l.includes(`-d ${svrAddr}/32`) || l.includes(`-s ${svrAddr}/32`));
+      expect(forward).to.deep.equal([]);
+      expect(await fetch(svrAddr)).to.not.include("404 Not Found");
+      await n.cli("rm", "-f", "svr");
+    });
+
+    it("opens the link again for a running parent when its child starts again", async () => {
+      await n.cli("run", "-d", "--name", "svr2", "--expose", "80", "busybox", "httpd", "-f", "-h", "/etc");
+      await n.cli("run", "-d", "--name", "client", "--link", "svr2:web", "busybox", "sleep", "120");
+      await n.cli("restart", "-t", "0", "svr2");
+      const r = await docker(n.host, ["exec", "client", "sh", "-c", "timeout 3 wget -O /dev/null http://web/nothing-here; echo exit $?"]);
+      expect(r.stderr).to.include("404 Not Found");
+      await n.cli("rm", "-f", "client", "svr2");
+      expect(n.ns.run("iptables-save", "-t", "filter")).to.not.match(/--[sd]port 80 -j ACCEPT/);
+    });
+  });
 });

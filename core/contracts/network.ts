@@ -132,6 +132,19 @@ export interface EndpointSpec {
    * resolves, each an alias of another container's name on the network (`{ db: "postgres-1" }`).
    */
   linkAliases?: Record<string, string>;
+  /**
+   * Legacy links (`--link`, the default network) between this endpoint and other running
+   * containers: with inter-container traffic off (`--icc=false`), the driver lets each parent
+   * reach its child's exposed ports, and their replies back.
+   */
+  legacyLinks?: LegacyLink[];
+}
+
+/** A legacy link as addresses: the parent may reach the child's exposed ports (`80/tcp`). */
+export interface LegacyLink {
+  parentIp: string;
+  childIp: string;
+  ports: string[];
 }
 
 /** What `join` made. */

@@ -172,6 +172,18 @@ export class ContainerLinks {
     });
   }
 
+  /**
+   * The running containers linked with `c` on the default network: its children, and the
+   * parents that link to it (whose filter rules `--icc=false` opens for the child's exposed ports).
+   */
+  peers(c: ContainerRecord): { children: ContainerRecord[]; parents: ContainerRecord[] } {
+    const children = this.children(c).flatMap(({ child }) => (child?.State.Running ? [child] : []));
+    const parents = this.onDefault(c)
+      ? this.deps.containers.list().filter((p) => p.Id !== c.Id && p.State.Running && this.onDefault(p) && p.Links?.some((l) => l.ChildId === c.Id))
+      : [];
+    return { children, parents };
+  }
+
   // --- changes -----------------------------------------------------------------------------------
 
   /**

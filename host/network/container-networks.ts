@@ -14,7 +14,7 @@
 import { randomBytes } from "node:crypto";
 import { isIP } from "node:net";
 import type { Logger } from "pino";
-import type { PortRequest } from "../../core/contracts/network.js";
+import type { LegacyLink, PortRequest } from "../../core/contracts/network.js";
 import type { OciSpec } from "../../core/contracts/runtime.js";
 import type { ContainerEndpoint, ContainerRecord, ContainerStore, NetworkAttachment } from "../../core/containers/container-store.js";
 import { parseLink } from "../../core/containers/links.js";
@@ -47,6 +47,8 @@ export interface ContainerNetworksDeps {
   remap?: UsernsRemap;
   /** The `/etc/hosts` lines of a container's legacy links (host/containers/links.ts). */
   linkedHosts?: (c: ContainerRecord) => (readonly [string, string])[];
+  /** The running containers linked with one on the default network, both ways (host/containers/links.ts). */
+  linkPeers?: (c: ContainerRecord) => { children: ContainerRecord[]; parents: ContainerRecord[] };
 }
 
 /** What a started container's spec needs from its network. */
@@ -412,6 +414,7 @@ export class ContainerNetworks {
     const name = c.Name.replace(/^\//, "");
     const aliases = att.Aliases ?? [];
     const userDefined = !rec.spec.isDefault;
+    const legacyLinks = rec.spec.isDefault && v4 ? this.legacyLinks(c, rec.spec.id, v4.address) : [];
     return {
       containerId: c.Id,
       containerName: name,
@@ -427,8 +430,30 @@ export class ContainerNetworks {
       ...(first ? {} : { noDefaultRoute: true }),
       // published ports go with the default route: the first network only, as in Docker
       ports: first ? portRequests(c) : [],
+      ...(legacyLinks.length ? { legacyLinks } : {}),
       ...(userDefined ? { dnsNames: dnsNames(c, aliases), dnsUpstreams: this.upstreamsOf(c), ...links } : { dnsNames: [] }),
     };
+  }
+
+  /**
+   * The legacy links of a container joining the default network, as address pairs with the
+   * child's exposed ports: to its running children, and from the running parents linking to it.
+   */
+  private legacyLinks(c: ContainerRecord, networkId: string, address: string): LegacyLink[] {
+    const peers = this.deps.linkPeers?.(c);
+    if (!peers) return [];
+    const addressOn = (o: ContainerRecord) => o.Endpoints?.find((e) => e.networkId === networkId)?.ipv4?.split("/")[0];
+    const ports = (o: ContainerRecord) => Object.keys(o.Config.ExposedPorts ?? {});
+    const out: LegacyLink[] = [];
+    for (const child of peers.children) {
+      const childIp = addressOn(child);
+      if (childIp) out.push({ parentIp: address, childIp, ports: ports(child) });
+    }
+    for (const parent of peers.parents) {
+      const parentIp = addressOn(parent);
+      if (parentIp) out.push({ parentIp, childIp: address, ports: ports(c) });
+    }
+    return out.filter((l) => l.ports.length > 0);
   }
 
   /**

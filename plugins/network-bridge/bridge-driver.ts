@@ -214,6 +214,8 @@ export class BridgeDriver implements NetworkDriver {
     const held: Joined = { net, rules: [], proxies: [], published: [] };
     this.joined.set(ep.endpointId, held);
     try {
+      const c = this.ctx.config();
+      if (!o.icc && c.iptables && ep.legacyLinks?.length) await this.fw().addLinks(o.bridge, ep.legacyLinks);
       for (const req of ep.ports) {
         const hostIp = req.hostIp || o.hostBindingIpv4;
         let hostPort = 0;
@@ -273,6 +275,9 @@ export class BridgeDriver implements NetworkDriver {
     for (const proxy of held?.proxies ?? []) await proxy.stop().catch(() => undefined);
     for (const rule of held?.rules ?? []) await this.fw().removePort(rule).catch(() => undefined);
     for (const p of published) this.ports.release(p.proto, p.hostIp, p.hostPort);
+    const c = this.ctx.config();
+    const o = bridgeOptions(net, c);
+    if (!o.icc && c.iptables && ep.ipv4) await this.fw().removeLinksOf(o.bridge, ep.ipv4.split("/")[0]).catch(() => undefined);
     // deleting the sandbox's end deletes the pair; a sandbox already gone took both with it
     if (sandbox) {
       await deleteLink(netnsRunner(sandbox), ep.ifname).catch(() => undefined);

@@ -9,6 +9,7 @@
  * after a crash that left rules behind, and atomic per table. A family that is off
  * (--iptables=false, --ip6tables=false) gets no command at all.
  */
+import type { LegacyLink } from "../../core/contracts/network.js";
 import type { CommandRunner } from "./commands.js";
 import {
   baseChains,
@@ -18,6 +19,8 @@ import {
   dnatTarget,
   type Family,
   familyOf,
+  linkRules,
+  linkRulesOf,
   type NetworkRules,
   networkRules,
   networkRuleVariants,
@@ -125,6 +128,23 @@ export class Firewall {
         });
         return planChange(state, { remove: stillUsed ? all.own : [...all.own, ...all.perTarget] });
       });
+    });
+  }
+
+  /** Opens a bridge with `--icc=false` to legacy links (IPv4, as Docker's links are). */
+  addLinks(bridge: string, links: readonly LegacyLink[]): Promise<void> {
+    return this.serialized(async () => {
+      if (!this.enabled(4)) return;
+      const add = links.flatMap((l) => l.ports.flatMap((port) => linkRules(this.config.tag, bridge, l.parentIp, l.childIp, port)));
+      if (add.length) await this.apply(4, (state) => planChange(state, { add }));
+    });
+  }
+
+  /** Closes every legacy link of `address` on `bridge` again (its container left the network). */
+  removeLinksOf(bridge: string, address: string): Promise<void> {
+    return this.serialized(async () => {
+      if (!this.enabled(4) || familyOf(address) !== 4) return;
+      await this.apply(4, (state) => planChange(state, { remove: linkRulesOf(this.config.tag, state, bridge, address) }));
     });
   }
 
