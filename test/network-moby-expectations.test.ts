@@ -343,4 +343,41 @@ describe("what moby's integration/network tests expect of a daemon", function ()
       expect(n.ns.run("iptables-save", "-t", "filter")).to.not.match(/--[sd]port 80 -j ACCEPT/);
     });
   });
+
+  describe("a connect's GwPriority moves a running container's default route at once (TestConnectWithPriority)", function () {
+    let n: NetDaemon;
+    before(async () => {
+      n = await startNetDaemon();
+      for (const i of [1, 2, 3, 4, 5]) await n.cli("network", "create", "--ipv6", "--subnet", `10.196.${i}0.0/24`, "--gateway", `10.196.${i}0.1`, "--subnet", `fd00:196:${i}0::/64`, "--gateway", `fd00:196:${i}0::1`, `mx-gw${i}`);
+    });
+    after(async () => n?.stop());
+
+    const defaults = async () => {
+      const out = await n.cli("exec", "gw", "sh", "-c", "ip -o -4 route show default; ip -o -6 route show default");
+      return out.split("\n").filter(Boolean).map((l) => /^default via (\S+) dev (\S+)/.exec(l)!.slice(1).join(" "));
+    };
+    const connect = (i: number, priority: number) => apiOf(n)("POST", `/networks/mx-gw${i}/connect`, { Container: "gw", EndpointConfig: { GwPriority: priority } });
+    const disconnect = (i: number) => n.cli("network", "disconnect", `mx-gw${i}`, "gw");
+
+    it("follows the highest priority through connects and disconnects, ties to the network whose name sorts first", async () => {
+      await n.cli("run", "-d", "--name", "gw", "--network", "mx-gw1", "busybox", "sleep", "300");
+      expect(await defaults()).to.deep.equal(["10.196.10.1 eth0", "fd00:196:10::1 eth0"]);
+      expect((await connect(5, -100)).status).to.equal(200);
+      expect(await defaults()).to.deep.equal(["10.196.10.1 eth0", "fd00:196:10::1 eth0"]);
+      expect((await connect(2, 100)).status).to.equal(200);
+      expect(await defaults()).to.deep.equal(["10.196.20.1 eth2", "fd00:196:20::1 eth2"]);
+      expect((await connect(3, 10)).status).to.equal(200);
+      expect((await connect(4, 10)).status).to.equal(200);
+      expect(await defaults()).to.deep.equal(["10.196.20.1 eth2", "fd00:196:20::1 eth2"]);
+      const nets = JSON.parse(await n.cli("inspect", "gw"))[0].NetworkSettings.Networks as Record<string, { GwPriority: number }>;
+      expect(Object.fromEntries(Object.entries(nets).map(([k, v]) => [k, v.GwPriority]))).to.deep.equal({ "mx-gw1": 0, "mx-gw2": 100, "mx-gw3": 10, "mx-gw4": 10, "mx-gw5": -100 });
+      await disconnect(2);
+      expect(await defaults()).to.deep.equal(["10.196.30.1 eth3", "fd00:196:30::1 eth3"]);
+      await disconnect(3);
+      expect(await defaults()).to.deep.equal(["10.196.40.1 eth4", "fd00:196:40::1 eth4"]);
+      await disconnect(4);
+      expect(await defaults()).to.deep.equal(["10.196.10.1 eth0", "fd00:196:10::1 eth0"]);
+      await n.cli("rm", "-f", "gw");
+    });
+  });
 });

@@ -35,6 +35,7 @@ import { networkEvent } from "./network-events.js";
 import { EMBEDDED_DNS_ADDRESS, pointEmbeddedDns } from "./embedded-dns.js";
 import { containerIdMap, type UsernsRemap } from "../userns/remap.js";
 import { askedIfname, checkAskedIfnames, checkIfnameFree, interfaceName } from "./interface-names.js";
+import { moveDefaultRoutes } from "./default-route.js";
 
 export interface ContainerNetworksDeps {
   networks: NetworkManager;
@@ -288,9 +289,8 @@ export class ContainerNetworks {
   // --- connect and disconnect --------------------------------------------------------------------
 
   /**
-   * `POST /networks/{id}/connect`: recorded; joined at once when the container runs. (A running
-   * container's default route stays where it is: a GwPriority given here counts from its next
-   * start, where Docker's daemon moves the route at once.)
+   * `POST /networks/{id}/connect`: recorded; joined at once when the container runs, its default
+   * route then moved to the network of the highest GwPriority (default-route.ts).
    */
   async connect(c: ContainerRecord, ref: string, config: EndpointConfigRequest): Promise<void> {
     const rec = this.deps.networks.network(ref);
@@ -322,7 +322,26 @@ export class ContainerNetworks {
     }
     c.Networks = { ...networks, [rec.spec.name]: att };
     await this.deps.containers.save(c);
-    if (c.State.Running) await this.rewriteFiles(c);
+    if (c.State.Running) {
+      await this.rewriteFiles(c);
+      await this.moveDefaultRoutes(c);
+    }
+  }
+
+  /** After a running container's connect or disconnect: its default routes where its networks' priorities say. */
+  private async moveDefaultRoutes(c: ContainerRecord): Promise<void> {
+    if (!this.deps.sandboxes.exists(c.Id) || !c.Endpoints?.length) return;
+    const candidates = c.Endpoints.map((ep) => ({
+      ep,
+      priority: c.Networks?.[ep.networkName]?.GwPriority ?? 0,
+      internal: this.deps.networks.find(ep.networkId)?.spec.internal ?? true,
+    }));
+    try {
+      await moveDefaultRoutes(this.deps.sandboxes.path(c.Id), candidates);
+    } catch (err) {
+      // as Docker: the connect or disconnect is done; the route stays where it was, and the log says why
+      this.deps.log.warn({ err, container: c.Id }, "cannot move the container's default route");
+    }
   }
 
   /** `POST /networks/{id}/disconnect`: left at once when the container runs, and forgotten. */
@@ -344,7 +363,10 @@ export class ContainerNetworks {
     await this.deps.containers.save(c);
     // as Docker: announced whether the container runs or not, when the network still exists
     if (rec) this.deps.hooks.event.call(networkEvent(rec.spec, "disconnect", c.Id));
-    if (c.State.Running) await this.rewriteFiles(c);
+    if (c.State.Running) {
+      await this.rewriteFiles(c);
+      await this.moveDefaultRoutes(c);
+    }
   }
 
   // --- files and the spec ------------------------------------------------------------------------
