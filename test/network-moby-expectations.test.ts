@@ -333,6 +333,21 @@ describe("what moby's integration/network tests expect of a daemon", function ()
       await n.cli("rm", "-f", "svr");
     });
 
+    it("closes a link removed while both containers run (TestRemoveLegacyLink)", async () => {
+      await n.cli("run", "-d", "--name", "svr3", "--expose", "80", "busybox", "httpd", "-f", "-h", "/etc");
+      await n.cli("run", "-d", "--name", "client3", "--link", "svr3:thealias", "busybox", "sleep", "120");
+      const wget = async (host: string) => (await docker(n.host, ["exec", "client3", "sh", "-c", `timeout 3 wget -O /dev/null http://${host}/nothing-here; echo exit $?`])).stderr;
+      expect(await wget("svr3")).to.include("404 Not Found");
+      await n.cli("rm", "--link", "client3/thealias");
+      expect((await n.cli("inspect", "-f", "{{.State.Running}} ", "svr3", "client3")).trim()).to.equal("true \ntrue");
+      // the name is gone (Docker's wget says "bad address"; here the host's resolvers, unreachable
+      // from the test's namespace, would only time out)
+      expect(await n.cli("exec", "client3", "cat", "/etc/hosts")).to.not.include("svr3");
+      const svrAddr = (await n.cli("inspect", "-f", "{{.NetworkSettings.Networks.bridge.IPAddress}}", "svr3")).trim();
+      expect(await wget(svrAddr)).to.include("Terminated").and.not.include("404 Not Found");
+      await n.cli("rm", "-f", "client3", "svr3");
+    });
+
     it("opens the link again for a running parent when its child starts again", async () => {
       await n.cli("run", "-d", "--name", "svr2", "--expose", "80", "busybox", "httpd", "-f", "-h", "/etc");
       await n.cli("run", "-d", "--name", "client", "--link", "svr2:web", "busybox", "sleep", "120");

@@ -196,5 +196,7 @@ export interface NetworkDriver {
    * request named one; a join then gets no default route in them.
    */
   gatewayless?(net: NetworkSpec): { 4: boolean; 6: boolean };
+  /** A legacy link between two joined endpoints was removed (`DELETE /containers/{parent}/{alias}?link=1`): close what it opened. */
+  unlink?(net: NetworkSpec, link: LegacyLink): Promise<void>;
   shutdown(): Promise<void>;
 }

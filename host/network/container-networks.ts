@@ -328,6 +328,17 @@ export class ContainerNetworks {
     }
   }
 
+  /** A legacy link removed while its parent runs: what the network opened for it is closed. */
+  async unlink(parent: ContainerRecord, child: ContainerRecord): Promise<void> {
+    const rec = this.deps.networks.find(DEFAULT_NETWORK);
+    if (!rec?.spec.isDefault || !parent.State.Running || !child.State.Running) return;
+    const addressOn = (o: ContainerRecord) => o.Endpoints?.find((e) => e.networkId === rec.spec.id)?.ipv4?.split("/")[0];
+    const [parentIp, childIp] = [addressOn(parent), addressOn(child)];
+    if (!parentIp || !childIp) return;
+    const ports = Object.keys(child.Config.ExposedPorts ?? {});
+    await (await this.deps.networks.driverOf(rec.spec)).unlink?.(rec.spec, { parentIp, childIp, ports });
+  }
+
   /** After a running container's connect or disconnect: its default routes where its networks' priorities say. */
   private async moveDefaultRoutes(c: ContainerRecord): Promise<void> {
     if (!this.deps.sandboxes.exists(c.Id) || !c.Endpoints?.length) return;

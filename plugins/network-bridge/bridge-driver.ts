@@ -8,7 +8,7 @@
  */
 import { isIP } from "node:net";
 import { contains, normalizeAddress } from "../../core/network/cidr.js";
-import type { EndpointSpec, JoinResult, NetworkContext, NetworkDriver, NetworkSpec, PublishedPort } from "../../core/contracts/network.js";
+import type { EndpointSpec, JoinResult, LegacyLink, NetworkContext, NetworkDriver, NetworkSpec, PublishedPort } from "../../core/contracts/network.js";
 import { killPoint } from "../../core/kill-points.js";
 import { hostRunner, netnsRunner, type CommandRunner } from "./commands.js";
 import { EmbeddedDns } from "./dns-resolver.js";
@@ -282,6 +282,12 @@ export class BridgeDriver implements NetworkDriver {
     if (sandbox) {
       await deleteLink(netnsRunner(sandbox), ep.ifname).catch(() => undefined);
     }
+  }
+
+  async unlink(net: NetworkSpec, link: LegacyLink): Promise<void> {
+    const c = this.ctx.config();
+    const o = bridgeOptions(net, c);
+    if (!o.icc && c.iptables) await this.fw().removeLink(o.bridge, link);
   }
 
   async shutdown(): Promise<void> {

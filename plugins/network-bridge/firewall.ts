@@ -140,6 +140,15 @@ export class Firewall {
     });
   }
 
+  /** Closes one legacy link (removed while both its containers run). */
+  removeLink(bridge: string, link: LegacyLink): Promise<void> {
+    return this.serialized(async () => {
+      if (!this.enabled(4)) return;
+      const remove = link.ports.flatMap((port) => linkRules(this.config.tag, bridge, link.parentIp, link.childIp, port));
+      if (remove.length) await this.apply(4, (state) => planChange(state, { remove }));
+    });
+  }
+
   /** Closes every legacy link of `address` on `bridge` again (its container left the network). */
   removeLinksOf(bridge: string, address: string): Promise<void> {
     return this.serialized(async () => {
