@@ -11,6 +11,10 @@ import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { resolveOptions } from "../core/options/resolve.js";
+import { BridgeDriver } from "../plugins/network-bridge/bridge-driver.js";
+import { netnsRunner, type CommandRunner } from "../plugins/network-bridge/commands.js";
+import { networkSpec } from "./network-conformance-kit.js";
 import { docker } from "./helpers/docker-cli.js";
 import { httpRequest } from "./helpers/http.js";
 import { eventually, makeNetns, startNetDaemon, type NetDaemon, type Netns } from "./helpers/net-daemon.js";
@@ -393,6 +397,29 @@ describe("what moby's integration/network tests expect of a daemon", function ()
       await disconnect(4);
       expect(await defaults()).to.deep.equal(["10.196.10.1 eth0", "fd00:196:10::1 eth0"]);
       await n.cli("rm", "-f", "gw");
+    });
+  });
+
+  describe("ip6tables rules for IPv6 networks without --ipv6, on a host where ip6tables fails", function () {
+    it("makes the network with IPv4 rules alone and says why, instead of failing every network", async () => {
+      const ns = makeNetns();
+      try {
+        const inNs = netnsRunner(ns.file);
+        // the daemon's namespace as a kernel without ip6tables shows it
+        const runner: CommandRunner = (file, args, opts) => (file.startsWith("ip6tables") ? Promise.reject(new Error(`${file}: can't initialize ip6tables table 'filter'`)) : inNs(file, args, opts));
+        const warnings: string[] = [];
+        const config = { ...resolveOptions(new Map(), {}).config, "userland-proxy": false };
+        const driver = new BridgeDriver({ config: () => config, tag: "mx6f00", runner, log: { warn: (_o, msg) => warnings.push(msg) } });
+        const net = networkSpec("bridge", 41, { ipv6: true });
+        await driver.createNetwork(net);
+        // (the other warning: the name server, in this process's namespace, cannot listen on the test's bridge)
+        expect(warnings).to.include("ip6tables is enabled, but cannot set up ip6tables chains: IPv6 networks get no ip6tables rules");
+        expect(ns.run("iptables-save", "-t", "nat")).to.include("-s 10.213.41.0/24 ! -o br-");
+        await driver.deleteNetwork(net);
+        await driver.shutdown();
+      } finally {
+        ns.remove();
+      }
     });
   });
 });

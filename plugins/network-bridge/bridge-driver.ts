@@ -58,7 +58,18 @@ export class BridgeDriver implements NetworkDriver {
   private async base(): Promise<void> {
     if (this.based) return;
     const c = this.ctx.config();
-    if (c.iptables || c.ip6tables) await this.fw().ensureBase();
+    if (c.iptables || c.ip6tables) {
+      try {
+        await this.fw().ensureBase();
+      } catch (err) {
+        if (!c.ip6tables) throw err;
+        // A host whose kernel has no ip6tables (no IPv6) is no reason to refuse every network now
+        // that ip6tables rules no longer wait for --ipv6: its IPv6 networks get none, and the log says so
+        this.ctx.log?.warn({ err }, "ip6tables is enabled, but cannot set up ip6tables chains: IPv6 networks get no ip6tables rules");
+        this.firewall = new Firewall({ tag: this.ctx.tag, runner: this.run, ipv4: c.iptables, ipv6: false });
+        await this.firewall.ensureBase();
+      }
+    }
     this.based = true;
   }
 
