@@ -78,8 +78,8 @@ function bool(v: string | undefined, fallback: boolean, key: string): boolean {
  * masqueraded) or `isolated`. Docker's `routed` and `nat-unprotected` are refused rather than
  * taken for `nat`, which would expose or hide what the network's creator did not ask for.
  */
-function gatewayMode(v: string | undefined): "nat" | "isolated" {
-  if (v === undefined || v === "" || v === "nat" || v === "isolated") return v === "isolated" ? "isolated" : "nat";
+function checkGatewayMode(v: string): void {
+  if (v === "" || v === "nat" || v === "isolated") return;
   if (v === "routed" || v === "nat-unprotected") throw new Error(`gateway mode ${v} is not supported by this daemon (nat or isolated)`);
   throw new Error(`unknown gateway mode ${v}`);
 }
@@ -96,7 +96,7 @@ export function checkBridgeOptions(options: Record<string, string>): void {
     if (ours === OPT.mtu && !(Number.isInteger(Number(v)) && Number(v) >= 68 && Number(v) <= 65535)) throw new Error(`invalid value for ${k}: "${v}" (an MTU between 68 and 65535)`);
     if (ours === OPT.name && !/^[a-zA-Z0-9_.-]{1,15}$/.test(v)) throw new Error(`invalid value for ${k}: "${v}" (an interface name of at most 15 characters)`);
     if ([OPT.icc, OPT.masquerade, OPT.defaultBridge, OPT.external, OPT.inhibitIpv4].includes(ours as never)) bool(v, true, k);
-    if (ours === OPT.gatewayMode4 || ours === OPT.gatewayMode6) gatewayMode(v);
+    if (ours === OPT.gatewayMode4 || ours === OPT.gatewayMode6) checkGatewayMode(v);
     // Docker's words for an address that is none; one of the other family is refused too, which
     // Docker's bridge driver would take and iptables then refuse at the network's rules
     const family = ours === OPT.hostIpv4 ? 4 : ours === OPT.hostIpv6 ? 6 : 0;
@@ -113,8 +113,9 @@ export function bridgeOptions(net: NetworkSpec, config: DaemonConfig): BridgeOpt
     masquerade: bool(o(OPT.masquerade), true, OPT.masquerade),
     hostBindingIpv4: o(OPT.hostBindingIpv4) || config.ip || "0.0.0.0",
     mtu: Number(o(OPT.mtu) || config.mtu || 1500),
-    isolated: { 4: gatewayMode(o(OPT.gatewayMode4)) === "isolated", 6: gatewayMode(o(OPT.gatewayMode6)) === "isolated" },
-    inhibitIpv4: bool(o(OPT.inhibitIpv4), false, OPT.inhibitIpv4),
+    // (read, not checked: a network stored before the check was made keeps working)
+    isolated: { 4: o(OPT.gatewayMode4) === "isolated", 6: o(OPT.gatewayMode6) === "isolated" },
+    inhibitIpv4: /^(1|t|true)$/i.test(o(OPT.inhibitIpv4) ?? ""),
     snatSource: { ...(o(OPT.hostIpv4) ? { 4: o(OPT.hostIpv4) } : {}), ...(o(OPT.hostIpv6) ? { 6: o(OPT.hostIpv6) } : {}) },
     external: bool(o(OPT.external), false, OPT.external),
     madeByDaemon: !bool(o(OPT.external), false, OPT.external) && (!!net.isDefault || !o(OPT.name)),
