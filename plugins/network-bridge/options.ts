@@ -116,7 +116,8 @@ export function bridgeOptions(net: NetworkSpec, config: DaemonConfig): BridgeOpt
     // (read, not checked: a network stored before the check was made keeps working)
     isolated: { 4: o(OPT.gatewayMode4) === "isolated", 6: o(OPT.gatewayMode6) === "isolated" },
     inhibitIpv4: /^(1|t|true)$/i.test(o(OPT.inhibitIpv4) ?? ""),
-    snatSource: { ...(o(OPT.hostIpv4) ? { 4: o(OPT.hostIpv4) } : {}), ...(o(OPT.hostIpv6) ? { 6: o(OPT.hostIpv6) } : {}) },
+    // (an address of another family, which a network stored before the check could have, is left out)
+    snatSource: { ...(isIP(o(OPT.hostIpv4) ?? "") === 4 ? { 4: o(OPT.hostIpv4) } : {}), ...(isIP(o(OPT.hostIpv6) ?? "") === 6 ? { 6: o(OPT.hostIpv6) } : {}) },
     external: bool(o(OPT.external), false, OPT.external),
     madeByDaemon: !bool(o(OPT.external), false, OPT.external) && (!!net.isDefault || !o(OPT.name)),
   };
