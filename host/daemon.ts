@@ -153,8 +153,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const logDrivers = logDriverSource(drivers, () => config["log-opt"]);
     // The default log driver and its --log-opt defaults are checked now: a typo stops the start.
     await logDrivers(config["log-driver"], "operator").then((d) => d.validateOptions(config["log-opt"]));
-    const links = new ContainerLinks({ containers, hooks, log: log.child({ component: "links" }) });
-    const network = await openNetwork(drivers, { containers, config: () => config, log: log.child({ component: "network" }), remap, linkedHosts: (c) => links.hosts(c) });
+    const links = new ContainerLinks({ containers, hooks, log: log.child({ component: "links" }), unlinked: (parent, child) => network.containers.unlink(parent, child) });
+    const network = await openNetwork(drivers, { containers, config: () => config, log: log.child({ component: "network" }), remap, linkedHosts: (c) => links.hosts(c), linkPeers: (c) => links.peers(c) });
     const volumes = openVolumes(drivers, { containers, log: log.child({ component: "volumes" }), rootOwner: remap?.root, images, storage: driver });
     // volumes a crash left without their record (volume-service.ts)
     const adopted = await volumes.service.adoptUnrecorded();

@@ -43,7 +43,10 @@ import type { DaemonConfig } from "../options/table.js";
 export interface SubnetConfig {
   /** CIDR: `172.18.0.0/16`, `fd00:1::/64`. */
   subnet: string;
-  /** The bridge's address in the subnet (no prefix length). */
+  /**
+   * The gateway's address in the subnet (no prefix length); empty when none is reserved, for a
+   * network whose driver uses none (`gatewayless`).
+   */
   gateway: string;
   /** Where dynamic addresses come from (Docker's IPRange, or `--fixed-cidr`). */
   ipRange?: string;
@@ -129,6 +132,19 @@ export interface EndpointSpec {
    * resolves, each an alias of another container's name on the network (`{ db: "postgres-1" }`).
    */
   linkAliases?: Record<string, string>;
+  /**
+   * Legacy links (`--link`, the default network) between this endpoint and other running
+   * containers: with inter-container traffic off (`--icc=false`), the driver lets each parent
+   * reach its child's exposed ports, and their replies back.
+   */
+  legacyLinks?: LegacyLink[];
+}
+
+/** A legacy link as addresses: the parent may reach the child's exposed ports (`80/tcp`). */
+export interface LegacyLink {
+  parentIp: string;
+  childIp: string;
+  ports: string[];
 }
 
 /** What `join` made. */
@@ -174,5 +190,13 @@ export interface NetworkDriver {
    * Docker's drivers read only the labels they know (clients send options meant for others).
    */
   checkNetwork?(net: NetworkSpec, others: readonly NetworkSpec[]): void;
+  /**
+   * After `checkNetwork`, before anything is made: the families of a new network that need no
+   * gateway address (Docker's GwAllocChecker). Their subnets get none reserved, unless the
+   * request named one; a join then gets no default route in them.
+   */
+  gatewayless?(net: NetworkSpec): { 4: boolean; 6: boolean };
+  /** A legacy link between two joined endpoints was removed (`DELETE /containers/{parent}/{alias}?link=1`): close what it opened. */
+  unlink?(net: NetworkSpec, link: LegacyLink): Promise<void>;
   shutdown(): Promise<void>;
 }

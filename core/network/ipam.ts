@@ -27,8 +27,8 @@ export interface SubnetConfig {
   subnet: string;
   /** A normalised CIDR inside `subnet`: where dynamic addresses come from. Default: the whole subnet. */
   ipRange?: string;
-  /** An address of `subnet`. Default: its first host address. */
-  gateway?: string;
+  /** An address of `subnet`. Default: its first host address. null: none (no address is reserved for one). */
+  gateway?: string | null;
   /** Name → address of `subnet`; reserved. `DefaultGatewayIPv4`/`-v6` is also the default route. */
   auxiliaryAddresses?: Record<string, string>;
 }
@@ -39,6 +39,7 @@ export interface SubnetInfo {
   subnet: string;
   prefixLength: number;
   ipRange?: string;
+  /** Empty when the subnet has none. */
   gateway: string;
   auxiliaryAddresses: Record<string, string>;
   /** Where a container's default route goes: `DefaultGatewayIPv4`/`-v6` when set, else the gateway. */
@@ -67,6 +68,7 @@ export interface IpamState {
   subnets: {
     subnet: string;
     ipRange?: string;
+    /** Empty: none. */
     gateway: string;
     auxiliaryAddresses: Record<string, string>;
     /** Address → owner ("" when none). */
@@ -88,13 +90,13 @@ class SubnetPool {
   constructor(
     readonly subnet: Cidr,
     readonly range: Cidr | undefined,
-    readonly gateway: bigint,
+    readonly gateway: bigint | undefined,
     readonly aux: Record<string, string>,
   ) {
     for (const r of subnet.reserved) {
       this.reservedWhy.set(r, r === subnet.network ? `the network address of ${subnet}` : `the broadcast address of ${subnet}`);
     }
-    this.reservedWhy.set(gateway, `the gateway of ${subnet}`);
+    if (gateway !== undefined) this.reservedWhy.set(gateway, `the gateway of ${subnet}`);
     for (const [name, text] of Object.entries(aux)) {
       const value = parseAddress(text).value;
       if (!this.reservedWhy.has(value)) this.reservedWhy.set(value, `auxiliary address ${name}`);
@@ -145,7 +147,7 @@ class SubnetPool {
   }
 
   info(): SubnetInfo {
-    const gateway = formatAddress(this.gateway, this.family);
+    const gateway = this.gateway === undefined ? "" : formatAddress(this.gateway, this.family);
     return {
       family: this.family,
       subnet: this.subnet.toString(),
@@ -215,8 +217,10 @@ function makePool(config: SubnetConfig): SubnetPool {
     if (range.prefix < subnet.prefix) throw invalid(`invalid ip-range ${config.ipRange}: CIDR block is bigger than its parent subnet ${subnet}`);
     if (!subnet.containsCidr(range)) throw invalid(`invalid ip-range ${config.ipRange}: parent subnet ${subnet} doesn't contain ip-range`);
   }
-  let gateway: bigint;
-  if (config.gateway) {
+  let gateway: bigint | undefined;
+  if (config.gateway === null) {
+    gateway = undefined;
+  } else if (config.gateway) {
     gateway = parseMember(`gateway ${config.gateway}`, config.gateway, subnet);
   } else {
     gateway = subnet.firstHost;
@@ -342,7 +346,7 @@ export class NetworkIpam {
       throw invalid(`invalid IPAM state: ${first.path} should be ${first.expected}`);
     }
     const ipam = new NetworkIpam(
-      checked.data.subnets.map((s) => ({ subnet: s.subnet, ipRange: s.ipRange, gateway: s.gateway, auxiliaryAddresses: s.auxiliaryAddresses })),
+      checked.data.subnets.map((s) => ({ subnet: s.subnet, ipRange: s.ipRange, gateway: s.gateway === "" ? null : s.gateway, auxiliaryAddresses: s.auxiliaryAddresses })),
     );
     checked.data.subnets.forEach((saved, i) => {
       const pool = ipam.pools[i];

@@ -12,7 +12,8 @@
  * into its running parents' hosts files; renaming a parent moves its links' names, renaming a
  * child shows in its parents' inspect; removing a child leaves its parents' links, which then
  * refuse their start, until the daemon restarts and drops them; `DELETE
- * /containers/{parent}/{alias}?link=1` removes one link (and its hosts line from a running parent).
+ * /containers/{parent}/{alias}?link=1` removes one link (and its hosts line from a running parent,
+ * and, with `--icc=false`, the rules that opened the bridge between them).
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import type { Logger } from "pino";
@@ -28,6 +29,8 @@ export interface LinksDeps {
   containers: ContainerStore;
   hooks: EngineHooks;
   log: Logger;
+  /** A link removed while its parent runs: the network closes what the link opened (`--icc=false`). */
+  unlinked?: (parent: ContainerRecord, child: ContainerRecord) => Promise<void>;
 }
 
 /** A link resolved at create, before the parent has its name. */
@@ -172,6 +175,18 @@ export class ContainerLinks {
     });
   }
 
+  /**
+   * The running containers linked with `c` on the default network: its children, and the
+   * parents that link to it (whose filter rules `--icc=false` opens for the child's exposed ports).
+   */
+  peers(c: ContainerRecord): { children: ContainerRecord[]; parents: ContainerRecord[] } {
+    const children = this.children(c).flatMap(({ child }) => (child?.State.Running ? [child] : []));
+    const parents = this.onDefault(c)
+      ? this.deps.containers.list().filter((p) => p.Id !== c.Id && p.State.Running && this.onDefault(p) && p.Links?.some((l) => l.ChildId === c.Id))
+      : [];
+    return { children, parents };
+  }
+
   // --- changes -----------------------------------------------------------------------------------
 
   /**
@@ -193,6 +208,7 @@ export class ContainerLinks {
     if (child && parent.State.Running) {
       const names = linkHostNames(aliasOf(link.Name), child.Config.Hostname ?? "", child.Name);
       this.editHosts(parent, (text) => withoutLinkLines(text, names));
+      await this.deps.unlinked?.(parent, child).catch((err: Error) => this.deps.log.warn({ err, link: link.Name }, "cannot close the removed link's rules"));
     }
     await saved;
   }

@@ -7,14 +7,14 @@
  *
  * Order at a container's start: sandbox -> per network, in order: addresses (IPAM) ->
  * driver.join (`eth0` for the first, which holds the default route and the published ports;
- * `eth1`... for the others) -> files -> the OCI spec names the sandbox and mounts the files
+ * `eth1`... for the others, or the names their endpoints ask for: interface-names.ts) -> files -> the OCI spec names the sandbox and mounts the files
  * (`processSpec`). At its end (exit, failed start, removal): driver.leave -> addresses released
  * -> sandbox removed. Both are safe to repeat.
  */
 import { randomBytes } from "node:crypto";
 import { isIP } from "node:net";
 import type { Logger } from "pino";
-import type { PortRequest } from "../../core/contracts/network.js";
+import type { LegacyLink, PortRequest } from "../../core/contracts/network.js";
 import type { OciSpec } from "../../core/contracts/runtime.js";
 import type { ContainerEndpoint, ContainerRecord, ContainerStore, NetworkAttachment } from "../../core/containers/container-store.js";
 import { parseLink } from "../../core/containers/links.js";
@@ -34,6 +34,8 @@ import type { Sandboxes } from "./sandbox.js";
 import { networkEvent } from "./network-events.js";
 import { EMBEDDED_DNS_ADDRESS, pointEmbeddedDns } from "./embedded-dns.js";
 import { containerIdMap, type UsernsRemap } from "../userns/remap.js";
+import { askedIfname, checkAskedIfnames, checkIfnameFree, interfaceName } from "./interface-names.js";
+import { moveDefaultRoutes } from "./default-route.js";
 
 export interface ContainerNetworksDeps {
   networks: NetworkManager;
@@ -46,6 +48,8 @@ export interface ContainerNetworksDeps {
   remap?: UsernsRemap;
   /** The `/etc/hosts` lines of a container's legacy links (host/containers/links.ts). */
   linkedHosts?: (c: ContainerRecord) => (readonly [string, string])[];
+  /** The running containers linked with one on the default network, both ways (host/containers/links.ts). */
+  linkPeers?: (c: ContainerRecord) => { children: ContainerRecord[]; parents: ContainerRecord[] };
 }
 
 /** What a started container's spec needs from its network. */
@@ -160,6 +164,12 @@ export class ContainerNetworks {
     const mode = this.modeOf(c);
     const files = this.filePaths(c.Id);
     c.Endpoints = undefined;
+    if (this.onNoDefaultNetwork(c)) {
+      // `--bridge none` made no default network: a container asking for it runs with its loopback
+      // alone, as Docker's daemon runs it (its connectToNetwork sets Config.NetworkDisabled, which
+      // the container keeps), whatever other network it names
+      c.Config.NetworkDisabled = true;
+    }
     if (networkDisabled(c)) {
       // Docker's Config.NetworkDisabled: a namespace of its own with its loopback alone, on no
       // network (no events), and of the three files its /etc/hostname only
@@ -190,13 +200,16 @@ export class ContainerNetworks {
       });
       return;
     }
+    const order = this.joinOrder(c);
+    checkAskedIfnames(order);
+    const reserved = new Set(order.map(([, att]) => askedIfname(att)).filter((n): n is string => !!n));
     const sandbox = await this.deps.sandboxes.create(c.Id, idMap);
     const endpoints: ContainerEndpoint[] = [];
     c.Endpoints = endpoints;
     try {
       let nameserver: string | undefined;
-      for (const [name, att] of this.joinOrder(c)) {
-        const ns = await this.join(c, name, att, sandbox, endpoints);
+      for (const [name, att] of order) {
+        const ns = await this.join(c, name, att, sandbox, endpoints, reserved);
         nameserver ??= ns;
       }
       this.writeFiles(c, files, mode, nameserver && (await this.resolverAddress(c, sandbox, nameserver, true)));
@@ -208,12 +221,19 @@ export class ContainerNetworks {
     }
   }
 
+  /** Whether the container names the default network of a daemon that has none (`--bridge none`). */
+  private onNoDefaultNetwork(c: ContainerRecord): boolean {
+    if (this.deps.config().bridge !== "none" || this.deps.networks.find(DEFAULT_NETWORK)) return false;
+    const names = c.Networks ? Object.keys(c.Networks) : [c.HostConfig.NetworkMode ?? ""];
+    return names.includes(DEFAULT_NETWORK);
+  }
+
   /** One network joined by a sandbox: addresses, the driver's join; pushes the endpoint; resolves with the network's name server. */
-  private async join(c: ContainerRecord, name: string, att: NetworkAttachment, sandbox: string, endpoints: ContainerEndpoint[]): Promise<string | undefined> {
+  private async join(c: ContainerRecord, name: string, att: NetworkAttachment, sandbox: string, endpoints: ContainerEndpoint[], reserved: ReadonlySet<string>): Promise<string | undefined> {
     // by id, else by name (a network made again under the same name after the create)
     const rec = (att.NetworkID && this.deps.networks.find(att.NetworkID)) || this.deps.networks.network(name);
     const first = endpoints.length === 0;
-    const ep = this.allocate(rec, c, att, first ? "eth0" : `eth${nextIndex(endpoints)}`, first);
+    const ep = this.allocate(rec, c, att, interfaceName(att, endpoints, reserved), first);
     ep.sandbox = sandbox;
     endpoints.push(ep);
     let result;
@@ -269,9 +289,8 @@ export class ContainerNetworks {
   // --- connect and disconnect --------------------------------------------------------------------
 
   /**
-   * `POST /networks/{id}/connect`: recorded; joined at once when the container runs. (A running
-   * container's default route stays where it is: a GwPriority given here counts from its next
-   * start, where Docker's daemon moves the route at once.)
+   * `POST /networks/{id}/connect`: recorded; joined at once when the container runs, its default
+   * route then moved to the network of the highest GwPriority (default-route.ts).
    */
   async connect(c: ContainerRecord, ref: string, config: EndpointConfigRequest): Promise<void> {
     const rec = this.deps.networks.network(ref);
@@ -291,8 +310,10 @@ export class ContainerNetworks {
       const endpoints = c.Endpoints ?? [];
       c.Endpoints = endpoints;
       const before = endpoints.length;
+      const asked = askedIfname(att);
+      if (asked) checkIfnameFree(asked, rec.spec.name, endpoints);
       try {
-        await this.join(c, rec.spec.name, att, this.deps.sandboxes.path(c.Id), endpoints);
+        await this.join(c, rec.spec.name, att, this.deps.sandboxes.path(c.Id), endpoints, new Set());
       } catch (err) {
         const [added] = endpoints.splice(before);
         if (added) await this.leave(added, this.deps.sandboxes.path(c.Id));
@@ -301,7 +322,37 @@ export class ContainerNetworks {
     }
     c.Networks = { ...networks, [rec.spec.name]: att };
     await this.deps.containers.save(c);
-    if (c.State.Running) await this.rewriteFiles(c);
+    if (c.State.Running) {
+      await this.rewriteFiles(c);
+      await this.moveDefaultRoutes(c);
+    }
+  }
+
+  /** A legacy link removed while its parent runs: what the network opened for it is closed. */
+  async unlink(parent: ContainerRecord, child: ContainerRecord): Promise<void> {
+    const rec = this.deps.networks.find(DEFAULT_NETWORK);
+    if (!rec?.spec.isDefault || !parent.State.Running || !child.State.Running) return;
+    const addressOn = (o: ContainerRecord) => o.Endpoints?.find((e) => e.networkId === rec.spec.id)?.ipv4?.split("/")[0];
+    const [parentIp, childIp] = [addressOn(parent), addressOn(child)];
+    if (!parentIp || !childIp) return;
+    const ports = Object.keys(child.Config.ExposedPorts ?? {});
+    await (await this.deps.networks.driverOf(rec.spec)).unlink?.(rec.spec, { parentIp, childIp, ports });
+  }
+
+  /** After a running container's connect or disconnect: its default routes where its networks' priorities say. */
+  private async moveDefaultRoutes(c: ContainerRecord): Promise<void> {
+    if (!this.deps.sandboxes.exists(c.Id) || !c.Endpoints?.length) return;
+    const candidates = c.Endpoints.map((ep) => ({
+      ep,
+      priority: c.Networks?.[ep.networkName]?.GwPriority ?? 0,
+      internal: this.deps.networks.find(ep.networkId)?.spec.internal ?? true,
+    }));
+    try {
+      await moveDefaultRoutes(this.deps.sandboxes.path(c.Id), candidates);
+    } catch (err) {
+      // as Docker: the connect or disconnect is done; the route stays where it was, and the log says why
+      this.deps.log.warn({ err, container: c.Id }, "cannot move the container's default route");
+    }
   }
 
   /** `POST /networks/{id}/disconnect`: left at once when the container runs, and forgotten. */
@@ -323,7 +374,10 @@ export class ContainerNetworks {
     await this.deps.containers.save(c);
     // as Docker: announced whether the container runs or not, when the network still exists
     if (rec) this.deps.hooks.event.call(networkEvent(rec.spec, "disconnect", c.Id));
-    if (c.State.Running) await this.rewriteFiles(c);
+    if (c.State.Running) {
+      await this.rewriteFiles(c);
+      await this.moveDefaultRoutes(c);
+    }
   }
 
   // --- files and the spec ------------------------------------------------------------------------
@@ -393,6 +447,7 @@ export class ContainerNetworks {
     const name = c.Name.replace(/^\//, "");
     const aliases = att.Aliases ?? [];
     const userDefined = !rec.spec.isDefault;
+    const legacyLinks = rec.spec.isDefault && v4 ? this.legacyLinks(c, rec.spec.id, v4.address) : [];
     return {
       containerId: c.Id,
       containerName: name,
@@ -408,8 +463,30 @@ export class ContainerNetworks {
       ...(first ? {} : { noDefaultRoute: true }),
       // published ports go with the default route: the first network only, as in Docker
       ports: first ? portRequests(c) : [],
+      ...(legacyLinks.length ? { legacyLinks } : {}),
       ...(userDefined ? { dnsNames: dnsNames(c, aliases), dnsUpstreams: this.upstreamsOf(c), ...links } : { dnsNames: [] }),
     };
+  }
+
+  /**
+   * The legacy links of a container joining the default network, as address pairs with the
+   * child's exposed ports: to its running children, and from the running parents linking to it.
+   */
+  private legacyLinks(c: ContainerRecord, networkId: string, address: string): LegacyLink[] {
+    const peers = this.deps.linkPeers?.(c);
+    if (!peers) return [];
+    const addressOn = (o: ContainerRecord) => o.Endpoints?.find((e) => e.networkId === networkId)?.ipv4?.split("/")[0];
+    const ports = (o: ContainerRecord) => Object.keys(o.Config.ExposedPorts ?? {});
+    const out: LegacyLink[] = [];
+    for (const child of peers.children) {
+      const childIp = addressOn(child);
+      if (childIp) out.push({ parentIp: address, childIp, ports: ports(child) });
+    }
+    for (const parent of peers.parents) {
+      const parentIp = addressOn(parent);
+      if (parentIp) out.push({ parentIp, childIp: address, ports: ports(c) });
+    }
+    return out.filter((l) => l.ports.length > 0);
   }
 
   /**
@@ -498,14 +575,6 @@ function linkAliases(att: NetworkAttachment): { linkAliases?: Record<string, str
 /** Docker's DNSNames: the container's name, its aliases, its short id and its hostname, once each. */
 function dnsNames(c: ContainerRecord, aliases: readonly string[]): string[] {
   return [...new Set([c.Name.replace(/^\//, ""), ...aliases, c.Id.slice(0, 12), c.Config.Hostname ?? ""].filter((n) => n !== ""))];
-}
-
-/** The next free `ethN` index of a sandbox. */
-function nextIndex(endpoints: readonly ContainerEndpoint[]): number {
-  const used = new Set(endpoints.map((e) => Number(/^eth(\d+)$/.exec(e.ifname)?.[1] ?? -1)));
-  let i = 0;
-  while (used.has(i)) i++;
-  return i;
 }
 
 /** A MAC from an IPv4 address as Docker makes them (02:42 and the four bytes), random without one. */

@@ -19,6 +19,7 @@ import type { NetworkCreateRequest } from "../../core/network/network-request.js
 import type { DaemonConfig } from "../../core/options/table.js";
 import { defaultNetworkSpec, hostRoutes } from "./default-network.js";
 import { NetworkIpam } from "../../core/network/ipam.js";
+import { Cidr } from "../../core/network/cidr.js";
 import { newNetworkSpec } from "./new-network.js";
 import type { NetworkRecord, NetworkStore } from "./network-store.js";
 import type { EngineHooks } from "../../core/hooks.js";
@@ -156,6 +157,13 @@ export class NetworkManager {
     } catch (err) {
       throw errors.networkInvalid((err as Error).message);
     }
+    // Docker's GwAllocChecker: a family whose gateway the driver will not use has no address
+    // reserved for one, unless the request named it
+    const skip = driver.gatewayless?.(spec);
+    if (skip) {
+      const named = new Set((req.IPAM?.Config ?? []).filter((c) => c.Gateway).map((c) => c.Subnet));
+      for (const s of spec.subnets) if (skip[Cidr.parse(s.subnet).family] && !named.has(s.subnet)) s.gateway = "";
+    }
     const rec: NetworkRecord = { spec, ipam: freshIpam(spec).toJSON() };
     await this.deps.store.save(rec);
     killPoint("network.saved");
@@ -201,5 +209,5 @@ function modeNetworkSpec(id: string, name: string, driver: string): NetworkSpec 
 
 /** The address management of a new network, from its subnets. */
 function freshIpam(spec: NetworkSpec): NetworkIpam {
-  return new NetworkIpam(spec.subnets.map((s) => ({ subnet: s.subnet, gateway: s.gateway, ...(s.ipRange ? { ipRange: s.ipRange } : {}), ...(s.auxAddresses ? { auxiliaryAddresses: s.auxAddresses } : {}) })));
+  return new NetworkIpam(spec.subnets.map((s) => ({ subnet: s.subnet, gateway: s.gateway === "" ? null : s.gateway, ...(s.ipRange ? { ipRange: s.ipRange } : {}), ...(s.auxAddresses ? { auxiliaryAddresses: s.auxAddresses } : {}) })));
 }

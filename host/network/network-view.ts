@@ -25,7 +25,8 @@ export function networkDocument(rec: NetworkRecord, endpoints: readonly Containe
       Config: [...s.subnets].sort((a, b) => Number(a.subnet.includes(":")) - Number(b.subnet.includes(":"))).map((n) => ({
         Subnet: n.subnet,
         ...(n.ipRange ? { IPRange: n.ipRange } : {}),
-        Gateway: n.gateway,
+        // none when no address is reserved for one (Docker's omitempty)
+        ...(n.gateway ? { Gateway: n.gateway } : {}),
         ...(n.auxAddresses ? { AuxiliaryAddresses: n.auxAddresses } : {}),
       })),
     },

@@ -5,7 +5,8 @@
  * network's (an IPv6 one on a network without IPv6 is ignored); a missing IPv4 (or, with
  * EnableIPv6, IPv6) subnet comes from the first free subnet
  * of the address pools that no network and no route of the host already uses. The driver's
- * `default-network-opts` fill the options the request leaves out.
+ * `default-network-opts` fill the options the request leaves out, `com.docker.network.enable_ipv4`
+ * and `_ipv6` among them, which choose the IP families a request leaves out.
  */
 import type { NetworkSpec, SubnetConfig } from "../../core/contracts/network.js";
 import { errors } from "../../core/errors.js";
@@ -76,8 +77,9 @@ export async function newNetworkSpec(req: NetworkCreateRequest, ctx: NewNetworkC
   }
   const ipamDriver = req.IPAM?.Driver || "default";
   if (ipamDriver !== "default") throw errors.networkDriverNotFound(ipamDriver);
-  const enableIPv4 = req.EnableIPv4 ?? true;
-  const enableIPv6 = req.EnableIPv6 ?? false;
+  const options = withDefaults(ctx.config["default-network-opt"][driver] ?? {}, req.Options ?? {});
+  const enableIPv4 = ipFamilyEnabled(options, 4, req.EnableIPv4, true);
+  const enableIPv6 = ipFamilyEnabled(options, 6, req.EnableIPv6, false);
   if (!enableIPv4 && !enableIPv6) throw errors.networkInvalid("a network needs IPv4 or IPv6: EnableIPv4 and EnableIPv6 are both false");
 
   try {
@@ -107,13 +109,34 @@ export async function newNetworkSpec(req: NetworkCreateRequest, ctx: NewNetworkC
       enableIPv4,
       enableIPv6,
       subnets,
-      options: withDefaults(ctx.config["default-network-opt"][driver] ?? {}, req.Options ?? {}),
+      options,
       ...(req.IPAM?.Options ? { ipamOptions: { ...req.IPAM.Options } } : {}),
       labels: { ...(req.Labels ?? {}) },
     };
   } catch (err) {
     throw addressFailure(err);
   }
+}
+
+/**
+ * Whether a new network has an IP family, as Docker 28 decides it: the request's `EnableIPv4` /
+ * `EnableIPv6` when given (the option of that name is then dropped from `options`, whether the
+ * request or `--default-network-opt` put it there, so that inspect shows no value that was not
+ * used), else the option `com.docker.network.enable_ipv4` / `_ipv6` (the request's, else the
+ * daemon's default), else `fallback`.
+ */
+function ipFamilyEnabled(options: Record<string, string>, family: 4 | 6, asked: boolean | null | undefined, fallback: boolean): boolean {
+  const keys = [`com.docker.network.enable_ipv${family}`, `com.engine.network.enable_ipv${family}`];
+  if (asked !== undefined && asked !== null) {
+    for (const k of keys) delete options[k];
+    return asked;
+  }
+  const key = keys.find((k) => k in options);
+  if (key === undefined) return fallback;
+  const v = options[key];
+  if (/^(1|t|true)$/i.test(v)) return true;
+  if (/^(0|f|false)$/i.test(v)) return false;
+  throw errors.networkInvalid(`driver-opt "${key}" is not a valid bool`);
 }
 
 /**

@@ -17,7 +17,7 @@ import type { UsernsRemap } from "../userns/remap.js";
 
 export async function openNetwork(
   loader: PluginHost,
-  deps: { containers: ContainerStore; config: () => DaemonConfig; log: Logger; remap?: UsernsRemap; linkedHosts?: ContainerNetworksDeps["linkedHosts"] },
+  deps: { containers: ContainerStore; config: () => DaemonConfig; log: Logger; remap?: UsernsRemap; linkedHosts?: ContainerNetworksDeps["linkedHosts"]; linkPeers?: ContainerNetworksDeps["linkPeers"] },
 ): Promise<{ networks: NetworkManager; containers: ContainerNetworks }> {
   // (a hash, made when a driver is first made: node:crypto is not loaded by a start without one)
   let tag: string | undefined;
@@ -28,7 +28,7 @@ export async function openNetwork(
       context: () => ({ config: deps.config, tag: (tag ??= NetworkManager.tagOf(loader.execRoot)), execRoot: loader.execRoot, log: deps.log }),
     });
   const networks = new NetworkManager({ store: new NetworkStore(join(loader.dataRoot, "network")), containers: deps.containers, config: deps.config, log: deps.log, driver, hooks: loader.hooks });
-  const containers = new ContainerNetworks({ networks, sandboxes: new Sandboxes(loader.execRoot), containers: deps.containers, hooks: loader.hooks, config: deps.config, log: deps.log, remap: deps.remap, linkedHosts: deps.linkedHosts });
+  const containers = new ContainerNetworks({ networks, sandboxes: new Sandboxes(loader.execRoot), containers: deps.containers, hooks: loader.hooks, config: deps.config, log: deps.log, remap: deps.remap, linkedHosts: deps.linkedHosts, linkPeers: deps.linkPeers });
   const running = deps.containers.list().filter((c) => c.State.Running);
   await networks.start(running.flatMap((c) => c.Endpoints ?? []));
   await containers.start();

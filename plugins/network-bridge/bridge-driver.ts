@@ -8,7 +8,7 @@
  */
 import { isIP } from "node:net";
 import { contains, normalizeAddress } from "../../core/network/cidr.js";
-import type { EndpointSpec, JoinResult, NetworkContext, NetworkDriver, NetworkSpec, PublishedPort } from "../../core/contracts/network.js";
+import type { EndpointSpec, JoinResult, LegacyLink, NetworkContext, NetworkDriver, NetworkSpec, PublishedPort } from "../../core/contracts/network.js";
 import { killPoint } from "../../core/kill-points.js";
 import { hostRunner, netnsRunner, type CommandRunner } from "./commands.js";
 import { EmbeddedDns } from "./dns-resolver.js";
@@ -16,7 +16,7 @@ import { Firewall, type NetworkRules, type PortRule } from "./firewall.js";
 import { deleteLink, ensureBridge, plugVeth } from "./links.js";
 import { PortAllocator } from "./port-allocator.js";
 import { startProxy, type ProxyHandle } from "./userland-proxy.js";
-import { bridgeOptions, checkBridgeOptions, OPT } from "./options.js";
+import { bridgeOptions, checkBridgeOptions, OPT, type BridgeOptions } from "./options.js";
 
 export interface BridgeDriverContext extends Pick<NetworkContext, "config" | "tag" | "log"> {
   /** Where the commands run (the daemon's namespace unless a test says otherwise). */
@@ -50,16 +50,26 @@ export class BridgeDriver implements NetworkDriver {
 
   private fw(): Firewall {
     const c = this.ctx.config();
-    this.firewall ??= new Firewall({ tag: this.ctx.tag, runner: this.run, ipv4: c.iptables, ipv6: c.ip6tables && c.ipv6 });
+    // ip6tables rules for every IPv6 network, as Docker 27+ makes them: --ipv6 is about the default network alone
+    this.firewall ??= new Firewall({ tag: this.ctx.tag, runner: this.run, ipv4: c.iptables, ipv6: c.ip6tables });
     return this.firewall;
   }
 
   private async base(): Promise<void> {
     if (this.based) return;
     const c = this.ctx.config();
-    if (c.iptables || c.ip6tables) await this.fw().ensureBase();
-    // IPv6 forwarding follows --ipv6, whatever --ip6tables says, as in Docker
-    if (c["ip-forward"]) await this.fw().setForwarding({ enable: true, noDrop: c["ip-forward-no-drop"], ipv6: c.ipv6 });
+    if (c.iptables || c.ip6tables) {
+      try {
+        await this.fw().ensureBase();
+      } catch (err) {
+        if (!c.ip6tables) throw err;
+        // A host whose kernel has no ip6tables (no IPv6) is no reason to refuse every network now
+        // that ip6tables rules no longer wait for --ipv6: its IPv6 networks get none, and the log says so
+        this.ctx.log?.warn({ err }, "ip6tables is enabled, but cannot set up ip6tables chains: IPv6 networks get no ip6tables rules");
+        this.firewall = new Firewall({ tag: this.ctx.tag, runner: this.run, ipv4: c.iptables, ipv6: false });
+        await this.firewall.ensureBase();
+      }
+    }
     this.based = true;
   }
 
@@ -68,9 +78,10 @@ export class BridgeDriver implements NetworkDriver {
     return {
       bridge: o.bridge,
       subnets: net.subnets.map((s) => s.subnet),
-      gateways: net.subnets.map((s) => s.gateway),
+      gateways: net.subnets.map((s) => s.gateway).filter((g) => g !== ""),
       icc: o.icc,
       masquerade: o.masquerade,
+      snatSource: o.snatSource,
       internal: net.internal,
       directRouting: this.ctx.config()["allow-direct-routing"],
     };
@@ -114,12 +125,20 @@ export class BridgeDriver implements NetworkDriver {
 
   async createNetwork(net: NetworkSpec): Promise<void> {
     const o = bridgeOptions(net, this.ctx.config());
-    const addresses = net.subnets.map((s) => `${s.gateway}/${s.subnet.split("/")[1]}`);
+    const addresses = bridgeAddresses(net, o).map((a) => `${a.gateway}/${a.subnet.split("/")[1]}`);
     const made = await ensureBridge(this.run, { name: o.bridge, mtu: o.mtu, addresses: o.external ? [] : addresses });
     if (made || o.madeByDaemon) this.madeBridges.add(net.id);
+    // no IPv6 address at all, a kernel-made link-local one included, as Docker's isolated mode
+    if (o.isolated[6] && net.enableIPv6) await this.run("sysctl", ["-q", "-w", `net/ipv6/conf/${o.bridge}/disable_ipv6=1`]);
     killPoint("bridge.link-made");
     await this.base();
     const c = this.ctx.config();
+    // Forwarding per family, when a network of that family is made (the first IPv6 network turns
+    // IPv6 forwarding on, whatever --ipv6 says), as Docker 28's createNetwork does
+    if (c["ip-forward"]) {
+      const families = new Set(net.subnets.map((s) => isIP(s.subnet.split("/")[0])));
+      await this.fw().setForwarding({ enable: true, noDrop: c["ip-forward-no-drop"], ipv4: families.has(4), ipv6: families.has(6) });
+    }
     if (c.iptables || c.ip6tables) {
       await this.fw().addNetwork(this.rules(net));
       killPoint("bridge.rules-added");
@@ -137,8 +156,9 @@ export class BridgeDriver implements NetworkDriver {
    */
   private async startNameServer(net: NetworkSpec): Promise<void> {
     if (net.isDefault || this.nameservers.has(net.id)) return;
-    // IPv6-only networks have none yet: the bridge's IPv6 address is unusable until DAD ends.
-    const gateway = net.subnets.map((s) => s.gateway).find((g) => isIP(g) === 4);
+    // IPv6-only networks have none yet: the bridge's IPv6 address is unusable until DAD ends;
+    // one whose bridge has no IPv4 address (isolated, inhibit_ipv4) has nowhere to serve from
+    const gateway = bridgeAddresses(net, bridgeOptions(net, this.ctx.config())).map((s) => s.gateway).find((g) => isIP(g) === 4);
     if (!gateway) return;
     this.dns ??= new EmbeddedDns({ upstreams: [], onError: () => undefined });
     try {
@@ -158,12 +178,23 @@ export class BridgeDriver implements NetworkDriver {
 
   checkNetwork(net: NetworkSpec, others: readonly NetworkSpec[]): void {
     checkBridgeOptions(net.options);
+    const isolated = bridgeOptions(net, this.ctx.config()).isolated;
+    if ((isolated[4] || isolated[6]) && !net.internal) throw new Error("gateway mode 'isolated' can only be used for an internal network");
     // the daemon's own marks of the default network: on another they would leave its bridge behind
     for (const own of [OPT.external, OPT.defaultBridge]) if (own in net.options) throw new Error(`${own} is set by the daemon for its default network only`);
     const config = this.ctx.config();
     const bridge = bridgeOptions(net, config).bridge;
     const holder = others.find((o) => o.driver === this.name && bridgeOptions(o, config).bridge === bridge);
     if (holder) throw new Error(`bridge name ${bridge} is already used by network ${holder.name}`);
+  }
+
+  /**
+   * Docker's rule: an isolated family has no gateway, and an internal network whose bridge has
+   * no IPv4 address (`inhibit_ipv4`) has no use for one (no default route goes anywhere).
+   */
+  gatewayless(net: NetworkSpec): { 4: boolean; 6: boolean } {
+    const o = bridgeOptions(net, this.ctx.config());
+    return { 4: o.isolated[4] || (o.inhibitIpv4 && net.internal), 6: o.isolated[6] };
   }
 
   async deleteNetwork(net: NetworkSpec): Promise<void> {
@@ -194,6 +225,8 @@ export class BridgeDriver implements NetworkDriver {
     const held: Joined = { net, rules: [], proxies: [], published: [] };
     this.joined.set(ep.endpointId, held);
     try {
+      const c = this.ctx.config();
+      if (!o.icc && c.iptables && ep.legacyLinks?.length) await this.fw().addLinks(o.bridge, ep.legacyLinks);
       for (const req of ep.ports) {
         const hostIp = req.hostIp || o.hostBindingIpv4;
         let hostPort = 0;
@@ -253,10 +286,19 @@ export class BridgeDriver implements NetworkDriver {
     for (const proxy of held?.proxies ?? []) await proxy.stop().catch(() => undefined);
     for (const rule of held?.rules ?? []) await this.fw().removePort(rule).catch(() => undefined);
     for (const p of published) this.ports.release(p.proto, p.hostIp, p.hostPort);
+    const c = this.ctx.config();
+    const o = bridgeOptions(net, c);
+    if (!o.icc && c.iptables && ep.ipv4) await this.fw().removeLinksOf(o.bridge, ep.ipv4.split("/")[0]).catch(() => undefined);
     // deleting the sandbox's end deletes the pair; a sandbox already gone took both with it
     if (sandbox) {
       await deleteLink(netnsRunner(sandbox), ep.ifname).catch(() => undefined);
     }
+  }
+
+  async unlink(net: NetworkSpec, link: LegacyLink): Promise<void> {
+    const c = this.ctx.config();
+    const o = bridgeOptions(net, c);
+    if (!o.icc && c.iptables) await this.fw().removeLink(o.bridge, link);
   }
 
   async shutdown(): Promise<void> {
@@ -265,4 +307,12 @@ export class BridgeDriver implements NetworkDriver {
     await this.dns?.closeAll();
     this.nameservers.clear();
   }
+}
+
+/** The subnets whose gateway address the bridge holds: not one without a gateway, nor an isolated family, nor IPv4 with inhibit_ipv4. */
+function bridgeAddresses(net: NetworkSpec, o: BridgeOptions): NetworkSpec["subnets"] {
+  return net.subnets.filter((s) => {
+    const family = isIP(s.subnet.split("/")[0]) as 4 | 6;
+    return s.gateway !== "" && !o.isolated[family] && !(family === 4 && o.inhibitIpv4);
+  });
 }

@@ -42,6 +42,11 @@ export interface NetworkRules {
   directRouting: boolean;
   /** ip-masq: MASQUERADE traffic from the subnet leaving by another interface. */
   masquerade: boolean;
+  /**
+   * The network's `com.docker.network.host_ipv4` / `host_ipv6`: that traffic leaves with this
+   * source (SNAT --to-source) instead of the outgoing interface's (MASQUERADE), as Docker's.
+   */
+  snatSource?: { 4?: string; 6?: string };
   /** No traffic in or out of the bridge except between its own containers (and icc applies). */
   internal: boolean;
 }
@@ -239,8 +244,10 @@ export function networkRules(tag: string, family: Family, n: NetworkRules): Rule
   }
   // An internal network's traffic never leaves it, so there is nothing to masquerade.
   if (n.masquerade && !n.internal) {
+    const source = n.snatSource?.[family];
+    const target = source ? `SNAT --to-source ${source}` : "MASQUERADE";
     for (const subnet of subnetsOf(n, family)) {
-      rules.push({ table: "nat", chain: c.postrouting, spec: `-s ${subnet} ! -o ${br} -j MASQUERADE` });
+      rules.push({ table: "nat", chain: c.postrouting, spec: `-s ${subnet} ! -o ${br} -j ${target}` });
     }
   }
   return rules;
@@ -253,9 +260,46 @@ export function networkRules(tag: string, family: Family, n: NetworkRules): Rule
 export function networkRuleVariants(tag: string, family: Family, n: NetworkRules): Rule[] {
   const out: Rule[] = [];
   for (const icc of [true, false]) {
-    for (const internal of [true, false]) out.push(...networkRules(tag, family, { ...n, icc, internal, masquerade: true, directRouting: false }));
+    for (const internal of [true, false]) {
+      for (const snatSource of [undefined, n.snatSource]) out.push(...networkRules(tag, family, { ...n, icc, internal, masquerade: true, directRouting: false, snatSource }));
+    }
   }
   return out;
+}
+
+/**
+ * A legacy link's rules on a bridge with inter-container traffic off (`--icc=false`), as Docker's
+ * ChainInfo.Link writes them: the parent may reach the child's port, and the child's replies from
+ * it go back. Ahead of the bridge's DROP. `port` is an exposed port's key (`80/tcp`); anything
+ * else has no rule.
+ */
+export function linkRules(tag: string, bridge: string, parentIp: string, childIp: string, port: string): Rule[] {
+  checkBridge(bridge);
+  const m = /^(\d+)\/(tcp|udp|sctp)$/.exec(port);
+  if (!m) return [];
+  checkPort(Number(m[1]), "linked port");
+  const c = chainNames(tag);
+  const [parent, child] = [hostCidr(canonicalAddress(parentIp)), hostCidr(canonicalAddress(childIp))];
+  const proto = `-p ${m[2]} -m ${m[2]}`;
+  return [
+    { table: "filter", chain: c.forward, spec: `-s ${parent} -d ${child} -i ${bridge} -o ${bridge} ${proto} --dport ${m[1]} -j ACCEPT`, first: true },
+    { table: "filter", chain: c.forward, spec: `-s ${child} -d ${parent} -i ${bridge} -o ${bridge} ${proto} --sport ${m[1]} -j ACCEPT`, first: true },
+  ];
+}
+
+/** The link rules of the forward chain in `state` that name `address` on `bridge` (either side). */
+export function linkRulesOf(tag: string, state: SaveState, bridge: string, address: string): Rule[] {
+  const c = chainNames(tag);
+  const own = hostCidr(canonicalAddress(address));
+  const shape = new RegExp(`^-s (\\S+) -d (\\S+) -i ${bridge.replace(/[.]/g, "\\.")} -o ${bridge.replace(/[.]/g, "\\.")} -p (tcp|udp|sctp) -m \\3 --[ds]port \\d+ -j ACCEPT$`);
+  return state.filter.rules
+    .filter((rule) => rule.startsWith(`${c.forward} `))
+    .map((rule) => rule.slice(c.forward.length + 1))
+    .filter((spec) => {
+      const m = shape.exec(spec);
+      return !!m && (m[1] === own || m[2] === own);
+    })
+    .map((spec) => ({ table: "filter" as const, chain: c.forward, spec }));
 }
 
 export function portFamily(p: PortRule): Family {

@@ -9,6 +9,7 @@
  * after a crash that left rules behind, and atomic per table. A family that is off
  * (--iptables=false, --ip6tables=false) gets no command at all.
  */
+import type { LegacyLink } from "../../core/contracts/network.js";
 import type { CommandRunner } from "./commands.js";
 import {
   baseChains,
@@ -18,6 +19,8 @@ import {
   dnatTarget,
   type Family,
   familyOf,
+  linkRules,
+  linkRulesOf,
   type NetworkRules,
   networkRules,
   networkRuleVariants,
@@ -128,6 +131,32 @@ export class Firewall {
     });
   }
 
+  /** Opens a bridge with `--icc=false` to legacy links (IPv4, as Docker's links are). */
+  addLinks(bridge: string, links: readonly LegacyLink[]): Promise<void> {
+    return this.serialized(async () => {
+      if (!this.enabled(4)) return;
+      const add = links.flatMap((l) => l.ports.flatMap((port) => linkRules(this.config.tag, bridge, l.parentIp, l.childIp, port)));
+      if (add.length) await this.apply(4, (state) => planChange(state, { add }));
+    });
+  }
+
+  /** Closes one legacy link (removed while both its containers run). */
+  removeLink(bridge: string, link: LegacyLink): Promise<void> {
+    return this.serialized(async () => {
+      if (!this.enabled(4)) return;
+      const remove = link.ports.flatMap((port) => linkRules(this.config.tag, bridge, link.parentIp, link.childIp, port));
+      if (remove.length) await this.apply(4, (state) => planChange(state, { remove }));
+    });
+  }
+
+  /** Closes every legacy link of `address` on `bridge` again (its container left the network). */
+  removeLinksOf(bridge: string, address: string): Promise<void> {
+    return this.serialized(async () => {
+      if (!this.enabled(4) || familyOf(address) !== 4) return;
+      await this.apply(4, (state) => planChange(state, { remove: linkRulesOf(this.config.tag, state, bridge, address) }));
+    });
+  }
+
   /**
    * The ports this daemon's DNAT chains publish now, in each family that is on (without the
    * bridge and loopback flag, which `removePort` does not need to be told right).
@@ -159,23 +188,30 @@ export class Firewall {
   }
 
   /**
-   * ip_forward: when `enable` and forwarding is off, turns it on (net.ipv4.ip_forward and, with
-   * ipv6, net.ipv6.conf.all.forwarding) and, unless `noDrop`, sets the filter FORWARD policy to
-   * DROP in each family whose rules are on (Docker's --ip-forward / --ip-forward-no-drop): the
-   * host was not a router before, and must not become an open one. Returns what it changed.
-   * `ipv6` (default: whether ip6tables rules are on) asks for IPv6 forwarding also when the
-   * ip6tables rules are off, as Docker turns it on for any IPv6 network: routing is needed
-   * either way, and the IPv6 policy is then left alone, since no rule of ours would open it.
+   * IP forwarding for the families asked (`ipv4`, default true; `ipv6`, default whether ip6tables
+   * rules are on): when `enable`, each key that is off is turned on (net.ipv4.ip_forward;
+   * net.ipv6.conf.default.forwarding and .all.forwarding) and, unless `noDrop`, a family whose
+   * keys changed gets the filter FORWARD policy DROP when its rules are on (Docker 28's
+   * setupIPv4Forwarding/setupIPv6Forwarding, --ip-forward / --ip-forward-no-drop): the host was
+   * not a router before, and must not become an open one. A family whose rules are off still
+   * gets its forwarding (routing is needed either way) and keeps its policy, which no rule of
+   * ours would open. Returns what it changed.
    */
-  setForwarding(opts: { enable: boolean; noDrop: boolean; ipv6?: boolean }): Promise<{ enabled: boolean; policyDropped: boolean }> {
+  setForwarding(opts: { enable: boolean; noDrop: boolean; ipv4?: boolean; ipv6?: boolean }): Promise<{ enabled: boolean; policyDropped: boolean }> {
     return this.serialized(async () => {
       const changed = { enabled: false, policyDropped: false };
       if (!opts.enable) return changed;
-      const keys: [Family, string][] = [[4, "net.ipv4.ip_forward"]];
-      if (opts.ipv6 ?? this.config.ipv6) keys.push([6, "net.ipv6.conf.all.forwarding"]);
-      for (const [family, key] of keys) {
-        if ((await this.config.runner("sysctl", ["-n", key])).trim() === "1") continue;
-        await this.sysctl(key, "1");
+      const families: [Family, string[]][] = [];
+      if (opts.ipv4 ?? true) families.push([4, ["net.ipv4.ip_forward"]]);
+      if (opts.ipv6 ?? this.config.ipv6) families.push([6, ["net.ipv6.conf.default.forwarding", "net.ipv6.conf.all.forwarding"]]);
+      for (const [family, keys] of families) {
+        let turnedOn = false;
+        for (const key of keys) {
+          if ((await this.config.runner("sysctl", ["-n", key])).trim() === "1") continue;
+          await this.sysctl(key, "1");
+          turnedOn = true;
+        }
+        if (!turnedOn) continue;
         changed.enabled = true;
         if (!opts.noDrop && this.enabled(family)) {
           await this.config.runner(TOOLS[family].tables, ["-w", "-P", "FORWARD", "DROP"]);
