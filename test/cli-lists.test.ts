@@ -28,11 +28,13 @@ describe("engine CLI lists (ps, images, inspect, network, system, version, info)
   const normal = (r: RunResult) => ({ code: r.code, stdout: r.stdout, stderr: r.stderr.replace(/\bdocker\b/g, "engine") });
 
   /** engine's result for `args`, after checking it equals the Docker CLI's (see the top). */
-  const same = async (...args: string[]): Promise<RunResult> => {
+  const same = (...args: string[]) => sameAt(undefined, ...args);
+  /** `same` with engine speaking API `version` (the Docker CLI here speaks 1.41, some answers differ by version). */
+  const sameAt = async (version: string | undefined, ...args: string[]): Promise<RunResult> => {
     let last: { e: RunResult; d: RunResult } | undefined;
     for (let attempt = 0; attempt < 3; attempt++) {
       const d1 = await docker(host, args);
-      const e = await engine(host, args);
+      const e = await engine(host, args, version ? { env: { ENGINE_API_VERSION: version } } : {});
       const d2 = await docker(host, args);
       // a second sample is for output that moves with the clock ("2 seconds ago"), never for a daemon that shed a request
       for (const r of [d1, e, d2]) expect(r.stderr, `${args.join(" ")}: the daemon shed a request`).to.not.match(/Service Unavailable|\b503\b/);
@@ -103,9 +105,15 @@ describe("engine CLI lists (ps, images, inspect, network, system, version, info)
   it("images: the table, -a, -q, --digests, --no-trunc, a repository argument, filters, templates", async function () {
     const table = await same("images");
     expect(table.stdout).to.match(/^REPOSITORY {3}TAG {7}IMAGE ID {7}CREATED +SIZE\nbusybox {6}latest/);
-    for (const args of [["-a"], ["-q"], ["--digests"], ["--no-trunc"], ["busybox"], ["-f", "dangling=true"], ["-f", "reference=busybox"], ["--format", "{{json .}}"], ["--format", "raw"], ["--format", "table {{.Repository}}:{{.Tag}}\t{{.Size}}\t{{.VirtualSize}}\t{{.Containers}}"], ["-q", "--format", "{{.Tag}}"], ["--format", "x {{.Foo}}"]]) {
+    for (const args of [["-a"], ["-q"], ["--digests"], ["--no-trunc"], ["busybox"], ["-f", "dangling=true"], ["-f", "reference=busybox"], ["--format", "raw"], ["-q", "--format", "{{.Tag}}"], ["--format", "x {{.Foo}}"]]) {
       await same("images", ...args);
     }
+    // an image's containers are counted from API 1.51 (N/A before, as the Docker CLI here shows at 1.41)
+    for (const args of [["--format", "{{json .}}"], ["--format", "table {{.Repository}}:{{.Tag}}\t{{.Size}}\t{{.VirtualSize}}\t{{.Containers}}"]]) {
+      await sameAt("1.41", "images", ...args);
+    }
+    const counted = await engine(host, ["images", "--format", "{{.Containers}}", "busybox:latest"]);
+    expect(counted.stdout).to.match(/^\d+\n$/);
   });
 
   it("tag and rmi: a new name, its removal with Docker's lines, and the errors for missing images", async function () {
