@@ -87,7 +87,7 @@ export interface StorageDriver {
   /** The name operators select it by (`overlay2`). */
   readonly name: string;
   readonly capabilities: readonly StorageCapability[];
-  /** Lines for `/info`'s DriverStatus: `[["Backing Filesystem", "extfs"], ...]`. */
+  /** Lines for `/info`'s DriverStatus: `[["Backing Filesystem", "extfs"], ...]`; none is shown as `null`, as Docker's vfs shows. */
   status(): Promise<[string, string][]>;
   /** Removes what a crash left behind; called once before the driver is used. */
   cleanup(): Promise<void>;

@@ -1,0 +1,253 @@
+/**
+ * The vfs storage driver: the shared conformance suite, then what only vfs promises (a child is
+ * an exact copy of its parent's tree, so comparing them finds nothing; the layout Docker's vfs
+ * keeps; a container's size refused for want of quota; crash leftovers cleaned; user namespace
+ * owners), and the Docker CLI against an engined started with `--storage-driver vfs`: a
+ * container, commit, diff, save and load, a build, inspect and info as Docker's vfs shows them.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { link, mkdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { expect } from "chai";
+import tarStream from "tar-stream";
+import type { StorageDriver } from "../core/contracts/storage.js";
+import { EngineError } from "../core/errors.js";
+import { xattr } from "../core/fs/xattr.js";
+import type { IdMap } from "../core/userns/id-map.js";
+import plugin, { vfsSupported } from "../plugins/storage-vfs/index.js";
+import { createVfsDriver as createTypedVfsDriver } from "../plugins/storage-vfs/vfs.js";
+import { docker } from "./helpers/docker-cli.js";
+import { daemonArgs, makeTempDir, runEngined, type TestDaemon } from "./helpers/engined.js";
+import { httpRequest } from "./helpers/http.js";
+import { ok, storageDaemon } from "./helpers/storage-daemon.js";
+import { throughManifest } from "./helpers/storage-options.js";
+import "./helpers/root-hooks.js";
+import { makeTar, readTar, rejects, storageConformance } from "./storage-conformance.js";
+
+/** Made as the daemon makes it: `--storage-opt` text read through the plugin's manifest. */
+const createVfsDriver = throughManifest(plugin.manifest, createTypedVfsDriver);
+
+/** What a copy must keep of an entry: type and mode, owner, size, mtime to the nanosecond, links, device, xattrs, blocks. */
+function described(path: string): Record<string, unknown> {
+  const st = lstatSync(path, { bigint: true });
+  const attrs = st.isSymbolicLink() ? [] : xattr().listAttributesSync(path).sort();
+  return {
+    mode: st.mode.toString(8),
+    owner: `${st.uid}:${st.gid}`,
+    size: st.isDirectory() ? undefined : st.size,
+    mtime: st.isDirectory() ? undefined : st.mtimeNs,
+    nlink: st.isDirectory() ? undefined : st.nlink,
+    rdev: st.rdev,
+    // holes stay holes: a sparse file takes (about) as many blocks in the copy
+    blocks: st.isFile() ? st.blocks : undefined,
+    xattrs: Object.fromEntries(attrs.map((a) => [a, xattr().getAttributeSync(path, a)?.toString("hex")])),
+  };
+}
+
+/** Every path under `root` (relative, sorted), with what a copy must keep of it. */
+function treeOf(root: string): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = { ".": described(root) };
+  for (const rel of readdirSync(root, { recursive: true }) as string[]) out[rel] = described(join(root, rel));
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
+describe("storage vfs", function () {
+  this.timeout(300_000);
+
+  storageConformance("vfs", (home, options) => createVfsDriver({ home, options }));
+
+  describe("vfs driver", () => {
+    let home: string;
+    let driver: StorageDriver;
+
+    beforeEach(async () => {
+      home = join(makeTempDir("engine-vfs-"), "vfs");
+      driver = await createVfsDriver({ home, options: {} });
+      await driver.cleanup();
+    });
+
+    it("keeps each layer as a plain directory under dir/<id>, as Docker's vfs, and its status and inspect data as Docker's (none)", async () => {
+      await driver.create("base", undefined);
+      await driver.applyDiff("base", await makeTar([{ name: "etc", type: "directory" }, { name: "etc/os", content: "vfs" }]));
+      await driver.create("ctr", "base", { writable: true });
+      expect(readFileSync(join(home, "dir", "base", "etc", "os"), "utf8")).to.equal("vfs");
+      expect(readFileSync(join(home, "dir", "ctr", "etc", "os"), "utf8")).to.equal("vfs");
+      expect(statSync(join(home, "dir")).mode & 0o777).to.equal(0o710);
+      expect(statSync(join(home, "dir", "base")).mode & 0o777).to.equal(0o755);
+      expect(await driver.mounts("base")).to.deep.equal([{ type: "bind", source: join(home, "dir", "base"), options: ["bind", "ro"] }]);
+      expect(await driver.mounts("ctr")).to.deep.equal([{ type: "bind", source: join(home, "dir", "ctr"), options: ["bind"] }]);
+      expect(await driver.status()).to.deep.equal([]);
+      expect(driver.metadata).to.equal(undefined); // GraphDriver.Data null, as Docker's vfs (GetMetadata has nothing)
+      expect(driver.capabilities).to.deep.equal([]);
+    });
+
+    it("copies the parent's tree exactly (owners, modes, ns times, xattrs, hard links, devices, fifos, holes): the copy's diff is empty", async () => {
+      const src = makeTempDir("engine-vfs-src-");
+      mkdirSync(join(src, "bin"));
+      writeFileSync(join(src, "bin", "ping"), "#!/bin/sh\n", { mode: 0o4755 });
+      execFileSync("setcap", ["cap_net_raw+ep", join(src, "bin", "ping")]);
+      xattr().setAttributeSync(join(src, "bin", "ping"), "user.note", "kept");
+      await link(join(src, "bin", "ping"), join(src, "bin", "ping6"));
+      execFileSync("mknod", [join(src, "null"), "c", "1", "3"]);
+      execFileSync("mkfifo", [join(src, "fifo")]);
+      execFileSync("truncate", ["-s", "64M", join(src, "disk.img")]);
+      execFileSync("dd", [`of=${join(src, "disk.img")}`, "bs=1", "seek=4096", "conv=notrunc", "status=none"], { input: "data" });
+      execFileSync("chown", ["-h", "1000:2000", join(src, "bin")]);
+      execFileSync("touch", ["-h", "-d", "2001-02-03 04:05:06.123456789", join(src, "bin", "ping")]);
+      const tar = execFileSync("tar", ["--format=posix", "--xattrs", "--xattrs-include=*", "-S", "--numeric-owner", "-cf", "-", "-C", src, "."], { maxBuffer: 1 << 26 });
+      await driver.create("base", undefined);
+      await driver.applyDiff("base", Readable.from([tar]));
+      await driver.create("copy", "base");
+      const base = treeOf(join(home, "dir", "base"));
+      expect(Object.keys(base)).to.include.members(["bin/ping", "bin/ping6", "null", "fifo", "disk.img"]);
+      expect(base["bin/ping"].nlink).to.equal(2n);
+      expect(Object.keys(base["bin/ping"].xattrs as object)).to.include.members(["security.capability", "user.note"]);
+      expect(treeOf(join(home, "dir", "copy"))).to.deep.equal(base);
+      expect(await readTar(await driver.diff("copy"))).to.deep.equal([]);
+      expect(await driver.usage("copy")).to.deep.equal({ size: 0, inodes: 0 });
+      // a change in the copy is the copy's alone
+      await writeFile(join(home, "dir", "copy", "bin", "ping"), "changed");
+      expect(await readFile(join(home, "dir", "base", "bin", "ping"), "utf8")).to.equal("#!/bin/sh\n");
+    });
+
+    it("refuses a container's size (no quota) and any other layer option with a 400 naming it, making nothing", async () => {
+      await driver.create("base", undefined);
+      const size = await rejects(driver.create("ctr", "base", { writable: true, storageOpts: { size: "1G" } }));
+      expect(size).to.be.instanceOf(EngineError);
+      expect((size as EngineError).statusCode).to.equal(400);
+      expect(size.message).to.equal("vfs: the size option is not supported: the vfs storage driver keeps no quota (Filesystem does not support, or has not enabled quotas)");
+      const other = await rejects(driver.create("ctr", "base", { writable: true, storageOpts: { inodes: "10" } }));
+      expect(other.message).to.equal("vfs: unknown storage option inodes");
+      expect(await driver.exists("ctr")).to.equal(false);
+      expect(readdirSync(join(home, "dir"))).to.deep.equal(["base"]);
+    });
+
+    it("cleanup removes half-made layers and trees without a layer (a crash during create or remove)", async () => {
+      await driver.create("base", undefined);
+      await driver.applyDiff("base", await makeTar([{ name: "f", content: "x" }]));
+      await driver.create("half", "base");
+      await writeFile(join(home, "layers", "half", ".incomplete"), "");
+      await mkdir(join(home, "dir", "orphan", "deep"), { recursive: true });
+      const again = await createVfsDriver({ home, options: {} });
+      await again.cleanup();
+      expect(await again.exists("half")).to.equal(false);
+      expect(readdirSync(join(home, "dir"))).to.deep.equal(["base"]);
+      expect(readdirSync(join(home, "layers"))).to.deep.equal(["base"]);
+      await rejects(again.mounts("half"), /does not exist/);
+    });
+
+    it("under --userns-remap keeps the remapped owners on disk and gives the container's back in its diffs", async () => {
+      const idMap: IdMap = { uids: [{ containerID: 0, hostID: 100000, size: 65536 }], gids: [{ containerID: 0, hostID: 100000, size: 65536 }] };
+      const remapped = await createVfsDriver({ home: join(makeTempDir("engine-vfs-userns-"), "vfs"), options: {}, idMap });
+      const dirOf = (id: string) => join((remapped as unknown as { home: string }).home, "dir", id);
+      await remapped.create("base", undefined);
+      expect(statSync(dirOf("base")).uid).to.equal(100000);
+      await remapped.applyDiff("base", await makeTar([{ name: "etc", type: "directory" }, { name: "etc/os", content: "x" }]));
+      expect(statSync(join(dirOf("base"), "etc", "os")).uid).to.equal(100000);
+      await remapped.create("ctr", "base", { writable: true });
+      expect(statSync(dirOf("ctr")).uid).to.equal(100000);
+      // the base layer's diff is all of it, owned by container root again
+      const extract = tarStream.extract();
+      const owners: string[] = [];
+      extract.on("entry", (h, stream, next) => {
+        owners.push(`${h.name}:${h.uid}:${h.gid}`);
+        stream.on("end", next);
+        stream.resume();
+      });
+      const done = new Promise<void>((resolve, reject) => (extract.on("finish", () => resolve()), extract.on("error", reject)));
+      (await remapped.diff("base")).pipe(extract);
+      await done;
+      expect(owners).to.deep.equal(["etc/:0:0", "etc/os:0:0"]);
+    });
+
+    it("is supported on Linux only; its manifest declares no options", () => {
+      const host = { platform: "linux" as const, arch: "x64", kernel: "6.1.0", cgroupVersion: 2 as const };
+      expect(vfsSupported(host)).to.equal(true);
+      expect(vfsSupported({ ...host, platform: "win32" })).to.match(/needs Linux/);
+      expect(plugin.manifest.id).to.equal("storage.vfs");
+      expect(plugin.manifest.options).to.deep.equal({});
+    });
+  });
+
+  describe("engined --storage-driver vfs with the Docker CLI", () => {
+    const dataRoot = join(makeTempDir("engine-vfs-data-"), "data");
+    const engined = storageDaemon(() => ["--storage-driver", "vfs", "--data-root", dataRoot]);
+    let host: string;
+    let d: TestDaemon;
+    beforeEach(() => {
+      d = engined.daemon();
+      host = engined.host();
+    });
+    const layerCount = () => readdirSync(join(dataRoot, "vfs", "layers")).length;
+
+    it("docker info and inspect show the driver as Docker's vfs does: Driver vfs, DriverStatus null, GraphDriver {Name: vfs, Data: null}", async () => {
+      const info = JSON.parse((await httpRequest({ socketPath: d.socket }, "GET", "/v1.51/info")).body) as { Driver: string; DriverStatus: unknown };
+      expect(info.Driver).to.equal("vfs");
+      expect(info.DriverStatus).to.equal(null);
+      expect(ok(await docker(host, ["info", "--format", "{{.Driver}}"]), "docker info").trim()).to.equal("vfs");
+      ok(await docker(host, ["create", "--name", "vfs-inspect", "busybox"]), "docker create");
+      expect(ok(await docker(host, ["inspect", "-f", "{{.GraphDriver.Name}}", "vfs-inspect", "busybox"]), "inspect name")).to.equal("vfs\nvfs\n");
+      expect(ok(await docker(host, ["inspect", "-f", "{{json .GraphDriver}}", "vfs-inspect", "busybox"]), "inspect data")).to.equal('{"Data":null,"Name":"vfs"}\n'.repeat(2));
+      ok(await docker(host, ["rm", "vfs-inspect"]), "docker rm");
+    });
+
+    it("runs a container, diffs and commits it, runs the committed image; removing both leaves no layer", async () => {
+      const before = layerCount();
+      ok(await docker(host, ["run", "--name", "vfs-src", "--network", "none", "busybox", "sh", "-c", "echo on vfs > /etc/motd && rm /etc/group"]), "docker run");
+      const changes = ok(await docker(host, ["diff", "vfs-src"]), "docker diff").trim().split("\n");
+      expect(changes).to.include.members(["C /etc", "A /etc/motd", "D /etc/group"]);
+      ok(await docker(host, ["commit", "vfs-src", "vfs-committed:v1"]), "docker commit");
+      const check = "cat /etc/motd && test ! -e /etc/group && test -e /etc/passwd && echo ok";
+      expect(ok(await docker(host, ["run", "--rm", "--network", "none", "vfs-committed:v1", "sh", "-c", check]), "run committed")).to.equal("on vfs\nok\n");
+      expect(ok(await docker(host, ["run", "--rm", "--network", "none", "busybox", "sh", "-c", "test -e /etc/group && test ! -e /etc/motd && echo base"]), "run base")).to.equal("base\n");
+      ok(await docker(host, ["rm", "vfs-src"]), "docker rm");
+      ok(await docker(host, ["rmi", "vfs-committed:v1"]), "docker rmi");
+      expect(layerCount()).to.equal(before);
+      expect(readdirSync(join(dataRoot, "vfs", "dir")).length).to.equal(before);
+    });
+
+    it("saves an image and loads it back with the same ID and contents", async () => {
+      ok(await docker(host, ["run", "--name", "vfs-save", "--network", "none", "busybox", "sh", "-c", "mkdir /srv && echo saved > /srv/file"]), "docker run");
+      ok(await docker(host, ["commit", "vfs-save", "vfs-saved:v1"]), "docker commit");
+      ok(await docker(host, ["rm", "vfs-save"]), "docker rm");
+      const id = ok(await docker(host, ["inspect", "-f", "{{.Id}}", "vfs-saved:v1"]), "inspect").trim();
+      const archive = join(makeTempDir("engine-vfs-save-"), "saved.tar");
+      ok(await docker(host, ["save", "-o", archive, "vfs-saved:v1"]), "docker save");
+      ok(await docker(host, ["rmi", "vfs-saved:v1"]), "docker rmi");
+      expect(ok(await docker(host, ["load", "-i", archive]), "docker load")).to.contain("Loaded image: vfs-saved:v1");
+      expect(ok(await docker(host, ["inspect", "-f", "{{.Id}}", "vfs-saved:v1"]), "inspect").trim()).to.equal(id);
+      expect(ok(await docker(host, ["run", "--rm", "--network", "none", "vfs-saved:v1", "cat", "/srv/file"]), "run loaded")).to.equal("saved\n");
+      ok(await docker(host, ["rmi", "vfs-saved:v1"]), "docker rmi");
+    });
+
+    it("builds a small Dockerfile (COPY, RUN) and runs the result", async () => {
+      const ctx = makeTempDir("engine-vfs-build-");
+      writeFileSync(join(ctx, "greeting"), "hello vfs\n");
+      writeFileSync(join(ctx, "Dockerfile"), 'FROM busybox\nCOPY greeting /\nRUN cat /greeting > /copied && rm /etc/group\nCMD ["cat", "/copied"]\n');
+      ok(await docker(host, ["build", "-t", "vfs-built", ctx], { DOCKER_BUILDKIT: "0" }, { timeoutMs: 120_000 }), "docker build");
+      expect(ok(await docker(host, ["run", "--rm", "--network", "none", "vfs-built"]), "run built")).to.equal("hello vfs\n");
+      expect(ok(await docker(host, ["run", "--rm", "--network", "none", "vfs-built", "sh", "-c", "test ! -e /etc/group && echo gone"]), "run built")).to.equal("gone\n");
+      ok(await docker(host, ["rmi", "vfs-built"]), "docker rmi");
+    });
+
+    it("refuses a container's --storage-opt size with a 400 in Docker's words, leaving nothing", async () => {
+      const before = layerCount();
+      const r = await docker(host, ["create", "--storage-opt", "size=1G", "busybox"]);
+      expect(r.code).to.not.equal(0);
+      expect(r.stderr).to.contain("Filesystem does not support, or has not enabled quotas");
+      const api = await httpRequest({ socketPath: d.socket }, "POST", "/v1.51/containers/create", { Image: "busybox", HostConfig: { StorageOpt: { size: "1G" } } });
+      expect(api.status).to.equal(400);
+      expect(layerCount()).to.equal(before);
+      expect(existsSync(join(dataRoot, "vfs", "dir"))).to.equal(true);
+    });
+
+    it("a daemon given vfs.size does not start, and says the driver has no options", async () => {
+      const dir = makeTempDir("engine-vfs-opt-");
+      const r = await runEngined([...daemonArgs(dir), "-H", `unix://${join(dir, "engine.sock")}`, "--storage-driver", "vfs", "--storage-opt", "vfs.size=10G"]);
+      expect(r.code).to.equal(1);
+      expect(r.stderr).to.contain("vfs: unknown option vfs.size (the vfs storage driver has no options)");
+    });
+  });
+});
