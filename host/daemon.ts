@@ -187,8 +187,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         ContainersStopped: all.length - count("running") - count("paused"),
         Images: images.count(),
         Driver: driver.name,
-        // no lines is `null`, as Docker shows a driver whose status is none (vfs)
-        DriverStatus: await driver.status().then((lines) => (lines.length > 0 ? lines : null)),
+        DriverStatus: await driver.status(),
       };
     });
     tapFeatures({ hooks, config: () => config, platform: ruleHost(host).platform, log: log.child({ component: "features" }) });

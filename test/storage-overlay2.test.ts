@@ -238,7 +238,7 @@ describe("storage overlay2", function () {
       expect(err.message).to.equal(`overlay2.size is only supported on xfs mounted with the pquota option; ${xfsHome} is on xfs without pquota`);
       const d = await createOverlay2Driver({ home: xfsHome, options: {} });
       expect(d.capabilities).to.deep.equal(["native-diff", "parallel-apply"]);
-      expect((await d.status())[0]).to.deep.equal(["Backing Filesystem", "xfs"]);
+      expect((await d.status())?.[0]).to.deep.equal(["Backing Filesystem", "xfs"]);
     });
 
     it("accepts overlay2.size on xfs mounted with pquota, and enforces it on writable layers", async function () {

@@ -7,7 +7,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { link, mkdir, readFile, writeFile } from "node:fs/promises";
+import { link, mkdir, readFile, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { expect } from "chai";
@@ -24,7 +24,7 @@ import { httpRequest } from "./helpers/http.js";
 import { ok, storageDaemon } from "./helpers/storage-daemon.js";
 import { throughManifest } from "./helpers/storage-options.js";
 import "./helpers/root-hooks.js";
-import { makeTar, readTar, rejects, storageConformance } from "./storage-conformance.js";
+import { makeTar, readTar, rejects, storageConformance, withMount } from "./storage-conformance.js";
 
 /** Made as the daemon makes it: `--storage-opt` text read through the plugin's manifest. */
 const createVfsDriver = throughManifest(plugin.manifest, createTypedVfsDriver);
@@ -78,7 +78,7 @@ describe("storage vfs", function () {
       expect(statSync(join(home, "dir", "base")).mode & 0o777).to.equal(0o755);
       expect(await driver.mounts("base")).to.deep.equal([{ type: "bind", source: join(home, "dir", "base"), options: ["bind", "ro"] }]);
       expect(await driver.mounts("ctr")).to.deep.equal([{ type: "bind", source: join(home, "dir", "ctr"), options: ["bind"] }]);
-      expect(await driver.status()).to.deep.equal([]);
+      expect(await driver.status()).to.equal(null);
       expect(driver.metadata).to.equal(undefined); // GraphDriver.Data null, as Docker's vfs (GetMetadata has nothing)
       expect(driver.capabilities).to.deep.equal([]);
     });
@@ -160,6 +160,29 @@ describe("storage vfs", function () {
       (await remapped.diff("base")).pipe(extract);
       await done;
       expect(owners).to.deep.equal(["etc/:0:0", "etc/os:0:0"]);
+    });
+
+    it("works with its data root on overlayfs (a daemon nested in a container), where overlay2 cannot", async () => {
+      const base = makeTempDir("engine-vfs-on-overlay-");
+      const [lower, upper, work, merged] = ["lower", "upper", "work", "merged"].map((d) => join(base, d));
+      for (const d of [lower, upper, work, merged]) mkdirSync(d);
+      execFileSync("mount", ["-t", "overlay", "overlay", "-o", `lowerdir=${lower},upperdir=${upper},workdir=${work}`, merged]);
+      try {
+        const onOverlay = await createVfsDriver({ home: join(merged, "vfs"), options: {} });
+        await onOverlay.create("base", undefined);
+        await onOverlay.applyDiff("base", await makeTar([{ name: "etc", type: "directory" }, { name: "etc/gone", content: "g" }, { name: "etc/kept", content: "k" }]));
+        await onOverlay.create("ctr", "base", { writable: true });
+        await withMount(onOverlay, "ctr", async (root) => {
+          await writeFile(join(root, "etc", "new"), "n");
+          await unlink(join(root, "etc", "gone"));
+        });
+        const names = (await readTar(await onOverlay.diff("ctr"))).map((e) => e.name);
+        expect(names).to.deep.equal(["etc", "etc/.wh.gone", "etc/new"]);
+        for (const id of ["ctr", "base"]) await onOverlay.remove(id);
+        expect(readdirSync(join(merged, "vfs", "dir"))).to.deep.equal([]);
+      } finally {
+        execFileSync("umount", [merged]);
+      }
     });
 
     it("is supported on Linux only; its manifest declares no options", () => {

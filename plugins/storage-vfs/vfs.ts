@@ -65,9 +65,9 @@ export class VfsDriver extends WholeTreeLayers implements StorageDriver {
     }
   }
 
-  /** Docker's vfs has no status lines: `/info` shows `DriverStatus: null`. */
-  async status(): Promise<[string, string][]> {
-    return [];
+  /** Docker's vfs has no status: `/info` shows `DriverStatus: null`. */
+  async status(): Promise<null> {
+    return null;
   }
 
   protected async layerSetup(_id: string, opts: CreateOptions): Promise<TreeSetup | undefined> {
