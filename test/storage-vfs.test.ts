@@ -21,10 +21,11 @@ import { createVfsDriver as createTypedVfsDriver } from "../plugins/storage-vfs/
 import { docker } from "./helpers/docker-cli.js";
 import { daemonArgs, makeTempDir, runEngined, type TestDaemon } from "./helpers/engined.js";
 import { httpRequest } from "./helpers/http.js";
+import { xfsWithPquota } from "./helpers/loop-fs.js";
 import { ok, storageDaemon } from "./helpers/storage-daemon.js";
 import { throughManifest } from "./helpers/storage-options.js";
 import "./helpers/root-hooks.js";
-import { makeTar, readTar, rejects, storageConformance, withMount } from "./storage-conformance.js";
+import { expectOutOfSpace, makeTar, readTar, rejects, storageConformance, withMount } from "./storage-conformance.js";
 
 /** Made as the daemon makes it: `--storage-opt` text read through the plugin's manifest. */
 const createVfsDriver = throughManifest(plugin.manifest, createTypedVfsDriver);
@@ -80,7 +81,7 @@ describe("storage vfs", function () {
       expect(await driver.mounts("ctr")).to.deep.equal([{ type: "bind", source: join(home, "dir", "ctr"), options: ["bind"] }]);
       expect(await driver.status()).to.equal(null);
       expect(driver.metadata).to.equal(undefined); // GraphDriver.Data null, as Docker's vfs (GetMetadata has nothing)
-      expect(driver.capabilities).to.deep.equal([]);
+      expect(driver.capabilities).to.deep.equal([]); // no quota on ext4
     });
 
     it("copies the parent's tree exactly (owners, modes, ns times, xattrs, hard links, devices, fifos, holes): the copy's diff is empty", async () => {
@@ -112,12 +113,19 @@ describe("storage vfs", function () {
       expect(await readFile(join(home, "dir", "base", "bin", "ping"), "utf8")).to.equal("#!/bin/sh\n");
     });
 
-    it("refuses a container's size (no quota) and any other layer option with a 400 naming it, making nothing", async () => {
+    it("without project quota (here: ext4) refuses vfs.size, a container's size, and any other layer option with a 400 naming it, making nothing", async () => {
+      const elsewhere = join(makeTempDir("engine-vfs-"), "vfs");
+      const start = await rejects(createVfsDriver({ home: elsewhere, options: { "vfs.size": "1G" } }));
+      expect(start.message).to.equal(`vfs.size is only supported on xfs mounted with the pquota option; ${elsewhere} is on extfs (Filesystem does not support, or has not enabled quotas)`);
+      expect(existsSync(elsewhere), "a driver that refused to start leaves no folder").to.equal(false);
       await driver.create("base", undefined);
       const size = await rejects(driver.create("ctr", "base", { writable: true, storageOpts: { size: "1G" } }));
       expect(size).to.be.instanceOf(EngineError);
       expect((size as EngineError).statusCode).to.equal(400);
-      expect(size.message).to.equal("vfs: the size option is not supported: the vfs storage driver keeps no quota (Filesystem does not support, or has not enabled quotas)");
+      expect(size.message).to.equal(
+        `vfs: the size option is only supported on xfs mounted with the pquota option; ${home} is on extfs (Filesystem does not support, or has not enabled quotas)`,
+      );
+      expect((await rejects(driver.create("img", "base", { storageOpts: { size: "1G" } }))).message).to.equal("vfs: the size option applies to writable layers only (layer img)");
       const other = await rejects(driver.create("ctr", "base", { writable: true, storageOpts: { inodes: "10" } }));
       expect(other.message).to.equal("vfs: unknown storage option inodes");
       expect(await driver.exists("ctr")).to.equal(false);
@@ -185,12 +193,42 @@ describe("storage vfs", function () {
       }
     });
 
-    it("is supported on Linux only; its manifest declares no options", () => {
+    it("with its data root on xfs mounted with pquota, limits a container's whole filesystem (its image's files copied in count): vfs.size, or its own size", async function () {
+      const xfs = await xfsWithPquota(this, "300M");
+      try {
+        const xfsHome = join(xfs.mountPoint, "vfs");
+        const d = await createVfsDriver({ home: xfsHome, options: { "vfs.size": "20M" } });
+        expect(d.capabilities).to.deep.equal(["quota"]);
+        await d.create("base", undefined);
+        await d.applyDiff("base", await makeTar([{ name: "etc", type: "directory" }, { name: "etc/image-file", content: Buffer.alloc(4 << 20, 1) }]));
+        await d.create("ctr", "base", { writable: true });
+        const { project, bytes } = JSON.parse(readFileSync(join(xfsHome, "layers", "ctr", "quota"), "utf8")) as { project: number; bytes: number };
+        expect(bytes).to.equal(20 << 20);
+        expect(execFileSync("xfs_io", ["-c", "lsproj", join(xfsHome, "dir", "ctr", "etc", "image-file")]).toString()).to.contain(`projid = ${project}`);
+        await withMount(d, "ctr", async (root) => {
+          await writeFile(join(root, "ten"), Buffer.alloc(10 << 20, 1)); // 4 MiB of the image + 10
+          await expectOutOfSpace(writeFile(join(root, "eight"), Buffer.alloc(8 << 20, 1)));
+        });
+        // a container's own size wins; one smaller than its image's files cannot be made
+        await d.create("small", "base", { writable: true, storageOpts: { size: "6M" } });
+        await withMount(d, "small", async (root) => expectOutOfSpace(writeFile(join(root, "four"), Buffer.alloc(4 << 20, 1))));
+        await rejects(d.create("tiny", "base", { writable: true, storageOpts: { size: "1M" } }), /quota|space/i);
+        expect(await d.exists("tiny")).to.equal(false);
+        // image layers have no quota
+        expect(existsSync(join(xfsHome, "layers", "base", "quota"))).to.equal(false);
+        for (const id of ["ctr", "small", "base"]) await d.remove(id);
+        expect(readdirSync(join(xfsHome, "dir"))).to.deep.equal([]);
+      } finally {
+        await xfs.remove();
+      }
+    });
+
+    it("is supported on Linux only; its manifest declares vfs.size", () => {
       const host = { platform: "linux" as const, arch: "x64", kernel: "6.1.0", cgroupVersion: 2 as const };
       expect(vfsSupported(host)).to.equal(true);
       expect(vfsSupported({ ...host, platform: "win32" })).to.match(/needs Linux/);
       expect(plugin.manifest.id).to.equal("storage.vfs");
-      expect(plugin.manifest.options).to.deep.equal({});
+      expect(Object.keys(plugin.manifest.options ?? {})).to.deep.equal(["vfs.size"]);
     });
   });
 
@@ -255,7 +293,7 @@ describe("storage vfs", function () {
       ok(await docker(host, ["rmi", "vfs-built"]), "docker rmi");
     });
 
-    it("refuses a container's --storage-opt size with a 400 in Docker's words, leaving nothing", async () => {
+    it("refuses a container's --storage-opt size without quota with a 400 in Docker's words, leaving nothing", async () => {
       const before = layerCount();
       const r = await docker(host, ["create", "--storage-opt", "size=1G", "busybox"]);
       expect(r.code).to.not.equal(0);
@@ -266,11 +304,14 @@ describe("storage vfs", function () {
       expect(existsSync(join(dataRoot, "vfs", "dir"))).to.equal(true);
     });
 
-    it("a daemon given vfs.size does not start, and says the driver has no options", async () => {
+    it("a daemon given vfs.size without quota, a bad vfs.size or another vfs option does not start, and says why", async () => {
       const dir = makeTempDir("engine-vfs-opt-");
-      const r = await runEngined([...daemonArgs(dir), "-H", `unix://${join(dir, "engine.sock")}`, "--storage-driver", "vfs", "--storage-opt", "vfs.size=10G"]);
-      expect(r.code).to.equal(1);
-      expect(r.stderr).to.contain("vfs: unknown option vfs.size (the vfs storage driver has no options)");
+      const start = (...opts: string[]) => runEngined([...daemonArgs(dir), "-H", `unix://${join(dir, "engine.sock")}`, "--storage-driver", "vfs", ...opts.flatMap((o) => ["--storage-opt", o])]);
+      const noQuota = await start("vfs.size=10G");
+      expect(noQuota.code).to.equal(1);
+      expect(noQuota.stderr).to.contain(`vfs.size is only supported on xfs mounted with the pquota option; ${join(dir, "data", "vfs")} is on extfs (Filesystem does not support, or has not enabled quotas)`);
+      expect((await start("vfs.size=lots")).stderr).to.match(/vfs: invalid vfs.size \\"lots\\": expected a size/); // quotes escaped in the log line
+      expect((await start("vfs.xattrs=i_want_broken_containers")).stderr).to.contain("vfs: unknown option vfs.xattrs");
     });
   });
 });

@@ -29,7 +29,7 @@ const archive = () => import("../archive/index.js");
 const INCOMPLETE = ".incomplete";
 const ID_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
-/** A step run on a new layer once its tree is made (a quota): given the tree and the layer's record folder. */
+/** A step run on a new layer's tree (a quota): given the tree and the layer's record folder. */
 export type TreeSetup = (tree: string, record: string) => Promise<void>;
 
 export abstract class WholeTreeLayers {
@@ -49,8 +49,12 @@ export abstract class WholeTreeLayers {
     this.home = resolve(home);
   }
 
-  /** Makes the tree of a new layer at `tree`: empty, or from its parent's tree. */
-  protected abstract makeTree(tree: string, parentTree: string | undefined): Promise<void>;
+  /**
+   * Makes the tree of a new layer at `tree`: empty, or from its parent's tree; runs `setup`
+   * (the layer's, when it has one) once the tree is there, before or after it is filled as the
+   * driver needs (a quota that the copied files must count in goes before).
+   */
+  protected abstract makeTree(tree: string, parentTree: string | undefined, setup: () => Promise<void>): Promise<void>;
 
   /** Deletes a tree (whole or half made, or a leftover); `tree` exists. */
   protected abstract deleteTree(tree: string): Promise<void>;
@@ -124,8 +128,7 @@ export abstract class WholeTreeLayers {
       if (opts.writable) await writeFile(join(record, "writable"), "");
       // a tree a crash left under this id (its record gone) is not this layer's
       if (existsSync(tree)) await this.deleteTree(tree);
-      await this.makeTree(tree, parent === undefined ? undefined : this.tree(parent));
-      if (setup) await setup(tree, record);
+      await this.makeTree(tree, parent === undefined ? undefined : this.tree(parent), async () => setup?.(tree, record));
       await unlink(join(record, INCOMPLETE));
     } catch (err) {
       await this.removeLayer(id).catch(() => {});
@@ -184,6 +187,11 @@ export abstract class WholeTreeLayers {
     await this.removeLayer(id);
   }
 
+  /** The ids of the layers that have a record. */
+  protected async layerIds(): Promise<string[]> {
+    return (await readdir(join(this.home, "layers"))).filter((entry) => ID_RE.test(entry));
+  }
+
   /** Ids of the layers whose parent is `id`. */
   private async children(id: string): Promise<string[]> {
     const out: string[] = [];
@@ -193,10 +201,16 @@ export abstract class WholeTreeLayers {
     return out;
   }
 
+  /** Releases what the driver keeps for a layer outside its tree (a quota), before the tree goes. */
+  protected async releaseLayer(_record: string): Promise<void> {}
+
   /** Removes a layer's tree, then its record; marked incomplete first, so a crash half way leaves it for cleanup. */
   protected async removeLayer(id: string): Promise<void> {
     const record = this.record(id);
-    if (existsSync(record)) await writeFile(join(record, INCOMPLETE), "");
+    if (existsSync(record)) {
+      await writeFile(join(record, INCOMPLETE), "");
+      await this.releaseLayer(record);
+    }
     const tree = this.tree(id);
     if (existsSync(tree)) await this.deleteTree(tree);
     await rm(record, { recursive: true, force: true });

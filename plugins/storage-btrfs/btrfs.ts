@@ -99,9 +99,11 @@ export class BtrfsDriver extends WholeTreeLayers implements StorageDriver {
     };
   }
 
-  protected async makeTree(subvolume: string, parent: string | undefined): Promise<void> {
+  /** A new subvolume or a snapshot, then its quota group limited (a qgroup is made with its subvolume). */
+  protected async makeTree(subvolume: string, parent: string | undefined, setup: () => Promise<void>): Promise<void> {
     if (parent === undefined) await progs.createSubvolume(subvolume);
     else await progs.snapshotSubvolume(parent, subvolume);
+    await setup();
   }
 
   /** Deletes a subvolume with those nested in it (or a plain folder, which a subvolume never is). */

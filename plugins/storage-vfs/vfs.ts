@@ -8,14 +8,20 @@
  * No copy-on-write anywhere: every layer costs the whole size of its chain, and making one costs
  * a copy of its parent's. That is the price of needing nothing of the kernel or the filesystem.
  */
-import { chown, mkdir, rm } from "node:fs/promises";
+import { chown, mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { CreateOptions, StorageCapability, StorageContext, StorageDriver } from "../../core/contracts/storage.js";
 import { errors } from "../../core/errors.js";
 import { execFileAsync as run } from "../../core/exec-file.js";
-import { layerSizeOption } from "../../core/storage/options.js";
+import { backingFilesystem } from "../../core/storage/backing-fs.js";
+import { layerSize, layerSizeOption } from "../../core/storage/options.js";
+import { readOptional } from "../../core/storage/read-optional.js";
 import { WholeTreeLayers, type TreeSetup } from "../../core/storage/whole-tree.js";
+import { clearProject, freeProject, limitProject, xfsQuotaMount } from "../../core/storage/xfs-quota.js";
 import { rootOwner } from "../../core/userns/id-map.js";
+
+/** Docker's words where a size is asked of a filesystem without project quota (its quota.ErrQuotaNotSupported). */
+const NO_QUOTA = "Filesystem does not support, or has not enabled quotas";
 
 export async function createVfsDriver(ctx: StorageContext): Promise<StorageDriver> {
   const driver = new VfsDriver(ctx);
@@ -24,7 +30,7 @@ export async function createVfsDriver(ctx: StorageContext): Promise<StorageDrive
 }
 
 /**
- * Copies the tree `from` to `to` (which must not exist) with coreutils' `cp`, because a layer's
+ * Copies the tree `from` onto the directory `to` with coreutils' `cp`, because a layer's
  * copy must be the parent's tree exactly, and cp is the real copier that does all of it: owners,
  * modes, times to the nanosecond (the tree diff compares mtimes), every extended attribute
  * (`security.capability`, `trusted.*` as root; `-a` skips silently only those the filesystem
@@ -32,7 +38,7 @@ export async function createVfsDriver(ctx: StorageContext): Promise<StorageDrive
  * device nodes, fifos and sockets, holes of sparse files (`--sparse=auto`), and shared extents
  * where the filesystem can (`--reflink=auto`: btrfs, xfs; a plain copy elsewhere). Node has no
  * mknod nor extent cloning of its own, and a walk of our own would be slower at the rest.
- * `-T`: `to` is the copy itself, never a folder to copy into.
+ * `-T`: `to` is the copy itself (its own attributes set from `from`'s), never a folder to copy into.
  */
 async function copyTree(from: string, to: string): Promise<void> {
   try {
@@ -43,19 +49,43 @@ async function copyTree(from: string, to: string): Promise<void> {
   }
 }
 
+interface QuotaSetup {
+  /** The xfs mount point that holds `home`, for xfs_quota. */
+  mountPoint: string;
+  /** Default size of writable layers (`vfs.size`), bytes. */
+  defaultBytes?: number;
+}
+
 export class VfsDriver extends WholeTreeLayers implements StorageDriver {
   readonly name = "vfs";
   // No parallel-apply: a child starts as a copy of its parent, so the parent must be whole
-  // first. No native-diff: changes come from comparing trees. No quota (see README.md).
-  readonly capabilities: readonly StorageCapability[] = [];
+  // first. No native-diff: changes come from comparing trees. `quota` on xfs with pquota.
+  capabilities: readonly StorageCapability[] = [];
+  private quota?: QuotaSetup;
+  /** Why there is no quota (`extfs`, `xfs without pquota`), for messages. */
+  private noQuota = "";
 
-  constructor(ctx: StorageContext) {
+  constructor(private readonly ctx: StorageContext) {
     // not `snapshot`: a copy has new inode numbers and ctimes everywhere, which say nothing
     super(ctx.home, "dir", false, ctx.idMap);
   }
 
-  /** Makes the folders: the home and `dir/` 0710 as Docker makes them (others may pass, never list). */
+  /**
+   * Finds whether the data root's filesystem has project quota (the host read the options:
+   * manifest.ts), then makes the folders: the home and `dir/` 0710 as Docker makes them.
+   */
   async init(): Promise<void> {
+    // Judged where home is (or will be): a driver that refuses to start leaves no folder behind.
+    const fs = await backingFilesystem(this.home);
+    const quotaMount = await xfsQuotaMount(fs.probe, fs.name);
+    const bytes = this.ctx.options["vfs.size"] as number | undefined;
+    if (typeof quotaMount === "string") {
+      this.noQuota = quotaMount;
+      if (bytes !== undefined) throw new Error(`vfs.size is only supported on xfs mounted with the pquota option; ${this.home} is on ${quotaMount} (${NO_QUOTA})`);
+    } else {
+      this.quota = { mountPoint: quotaMount.mountPoint, ...(bytes !== undefined ? { defaultBytes: bytes } : {}) };
+      this.capabilities = ["quota"];
+    }
     await mkdir(this.home, { recursive: true, mode: 0o710 });
     await this.makeHome(0o710);
     if (this.idMap) {
@@ -70,22 +100,62 @@ export class VfsDriver extends WholeTreeLayers implements StorageDriver {
     return null;
   }
 
-  protected async layerSetup(_id: string, opts: CreateOptions): Promise<TreeSetup | undefined> {
-    // Docker's vfs answers 501 here; the catalogue's 400 for a layer option a driver cannot honour, with Docker's words.
-    if (layerSizeOption("vfs", opts) !== undefined) {
-      throw errors.storageLayerSizeUnsupported("vfs", "is not supported: the vfs storage driver keeps no quota (Filesystem does not support, or has not enabled quotas)");
-    }
-    return undefined;
+  // --- quota -------------------------------------------------------------------------------------
+
+  /** The quota a new layer gets (judged before anything is made), as the step that sets it. */
+  protected async layerSetup(id: string, opts: CreateOptions): Promise<TreeSetup | undefined> {
+    const bytes = this.layerQuota(id, opts);
+    return bytes === undefined ? undefined : (tree, record) => this.setQuota(tree, record, bytes);
   }
 
-  /** A base layer's empty root: 0755, the remapped root's under `--userns-remap` (a container's root owns its `/`); a child's, a copy. */
-  protected async makeTree(tree: string, parentTree: string | undefined): Promise<void> {
-    if (parentTree !== undefined) return copyTree(parentTree, tree);
+  /** A writable layer's size in bytes: its own `size`, else `vfs.size`; throws (400s) for options it cannot honour. */
+  private layerQuota(id: string, opts: CreateOptions): number | undefined {
+    const size = layerSizeOption("vfs", opts);
+    if (size !== undefined) {
+      if (!opts.writable) throw errors.storageLayerSizeUnsupported("vfs", `applies to writable layers only (layer ${id})`);
+      if (!this.quota) {
+        // Docker's vfs answers 501 here; the catalogue's 400 for a layer option a driver cannot honour, with Docker's words.
+        throw errors.storageLayerSizeUnsupported("vfs", `is only supported on xfs mounted with the pquota option; ${this.home} is on ${this.noQuota} (${NO_QUOTA})`);
+      }
+      return layerSize("vfs", size);
+    }
+    return opts.writable ? this.quota?.defaultBytes : undefined;
+  }
+
+  /** Gives the layer's directory a project of its own (inherited by what is made in it) and limits it; recorded first, so removal finds it. */
+  private async setQuota(tree: string, record: string, bytes: number): Promise<void> {
+    const used = new Set<number>();
+    for (const id of await this.layerIds()) {
+      const text = await readOptional(join(this.record(id), "quota"));
+      if (text) used.add((JSON.parse(text) as { project: number }).project);
+    }
+    const project = freeProject(used);
+    await writeFile(join(record, "quota"), JSON.stringify({ project, bytes }));
+    await limitProject(this.quota!.mountPoint, tree, project, bytes);
+  }
+
+  /** Clears a removed layer's limit. */
+  protected override async releaseLayer(record: string): Promise<void> {
+    const text = this.quota && (await readOptional(join(record, "quota")));
+    if (text) await clearProject(this.quota!.mountPoint, (JSON.parse(text) as { project: number }).project);
+  }
+
+  // --- trees -------------------------------------------------------------------------------------
+
+  /**
+   * The layer's directory: 0755, the remapped root's under `--userns-remap` (a container's root
+   * owns its `/`), its quota set while it is empty so that the parent's files copied into it
+   * count (a container's size is its whole filesystem, as with Docker's vfs), then the parent's
+   * tree copied in, the directory's own owner, mode and times with it.
+   */
+  protected async makeTree(tree: string, parentTree: string | undefined, setup: () => Promise<void>): Promise<void> {
     await mkdir(tree, { mode: 0o755 });
     if (this.idMap) {
       const { uid, gid } = rootOwner(this.idMap);
       await chown(tree, uid, gid);
     }
+    await setup();
+    if (parentTree !== undefined) await copyTree(parentTree, tree);
   }
 
   protected async deleteTree(tree: string): Promise<void> {
