@@ -19,7 +19,8 @@ import type { IdMap } from "../core/userns/id-map.js";
 import plugin, { vfsSupported } from "../plugins/storage-vfs/index.js";
 import { createVfsDriver as createTypedVfsDriver } from "../plugins/storage-vfs/vfs.js";
 import { docker } from "./helpers/docker-cli.js";
-import { daemonArgs, makeTempDir, runEngined, type TestDaemon } from "./helpers/engined.js";
+import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
+import { daemonArgs, makeTempDir, runEngined, startEngined, type TestDaemon } from "./helpers/engined.js";
 import { httpRequest } from "./helpers/http.js";
 import { xfsWithPquota } from "./helpers/loop-fs.js";
 import { ok, storageDaemon } from "./helpers/storage-daemon.js";
@@ -302,6 +303,29 @@ describe("storage vfs", function () {
       expect(api.status).to.equal(400);
       expect(layerCount()).to.equal(before);
       expect(existsSync(join(dataRoot, "vfs", "dir"))).to.equal(true);
+    });
+
+    it("a daemon restarted on its data root without --storage-driver stays on vfs with its images and containers (moby's TestGraphDriverPersistence)", async () => {
+      const root = join(makeTempDir("engine-vfs-restart-"), "data");
+      const first = await startEngined({ args: ["--storage-driver", "vfs", "--data-root", root] });
+      try {
+        const h = `unix://${first.socket}`;
+        ok(await docker(h, ["import", "-c", 'CMD ["sh"]', writeFixture(makeTempDir("engine-vfs-restart-"), "rootfs.tar", await busyboxRootfs()), "busybox"]), "docker import");
+        ok(await docker(h, ["run", "--name", "kept", "--network", "none", "busybox", "sh", "-c", "echo kept > /kept"]), "docker run");
+      } finally {
+        await first.stop();
+      }
+      const again = await startEngined({ args: ["--data-root", root] });
+      try {
+        const h = `unix://${again.socket}`;
+        expect(ok(await docker(h, ["info", "--format", "{{.Driver}}"]), "docker info").trim()).to.equal("vfs");
+        expect(ok(await docker(h, ["inspect", "-f", "{{.GraphDriver.Name}}", "busybox", "kept"]), "inspect")).to.equal("vfs\nvfs\n");
+        expect(ok(await docker(h, ["start", "-a", "kept"]), "docker start")).to.equal("");
+        expect(ok(await docker(h, ["diff", "kept"]), "docker diff")).to.contain("A /kept");
+        ok(await docker(h, ["rm", "kept"]), "docker rm");
+      } finally {
+        await again.stop();
+      }
     });
 
     it("a daemon given vfs.size without quota, a bad vfs.size or another vfs option does not start, and says why", async () => {
