@@ -35,7 +35,7 @@ export interface SystemInfo {
   ContainersStopped: number;
   Images: number;
   Driver: string;
-  DriverStatus: [string, string][];
+  DriverStatus: [string, string][] | null;
   Plugins: { Volume: string[]; Network: string[]; Authorization: string[] | null; Log: string[] };
   MemoryLimit: boolean;
   SwapLimit: boolean;

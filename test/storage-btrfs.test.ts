@@ -13,10 +13,11 @@ import { expect } from "chai";
 import { EngineError } from "../core/errors.js";
 import plugin, { btrfsSupported } from "../plugins/storage-btrfs/index.js";
 import { createBtrfsDriver as createTypedBtrfsDriver, type BtrfsDriver } from "../plugins/storage-btrfs/btrfs.js";
+import { ok, storageDaemon } from "./helpers/storage-daemon.js";
 import { throughManifest } from "./helpers/storage-options.js";
 import { busyboxRootfs, dockerSaveTar, imageOf, makeTar as makeImageTar, writeFixture } from "./fixtures/images.js";
 import { docker } from "./helpers/docker-cli.js";
-import { daemonArgs, makeTempDir, runEngined, startEngined, type RunResult, type TestDaemon } from "./helpers/engined.js";
+import { daemonArgs, makeTempDir, runEngined, type TestDaemon } from "./helpers/engined.js";
 import { httpRequest } from "./helpers/http.js";
 import { makeLoopFilesystem, type LoopFilesystem } from "./helpers/loop-fs.js";
 import "./helpers/root-hooks.js";
@@ -251,30 +252,19 @@ describe("storage btrfs", function () {
   });
 
   describe("btrfs with the Docker CLI", () => {
-    let d: TestDaemon | undefined;
-    let host: string;
-    let dataRoot: string;
-    const ok = (r: RunResult, what: string) => {
-      expect(r.code, `${what}: ${r.stderr}`).to.equal(0);
-      return r.stdout;
-    };
-    const layerCount = async () => (await readdir(join(dataRoot, "btrfs", "layers"))).length;
-
-    before(async () => {
+    let dataRoot = "";
+    before(() => {
       dataRoot = join(mkdtempSync(join(fs.mountPoint, "engine-data-")), "data");
       mkdirSync(dataRoot);
-      d = await startEngined({ args: ["--storage-driver", "btrfs", "--data-root", dataRoot, "--storage-opt", "btrfs.min_space=16M"] });
-      host = `unix://${d.socket}`;
-      const work = makeTempDir("engine-btrfs-cli-");
-      ok(await docker(host, ["import", "-c", 'CMD ["sh"]', writeFixture(work, "rootfs.tar", await busyboxRootfs()), "busybox"]), "docker import");
     });
-
-    after(async () => {
-      if (!d) return;
-      const ids = (await docker(host, ["ps", "-aq"])).stdout.split("\n").filter(Boolean);
-      if (ids.length) await docker(host, ["rm", "-f", ...ids]);
-      await d.stop();
+    const engined = storageDaemon(() => ["--storage-driver", "btrfs", "--data-root", dataRoot, "--storage-opt", "btrfs.min_space=16M"]);
+    let host: string;
+    let d: TestDaemon;
+    beforeEach(() => {
+      d = engined.daemon();
+      host = engined.host();
     });
+    const layerCount = async () => (await readdir(join(dataRoot, "btrfs", "layers"))).length;
 
     it("docker info names the driver and its status", async () => {
       const info = JSON.parse(ok(await docker(host, ["info", "--format", "{{json .}}"]), "docker info")) as { Driver: string; DriverStatus: [string, string][] };
@@ -328,7 +318,7 @@ describe("storage btrfs", function () {
       const unknown = await docker(host, ["create", "--storage-opt", "inodes=10", "busybox"]);
       expect(unknown.stderr).to.contain("btrfs: unknown storage option inodes");
       // over the API: a 400, the message in Docker's error body
-      const api = await httpRequest({ socketPath: d!.socket }, "POST", "/v1.51/containers/create", { Image: "busybox", HostConfig: { StorageOpt: { size: "1M" } } });
+      const api = await httpRequest({ socketPath: d.socket }, "POST", "/v1.51/containers/create", { Image: "busybox", HostConfig: { StorageOpt: { size: "1M" } } });
       expect(api.status).to.equal(400);
       expect(JSON.parse(api.body)).to.deep.equal({ message: "btrfs: storage size 1MiB cannot be less than btrfs.min_space (16MiB)" });
       expect(ok(await docker(host, ["ps", "-aq"]), "ps")).to.equal(containers);

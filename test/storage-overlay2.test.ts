@@ -3,11 +3,10 @@
  * (its files on disk, its mount specifications, overlay2.size and xfs project quota).
  */
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { lstat, mkdir, readdir, readFile, readlink, symlink, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { gunzipSync } from "node:zlib";
 import { expect } from "chai";
 import plugin, { overlaySupported } from "../plugins/storage-overlay2/index.js";
 import { createOverlay2Driver as createTypedOverlay2Driver, MAX_DEPTH, mountOf, type Overlay2Driver } from "../plugins/storage-overlay2/overlay2.js";
@@ -16,7 +15,7 @@ import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
 import { docker } from "./helpers/docker-cli.js";
 import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
 import { httpRequest } from "./helpers/http.js";
-import { makeLoopFilesystem, type LoopFilesystem } from "./helpers/loop-fs.js";
+import { kernelConfig, makeLoopFilesystem, skipBecause, type LoopFilesystem } from "./helpers/loop-fs.js";
 import "./helpers/root-hooks.js";
 import { expectOutOfSpace, makeTar, rejects, storageConformance, withMount } from "./storage-conformance.js";
 
@@ -25,25 +24,6 @@ const run = promisify(execFile);
 const createOverlay2Driver = throughManifest(plugin.manifest, createTypedOverlay2Driver);
 
 storageConformance("overlay2", (home, options) => createOverlay2Driver({ home, options }));
-
-/** Skips a test and says why in its title (mocha's skip takes no reason). */
-function skipBecause(ctx: Mocha.Context, reason: string): never {
-  const runnable = ctx.currentTest ?? ctx.test;
-  if (runnable) runnable.title += ` (skipped: ${reason})`;
-  ctx.skip();
-}
-
-/** A kernel build option from /proc/config.gz: true (y/m), false (not set), undefined (unknown). */
-function kernelConfig(name: string): boolean | undefined {
-  try {
-    const text = gunzipSync(readFileSync("/proc/config.gz")).toString();
-    if (new RegExp(`^${name}=[ym]$`, "m").test(text)) return true;
-    if (text.includes(`# ${name} is not set`)) return false;
-  } catch {
-    // no /proc/config.gz
-  }
-  return undefined;
-}
 
 describe("storage overlay2", function () {
   this.timeout(120_000);
@@ -238,7 +218,7 @@ describe("storage overlay2", function () {
       expect(err.message).to.equal(`overlay2.size is only supported on xfs mounted with the pquota option; ${xfsHome} is on xfs without pquota`);
       const d = await createOverlay2Driver({ home: xfsHome, options: {} });
       expect(d.capabilities).to.deep.equal(["native-diff", "parallel-apply"]);
-      expect((await d.status())[0]).to.deep.equal(["Backing Filesystem", "xfs"]);
+      expect((await d.status())?.[0]).to.deep.equal(["Backing Filesystem", "xfs"]);
     });
 
     it("accepts overlay2.size on xfs mounted with pquota, and enforces it on writable layers", async function () {

@@ -103,7 +103,7 @@ describe("storage winfilter", function () {
     it("the plugin says it is not for this host, naming the platform", () => {
       expect(winfilterSupported({ ...host, platform: "win32" })).to.equal(true);
       expect(winfilterSupported(host)).to.equal(
-        "winfilter is the storage driver of the win platform (layers kept by its host compute service), and this host's platform is linux; on Linux choose overlay2, fuse-overlayfs, btrfs or zfs",
+        "winfilter is the storage driver of the win platform (layers kept by its host compute service), and this host's platform is linux; on Linux choose overlay2, fuse-overlayfs, btrfs, zfs or vfs",
       );
       expect(plugin.supported!(host)).to.equal(winfilterSupported(host));
       expect(plugin.manifest.id).to.equal("storage.winfilter");

@@ -76,9 +76,12 @@ export function packLayer(dir: string, opts: PackOptions): Readable {
   return packWith(opts, (packer) => packer.layer(dir));
 }
 
-/** A tar of the `changes` (in their order) of the tree at `root`: its layer tar in the OCI form. */
-export function packChanges(root: string, changes: readonly TreeChange[]): Readable {
-  return packWith({ whiteouts: "none" }, (packer) => packer.changes(root, changes));
+/**
+ * A tar of the `changes` (in their order) of the tree at `root`: its layer tar in the OCI form;
+ * with `idMap`, owners written as the container ids the host ids stand for (see PackOptions).
+ */
+export function packChanges(root: string, changes: readonly TreeChange[], idMap?: IdMap): Readable {
+  return packWith({ whiteouts: "none", idMap }, (packer) => packer.changes(root, changes));
 }
 
 function packWith(opts: PackOptions, fill: (packer: Packer) => Promise<void>): Readable {

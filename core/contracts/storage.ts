@@ -87,8 +87,11 @@ export interface StorageDriver {
   /** The name operators select it by (`overlay2`). */
   readonly name: string;
   readonly capabilities: readonly StorageCapability[];
-  /** Lines for `/info`'s DriverStatus: `[["Backing Filesystem", "extfs"], ...]`. */
-  status(): Promise<[string, string][]>;
+  /**
+   * Lines for `/info`'s DriverStatus: `[["Backing Filesystem", "extfs"], ...]`. `null` where
+   * Docker's driver has no status at all and shows `null` (vfs), `[]` where it shows an empty list.
+   */
+  status(): Promise<[string, string][] | null>;
   /** Removes what a crash left behind; called once before the driver is used. */
   cleanup(): Promise<void>;
   exists(id: string): Promise<boolean>;

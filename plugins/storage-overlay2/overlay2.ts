@@ -10,17 +10,16 @@
  *   mounts            type `overlay`, with `index`, `redirect_dir` and `metacopy` turned off
  *                     where the kernel knows them (the native diff cannot read what they make)
  */
-import { randomInt } from "node:crypto";
 import { existsSync } from "node:fs";
-import { realpath, statfs, writeFile } from "node:fs/promises";
+import { statfs, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { execFileAsync as run } from "../../core/exec-file.js";
 import type { Readable } from "node:stream";
 import type { ApplyDiffOptions, CreateOptions, MountSpec, StorageCapability, StorageContext, StorageDriver } from "../../core/contracts/storage.js";
 import { errors } from "../../core/errors.js";
 import { showBytes } from "../../core/options/value-types-structured.js";
 import { layerSize, layerSizeOption } from "../../core/storage/options.js";
 import { existingAncestor, filesystemName, mountOf } from "../../core/storage/backing-fs.js";
+import { clearProject, freeProject, limitProject, xfsQuotaMount } from "../../core/storage/xfs-quota.js";
 import { OverlayLayout, type LayerSetup } from "../../core/storage/overlay-layout.js";
 import { readOptional } from "../../core/storage/read-optional.js";
 
@@ -73,7 +72,7 @@ export class Overlay2Driver extends OverlayLayout implements StorageDriver {
       if (existsSync(`/sys/module/overlay/parameters/${param}`)) this.extraOptions.push(option);
     }
 
-    const quotaMount = await this.quotaMount(probe);
+    const quotaMount = await xfsQuotaMount(probe, this.backingFs);
     // a number of bytes above 0: the manifest declares it a `size`
     const bytes = this.ctx.options["overlay2.size"] as number | undefined;
     if (bytes !== undefined) {
@@ -90,22 +89,6 @@ export class Overlay2Driver extends OverlayLayout implements StorageDriver {
     }
     if (this.quota) this.capabilities = [...this.capabilities, "quota"];
     await this.makeHome();
-  }
-
-  /** The xfs mount with enforced project quota that holds home, or why there is none. */
-  private async quotaMount(probe: string): Promise<{ mountPoint: string } | string> {
-    if (this.backingFs !== "xfs") return this.backingFs;
-    const mount = mountOf(await realpath(probe));
-    if (!mount || mount.fsType !== "xfs") return this.backingFs;
-    if (!mount.superOptions.some((o) => o === "prjquota" || o === "pquota")) return "xfs without pquota";
-    try {
-      const { stdout } = await run("xfs_quota", ["-x", "-c", "state -p", mount.mountPoint]);
-      if (!/Enforcement:\s*ON/i.test(stdout)) return "xfs without project quota enforcement";
-      await run("xfs_io", ["-V"]);
-    } catch {
-      return "xfs, but xfs_quota or xfs_io (package xfsprogs) is missing";
-    }
-    return { mountPoint: mount.mountPoint };
   }
 
   async status(): Promise<[string, string][]> {
@@ -144,25 +127,17 @@ export class Overlay2Driver extends OverlayLayout implements StorageDriver {
     const project = await this.allocateProject();
     const diff = join(dir, "diff");
     await writeFile(join(dir, "quota"), JSON.stringify({ project, bytes }));
-    await run("xfs_io", ["-c", `chproj ${project}`, "-c", "chattr +P", diff]);
-    const kib = Math.max(1, Math.ceil(bytes / 1024));
-    await run("xfs_quota", ["-x", "-c", `limit -p bhard=${kib}k ${project}`, this.quota!.mountPoint]);
+    await limitProject(this.quota!.mountPoint, diff, project, bytes);
   }
 
-  /**
-   * A project id no layer of this driver uses. Ids are drawn at random from a large range so
-   * that two data roots on one xfs filesystem (each with its own driver) do not meet.
-   */
+  /** A project id no layer of this driver uses. */
   private async allocateProject(): Promise<number> {
     const used = new Set<number>();
     for (const entry of await this.layerIds()) {
       const text = await readOptional(join(this.home, entry, "quota"));
       if (text) used.add((JSON.parse(text) as { project: number }).project);
     }
-    for (;;) {
-      const project = randomInt(1 << 20, 2 ** 31 - 1);
-      if (!used.has(project)) return project;
-    }
+    return freeProject(used);
   }
 
   /** Clears a removed layer's limit. */
@@ -171,7 +146,7 @@ export class Overlay2Driver extends OverlayLayout implements StorageDriver {
     const text = await readOptional(join(dir, "quota"));
     if (!text) return;
     const { project } = JSON.parse(text) as { project: number };
-    await run("xfs_quota", ["-x", "-c", `limit -p bhard=0 bsoft=0 ${project}`, this.quota.mountPoint]).catch(() => {});
+    await clearProject(this.quota.mountPoint, project);
   }
 
   // --- contents ----------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ export function winfilterSupported(host: HostFacts): true | string {
   if (host.platform === "win32") return true;
   return (
     `winfilter is the storage driver of the win platform (layers kept by its host compute service), ` +
-    `and this host's platform is ${host.platform}; on Linux choose overlay2, fuse-overlayfs, btrfs or zfs`
+    `and this host's platform is ${host.platform}; on Linux choose overlay2, fuse-overlayfs, btrfs, zfs or vfs`
   );
 }
 

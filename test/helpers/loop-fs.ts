@@ -5,9 +5,11 @@
  * call it in an after hook (the root hook's cleanup unmounts what is left, but does not detach).
  */
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { gunzipSync } from "node:zlib";
 import { makeTempDir } from "./engined.js";
 
 const run = promisify(execFile);
@@ -60,4 +62,45 @@ export async function makeLoopFilesystem(type: "btrfs" | "xfs", size: string): P
     throw new Error(`cannot mount a ${type} loop file here: ${((err as { stderr?: string }).stderr || (err as Error).message).trim()}`);
   }
   return fs;
+}
+
+/** Skips a test and says why in its title (mocha's skip takes no reason). */
+export function skipBecause(ctx: Mocha.Context, reason: string): never {
+  const runnable = ctx.currentTest ?? ctx.test;
+  if (runnable) runnable.title += ` (skipped: ${reason})`;
+  ctx.skip();
+}
+
+/** A kernel build option from /proc/config.gz: true (y/m), false (not set), undefined (unknown). */
+export function kernelConfig(name: string): boolean | undefined {
+  try {
+    const text = gunzipSync(readFileSync("/proc/config.gz")).toString();
+    if (new RegExp(`^${name}=[ym]$`, "m").test(text)) return true;
+    if (text.includes(`# ${name} is not set`)) return false;
+  } catch {
+    // no /proc/config.gz
+  }
+  return undefined;
+}
+
+/**
+ * An xfs loop filesystem mounted with `pquota`, for a test of project quotas; skips the test
+ * (saying why) where loop devices do not work or the kernel's XFS has no quota support.
+ */
+export async function xfsWithPquota(ctx: Mocha.Context, size: string): Promise<LoopFilesystem> {
+  let xfs: LoopFilesystem;
+  try {
+    xfs = await makeLoopFilesystem("xfs", size);
+  } catch (err) {
+    skipBecause(ctx, `loop devices do not work here: ${(err as Error).message}`);
+  }
+  await xfs.unmount();
+  try {
+    await xfs.mount(["pquota"]);
+  } catch (err) {
+    await xfs.remove();
+    if (kernelConfig("CONFIG_XFS_QUOTA") === false) skipBecause(ctx, "this kernel's XFS has no quota support (CONFIG_XFS_QUOTA is not set)");
+    throw err;
+  }
+  return xfs;
 }
