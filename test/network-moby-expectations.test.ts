@@ -103,6 +103,43 @@ describe("what moby's integration/network tests expect of a daemon", function ()
       }
     });
 
+    it("sets an endpoint's per-interface sysctls on its interface, whatever it is named, and refuses what is none (com.docker.network.endpoint.sysctls)", async () => {
+      const SYSCTLS = "com.docker.network.endpoint.sysctls";
+      const create = await api("POST", "/containers/create?name=tuned", {
+        Image: "busybox",
+        // (a new namespace's interfaces start with both at 0)
+        Cmd: ["sh", "-c", "cat /proc/sys/net/ipv4/conf/foobar/log_martians /proc/sys/net/ipv4/conf/eth1/log_martians /proc/sys/net/ipv4/conf/eth1/forwarding; exec sleep 120"],
+        NetworkingConfig: {
+          EndpointsConfig: {
+            "mx-n1": { DriverOpts: { [IFNAME]: "foobar", [SYSCTLS]: "net.ipv4.conf.IFNAME.log_martians=1" } },
+          },
+        },
+      });
+      expect(create.status, create.body).to.equal(201);
+      // the Docker CLI lowercases the field: `ifname` names the interface too
+      const connect = await api("POST", "/networks/mx-n2/connect", { Container: "tuned", EndpointConfig: { DriverOpts: { [SYSCTLS]: "net.ipv4.conf.ifname.forwarding=1,net.ipv4.conf.ifname.log_martians=1" } } });
+      expect(connect.status, connect.body).to.equal(200);
+      expect((await api("POST", "/containers/tuned/start")).status).to.equal(204);
+      let out = "";
+      await eventually("the container's output", async () => (out = await n.cli("logs", "tuned")).split("\n").length > 3);
+      expect(out.split("\n").slice(0, 3)).to.deep.equal(["1", "1", "1"]);
+      for (const [value, why] of [
+        ["net.core.somaxconn=5", "only net.ipv4., net.ipv6. and net.mpls. settings can be set per interface"],
+        ["net.ipv4.conf.eth0.forwarding=1", "the interface must be named IFNAME"],
+        ["net.ipv4.conf.IFNAME.forwarding", "expected key=value"],
+      ]) {
+        const bad = await api("POST", "/containers/create", { Image: "busybox", NetworkingConfig: { EndpointsConfig: { "mx-n1": { DriverOpts: { [SYSCTLS]: value } } } } });
+        expect([bad.status, bad.message()], value).to.satisfy(([status, message]: [number, string]) => status === 400 && message.includes(why));
+      }
+      await api("POST", "/containers/create?name=untunable", {
+        Image: "busybox",
+        NetworkingConfig: { EndpointsConfig: { "mx-n1": { DriverOpts: { [SYSCTLS]: "net.ipv4.conf.IFNAME.no_such_setting=1" } } } },
+      });
+      const start = await api("POST", "/containers/untunable/start");
+      expect(start.status).to.equal(400);
+      expect(start.message()).to.include("no_such_setting");
+    });
+
     it("refuses a connect whose name the running container's sandbox has already", async () => {
       await n.cli("run", "-d", "--name", "busy", "--network", "mx-n1", "busybox", "sleep", "120");
       const r = await api("POST", "/networks/mx-n2/connect", { Container: "busy", EndpointConfig: { DriverOpts: { [IFNAME]: "eth0" } } });

@@ -35,6 +35,7 @@ import { networkEvent } from "./network-events.js";
 import { EMBEDDED_DNS_ADDRESS, pointEmbeddedDns } from "./embedded-dns.js";
 import { containerIdMap, type UsernsRemap } from "../userns/remap.js";
 import { askedIfname, checkAskedIfnames, checkIfnameFree, interfaceName } from "./interface-names.js";
+import { applyEndpointSysctls, endpointSysctls } from "./endpoint-sysctls.js";
 import { moveDefaultRoutes } from "./default-route.js";
 
 export interface ContainerNetworksDeps {
@@ -242,6 +243,13 @@ export class ContainerNetworks {
       // taking addresses of one network share its writes)
       await this.deps.networks.save(rec);
       result = await (await this.deps.networks.driverOf(rec.spec)).join(rec.spec, ep, sandbox);
+    } catch (err) {
+      this.unjoined.add(ep.endpointId);
+      throw err;
+    }
+    // the endpoint's own sysctls, once its interface is in the namespace (a failure fails the join)
+    try {
+      await applyEndpointSysctls(sandbox, ep.ifname, endpointSysctls(att.DriverOpts));
     } catch (err) {
       this.unjoined.add(ep.endpointId);
       throw err;
@@ -537,6 +545,7 @@ function attachmentFields(config: EndpointConfigRequest): Omit<NetworkAttachment
 /** The attachment a create or connect asks for, checked against the network. */
 function attachment(rec: NetworkRecord, config: EndpointConfigRequest): NetworkAttachment {
   const fields = attachmentFields(config);
+  endpointSysctls(fields.DriverOpts); // (refused now, not at the start)
   const aliases = fields.Aliases ?? [];
   const fixed = fields.IPAMConfig ?? {};
   // the default network, host and none are not user-defined: no alias, no fixed address there
