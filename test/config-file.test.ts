@@ -184,7 +184,7 @@ describe("configuration file and --validate", function () {
       const dir = makeTempDir();
       const path = writeConfig(dir, { debug: true, labels: ["a=1"], "max-concurrent-downloads": 3, mtu: 1400 });
       const res = await runEngined([
-        ...startArgs(dir), "--config-file", path, "--debug", "--label", "a=1", "--max-concurrent-downloads", "4",
+        ...startArgs(dir), "--config-file", path, "--max-concurrent-downloads", "4", "--label", "a=1", "--debug",
       ]);
       expectFailedStart(res, dir);
       expect(res.stderr).to.match(/^engined: /);
@@ -192,6 +192,10 @@ describe("configuration file and --validate", function () {
       expect(res.stderr).to.include("debug: (from flag: true, from file: true)");
       expect(res.stderr).to.include('labels: (from flag: ["a=1"], from file: ["a=1"])');
       expect(res.stderr).to.include("max-concurrent-downloads: (from flag: 4, from file: 3)");
+      // in the flags' names' order, whatever order they came in (Docker's pflag visits them sorted)
+      const at = (word: string) => res.stderr.indexOf(`${word}: (from flag`);
+      expect(at("debug")).to.be.lessThan(at("labels"));
+      expect(at("labels")).to.be.lessThan(at("max-concurrent-downloads"));
       // mtu is only in the file: no conflict.
       expect(res.stderr).to.not.include("mtu");
       expect(existsSync(join(dir, "data")), "data root created").to.equal(false);

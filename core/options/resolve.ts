@@ -25,7 +25,8 @@ export function resolveOptions(
   file: ReadonlyMap<OptionName, unknown> = new Map(),
   source = "the configuration file",
 ): ResolvedOptions {
-  const conflicts = [...flags.keys()].filter((name) => file.has(name) && !definitionOf(name).action);
+  // in the flags' names' order, as Docker lists them (pflag visits its flags sorted)
+  const conflicts = [...flags.keys()].filter((name) => file.has(name) && !definitionOf(name).action).sort();
   if (conflicts.length > 0) {
     const detail = conflicts.map((name) => {
       const def = definitionOf(name);
