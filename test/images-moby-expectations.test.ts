@@ -154,6 +154,21 @@ describe("what moby's image integration tests expect of a daemon", function () {
     expect((await api("POST", "/v1.51/images/busybox/tag?repo=localhost%3A5000%2Fsha256&tag=x")).status).to.equal(201);
   });
 
+  it("refuses a name that is a 64-hex string alone, which would read as an ID, for a tag, a commit, a build and an import", async () => {
+    const hex = "a".repeat(64);
+    const words = `invalid repository name (${hex}), cannot specify 64-byte hexadecimal strings`;
+    for (const path of [`/v1.51/images/busybox/tag?repo=${hex}`, `/v1.51/commit?container=none&repo=${hex}`, `/v1.51/build?t=${hex}`, `/v1.51/images/create?fromSrc=-&repo=${hex}`]) {
+      const r = await api("POST", path);
+      expect([r.status, message(r)], path).to.deep.equal([400, words]);
+    }
+    // the repository alone is what is read (a tag does not save it); in its full form it is a name
+    // like any other (the Docker CLI sends that one), and a look-up takes the string alone as an ID
+    expect((await api("POST", `/v1.51/images/busybox/tag?repo=${hex}&tag=v1`)).status).to.equal(400);
+    expect((await api("POST", `/v1.51/images/busybox/tag?repo=docker.io%2Flibrary%2F${hex}&tag=v1`)).status).to.equal(201);
+    const lookup = await api("GET", `/v1.51/images/${"b".repeat(64)}/json`);
+    expect(lookup.status).to.equal(404);
+  });
+
   it("reads Docker Hub's legacy registry name index.docker.io as docker.io (TestTagOfficialNames)", async () => {
     for (const name of ["docker.io/busybox", "index.docker.io/busybox", "library/busybox", "docker.io/library/busybox", "index.docker.io/library/busybox"]) {
       const tag = await api("POST", `/v1.51/images/busybox/tag?repo=${encodeURIComponent(name)}&tag=latest`);

@@ -89,3 +89,12 @@ export function familiarName(full: string): string {
   const rest = full.slice(DEFAULT_DOMAIN.length + 1);
   return rest.startsWith(OFFICIAL_PREFIX) ? rest.slice(OFFICIAL_PREFIX.length) : rest;
 }
+
+/**
+ * A name to give an image (a tag's, a commit's, a build's, an import's, a pull's repository):
+ * one that is a 64-hex string alone would read as an image ID wherever it is used, and Docker's
+ * parser (ParseNormalizedNamed) refuses it. A look-up takes such a string as an ID instead.
+ */
+export function refuseIdAsName(name: string): void {
+  if (/^[a-f0-9]{64}$/.test(name)) throw errors.imageInvalidReference(`invalid repository name (${name}), cannot specify 64-byte hexadecimal strings`);
+}

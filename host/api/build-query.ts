@@ -5,7 +5,7 @@
  */
 import type { IncomingHttpHeaders } from "node:http";
 import { errors } from "../../core/errors.js";
-import { formatReference, parseReference } from "../../core/images/reference.js";
+import { formatReference, parseReference, refuseIdAsName } from "../../core/images/reference.js";
 import type { BuildOptions } from "../build/build-options.js";
 import type { Credentials } from "../registry/auth.js";
 import { credentialsOf } from "../registry/auth-header.js";
@@ -59,6 +59,7 @@ function registryConfig(header: string | string[] | undefined): Map<string, Cred
 export function buildOptionsFrom(query: Query, headers: IncomingHttpHeaders): BuildOptions {
   if ((queryString(query, "version") ?? "1") === "2") throw errors.buildInvalidOption("version", "BuildKit (version=2) is not supported by this daemon: use the classic builder (DOCKER_BUILDKIT=0)");
   const tags = queryList(query, "t").filter((t) => t !== "").map((t) => {
+    refuseIdAsName(t);
     const ref = parseReference(t);
     if (ref.digest) throw errors.buildInvalidOption("tag", `${t}: a build cannot be tagged with a digest`);
     return formatReference(ref);

@@ -16,7 +16,7 @@ import type { EngineHooks } from "../../core/hooks.js";
 import { digestOfFile } from "../../core/images/blob-store.js";
 import type { ContainerConfig, ImageConfig } from "../../core/images/image-config.js";
 import type { Image, ImageStore } from "../../core/images/image-store.js";
-import { checkTag, familiarName, formatReference, parseReference, repositoryOf } from "../../core/images/reference.js";
+import { checkTag, familiarName, formatReference, parseReference, refuseIdAsName, repositoryOf } from "../../core/images/reference.js";
 import { ENGINE_VERSION } from "../../core/version.js";
 import { imageTagEvent } from "../images/image-events.js";
 import { diffToFile, isEmptyTar } from "../storage/diff-file.js";
@@ -54,8 +54,9 @@ export interface CommitOptions {
 }
 
 /** The full reference a commit tags, from `repo` and `tag` (`latest` when no tag is given); undefined without a repo. */
-function commitReference(repo: string | undefined, tag: string | undefined): string | undefined {
+export function commitReference(repo: string | undefined, tag: string | undefined): string | undefined {
   if (!repo) return undefined;
+  refuseIdAsName(repo);
   const ref = parseReference(repo, null);
   if (ref.digest) throw errors.imageCommitToDigest();
   return formatReference(parseReference(`${repositoryOf(ref)}:${tag ? checkTag(tag) : ref.tag || "latest"}`));

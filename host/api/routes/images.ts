@@ -10,7 +10,7 @@ import { makeEvent } from "../../../core/events/event.js";
 import type { Image, ImageStore } from "../../../core/images/image-store.js";
 import type { StorageDriver } from "../../../core/contracts/storage.js";
 import { graphDriverData } from "../graph-driver.js";
-import { checkTag, familiarName, formatReference, parseReference, repositoryOf } from "../../../core/images/reference.js";
+import { checkTag, familiarName, formatReference, parseReference, refuseIdAsName, repositoryOf } from "../../../core/images/reference.js";
 import type { SaveItem } from "../../images/save-images.js";
 import { inspectConfig } from "../../images/inspect-config.js";
 import { isComposeV1 } from "../../images/compose-legacy.js";
@@ -266,6 +266,7 @@ export function imageRoutes(deps: ImageRouteDeps) {
       if (fromSrc === undefined) throw errors.apiInvalidBody("fromSrc or fromImage is required");
       const repo = queryString(query, "repo");
       const tag = queryString(query, "tag");
+      if (repo) refuseIdAsName(repo);
       const tags = repo ? [tag ? `${repo}:${checkTag(tag)}` : repo] : [];
       const { importImage, openImportSource, checkImportPlatform } = await importing();
       const source = await openImportSource(fromSrc, request.raw as Readable);
@@ -344,6 +345,7 @@ export function imageRoutes(deps: ImageRouteDeps) {
       const repo = queryString(query, "repo");
       if (!repo) throw errors.apiInvalidBody("repo is required");
       const tag = queryString(query, "tag");
+      refuseIdAsName(repo);
       const target = parseReference(tag ? `${repo}:${checkTag(tag)}` : repo);
       if (target.digest) throw errors.apiInvalidBody("refusing to create a tag with a digest reference");
       // `sha256:x` would read as a digest (an ID) wherever the name is used: Docker refuses it before looking the image up
@@ -367,6 +369,7 @@ export function imageRoutes(deps: ImageRouteDeps) {
   async function pull(request: FastifyRequest, reply: FastifyReply, fromImage: string, platform: Platform) {
     const query = request.query as Query;
     const tag = queryString(query, "tag");
+    refuseIdAsName(fromImage);
     let ref = parseReference(fromImage, null);
     if (tag && !ref.tag && !ref.digest) ref = tag.startsWith("sha256:") ? parseReference(`${fromImage}@${tag}`) : parseReference(`${fromImage}:${checkTag(tag)}`);
     const credentials = decodeAuthHeader(request.headers["x-registry-auth"]);
