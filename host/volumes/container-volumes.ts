@@ -315,7 +315,9 @@ export class ContainerVolumes {
     if (mounts.length === 0) return spec;
     const mine = this.active.get(ctx.containerId);
     // read-only mounts: recursively so where the kernel and the runtime can (Docker's default from API 1.44)
-    const rroRefusal = () => (ctx.runtime?.path ? recursiveReadOnlyRefusal(ctx.runtime.name, ctx.runtime.path) : "rro is not supported: no runtime binary");
+    const readOnly = mounts.some((m) => !m.RW && m.Type !== "tmpfs" && !m.ReadOnlyNonRecursive);
+    const refusal = !readOnly ? undefined : ctx.runtime?.path ? await recursiveReadOnlyRefusal(ctx.runtime.name, ctx.runtime.path) : "rro is not supported: no runtime binary";
+    const rroRefusal = () => refusal;
     const { root: rootfsPropagation, fellBack } = bindPropagation(mounts);
     const ours = mounts.map((m) => ociMount(fellBack.has(m.Destination) ? { ...m, Propagation: "rprivate" } : m, mine?.get(m.Destination)?.path ?? m.Source, rroRefusal));
     const dests = new Set(ours.map((m) => m.destination));

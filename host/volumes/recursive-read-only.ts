@@ -4,10 +4,10 @@
  * newer, and an OCI runtime whose `features` list the `rro` mount option (runc 1.1 and newer).
  * Asked once per runtime binary: neither changes while the daemon runs.
  */
-import { execFileSync } from "node:child_process";
 import { release } from "node:os";
+import { execFileAsync } from "../../core/exec-file.js";
 
-const known = new Map<string, string | undefined>();
+const known = new Map<string, Promise<string | undefined>>();
 
 function kernelAtLeast(major: number, minor: number): boolean {
   const [a = 0, b = 0] = release().split(/[.-]/).map(Number);
@@ -15,21 +15,23 @@ function kernelAtLeast(major: number, minor: number): boolean {
 }
 
 /** Why `runtimePath` (named `runtimeName`) cannot mount recursively read-only, in Docker's words; undefined when it can. */
-export function recursiveReadOnlyRefusal(runtimeName: string, runtimePath: string): string | undefined {
+export function recursiveReadOnlyRefusal(runtimeName: string, runtimePath: string): Promise<string | undefined> {
   const key = `${runtimeName}\0${runtimePath}`;
-  if (known.has(key)) return known.get(key);
-  let why: string | undefined;
-  if (!kernelAtLeast(5, 12)) why = "rro is not supported: the kernel is older than 5.12";
-  else {
-    try {
-      const features = JSON.parse(execFileSync(runtimePath, ["features"], { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "ignore"] })) as {
-        mountOptions?: string[];
-      };
-      if (!features.mountOptions?.includes("rro")) why = `rro is not supported by runtime "${runtimeName}"`;
-    } catch {
-      why = `rro is not supported by runtime "${runtimeName}": OCI features struct is not available`;
-    }
+  let answer = known.get(key);
+  if (!answer) {
+    answer = ask(runtimeName, runtimePath);
+    known.set(key, answer);
   }
-  known.set(key, why);
-  return why;
+  return answer;
+}
+
+async function ask(runtimeName: string, runtimePath: string): Promise<string | undefined> {
+  if (!kernelAtLeast(5, 12)) return "rro is not supported: the kernel is older than 5.12";
+  try {
+    const { stdout } = await execFileAsync(runtimePath, ["features"], { timeout: 10_000 });
+    const features = JSON.parse(stdout) as { mountOptions?: string[] };
+    return features.mountOptions?.includes("rro") ? undefined : `rro is not supported by runtime "${runtimeName}"`;
+  } catch {
+    return `rro is not supported by runtime "${runtimeName}": OCI features struct is not available`;
+  }
 }
