@@ -20,7 +20,8 @@ export function clientArchiveError(err: unknown, invalid: (detail: string) => En
 /** A tar reader's errors that Docker words its own way (tar-stream's, read here, carry nothing else to tell them by). */
 function tarStreamFault(err: unknown): ArchiveFault | undefined {
   const message = err instanceof Error ? err.message : String(err);
-  if (/^Invalid tar header/.test(message)) return { kind: "format", message: "invalid tar header" };
+  // (a bad checksum or format, a size field that is no number, a long name or PAX header past its bound)
+  if (/^Invalid (tar )?header|^Header exceeds max size/.test(message)) return { kind: "format", message: "invalid tar header" };
   if (/^Unexpected end of data/.test(message)) return { kind: "format", message: "unexpected EOF" };
   return undefined;
 }

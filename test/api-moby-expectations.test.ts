@@ -111,6 +111,25 @@ describe("what moby's integration tests expect of a daemon", function () {
     }
   });
 
+  it("refuses a tar to copy in whose entry's size is no number as an invalid tar header (400), as Go's tar reader does", async () => {
+    await cli("create", "--name", "badtar", "busybox");
+    // one header: a valid checksum over a size field of letters
+    const header = Buffer.alloc(512);
+    header.write("f.txt", 0);
+    header.write("0000644\0", 100);
+    header.write("0000000\0", 108);
+    header.write("0000000\0", 116);
+    header.write("zzzzzzzzzzz\0", 124);
+    header.write("00000000000\0", 136);
+    header.write("0", 156);
+    header.write("ustar\u000000", 257);
+    header.fill(" ", 148, 156);
+    const sum = header.reduce((a, b) => a + b, 0);
+    header.write(`${sum.toString(8).padStart(6, "0")}\0 `, 148);
+    const r = await httpRequest({ socketPath: d.socket }, "PUT", "/v1.51/containers/badtar/archive?path=/tmp", Buffer.concat([header, Buffer.alloc(1024)]), "application/x-tar");
+    expect([r.status, message(r)]).to.deep.equal([400, "invalid tar header"]);
+  });
+
   it("takes an empty User as the image's, as the Go client always sends the field (TestCopyToContainerCopyUIDGID)", async () => {
     const r = await api("POST", "/v1.51/containers/create?name=whoami", { Image: "as-nobody", User: "", Cmd: ["id", "-u"] });
     expect(r.status, r.body).to.equal(201);

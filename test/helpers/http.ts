@@ -12,6 +12,7 @@ export function httpRequest(
   method: string,
   path: string,
   body?: unknown,
+  contentType = "application/json",
 ): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
     // a Buffer goes as it is (a body that is no JSON), anything else as its JSON
@@ -21,7 +22,7 @@ export function httpRequest(
         ...where,
         method,
         path,
-        headers: payload ? { "content-type": "application/json", "content-length": payload.length } : {},
+        headers: payload ? { "content-type": contentType, "content-length": payload.length } : {},
         timeout: 10_000,
       },
       (res) => {
