@@ -239,7 +239,8 @@ describe("option table", () => {
       const file = parseConfigFile('{"debug":true,"hosts":["unix:///b.sock"],"labels":["a=1"]}', "/d.json", "linux");
       expect(() => resolveOptions(parseDaemonArgs(["--debug", "-H", "unix:///a.sock", "--label", "a=1"]), {}, file, "file /d.json")).to.throw(
         "unable to configure the engine daemon with file /d.json: the following directives are specified both as a flag and in the configuration file: " +
-          'hosts: (from flag: ["unix:///a.sock"], from file: ["unix:///b.sock"]), labels: (from flag: ["a=1"], from file: ["a=1"]), debug: (from flag: true, from file: true)',
+          // in the flags' names' order (debug, host, label), as Docker's pflag visits them
+          'debug: (from flag: true, from file: true), hosts: (from flag: ["unix:///a.sock"], from file: ["unix:///b.sock"]), labels: (from flag: ["a=1"], from file: ["a=1"])',
       );
     });
   });
