@@ -115,6 +115,11 @@ describe("image mounts", function () {
       ["image", "test-image", "/etc/bar", false, "rprivate"],
     ]);
     expect(imageMountsMounted()).to.have.length(2);
+    // docker cp reads through them, and cannot write into them (read-only)
+    expect(execFileSync("tar", ["-xO"], { input: execFileSync("docker", ["-H", host, "cp", `${id}:/etc/foo/foo`, "-"]) }).toString()).to.equal("bar");
+    const into = await run("cp", imageTar, `${id}:/etc/bar/`);
+    expect(into.code).to.equal(1);
+    expect(into.stderr).to.match(/read-only/);
     await cli("stop", "-t", "0", id);
     expect(imageMountsMounted()).to.deep.equal([]);
   });

@@ -261,7 +261,8 @@ export class ContainerVolumes {
    * The host paths of a container's volumes (destination -> path) for a copy, running or not:
    * each driver mounts its volume for a use of its own (`ref`), so that the container's exit or
    * start meanwhile neither unmounts it under the copy nor counts the copy as the container's.
-   * `release` ends those uses (safe to repeat).
+   * `release` ends those uses (safe to repeat). Its image mounts too while it runs (they are
+   * mounted only then).
    */
   async hold(c: ContainerRecord, ref: string): Promise<{ paths: Map<string, string>; release: () => Promise<void> }> {
     const held: { name: string; driver: string }[] = [];
@@ -276,6 +277,11 @@ export class ContainerVolumes {
     const paths = new Map<string, string>();
     try {
       for (const [index, m] of (c.Mounts ?? []).entries()) {
+        // an image mount is there while the container runs (its subpath pinned by the start)
+        if (m.Type === "image") {
+          if (c.State.Running) paths.set(m.Destination, m.Subpath ? posix.join(this.pinDir(c.Id), String(index)) : m.Source);
+          continue;
+        }
         if (m.Type !== "volume" || !m.Name) continue;
         const rec = this.deps.volumes.get(m.Name);
         const volumePath = await (await this.deps.volumes.driver(rec.Driver)).mount(m.Name, ref);

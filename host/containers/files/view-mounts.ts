@@ -37,11 +37,11 @@ const NETWORK_FILES: [string, string][] = [["/etc/resolv.conf", "resolv.conf"], 
  */
 export async function viewMounts(c: ContainerRecord, from: ViewMountSources): Promise<{ mounts: ViewMount[]; release: () => Promise<void> }> {
   const own = c.Mounts ?? [];
-  const held = own.some((m) => m.Type === "volume") && from.volumes ? await from.volumes.hold(c, `cp-${c.Id}-${randomBytes(6).toString("hex")}`) : undefined;
+  const held = own.some((m) => m.Type === "volume" || m.Type === "image") && from.volumes ? await from.volumes.hold(c, `cp-${c.Id}-${randomBytes(6).toString("hex")}`) : undefined;
   const mounts: ViewMount[] = [];
   for (const m of own) {
-    const source = m.Type === "volume" ? held?.paths.get(m.Destination) : m.Type === "bind" ? m.Source : undefined;
-    if (source) mounts.push({ destination: m.Destination, source, readOnly: !m.RW, recursive: m.Type === "volume" || !m.NonRecursive });
+    const source = m.Type === "volume" || m.Type === "image" ? held?.paths.get(m.Destination) : m.Type === "bind" ? m.Source : undefined;
+    if (source) mounts.push({ destination: m.Destination, source, readOnly: !m.RW, recursive: m.Type !== "bind" || !m.NonRecursive });
   }
   const mode = c.HostConfig.NetworkMode ?? "";
   const filesDir = from.containerDir(mode.startsWith("container:") ? mode.slice("container:".length) : c.Id);
