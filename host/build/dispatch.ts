@@ -19,8 +19,12 @@ import type { EscapeChar, Instruction } from "../../core/build/dockerfile-types.
 import { runInContainer, type RunDeps } from "./run-step.js";
 import { makeWorkdir } from "./workdir-step.js";
 import { rmSync } from "node:fs";
+import type { EngineHooks } from "../../core/hooks.js";
+import { imageEvent } from "../images/image-events.js";
 
-export interface StepDeps extends RunDeps, CopyDeps {}
+export interface StepDeps extends RunDeps, CopyDeps {
+  hooks: EngineHooks;
+}
 
 export interface StepContext {
   deps: StepDeps;
@@ -64,6 +68,9 @@ export async function stepImage(ctx: StepContext, probe: ContainerConfig, next: 
       if (made.layerTar) rmSync(made.layerTar, { force: true });
     }
     ctx.cache.made(image);
+    // Docker 27 and later tell of every image a step makes (an image `create` event, named by
+    // its ID), so that a build without a tag is seen too; a cache hit makes none
+    ctx.deps.hooks.event.call(imageEvent(image, "create", image.id));
   }
   ctx.state.image = image;
   ctx.state.config = next;
