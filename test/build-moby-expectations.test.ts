@@ -2,8 +2,9 @@
  * What moby's tests of the classic builder (integration/build, integration-cli's build tests;
  * Docker 28, API 1.51) expect of a daemon, where engined answered otherwise: the owners a
  * `COPY --from` keeps (TestBuildPreserveOwnership), a context whose names climb out with `..`
- * (TestBuildUncleanTarFilenames), and the image `create` event of a build
- * (TestBuildEmitsImageCreateEvent). Against a real engined, with `POST /build` as Docker's Go
+ * (TestBuildUncleanTarFilenames), the image `create` event of a build
+ * (TestBuildEmitsImageCreateEvent), and the words and rules of the Dockerfile parser Docker 28
+ * uses (BuildKit 0.20's: parse errors, HEALTHCHECK's flags). Against a real engined, with `POST /build` as Docker's Go
  * client sends it.
  */
 import "./helpers/root-hooks.js";
@@ -20,7 +21,7 @@ describe("what moby's build tests expect of the classic builder", function () {
   const build = (req: BuildRequest) => postBuild(d.socket, { timeoutMs: 120_000, ...req, query: { rm: "1", forcerm: "1", ...req.query } });
   const built = (a: BuildAnswer) => {
     expect([a.status, a.error], a.body).to.deep.equal([200, undefined]);
-    expect(a.text).to.match(/Successfully built [0-9a-f]{12}\n$/);
+    expect(a.text).to.match(/Successfully built [0-9a-f]{12}\n/);
     return a;
   };
 
@@ -69,6 +70,25 @@ describe("what moby's build tests expect of the classic builder", function () {
     const second = built(await build({ body: await context(1) }));
     expect(second.text).to.include("got foo1 bar1\n");
     expect(second.text).not.to.include("Using cache");
+  });
+
+  it("words a Dockerfile's bad instruction as Docker 28 does: `on line N`, the keyword as written, a suggestion", async () => {
+    for (const [dockerfile, message] of [
+      ["FROM busybox\nRUNN true\n", "dockerfile parse error on line 2: unknown instruction: RUNN (did you mean RUN?)"],
+      ["FROM busybox\ncopi a b\n", "dockerfile parse error on line 2: unknown instruction: copi (did you mean copy?)"],
+      ["FROM busybox\nFOOBAR x\n", "dockerfile parse error on line 2: unknown instruction: FOOBAR"],
+      ["FROM busybox\nENV\n", "dockerfile parse error on line 2: ENV requires at least one argument"],
+      ["FROM busybox\nHEALTHCHECK --retries=-1 CMD true\n", "dockerfile parse error on line 2: --retries cannot be negative (-1)"],
+    ]) {
+      const a = await build({ body: await contextTar({ Dockerfile: dockerfile }) });
+      expect([a.status, JSON.parse(a.body).message], dockerfile).to.deep.equal([400, message]);
+    }
+  });
+
+  it("takes HEALTHCHECK --start-interval, a duration of 0 and 0 retries, as Docker 28's parser does", async () => {
+    built(await build({ body: await contextTar({ Dockerfile: "FROM busybox\nHEALTHCHECK --interval=0s --start-interval=2s --retries=0 CMD true\n" }), query: { t: "hc-28" } }));
+    const r = await httpRequest({ socketPath: d.socket }, "GET", "/v1.51/images/hc-28/json");
+    expect(JSON.parse(r.body).Config.Healthcheck).to.deep.equal({ Test: ["CMD-SHELL", "true"], StartInterval: 2_000_000_000 });
   });
 
   it("tells of each image a step makes with an image `create` event, and of none for a cache hit (TestBuildEmitsImageCreateEvent)", async () => {

@@ -13,6 +13,7 @@ import { goQuote, goTrimSpace } from "./go-text.js";
 import { parseFlags, type FlagKind } from "./dockerfile-flags.js";
 import { parseHealthcheck } from "./dockerfile-healthcheck.js";
 import { KEYWORDS, type ParsedLine } from "./dockerfile-line-parsers.js";
+import { splitFirst } from "./dockerfile-split.js";
 import { InstructionProblem, UnknownInstruction } from "./dockerfile-problems.js";
 import type { ArgDefinition, Instruction } from "./dockerfile-types.js";
 
@@ -146,7 +147,7 @@ function unchecked(line: ParsedLine, start: number, end: number): Instruction {
 
 /** Checks one parsed line; throws InstructionProblem (UnknownInstruction for a keyword Docker lacks). */
 export function toInstruction(line: ParsedLine, start: number, end: number): Instruction {
-  if (!KEYWORDS.has(line.keyword)) throw new UnknownInstruction(line.keyword);
+  if (!KEYWORDS.has(line.keyword)) throw new UnknownInstruction(splitFirst(goTrimSpace(line.original))[0], [...KEYWORDS].sort());
   const { args, ...checked } = CHECKS[line.keyword]!(line);
   // An ONBUILD trigger sits on its ONBUILD's lines.
   if (checked.trigger) Object.assign(checked.trigger, { line: start, endLine: end });

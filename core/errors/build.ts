@@ -7,17 +7,11 @@ export const buildErrors = {
   // Errors of the line parser (directives, continuation lines, each keyword's argument syntax):
   // Docker names no line for these.
   buildDockerfileParse: define("ENGINE_ERR_BUILD_DOCKERFILE_PARSE", 400, (name: string, why: string) => `failed to parse ${name}: ${why}`),
-  buildUnknownInstruction: define(
-    "ENGINE_ERR_BUILD_UNKNOWN_INSTRUCTION",
-    400,
-    (line: number, keyword: string) => `dockerfile parse error line ${line}: unknown instruction: ${keyword.toUpperCase()}`,
-  ),
+  // Docker 28's words (BuildKit's parser): "on line"; 20.10 wrote "dockerfile parse error line N".
+  // `why`: "unknown instruction: <as written>[ (did you mean <KEYWORD>?)]".
+  buildUnknownInstruction: define("ENGINE_ERR_BUILD_UNKNOWN_INSTRUCTION", 400, (line: number, why: string) => `dockerfile parse error on line ${line}: ${why}`),
   // Errors of an instruction's arguments and flags (counts, names, flag values).
-  buildInstructionInvalid: define(
-    "ENGINE_ERR_BUILD_INSTRUCTION_INVALID",
-    400,
-    (line: number, why: string) => `dockerfile parse error line ${line}: ${why}`,
-  ),
+  buildInstructionInvalid: define("ENGINE_ERR_BUILD_INSTRUCTION_INVALID", 400, (line: number, why: string) => `dockerfile parse error on line ${line}: ${why}`),
   buildNoStage: define("ENGINE_ERR_BUILD_NO_STAGE", 400, () => "no build stage in current context"),
   // An ONBUILD trigger run by a child build: Docker's bare message, no line.
   buildTriggerInvalid: define("ENGINE_ERR_BUILD_TRIGGER_INVALID", 400, (why: string) => why),
