@@ -85,6 +85,17 @@ describe("what moby's build tests expect of the classic builder", function () {
     }
   });
 
+  it("refuses a RUN with a flag, BuildKit's (--mount, --network), when the step runs, as Docker 28's classic builder does", async () => {
+    for (const flag of ["--mount=type=cache,target=/c", "--network=none"]) {
+      const a = await build({ body: await contextTar({ Dockerfile: `FROM busybox\nRUN ${flag} true\n` }) });
+      expect(a.status).to.equal(200);
+      expect(a.text).to.include(`Step 2/2 : RUN ${flag} true\n`);
+      expect(a.error).to.equal(`the --${flag.slice(2, flag.indexOf("="))} option requires BuildKit. Refer to https://docs.docker.com/go/buildkit/ to learn how to build images with BuildKit enabled`);
+    }
+    const unknown = await build({ body: await contextTar({ Dockerfile: "FROM busybox\nRUN --security=insecure true\n" }) });
+    expect([unknown.status, JSON.parse(unknown.body).message]).to.deep.equal([400, "dockerfile parse error on line 2: Unknown flag: security"]);
+  });
+
   it("takes HEALTHCHECK --start-interval, a duration of 0 and 0 retries, as Docker 28's parser does", async () => {
     built(await build({ body: await contextTar({ Dockerfile: "FROM busybox\nHEALTHCHECK --interval=0s --start-interval=2s --retries=0 CMD true\n" }), query: { t: "hc-28" } }));
     const r = await httpRequest({ socketPath: d.socket }, "GET", "/v1.51/images/hc-28/json");

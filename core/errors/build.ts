@@ -12,6 +12,12 @@ export const buildErrors = {
   buildUnknownInstruction: define("ENGINE_ERR_BUILD_UNKNOWN_INSTRUCTION", 400, (line: number, why: string) => `dockerfile parse error on line ${line}: ${why}`),
   // Errors of an instruction's arguments and flags (counts, names, flag values).
   buildInstructionInvalid: define("ENGINE_ERR_BUILD_INSTRUCTION_INVALID", 400, (line: number, why: string) => `dockerfile parse error on line ${line}: ${why}`),
+  // A flag the classic builder's parser takes and its executor refuses (RUN's: Docker 28's dispatchRun).
+  buildRequiresBuildKit: define(
+    "ENGINE_ERR_BUILD_REQUIRES_BUILDKIT",
+    400,
+    (flag: string) => `the --${flag} option requires BuildKit. Refer to https://docs.docker.com/go/buildkit/ to learn how to build images with BuildKit enabled`,
+  ),
   buildNoStage: define("ENGINE_ERR_BUILD_NO_STAGE", 400, () => "no build stage in current context"),
   // An ONBUILD trigger run by a child build: Docker's bare message, no line.
   buildTriggerInvalid: define("ENGINE_ERR_BUILD_TRIGGER_INVALID", 400, (why: string) => why),

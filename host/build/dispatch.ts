@@ -119,6 +119,9 @@ export async function dispatch(ctx: StepContext, i: Instruction): Promise<void> 
 
 async function runStep(ctx: StepContext, i: Instruction): Promise<void> {
   const c = ctx.state.config;
+  // the classic builder runs no RUN with a flag (--mount, --network): they are BuildKit's
+  const flag = i.mounts?.length ? "mount" : Object.keys(i.flags)[0];
+  if (flag !== undefined) throw errors.buildRequiresBuildKit(flag);
   if (!ctx.state.image) throw errors.buildNoSourceImage("RUN");
   const cmd = commandOf(c, i);
   const runEnv = ctx.args.runEnv(c.Env ?? []);
