@@ -102,6 +102,19 @@ describe("what moby's build tests expect of the classic builder", function () {
     expect(JSON.parse(r.body).Config.Healthcheck).to.deep.equal({ Test: ["CMD-SHELL", "true"], StartInterval: 2_000_000_000 });
   });
 
+  it("notes a HEALTHCHECK that overrides one, and takes a STOPSIGNAL only as Go's signal.ParseSignal does (dispatchHealthcheck, dispatchStopSignal)", async () => {
+    const notes = built(await build({ body: await contextTar({ Dockerfile: "FROM busybox\nHEALTHCHECK CMD true\nHEALTHCHECK CMD [\"/bin/check\", \"-q\"]\nHEALTHCHECK NONE\nHEALTHCHECK CMD x\nSTOPSIGNAL sigusr1\nSTOPSIGNAL 99\n" }) }));
+    expect(notes.text.split("\n").filter((l) => l.startsWith("Note:"))).to.deep.equal([
+      "Note: overriding previous HEALTHCHECK: [CMD-SHELL true]",
+      "Note: overriding previous HEALTHCHECK: [CMD /bin/check -q]",
+    ]);
+    expect(notes.text).to.include("Step 3/7 : HEALTHCHECK CMD [\"/bin/check\", \"-q\"]\nNote: overriding previous HEALTHCHECK: [CMD-SHELL true]\n ---> ");
+    for (const signal of ["foo", "0", "SIGNOPE"]) {
+      const a = await build({ body: await contextTar({ Dockerfile: `FROM busybox\nSTOPSIGNAL ${signal}\n` }) });
+      expect(a.error, signal).to.equal(`Invalid signal: ${signal}`);
+    }
+  });
+
   it("tells of each image a step makes with an image `create` event, and of none for a cache hit (TestBuildEmitsImageCreateEvent)", async () => {
     const body = await contextTar({ Dockerfile: "FROM busybox\nRUN echo hello > /hello\nLABEL built=yes\n" });
     const creates = async (query: Record<string, string>) => {

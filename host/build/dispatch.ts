@@ -86,6 +86,9 @@ async function configOnly(ctx: StepContext, next: ContainerConfig, comment: stri
 
 export async function dispatch(ctx: StepContext, i: Instruction): Promise<void> {
   const c = ctx.state.config;
+  // Docker tells of a HEALTHCHECK that replaces one (not NONE), its test as Go prints a list
+  const previous = (c.Healthcheck as { Test?: string[] } | undefined)?.Test;
+  if (i.keyword === "healthcheck" && previous?.length && previous[0] !== "NONE") ctx.out.stream(`Note: overriding previous HEALTHCHECK: [${previous.join(" ")}]\n`);
   const changed = configInstruction(c, i, { word: (s) => word(ctx, s), words: (list) => words(ctx, list) }, ctx.cmdSet);
   if (changed) {
     if (i.keyword === "cmd") ctx.cmdSet = true;
