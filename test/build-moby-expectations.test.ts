@@ -115,6 +115,13 @@ describe("what moby's build tests expect of the classic builder", function () {
     }
   });
 
+  it("substitutes the forms of Docker 28's lexer: without `:`, patterns, replacements", async () => {
+    const a = built(await build({ body: await contextTar({ Dockerfile: "FROM busybox\nARG F=release-1.2.tar.gz\nENV BASE=${F%%.tar*} EXT=${F##*.} MAJOR=${F#release-} DASH=${F//./-} DEF=${UNSET-none} EMPTY=\nENV ALT=${EMPTY+set} ALT2=${EMPTY:+set}\nRUN echo \"$BASE|$EXT|$MAJOR|$DASH|$DEF|$ALT|$ALT2\"\n" }), query: { t: "lex-28" } }));
+    expect(a.text).to.include("release-1.2|gz|1.2.tar.gz|release-1-2-tar-gz|none|set|\n");
+    const bad = await build({ body: await contextTar({ Dockerfile: "FROM busybox\nENV A=${B:=x}\n" }) });
+    expect(bad.error).to.equal('failed to process "${B:=x}": unsupported modifier (:=) in substitution');
+  });
+
   it("tells of each image a step makes with an image `create` event, and of none for a cache hit (TestBuildEmitsImageCreateEvent)", async () => {
     const body = await contextTar({ Dockerfile: "FROM busybox\nRUN echo hello > /hello\nLABEL built=yes\n" });
     const creates = async (query: Record<string, string>) => {
