@@ -24,6 +24,9 @@ import { makeTempDir } from "./helpers/engined.js";
 import { gitFixtures, serveStatic, type GitFixtures } from "./fixtures/build-context-git.js";
 
 const DOCKERFILE = "FROM scratch\nCOPY . /\n";
+/** An entry no context may hold (a hard link to nothing), and the 400's message about it. */
+const BAD_ENTRY: TarEntry = { name: "evil", type: "link", linkname: "missing" };
+const BAD_ENTRY_MESSAGE = 'invalid build context: entry "evil": hard link target "missing" is not in the build context';
 
 const ctxEntries = (): TarEntry[] => [
   { name: "Dockerfile", data: DOCKERFILE },
@@ -132,7 +135,7 @@ describe("build context: the request's body", () => {
     expect(existsSync(join(ctx.root, "fifo")) || existsSync(join(ctx.root, "null"))).to.equal(false);
   });
 
-  it("keeps absolute names and symlinked parents inside the context, and refuses `..` that climbs out", async () => {
+  it("keeps absolute names, symlinked parents and `..` that climbs out inside the context, as Docker's chroot does", async () => {
     const outside = makeTempDir("engine-build-context-outside-");
     const ctx = await open({
       body: await makeTar([
@@ -145,8 +148,10 @@ describe("build context: the request's body", () => {
     expect(readFileSync(join(ctx.root, "abs/evil"), "utf8")).to.equal("a");
     expect(readFileSync(join(ctx.root, outside, "evil"), "utf8")).to.equal("b");
     expect(readdirSync(outside)).to.deep.equal([]);
-    const err = await failure({ body: await makeTar([{ name: "Dockerfile", data: DOCKERFILE }, { name: "../evil", data: "c" }]) });
-    expect([err.statusCode, err.code, err.message]).to.deep.equal([400, "ENGINE_ERR_CONTEXT_INVALID_ENTRY", 'invalid build context: entry "../evil": the path leaves the build context']);
+    const climbed = await open({ body: await makeTar([{ name: "Dockerfile", data: DOCKERFILE }, { name: "../evil", data: "c" }, { name: "sub/../../../up", data: "d" }]) });
+    expect([readFileSync(join(climbed.root, "evil"), "utf8"), readFileSync(join(climbed.root, "up"), "utf8")]).to.deep.equal(["c", "d"]);
+    const err = await failure({ body: await makeTar([{ name: "Dockerfile", data: DOCKERFILE }, BAD_ENTRY]) });
+    expect([err.statusCode, err.code, err.message]).to.deep.equal([400, "ENGINE_ERR_CONTEXT_INVALID_ENTRY", BAD_ENTRY_MESSAGE]);
   });
 
   it("answers bad bodies with 400s that say what is wrong", async () => {
@@ -191,9 +196,9 @@ describe("build context: the request's body", () => {
     server.listen(0, "127.0.0.1");
     await once(server, "listening");
     try {
-      const body = Buffer.concat([await makeTar([{ name: "../evil", data: "x" }]), Buffer.alloc(8 * 1024 * 1024)]);
+      const body = Buffer.concat([await makeTar([BAD_ENTRY]), Buffer.alloc(8 * 1024 * 1024)]);
       const { status, text } = await post((server.address() as AddressInfo).port, body);
-      expect([status, text]).to.deep.equal([400, 'invalid build context: entry "../evil": the path leaves the build context']);
+      expect([status, text]).to.deep.equal([400, BAD_ENTRY_MESSAGE]);
       // the body was not destroyed (which closes the connection) but read to its end and dropped
       expect(destroyedAtFailure).to.equal(false);
       if (!received!.readableEnded) await once(received!, "end", { signal: AbortSignal.timeout(10_000) });
@@ -267,7 +272,7 @@ describe("build context: remote URLs on loopback", () => {
     routes.set("/private", send("text/plain", "go away\n", 403));
     routes.set("/broken", send("text/plain", "oops\n", 500));
     routes.set("/big.tar", send("application/x-tar", Buffer.alloc(256 * 1024)));
-    routes.set("/bad.tar", send("application/x-tar", Buffer.concat([await makeTar([{ name: "../evil", data: "x" }])])));
+    routes.set("/bad.tar", send("application/x-tar", Buffer.concat([await makeTar([BAD_ENTRY])])));
     routes.set("/slow", (_req, res) => res.writeHead(200, { "content-type": "application/x-tar" }).write(tar.subarray(0, 512))); // never ends
     git = gitFixtures(makeTempDir("engine-build-context-git-"));
     server = createServer((req, res) => {
@@ -319,7 +324,7 @@ describe("build context: remote URLs on loopback", () => {
       ["/broken", 400, `error downloading remote context ${base}/broken: failed to GET ${base}/broken with status 500 Internal Server Error: oops`],
       ["/big.tar", 400, `error downloading remote context ${base}/big.tar: larger than the limit of 65536 bytes`, { limits: { downloadBytes: 65536 } }],
       ["/slow", 400, `error downloading remote context ${base}/slow: no complete answer within 0.5 s`, { limits: { downloadTimeoutMs: 500 } }],
-      ["/bad.tar", 400, 'invalid build context: entry "../evil": the path leaves the build context'],
+      ["/bad.tar", 400, BAD_ENTRY_MESSAGE],
       [`:${closedPort}/x.tar`, 400, new RegExp(`^error downloading remote context http://127.0.0.1:${closedPort}/x.tar: Get "http://127.0.0.1:${closedPort}/x.tar": dial tcp 127\\.0\\.0\\.1:${closedPort}: connect: connection refused$`)],
     ];
     for (const [path, status, message, extra] of cases) {

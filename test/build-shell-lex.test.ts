@@ -108,11 +108,6 @@ const DOCKERD: [string, string][] = [
   ["$", "$"],
   ["${x:-}b", "b"],
   ['${x:-"q}"}', "q}"],
-  ["${x", `failed to process "\${x": missing ':' in substitution`],
-  ["${x-y}", `failed to process "\${x-y}": missing ':' in substitution`],
-  ["${x%y}", `failed to process "\${x%y}": missing ':' in substitution`],
-  ["${x.y}", `failed to process "\${x.y}": missing ':' in substitution`],
-  ["${x:=y}", `failed to process "\${x:=y}": unsupported modifier (=) in substitution`],
   ["${}", `failed to process "\${}": syntax error: bad substitution`],
   ["${:}", `failed to process "\${:}": syntax error: bad substitution`],
   ["${x:}", `failed to process "\${x:}": syntax error: missing '}'`],
@@ -122,6 +117,39 @@ const DOCKERD: [string, string][] = [
   ["${x?}", `failed to process "\${x?}": x: is not allowed to be unset`],
   ['"x', `failed to process "\\"x": unexpected end of statement while looking for matching double-quote`],
   ["'x", `failed to process "'x": unexpected end of statement while looking for matching single-quote`],
+];
+
+/**
+ * Where Docker 28 (BuildKit 0.20's lexer) answers otherwise than dockerd 20.10 ("missing ':' in
+ * substitution" for all but the last, "(=)" for it): the forms without `:`, the patterns, and the
+ * modifier named whole. [word, variables, result or error].
+ */
+const DOCKER28: [string, string[], string][] = [
+  ["${x", [], `failed to process "\${x": unsupported modifier (\uFFFD) in substitution`],
+  ["${x.y}", [], `failed to process "\${x.y}": unsupported modifier (.) in substitution`],
+  ["${x:=y}", [], `failed to process "\${x:=y}": unsupported modifier (:=) in substitution`],
+  ["${x=y}", [], `failed to process "\${x=y}": unsupported modifier (=) in substitution`],
+  ["${x:#y}", ["x=yy"], `failed to process "\${x:#y}": unsupported modifier (:#) in substitution`],
+  ["${x-y}", [], "y"],
+  ["${x-y}", ["x="], ""],
+  ["${x+y}", ["x="], "y"],
+  ["${x+y}", [], ""],
+  ["${x%y}", [], ""],
+  ["${A%.*}", ["A=hello.tar.gz"], "hello.tar"],
+  ["${A%%.*}", ["A=hello.tar.gz"], "hello"],
+  ["${A#*.}", ["A=hello.tar.gz"], "tar.gz"],
+  ["${A##*.}", ["A=hello.tar.gz"], "gz"],
+  ["${A#?e}", ["A=hello"], "llo"],
+  ["${A#x}", ["A=hello"], "hello"],
+  ["${A%\\*}", ["A=a*b*"], "a*b"],
+  ["${A/l/L}", ["A=hello"], "heLlo"],
+  ["${A//l/L}", ["A=hello"], "heLLo"],
+  ["${A//l*/-}", ["A=hello world"], "he-"],
+  ["${A/\\//_}", ["A=a/b/c"], "a_b/c"],
+  ["${A/x/$B}", ["A=axa", "B=y"], "aya"],
+  ["${A/l/L", ["A=hello"], `failed to process "\${A/l/L": syntax error: missing '}'`],
+  ["${A/l", ["A=hello"], `failed to process "\${A/l": syntax error: missing '/' in \${}`],
+  ["${A#\\a}", ["A=hello"], `failed to process "\${A#\\\\a}": invalid pattern (\\a) in substitution: invalid escape '\\a'`],
 ];
 
 function outcome(word: string, lookup = ENV): string | null {
@@ -139,6 +167,18 @@ describe("build: variable substitution", () => {
   it("expands each word as buildkit's lexer tests say", () => {
     const wrong = WORDS.filter(([word, want]) => outcome(word) !== want).map(([word, want]) => `${word} -> ${outcome(word)} (want ${want})`);
     expect(wrong).to.deep.equal([]);
+  });
+
+  it("takes the forms Docker 28 added, and names a modifier as it does", () => {
+    for (const [word, env, want] of DOCKER28) {
+      let got: string;
+      try {
+        got = expand(word, lookupIn(env));
+      } catch (err) {
+        got = (err as Error).message;
+      }
+      expect(got, `${word} with ${env.join(" ")}`).to.equal(want);
+    }
   });
 
   it("matches what dockerd 20.10 set or answered for ENV a=<word>", () => {

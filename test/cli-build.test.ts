@@ -199,7 +199,7 @@ describe("engine build", function () {
 
     const parse = await build([contextDir({ Dockerfile: "FROM busybox\nFOO bar\n" })]);
     expect(parse.code).to.equal(1);
-    expect(parse.stderr).to.equal("Error response from daemon: dockerfile parse error line 2: unknown instruction: FOO\n");
+    expect(parse.stderr).to.equal("Error response from daemon: dockerfile parse error on line 2: unknown instruction: FOO (did you mean FROM?)\n");
   });
 
   it("builds from an http URL (a tar or a Dockerfile) and from a git repository cloned here", async () => {

@@ -86,7 +86,7 @@ async function applyEntry(w: LayerWriter, h: TarHeader): Promise<EntryData | und
   const isFile = h.type === "file" || h.type === "contiguous-file";
   let sparse: SparseInfo | undefined;
   if (isFile) sparse = sparseInfo(h.pax);
-  const parts = cleanEntryName(sparse?.name ?? h.name);
+  const parts = cleanEntryName(sparse?.name ?? h.name, w.opts.clampDotDot);
   const wh = parts.length > 0 && w.opts.whiteouts !== "none" ? classifyWhiteout(parts[parts.length - 1]) : undefined;
   // Owners move to the host's ids under a user namespace map; whiteouts keep theirs (overlayfs
   // itself makes them 0:0, whoever deletes).

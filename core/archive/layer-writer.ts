@@ -39,6 +39,11 @@ export interface ApplyOptions {
   allowDevices?: boolean;
   /** Leave character/block devices and fifos out, and go on with the rest (default: refuse them). */
   skipDevices?: boolean;
+  /**
+   * A `..` that climbs above the folder stays at it, as in an extraction chrooted into the folder
+   * (a build context: Docker untars it chrooted), instead of failing the entry.
+   */
+  clampDotDot?: boolean;
   /** Records the tar's layout (tar-layout.ts), its regular files' data by their paths here. */
   layout?: LayoutRecorder;
   /**
@@ -185,7 +190,7 @@ export class LayerWriter {
   async hardlink(entry: string, parts: string[], linkname: string): Promise<void> {
     let targetParts: string[];
     try {
-      targetParts = cleanEntryName(linkname);
+      targetParts = cleanEntryName(linkname, this.opts.clampDotDot);
     } catch {
       throw new LayerEntryError(entry, `hard link target "${linkname}" leaves the layer directory`);
     }

@@ -42,15 +42,19 @@ const MAX_SYMLINK_HOPS = 40;
 
 /**
  * An entry name as path components inside the layer (`[]` is the layer folder itself). Throws
- * for names that climb out with `..` or hold a NUL.
+ * for names that hold a NUL, and for names that climb out with `..`, unless `clamp`: then such
+ * a `..` stays at the folder, as `/..` is `/` (an extraction chrooted into the folder).
  */
-export function cleanEntryName(name: string): string[] {
+export function cleanEntryName(name: string, clamp = false): string[] {
   if (name.includes("\0")) throw new LayerEntryError(name, "the name holds a NUL byte");
   const parts: string[] = [];
   for (const part of name.split("/")) {
     if (part === "" || part === ".") continue;
     if (part === "..") {
-      if (parts.length === 0) throw new LayerEntryError(name, "the path leaves the layer directory");
+      if (parts.length === 0) {
+        if (clamp) continue;
+        throw new LayerEntryError(name, "the path leaves the layer directory");
+      }
       parts.pop();
       continue;
     }

@@ -8,6 +8,7 @@
  */
 import { parseHealthcheckInstruction } from "../containers/healthcheck.js";
 import { mergeEnv } from "../containers/command.js";
+import { parseSignal, signalNumberOf } from "../containers/signals.js";
 import { errors } from "../errors.js";
 import type { ContainerConfig } from "../images/image-config.js";
 import type { Instruction } from "./dockerfile-types.js";
@@ -91,7 +92,9 @@ export function configInstruction(c: ContainerConfig, i: Instruction, w: Words, 
     }
     case "stopsignal": {
       const signal = w.word(i.args[0] ?? "");
-      if (!/^(SIG)?[A-Z0-9+-]+$/i.test(signal)) throw errors.buildInvalidInstruction(`Invalid signal: ${signal}`);
+      // Go's signal.ParseSignal: any integer but 0, or a signal's name (with or without SIG, any case)
+      const valid = /^[+-]?\d+$/.test(signal) ? signalNumberOf(signal) !== undefined : parseSignal(signal) !== undefined;
+      if (!valid) throw errors.buildInvalidInstruction(`Invalid signal: ${signal}`);
       return { config: { ...c, StopSignal: signal }, comment: `STOPSIGNAL ${signal}` };
     }
     case "healthcheck": {

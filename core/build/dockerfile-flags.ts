@@ -1,8 +1,8 @@
 /**
  * An instruction's `--name=value` flags, checked against the flags its keyword accepts, with
  * Docker's messages. The flags each keyword accepts are those of Docker 20.10's classic builder
- * (dockerfile-instructions.ts lists them); a flag Docker does not know there (`COPY --link`,
- * `RUN --network`, `HEALTHCHECK --start-interval`...) is "Unknown flag: link".
+ * (dockerfile-instructions.ts lists them), and HEALTHCHECK's --start-interval (Docker 28's); a
+ * flag Docker does not know there (`COPY --link`, `RUN --network`...) is "Unknown flag: link".
  */
 
 import { InstructionProblem } from "./dockerfile-problems.js";

@@ -1,8 +1,9 @@
 /**
- * HEALTHCHECK's arguments, as Docker 20.10's classic builder checks them: `NONE` (no arguments,
- * and any flags ignored), or `CMD` with a command in exec or shell form and the flags
- * --interval, --timeout, --start-period (Go durations, at least 1ms when given) and --retries
- * (at least 1). Any other type is refused.
+ * HEALTHCHECK's arguments, as Docker 28's classic builder checks them (the Dockerfile parser of
+ * BuildKit 0.20 it uses): `NONE` (no arguments, and any flags ignored), or `CMD` with a command
+ * in exec or shell form and the flags --interval, --timeout, --start-period, --start-interval
+ * (Go durations: 0, or at least 1ms) and --retries (0 or more). Any other type is refused.
+ * (Docker 20.10 knew no --start-interval, took no 0 duration and wanted at least 1 retry.)
  */
 import { goQuote, parseGoDuration, parseGoInt32 } from "./go-text.js";
 import { parseFlags } from "./dockerfile-flags.js";
@@ -10,9 +11,9 @@ import { InstructionProblem } from "./dockerfile-problems.js";
 import type { ParsedLine } from "./dockerfile-line-parsers.js";
 import type { HealthcheckSpec } from "./dockerfile-types.js";
 
-const FLAGS = { interval: "string", timeout: "string", "start-period": "string", retries: "string" } as const;
+const FLAGS = { interval: "string", timeout: "string", "start-period": "string", "start-interval": "string", retries: "string" } as const;
 
-/** A duration flag: 0 when not given; otherwise at least 1ms (0 included: "cannot be less than"). */
+/** A duration flag: 0 when not given or 0; otherwise at least 1ms. */
 function interval(name: string, value: string | undefined): number {
   if (value === undefined || value === "") return 0;
   let nanos: number;
@@ -21,7 +22,7 @@ function interval(name: string, value: string | undefined): number {
   } catch (err) {
     throw new InstructionProblem((err as Error).message);
   }
-  if (nanos < 1_000_000) throw new InstructionProblem(`Interval "${name}" cannot be less than 1ms`);
+  if (nanos !== 0 && nanos < 1_000_000) throw new InstructionProblem(`Interval "${name}" cannot be less than 1ms`);
   return nanos;
 }
 
@@ -31,7 +32,7 @@ export function parseHealthcheck(line: ParsedLine): { healthcheck: HealthcheckSp
   const command = line.args.slice(1);
   if (type === "NONE") {
     if (command.length !== 0) throw new InstructionProblem("HEALTHCHECK NONE takes no arguments");
-    return { healthcheck: { test: ["NONE"], interval: 0, timeout: 0, startPeriod: 0, retries: 0 }, flags: {} };
+    return { healthcheck: { test: ["NONE"], interval: 0, timeout: 0, startPeriod: 0, startInterval: 0, retries: 0 }, flags: {} };
   }
   const flags = parseFlags(line.flags, FLAGS).values;
   if (type !== "CMD") throw new InstructionProblem(`Unknown type ${goQuote(type)} in HEALTHCHECK (try CMD)`);
@@ -43,6 +44,7 @@ export function parseHealthcheck(line: ParsedLine): { healthcheck: HealthcheckSp
     interval: interval("interval", flags.interval),
     timeout: interval("timeout", flags.timeout),
     startPeriod: interval("start-period", flags["start-period"]),
+    startInterval: interval("start-interval", flags["start-interval"]),
     retries: 0,
   };
   if (flags.retries !== undefined && flags.retries !== "") {
@@ -52,7 +54,7 @@ export function parseHealthcheck(line: ParsedLine): { healthcheck: HealthcheckSp
     } catch (err) {
       throw new InstructionProblem((err as Error).message);
     }
-    if (retries < 1) throw new InstructionProblem(`--retries must be at least 1 (not ${retries})`);
+    if (retries < 0) throw new InstructionProblem(`--retries cannot be negative (${retries})`);
     healthcheck.retries = retries;
   }
   return { healthcheck, flags };

@@ -4,15 +4,17 @@
  * checked before the flags for some keywords, after them for others).
  *
  * Flags per keyword (any other is "Unknown flag: <name>"): ADD --chown --chmod; COPY --chown
- * --chmod --from; FROM --platform; RUN --mount (repeatable); HEALTHCHECK --interval --timeout
- * --start-period --retries. ARG and STOPSIGNAL, and HEALTHCHECK NONE, ignore their flags
- * unchecked, as Docker does. The classic builder refuses --chmod and --mount when the step runs
- * ("the --chmod option requires BuildKit..."): that is the executor's part.
+ * --chmod --from; FROM --platform; RUN --mount (repeatable) --network (Docker 28's parser knows
+ * it); HEALTHCHECK --interval --timeout --start-period --start-interval --retries. ARG and
+ * STOPSIGNAL, and HEALTHCHECK NONE, ignore their flags unchecked, as Docker does. The classic
+ * builder refuses RUN's flags when the step runs ("the --mount option requires BuildKit..."):
+ * that is the executor's part.
  */
 import { goQuote, goTrimSpace } from "./go-text.js";
 import { parseFlags, type FlagKind } from "./dockerfile-flags.js";
 import { parseHealthcheck } from "./dockerfile-healthcheck.js";
 import { KEYWORDS, type ParsedLine } from "./dockerfile-line-parsers.js";
+import { splitFirst } from "./dockerfile-split.js";
 import { InstructionProblem, UnknownInstruction } from "./dockerfile-problems.js";
 import type { ArgDefinition, Instruction } from "./dockerfile-types.js";
 
@@ -112,7 +114,7 @@ const CHECKS: Record<string, (line: ParsedLine) => Checked> = {
   maintainer: (line) => exactlyOneArgument(line, "MAINTAINER"),
   onbuild,
   run: (line) => {
-    const parsed = parseFlags(line.flags, { mount: "strings" });
+    const parsed = parseFlags(line.flags, { mount: "strings", network: "string" });
     return { flags: parsed.values, ...(parsed.lists.mount ? { mounts: parsed.lists.mount } : {}) };
   },
   shell,
@@ -146,7 +148,7 @@ function unchecked(line: ParsedLine, start: number, end: number): Instruction {
 
 /** Checks one parsed line; throws InstructionProblem (UnknownInstruction for a keyword Docker lacks). */
 export function toInstruction(line: ParsedLine, start: number, end: number): Instruction {
-  if (!KEYWORDS.has(line.keyword)) throw new UnknownInstruction(line.keyword);
+  if (!KEYWORDS.has(line.keyword)) throw new UnknownInstruction(splitFirst(goTrimSpace(line.original))[0], [...KEYWORDS].sort());
   const { args, ...checked } = CHECKS[line.keyword]!(line);
   // An ONBUILD trigger sits on its ONBUILD's lines.
   if (checked.trigger) Object.assign(checked.trigger, { line: start, endLine: end });

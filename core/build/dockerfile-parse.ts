@@ -4,7 +4,7 @@
  *
  * Two passes, as in Docker, so that the first error reported is the same: every line goes through
  * the line parser first (its errors read "failed to parse <name>: ..."), then each line
- * becomes an instruction ("dockerfile parse error line N: ..."), grouped into stages.
+ * becomes an instruction ("dockerfile parse error on line N: ..."), grouped into stages.
  *
  *   const parsed = parseDockerfile(text, { name: "Dockerfile" });
  *   for (const warning of parsed.warnings) print(warning);
@@ -39,7 +39,7 @@ export function parseDockerfile(text: string, options: ParseOptions = {}): Parse
     try {
       instruction = toInstruction(parsed, logical.line, logical.endLine);
     } catch (err) {
-      if (err instanceof UnknownInstruction) throw errors.buildUnknownInstruction(logical.line, err.keyword);
+      if (err instanceof UnknownInstruction) throw errors.buildUnknownInstruction(logical.line, err.message);
       if (err instanceof InstructionProblem) throw errors.buildInstructionInvalid(logical.line, err.message);
       throw err;
     }
@@ -122,7 +122,7 @@ export function selectStages(parsed: ParsedDockerfile, target?: string): Stage[]
 /**
  * An ONBUILD trigger, when a child build runs it: its text parsed and checked as one line of a
  * Dockerfile of its own (default escape character). Errors carry Docker's bare message, with no
- * line ("COPY requires at least two arguments, ...", "unknown instruction: FOO"); a trigger that
+ * line ("COPY requires at least two arguments, ...", "unknown instruction: foo"); a trigger that
  * is not exactly one instruction is refused.
  */
 export function parseTrigger(expression: string): Instruction {

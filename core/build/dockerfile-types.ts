@@ -22,6 +22,7 @@ export interface HealthcheckSpec {
   interval: number;
   timeout: number;
   startPeriod: number;
+  startInterval: number;
   retries: number;
 }
 

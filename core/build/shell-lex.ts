@@ -1,14 +1,19 @@
 /**
- * Docker's variable substitution in Dockerfile arguments (the classic builder of dockerd 20.10):
- * a word's `$name`, `${name}`, `${name:-default}`, `${name:+alternative}`, `${name?message}` and
- * `${name:?message}` replaced from the build's variables, its quotes and escapes resolved.
+ * Docker's variable substitution in Dockerfile arguments (the classic builder of Docker 28, whose
+ * shell lexer is BuildKit 0.20's): a word's `$name` and `${name}`, `${name-word}`,
+ * `${name:-word}`, `${name+word}`, `${name:+word}`, `${name?message}`, `${name:?message}`, the
+ * pattern forms `${name#p}`, `${name##p}`, `${name%p}`, `${name%%p}` (shortest or longest prefix
+ * or suffix removed), `${name/p/r}` and `${name//p/r}` (first or every match replaced), replaced
+ * from the build's variables, its quotes and escapes resolved. (Docker 20.10 knew only the forms
+ * with `:` and `${name?message}`; the rest were "missing ':' in substitution".)
  *
  * - Single quotes keep everything literally; double quotes keep everything but `$` substitution,
  *   and the escape character in them escapes only `"`, `$` and itself. Outside quotes the escape
  *   character (\ or the `# escape=` directive's `) takes the next character literally.
  * - `$` followed by no name stays a `$`; `$1`, `$@`, `$#`... are special parameters, always empty.
- * - No other form (`${x-y}`, `${x=y}`, `${x%y}`...) exists here: each is an error, worded as Docker
- *   words it, inside `failed to process "<word>": ...`.
+ * - Patterns know `*` and `?` (no brackets); in them `\*`, `\?` and `\\` are literal, `\}` and
+ *   `\/` are the brace and slash. Any other form (`${x=y}`, `${x:#y}`...) is an error, worded as
+ *   Docker words it, inside `failed to process "<word>": ...`.
  * - The quotes are removed: `ENV a="x y"` sets `x y`. Instructions that are not substituted (RUN,
  *   CMD, ENTRYPOINT, SHELL, HEALTHCHECK, MAINTAINER, ONBUILD) keep their text, quotes included,
  *   for the shell that runs it.
@@ -98,6 +103,8 @@ const NAME_CHAR = /[\p{L}\p{Nd}_]/u;
 class ShellWord {
   private readonly chars: string[];
   private pos = 0;
+  /** Keep the escape characters in the text (a pattern's, which the pattern reads itself). */
+  private rawEscapes = false;
 
   constructor(
     word: string,
@@ -115,8 +122,18 @@ class ShellWord {
     return this.chars[this.pos++];
   }
 
-  /** Reads up to `stop` (consumed) or to the end when `stop` is undefined. */
-  processUntil(stop: string | undefined): { text: string; words: string[] } {
+  /** Reads up to `stop` (consumed) or to the end when `stop` is undefined; `raw` keeps the escapes. */
+  processUntil(stop: string | undefined, raw = false): { text: string; words: string[] } {
+    const outer = this.rawEscapes;
+    this.rawEscapes = raw;
+    try {
+      return this.scanUntil(stop);
+    } finally {
+      this.rawEscapes = outer;
+    }
+  }
+
+  private scanUntil(stop: string | undefined): { text: string; words: string[] } {
     let text = "";
     const words = new WordList();
     for (let ch = this.peek(); ch !== undefined; ch = this.peek()) {
@@ -133,6 +150,10 @@ class ShellWord {
       }
       this.next();
       if (ch === this.escape) {
+        if (this.rawEscapes) {
+          words.addRaw(ch);
+          text += ch;
+        }
         const escaped = this.next();
         if (escaped === undefined) break; // an escape at the very end is dropped
         words.addRaw(escaped);
@@ -172,6 +193,7 @@ class ShellWord {
         continue;
       }
       this.next();
+      if (ch === this.escape && this.rawEscapes) text += ch;
       const after = this.peek();
       if (ch === this.escape && after === undefined) continue;
       if (ch === this.escape && (after === '"' || after === "$" || after === this.escape)) text += this.next();
@@ -190,25 +212,57 @@ class ShellWord {
     if (first === undefined) throw new SyntaxProblem("syntax error: missing '}'");
     if (first === "{" || first === "}" || first === ":") throw new SyntaxProblem("syntax error: bad substitution");
     const name = this.name();
-    const ch = this.next();
+    let ch = this.next();
     if (ch === "}") return this.lookup(name) ?? "";
-    if (ch === "?") return this.required(name, this.modifierWord(), false);
-    if (ch !== ":") throw new SyntaxProblem("missing ':' in substitution");
-    const modifier = this.next();
-    const word = this.modifierWord();
-    const value = this.lookup(name) ?? "";
-    if (modifier === "+") return value !== "" ? word : value;
-    if (modifier === "-") return value === "" ? word : value;
-    if (modifier === "?") return this.required(name, word, true);
-    throw new SyntaxProblem(`unsupported modifier (${modifier}) in substitution`);
+    if (ch === "/") return this.replace(name);
+    let modifier = ch ?? "\uFFFD"; // (Go prints the end of input as U+FFFD)
+    const nullIsUnset = ch === ":";
+    if (nullIsUnset) {
+      ch = this.next();
+      modifier += ch ?? "\uFFFD";
+    } else if (ch === undefined || !"+-?#%".includes(ch)) {
+      throw new SyntaxProblem(`unsupported modifier (${modifier}) in substitution`);
+    }
+    const pattern = ch === "#" || ch === "%";
+    if (nullIsUnset && pattern) throw new SyntaxProblem(`unsupported modifier (${modifier}) in substitution`);
+    let word = this.modifierWord("}", pattern);
+    const value = this.lookup(name);
+    const unset = value === undefined || (nullIsUnset && value === "");
+    switch (ch) {
+      case "-":
+        return unset ? word : value!;
+      case "+":
+        return unset ? "" : word;
+      case "?":
+        return this.required(name, word, nullIsUnset);
+      case "#":
+      case "%": {
+        // one `#`/`%` takes the shortest match, two the longest
+        const greedy = word.startsWith(ch);
+        if (greedy) word = word.slice(1);
+        return ch === "#" ? trimPrefix(word, value ?? "", greedy) : trimSuffix(word, value ?? "", greedy);
+      }
+      default:
+        throw new SyntaxProblem(`unsupported modifier (${modifier}) in substitution`);
+    }
   }
 
-  /** The text after a modifier, up to the closing brace, itself substituted. */
-  private modifierWord(): string {
+  /** `${name/pattern/replacement}` (the first match) and `${name//pattern/replacement}` (every one). */
+  private replace(name: string): string {
+    const all = this.peek() === "/";
+    if (all) this.next();
+    const pattern = this.modifierWord("/", true);
+    const replacement = this.modifierWord("}", true);
+    const re = patternRegex(pattern, true, false, all);
+    return (this.lookup(name) ?? "").replace(re, () => replacement);
+  }
+
+  /** The text after a modifier, up to `stop`, itself substituted. */
+  private modifierWord(stop: string, raw: boolean): string {
     try {
-      return this.processUntil("}").text;
+      return this.processUntil(stop, raw).text;
     } catch (err) {
-      if (err instanceof SyntaxProblem && this.peek() === undefined) throw new SyntaxProblem("syntax error: missing '}'");
+      if (err instanceof SyntaxProblem && this.peek() === undefined) throw new SyntaxProblem(stop === "}" ? "syntax error: missing '}'" : "syntax error: missing '/' in ${}");
       throw err;
     }
   }
@@ -235,4 +289,52 @@ class ShellWord {
     }
     return name;
   }
+}
+
+/**
+ * A shell pattern as a regular expression: `*` any run (shortest unless `greedy`), `?` one
+ * character, `\*` `\?` `\\` themselves, `\}` and `\/` the brace and slash; `anchored` at the
+ * start. Any other escape is refused as Docker refuses it.
+ */
+function patternRegex(pattern: string, greedy: boolean, anchored: boolean, global = false): RegExp {
+  const chars = Array.from(pattern);
+  let out = anchored ? "^" : "";
+  for (let i = 0; i < chars.length; i++) {
+    const c = chars[i]!;
+    if (c === "*") out += greedy ? ".*" : ".*?";
+    else if (c === "?") out += ".";
+    else if (c === "\\") {
+      const after = chars[i + 1];
+      if (after === "}" || after === "/") continue;
+      if (after !== "*" && after !== "?" && after !== "\\") throw new SyntaxProblem(`invalid pattern (${pattern}) in substitution: invalid escape '\\${after ?? ""}'`);
+      out += `\\${after}`;
+      i++;
+    } else out += "[]{}.+()|^$/".includes(c) ? `\\${c}` : c;
+  }
+  return new RegExp(out, global ? "gu" : "u");
+}
+
+/** `value` without the shortest (or longest) start that `pattern` matches. */
+function trimPrefix(pattern: string, value: string, greedy: boolean): string {
+  const m = patternRegex(pattern, greedy, true).exec(value);
+  return m ? value.slice(m[0].length) : value;
+}
+
+/** `value` without the shortest (or longest) end that `pattern` matches: both reversed, then a prefix. */
+function trimSuffix(pattern: string, value: string, greedy: boolean): string {
+  const reversed = (text: string) => Array.from(text).reverse().join("");
+  return reversed(trimPrefix(reversePattern(pattern), reversed(value), greedy));
+}
+
+/** A pattern reversed, its escapes kept before what they escape (`a\*c` is `c\*a`). */
+function reversePattern(pattern: string): string {
+  const chars = Array.from(pattern);
+  const out: string[] = [];
+  for (let i = 0; i < chars.length; i++) {
+    if (chars[i] === "\\" && i < chars.length - 1) {
+      out.unshift(chars[i]!, chars[i + 1]!);
+      i++;
+    } else out.unshift(chars[i]!);
+  }
+  return out.join("");
 }

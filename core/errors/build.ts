@@ -7,16 +7,16 @@ export const buildErrors = {
   // Errors of the line parser (directives, continuation lines, each keyword's argument syntax):
   // Docker names no line for these.
   buildDockerfileParse: define("ENGINE_ERR_BUILD_DOCKERFILE_PARSE", 400, (name: string, why: string) => `failed to parse ${name}: ${why}`),
-  buildUnknownInstruction: define(
-    "ENGINE_ERR_BUILD_UNKNOWN_INSTRUCTION",
-    400,
-    (line: number, keyword: string) => `dockerfile parse error line ${line}: unknown instruction: ${keyword.toUpperCase()}`,
-  ),
+  // Docker 28's words (BuildKit's parser): "on line"; 20.10 wrote "dockerfile parse error line N".
+  // `why`: "unknown instruction: <as written>[ (did you mean <KEYWORD>?)]".
+  buildUnknownInstruction: define("ENGINE_ERR_BUILD_UNKNOWN_INSTRUCTION", 400, (line: number, why: string) => `dockerfile parse error on line ${line}: ${why}`),
   // Errors of an instruction's arguments and flags (counts, names, flag values).
-  buildInstructionInvalid: define(
-    "ENGINE_ERR_BUILD_INSTRUCTION_INVALID",
+  buildInstructionInvalid: define("ENGINE_ERR_BUILD_INSTRUCTION_INVALID", 400, (line: number, why: string) => `dockerfile parse error on line ${line}: ${why}`),
+  // A flag the classic builder's parser takes and its executor refuses (RUN's: Docker 28's dispatchRun).
+  buildRequiresBuildKit: define(
+    "ENGINE_ERR_BUILD_REQUIRES_BUILDKIT",
     400,
-    (line: number, why: string) => `dockerfile parse error line ${line}: ${why}`,
+    (flag: string) => `the --${flag} option requires BuildKit. Refer to https://docs.docker.com/go/buildkit/ to learn how to build images with BuildKit enabled`,
   ),
   buildNoStage: define("ENGINE_ERR_BUILD_NO_STAGE", 400, () => "no build stage in current context"),
   // An ONBUILD trigger run by a child build: Docker's bare message, no line.

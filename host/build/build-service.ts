@@ -12,7 +12,6 @@
 import { BuildArgs } from "../../core/build/build-args.js";
 import { expand } from "../../core/build/shell-lex.js";
 import { errors } from "../../core/errors.js";
-import type { EngineHooks } from "../../core/hooks.js";
 import type { ContainerConfig } from "../../core/images/image-config.js";
 import type { Image } from "../../core/images/image-store.js";
 import { familiarName, formatReference, parseReference } from "../../core/images/reference.js";
@@ -30,7 +29,6 @@ import { parseTrigger, selectStages } from "../../core/build/dockerfile-parse.js
 import { removeLeftoverLayers } from "./scratch-layer.js";
 
 export interface BuildDeps extends StepDeps {
-  hooks: EngineHooks;
   /** The build cache's record: what each build made, used and holds (cache-ledger.ts). */
   ledger?: BuildCacheLedger;
   /** Pulls `reference` (full) with its progress into `emit`. */

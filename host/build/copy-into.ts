@@ -4,8 +4,10 @@
  *   destination keeps its mode, owner and times, a new one is made 0755 for the copy's owner;
  * - a file goes to the destination path, or into it when the destination ends with `/` or is
  *   a folder already;
- * - owners are `--chown`'s, else root's (0:0); modes are `--chmod`'s, else the source's; times
- *   are the source's.
+ * - owners are `--chown`'s; without it, a `COPY --from`'s files and folders keep the owners they
+ *   have in their image (Docker 20.10 and later: its `preserveOwnership`), and the context's
+ *   are root's (0:0); a folder made for the copy is root's then. Modes are `--chmod`'s, else
+ *   the source's; times are the source's.
  * The files travel as a tar into core's scoped extraction (host/containers/files/scoped-extract.ts):
  * the destination is resolved inside the root (the image's symlinks followed as a chroot would),
  * and nothing lands outside it, whatever the image holds.
@@ -16,13 +18,15 @@ import { Readable } from "node:stream";
 import { pack as tarPack } from "tar-stream";
 
 type Headers = Parameters<ReturnType<typeof tarPack>["entry"]>[0];
-import type { IdMap } from "../../core/userns/id-map.js";
+import { containerOwner, type IdMap } from "../../core/userns/id-map.js";
 import { lstatAt, ScopedRoot } from "../containers/files/scoped-fs.js";
 import { extractScoped } from "../containers/files/scoped-extract.js";
 import { walkSource, type CopySource } from "./copy-sources.js";
 
 export interface CopyOwnership {
   owner?: { uid: number; gid: number };
+  /** Without `owner`: keep the sources' owners (read on the host, so mapped back through `idMap`). */
+  preserve?: boolean;
   mode?: number;
 }
 
@@ -48,7 +52,14 @@ function targetOf(root: ScopedRoot, s: CopySource, dest: string, destIsDir: bool
   return dest;
 }
 
-async function* tarOf(root: ScopedRoot, sources: readonly CopySource[], dest: string, destIsDir: boolean, own: CopyOwnership): AsyncGenerator<Buffer> {
+/** The owner an entry is written with (see the file's comment). */
+function ownerOf(st: { uid: number; gid: number }, own: CopyOwnership, idMap?: IdMap): { uid: number; gid: number } {
+  if (own.owner) return own.owner;
+  if (!own.preserve) return { uid: 0, gid: 0 };
+  return idMap ? containerOwner(idMap, { uid: st.uid, gid: st.gid }) : { uid: st.uid, gid: st.gid };
+}
+
+async function* tarOf(root: ScopedRoot, sources: readonly CopySource[], dest: string, destIsDir: boolean, own: CopyOwnership, idMap?: IdMap): AsyncGenerator<Buffer> {
   const pack = tarPack();
   const out = Readable.from(pack as unknown as AsyncIterable<Buffer>);
   const write = async () => {
@@ -58,13 +69,15 @@ async function* tarOf(root: ScopedRoot, sources: readonly CopySource[], dest: st
       for (const e of walkSource(s)) {
         const name = (e.rel ? posix.join(target, e.rel) : target).replace(/^\/+/, "") || ".";
         const st = e.stats;
-        const owner = own.owner ?? { uid: 0, gid: 0 };
+        const owner = ownerOf(st, own, idMap);
         const header: Headers = { name, mode: own.mode ?? st.mode & 0o7777, uid: owner.uid, gid: owner.gid, mtime: st.mtime };
         if (st.isDirectory()) {
           if (e.rel === "") {
             // the source folder itself is not copied: an existing destination keeps what it is,
-            // a new one is made 0755 for the copy's owner, as Docker's MkdirAllAndChown makes it
-            if (!existed && name !== ".") await entry(pack, { ...header, type: "directory", mode: 0o755, mtime: new Date() });
+            // a new one is made 0755 for the copy's owner (root's when none is asked), as
+            // Docker's MkdirAllAndChown makes it
+            const made = own.owner ?? { uid: 0, gid: 0 };
+            if (!existed && name !== ".") await entry(pack, { ...header, uid: made.uid, gid: made.gid, type: "directory", mode: 0o755, mtime: new Date() });
             continue;
           }
           await entry(pack, { ...header, type: "directory" });
@@ -101,7 +114,7 @@ export async function copyInto(rootDir: string, sources: readonly CopySource[], 
   try {
     const top = root.openDir("/");
     try {
-      await extractScoped(top, Readable.from(tarOf(root, sources, dest, destIsDir, own)), { noOverwriteDirNonDir: false, idMap });
+      await extractScoped(top, Readable.from(tarOf(root, sources, dest, destIsDir, own, idMap)), { noOverwriteDirNonDir: false, idMap });
     } finally {
       top.close();
     }

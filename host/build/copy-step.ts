@@ -94,7 +94,7 @@ export async function copyStep(ctx: StepContext, i: Instruction): Promise<void> 
     await stepImage(ctx, probe, c, async () => {
       const layer = await ScratchLayer.open(ctx.deps, ctx.state.image);
       try {
-        const own: CopyOwnership = { owner: chown ? chownOwner(layer.root, chown) : undefined, mode };
+        const own: CopyOwnership = { owner: chown ? chownOwner(layer.root, chown) : undefined, preserve: from !== undefined, mode };
         for (const s of sources) {
           // a local archive is unpacked; one downloaded is not, as in Docker
           const tar = unpack && !downloaded.has(s.hostPath) && s.stats.isFile() ? await archiveStream(s.hostPath) : undefined;

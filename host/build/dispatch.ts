@@ -19,8 +19,12 @@ import type { EscapeChar, Instruction } from "../../core/build/dockerfile-types.
 import { runInContainer, type RunDeps } from "./run-step.js";
 import { makeWorkdir } from "./workdir-step.js";
 import { rmSync } from "node:fs";
+import type { EngineHooks } from "../../core/hooks.js";
+import { imageEvent } from "../images/image-events.js";
 
-export interface StepDeps extends RunDeps, CopyDeps {}
+export interface StepDeps extends RunDeps, CopyDeps {
+  hooks: EngineHooks;
+}
 
 export interface StepContext {
   deps: StepDeps;
@@ -64,6 +68,9 @@ export async function stepImage(ctx: StepContext, probe: ContainerConfig, next: 
       if (made.layerTar) rmSync(made.layerTar, { force: true });
     }
     ctx.cache.made(image);
+    // Docker 27 and later tell of every image a step makes (an image `create` event, named by
+    // its ID), so that a build without a tag is seen too; a cache hit makes none
+    ctx.deps.hooks.event.call(imageEvent(image, "create", image.id));
   }
   ctx.state.image = image;
   ctx.state.config = next;
@@ -79,6 +86,9 @@ async function configOnly(ctx: StepContext, next: ContainerConfig, comment: stri
 
 export async function dispatch(ctx: StepContext, i: Instruction): Promise<void> {
   const c = ctx.state.config;
+  // Docker tells of a HEALTHCHECK that replaces one (not NONE), its test as Go prints a list
+  const previous = (c.Healthcheck as { Test?: string[] } | undefined)?.Test;
+  if (i.keyword === "healthcheck" && previous?.length && previous[0] !== "NONE") ctx.out.stream(`Note: overriding previous HEALTHCHECK: [${previous.join(" ")}]\n`);
   const changed = configInstruction(c, i, { word: (s) => word(ctx, s), words: (list) => words(ctx, list) }, ctx.cmdSet);
   if (changed) {
     if (i.keyword === "cmd") ctx.cmdSet = true;
@@ -112,6 +122,9 @@ export async function dispatch(ctx: StepContext, i: Instruction): Promise<void> 
 
 async function runStep(ctx: StepContext, i: Instruction): Promise<void> {
   const c = ctx.state.config;
+  // the classic builder runs no RUN with a flag (--mount, --network): they are BuildKit's
+  const flag = i.mounts?.length ? "mount" : Object.keys(i.flags)[0];
+  if (flag !== undefined) throw errors.buildRequiresBuildKit(flag);
   if (!ctx.state.image) throw errors.buildNoSourceImage("RUN");
   const cmd = commandOf(c, i);
   const runEnv = ctx.args.runEnv(c.Env ?? []);

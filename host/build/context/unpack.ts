@@ -4,8 +4,8 @@
  *
  * The work is core/archive's: `archiveInput` tells plain, gzip, bzip2, xz and zstd apart, and
  * `applyLayer` is the extraction that is a security boundary (nothing lands outside the folder:
- * `..` that climbs out is refused, absolute names and symlinked parents are resolved inside it,
- * as in Docker's chroot). A context is no layer, so `.wh.` names are ordinary files, and device
+ * a `..` that climbs out stops at it, absolute names and symlinked parents are resolved inside
+ * it, as in Docker's chroot: `../foo` is `foo`, as moby's TestBuildUncleanTarFilenames sends). A context is no layer, so `.wh.` names are ordinary files, and device
  * nodes and fifos are left out (a build never needs one; Docker would make them). Owners, modes,
  * times and extended attributes are those of the tar.
  *
@@ -46,7 +46,7 @@ export async function unpackContext(input: Readable, dir: string, opts: UnpackOp
   const onAbort = () => source.destroy(signal!.reason as Error);
   signal?.addEventListener("abort", onAbort, { once: true });
   try {
-    await applyLayer(archiveInput(source, { disablePigz: opts.disablePigz }), dir, { whiteouts: "none", skipDevices: true });
+    await applyLayer(archiveInput(source, { disablePigz: opts.disablePigz }), dir, { whiteouts: "none", skipDevices: true, clampDotDot: true });
   } catch (e) {
     source.destroy(); // (the decompression behind it stops too)
     if (guard) {
