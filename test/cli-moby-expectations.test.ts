@@ -1,0 +1,51 @@
+/**
+ * What moby's legacy CLI suite (integration-cli: docker_cli_run_test.go, docker_cli_exec_test.go,
+ * docker_cli_ps_test.go, docker_cli_inspect_test.go...) expects of a daemon through the Docker
+ * CLI, where engined answered otherwise: a user or group number out of range, a working
+ * directory made at create (and refused there when the image has a file at it). Against a real
+ * engined.
+ */
+import "./helpers/root-hooks.js";
+import { expect } from "chai";
+import { dockerChecks } from "./helpers/docker-cli.js";
+import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
+import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
+
+describe("what moby's CLI integration suite expects of a daemon", function () {
+  this.timeout(120_000);
+  let d: TestDaemon;
+  let host: string;
+  const { ok: cli, run, fails } = dockerChecks(() => host);
+
+  before(async () => {
+    d = await startEngined();
+    host = `unix://${d.socket}`;
+    const rootfs = writeFixture(makeTempDir("engine-cli-moby-"), "rootfs.tar", await busyboxRootfs());
+    await cli("import", "--change", 'CMD ["sh"]', rootfs, "busybox");
+  });
+  afterEach(async () => {
+    const ids = (await run("ps", "-aq")).stdout.split("\n").filter(Boolean);
+    if (ids.length) await run("rm", "-f", ...ids);
+  });
+  after(async () => d?.stop());
+
+  it("refuses a user or group number out of 0..2^31-1 in the user library's words (TestRunUserByIDBig, TestRunUserByIDNegative)", async () => {
+    for (const args of [["-u", "2147483648"], ["-u", "-1"], ["-u", "0:-1"], ["--group-add", "2147483648"]]) {
+      const r = await run("run", "--rm", ...args, "busybox", "id");
+      expect([r.code, r.stderr], args.join(" ")).to.satisfy(([code, err]: [number, string]) => code === 125 && err.includes("Error response from daemon: uids and gids must be in range 0-2147483647\n"));
+    }
+    // the largest, and a number with its sign, as Go's Atoi reads it
+    expect(await cli("run", "--rm", "-u", "2147483647", "busybox", "id", "-u")).to.equal("2147483647\n");
+    expect(await cli("run", "--rm", "-u", "+1", "busybox", "id", "-u")).to.equal("1\n");
+  });
+
+  it("makes the working directory at create, and refuses one the image has a file at then (TestRunWorkdirExistsAndIsFile)", async () => {
+    await cli("create", "--name", "wd", "-w", "/newdir/sub", "busybox");
+    expect(await cli("diff", "wd")).to.equal("A /newdir\nA /newdir/sub\n");
+    const r = await run("run", "--rm", "--name", "wf", "-w", "/bin/cat", "busybox", "true");
+    expect(r.code).to.equal(125);
+    expect(r.stderr).to.contain("Error response from daemon: Cannot mkdir: /bin/cat is not a directory");
+    // no container is left of it
+    expect(await fails("inspect", "wf")).to.contain("No such object: wf");
+  });
+});
