@@ -2,10 +2,12 @@
  * What moby's legacy CLI suite (integration-cli: docker_cli_run_test.go, docker_cli_exec_test.go,
  * docker_cli_ps_test.go, docker_cli_inspect_test.go...) expects of a daemon through the Docker
  * CLI, where engined answered otherwise: a user or group number out of range, a working
- * directory made at create (and refused there when the image has a file at it). Against a real
- * engined.
+ * directory made at create (and refused there when the image has a file at it), the network's
+ * files read-only with a read-only root. Against a real engined.
  */
 import "./helpers/root-hooks.js";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { expect } from "chai";
 import { dockerChecks } from "./helpers/docker-cli.js";
 import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
@@ -47,5 +49,15 @@ describe("what moby's CLI integration suite expects of a daemon", function () {
     expect(r.stderr).to.contain("Error response from daemon: Cannot mkdir: /bin/cat is not a directory");
     // no container is left of it
     expect(await fails("inspect", "wf")).to.contain("No such object: wf");
+  });
+
+  it("makes the network's files read-only with a read-only root, but not a user's mount over one (TestRunContainerWithReadonlyRootfs)", async () => {
+    const r = await run("run", "--rm", "--read-only", "busybox", "sh", "-c", "touch /file /etc/hosts /etc/resolv.conf /etc/hostname");
+    expect(r.code).to.equal(1);
+    for (const f of ["/file", "/etc/hosts", "/etc/resolv.conf", "/etc/hostname"]) expect(r.stderr).to.contain(`touch: ${f}: Read-only file system`);
+    const hosts = join(makeTempDir("engine-cli-moby-hosts-"), "hosts");
+    writeFileSync(hosts, "1.2.3.4 mine\n");
+    expect(await cli("run", "--rm", "--read-only", "-v", `${hosts}:/etc/hosts`, "busybox", "sh", "-c", "touch /etc/hosts && echo writable")).to.equal("writable\n");
+    expect(await cli("run", "--rm", "busybox", "sh", "-c", "touch /etc/hosts && echo writable")).to.equal("writable\n");
   });
 });

@@ -434,8 +434,10 @@ export class ContainerNetworks {
     if (p.netns !== null) namespaces.push(p.netns ? { type: "network", path: p.netns } : { type: "network" });
     const mounts = (spec.mounts ?? []).filter((m) => !["/etc/hosts", "/etc/resolv.conf", "/etc/hostname"].includes(m.destination));
     const files: [string, string][] = [["/etc/resolv.conf", p.files.resolvConf], ["/etc/hostname", p.files.hostname], ["/etc/hosts", p.files.hosts]];
+    // read-only with a read-only root, as Docker's (a user's mount over one of them keeps its own mode)
+    const mode = spec.root?.readonly === true ? ["ro"] : [];
     for (const [dest, src] of p.hostnameOnly ? files.filter(([dest]) => dest === "/etc/hostname") : files) {
-      mounts.push({ destination: dest, type: "bind", source: src, options: ["rbind", "rprivate"] });
+      mounts.push({ destination: dest, type: "bind", source: src, options: ["rbind", "rprivate", ...mode] });
     }
     return { ...spec, mounts, linux: { ...spec.linux, namespaces } };
   }
