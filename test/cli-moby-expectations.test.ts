@@ -3,7 +3,8 @@
  * docker_cli_ps_test.go, docker_cli_inspect_test.go...) expects of a daemon through the Docker
  * CLI, where engined answered otherwise: a user or group number out of range, a working
  * directory made at create (and refused there when the image has a file at it), the network's
- * files read-only with a read-only root. Against a real engined.
+ * files read-only with a read-only root, a container joining its own network. Against a real
+ * engined.
  */
 import "./helpers/root-hooks.js";
 import { writeFileSync } from "node:fs";
@@ -59,5 +60,11 @@ describe("what moby's CLI integration suite expects of a daemon", function () {
     writeFileSync(hosts, "1.2.3.4 mine\n");
     expect(await cli("run", "--rm", "--read-only", "-v", `${hosts}:/etc/hosts`, "busybox", "sh", "-c", "touch /etc/hosts && echo writable")).to.equal("writable\n");
     expect(await cli("run", "--rm", "busybox", "sh", "-c", "touch /etc/hosts && echo writable")).to.equal("writable\n");
+  });
+
+  it("refuses a container joining its own network namespace in Docker 28's words (TestRunContainerNetworkModeToSelf)", async () => {
+    const r = await run("run", "--name", "me", "--net", "container:me", "busybox", "true");
+    expect(r.code).to.equal(125);
+    expect(r.stderr).to.contain("Error response from daemon: cannot join own network namespace\n");
   });
 });

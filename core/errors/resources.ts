@@ -10,6 +10,8 @@ export const resourcesErrors = {
     // Docker 28's words: the container by its name, and its state (created, exited...)
     (name: string, state: string) => `cannot join network namespace of a non running container: container ${name.replace(/^\//, "")} is ${state}`,
   ),
+  // a container whose network mode names itself (Docker 28 finds it at the start, before the state of the container named)
+  networkJoinOwn: define("ENGINE_ERR_NETWORK_JOIN_OWN", 400, () => "cannot join own network namespace"),
   networkInvalidPort: define("ENGINE_ERR_NETWORK_INVALID_PORT", 400, (spec: string) => `invalid port specification: "${spec}"`),
   // Docker 28's words (a port: "...: driver failed programming external connectivity on endpoint ...")
   networkSetupFailed: define("ENGINE_ERR_NETWORK_SETUP_FAILED", 500, (why: string) => `failed to set up container networking: ${why}`),

@@ -189,6 +189,7 @@ export class ContainerNetworks {
     const idMap = containerIdMap(this.deps.remap, c.HostConfig);
     if (mode.startsWith("container:")) {
       const other = this.deps.containers.get(mode.slice("container:".length));
+      if (other.Id === c.Id) throw errors.networkJoinOwn();
       if (!other.State.Running) throw errors.networkContainerNotRunning(other.Name, other.State.Status);
       const theirs = this.prepared.get(other.Id);
       // A remapped container joins the other's user namespace too, as Docker does: its network
