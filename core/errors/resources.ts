@@ -50,6 +50,18 @@ export const resourcesErrors = {
     400,
     (mode: string) => `container sharing network namespace with another container or host (network mode ${mode}) cannot be connected to any other network`,
   ),
+  // a connect Docker's updateNetworkSettings refuses, in its words (runconfig's errors)
+  networkSharedNamespace: define(
+    "ENGINE_ERR_NETWORK_SHARED_NAMESPACE",
+    400,
+    () => "container sharing network namespace with another container or host cannot be connected to any other network",
+  ),
+  networkHostConflict: define("ENGINE_ERR_NETWORK_HOST_CONFLICT", 400, () => "container cannot be disconnected from host network or connected to host network"),
+  networkNoneConflict: define(
+    "ENGINE_ERR_NETWORK_NONE_CONFLICT",
+    400,
+    () => "container cannot be connected to multiple networks with one of the networks in private (none) mode",
+  ),
   supervisorUnavailable: define("ENGINE_ERR_SUPERVISOR_UNAVAILABLE", 503, (why: string) => `the supervisor is not available: ${why}`),
 
   // --- volumes and mounts ---
