@@ -3,8 +3,8 @@
  * docker_cli_ps_test.go, docker_cli_inspect_test.go...) expects of a daemon through the Docker
  * CLI, where engined answered otherwise: a user or group number out of range, a working
  * directory made at create (and refused there when the image has a file at it), the network's
- * files read-only with a read-only root, a container joining its own network. Against a real
- * engined.
+ * files read-only with a read-only root, a container joining its own network, a bind's mode
+ * given to a volume or another container's volumes. Against a real engined.
  */
 import "./helpers/root-hooks.js";
 import { writeFileSync } from "node:fs";
@@ -66,5 +66,21 @@ describe("what moby's CLI integration suite expects of a daemon", function () {
     const r = await run("run", "--name", "me", "--net", "container:me", "busybox", "true");
     expect(r.code).to.equal(125);
     expect(r.stderr).to.contain("Error response from daemon: cannot join own network namespace\n");
+  });
+  it("refuses a propagation for a named volume and nocopy for a bind, as the other type's options (TestRunNamedVolumesMountedAsShared)", async () => {
+    expect(await fails("create", "-v", "foo:/test:shared", "busybox")).to.contain(
+      `invalid volume specification: 'foo:/test:shared': invalid mount config for type "volume": field BindOptions must not be specified`,
+    );
+    expect(await fails("create", "-v", "/tmp:/t:nocopy", "busybox")).to.contain(
+      `invalid volume specification: '/tmp:/t:nocopy': invalid mount config for type "bind": field VolumeOptions must not be specified`,
+    );
+    expect((await run("volume", "ls", "-q")).stdout).to.equal("");
+  });
+  it("refuses a copy mode or a propagation for the volumes of another container (TestRunVolumeCopyFlag)", async () => {
+    await cli("create", "--name", "vtest", "-v", "/foo", "busybox");
+    for (const mode of ["nocopy", "shared", "ro,rslave"]) {
+      expect(await fails("create", `--volumes-from=vtest:${mode}`, "busybox")).to.contain(`Error response from daemon: invalid mode: ${mode}\n`);
+    }
+    await cli("create", "--volumes-from=vtest:ro,z", "busybox");
   });
 });
