@@ -4,13 +4,14 @@
  * CLI, where engined answered otherwise: a user or group number out of range, a working
  * directory made at create (and refused there when the image has a file at it), the network's
  * files read-only with a read-only root, a container joining its own network, a bind's mode
- * given to a volume or another container's volumes. Against a real engined.
+ * given to a volume or another container's volumes, the order of a removal's event.
+ * Against a real engined.
  */
 import "./helpers/root-hooks.js";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
-import { dockerChecks } from "./helpers/docker-cli.js";
+import { docker, dockerChecks } from "./helpers/docker-cli.js";
 import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
 import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
 
@@ -82,5 +83,15 @@ describe("what moby's CLI integration suite expects of a daemon", function () {
       expect(await fails("create", `--volumes-from=vtest:${mode}`, "busybox")).to.contain(`Error response from daemon: invalid mode: ${mode}\n`);
     }
     await cli("create", "--volumes-from=vtest:ro,z", "busybox");
+  });
+  it("announces a removal after its volumes are gone, so that the CLI's own --rm before API 1.25 has its answer (TestRunRmPre125Api)", async () => {
+    const volumes = async () => (await run("volume", "ls", "-q")).stdout;
+    const before = await volumes();
+    for (let i = 0; i < 3; i++) {
+      const r = await docker(host, ["run", "--name", "old-rm", "--rm", "-v", "/anon", "busybox", "true"], { DOCKER_API_VERSION: "1.24" });
+      expect([r.code, r.stderr]).to.deep.equal([0, ""]);
+      expect(await fails("inspect", "old-rm")).to.contain("No such object: old-rm");
+    }
+    expect(await volumes()).to.equal(before);
   });
 });
