@@ -291,6 +291,15 @@ const DEV_BIND = [
   "docker run --rm --pull never --tmpfs /dev:dev,exec busybox sh -c 'mount | grep \" /dev\" | cut -d\" \" -f1-5'",
 ];
 
+/** What a connect refuses of a container on the host's, none or another container's network, in Docker's words (moby TestContainerWithConflicting*Network). */
+const CONNECT_MODE_CONFLICTS = [
+  "docker network create cm1 >/dev/null; docker create --pull never --name cm-on --net cm1 busybox >/dev/null; docker network connect host cm-on; docker network connect none cm-on",
+  "docker create --pull never --name cm-host --net host busybox >/dev/null; docker network connect cm1 cm-host; docker network connect host cm-host; echo rc=$?",
+  "docker create --pull never --name cm-none --net none busybox >/dev/null; docker network connect cm1 cm-none; docker network connect none cm-none; echo rc=$?",
+  "docker run -d --pull never --name cm-a busybox top >/dev/null; docker run -d --pull never --net container:cm-a --name cm-b busybox top >/dev/null; docker network connect cm1 cm-b",
+  "docker rm -f cm-on cm-host cm-none cm-a cm-b >/dev/null; docker network rm cm1",
+];
+
 const HEAD_ROUTES = [
   head("/_ping"),
   head("/containers/json"),
@@ -377,6 +386,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("lets every user ping and bind low ports in a container's own network namespace", UNPRIVILEGED_NET);
 
   itAnswersAlike("mounts nothing of its own under a /dev the container brings", DEV_BIND);
+
+  itAnswersAlike("refuses to connect a container on the host's, none or another container's network elsewhere, in Docker's words", CONNECT_MODE_CONFLICTS);
 
   itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
 });

@@ -40,6 +40,8 @@ export const containersErrors = {
     400,
     (dir: string) => `the working directory '${dir}' is invalid, it needs to be an absolute path`,
   ),
+  // a working directory the image has a file at (or on the way to), refused at create as Docker's daemon does (its 500: the request's fault here)
+  containerWorkingDirInvalid: define("ENGINE_ERR_CONTAINER_WORKING_DIR_INVALID", 400, (why: string) => why),
   containerNoFreeName: define("ENGINE_ERR_CONTAINER_NO_FREE_NAME", 500, () => "no free container name found"),
   containerNotRunning: define(
     "ENGINE_ERR_CONTAINER_NOT_RUNNING",

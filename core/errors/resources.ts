@@ -10,6 +10,8 @@ export const resourcesErrors = {
     // Docker 28's words: the container by its name, and its state (created, exited...)
     (name: string, state: string) => `cannot join network namespace of a non running container: container ${name.replace(/^\//, "")} is ${state}`,
   ),
+  // a container whose network mode names itself (Docker 28 finds it at the start, before the state of the container named)
+  networkJoinOwn: define("ENGINE_ERR_NETWORK_JOIN_OWN", 400, () => "cannot join own network namespace"),
   networkInvalidPort: define("ENGINE_ERR_NETWORK_INVALID_PORT", 400, (spec: string) => `invalid port specification: "${spec}"`),
   // Docker 28's words (a port: "...: driver failed programming external connectivity on endpoint ...")
   networkSetupFailed: define("ENGINE_ERR_NETWORK_SETUP_FAILED", 500, (why: string) => `failed to set up container networking: ${why}`),
@@ -47,6 +49,18 @@ export const resourcesErrors = {
     "ENGINE_ERR_NETWORK_MODE_CONFLICT",
     400,
     (mode: string) => `container sharing network namespace with another container or host (network mode ${mode}) cannot be connected to any other network`,
+  ),
+  // a connect Docker's updateNetworkSettings refuses, in its words (runconfig's errors)
+  networkSharedNamespace: define(
+    "ENGINE_ERR_NETWORK_SHARED_NAMESPACE",
+    400,
+    () => "container sharing network namespace with another container or host cannot be connected to any other network",
+  ),
+  networkHostConflict: define("ENGINE_ERR_NETWORK_HOST_CONFLICT", 400, () => "container cannot be disconnected from host network or connected to host network"),
+  networkNoneConflict: define(
+    "ENGINE_ERR_NETWORK_NONE_CONFLICT",
+    400,
+    () => "container cannot be connected to multiple networks with one of the networks in private (none) mode",
   ),
   supervisorUnavailable: define("ENGINE_ERR_SUPERVISOR_UNAVAILABLE", 503, (why: string) => `the supervisor is not available: ${why}`),
 

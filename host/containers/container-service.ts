@@ -33,6 +33,9 @@ import { ContainerHealth } from "./health/container-health.js";
 import { autoRestart, restoreContainers, shutdownContainers, type RestoreDeps } from "./restore.js";
 import { applyUpdate, checkUpdate, type ContainerUpdateRequest } from "./resource-update.js";
 import type { ContainerRunner } from "./runner.js";
+import { makeWorkingDir } from "./working-dir.js";
+import { rootOwner } from "../../core/userns/id-map.js";
+import { containerIdMap } from "../userns/remap.js";
 import type { HostReport } from "../host-facts.js";
 import type { SpoolFollowReport } from "../supervisor/follow-client.js";
 import type { Logger } from "pino";
@@ -101,6 +104,17 @@ export class ContainerService {
   /** A new container from a validated request; `name` as the client asked (else one is made up). */
   async create(body: ContainerCreateRequest, name?: string, options: CreateOptions = {}): Promise<{ record: ContainerRecord; warnings: string[] }> {
     const made = await createContainer(this.deps, body, name, options);
+    const dir = made.record.Config.WorkingDir;
+    if (dir && dir !== "/") {
+      const idMap = containerIdMap(this.deps.remap, made.record.HostConfig);
+      try {
+        await this.runner.withRootfs(made.record, async (rootfs) => makeWorkingDir(rootfs, dir, idMap ? rootOwner(idMap) : undefined));
+      } catch (err) {
+        // no container, as Docker's create cleans up after a working directory it could not make
+        await this.runner.remove(made.record, true, true).catch(() => undefined);
+        throw err;
+      }
+    }
     this.event(made.record, "create");
     return made;
   }

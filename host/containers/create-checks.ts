@@ -19,7 +19,7 @@ import type { DaemonConfig } from "../../core/options/table.js";
 import type { CgroupLimits, HostReport } from "../host-facts.js";
 import { cpusetRefusal } from "../../core/containers/cpuset.js";
 import { parseSignal, signalNumberOf } from "../../core/containers/signals.js";
-import { validMode } from "../volumes/mount-plan.js";
+import { validVolumesFromMode } from "../volumes/mount-plan.js";
 import { checkMemory, defaultSwap } from "./memory-checks.js";
 
 export interface CreateChecksDeps {
@@ -129,7 +129,7 @@ function resolveReferences(hc: HostConfig, containers: ContainerStore): void {
   }
   for (const entry of hc.VolumesFrom ?? []) {
     const [ref, mode = "", ...rest] = entry.split(":");
-    if (rest.length > 0 || !validMode(mode)) throw errors.containerInvalidResource(`invalid mode: ${rest.length > 0 ? entry.slice(ref.length + 1) : mode}`);
+    if (rest.length > 0 || !validVolumesFromMode(mode)) throw errors.containerInvalidResource(`invalid mode: ${rest.length > 0 ? entry.slice(ref.length + 1) : mode}`);
     referenced(containers, ref);
   }
 }

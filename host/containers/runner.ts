@@ -625,8 +625,10 @@ export class ContainerRunner {
     // the layers of an image removed from under it were kept for it (and perhaps only for it)
     if (this.deps.images.isRetained(c.Image)) await this.deps.images.pruneUnused().catch((err: Error) => this.deps.log.error({ err, container: c.Id }, "cannot free the layers of a removed image"));
     this.restarts.forget(c.Id);
-    this.deps.hooks.event.call(containerEvent(c, "destroy"));
     await this.deps.volumes?.removed(c, withVolumes);
+    // announced once all is gone, its volumes too, as Docker's cleanupContainer does last: a client
+    // that stops waiting at this event (the Docker CLI's own --rm before API 1.25) has its removal's answer next
+    this.deps.hooks.event.call(containerEvent(c, "destroy"));
     this.signals.removed(c.Id, c.State.ExitCode);
   }
 }

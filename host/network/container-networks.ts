@@ -189,6 +189,7 @@ export class ContainerNetworks {
     const idMap = containerIdMap(this.deps.remap, c.HostConfig);
     if (mode.startsWith("container:")) {
       const other = this.deps.containers.get(mode.slice("container:".length));
+      if (other.Id === c.Id) throw errors.networkJoinOwn();
       if (!other.State.Running) throw errors.networkContainerNotRunning(other.Name, other.State.Status);
       const theirs = this.prepared.get(other.Id);
       // A remapped container joins the other's user namespace too, as Docker does: its network
@@ -303,8 +304,12 @@ export class ContainerNetworks {
   async connect(c: ContainerRecord, ref: string, config: EndpointConfigRequest): Promise<void> {
     const rec = this.deps.networks.network(ref);
     const mode = this.modeOf(c);
-    if (isModeNetwork(rec.spec)) throw errors.networkPredefined(rec.spec.name, "connected to");
-    if (mode in MODE_NETWORKS || mode.startsWith("container:")) throw errors.networkModeConflict(mode);
+    if (isModeNetwork(rec.spec) && rec.spec.name === mode) {
+      // the network it is on already: a stopped container's connect is taken as done, as Docker's
+      if (c.State.Running) throw errors.networkAlreadyConnected(c.Name.replace(/^\//, ""), rec.spec.name);
+      return;
+    }
+    checkConnectable(mode, isModeNetwork(rec.spec) ? rec.spec.name : undefined);
     const networks = c.Networks ?? Object.fromEntries(this.attachmentsOf(c));
     // the settings are checked first, as Docker's daemon checks them before anything else; then a
     // second connect of a container that does not run is taken as done with the first settings
@@ -434,8 +439,10 @@ export class ContainerNetworks {
     if (p.netns !== null) namespaces.push(p.netns ? { type: "network", path: p.netns } : { type: "network" });
     const mounts = (spec.mounts ?? []).filter((m) => !["/etc/hosts", "/etc/resolv.conf", "/etc/hostname"].includes(m.destination));
     const files: [string, string][] = [["/etc/resolv.conf", p.files.resolvConf], ["/etc/hostname", p.files.hostname], ["/etc/hosts", p.files.hosts]];
+    // read-only with a read-only root, as Docker's (a user's mount over one of them keeps its own mode)
+    const mode = spec.root?.readonly === true ? ["ro"] : [];
     for (const [dest, src] of p.hostnameOnly ? files.filter(([dest]) => dest === "/etc/hostname") : files) {
-      mounts.push({ destination: dest, type: "bind", source: src, options: ["rbind", "rprivate"] });
+      mounts.push({ destination: dest, type: "bind", source: src, options: ["rbind", "rprivate", ...mode] });
     }
     return { ...spec, mounts, linux: { ...spec.linux, namespaces } };
   }
@@ -620,4 +627,17 @@ function linkLocalCidr(address: string): string {
   const range = Cidr.parse(family === 4 ? "169.254.0.0/16" : "fe80::/10");
   if (!range.containsCidr(Cidr.single(address))) throw errors.networkInvalid(`invalid link local IP address: ${address}`);
   return `${address}/${family === 4 ? 16 : 64}`;
+}
+
+/**
+ * What Docker's updateNetworkSettings refuses of a connect, in its words: the host network to a
+ * container not on it; anything to a container on the host's or another container's network
+ * namespace; and the none network beside any other. `modeNetwork` is the network connected to
+ * when it is one of the modes (host, none).
+ */
+function checkConnectable(mode: string, modeNetwork: string | undefined): void {
+  if (mode.startsWith("container:")) throw errors.networkSharedNamespace();
+  if (modeNetwork === "host") throw errors.networkHostConflict();
+  if (mode === "host") throw errors.networkSharedNamespace();
+  if (mode === "none" || modeNetwork === "none") throw errors.networkNoneConflict();
 }

@@ -103,6 +103,14 @@ export function validMode(mode: string): boolean {
   return counts.every((n) => n <= 1);
 }
 
+/**
+ * A VolumesFrom mode: as a bind's, but with no propagation and no copy mode (the mounts keep those
+ * of the container they come from), as Docker's parseVolumesFrom refuses them.
+ */
+export function validVolumesFromMode(mode: string): boolean {
+  return validMode(mode) && !mode.split(",").some((o) => o === "nocopy" || PROPAGATIONS.includes(o));
+}
+
 function volumeMount(name: string | undefined, dest: string, o: { driver: string; rw: boolean; copy: boolean; mode: string; options?: Record<string, string>; labels?: Record<string, string>; requested?: boolean }): PlannedMount {
   return {
     Type: "volume",
@@ -142,8 +150,10 @@ function parseBind(raw: string, volumeDriver: string): PlannedMount {
     throw errors.mountInvalidSpec(raw, (err as Error).message);
   }
   const rw = !opts.includes("ro");
+  // a copy mode is a volume's option, a propagation a bind's: Docker's parser refuses the other type's
+  const foreignField = type === "bind" ? (opts.includes("nocopy") ? "VolumeOptions" : "") : opts.some((o) => PROPAGATIONS.includes(o)) ? "BindOptions" : "";
+  if (foreignField) throw errors.mountInvalidSpec(raw, errors.mountInvalidConfig(type, `field ${foreignField} must not be specified`).message);
   if (type === "bind") {
-    if (opts.includes("nocopy")) throw errors.mountInvalidSpec(raw, "nocopy applies to volumes only");
     return {
       Type: "bind", Source: cleanTarget(source), Destination: dest, Mode: mode, RW: rw,
       // (none asked: bindPropagationOf decides)

@@ -156,7 +156,16 @@ function readGroup(rootfs: string): GroupEntry[] {
   });
 }
 
-const isNumeric = (s: string) => /^\d+$/.test(s);
+/**
+ * A user or group given as a number, as Docker's user library reads one (Go's Atoi: a sign
+ * allowed): undefined for a name; a number outside 0..2^31-1 refused.
+ */
+function numericId(s: string): number | undefined {
+  if (!/^[+-]?\d+$/.test(s)) return undefined;
+  const n = Number(s);
+  if (n < 0 || n > 2 ** 31 - 1) throw new SpecError("uids and gids must be in range 0-2147483647");
+  return n;
+}
 
 /**
  * `user[:group]` as Docker resolves it: a name must be in the image's /etc/passwd; a number
@@ -173,8 +182,10 @@ export function resolveUser(
   let uid = 0;
   let gid = 0;
   let name: string | undefined;
-  if (userPart === "" || isNumeric(userPart)) {
-    uid = userPart === "" ? 0 : Number(userPart);
+  const numericUid = numericId(userPart);
+  const numericGroup = groupPart === undefined ? undefined : numericId(groupPart);
+  if (userPart === "" || numericUid !== undefined) {
+    uid = numericUid ?? 0;
     const entry = passwd.find((p) => p.uid === uid);
     if (entry) ({ gid, name } = entry);
   } else {
@@ -184,7 +195,8 @@ export function resolveUser(
   }
   const groups = groupPart !== undefined || name !== undefined || groupAdd.length > 0 ? readGroup(rootfs) : [];
   const groupId = (g: string): number => {
-    if (isNumeric(g)) return Number(g);
+    const n = g === groupPart ? numericGroup : numericId(g);
+    if (n !== undefined) return n;
     const entry = groups.find((e) => e.name === g);
     if (!entry) throw new SpecError(`unable to find group ${g}: no matching entries in group file`);
     return entry.gid;
