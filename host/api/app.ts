@@ -14,6 +14,7 @@ import { API_VERSION, ENGINE_VERSION } from "../../core/version.js";
 import { checkApiVersion, rewriteVersionedUrl } from "./api-version.js";
 import { installAuthorization } from "./authorization.js";
 import { readGoJson } from "./go-json-syntax.js";
+import { canonicalWriteHead } from "./header-names.js";
 import { DEFAULT_LOAD_LIMITS, installLoadShedding, type LoadLimits } from "./load-shedding.js";
 import { systemRoutes, type SystemRouteDeps } from "./routes/system.js";
 
@@ -99,6 +100,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
       first = false;
       res.once("close", answered);
     }
+    canonicalWriteHead(res);
     serve(req, res);
   };
   return { app, handler: served, routes, firstAnswer };

@@ -8,6 +8,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { DetachMatcher } from "../../core/containers/detach-keys.js";
 import { requestedApiVersion } from "./api-version.js";
 import { streamContentType } from "./stream-frames.js";
+import { canonicalHeaderName } from "./header-names.js";
 
 /**
  * Takes the response over from Fastify. With `Upgrade: tcp` the answer is `101 UPGRADED` and
@@ -19,7 +20,7 @@ export function hijack(request: FastifyRequest, reply: FastifyReply, tty: boolea
   const socket = request.raw.socket as Duplex & { setTimeout(ms: number): void };
   const upgrade = /\btcp\b/i.test(String(request.headers.upgrade ?? ""));
   const type = streamContentType(requestedApiVersion(request.raw), tty);
-  const own = Object.entries(reply.getHeaders()).map(([k, v]) => `${k}: ${String(v)}\r\n`).join("");
+  const own = Object.entries(reply.getHeaders()).map(([k, v]) => `${canonicalHeaderName(k)}: ${String(v)}\r\n`).join("");
   const head = upgrade
     ? `HTTP/1.1 101 UPGRADED\r\nContent-Type: ${type}\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n${own}\r\n`
     : `HTTP/1.1 200 OK\r\nContent-Type: ${type}\r\nConnection: close\r\n${own}\r\n`;
