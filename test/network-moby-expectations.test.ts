@@ -22,9 +22,10 @@ import { eventually, makeNetns, startNetDaemon, type NetDaemon, type Netns } fro
 const IFNAME = "com.docker.network.endpoint.ifname";
 
 /** The API of a daemon, version 1.51. */
+/** Requests at API 1.51, or at the version a path begins with (`/v1.46/...`). */
 function apiOf(n: NetDaemon) {
   return async (method: string, path: string, body?: unknown) => {
-    const r = await httpRequest({ socketPath: n.d.socket }, method, `/v1.51${path}`, body);
+    const r = await httpRequest({ socketPath: n.d.socket }, method, /^\/v\d/.test(path) ? path : `/v1.51${path}`, body);
     return { status: r.status, body: r.body, json: () => JSON.parse(r.body) as Record<string, unknown>, message: () => (JSON.parse(r.body) as { message: string }).message };
   };
 }
@@ -138,6 +139,41 @@ describe("what moby's integration/network tests expect of a daemon", function ()
       const start = await api("POST", "/containers/untunable/start");
       expect(start.status).to.equal(400);
       expect(start.message()).to.include("no_such_setting");
+    });
+
+    it("moves a container-wide eth0 sysctl to the main endpoint up to API 1.46, and refuses one from 1.47 (TestSetInterfaceSysctl, handleSysctlBC)", async () => {
+      const SYSCTLS = "com.docker.network.endpoint.sysctls";
+      const body = (sysctls: Record<string, string>, endpoint: Record<string, unknown> = {}) => ({
+        Image: "busybox",
+        Cmd: ["sh", "-c", "cat /proc/sys/net/ipv4/conf/eth0/log_martians /proc/sys/net/ipv4/conf/eth0/forwarding; exec sleep 120"],
+        HostConfig: { NetworkMode: "mx-n1", Sysctls: sysctls },
+        NetworkingConfig: { EndpointsConfig: { "mx-n1": endpoint } },
+      });
+      const old = await api("POST", "/v1.46/containers/create?name=migrated", body({ "net.ipv4.conf.eth0.log_martians": "1", "net.ipv4.ip_unprivileged_port_start": "80" }, { DriverOpts: { [SYSCTLS]: "net.ipv4.conf.IFNAME.forwarding=1" } }));
+      expect(old.status, old.body).to.equal(201);
+      expect(JSON.parse(old.body).Warnings).to.deep.equal([
+        `Migrated sysctl "net.ipv4.conf.eth0.log_martians" to DriverOpts{"${SYSCTLS}":"net.ipv4.conf.IFNAME.log_martians=1"}.`,
+      ]);
+      const doc = JSON.parse(await n.cli("inspect", "migrated"))[0];
+      expect(doc.HostConfig.Sysctls).to.deep.equal({ "net.ipv4.ip_unprivileged_port_start": "80" });
+      expect(doc.NetworkSettings.Networks["mx-n1"].DriverOpts).to.deep.equal({ [SYSCTLS]: "net.ipv4.conf.IFNAME.log_martians=1,net.ipv4.conf.IFNAME.forwarding=1" });
+      expect((await api("POST", "/containers/migrated/start")).status).to.equal(204);
+      let out = "";
+      await eventually("the container's output", async () => (out = await n.cli("logs", "migrated")).split("\n").length > 2);
+      expect(out.split("\n").slice(0, 2)).to.deep.equal(["1", "1"]);
+
+      const other = await api("POST", "/v1.46/containers/create", body({ "net.ipv4.conf.eth1.log_martians": "1" }));
+      expect([other.status, other.message()]).to.deep.equal([400, `unable to determine network endpoint for sysctl net.ipv4.conf.eth1.log_martians, use driver option '${SYSCTLS}' to set per-interface sysctls`]);
+      const elsewhere = await api("POST", "/v1.46/containers/create", { ...body({ "net.ipv4.conf.eth0.log_martians": "1" }), NetworkingConfig: { EndpointsConfig: { "mx-n2": {} } } });
+      expect([elsewhere.status, elsewhere.message()]).to.deep.equal([400, "unable to find a network for sysctl net.ipv4.conf.eth0.log_martians: HostConfig.NetworkMode must match the identity of a network in NetworkSettings.Networks"]);
+      for (const version of ["1.47", "1.51"]) {
+        const refused = await api("POST", `/v${version}/containers/create`, body({ "net.ipv4.conf.eth0.log_martians": "1" }));
+        expect([refused.status, refused.message()], version).to.deep.equal([400, `interface specific sysctl setting "net.ipv4.conf.eth0.log_martians" must be supplied using driver option '${SYSCTLS}'`]);
+      }
+      // on the host's namespace, no container's own, the sysctl stays the container's (the runtime refuses it at start)
+      const onHost = await api("POST", "/v1.51/containers/create?name=onhost", { Image: "busybox", HostConfig: { NetworkMode: "host", Sysctls: { "net.ipv4.conf.eth0.log_martians": "1" } } });
+      expect(onHost.status, onHost.body).to.equal(201);
+      expect(JSON.parse(await n.cli("inspect", "onhost"))[0].HostConfig.Sysctls).to.deep.equal({ "net.ipv4.conf.eth0.log_martians": "1" });
     });
 
     it("refuses a connect whose name the running container's sandbox has already", async () => {

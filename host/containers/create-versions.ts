@@ -14,10 +14,14 @@
  *   client may count on it); more than one network at create (refused before); the endpoint's
  *   `MacAddress` (the container-wide one moved there from 1.44, with Docker's warning).
  * - 1.45: `VolumeOptions.Subpath` (refused before).
+ * - 1.47: a container-wide sysctl of an `ethN` interface is refused (it belongs in its endpoint's
+ *   `com.docker.network.endpoint.sysctls`, API 1.46); before, `eth0`'s move there, with Docker's
+ *   warning, and another interface's are refused.
  */
 import type { ContainerCreateRequest } from "../../core/containers/container-config.js";
 import { errors } from "../../core/errors.js";
 import { compareApiVersions } from "../../core/version.js";
+import { SYSCTLS_OPTION } from "../network/endpoint-sysctls.js";
 
 /** Docker's warning for a container-wide MAC address from API 1.44 on. */
 export const MAC_ADDRESS_DEPRECATED = "The container-wide MacAddress field is now deprecated. It should be specified in EndpointsConfig instead.";
@@ -94,7 +98,7 @@ export function adaptCreateToVersion(body: ContainerCreateRequest, version: stri
     if (names.length > 1) throw errors.containerInvalidResource(`Container cannot be created with multiple network endpoints: ${names.join(", ")}`);
   }
   if (before("1.45") && mounts.some((m) => m.VolumeOptions?.Subpath)) throw errors.mountSubpathNeedsApi();
-  return macAddressCompat(body, before("1.44"));
+  return [...macAddressCompat(body, before("1.44")), ...sysctlCompat(body, version)];
 }
 
 /** Docker's handleMACAddressBC: the container-wide MacAddress, and the endpoints', by version. */
@@ -131,4 +135,57 @@ function macAddressCompat(body: ContainerCreateRequest, older: boolean): string[
   }
   delete body.MacAddress;
   return [MAC_ADDRESS_DEPRECATED];
+}
+
+/**
+ * Docker's handleSysctlBC: a container-wide sysctl of an interface (`net.<family>.<group>.ethN.<name>`)
+ * cannot be applied with the others, before the interface exists, and `ethN` names no network
+ * reliably. Up to API 1.46 (which brought the endpoint option) `eth0`'s move to the main network's
+ * endpoint as `net.<family>.<group>.IFNAME.<name>`, before the endpoint's own (which win); from
+ * 1.47 any is refused. Not for a container on the host's or another container's namespace.
+ * (Docker answers its own refusals 500; they are the request's.)
+ */
+function sysctlCompat(body: ContainerCreateRequest, version: string): string[] {
+  const hc = body.HostConfig!;
+  const mode = hc.NetworkMode ?? "";
+  if (mode === "host" || mode.startsWith("container:")) return [];
+  const endpoints = (body.NetworkingConfig ??= {}).EndpointsConfig ??= {};
+  let key: string | undefined;
+  const moved: string[] = [];
+  const settings: string[] = [];
+  for (const [name, value] of Object.entries(hc.Sysctls ?? {})) {
+    const parts = name.split(".");
+    if (parts.length < 5 || parts[0] !== "net" || !parts[3].startsWith("eth")) continue;
+    if (key === undefined) {
+      if (compareApiVersions(version, "1.46") > 0) {
+        throw errors.containerInvalidResource(`interface specific sysctl setting ${JSON.stringify(name)} must be supplied using driver option '${SYSCTLS_OPTION}'`);
+      }
+      key = endpointFor(version, mainNetwork(body, endpoints).key, endpoints, name);
+    }
+    if (parts[3] !== "eth0") {
+      throw errors.containerInvalidResource(`unable to determine network endpoint for sysctl ${name}, use driver option '${SYSCTLS_OPTION}' to set per-interface sysctls`);
+    }
+    moved.push(name);
+    settings.push(`net.${parts[1]}.${parts[2]}.IFNAME.${parts.slice(4).join(".")}=${value}`);
+  }
+  if (key === undefined) return [];
+  const ep = (endpoints[key] ??= {});
+  const opts = (ep.DriverOpts ??= {});
+  const migrated = settings.join(",");
+  opts[SYSCTLS_OPTION] = opts[SYSCTLS_OPTION] !== undefined ? `${migrated},${opts[SYSCTLS_OPTION]}` : migrated;
+  for (const name of moved) delete hc.Sysctls![name];
+  return [`Migrated sysctl ${JSON.stringify(moved.join(","))} to DriverOpts{${JSON.stringify(SYSCTLS_OPTION)}:${JSON.stringify(migrated)}}.`];
+}
+
+/**
+ * Docker's epConfigForNetMode: the EndpointsConfig entry of the main network, made when there is
+ * none; with entries, before 1.44 the one there is, from 1.44 the one under the network mode's
+ * own name (else nothing tells which network is meant).
+ */
+function endpointFor(version: string, key: string, endpoints: Record<string, unknown>, sysctl: string): string {
+  const names = Object.keys(endpoints);
+  if (names.length === 0) return key;
+  if (compareApiVersions(version, "1.44") < 0) return names[0];
+  if (key in endpoints) return key;
+  throw errors.containerInvalidResource(`unable to find a network for sysctl ${sysctl}: HostConfig.NetworkMode must match the identity of a network in NetworkSettings.Networks`);
 }
