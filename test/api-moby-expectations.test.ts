@@ -175,6 +175,28 @@ describe("what moby's integration tests expect of a daemon", function () {
     expect((await run("exec", "term", "sh", "-c", "echo ${TERM:-none}")).stdout).to.equal("none\n");
   });
 
+  it("writes the heads of attach and exec start by hand, as Docker's routes do: the daemon's headers sorted after an exec's, none after an attach's", async () => {
+    await cli("run", "-d", "--name", "heads", "busybox", "sleep", "60");
+    const head = async (path: string, body: string, upgrade: boolean) => {
+      const { connect } = await import("node:net");
+      const socket = connect(d.socket);
+      let got = "";
+      socket.on("data", (b: Buffer) => (got += b.toString("latin1")));
+      const extra = upgrade ? "Upgrade: tcp\r\nConnection: Upgrade\r\n" : "";
+      socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n${extra}\r\n${body}`);
+      const t0 = Date.now();
+      while (!got.includes("\r\n\r\n") && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 20));
+      socket.destroy();
+      return got.split("\r\n\r\n")[0].split("\r\n").map((l) => l.replace(/^(Api-Version|Server): .*/, "$1: *"));
+    };
+    const execId = async () => JSON.parse((await api("POST", "/v1.51/containers/heads/exec", { Cmd: ["true"], AttachStdout: true })).body).Id as string;
+    const daemon = ["Api-Version: *", "Docker-Experimental: false", "Ostype: linux", "Server: *"];
+    expect(await head("/v1.51/containers/heads/attach?stream=1&stdout=1", "", true)).to.deep.equal(["HTTP/1.1 101 UPGRADED", "Content-Type: application/vnd.docker.multiplexed-stream", "Connection: Upgrade", "Upgrade: tcp"]);
+    expect(await head("/v1.51/containers/heads/attach?stream=1&stdout=1", "", false)).to.deep.equal(["HTTP/1.1 200 OK", "Content-Type: application/vnd.docker.raw-stream"]);
+    expect(await head(`/v1.51/exec/${await execId()}/start`, "{}", true)).to.deep.equal(["HTTP/1.1 101 UPGRADED", "Content-Type: application/vnd.docker.multiplexed-stream", "Connection: Upgrade", "Upgrade: tcp", ...daemon]);
+    expect(await head(`/v1.41/exec/${await execId()}/start`, "{}", false)).to.deep.equal(["HTTP/1.1 200 OK", "Content-Type: application/vnd.docker.raw-stream", ...daemon]);
+  });
+
   it("leaves the pids limit alone on an update of a client before API 1.40 (TestUpdatePidsLimit)", async () => {
     await cli("run", "-d", "--name", "limited", "--pids-limit", "32", "busybox", "sleep", "60");
     expect((await api("POST", "/v1.24/containers/limited/update", { PidsLimit: 16 })).status).to.equal(200);

@@ -12,18 +12,24 @@ import { canonicalHeaderName } from "./header-names.js";
 
 /**
  * Takes the response over from Fastify. With `Upgrade: tcp` the answer is `101 UPGRADED` and
- * the connection becomes the stream; without it, a `200` whose body is the stream until the
- * connection closes. The daemon's own headers (Api-Version, Server...) go with it.
+ * the connection becomes the stream (multiplexed from API 1.42 without a terminal); without it,
+ * a `200` of a raw stream whose body lasts until the connection closes, as Docker's heads are
+ * written by hand. `daemonHeaders`: the daemon's own headers (Api-Version, Server...) follow,
+ * sorted, as Docker's exec start copies them; its attach writes none.
  */
-export function hijack(request: FastifyRequest, reply: FastifyReply, tty: boolean): Duplex {
+export function hijack(request: FastifyRequest, reply: FastifyReply, tty: boolean, opts: { daemonHeaders: boolean }): Duplex {
   reply.hijack();
   const socket = request.raw.socket as Duplex & { setTimeout(ms: number): void };
   const upgrade = /\btcp\b/i.test(String(request.headers.upgrade ?? ""));
-  const type = streamContentType(requestedApiVersion(request.raw), tty);
-  const own = Object.entries(reply.getHeaders()).map(([k, v]) => `${canonicalHeaderName(k)}: ${String(v)}\r\n`).join("");
+  const own = opts.daemonHeaders
+    ? Object.entries(reply.getHeaders())
+        .map(([k, v]) => `${canonicalHeaderName(k)}: ${String(v)}\r\n`)
+        .sort()
+        .join("")
+    : "";
   const head = upgrade
-    ? `HTTP/1.1 101 UPGRADED\r\nContent-Type: ${type}\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n${own}\r\n`
-    : `HTTP/1.1 200 OK\r\nContent-Type: ${type}\r\nConnection: close\r\n${own}\r\n`;
+    ? `HTTP/1.1 101 UPGRADED\r\nContent-Type: ${streamContentType(requestedApiVersion(request.raw), tty)}\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n${own}\r\n`
+    : `HTTP/1.1 200 OK\r\nContent-Type: application/vnd.docker.raw-stream\r\n${own}\r\n`;
   socket.setTimeout(0);
   leaveHttpParser(socket);
   reply.raw.statusCode = upgrade ? 101 : 200; // what the head says, for hooks.answeredRequest

@@ -145,7 +145,7 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
         return refuseAttach(request, reply, err.statusCode, err.message);
       }
       const tty = c.Config.Tty === true;
-      await attach(service, c, reader, hijack(request, reply, tty), {
+      await attach(service, c, reader, hijack(request, reply, tty, { daemonHeaders: false }), {
         stdin: queryBool(query, "stdin"),
         stdout: queryBool(query, "stdout"),
         stderr: queryBool(query, "stderr"),

@@ -67,7 +67,7 @@ export function execRoutes(deps: ExecRouteDeps) {
       execs.checkStartable(e);
       // As Docker: the stream is taken first; a process that cannot start says why on it, and
       // the client reads the exit code (126) from the instance.
-      const socket = hijack(request, reply, tty);
+      const socket = hijack(request, reply, tty, { daemonHeaders: true });
       let started;
       try {
         started = await execs.start(e, { consoleSize: body.ConsoleSize });
