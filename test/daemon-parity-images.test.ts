@@ -28,7 +28,8 @@ const COMMIT_CHANGES = [
 const DOCKERFILE_NAMES = [
   "d=$(mktemp -d); docker build --no-cache -f - $d <<< '' 2>&1 | tail -1 | sed -E 's/\\.dockerfile\\.[0-9a-f]+/.dockerfile.<r>/'; rm -r $d",
   "d=$(mktemp -d); printf '# only\\n' > $d/dockerfile; docker build --no-cache $d 2>&1 | tail -1; rm -r $d",
-  "d=$(mktemp -d); printf 'FROM busybox\\nENV\\n' > $d/Dockerfile.bad; docker build --no-cache -f $d/Dockerfile.bad $d 2>&1 | tail -1; rm -r $d",
+  // (Docker 28, BuildKit's parser, says "parse error on line N", 20.10 "parse error line N")
+  "d=$(mktemp -d); printf 'FROM busybox\\nENV\\n' > $d/Dockerfile.bad; docker build --no-cache -f $d/Dockerfile.bad $d 2>&1 | tail -1 | sed 's/error on line/error line/'; rm -r $d",
 ];
 
 const PRUNE_UNTIL = [

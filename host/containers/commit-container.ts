@@ -104,7 +104,13 @@ async function readLayer(deps: CommitDeps, c: ContainerRecord, opts: CommitOptio
   try {
     file = await diffToFile(deps.storage, c.Id, deps.images.tmpDir, "commit");
   } finally {
-    if (pausing) await deps.pauser.unpause(c, opts.ref);
+    // An exit meanwhile thaws it (the runner's clean-up of a paused container's end): nothing left to undo
+    if (pausing) {
+      await deps.pauser.unpause(c, opts.ref).catch((err: unknown) => {
+        const gone = err instanceof EngineError && (err.code === errors.containerNotPaused.code || err.code === errors.containerStateNotRunning.code);
+        if (!gone) throw err;
+      });
+    }
   }
   // the init layer's entries and the network files' mount points are not the container's
   // changes; the tar is the daemon's own by now, so the container runs again meanwhile
