@@ -89,7 +89,7 @@ describe("conmon", function () {
     expect(started.conmonPid).to.be.greaterThan(0);
     expect(await waitExit(opts.exitDir, opts.id, AbortSignal.timeout(10_000))).to.equal(0);
     const log = await readK8sLog(opts.logPath);
-    expect(log.map((l) => [l.stream, l.partial, l.line])).to.deep.equal([["stdout", false, "hi"]]);
+    expect(log.map((l) => [l.stream, l.partial, l.line.toString()])).to.deep.equal([["stdout", false, "hi"]]);
     expect(log[0].time).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+/);
   });
 
@@ -179,7 +179,7 @@ describe("conmon", function () {
     const after = await readK8sLog(opts.logPath);
     expect(before.length, "lines in the rotated log").to.be.greaterThan(0);
     expect(after.length, "lines in the new log").to.be.greaterThan(0);
-    expect([...before, ...after].map((l) => l.line)).to.deep.equal(Array.from({ length: 30 }, (_, i) => `line ${i + 1}`));
+    expect([...before, ...after].map((l) => l.line.toString())).to.deep.equal(Array.from({ length: 30 }, (_, i) => `line ${i + 1}`));
   });
 
   it("throws with runc's message for a command that does not exist", async () => {
@@ -204,16 +204,19 @@ describe("conmon", function () {
     expect(Date.now() - t0).to.be.lessThan(2_000);
   });
 
-  it("parses partial and full k8s-file lines and leaves out an unterminated last line", () => {
+  it("parses partial and full k8s-file lines as bytes and leaves out an unterminated last line", () => {
     const text =
       "2026-11-22T07:12:14.115718562+00:00 stdout P abc\n" +
       "2026-11-22T07:12:14.115802349+00:00 stdout F def ghi\n" +
       "2026-11-22T07:12:14.115802349+00:00 stderr F \n" +
       "2026-11-22T07:12:14.2 stdout F unfinish";
-    expect(parseK8sLog(text)).to.deep.equal([
-      { time: "2026-11-22T07:12:14.115718562+00:00", stream: "stdout", partial: true, line: "abc" },
-      { time: "2026-11-22T07:12:14.115802349+00:00", stream: "stdout", partial: false, line: "def ghi" },
-      { time: "2026-11-22T07:12:14.115802349+00:00", stream: "stderr", partial: false, line: "" },
+    // bytes that are no UTF-8 stay as they were written
+    const binary = Buffer.from("2026-11-22T07:12:14.3+00:00 stdout F \xff\xfe\x00\x01\r\n", "latin1");
+    expect(parseK8sLog(Buffer.concat([binary, Buffer.from(text)]))).to.deep.equal([
+      { time: "2026-11-22T07:12:14.3+00:00", stream: "stdout", partial: false, line: Buffer.from([0xff, 0xfe, 0x00, 0x01, 0x0d]) },
+      { time: "2026-11-22T07:12:14.115718562+00:00", stream: "stdout", partial: true, line: Buffer.from("abc") },
+      { time: "2026-11-22T07:12:14.115802349+00:00", stream: "stdout", partial: false, line: Buffer.from("def ghi") },
+      { time: "2026-11-22T07:12:14.115802349+00:00", stream: "stderr", partial: false, line: Buffer.alloc(0) },
     ]);
   });
 });
@@ -221,7 +224,7 @@ describe("conmon", function () {
 async function waitForLine(logPath: string, line: string, timeoutMs = 5_000): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
-    if ((await readK8sLog(logPath)).some((l) => l.line === line)) return;
+    if ((await readK8sLog(logPath)).some((l) => l.line.toString() === line)) return;
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`no line ${JSON.stringify(line)} in ${logPath}`);

@@ -74,6 +74,29 @@ describe("interactive containers", function () {
     ok(await docker(host, ["rm", "shell-2"]), "rm");
   });
 
+  it("passes bytes through docker run -i, docker exec -i and their output as they are: ctrl-p ctrl-q and what is no UTF-8 too (TestRunReadAfterContainerExit)", async () => {
+    const { spawnSync } = await import("node:child_process");
+    // (the Docker CLI forwards SIGTERM to the container: only a KILL ends a stuck client)
+    const raw = (args: string[], input?: Buffer) =>
+      spawnSync("docker", ["-H", host, ...args], { input, timeout: 60_000, killSignal: "SIGKILL", maxBuffer: 64 << 20, env: { ...process.env, ...cliEnv, DOCKER_HOST: undefined } });
+    // 300 KB of every byte value, the default detach keys among them many times
+    const input = Buffer.alloc(300_000);
+    for (let i = 0; i < input.length; i++) input[i] = (i * 7 + (i >> 8)) & 0xff;
+    input.write("\x10\x11", 1000, "latin1");
+    const through = raw(["run", "-i", "--rm", "busybox", "cat"], input);
+    expect([through.status, through.stdout.length]).to.deep.equal([0, input.length]);
+    expect(through.stdout.equals(input)).to.equal(true);
+    ok(await docker(host, ["run", "-d", "--name", "bytes", "busybox", "sleep", "60"]), "run");
+    const exec = raw(["exec", "-i", "bytes", "cat"], input);
+    expect([exec.status, exec.stdout.equals(input)]).to.deep.equal([0, true]);
+    const bytes = Buffer.from([0xff, 0xfe, 0x00, 0x01, 0x61, 0x0a]);
+    const script = "printf '\\377\\376\\000\\001a\\n'";
+    expect(raw(["exec", "bytes", "sh", "-c", script]).stdout.equals(bytes)).to.equal(true);
+    expect(raw(["run", "--rm", "busybox", "sh", "-c", script]).stdout.equals(bytes)).to.equal(true);
+    expect(raw(["run", "--rm", "-t", "busybox", "sh", "-c", script]).stdout.equals(Buffer.from([0xff, 0xfe, 0x00, 0x01, 0x61, 0x0d, 0x0a]))).to.equal(true);
+    ok(await docker(host, ["rm", "-f", "bytes"]), "rm");
+  });
+
   it("stdin piped to docker run -i reaches the process, and its end closes the container's stdin", async () => {
     const r = await docker(host, ["run", "-i", "--rm", "busybox", "sh", "-c", "wc -l; echo done"], {}, { input: "one\ntwo\nthree\n" });
     expect(r.code, r.stderr).to.equal(0);

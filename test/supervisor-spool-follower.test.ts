@@ -162,7 +162,7 @@ describe("supervisor spool: followers registered with the supervisor", function 
     let afterStall: { state: string; firstKept: boolean; spool: number } | undefined;
     try {
       for await (const l of followK8sLog(logPath, exit, abort.signal, 250, 0, (ino) => report.report(ino))) {
-        check.add(l.line, l.partial);
+        check.add(l.line.toString(), l.partial);
         if (check.result.lines !== 1000 || afterStall) continue;
         // The whole event loop stands still (a busy engined): no look at the folder, no report.
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5000);

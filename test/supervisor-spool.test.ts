@@ -88,7 +88,7 @@ describe("supervisor spool: bounded while a container prints", function () {
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), 300_000);
     try {
-      for await (const l of followK8sLog(logPath, exit, abort.signal, 250, 0, (ino) => report.report(ino))) follower.add(l.line, l.partial);
+      for await (const l of followK8sLog(logPath, exit, abort.signal, 250, 0, (ino) => report.report(ino))) follower.add(l.line.toString(), l.partial);
     } finally {
       clearTimeout(timer);
       report.close();

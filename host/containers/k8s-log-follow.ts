@@ -12,7 +12,7 @@
  */
 import { watch, type FSWatcher } from "node:fs";
 import { basename, dirname } from "node:path";
-import { K8S_LINE, type K8sLogLine } from "../supervisor/conmon.js";
+import { parseK8sEntry, type K8sLogLine } from "../supervisor/conmon.js";
 import { SpoolFiles } from "./spool-files.js";
 
 /**
@@ -21,6 +21,14 @@ import { SpoolFiles } from "./spool-files.js";
  * begins to read it (it has read the ones before).
  */
 export async function* followK8sLog(path: string, writerDone: Promise<unknown>, signal: AbortSignal, pollMs = 250, from: number | "end" = 0, onFile?: (ino: number) => void): AsyncGenerator<K8sLogLine> {
+  for await (const batch of followK8sLogBatches(path, writerDone, signal, pollMs, from, onFile)) yield* batch;
+}
+
+/**
+ * The same, the entries of each read of the file together: a reader that passes output on (an
+ * attachment) takes a read's thousands of short lines at once rather than one by one.
+ */
+export async function* followK8sLogBatches(path: string, writerDone: Promise<unknown>, signal: AbortSignal, pollMs = 250, from: number | "end" = 0, onFile?: (ino: number) => void): AsyncGenerator<K8sLogLine[]> {
   let done = false;
   let wake: () => void = () => {};
   const finish = () => {
@@ -51,7 +59,8 @@ export async function* followK8sLog(path: string, writerDone: Promise<unknown>, 
   }
   const onAbort = () => wake();
   signal.addEventListener("abort", onAbort);
-  let rest = "";
+  // the bytes of a line not ended yet (a read may stop anywhere, in a UTF-8 sequence too)
+  let rest = Buffer.alloc(0);
   try {
     let offset = files.open(from);
     for (;;) {
@@ -69,18 +78,23 @@ export async function* followK8sLog(path: string, writerDone: Promise<unknown>, 
           if (chunk.length === 0) {
             files.next();
             offset = 0;
-            rest = "";
+            rest = Buffer.alloc(0);
             continue;
           }
         }
       }
       offset += chunk.length;
-      const lines = (rest + chunk.toString("utf8")).split("\n");
-      rest = lines.pop()!;
-      for (const l of lines) {
-        const m = K8S_LINE.exec(l);
-        if (m) yield { time: m[1], stream: m[2] as "stdout" | "stderr", partial: m[3] === "P", line: m[4] };
+      const data = rest.length > 0 ? Buffer.concat([rest, chunk]) : chunk;
+      const batch: K8sLogLine[] = [];
+      let start = 0;
+      for (let nl = data.indexOf(0x0a); nl >= 0; nl = data.indexOf(0x0a, start)) {
+        const entry = parseK8sEntry(data.subarray(start, nl));
+        start = nl + 1;
+        if (entry) batch.push(entry);
       }
+      if (batch.length > 0) yield batch;
+      // (a copy: the read buffer may be reused)
+      rest = Buffer.from(data.subarray(start));
       if (signal.aborted || (finished && chunk.length === 0 && sawAll)) return;
       // Reads are synchronous: let the folder's events in (they hold the newer files) between two.
       if (chunk.length > 0) await new Promise((resolve) => setImmediate(resolve));

@@ -1,8 +1,8 @@
 /**
- * Attach without the log driver: for a driver that cannot read back (`none`), the output an
- * attached client sees comes from conmon's spool, as Docker's attach copies the container's
- * streams whatever its log driver. Only what the container writes from the attach on is given
- * (a replay, `logs=1`, needs a driver that reads).
+ * An attachment's live output: conmon's spool, as Docker's attach copies the container's
+ * streams whatever its log driver, byte for byte (a driver may store text: json-file does).
+ * Only what the container writes from the attach on is given (a replay, `logs=1`, is the log
+ * driver's to give, when it reads).
  *
  * The follower is registered with the supervisor before it opens a file (before the container
  * runs, for a container started after the attach), and says which spool file it reads: the
@@ -13,7 +13,9 @@
 import type { LogMessage, LogReader, ReadOptions } from "../../core/contracts/log.js";
 import type { ContainerRecord } from "../../core/containers/container-store.js";
 import { parseRFC3339Nano } from "../../core/rfc3339-nano.js";
-import { followK8sLog } from "./k8s-log-follow.js";
+import { followK8sLogBatches } from "./k8s-log-follow.js";
+import type { K8sLogLine } from "../supervisor/conmon.js";
+import { pipeReads } from "./k8s-log-reads.js";
 
 /** Where the spool is, and when the container runs: the container service, or the runner. */
 export interface SpoolSource {
@@ -23,12 +25,21 @@ export interface SpoolSource {
   followSpool(c: ContainerRecord): Promise<{ report(ino: number): void; close(): void } | undefined>;
 }
 
-export function spoolReader(runner: SpoolSource, c: ContainerRecord): LogReader {
+/** A spool reader, and when its read stands at its place in the spool (or has ended). */
+export interface SpoolReader extends LogReader {
+  /** Settles once the read follows the spool (nothing written from then on is missed), or ended without. */
+  positioned: Promise<void>;
+}
+
+export function spoolReader(runner: SpoolSource, c: ContainerRecord): SpoolReader {
   const wasRunning = c.State.Running;
+  let positioned!: () => void;
+  const atPlace = new Promise<void>((resolve) => (positioned = resolve));
   return {
+    positioned: atPlace,
     async *read(opts: ReadOptions): AsyncGenerator<LogMessage> {
       const signal = opts.signal ?? new AbortController().signal;
-      if (!opts.follow) return;
+      if (!opts.follow) return positioned();
       const follower = await runner.followSpool(c);
       try {
         try {
@@ -40,14 +51,41 @@ export function spoolReader(runner: SpoolSource, c: ContainerRecord): LogReader 
         if (!path) return;
         // Running already: from now on (the live file's end). Started after the attach: its whole (new) spool.
         const from = wasRunning ? "end" : 0;
-        for await (const l of followK8sLog(path, Promise.resolve(opts.producerDone), signal, 250, from, (ino) => follower?.report(ino))) {
-          if (l.stream === "stdout" ? !opts.stdout : !opts.stderr) continue;
-          const timeNs = parseRFC3339Nano(l.time) ?? BigInt(Date.now()) * 1_000_000n;
-          yield { line: Buffer.from(l.line), stream: l.stream, time: new Date(Number(timeNs / 1_000_000n)), timeNs, partial: l.partial };
+        const times = new TimeCache();
+        const batches = followK8sLogBatches(path, Promise.resolve(opts.producerDone), signal, 250, from, (ino) => follower?.report(ino));
+        // The first step opens the file at `from` before it awaits anything (an async generator
+        // runs to its first await at once): the reader is at its place as soon as it is asked.
+        let step = batches.next();
+        positioned();
+        for (let r = await step; !r.done; r = await step) {
+          yield* reads(r.value, opts, times);
+          step = batches.next();
         }
       } finally {
+        positioned();
         follower?.close();
       }
     },
   };
+}
+
+/** A batch's reads as messages (a message `partial`, so that nothing is added to its bytes). */
+function* reads(batch: readonly K8sLogLine[], opts: ReadOptions, times: TimeCache): Generator<LogMessage> {
+  for (const r of pipeReads(batch, (stream) => (stream === "stdout" ? opts.stdout : opts.stderr))) {
+    const timeNs = times.ns(r.time);
+    yield { line: r.data, stream: r.stream, time: new Date(Number(timeNs / 1_000_000n)), timeNs, partial: true };
+  }
+}
+
+/** A read's time parsed once for its lines. */
+class TimeCache {
+  private last = "";
+  private lastNs = 0n;
+  ns(time: string): bigint {
+    if (time !== this.last) {
+      this.last = time;
+      this.lastNs = parseRFC3339Nano(time) ?? BigInt(Date.now()) * 1_000_000n;
+    }
+    return this.lastNs;
+  }
 }

@@ -158,7 +158,8 @@ export class SupervisorClient {
     await report.start();
     return report;
   }
-  logs(id: string): Promise<K8sLogLine[]> {
+  /** What the spool holds now, each line as UTF-8 text. */
+  logs(id: string): Promise<(Omit<K8sLogLine, "line"> & { line: string })[]> {
     return this.call("GET", `/v1/containers/${encodeURIComponent(id)}/logs`);
   }
   close(): Promise<void> {

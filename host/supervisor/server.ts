@@ -91,7 +91,8 @@ async function handle(sup: Supervisor, req: IncomingMessage, res: ServerResponse
     if (!Number.isInteger(seconds)) throw new SupervisorError(400, `invalid stop timeout "${url.searchParams.get("t")}"`);
     return send(res, 200, { exitCode: await sup.stop(id, seconds * 1000, url.searchParams.get("signal") ?? "TERM") });
   } else if (req.method === "GET" && action === "logs") {
-    return send(res, 200, await sup.logs(id));
+    // (as text: a diagnostic read, which JSON cannot carry as bytes)
+    return send(res, 200, (await sup.logs(id)).map((l) => ({ ...l, line: l.line.toString("utf8") })));
   } else if (req.method === "POST" && action === "hold") {
     return holdOutput(sup, id, req, res);
   } else if (req.method === "POST" && action === "follow") {

@@ -6,7 +6,7 @@
  */
 import type { Duplex } from "node:stream";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { LogMessage } from "../../../core/contracts/log.js";
+import type { LogMessage, ReadOptions } from "../../../core/contracts/log.js";
 import type { ContainerRecord, ContainerStore } from "../../../core/containers/container-store.js";
 import { containerTarget } from "./container-target.js";
 import { parseSignal, signalNumberOf } from "../../../core/containers/signals.js";
@@ -22,7 +22,7 @@ import { forwardInput, hijack, refuseAttach, type InputSink } from "../hijack.js
 import { acceptWebSocket } from "../websocket.js";
 import { compareApiVersions } from "../../../core/version.js";
 import { AttachInput, INPUT_BUFFER_BYTES } from "../../containers/attach-socket.js";
-import { spoolReader } from "../../containers/spool-reader.js";
+import { spoolReader, type SpoolReader } from "../../containers/spool-reader.js";
 import { detachKeysOf } from "../../containers/detach-keys.js";
 import { queryBool, queryString, type Query } from "../query.js";
 import { frame, streamContentType } from "../stream-frames.js";
@@ -133,7 +133,7 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
       const query = request.query as Query;
       let c: ContainerRecord;
       let detachKeys: Buffer;
-      let reader: AttachReader;
+      let reader: SpoolReader;
       try {
         // (the keys first, as Docker's ContainerAttach reads them)
         detachKeys = detachKeysOf(queryString(query, "detachKeys"));
@@ -202,7 +202,7 @@ interface AttachOptions {
 }
 
 /** An attachment on a connection taken over: the container's output to it, its input to the container. */
-async function attach(service: ContainerService, c: ContainerRecord, reader: AttachReader, socket: Duplex, opts: AttachOptions): Promise<void> {
+async function attach(service: ContainerService, c: ContainerRecord, reader: SpoolReader, socket: Duplex, opts: AttachOptions): Promise<void> {
   service.attached(c);
   // As Docker's attach: while the client does not read, the container's output waits (its
   // conmon is held, and the container blocks on its full pipe); logs and other readers too.
@@ -212,7 +212,13 @@ async function attach(service: ContainerService, c: ContainerRecord, reader: Att
   const client = new ClientStream(socket, { onStall: hold.set, stallMs: ATTACH_STALL_MS, until: gone.signal });
   client.signal.addEventListener("abort", () => gone.abort(), { once: true });
   if (opts.stream && opts.stdin && c.Config.OpenStdin) {
-    void attachStdin(service, c, socket, opts.detachKeys, gone);
+    // the detach keys are a terminal's: without one the input goes through byte for byte, as
+    // Docker copies it (piped data holds any two bytes, ctrl-p ctrl-q too)
+    const keys = c.Config.Tty === true ? opts.detachKeys : NO_DETACH_KEYS;
+    // the input goes once the output is followed, as Docker's attach subscribes to the
+    // streams first: an answer to the first input is not missed
+    const following = opts.stdout || opts.stderr ? reader.positioned : Promise.resolve();
+    void following.then(() => attachStdin(service, c, socket, keys, gone));
   } else {
     socket.resume(); // no stdin wanted (or none open): what the client sends is read and dropped
   }
@@ -342,14 +348,27 @@ async function readerOf(deps: ContainerRunDeps, c: ContainerRecord) {
   return driver.createReader(loggerContext(c, deps.containers.dir(c.Id), settings.options));
 }
 
-type AttachReader = Awaited<ReturnType<typeof attachReaderOf>>;
-
-/** Attach does not depend on the log driver: without `read` (`none`) it follows conmon's spool. */
-async function attachReaderOf(deps: ContainerRunDeps, c: ContainerRecord) {
+/**
+ * What an attachment reads. Its live output is conmon's spool, whatever the log driver, as
+ * Docker's attach copies the container's streams: the bytes as the process wrote them (a log
+ * driver may not keep them so: json-file stores text, and Docker's gives bytes that are no
+ * UTF-8 back as U+FFFD). `logs=1` replays what the driver stores first (none with a driver
+ * that cannot read, `none`).
+ */
+async function attachReaderOf(deps: ContainerRunDeps, c: ContainerRecord): Promise<SpoolReader> {
   const settings = logSettings(c.HostConfig, deps.config());
   const driver = await deps.logDrivers(settings.driver, settings.chosenBy);
-  if (!driver.createReader) return spoolReader(deps.service, c);
-  return driver.createReader(loggerContext(c, deps.containers.dir(c.Id), settings.options));
+  // made now: whether the container runs at the attach decides where the live output begins
+  const live = spoolReader(deps.service, c);
+  if (!driver.createReader) return live;
+  const stored = driver.createReader(loggerContext(c, deps.containers.dir(c.Id), settings.options));
+  return {
+    positioned: live.positioned,
+    async *read(opts: ReadOptions): AsyncGenerator<LogMessage> {
+      if (opts.tail !== 0) yield* stored.read({ ...opts, follow: false });
+      if (opts.follow && !opts.signal?.aborted) yield* live.read({ ...opts, tail: 0 });
+    },
+  };
 }
 
 /**
@@ -371,6 +390,7 @@ async function sendMessages(messages: AsyncIterable<LogMessage>, client: ClientS
 }
 
 const NEWLINE = Buffer.from("\n");
+const NO_DETACH_KEYS = Buffer.alloc(0);
 
 /** Attach's output goes a read of the container's pipe at a time, as Docker's (logs go a line at a time). */
 async function* byReads(messages: AsyncIterable<LogMessage>): AsyncGenerator<LogMessage> {

@@ -11,7 +11,8 @@ import { errors } from "../../../core/errors.js";
 import { detachKeysOf } from "../../containers/detach-keys.js";
 import { AttachInput } from "../../containers/attach-socket.js";
 import { execInspect, type ExecCreateRequest, type ExecInstance, type ExecSessions } from "../../containers/exec-sessions.js";
-import { followK8sLog } from "../../containers/k8s-log-follow.js";
+import { followK8sLogBatches } from "../../containers/k8s-log-follow.js";
+import { pipeReads, type PipeRead } from "../../containers/k8s-log-reads.js";
 import type { K8sLogLine } from "../../supervisor/conmon.js";
 import { ClientStream } from "../client-stream.js";
 import { forwardInput, hijack } from "../hijack.js";
@@ -63,7 +64,8 @@ export function execRoutes(deps: ExecRouteDeps) {
       // As Docker's: the start's Tty says whether the output comes raw or in frames (a process
       // on a terminal has one stream, sent as stdout); the terminal itself is the create's Tty.
       const tty = body.Tty === true;
-      const detachKeys = detachKeysOf(e.request.DetachKeys);
+      // (a terminal's keys: piped input goes through byte for byte, as Docker copies it)
+      const detachKeys = e.request.Tty === true ? detachKeysOf(e.request.DetachKeys) : Buffer.alloc(0);
       execs.checkStartable(e);
       // As Docker: the stream is taken first; a process that cannot start says why on it, and
       // the client reads the exit code (126) from the instance.
@@ -87,9 +89,10 @@ export function execRoutes(deps: ExecRouteDeps) {
       // a raw stream (start Tty) carries stdout only, as Docker's: a process without a terminal loses its stderr there
       const wantErr = e.request.AttachStderr === true && !tty;
       try {
-        const wanted = wantedLines(followK8sLog(started.state.logPath, started.exit, client.signal), wantOut, wantErr);
-        for await (const read of outputReads(wanted, (a, b) => a.time === b.time && a.stream === b.stream)) {
-          const data = Buffer.from(read.map((l) => (l.partial ? l.line : `${l.line}\n`)).join(""));
+        const reads = pipeReadsOf(followK8sLogBatches(started.state.logPath, started.exit, client.signal), (stream) => (stream === "stdout" ? wantOut : wantErr));
+        // (a read the file gave in two pieces goes out whole)
+        for await (const read of outputReads(reads, (a, b) => a.time === b.time && a.stream === b.stream)) {
+          const data = read.length === 1 ? read[0].data : Buffer.concat(read.map((r) => r.data));
           if (!(await client.write(tty ? data : frame(read[0].stream, data)))) break;
         }
       } finally {
@@ -117,6 +120,6 @@ async function execStdin(e: ExecInstance, attachPath: string, socket: Duplex, de
   if (how === "detach" || (how === "closed" && e.running)) gone.abort();
 }
 
-async function* wantedLines(lines: AsyncIterable<K8sLogLine>, stdout: boolean, stderr: boolean): AsyncGenerator<K8sLogLine> {
-  for await (const l of lines) if (l.stream === "stdout" ? stdout : stderr) yield l;
+async function* pipeReadsOf(batches: AsyncIterable<K8sLogLine[]>, wanted: (stream: "stdout" | "stderr") => boolean): AsyncGenerator<PipeRead> {
+  for await (const batch of batches) yield* pipeReads(batch, wanted);
 }

@@ -10,6 +10,7 @@ import type { ContainerRecord } from "../../../core/containers/container-store.j
 import type { ProbeOutput } from "../../../core/containers/healthcheck.js";
 import type { ExecSessions } from "../exec-sessions.js";
 import { followK8sLog } from "../k8s-log-follow.js";
+import { entryBytes } from "../../supervisor/conmon.js";
 
 export async function execProbe(execs: ExecSessions, c: ContainerRecord, argv: string[], output: ProbeOutput, signal: AbortSignal): Promise<number> {
   const e = execs.create(c, {
@@ -35,7 +36,7 @@ export async function execProbe(execs: ExecSessions, c: ContainerRecord, argv: s
     signal.addEventListener("abort", kill, { once: true });
     try {
       for await (const l of followK8sLog(started.state.logPath, started.exit, new AbortController().signal)) {
-        output.write(Buffer.from(l.partial ? l.line : `${l.line}\n`));
+        output.write(entryBytes(l));
       }
       return await started.exit;
     } finally {

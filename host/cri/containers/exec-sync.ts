@@ -13,7 +13,7 @@ import { status as GrpcStatus } from "@grpc/grpc-js";
 import type { OciSpec, RuntimeDriver } from "../../../core/contracts/runtime.js";
 import { errors } from "../../../core/errors.js";
 import type { SupervisorClient } from "../../supervisor/client.js";
-import { readK8sLog } from "../../supervisor/conmon.js";
+import { entryBytes, readK8sLog } from "../../supervisor/conmon.js";
 
 const OUTPUT_CAP = 16 * 1024 * 1024;
 
@@ -51,7 +51,7 @@ export async function execSync(sup: SupervisorClient, runtime: RuntimeDriver, c:
     const out: Record<"stdout" | "stderr", Buffer[]> = { stdout: [], stderr: [] };
     const size = { stdout: 0, stderr: 0 };
     for (const line of await readK8sLog(state.logPath).catch(() => [])) {
-      const piece = Buffer.from(line.partial ? line.line : `${line.line}\n`);
+      const piece = entryBytes(line);
       if (size[line.stream] + piece.length > OUTPUT_CAP) continue;
       size[line.stream] += piece.length;
       out[line.stream].push(piece);

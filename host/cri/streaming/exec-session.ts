@@ -14,7 +14,8 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Logger } from "pino";
 import type { OciSpec, RuntimeDriver } from "../../../core/contracts/runtime.js";
 import { AttachInput } from "../../containers/attach-socket.js";
-import { followK8sLog } from "../../containers/k8s-log-follow.js";
+import { followK8sLogBatches } from "../../containers/k8s-log-follow.js";
+import { pipeReads } from "../../containers/k8s-log-reads.js";
 import type { SupervisorClient } from "../../supervisor/client.js";
 import type { ExecSyncTarget } from "../containers/exec-sync.js";
 import { exitCodeStatus, internalErrorStatus, successStatus, type SessionChannels, type TerminalSize } from "./session-channels.js";
@@ -79,9 +80,10 @@ export async function runExecSession(deps: ExecSessionDeps, target: ExecSyncTarg
       void pumpInput(channels.stdin, input, channels.gone);
     }
     try {
-      for await (const l of followK8sLog(state.logPath, exit, channels.gone)) {
-        const to = l.stream === "stdout" ? channels.stdout : channels.stderr;
-        if (to) await to.write(Buffer.from(l.partial ? l.line : `${l.line}\n`));
+      for await (const batch of followK8sLogBatches(state.logPath, exit, channels.gone)) {
+        for (const read of pipeReads(batch, (stream) => (stream === "stdout" ? channels.stdout : channels.stderr) !== null)) {
+          await (read.stream === "stdout" ? channels.stdout : channels.stderr)?.write(read.data);
+        }
       }
     } finally {
       channels.gone.removeEventListener("abort", onGone);
