@@ -122,4 +122,25 @@ describe("what moby's CLI tests of images expect of a daemon", function () {
     expect(r.code).to.equal(1);
     expect(r.stderr).to.contain(`image ${childId} is not a valid parent for ${baseId}`);
   });
+
+  it("removes an anonymous volume reached through --volumes-from with whichever container goes last with -v (TestDuplicateMountpointsForVolumesFrom)", async () => {
+    const volumeOf = async (name: string) => ok(await docker(host, ["inspect", "--format", "{{(index .Mounts 0).Name}}", name]), "inspect");
+    const volumes = async () => ok(await docker(host, ["volume", "ls", "-q"]), "volume ls").split("\n");
+    for (const order of [["data", "app"], ["app", "data"]]) {
+      ok(await docker(host, ["create", "--name", "data", "-v", "/tmp/data", "busybox"]), "create data");
+      ok(await docker(host, ["create", "--name", "app", "--volumes-from", "data", "busybox"]), "create app");
+      const volume = await volumeOf("data");
+      expect(await volumeOf("app")).to.equal(volume);
+      ok(await docker(host, ["rm", "-v", order[0]]), `rm -v ${order[0]}`);
+      // the other still uses it
+      expect(await volumes(), order.join(" then ")).to.include(volume);
+      ok(await docker(host, ["rm", "-v", order[1]]), `rm -v ${order[1]}`);
+      expect(await volumes(), order.join(" then ")).to.not.include(volume);
+    }
+    // a named volume stays, whoever mounted it
+    ok(await docker(host, ["create", "--name", "data", "-v", "kept:/tmp/data", "busybox"]), "create data");
+    ok(await docker(host, ["create", "--name", "app", "--volumes-from", "data", "busybox"]), "create app");
+    ok(await docker(host, ["rm", "-v", "data", "app"]), "rm -v");
+    expect(await volumes()).to.include("kept");
+  });
 });
