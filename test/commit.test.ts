@@ -146,7 +146,8 @@ describe("commit", function () {
       expect(badTag.status).to.equal(400);
       const digest = await post(`repo=ok@sha256:${"a".repeat(64)}`);
       expect(digest.status).to.equal(400);
-      expect(JSON.parse(digest.body).message).to.equal("cannot commit to digest reference");
+      // Docker 28 reads repo and tag as for an import (httputils.RepoTagReference), and says so
+      expect(JSON.parse(digest.body).message).to.equal("cannot import digest reference");
       const change = await post(`changes=${encodeURIComponent("RUN echo no")}`);
       expect(change.status).to.equal(400);
       // Docker's words, the instruction as written

@@ -86,6 +86,8 @@ const STOP_KILLS = [
   "docker run --pull never -d --name sk busybox sleep 60 >/dev/null; docker stop -t 1 sk >/dev/null; sleep 1; docker events --since 0 --until \"$(date +%s)\" --filter container=sk --format '{{.Action}} {{.Actor.Attributes.signal}}'",
   // one that ends on the signal: one kill
   "docker run --pull never -d --name sk2 busybox sh -c 'trap \"exit 0\" TERM; while :; do sleep 0.1; done' >/dev/null; sleep 0.5; docker stop -t 5 sk2 >/dev/null; sleep 1; docker events --since 0 --until \"$(date +%s)\" --filter container=sk2 --format '{{.Action}} {{.Actor.Attributes.signal}}'",
+  // a forced removal kills: no stop is announced (Docker's daemon.Kill)
+  "docker run --pull never -d --name sk3 busybox sleep 60 >/dev/null; docker rm -f sk3 >/dev/null; sleep 1; docker events --since 0 --until \"$(date +%s)\" --filter container=sk3 --format '{{.Action}} {{.Actor.Attributes.signal}}'",
 ];
 
 const PS_STATUS = [
@@ -330,7 +332,7 @@ describe("engined answers the container commands as Docker's daemon does", funct
 
   itAnswersAlike("names an exec's bad detach keys and its events as Docker's daemon does", EXEC_WORDS);
 
-  itAnswersAlike("announces a stop's SIGKILL after its timeout, as Docker's daemon does", STOP_KILLS);
+  itAnswersAlike("announces a stop's SIGKILL after its timeout, and a forced removal's kill without a stop, as Docker's daemon does", STOP_KILLS);
 
   itAnswersAlike("refuses a status filter that names no state", PS_STATUS);
 

@@ -48,7 +48,12 @@ export const imagesErrors = {
   imageInvalidChangeArgs: define("ENGINE_ERR_IMAGE_INVALID_CHANGE_ARGS", 400, (why: string) => why),
   // a tag whose repository is `sha256` (it would read as a digest): Docker's words
   imageTagAmbiguous: define("ENGINE_ERR_IMAGE_TAG_AMBIGUOUS", 400, () => "refusing to create an ambiguous tag using digest algorithm as name"),
-  imageCommitToDigest: define("ENGINE_ERR_IMAGE_COMMIT_TO_DIGEST", 400, () => "cannot commit to digest reference"),
+  // a tag's, a commit's or an import's `repo` that holds a digest: Docker 28's words for all three
+  imageRepoIsDigest: define("ENGINE_ERR_IMAGE_REPO_IS_DIGEST", 400, () => "cannot import digest reference"),
+  // DELETE /images/{name} with a name that is only spaces (Docker's missingImageError)
+  // a loaded image's `Parent` whose history is not the image's but its last entry (Docker's loader's words)
+  imageInvalidParent: define("ENGINE_ERR_IMAGE_INVALID_PARENT", 400, (parent: string, id: string) => `image ${parent} is not a valid parent for ${id}`),
+  imageNameBlank: define("ENGINE_ERR_IMAGE_NAME_BLANK", 400, () => "image name cannot be blank"),
   imageLayerUnexportable: define("ENGINE_ERR_IMAGE_LAYER_UNEXPORTABLE", 500, (diffId: string, why: string) => `layer ${diffId} cannot be exported: ${why}`),
   // a layer the store was to keep for an image being made went meanwhile: the daemon's fault, never the client's
   imageLayerMissing: define("ENGINE_ERR_IMAGE_LAYER_MISSING", 500, (chainId: string) => `layer ${chainId} is not in the store`),

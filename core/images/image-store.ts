@@ -23,7 +23,7 @@ import { removeTempFiles, writeJsonDurably } from "../fs/durable-file.js";
 import { killPoint } from "../kill-points.js";
 import { BlobStore } from "./blob-store.js";
 import { DistributionMetadata } from "./distribution.js";
-import { parseImageConfig, type ImageConfig } from "./image-config.js";
+import { parseImageConfig, type HistoryEntry, type ImageConfig } from "./image-config.js";
 import { chainIdOf, keptBlobOf, LayerStore, type LayerRecord } from "./layer-store.js";
 import { familiarName, formatReference, parseReference, repositoryOf } from "./reference.js";
 import { ReferenceIndex } from "./reference-index.js";
@@ -331,6 +331,20 @@ export class ImageStore {
     });
   }
 
+  /**
+   * Links an image to its parent (a load's `Parent`, as Docker's loader sets it): both must be
+   * in the store, the parent's history the child's but its last entry.
+   */
+  setParent(id: string, parentId: string): Promise<void> {
+    return this.exclusive(async () => {
+      const rec = this.record(id);
+      const parent = this.byId(parentId);
+      if (!rec || !parent) throw errors.imageNotFound(rec ? parentId : id);
+      if (!historyExtends(this.image(rec).config.history ?? [], parent.config.history ?? [])) throw errors.imageInvalidParent(parentId, id);
+      if (rec.parent !== parentId) await this.writeRecord({ ...rec, parent: parentId });
+    });
+  }
+
   /** The images committed from this one. */
   children(id: string): string[] {
     return this.records().filter((r) => r.parent === id).map((r) => r.id);
@@ -597,4 +611,21 @@ function digestNamesGoingWith(tag: string, names: readonly string[]): string[] {
   const sameRepo = names.filter((r) => r !== tag && repositoryOf(parseReference(r)) === repo);
   if (sameRepo.some((r) => !parseReference(r).digest)) return [];
   return sameRepo;
+}
+
+/**
+ * Whether a child's history is its parent's with one entry more (Docker's checkValidParent):
+ * the same entries, times compared as instants; two images without history pass.
+ */
+function historyExtends(child: readonly HistoryEntry[], parent: readonly HistoryEntry[]): boolean {
+  if (child.length === 0 && parent.length === 0) return true;
+  if (child.length - parent.length !== 1) return false;
+  const same = (a: HistoryEntry, b: HistoryEntry) =>
+    (a.created === undefined) === (b.created === undefined) &&
+    (a.created === undefined || Date.parse(a.created) === Date.parse(b.created!)) &&
+    (a.created_by ?? "") === (b.created_by ?? "") &&
+    (a.author ?? "") === (b.author ?? "") &&
+    (a.comment ?? "") === (b.comment ?? "") &&
+    (a.empty_layer ?? false) === (b.empty_layer ?? false);
+  return parent.every((entry, i) => same(entry, child[i]));
 }

@@ -36,6 +36,7 @@ export function checkTag(tag: string): string {
 
 /** Reads a reference; `defaultTag` fills a missing tag when there is no digest either (null: none). */
 export function parseReference(text: string, defaultTag: string | null = "latest"): Reference {
+  refuseCapitals(text);
   let rest = text;
   let digest: string | undefined;
   const at = rest.indexOf("@");
@@ -63,14 +64,27 @@ export function parseReference(text: string, defaultTag: string | null = "latest
   }
   let path = parts.join("/");
   if (domain === DEFAULT_DOMAIN && parts.length === 1) path = OFFICIAL_PREFIX + path;
-  if (parts.length === 0 || parts.some((p) => !COMPONENT.test(p))) {
-    // (the path as Docker names it there: `library/` added to an official image's)
-    const upper = parts.length > 0 && parts.every((p) => COMPONENT.test(p.toLowerCase()));
-    throw errors.imageInvalidReference(upper ? `invalid reference format: repository name (${path}) must be lowercase` : undefined);
-  }
+  if (parts.length === 0 || parts.some((p) => !COMPONENT.test(p))) throw errors.imageInvalidReference();
   if (path.length > 255) throw errors.imageInvalidReference("repository name must not be more than 255 characters");
   if (tag === undefined && digest === undefined && defaultTag !== null) tag = defaultTag;
   return { domain, path, tag, digest };
+}
+
+/**
+ * Docker's parser (ParseNormalizedNamed) refuses a repository with capitals before it reads
+ * anything else: what follows the registry, up to the first `:`, `library/` added to an
+ * official image's, is named in the refusal (`Foo@3cc` is `library/Foo@3cc`).
+ */
+function refuseCapitals(text: string): void {
+  const slash = text.indexOf("/");
+  const first = slash < 0 ? "" : text.slice(0, slash);
+  const registry = slash >= 0 && (first.includes(".") || first.includes(":") || first === "localhost" || first.toLowerCase() !== first);
+  let remainder = registry ? text.slice(slash + 1) : text;
+  const hub = !registry || first === DEFAULT_DOMAIN || first === LEGACY_DEFAULT_DOMAIN;
+  if (hub && !remainder.includes("/")) remainder = OFFICIAL_PREFIX + remainder;
+  const colon = remainder.indexOf(":");
+  const remote = colon < 0 ? remainder : remainder.slice(0, colon);
+  if (remote.toLowerCase() !== remote) throw errors.imageInvalidReference(`invalid reference format: repository name (${remote}) must be lowercase`);
 }
 
 /** The repository's full name: `docker.io/library/busybox`. */
@@ -97,4 +111,18 @@ export function familiarName(full: string): string {
  */
 export function refuseIdAsName(name: string): void {
   if (/^[a-f0-9]{64}$/.test(name)) throw errors.imageInvalidReference(`invalid repository name (${name}), cannot specify 64-byte hexadecimal strings`);
+}
+
+/**
+ * The name a `repo` and a `tag` query parameter give together (a tag's, a commit's, an
+ * import's), as Docker 28's router reads them (httputils.RepoTagReference): the repository
+ * read whole, a digest refused, `tag` replacing any tag the repository carries, `latest` when
+ * there is neither. The full reference; undefined without a repo.
+ */
+export function repoTagReference(repo: string | undefined, tag: string | undefined): string | undefined {
+  if (!repo) return undefined;
+  refuseIdAsName(repo);
+  const ref = parseReference(repo, null);
+  if (ref.digest) throw errors.imageRepoIsDigest();
+  return formatReference({ domain: ref.domain, path: ref.path, tag: tag ? checkTag(tag) : (ref.tag ?? "latest") });
 }

@@ -16,7 +16,7 @@ import type { EngineHooks } from "../../core/hooks.js";
 import { digestOfFile } from "../../core/images/blob-store.js";
 import type { ContainerConfig, ImageConfig } from "../../core/images/image-config.js";
 import type { Image, ImageStore } from "../../core/images/image-store.js";
-import { checkTag, familiarName, formatReference, parseReference, refuseIdAsName, repositoryOf } from "../../core/images/reference.js";
+import { familiarName, repoTagReference } from "../../core/images/reference.js";
 import { ENGINE_VERSION } from "../../core/version.js";
 import { imageTagEvent } from "../images/image-events.js";
 import { diffToFile, isEmptyTar } from "../storage/diff-file.js";
@@ -53,20 +53,11 @@ export interface CommitOptions {
   config?: ContainerConfig | null;
 }
 
-/** The full reference a commit tags, from `repo` and `tag` (`latest` when no tag is given); undefined without a repo. */
-export function commitReference(repo: string | undefined, tag: string | undefined): string | undefined {
-  if (!repo) return undefined;
-  refuseIdAsName(repo);
-  const ref = parseReference(repo, null);
-  if (ref.digest) throw errors.imageCommitToDigest();
-  return formatReference(parseReference(`${repositoryOf(ref)}:${tag ? checkTag(tag) : ref.tag || "latest"}`));
-}
-
 export async function commitContainer(deps: CommitDeps, c: ContainerRecord, opts: CommitOptions): Promise<Image> {
   if (c.State.Dead) throw errors.containerCommitConflict(c.Id, "Dead");
   if (c.State.Status === "removing") throw errors.containerCommitConflict(c.Id, "being removed");
   // Everything the request can get wrong is refused before the container is paused.
-  const target = commitReference(opts.repo, opts.tag);
+  const target = repoTagReference(opts.repo, opts.tag);
   const lines = opts.changes.flatMap((change) => change.split(/\r?\n/)).filter((line) => line.trim() !== "" && !line.trim().startsWith("#"));
   const containerConfig = c.Config as ContainerConfig;
   let config = applyChanges(opts.config ?? containerConfig, lines);

@@ -417,7 +417,8 @@ export class ContainerRunner {
    * `signal` (else the container's StopSignal, else SIGTERM), then SIGKILL after `seconds` (else
    * its StopTimeout, else 10; -1 never). False when it was not running (304).
    */
-  async stop(c: ContainerRecord, opts: { seconds?: number; signal?: string; byDaemon?: boolean } = {}): Promise<boolean> {
+  /** `announce: false`: no `stop` event (a forced removal kills, as Docker's daemon.Kill, and says only that). */
+  async stop(c: ContainerRecord, opts: { seconds?: number; signal?: string; byDaemon?: boolean; announce?: boolean } = {}): Promise<boolean> {
     if (!c.State.Running && !c.State.Restarting) return false;
     const seconds = opts.seconds ?? c.Config.StopTimeout ?? 10;
     const signal = opts.signal ?? c.Config.StopSignal ?? "TERM";
@@ -425,7 +426,7 @@ export class ContainerRunner {
     // waits gives up, one under way finishes first and is stopped here.
     await Promise.all([this.noteStop(c, opts.byDaemon === true), this.restarts.cancel(c.Id)]);
     if (!c.State.Running) {
-      this.deps.hooks.event.call(containerEvent(c, "stop"));
+      if (opts.announce !== false) this.deps.hooks.event.call(containerEvent(c, "stop"));
       return true;
     }
     const sup = await this.supervisor();
@@ -448,7 +449,7 @@ export class ContainerRunner {
     // The event stream brings the same exit; whichever comes first records it, and this
     // returns once it is recorded.
     await this.recordExit(c.Id, code, "", pid);
-    this.deps.hooks.event.call(containerEvent(c, "stop"));
+    if (opts.announce !== false) this.deps.hooks.event.call(containerEvent(c, "stop"));
     return true;
   }
 
@@ -582,7 +583,7 @@ export class ContainerRunner {
     for (let attempt = 1; ; attempt++) {
       if (c.State.Running) {
         if (attempt > 3) throw errors.containerRunning(c.Name, state());
-        await this.stop(c, { seconds: 0, signal: "KILL" }).catch((err: Error) => {
+        await this.stop(c, { seconds: 0, signal: "KILL", announce: false }).catch((err: Error) => {
           // its exit came by the event stream meanwhile: only the wait for it failed, and
           // what the removal needs, a container that has stopped, is there
           if (c.State.Running && !c.State.Restarting) throw err;

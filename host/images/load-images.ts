@@ -24,6 +24,8 @@ interface DockerManifestEntry {
   // (null in moby's Dangling test image: Go's decoder reads it as none)
   RepoTags?: string[] | null;
   Layers?: string[] | null;
+  /** The image's parent's ID, when the archive holds the parent too (Docker's save). */
+  Parent?: string | null;
 }
 
 interface OciDescriptor {
@@ -38,6 +40,7 @@ interface ToStore {
   config: Buffer;
   layers: string[];
   tags: string[];
+  parent?: string;
 }
 
 interface OciIndex {
@@ -92,7 +95,7 @@ export async function loadImages(
       for (const entry of checkedJson(archive, "manifest.json", isDockerManifest, "a list of {Config, RepoTags, Layers}")) {
         const layers = [];
         for (const layer of entry.Layers ?? []) layers.push(await uncompressed(layer));
-        plan.push({ config: archive.read(entry.Config), layers, tags: entry.RepoTags ?? [] });
+        plan.push({ config: archive.read(entry.Config), layers, tags: entry.RepoTags ?? [], parent: entry.Parent ?? undefined });
       }
     } else if (archive.has("index.json")) {
       for (const manifest of ociManifests(archive, checkedJson(archive, "index.json", isOciIndex, "an OCI image index").manifests ?? [])) {
@@ -111,6 +114,11 @@ export async function loadImages(
       const image = await store.create(item.config, item.layers, item.tags);
       opts.onLoaded?.(image, item.tags);
       loaded.push(image);
+    }
+    // A parent link holds when the archive brought the parent too (Docker's validatedParentLinks)
+    const loadedIds = new Set(loaded.map((i) => i.id));
+    for (const [i, item] of plan.entries()) {
+      if (item.parent && item.parent !== loaded[i].id && loadedIds.has(item.parent)) await store.setParent(loaded[i].id, item.parent);
     }
     return loaded;
   } catch (err) {

@@ -70,6 +70,7 @@ export function saveImages(store: ImageStore, items: readonly SaveItem[], opts: 
     await addBuffer("oci-layout", Buffer.from('{"imageLayoutVersion":"1.0.0"}'));
     const dockerManifest = [];
     const index = [];
+    const savedIds = new Set(items.map((i) => i.image.id));
     /** The legacy `repositories` file: name -> tag -> the hex of the image's top layer's diff ID, as Docker 25+ writes it. */
     const repositories: Record<string, Record<string, string>> = {};
     for (const { image, refs } of items) {
@@ -85,10 +86,14 @@ export function saveImages(store: ImageStore, items: readonly SaveItem[], opts: 
         layers: diffIds.map((d, i) => ({ mediaType: "application/vnd.oci.image.layer.v1.tar", digest: d, size: sizes[i] })),
       }));
       const manifestDigest = await addBlobBuffer(manifest);
+      const repoTags = refs.filter((r) => !r.includes("@")).map(familiarName);
       dockerManifest.push({
         Config: `blobs/sha256/${image.id.slice(7)}`,
-        RepoTags: refs.filter((r) => !r.includes("@")).map(familiarName),
+        // (Go's nil slice: an image saved by ID has none)
+        RepoTags: repoTags.length > 0 ? repoTags : null,
         Layers: diffIds.map((d) => `blobs/sha256/${d.slice(7)}`),
+        // the link to its parent, when the parent is saved too: a load puts it back (Docker's save)
+        ...(image.parent && image.parent !== image.id && savedIds.has(image.parent) ? { Parent: image.parent } : {}),
       });
       const descriptor = { mediaType: "application/vnd.oci.image.manifest.v1+json", digest: manifestDigest, size: manifest.length };
       if (refs.length === 0) index.push(descriptor);

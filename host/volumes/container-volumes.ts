@@ -76,7 +76,9 @@ export class ContainerVolumes {
    * The mounts of the containers VolumesFrom names (`name[:ro|rw]`, checked at create by
    * host/containers/create-checks.ts), as Docker copies them: read-only when the other's is or
    * with `ro`; a later entry's replaces an earlier one at the same destination. They are the
-   * other's volumes: not made again, not filled, not removed with this container.
+   * other's volumes: not made again, not filled. An anonymous one stays anonymous here, as
+   * Docker copies the mount's spec: a removal with `-v` of whichever of the two containers goes
+   * last takes it (the first finds it in use and leaves it).
    */
   private volumesFrom(entries: readonly string[]): PlannedMount[] {
     const byDest = new Map<string, PlannedMount>();
@@ -84,7 +86,7 @@ export class ContainerVolumes {
       const [ref, mode = ""] = entry.split(":");
       const ro = mode.split(",").includes("ro");
       for (const m of this.deps.containers.get(ref).Mounts ?? []) {
-        const { Anonymous: _anonymous, CopyData: _copy, CreateSource: _create, ...rest } = m;
+        const { CopyData: _copy, CreateSource: _create, ...rest } = m;
         byDest.set(m.Destination, { ...rest, RW: m.RW && !ro, Mode: "" });
       }
     }
@@ -136,7 +138,7 @@ export class ContainerVolumes {
     return { mounts, images, release };
   }
 
-  /** Removes the anonymous volumes a create made, when the create fails after `realize`. */
+  /** Removes the anonymous volumes a create made, when the create fails after `realize` (one inherited from another container stays: that one uses it). */
   async discard(mounts: readonly ContainerMount[]): Promise<void> {
     for (const m of mounts) {
       if (m.Type === "volume" && m.Anonymous && m.Name) await this.deps.volumes.remove(m.Name).catch(() => {});

@@ -8,7 +8,8 @@ import typia from "typia";
 import type { ContainerStore } from "../../../core/containers/container-store.js";
 import type { ContainerConfig } from "../../../core/images/image-config.js";
 import { errors } from "../../../core/errors.js";
-import { commitContainer, commitReference, type CommitDeps } from "../../containers/commit-container.js";
+import { repoTagReference } from "../../../core/images/reference.js";
+import { commitContainer, type CommitDeps } from "../../containers/commit-container.js";
 import { queryBool, queryList, queryString, type Query } from "../query.js";
 import { bodyCheck, validateBody } from "../validate-body.js";
 
@@ -25,7 +26,7 @@ export function commitRoutes(deps: CommitRouteDeps) {
       const ref = queryString(query, "container") ?? "";
       // the body (its type, its JSON) and the name to give before the container, as Docker's router reads them
       const config = validateBody(validateConfig, request.body, request);
-      commitReference(queryString(query, "repo"), queryString(query, "tag"));
+      repoTagReference(queryString(query, "repo"), queryString(query, "tag"));
       const c = deps.containers.get(ref);
       const image = await commitContainer(deps, c, {
         ref,

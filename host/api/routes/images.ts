@@ -10,7 +10,7 @@ import { makeEvent } from "../../../core/events/event.js";
 import type { Image, ImageStore } from "../../../core/images/image-store.js";
 import type { StorageDriver } from "../../../core/contracts/storage.js";
 import { graphDriverData } from "../graph-driver.js";
-import { checkTag, familiarName, formatReference, parseReference, refuseIdAsName, repositoryOf } from "../../../core/images/reference.js";
+import { checkTag, familiarName, formatReference, parseReference, refuseIdAsName, repoTagReference, repositoryOf } from "../../../core/images/reference.js";
 import type { SaveItem } from "../../images/save-images.js";
 import { inspectConfig } from "../../images/inspect-config.js";
 import { isComposeV1 } from "../../images/compose-legacy.js";
@@ -265,9 +265,8 @@ export function imageRoutes(deps: ImageRouteDeps) {
       if (fromSrc === undefined && fromImage) return pull(request, reply, fromImage, platform);
       if (fromSrc === undefined) throw errors.apiInvalidBody("fromSrc or fromImage is required");
       const repo = queryString(query, "repo");
-      const tag = queryString(query, "tag");
-      if (repo) refuseIdAsName(repo);
-      const tags = repo ? [tag ? `${repo}:${checkTag(tag)}` : repo] : [];
+      const target = repoTagReference(repo, queryString(query, "tag"));
+      const tags = target ? [target] : [];
       const { importImage, openImportSource, checkImportPlatform } = await importing();
       const source = await openImportSource(fromSrc, request.raw as Readable);
       try {
@@ -287,7 +286,7 @@ export function imageRoutes(deps: ImageRouteDeps) {
         disablePigz: deps.disablePigz(),
         platform,
       });
-      for (const t of tags) deps.hooks.event.call(imageTagEvent(image, formatReference(parseReference(t))));
+      for (const t of tags) deps.hooks.event.call(imageTagEvent(image, t));
       deps.hooks.event.call(imageEvent(image, "import", image.id));
       return jsonLines(reply, [{ status: image.id }]);
     });
@@ -344,19 +343,17 @@ export function imageRoutes(deps: ImageRouteDeps) {
       const query = request.query as Query;
       const repo = queryString(query, "repo");
       if (!repo) throw errors.apiInvalidBody("repo is required");
-      const tag = queryString(query, "tag");
-      refuseIdAsName(repo);
-      const target = parseReference(tag ? `${repo}:${checkTag(tag)}` : repo);
-      if (target.digest) throw errors.apiInvalidBody("refusing to create a tag with a digest reference");
+      const target = repoTagReference(repo, queryString(query, "tag"))!;
       // `sha256:x` would read as a digest (an ID) wherever the name is used: Docker refuses it before looking the image up
-      if (familiarName(repositoryOf(target)) === "sha256") throw errors.imageTagAmbiguous();
-      await store.tag(name, formatReference(target));
-      deps.hooks.event.call(imageTagEvent(store.resolve(formatReference(target)), formatReference(target)));
+      if (familiarName(repositoryOf(parseReference(target))) === "sha256") throw errors.imageTagAmbiguous();
+      await store.tag(name, target);
+      deps.hooks.event.call(imageTagEvent(store.resolve(target), target));
       return reply.code(201).send();
     });
 
     app.delete("/images/*", async (request) => {
       const { name } = nameAndAction(request, []);
+      if (name.trim() === "") throw errors.imageNameBlank();
       const query = request.query as Query;
       const image = store.resolve(name);
       const entries = await store.delete(name, { force: queryBool(query, "force"), noprune: queryBool(query, "noprune") });
