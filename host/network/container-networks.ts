@@ -341,6 +341,25 @@ export class ContainerNetworks {
     }
   }
 
+  /**
+   * After a rename: the endpoints carry the new name (network inspect's Containers, DNSNames),
+   * and the networks of a running container answer it instead of the old one, as Docker's
+   * sandbox Rename does. The caller saves the record.
+   */
+  async renamed(c: ContainerRecord): Promise<void> {
+    const name = c.Name.replace(/^\//, "");
+    for (const ep of c.Endpoints ?? []) {
+      ep.containerName = name;
+      const rec = this.deps.networks.find(ep.networkId);
+      if (!rec || rec.spec.isDefault) continue;
+      ep.dnsNames = dnsNames(c, ep.aliases);
+      if (!c.State.Running || !this.deps.sandboxes.exists(c.Id)) continue;
+      const driver = await this.deps.networks.driverOf(rec.spec);
+      // as Docker: the rename is done; a network that cannot take the new name says so in the log
+      await driver.rename?.(rec.spec, ep).catch((err: Error) => this.deps.log.warn({ err, network: rec.spec.name }, "cannot give the network the container's new name"));
+    }
+  }
+
   /** A legacy link removed while its parent runs: what the network opened for it is closed. */
   async unlink(parent: ContainerRecord, child: ContainerRecord): Promise<void> {
     const rec = this.deps.networks.find(DEFAULT_NETWORK);

@@ -169,6 +169,10 @@ export class BridgeDriver implements NetworkDriver {
     }
   }
 
+  async rename(net: NetworkSpec, ep: EndpointSpec): Promise<void> {
+    if (this.joined.has(ep.endpointId)) this.registerNames(net, ep);
+  }
+
   private registerNames(net: NetworkSpec, ep: EndpointSpec): void {
     if (!this.dns || !this.nameservers.has(net.id)) return;
     const addresses = [ep.ipv4, ep.ipv6].filter((a): a is string => !!a).map((a) => a.split("/")[0]);
