@@ -7,7 +7,7 @@
 import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import { docker } from "./helpers/docker-cli.js";
-import { startNetDaemon, type NetDaemon } from "./helpers/net-daemon.js";
+import { eventually, startNetDaemon, type NetDaemon } from "./helpers/net-daemon.js";
 
 describe("what moby's integration-cli network tests expect of a daemon", function () {
   this.timeout(180_000);
@@ -42,6 +42,34 @@ describe("what moby's integration-cli network tests expect of a daemon", functio
       const old = await run("exec", "peer", "ping", "-c", "1", "-W", "2", "before");
       expect(old.code).to.not.equal(0);
       expect(old.out).to.contain("bad address 'before'");
+    });
+  });
+
+  describe("a port published on every address, for a container without IPv6 (TestPortList, TestUnpublishedPortsInPsOutput)", function () {
+    after(async () => {
+      await run("rm", "-f", "mx-v4only", "mx-v6host");
+    });
+
+    /** What the container's httpd serves at `url` from the daemon's namespace, or null. */
+    const fetch = (url: string) => (n.ns.status("curl", "-sfg", "-m", "2", "-o", "/dev/null", url) === 0 ? n.ns.run("curl", "-sfg", "-m", "2", url).trim() : null);
+
+    it("is published on [::] too, with the same port, through the userland proxy to the container's IPv4 address", async () => {
+      const id = (await n.cli("run", "-d", "--name", "mx-v4only", "-p", "18731:80", "-p", "18732-18740:81/udp", "busybox", "httpd", "-f", "-p", "80", "-h", "/etc")).trim();
+      expect(await n.cli("port", "mx-v4only")).to.equal("80/tcp -> 0.0.0.0:18731\n80/tcp -> [::]:18731\n81/udp -> 0.0.0.0:18732\n81/udp -> [::]:18732\n");
+      expect((await n.cli("ps", "-f", "name=mx-v4only", "--format", "{{.Ports}}")).trim()).to.equal("0.0.0.0:18731->80/tcp, [::]:18731->80/tcp, 0.0.0.0:18732->81/udp, [::]:18732->81/udp");
+      await eventually("httpd to answer on [::1]", () => fetch("http://[::1]:18731/hostname") !== null);
+      expect(fetch("http://[::1]:18731/hostname")).to.equal(id.slice(0, 12));
+      // no NAT joins the two families: the answer came through the proxy
+      expect(n.ns.run("ip6tables-save", "-t", "nat")).to.not.contain("18731");
+      await n.cli("rm", "-f", "mx-v4only");
+      expect(fetch("http://[::1]:18731/hostname")).to.equal(null);
+    });
+
+    it("takes an IPv6 host address given for a container without IPv6, through the proxy", async () => {
+      const id = (await n.cli("run", "-d", "--name", "mx-v6host", "-p", "[::1]:18741:80", "busybox", "httpd", "-f", "-p", "80", "-h", "/etc")).trim();
+      expect(await n.cli("port", "mx-v6host")).to.equal("80/tcp -> [::1]:18741\n");
+      await eventually("httpd to answer on [::1]", () => fetch("http://[::1]:18741/hostname") !== null);
+      expect(fetch("http://[::1]:18741/hostname")).to.equal(id.slice(0, 12));
     });
   });
 

@@ -15,7 +15,7 @@ import { EmbeddedDns } from "./dns-resolver.js";
 import { Firewall, type NetworkRules, type PortRule } from "./firewall.js";
 import { deleteLink, ensureBridge, plugVeth } from "./links.js";
 import { PortAllocator } from "./port-allocator.js";
-import { startProxy, type ProxyHandle } from "./userland-proxy.js";
+import { ipv6Listenable, startProxy, type ProxyHandle } from "./userland-proxy.js";
 import { bridgeOptions, checkBridgeOptions, OPT, type BridgeOptions } from "./options.js";
 
 export interface BridgeDriverContext extends Pick<NetworkContext, "config" | "tag" | "log"> {
@@ -43,6 +43,8 @@ export class BridgeDriver implements NetworkDriver {
   private dns?: EmbeddedDns;
   /** By network id: the address its name server answers on. */
   private readonly nameservers = new Map<string, string>();
+  /** Whether the host listens on IPv6 at all, asked once. */
+  private v6?: Promise<boolean>;
 
   constructor(private readonly ctx: BridgeDriverContext) {
     this.run = ctx.runner ?? hostRunner;
@@ -245,9 +247,12 @@ export class BridgeDriver implements NetworkDriver {
             if (req.hostPort !== 0 || attempt >= 20) throw err;
           }
         }
-        // As Docker: a port published on every address is on every IPv6 address too when the
-        // container has IPv6, with the same host port (a failure fails the join, leave undoes it).
-        if (!req.hostIp && hostIp === "0.0.0.0" && ep.ipv6) {
+        // As Docker: a port published on every address is on every IPv6 address too, with the
+        // same host port (a failure fails the join, leave undoes it): to the container's IPv6
+        // address, or through the userland proxy to its IPv4 one when it has none (Docker 28's
+        // sortAndNormPBs; none without the proxy, nor on a host without IPv6)
+        const toV4 = !ep.ipv6 && c["userland-proxy"] && req.proto !== "sctp";
+        if (!req.hostIp && hostIp === "0.0.0.0" && (ep.ipv6 || (toV4 && (await (this.v6 ??= ipv6Listenable()))))) {
           this.ports.allocate(req.proto, "::", hostPort);
           await this.publishOne(held, ep, { proto: req.proto, containerPort: req.containerPort, hostIp: "::", hostPort });
         }
@@ -264,9 +269,12 @@ export class BridgeDriver implements NetworkDriver {
   private async publishOne(held: Joined, ep: EndpointSpec, p: PublishedPort): Promise<void> {
     const c = this.ctx.config();
     const o = bridgeOptions(held.net, c);
-    const containerIp = (p.hostIp.includes(":") ? ep.ipv6 : ep.ipv4)?.split("/")[0];
-    if (!containerIp) throw new Error(`no ${p.hostIp.includes(":") ? "IPv6" : "IPv4"} address to publish ${p.containerPort}/${p.proto} to`);
     const proxied = c["userland-proxy"] && p.proto !== "sctp";
+    // an IPv6 host address reaches a container without IPv6 through the proxy alone, at its IPv4
+    // address (Docker's, "to keep backward compatibility"): no NAT rule joins the two families
+    const crossFamily = p.hostIp.includes(":") && !ep.ipv6 && proxied;
+    const containerIp = (p.hostIp.includes(":") && !crossFamily ? ep.ipv6 : ep.ipv4)?.split("/")[0];
+    if (!containerIp) throw new Error(`no ${p.hostIp.includes(":") ? "IPv6" : "IPv4"} address to publish ${p.containerPort}/${p.proto} to`);
     if (proxied) {
       const proxy = await startProxy(
         { proto: p.proto as "tcp" | "udp", hostIp: p.hostIp, hostPort: p.hostPort, containerIp, containerPort: p.containerPort },
@@ -274,7 +282,7 @@ export class BridgeDriver implements NetworkDriver {
       );
       held.proxies.push(proxy);
     }
-    if (c.iptables || c.ip6tables) {
+    if ((c.iptables || c.ip6tables) && !crossFamily) {
       const rule: PortRule = { bridge: o.bridge, proto: p.proto, hostIp: p.hostIp, hostPort: p.hostPort, containerIp, containerPort: p.containerPort, loopback: !proxied };
       await this.fw().addPort(rule);
       held.rules.push(rule);
