@@ -80,4 +80,38 @@ describe("what moby's integration-cli network tests expect of a daemon", functio
       expect(r.out).to.contain("Error response from daemon: Invalid network mode: invalid container format container:<name|id>");
     });
   });
+
+  describe("daemon flags (docker_cli_daemon_test.go)", function () {
+    let f: NetDaemon;
+    before(async () => {
+      f = await startNetDaemon(["--log-opt", "max-size=1k", "--dns", "1.2.3.4", "--dns-search", "example.com", "--dns-opt", "timeout:3", "--add-runtime", "vm=/usr/local/bin/vm-manager"]);
+    });
+    after(async () => f?.stop());
+
+    it("gives a container on the host's network the daemon's --dns, --dns-search and --dns-opt, and its own over them (TestDaemonDNSFlagsInHostMode)", async () => {
+      const daemons = await f.cli("run", "--rm", "--net=host", "busybox", "cat", "/etc/resolv.conf");
+      expect(daemons).to.match(/^nameserver 1\.2\.3\.4$/m);
+      expect(daemons).to.match(/^search example\.com$/m);
+      expect(daemons).to.match(/^options timeout:3$/m);
+      const own = await f.cli("run", "--rm", "--net=host", "--dns", "9.9.9.9", "--dns-search", "own.test", "busybox", "cat", "/etc/resolv.conf");
+      expect(own.split("\n").filter((l) => /^(nameserver|search|options) /.test(l))).to.deep.equal(["nameserver 9.9.9.9", "search own.test", "options timeout:3"]);
+    });
+
+    it("records the daemon's --log-opt in a container of the daemon's log driver, beside its own (TestDaemonWideLogConfig)", async () => {
+      await f.cli("create", "--name", "lc-own", "--log-opt", "max-file=5", "busybox");
+      await f.cli("create", "--name", "lc-default", "busybox");
+      await f.cli("create", "--name", "lc-other", "--log-driver", "local", "busybox");
+      const configOf = async (name: string) => JSON.parse(await f.cli("inspect", "-f", "{{json .HostConfig.LogConfig}}", name)) as unknown;
+      expect(await configOf("lc-own")).to.deep.equal({ Type: "json-file", Config: { "max-file": "5", "max-size": "1k" } });
+      expect(await configOf("lc-default")).to.deep.equal({ Type: "json-file", Config: { "max-size": "1k" } });
+      expect(await configOf("lc-other")).to.deep.equal({ Type: "local", Config: {} });
+    });
+
+    it("names a runtime's missing binary in the words Docker's shim fails with (TestRunWithRuntimeFromCommandLine)", async () => {
+      const r = await docker(f.host, ["run", "--rm", "--runtime=vm", "busybox", "ls"]);
+      // (the CLI exits 127 for a start that failed on a file that is not there, as with Docker's words)
+      expect(r.code).to.equal(127);
+      expect(r.stderr).to.contain("/usr/local/bin/vm-manager: no such file or directory");
+    });
+  });
 });

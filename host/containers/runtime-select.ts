@@ -80,8 +80,9 @@ function unusable(file: string): string | undefined {
   let st;
   try {
     st = statSync(file);
-  } catch {
-    return "not found";
+  } catch (err) {
+    // the words Docker's shim fails with for a runtime path that is not there (Go's ENOENT text)
+    return (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or directory" : "not found";
   }
   if (!st.isFile()) return "not a regular file";
   if ((st.mode & 0o111) === 0) return "not executable";
