@@ -73,6 +73,52 @@ describe("what moby's integration-cli network tests expect of a daemon", functio
     });
   });
 
+  describe("published ports go with the gateway (TestDockerNetworkConnectDisconnectWithPortMapping, TestPortBindingOnSandbox)", function () {
+    after(async () => {
+      await run("rm", "-f", "mx-gw", "mx-sandbox");
+      await run("network", "rm", "aaa", "ccc", "mx-internal", "mx-outside");
+    });
+
+    /** The container's default route, and its published ports as `docker port` shows them. */
+    const state = async (name: string) => ({
+      route: /^default via \S+ dev (\S+)/m.exec(await n.cli("exec", name, "ip", "-4", "route"))?.[1],
+      ports: await n.cli("port", name),
+    });
+    const answers = (port: number) => n.ns.status("curl", "-sf", "-m", "2", "-o", "/dev/null", `http://127.0.0.1:${port}/hostname`) === 0;
+
+    it("moves the route and the ports to a network that sorts before the gateway's, and back at its disconnect; a chosen port may change, an asked one stays", async () => {
+      await n.cli("network", "create", "aaa");
+      await n.cli("network", "create", "ccc");
+      await n.cli("run", "-d", "--name", "mx-gw", "-p", "18790:80", "-p", "70", "busybox", "httpd", "-f", "-p", "80", "-h", "/etc");
+      const before = await state("mx-gw");
+      expect(before.route).to.equal("eth0");
+      await n.cli("network", "connect", "aaa", "mx-gw");
+      const onAaa = await state("mx-gw");
+      expect(onAaa.route).to.equal("eth1");
+      expect(onAaa.ports).to.contain("80/tcp -> 0.0.0.0:18790");
+      const aaaAddress = (await n.cli("inspect", "-f", "{{.NetworkSettings.Networks.aaa.IPAddress}}", "mx-gw")).trim();
+      expect(n.ns.run("iptables-save", "-t", "nat")).to.contain(`--to-destination ${aaaAddress}:80`);
+      await eventually("the asked port to answer on the new gateway", () => answers(18790));
+      await n.cli("network", "disconnect", "aaa", "mx-gw");
+      const back = await state("mx-gw");
+      expect(back.route).to.equal("eth0");
+      expect(back.ports).to.contain("80/tcp -> 0.0.0.0:18790");
+      await eventually("the asked port to answer on the bridge again", () => answers(18790));
+      // a network that sorts after the gateway's takes neither
+      await n.cli("network", "connect", "ccc", "mx-gw");
+      expect(await state("mx-gw")).to.deep.equal(back);
+    });
+
+    it("publishes the ports of a container on an internal network once it joins one that leads out", async () => {
+      await n.cli("network", "create", "--internal", "mx-internal");
+      await n.cli("network", "create", "mx-outside");
+      await n.cli("run", "-d", "--name", "mx-sandbox", "--net", "mx-internal", "-p", "18791:80", "busybox", "httpd", "-f", "-p", "80", "-h", "/etc");
+      expect(answers(18791)).to.equal(false);
+      await n.cli("network", "connect", "mx-outside", "mx-sandbox");
+      await eventually("the port to answer through the network that leads out", () => answers(18791));
+    });
+  });
+
   describe("--net=container without a container (TestNetHostname)", function () {
     it("is refused at create in Docker's words, not looked up as a network", async () => {
       const r = await run("run", "--net=container", "busybox", "ps");

@@ -205,5 +205,12 @@ export interface NetworkDriver {
    * container joins again.
    */
   rename?(net: NetworkSpec, ep: EndpointSpec): Promise<void>;
+  /**
+   * Publishes a joined endpoint's ports anew, releasing those it published before (`[]` leaves it
+   * none), and resolves with what it published. The daemon calls it when a connect or a
+   * disconnect moves the container's gateway to another of its networks: published ports go
+   * with the gateway, as Docker's do. A driver without it keeps the ports where they were joined.
+   */
+  publish?(net: NetworkSpec, ep: EndpointSpec, ports: readonly PortRequest[]): Promise<PublishedPort[]>;
   shutdown(): Promise<void>;
 }

@@ -6,8 +6,10 @@
  * the container's folder and bind-mounted, as Docker does).
  *
  * Order at a container's start: sandbox -> per network, in order: addresses (IPAM) ->
- * driver.join (`eth0` for the first, which holds the default route and the published ports;
- * `eth1`... for the others, or the names their endpoints ask for: interface-names.ts) -> files -> the OCI spec names the sandbox and mounts the files
+ * driver.join (`eth0` for the first, which takes the default route and the published ports;
+ * `eth1`... for the others, or the names their endpoints ask for: interface-names.ts) -> both
+ * moved to the gateway by Docker's order, when that is another (default-route.ts) -> files ->
+ * the OCI spec names the sandbox and mounts the files
  * (`processSpec`). At its end (exit, failed start, removal): driver.leave -> addresses released
  * -> sandbox removed. Both are safe to repeat.
  */
@@ -36,7 +38,7 @@ import { EMBEDDED_DNS_ADDRESS, pointEmbeddedDns } from "./embedded-dns.js";
 import { containerIdMap, type UsernsRemap } from "../userns/remap.js";
 import { askedIfname, checkAskedIfnames, checkIfnameFree, interfaceName } from "./interface-names.js";
 import { applyEndpointSysctls, endpointSysctls } from "./endpoint-sysctls.js";
-import { moveDefaultRoutes } from "./default-route.js";
+import { moveDefaultRoutes, portsEndpoint } from "./default-route.js";
 
 export interface ContainerNetworksDeps {
   networks: NetworkManager;
@@ -214,6 +216,8 @@ export class ContainerNetworks {
         const ns = await this.join(c, name, att, sandbox, endpoints, reserved);
         nameserver ??= ns;
       }
+      // the first joined took the route and the ports; another may be the gateway by Docker's order
+      await this.moveGateway(c, true);
       this.writeFiles(c, files, mode, nameserver && (await this.resolverAddress(c, sandbox, nameserver, true)));
       this.prepared.set(c.Id, { netns: sandbox, ...(idMap ? { userns: this.deps.sandboxes.usernsPath(c.Id) } : {}), files });
     } catch (err) {
@@ -337,7 +341,7 @@ export class ContainerNetworks {
     await this.deps.containers.save(c);
     if (c.State.Running) {
       await this.rewriteFiles(c);
-      await this.moveDefaultRoutes(c);
+      await this.moveGateway(c);
     }
   }
 
@@ -371,8 +375,13 @@ export class ContainerNetworks {
     await (await this.deps.networks.driverOf(rec.spec)).unlink?.(rec.spec, { parentIp, childIp, ports });
   }
 
-  /** After a running container's connect or disconnect: its default routes where its networks' priorities say. */
-  private async moveDefaultRoutes(c: ContainerRecord): Promise<void> {
+  /**
+   * After a running container's connect or disconnect (and at its start): its default routes
+   * where its networks' order says, and its published ports on the network that gives the
+   * route, as Docker's gateway endpoint holds them. A port chosen by the daemon may change as it
+   * moves; one the container asked for stays the same.
+   */
+  private async moveGateway(c: ContainerRecord, starting = false): Promise<void> {
     if (!this.deps.sandboxes.exists(c.Id) || !c.Endpoints?.length) return;
     const candidates = c.Endpoints.map((ep) => ({
       ep,
@@ -385,6 +394,39 @@ export class ContainerNetworks {
       // as Docker: the connect or disconnect is done; the route stays where it was, and the log says why
       this.deps.log.warn({ err, container: c.Id }, "cannot move the container's default route");
     }
+    await this.movePorts(c, portsEndpoint(candidates), starting);
+  }
+
+  /** The container's published ports moved to `target`'s endpoint, when the driver can; at a start a failure fails it. */
+  private async movePorts(c: ContainerRecord, target: ContainerEndpoint | undefined, starting: boolean): Promise<void> {
+    const wanted = portRequests(c);
+    const holder = c.Endpoints?.find((ep) => ep.ports.length > 0);
+    if (wanted.length === 0 || holder === target || (!target && !holder)) return;
+    const driverOf = async (ep: ContainerEndpoint) => {
+      const rec = this.deps.networks.find(ep.networkId);
+      return rec ? { rec, driver: await this.deps.networks.driverOf(rec.spec) } : undefined;
+    };
+    // no network of the container leads out any more: its ports are released, as Docker's are
+    const to = target && (await driverOf(target));
+    if (target && !to?.driver.publish) return;
+    const from = holder && (await driverOf(holder));
+    if (holder && !from?.driver.publish) return;
+    if (holder && from) {
+      await from.driver.publish!(from.rec.spec, holder, []).catch((err: Error) => this.deps.log.warn({ err, container: c.Id }, "cannot release the published ports"));
+      holder.ports = [];
+      holder.published = [];
+    }
+    try {
+      if (target && to) {
+        target.published = await to.driver.publish!(to.rec.spec, { ...target, ports: wanted }, wanted);
+        target.ports = wanted;
+      }
+    } catch (err) {
+      if (starting) throw err;
+      // as Docker: the connect or disconnect is done; the ports could not follow, the log says why
+      this.deps.log.warn({ err, container: c.Id }, "cannot publish the container's ports on its new gateway");
+    }
+    if (!starting) await this.deps.containers.save(c);
   }
 
   /** `POST /networks/{id}/disconnect`: left at once when the container runs, and forgotten. */
@@ -408,7 +450,7 @@ export class ContainerNetworks {
     if (rec) this.deps.hooks.event.call(networkEvent(rec.spec, "disconnect", c.Id));
     if (c.State.Running) {
       await this.rewriteFiles(c);
-      await this.moveDefaultRoutes(c);
+      await this.moveGateway(c);
     }
   }
 
@@ -495,8 +537,9 @@ export class ContainerNetworks {
       ...(linkLocal.length ? { linkLocal } : {}),
       aliases,
       ...(first ? {} : { noDefaultRoute: true }),
-      // published ports go with the default route: the first network only, as in Docker
-      ports: first ? portRequests(c) : [],
+      // published ports go with the default route: the first network only, as in Docker, and
+      // not one that is internal (no way out: Docker publishes nothing until one leads out)
+      ports: first && !rec.spec.internal ? portRequests(c) : [],
       ...(legacyLinks.length ? { legacyLinks } : {}),
       ...(userDefined ? { dnsNames: dnsNames(c, aliases), dnsUpstreams: this.upstreamsOf(c), ...links } : { dnsNames: [] }),
     };
