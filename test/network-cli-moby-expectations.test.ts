@@ -119,6 +119,48 @@ describe("what moby's integration-cli network tests expect of a daemon", functio
     });
   });
 
+  describe("names on user-defined networks (TestUserDefinedNetworkConnectivity, TestUserDefinedNetworkConnectDisconnectLink)", function () {
+    after(async () => {
+      await run("rm", "-f", "c1.net1", "c2.net1", "first", "second");
+      await run("network", "rm", "br.net1", "foo1", "foo2");
+    });
+
+    const pings = async (from: string, name: string) => (await run("exec", from, "ping", "-c", "1", "-W", "2", name)).code === 0;
+
+    it("finds a container by its name qualified with its network's, and not with more after it", async () => {
+      await n.cli("network", "create", "br.net1");
+      await n.cli("run", "-d", "--net=br.net1", "--name=c1.net1", "busybox", "top");
+      await n.cli("run", "-d", "--net=br.net1", "--name=c2.net1", "busybox", "top");
+      expect(await pings("c2.net1", "c1.net1")).to.equal(true);
+      expect(await pings("c2.net1", "c1.net1.br.net1")).to.equal(true);
+      expect(await pings("c2.net1", "c1.net1.br.net1.invalid")).to.equal(false);
+    });
+
+    it("resolves a link's alias given at a connect on that network, and forgets the one of a network the target left", async () => {
+      await n.cli("network", "create", "foo1");
+      await n.cli("network", "create", "foo2");
+      await n.cli("run", "-d", "--net=foo1", "--name=first", "busybox", "top");
+      await n.cli("run", "-d", "--net=foo1", "--name=second", "--link=first:FirstInFoo1", "--link=third:bar", "busybox", "top");
+      expect(await pings("second", "FirstInFoo1")).to.equal(true);
+      await n.cli("network", "connect", "foo2", "first");
+      await n.cli("network", "connect", "--link=first:FirstInFoo2", "foo2", "second");
+      expect(await pings("second", "FirstInFoo2")).to.equal(true);
+      await n.cli("network", "disconnect", "foo1", "first");
+      expect(await pings("second", "FirstInFoo1")).to.equal(false);
+      expect(await pings("second", "FirstInFoo2")).to.equal(true);
+    });
+
+    it("refuses a fixed address that is not one of its family in Docker's words (TestDockerNetworkValidateIP)", async () => {
+      await n.cli("network", "create", "--ipv6", "--subnet=172.28.0.0/16", "--subnet=2001:db8:1234::/64", "mx-validate");
+      const refusal = async (...args: string[]) => (await run("create", "--net=mx-validate", ...args, "busybox")).out;
+      expect(await refusal("--ip", "mynet_ip", "--ip6", "2001:db8:1234::9999")).to.contain("invalid IPv4 address: mynet_ip");
+      expect(await refusal("--ip", "172.28.99.99", "--ip6", "mynet_ip6")).to.contain("invalid IPv6 address: mynet_ip6");
+      expect(await refusal("--ip6", "172.28.99.99")).to.contain("invalid IPv6 address: 172.28.99.99");
+      expect(await refusal("--ip6", "::ffff:172.28.99.99")).to.contain("invalid IPv6 address: ::ffff:172.28.99.99");
+      await n.cli("network", "rm", "mx-validate");
+    });
+  });
+
   describe("--net=container without a container (TestNetHostname)", function () {
     it("is refused at create in Docker's words, not looked up as a network", async () => {
       const r = await run("run", "--net=container", "busybox", "ps");

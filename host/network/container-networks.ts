@@ -621,6 +621,10 @@ function attachment(rec: NetworkRecord, config: EndpointConfigRequest): NetworkA
   const userDefined = !rec.spec.isDefault && !isModeNetwork(rec.spec);
   if (!userDefined && aliases.length) throw errors.networkInvalid("network-scoped alias is supported only for containers in user defined networks");
   if (!userDefined && (fixed.IPv4Address || fixed.IPv6Address)) throw errors.networkInvalid("user specified IP address is supported on user defined networks only");
+  // each of the family it is given for, and not the unspecified address (Docker 28's
+  // validateEndpointSettings, Go's net.IP: an IPv4-mapped IPv6 address is IPv4's)
+  if (fixed.IPv4Address && !isAddressOf(fixed.IPv4Address, 4)) throw errors.networkInvalid(`invalid IPv4 address: ${fixed.IPv4Address}`);
+  if (fixed.IPv6Address && !isAddressOf(fixed.IPv6Address, 6)) throw errors.networkInvalid(`invalid IPv6 address: ${fixed.IPv6Address}`);
   // Docker's create checks only that they are addresses (on the default bridge too: its
   // user-defined-address rule counts IPv4 and IPv6 only); that they are link-local, its start
   // (in Docker 28's words, one line per address; 20.10 said "Invalid link-local IP address: [a b]")
@@ -639,6 +643,14 @@ function attachment(rec: NetworkRecord, config: EndpointConfigRequest): NetworkA
     if (!given.some((c) => c.containsCidr(single))) throw errors.networkInvalid(`no configured subnet or ip-range contain the IP address ${address}`);
   }
   return { NetworkID: rec.spec.id, ...fields };
+}
+
+/** Whether `text` is an address of `family` as Go's net.ParseIP and To4 take it, and not the unspecified one. */
+function isAddressOf(text: string, family: 4 | 6): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(text)?.[1];
+  const v4 = isIP(text) === 4 ? text : mapped && isIP(mapped) === 4 ? mapped : undefined;
+  if (family === 4) return v4 !== undefined && v4 !== "0.0.0.0";
+  return isIP(text) === 6 && v4 === undefined && !/^[0:]+$/.test(text);
 }
 
 /**

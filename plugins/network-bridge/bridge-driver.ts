@@ -179,6 +179,7 @@ export class BridgeDriver implements NetworkDriver {
     if (!this.dns || !this.nameservers.has(net.id)) return;
     const addresses = [ep.ipv4, ep.ipv6].filter((a): a is string => !!a).map((a) => a.split("/")[0]);
     const upstreams = ep.dnsUpstreams?.map((address) => ({ address }));
+    this.dns.setNetworkName(net.id, net.name);
     this.dns.setEndpoint(net.id, ep.containerId, ep.dnsNames ?? [], addresses, upstreams, ep.linkAliases);
   }
 
