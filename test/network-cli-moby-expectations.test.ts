@@ -161,6 +161,21 @@ describe("what moby's integration-cli network tests expect of a daemon", functio
     });
   });
 
+  describe("a connect's settings are checked before what the network conflicts with (TestDockerNetworkConnectWithAliasOnDefaultNetworks)", function () {
+    after(async () => {
+      await run("rm", "-f", "mx-none");
+    });
+
+    it("refuses an alias on bridge, host and none for a container on none, in Docker's words", async () => {
+      await n.cli("run", "-d", "--net=none", "--name", "mx-none", "busybox", "top");
+      for (const network of ["bridge", "host", "none"]) {
+        const r = await run("network", "connect", "--alias", `alias${network}`, network, "mx-none");
+        expect(r.code, network).to.equal(1);
+        expect(r.out, network).to.contain("network-scoped alias is supported only for containers in user defined networks");
+      }
+    });
+  });
+
   describe("--net=container without a container (TestNetHostname)", function () {
     it("is refused at create in Docker's words, not looked up as a network", async () => {
       const r = await run("run", "--net=container", "busybox", "ps");

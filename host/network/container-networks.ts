@@ -308,6 +308,10 @@ export class ContainerNetworks {
   async connect(c: ContainerRecord, ref: string, config: EndpointConfigRequest): Promise<void> {
     const rec = this.deps.networks.network(ref);
     const mode = this.modeOf(c);
+    // as Docker's daemon: a container on another's namespace is refused first, then the settings
+    // are checked (an alias on a network that takes none), then what the network conflicts with
+    if (mode.startsWith("container:")) throw errors.networkSharedNamespace();
+    const att = attachment(rec, config);
     if (isModeNetwork(rec.spec) && rec.spec.name === mode) {
       // the network it is on already: a stopped container's connect is taken as done, as Docker's
       if (c.State.Running) throw errors.networkAlreadyConnected(c.Name.replace(/^\//, ""), rec.spec.name);
@@ -315,10 +319,8 @@ export class ContainerNetworks {
     }
     checkConnectable(mode, isModeNetwork(rec.spec) ? rec.spec.name : undefined);
     const networks = c.Networks ?? Object.fromEntries(this.attachmentsOf(c));
-    // the settings are checked first, as Docker's daemon checks them before anything else; then a
-    // second connect of a container that does not run is taken as done with the first settings
+    // a second connect of a container that does not run is taken as done with the first settings
     // kept (its updateNetworkSettings), and a running one's is refused by its endpoint's name
-    const att = attachment(rec, config);
     if (Object.values(networks).some((a) => a.NetworkID === rec.spec.id)) {
       if (c.State.Running) throw errors.networkAlreadyConnected(c.Name.replace(/^\//, ""), rec.spec.name);
       return;
