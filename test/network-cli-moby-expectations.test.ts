@@ -161,12 +161,33 @@ describe("what moby's integration-cli network tests expect of a daemon", functio
     });
   });
 
-  describe("a connect's settings are checked before what the network conflicts with (TestDockerNetworkConnectWithAliasOnDefaultNetworks)", function () {
+  describe("connects and disconnects refused or taken as Docker 28 takes them", function () {
     after(async () => {
-      await run("rm", "-f", "mx-none");
+      await run("rm", "-f", "mx-none", "mx-host", "mx-stopped");
+      await run("network", "rm", "mx-gone");
     });
 
-    it("refuses an alias on bridge, host and none for a container on none, in Docker's words", async () => {
+    it("refuses to disconnect a container made on the host's network from it, in Docker 28's words (TestDockerNetworkDisconnectFromHost)", async () => {
+      await n.cli("run", "-d", "--net=host", "--name", "mx-host", "busybox", "top");
+      const r = await docker(n.host, ["network", "disconnect", "host", "mx-host"]);
+      expect(r.code).to.equal(1);
+      expect(r.stderr).to.contain("Error response from daemon: container cannot be disconnected from host network or connected to host network");
+      await n.cli("rm", "-f", "mx-host");
+    });
+
+    it("forgets a network removed meanwhile from a stopped container, with or without force (TestDockerNetworkDisconnectContainerNonexistingNetwork)", async () => {
+      await n.cli("network", "create", "mx-gone");
+      await n.cli("run", "-d", "--net=mx-gone", "--name", "mx-stopped", "busybox", "top");
+      await n.cli("stop", "-t", "1", "mx-stopped");
+      await n.cli("network", "rm", "mx-gone");
+      await n.cli("network", "disconnect", "mx-gone", "mx-stopped");
+      expect(JSON.parse(await n.cli("inspect", "-f", "{{json .NetworkSettings.Networks}}", "mx-stopped"))).to.deep.equal({});
+      const again = await docker(n.host, ["network", "disconnect", "-f", "mx-gone", "mx-stopped"]);
+      expect(again.stderr).to.match(/container [0-9a-f]{64} is not connected to the network mx-gone/);
+      await n.cli("rm", "mx-stopped");
+    });
+
+    it("checks a connect's settings before what the network conflicts with: an alias on bridge, host or none for a container on none (TestDockerNetworkConnectWithAliasOnDefaultNetworks)", async () => {
       await n.cli("run", "-d", "--net=none", "--name", "mx-none", "busybox", "top");
       for (const network of ["bridge", "host", "none"]) {
         const r = await run("network", "connect", "--alias", `alias${network}`, network, "mx-none");

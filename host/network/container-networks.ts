@@ -433,8 +433,11 @@ export class ContainerNetworks {
 
   /** `POST /networks/{id}/disconnect`: left at once when the container runs, and forgotten. */
   async disconnect(c: ContainerRecord, ref: string, force: boolean): Promise<void> {
-    // with force, a network gone already can still be forgotten by the name or id recorded
-    const rec = force ? this.deps.networks.find(ref) : this.deps.networks.network(ref);
+    // with force, or from a container that does not run, a network gone already can still be
+    // forgotten by the name or id recorded (Docker's DisconnectFromNetwork looks it up only then)
+    const rec = force || !c.State.Running ? this.deps.networks.find(ref) : this.deps.networks.network(ref);
+    // a container made on the host's network stays on it: Docker 28's ErrConflictHostNetwork (400)
+    if (rec?.spec.name === "host" && this.modeOf(c) === "host") throw errors.networkHostConflict();
     if (rec && isModeNetwork(rec.spec)) throw errors.networkPredefined(rec.spec.name, "disconnected from");
     const networks = c.Networks ?? Object.fromEntries(this.attachmentsOf(c));
     const name = Object.keys(networks).find((n) => (rec ? networks[n].NetworkID === rec.spec.id : n === ref || networks[n].NetworkID === ref));
