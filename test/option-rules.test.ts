@@ -60,6 +60,11 @@ describe("option rules", () => {
     rmSync(dir, { recursive: true });
   });
 
+  it("refuses a daemon label given with two values, and takes the same one twice (moby's TestInfoLabels, Docker 28's GetConflictFreeLabels)", () => {
+    expect(() => checkRules(config("--label", 'test.label="1"', "--label", 'test.label="2"'), v1)).to.throw('conflict labels for test.label="2" and test.label="1"');
+    expect(() => checkRules(config("--label", "test.empty=", "--label", "test.empty="), v1)).to.not.throw();
+  });
+
   it("names every broken rule in one message", () => {
     expect(() => checkRules(config("--metrics-addr", "127.0.0.1:9323", "--cpu-rt-period", "5"), v2plain)).to.throw(
       "invalid daemon configuration: cpu-rt-period and cpu-rt-runtime are not supported with cgroup v2; metrics-addr is only supported when experimental is enabled",

@@ -64,6 +64,16 @@ export function checkRules(config: DaemonConfig, host: RuleHost): void {
   } catch (err) {
     problems.push((err as Error).message);
   }
+  // One key with two values is refused, as Docker's GetConflictFreeLabels refuses it (the same
+  // pair twice is taken once)
+  const labels = new Map<string, string>();
+  for (const label of config.label) {
+    const eq = label.indexOf("=");
+    const [key, value] = [label.slice(0, eq), label.slice(eq + 1)];
+    const before = labels.get(key);
+    if (before !== undefined && before !== value) problems.push(`conflict labels for ${key}=${value} and ${key}=${before}`);
+    else labels.set(key, value);
+  }
   // As Docker 28's daemon checks it at start (not at the first published port): a proxy binary
   // named must be an absolute path to an executable file, in Go's exec.LookPath words
   const proxyPath = config["userland-proxy-path"];
