@@ -170,7 +170,7 @@ describe("runtime-select", () => {
     }
   });
 
-  it("takes Docker's name of its built-in runtime, runc, as ocirun, unless a runtime is registered under it", () => {
+  it("takes Docker's name of its built-in runtime, runc, as ocirun (option parsing reserves the name; an entry made otherwise still wins)", () => {
     expect(selectRuntime(config(), "runc", v1, PATH)).to.deep.equal({ name: "runc", path: RUNC, args: [] });
     expect(() => checkRuntimeName(config(), "runc")).to.not.throw();
     expect(selectRuntime(config(["--default-runtime", "runc"]), undefined, v1, PATH)).to.deep.equal({ name: "runc", path: RUNC, args: [] });

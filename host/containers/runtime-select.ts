@@ -67,7 +67,7 @@ function planOf(config: DaemonConfig, requested: string | undefined | null): Pla
     return { name, binary: binaryName, extraArgs: [], systemdCgroup: options.SystemdCgroup === true };
   }
   // `runc`, the name Docker gives its built-in runtime (compose files' `runtime: runc`, Docker's
-  // daemon.json `default-runtime`), is the built-in one too unless a runtime is registered under it
+  // daemon.json `default-runtime`), is the built-in one too (option parsing reserves the name, as Docker 28 does)
   if (name === DEFAULT_RUNTIME_NAME || name === RUNC || OCIRUN_RUNTIME_TYPES.includes(name)) {
     return { name, binary: RUNC, extraArgs: [], systemdCgroup: false };
   }
