@@ -150,6 +150,15 @@ describe("what moby's integration-cli network tests expect of a daemon", functio
       expect(await pings("second", "FirstInFoo2")).to.equal(true);
     });
 
+    it("says a network is full in the words of Docker's endpoint allocation, naming it (TestDaemonBridgeFixedCidr)", async () => {
+      const id = (await n.cli("network", "create", "--subnet", "10.199.0.0/30", "mx-full")).trim();
+      await n.cli("run", "-d", "--net", "mx-full", "--name", "mx-full1", "busybox", "top");
+      const second = await run("run", "-d", "--net", "mx-full", "--name", "mx-full2", "busybox", "top");
+      expect(second.out).to.contain(`no available IPv4 addresses on this network's address pools: mx-full (${id})`);
+      await n.cli("rm", "-f", "mx-full1", "mx-full2");
+      await n.cli("network", "rm", "mx-full");
+    });
+
     it("refuses a fixed address that is not one of its family in Docker's words (TestDockerNetworkValidateIP)", async () => {
       await n.cli("network", "create", "--ipv6", "--subnet=172.28.0.0/16", "--subnet=2001:db8:1234::/64", "mx-validate");
       const refusal = async (...args: string[]) => (await run("create", "--net=mx-validate", ...args, "busybox")).out;

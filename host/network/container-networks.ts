@@ -23,7 +23,7 @@ import { parseLink } from "../../core/containers/links.js";
 import { networkDisabled } from "../../core/containers/network-disabled.js";
 import { errors } from "../../core/errors.js";
 import type { EngineHooks } from "../../core/hooks.js";
-import { Cidr } from "../../core/network/cidr.js";
+import { AddressError, Cidr } from "../../core/network/cidr.js";
 import { NetworkIpam } from "../../core/network/ipam.js";
 import type { EndpointConfigRequest } from "../../core/network/network-request.js";
 import { containerResolvConf } from "../../core/network/resolv-conf.js";
@@ -522,8 +522,19 @@ export class ContainerNetworks {
     const endpointId = randomBytes(32).toString("hex");
     const fixed = att.IPAMConfig ?? {};
     const linkLocal = (fixed.LinkLocalIPs ?? []).map(linkLocalCidr);
-    const v4 = rec.spec.enableIPv4 && ipam.hasFamily(4) ? ipam.allocate(4, { owner: endpointId, ...(fixed.IPv4Address ? { address: fixed.IPv4Address } : {}) }) : undefined;
-    const v6 = rec.spec.enableIPv6 && ipam.hasFamily(6) ? ipam.allocate(6, { owner: endpointId, ...(fixed.IPv6Address ? { address: fixed.IPv6Address } : {}) }) : undefined;
+    const take = (family: 4 | 6, address: string | undefined) => {
+      try {
+        return ipam.allocate(family, { owner: endpointId, ...(address ? { address } : {}) });
+      } catch (err) {
+        // a full network in the words of Docker's endpoint allocation, which tools match on
+        if (err instanceof AddressError && err.kind === "exhausted" && !address) {
+          throw new AddressError("exhausted", `no available IPv${family} addresses on this network's address pools: ${rec.spec.name} (${rec.spec.id})`);
+        }
+        throw err;
+      }
+    };
+    const v4 = rec.spec.enableIPv4 && ipam.hasFamily(4) ? take(4, fixed.IPv4Address) : undefined;
+    const v6 = rec.spec.enableIPv6 && ipam.hasFamily(6) ? take(6, fixed.IPv6Address) : undefined;
     rec.ipam = ipam.toJSON();
     const name = c.Name.replace(/^\//, "");
     const aliases = att.Aliases ?? [];
