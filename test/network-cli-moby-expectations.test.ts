@@ -1,8 +1,8 @@
 /**
- * What moby's integration-cli network tests (docker_cli_network_unix_test.go, the netmode and
- * port tests, Docker 28) expect of a daemon, where engined did otherwise. Each daemon runs in a
- * network namespace of the test's (test/helpers/net-daemon.ts), which takes every interface and
- * rule with it at the end.
+ * What moby's integration-cli tests of networks (docker_cli_network_unix_test.go, the links,
+ * netmode and port tests) and of daemon flags (docker_cli_daemon_test.go) expect of a daemon
+ * (Docker 28), where engined did otherwise. Each daemon runs in a network namespace of the
+ * test's (test/helpers/net-daemon.ts), which takes every interface and rule with it at the end.
  */
 import "./helpers/root-hooks.js";
 import { expect } from "chai";
