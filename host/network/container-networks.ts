@@ -216,8 +216,9 @@ export class ContainerNetworks {
         const ns = await this.join(c, name, att, sandbox, endpoints, reserved);
         nameserver ??= ns;
       }
-      // the first joined took the route and the ports; another may be the gateway by Docker's order
-      await this.moveGateway(c, true);
+      // the first joined took the route and the ports; another may be the gateway by Docker's
+      // order (with one network, none: no need to ask the sandbox for its routes)
+      if (endpoints.length > 1) await this.moveGateway(c, true);
       this.writeFiles(c, files, mode, nameserver && (await this.resolverAddress(c, sandbox, nameserver, true)));
       this.prepared.set(c.Id, { netns: sandbox, ...(idMap ? { userns: this.deps.sandboxes.usernsPath(c.Id) } : {}), files });
     } catch (err) {
