@@ -206,6 +206,29 @@ describe("what moby's integration-cli network tests expect of a daemon", functio
     });
   });
 
+  describe("a container on the host's network (TestRunAddHostInHostMode, TestDockerNetworkOverlayPortMapping)", function () {
+    after(async () => {
+      await run("rm", "-f", "mx-hostports", "mx-noneports");
+    });
+
+    it("gets Docker's own hosts file with its --add-host entries, the host's entries left out", async () => {
+      const hosts = await n.cli("run", "--rm", "--net=host", "--add-host", "extra:1.2.3.4", "busybox", "cat", "/etc/hosts");
+      const lines = hosts.split("\n").filter(Boolean);
+      expect(lines[0]).to.equal("127.0.0.1\tlocalhost");
+      expect(lines).to.include("1.2.3.4\textra");
+      expect(lines.filter((l) => !/^(127\.0\.0\.1|::1|fe00::|ff0[02]::)/.test(l))).to.deep.equal(["1.2.3.4\textra"]);
+    });
+
+    it("shows no port, exposed or published, for a container on the host's or no network, which has no endpoint to publish on", async () => {
+      await n.cli("run", "-d", "--name", "mx-hostports", "--net=host", "--expose", "90", "-p", "18792:80", "busybox", "top");
+      await n.cli("run", "-d", "--name", "mx-noneports", "--net=none", "--expose", "90", "busybox", "top");
+      for (const name of ["mx-hostports", "mx-noneports"]) {
+        expect(await n.cli("inspect", "-f", "{{json .NetworkSettings.Ports}}", name), name).to.equal("{}\n");
+        expect(await n.cli("ps", "-f", `name=${name}`, "--format", "[{{.Ports}}]"), name).to.equal("[]\n");
+      }
+    });
+  });
+
   describe("--net=container without a container (TestNetHostname)", function () {
     it("is refused at create in Docker's words, not looked up as a network", async () => {
       const r = await run("run", "--net=container", "busybox", "ps");

@@ -84,7 +84,13 @@ function writeContainerFiles(paths: FilePaths, input: FileInputs): void {
     // over it (Docker 28 writes it so; moby's TestDaemonDNSFlagsInHostMode)
     const resolv = containerResolvConf({ hostResolvConf: host.text, hostResolvConfPath: host.path, ...dns, ipv6: true, hostNetwork: true });
     writeFileSync(paths.resolvConf, resolv.content, { mode: 0o644 });
-    writeFileSync(paths.hosts, readOr("/etc/hosts", hostsFile({ hostname: c.Config.Hostname ?? "", addresses: [] })), { mode: 0o644 });
+    // the host's hosts file; with --add-host, Docker's own one with those entries instead (its
+    // sandbox builds the file then, without the host's entries)
+    const extraHosts = c.HostConfig.ExtraHosts ?? [];
+    const hosts = extraHosts.length
+      ? hostsFile({ hostname: "", addresses: [], extraHosts, hostGatewayIps: input.hostGateway, ipv6: loopbackHasIpv6(c.HostConfig.Sysctls) })
+      : readOr("/etc/hosts", hostsFile({ hostname: c.Config.Hostname ?? "", addresses: [] }));
+    writeFileSync(paths.hosts, hosts, { mode: 0o644 });
     writeFileSync(paths.hostname, hostnameFile(readOr("/etc/hostname", "").trim() || (c.Config.Hostname ?? "")), { mode: 0o644 });
     return;
   }
