@@ -53,7 +53,8 @@ export class AuthzChain {
    */
   async replace(names: readonly string[]): Promise<{ plugins: AppliedPlugin[]; undo: () => void }> {
     const selections: PluginSelection[] = [];
-    for (const name of names) selections.push(await this.select(name));
+    // a name given twice is one plugin, asked once (Docker's newPlugins keeps the first)
+    for (const name of new Set(names)) selections.push(await this.select(name));
     const privateHooks = new Map<string, EngineHooks>();
     const plugins = await loadPlugins(selections, {
       ...this.loader,

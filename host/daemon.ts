@@ -6,6 +6,7 @@
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
+import { errors } from "../core/errors.js";
 import { ContainerStore } from "../core/containers/container-store.js";
 import { ImageStore } from "../core/images/image-store.js";
 import { containerRunRoutes } from "./api/routes/container-run.js";
@@ -152,7 +153,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const runtime = await openRuntime(drivers);
     const logDrivers = logDriverSource(drivers, () => config["log-opt"]);
     // The default log driver and its --log-opt defaults are checked now: a typo stops the start.
-    await logDrivers(config["log-driver"], "operator").then((d) => d.validateOptions(config["log-opt"]));
+    const defaultLogDriver = await logDrivers(config["log-driver"], "operator");
+    try {
+      defaultLogDriver.validateOptions(config["log-opt"]);
+    } catch (err) {
+      throw errors.configLogOpts((err as Error).message);
+    }
     const links = new ContainerLinks({ containers, hooks, log: log.child({ component: "links" }), unlinked: (parent, child) => network.containers.unlink(parent, child) });
     const network = await openNetwork(drivers, { containers, config: () => config, log: log.child({ component: "network" }), remap, linkedHosts: (c) => links.hosts(c), linkPeers: (c) => links.peers(c) });
     const volumes = openVolumes(drivers, { containers, log: log.child({ component: "volumes" }), rootOwner: remap?.root, images, storage: driver });

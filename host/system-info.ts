@@ -102,7 +102,8 @@ export async function buildSystemInfo(src: InfoSources): Promise<SystemInfo> {
     HttpsProxy: maskCredentials(config["https-proxy"]),
     NoProxy: config["no-proxy"],
     Name: host.hostname,
-    Labels: [...config.label],
+    // the same label given twice is shown once (Docker's GetConflictFreeLabels)
+    Labels: [...new Set(config.label)],
     ExperimentalBuild: config.experimental,
     ServerVersion: ENGINE_VERSION,
     Runtimes: runtimesInfo(config),

@@ -214,6 +214,40 @@ describe("authorization plugins in other processes", function () {
     });
   });
 
+  describe("a plugin that fails, named twice (moby's TestAuthZPluginErrorRequest, TestAuthZPluginErrorResponse, TestAuthZPluginEnsureNoDuplicatePluginRegistration)", function () {
+    const name = uniqueName("failing");
+    let record: string;
+    let d: TestDaemon;
+    let sock: RequestOptions;
+    const callsFor = (uriPart: string) => recordedCalls(record).filter((c) => c.call !== "Activate" && String(c.body.RequestUri).includes(uriPart));
+
+    before(async function () {
+      record = join(makeTempDir("engine-authz-"), "calls.jsonl");
+      await startRecorder({
+        name,
+        record,
+        socket: join(SOCKET_DIR, `${name}.sock`),
+        rules: { errRequest: { "fail-request": "something went wrong..." }, errResponse: { "fail-response": "something went wrong..." } },
+      });
+      d = await startEngined({ args: ["--authorization-plugin", name, "--authorization-plugin", name] });
+      sock = { socketPath: d.socket };
+    });
+
+    after(async () => d?.stop());
+
+    it("names the call that failed and the plugin's Err, in Docker's words, for the request and for the answer", async () => {
+      const req = await send(sock, "GET", "/v1.51/containers/json?fail-request=1");
+      expect(message(req)).to.equal(`plugin ${name} failed with error: AuthZPlugin.AuthZReq: something went wrong...`);
+      const res = await send(sock, "GET", "/v1.51/containers/json?fail-response=1");
+      expect(message(res)).to.equal(`plugin ${name} failed with error: AuthZPlugin.AuthZRes: something went wrong...`);
+    });
+
+    it("asks a plugin named twice once per request and once per answer", async () => {
+      expect((await send(sock, "GET", "/v1.51/containers/json?once=1")).status).to.equal(200);
+      expect(callsFor("once=1").map((c) => c.call)).to.deep.equal(["AuthZReq", "AuthZRes"]);
+    });
+  });
+
   describe("a plugin that does not answer", function () {
     let d: TestDaemon;
     let plugin: PluginProcess;

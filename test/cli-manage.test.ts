@@ -52,8 +52,8 @@ describe("engine CLI: port, pause, rename, update, volumes, networks, prunes, ma
 
   it("port: every mapping in natural order, one private port, and the errors", async function () {
     const all = await same("port", "web");
-    // natural order: 80 before 443
-    expect(all.stdout).to.equal("80/tcp -> 127.0.0.1:8080\n443/udp -> 0.0.0.0:8443\n9000/tcp -> 127.0.0.1:9000\n9001/tcp -> 127.0.0.1:9001\n");
+    // natural order: 80 before 443; a port published on every address is on [::] too (Docker 28)
+    expect(all.stdout).to.equal("80/tcp -> 127.0.0.1:8080\n443/udp -> 0.0.0.0:8443\n443/udp -> [::]:8443\n9000/tcp -> 127.0.0.1:9000\n9001/tcp -> 127.0.0.1:9001\n");
     expect((await same("port", "web", "80")).stdout).to.equal("127.0.0.1:8080\n");
     await same("port", "web", "443/udp");
     await same("port", "web", "9001/tcp");

@@ -340,6 +340,13 @@ describe("configuration file and --validate", function () {
       }
     });
 
+    it("stops a start whose --log-opt the --log-driver refuses, in Docker's words (moby's TestDaemonCorruptedLogDriverAddress)", async () => {
+      const dir = makeTempDir();
+      const res = await runEngined([...startArgs(dir), "--log-driver=syslog", "--log-opt", "syslog-address=corrupted:42"]);
+      expectFailedStart(res, dir);
+      expect(res.stderr).to.include("failed to set log opts: syslog-address should be in form proto://address, got corrupted:42");
+    });
+
     it("--add-runtime refuses the reserved name ocirun", async () => {
       const dir = makeTempDir();
       const res = await runEngined([...startArgs(dir), "--add-runtime", "ocirun=/x"]);

@@ -3,6 +3,9 @@
  * the other hosts are checked here with their facts (the start-up tests cover this host's).
  */
 import { expect } from "chai";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { resolveOptions } from "../core/options/resolve.js";
 import { cgroupDriverOf, cgroupParentOf, checkRules, type RuleHost } from "../core/options/rules.js";
 import { parseDaemonArgs } from "../host/daemon-args.js";
@@ -40,6 +43,26 @@ describe("option rules", () => {
   it("accepts isolation only on the win platform", () => {
     expect(() => checkRules(config("--exec-opt", "isolation=process"), v1)).to.throw("for the win platform only");
     expect(() => checkRules(config("--exec-opt", "isolation=process"), { ...v1, platform: "win" })).to.not.throw();
+  });
+
+  it("refuses, as Docker 28 at start, a userland proxy path that is relative, missing, a folder or not executable, unless the proxy is off (moby's TestDaemonWithUserlandProxyPath)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "engine-proxy-path-"));
+    const plain = join(dir, "plain");
+    writeFileSync(plain, "", { mode: 0o644 });
+    expect(() => checkRules(config("--userland-proxy-path", "docker-proxy"), v1)).to.throw("invalid userland-proxy-path: must be an absolute path: docker-proxy");
+    expect(() => checkRules(config("--userland-proxy-path", "/does/not/exist"), v1)).to.throw(
+      'invalid userland-proxy-path: exec: "/does/not/exist": stat /does/not/exist: no such file or directory',
+    );
+    expect(() => checkRules(config("--userland-proxy-path", dir), v1)).to.throw(`invalid userland-proxy-path: exec: "${dir}": is a directory`);
+    expect(() => checkRules(config("--userland-proxy-path", plain), v1)).to.throw(`invalid userland-proxy-path: exec: "${plain}": permission denied`);
+    expect(() => checkRules(config("--userland-proxy-path", "/does/not/exist", "--userland-proxy=false"), v1)).to.not.throw();
+    expect(() => checkRules(config("--userland-proxy-path", "/bin/true"), v1)).to.not.throw();
+    rmSync(dir, { recursive: true });
+  });
+
+  it("refuses a daemon label given with two values, and takes the same one twice (moby's TestInfoLabels, Docker 28's GetConflictFreeLabels)", () => {
+    expect(() => checkRules(config("--label", 'test.label="1"', "--label", 'test.label="2"'), v1)).to.throw('conflict labels for test.label="2" and test.label="1"');
+    expect(() => checkRules(config("--label", "test.empty=", "--label", "test.empty="), v1)).to.not.throw();
   });
 
   it("names every broken rule in one message", () => {

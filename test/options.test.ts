@@ -171,6 +171,9 @@ describe("option table", () => {
       [["--bip", "172.31.0.1"], "expected a subnet in CIDR notation"],
       [["--dns", "resolver"], "expected an IP address"],
       [["--add-runtime", "ocirun=/bin/x"], "runtime name 'ocirun' is reserved"],
+      // as Docker 28 (moby's TestRunWithRuntimeFromCommandLine)
+      [["--add-runtime", "runc=my-runc"], "runtime name 'runc' is reserved"],
+      [["--add-runtime", "RunC=my-runc"], "runtime name 'runc' is reserved"],
       [["--feature", "cdi=maybe"], "expected a boolean after cdi="],
       [["--exec-opt", "native.cgroupdriver=other"], "native.cgroupdriver must be cgroupfs or systemd"],
       [["--exec-opt", "foo=bar"], "unknown exec option foo"],

@@ -198,5 +198,19 @@ export interface NetworkDriver {
   gatewayless?(net: NetworkSpec): { 4: boolean; 6: boolean };
   /** A legacy link between two joined endpoints was removed (`DELETE /containers/{parent}/{alias}?link=1`): close what it opened. */
   unlink?(net: NetworkSpec, link: LegacyLink): Promise<void>;
+  /**
+   * A joined endpoint's container was renamed (`POST /containers/{id}/rename`): `containerName`
+   * and `dnsNames` are the new ones. The network answers them from now on, and no longer the
+   * old ones, as Docker's sandbox Rename does. A driver without it keeps the old names until the
+   * container joins again.
+   */
+  rename?(net: NetworkSpec, ep: EndpointSpec): Promise<void>;
+  /**
+   * Publishes a joined endpoint's ports anew, releasing those it published before (`[]` leaves it
+   * none), and resolves with what it published. The daemon calls it when a connect or a
+   * disconnect moves the container's gateway to another of its networks: published ports go
+   * with the gateway, as Docker's do. A driver without it keeps the ports where they were joined.
+   */
+  publish?(net: NetworkSpec, ep: EndpointSpec, ports: readonly PortRequest[]): Promise<PublishedPort[]>;
   shutdown(): Promise<void>;
 }

@@ -28,6 +28,8 @@ export const configErrors = {
     (path: string) => `unable to configure the engine daemon: the configuration file ${path} does not exist`,
   ),
   configRule: define("ENGINE_ERR_CONFIG_RULE", 400, (problems: string[]) => `invalid daemon configuration: ${problems.join("; ")}`),
+  /** The daemon's --log-opt refused by its --log-driver at start, in Docker's words. */
+  configLogOpts: define("ENGINE_ERR_CONFIG_LOG_OPTS", 400, (why: string) => `failed to set log opts: ${why}`),
 
   // --- plugins ---
   pluginDuplicateId: define(

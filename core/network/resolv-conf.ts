@@ -14,6 +14,8 @@
  *   one becomes an upstream of it, returned to the caller; `options ndots:0` is added unless an
  *   ndots option is set, as Docker does.
  *
+ * - On the host's network, the host's file with the overrides alone.
+ *
  * Nothing here sends a query anywhere: the defaults are only written into the file.
  */
 import { isIP } from "node:net";
@@ -95,6 +97,12 @@ export interface ResolvConfInput {
   embeddedDns?: string;
   /** Whether the container has IPv6. */
   ipv6: boolean;
+  /**
+   * The container is on the host's network: the host's nameservers all answer there, so none is
+   * dropped and no default is added; only the overrides apply (Docker's sandbox on the default
+   * namespace, which makes "no further change").
+   */
+  hostNetwork?: boolean;
 }
 
 export interface ResolvConfResult {
@@ -163,6 +171,8 @@ export function containerResolvConf(input: ResolvConfInput): ResolvConfResult {
       options.push("ndots:0");
       ndotsFrom = "internal";
     }
+  } else if (input.hostNetwork) {
+    transform = "";
   } else {
     transform = "legacy";
     if (!nsOverride) {
@@ -180,7 +190,7 @@ export function containerResolvConf(input: ResolvConfInput): ResolvConfResult {
   if (search.length > 0) lines.push(`search ${search.join(" ")}`);
   if (options.length > 0) lines.push(`options ${options.join(" ")}`);
   lines.push(...host.other);
-  lines.push("", `# Based on host file: '${input.hostResolvConfPath ?? ETC_RESOLV_CONF}' (${transform})`);
+  lines.push("", `# Based on host file: '${input.hostResolvConfPath ?? ETC_RESOLV_CONF}'${transform ? ` (${transform})` : ""}`);
   if (usedDefault) lines.push("# Used default nameservers.");
   if (upstreams.length > 0) {
     lines.push(`# ExtServers: ${goList(upstreams.map((u) => (hostNamespaceUpstreams.includes(u) ? `host(${u})` : u)))}`);

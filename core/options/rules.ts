@@ -3,7 +3,8 @@
  * what one value alone cannot tell. Also the values derived from options (the cgroup driver
  * and parent) so that every reader derives them the same way.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
+import { isAbsolute } from "node:path";
 import { errors } from "../errors.js";
 import { parseGenericResources } from "../cluster/generic-resources.js";
 import { featuresRefusedOn, KNOWN_FEATURES } from "../features.js";
@@ -63,6 +64,23 @@ export function checkRules(config: DaemonConfig, host: RuleHost): void {
   } catch (err) {
     problems.push((err as Error).message);
   }
+  // One key with two values is refused, as Docker's GetConflictFreeLabels refuses it (the same
+  // pair twice is taken once)
+  const labels = new Map<string, string>();
+  for (const label of config.label) {
+    const eq = label.indexOf("=");
+    const [key, value] = [label.slice(0, eq), label.slice(eq + 1)];
+    const before = labels.get(key);
+    if (before !== undefined && before !== value) problems.push(`conflict labels for ${key}=${value} and ${key}=${before}`);
+    else labels.set(key, value);
+  }
+  // As Docker 28's daemon checks it at start (not at the first published port): a proxy binary
+  // named must be an absolute path to an executable file, in Go's exec.LookPath words
+  const proxyPath = config["userland-proxy-path"];
+  if (config["userland-proxy"] && proxyPath) {
+    const why = proxyPathProblem(proxyPath);
+    if (why) problems.push(`invalid userland-proxy-path: ${why}`);
+  }
   const seccomp = config["seccomp-profile"];
   if (seccomp !== "builtin" && seccomp !== "unconfined") {
     try {
@@ -73,4 +91,19 @@ export function checkRules(config: DaemonConfig, host: RuleHost): void {
     }
   }
   if (problems.length) throw errors.configRule(problems);
+}
+
+/** Why `path` cannot be the userland proxy binary, or undefined. */
+function proxyPathProblem(path: string): string | undefined {
+  if (!isAbsolute(path)) return `must be an absolute path: ${path}`;
+  let st;
+  try {
+    st = statSync(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return `exec: "${path}": stat ${path}: ${code === "ENOENT" ? "no such file or directory" : code === "EACCES" ? "permission denied" : (err as Error).message}`;
+  }
+  if (st.isDirectory()) return `exec: "${path}": is a directory`;
+  if ((st.mode & 0o111) === 0) return `exec: "${path}": permission denied`;
+  return undefined;
 }

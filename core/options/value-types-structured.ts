@@ -131,6 +131,8 @@ export const DEFAULT_RUNTIME_NAME = "ocirun";
 
 function checkRuntimeName(name: string): void {
   if (name === DEFAULT_RUNTIME_NAME) throw new ValueError(`runtime name '${name}' is reserved`);
+  // Docker's name of the built-in runtime is ours too, and reserved as Docker 28 reserves it (any case)
+  if (name.toLowerCase() === "runc") throw new ValueError("runtime name 'runc' is reserved");
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name)) throw new ValueError(`invalid runtime name "${name}"`);
 }
 

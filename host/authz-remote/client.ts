@@ -79,8 +79,9 @@ export class PluginClient {
             }
             if (res.statusCode !== 200) {
               const err = (parsed as { Err?: unknown } | undefined)?.Err;
-              const detail = typeof err === "string" && err !== "" ? err : text.trim() || "(no body)";
-              return reject(new PluginCallError(`${method}: status ${res.statusCode}: ${detail}`));
+              // Docker's plugin client: the method, then the answer's Err, else its body as sent
+              if (typeof err === "string" && err !== "") return reject(new PluginCallError(`${method}: ${err}`));
+              return reject(new PluginCallError(`${method}: ${text.trim() || `status ${res.statusCode} without a body`}`));
             }
             if (parsed === undefined) return reject(new PluginCallError(`${method}: the answer is not JSON: ${text.slice(0, 200)}`));
             resolve(parsed);

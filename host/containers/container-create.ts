@@ -159,11 +159,13 @@ async function createOn(
       StopSignal: config.StopSignal ?? base.StopSignal,
       ...(healthcheck ? { Healthcheck: healthcheck } : {}),
     },
-    // Docker records the log driver in effect at create (the daemon's default unless one was asked for).
+    // Docker records the log driver in effect at create (the daemon's default unless one was asked
+    // for), with the daemon's --log-opt merged in when it is the daemon's driver (its
+    // mergeAndVerifyLogConfig): a later daemon with other defaults leaves the container's as they were
     HostConfig: {
       ...(HostConfig ?? {}),
       NetworkMode: networkMode,
-      LogConfig: { Type: log.driver, Config: { ...(HostConfig?.LogConfig?.Config ?? {}) } },
+      LogConfig: { Type: log.driver, Config: { ...log.options } },
       ...(HostConfig?.PortBindings ? { PortBindings: portBindingsAsStructs(HostConfig.PortBindings) } : {}),
     },
     // (checked all the same; a container with its network disabled is on none, as Docker keeps it)

@@ -10,10 +10,14 @@ import { mountView } from "../volumes/volume-view.js";
 import { containerConfigView } from "./config-view.js";
 import { hostConfigView } from "./host-config-view.js";
 
-/** `{ port/proto: [{HostIp, HostPort}] | null }`: published ports, and exposed ones (null) of a running container. */
+/**
+ * `{ port/proto: [{HostIp, HostPort}] | null }`: published ports, and exposed ones (null) of a
+ * running container; none for one on the host's, none or another container's network, which has
+ * no endpoint of its own to publish on (Docker's port map comes from the endpoints).
+ */
 function portMap(c: ContainerRecord): Record<string, { HostIp: string; HostPort: string }[] | null> {
   const out: Record<string, { HostIp: string; HostPort: string }[] | null> = {};
-  if (!c.State.Running || networkDisabled(c)) return out;
+  if (!c.State.Running || networkDisabled(c) || !c.Endpoints?.length) return out;
   for (const k of Object.keys(c.Config.ExposedPorts ?? {})) out[k.includes("/") ? k : `${k}/tcp`] = null;
   for (const ep of c.Endpoints ?? []) {
     for (const p of ep.published ?? []) {

@@ -143,7 +143,9 @@ function resolveReferences(hc: HostConfig, containers: ContainerStore): void {
 function checkNetworkMode(request: ContainerCreateCheck["request"]): void {
   const hc = request.HostConfig;
   const mode = hc.NetworkMode ?? "";
-  const joined = mode.startsWith("container:");
+  // "container" alone is taken for a container mode without its container, as Docker 28 takes it
+  // (a network named "container" cannot be asked for by NetworkMode)
+  const joined = mode === "container" || mode.startsWith("container:");
   const conflict = (what: string) => errors.containerInvalidResource(`conflicting options: ${what}`);
   if (joined && mode.slice("container:".length) === "") throw errors.containerInvalidResource("Invalid network mode: invalid container format container:<name|id>");
   if (joined && request.Hostname) throw conflict("hostname and the network mode");

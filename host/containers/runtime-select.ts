@@ -67,7 +67,7 @@ function planOf(config: DaemonConfig, requested: string | undefined | null): Pla
     return { name, binary: binaryName, extraArgs: [], systemdCgroup: options.SystemdCgroup === true };
   }
   // `runc`, the name Docker gives its built-in runtime (compose files' `runtime: runc`, Docker's
-  // daemon.json `default-runtime`), is the built-in one too unless a runtime is registered under it
+  // daemon.json `default-runtime`), is the built-in one too (option parsing reserves the name, as Docker 28 does)
   if (name === DEFAULT_RUNTIME_NAME || name === RUNC || OCIRUN_RUNTIME_TYPES.includes(name)) {
     return { name, binary: RUNC, extraArgs: [], systemdCgroup: false };
   }
@@ -80,8 +80,9 @@ function unusable(file: string): string | undefined {
   let st;
   try {
     st = statSync(file);
-  } catch {
-    return "not found";
+  } catch (err) {
+    // the words Docker's shim fails with for a runtime path that is not there (Go's ENOENT text)
+    return (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or directory" : "not found";
   }
   if (!st.isFile()) return "not a regular file";
   if ((st.mode & 0o111) === 0) return "not executable";

@@ -75,9 +75,22 @@ export function containerFiles(paths: FilePaths, input: FileInputs): void {
 function writeContainerFiles(paths: FilePaths, input: FileInputs): void {
   const { c, config, mode } = input;
   const host = hostResolvConf();
+  const dns = {
+    container: { dns: c.HostConfig.Dns ?? [], dnsOptions: c.HostConfig.DnsOptions ?? [], dnsSearch: c.HostConfig.DnsSearch ?? [] },
+    daemon: { dns: config.dns, dnsOptions: config["dns-opt"], dnsSearch: config["dns-search"] },
+  };
   if (mode === "host") {
-    writeFileSync(paths.resolvConf, host.text, { mode: 0o644 });
-    writeFileSync(paths.hosts, readOr("/etc/hosts", hostsFile({ hostname: c.Config.Hostname ?? "", addresses: [] })), { mode: 0o644 });
+    // the host's file, with the container's or the daemon's --dns, --dns-search and --dns-opt
+    // over it (Docker 28 writes it so; moby's TestDaemonDNSFlagsInHostMode)
+    const resolv = containerResolvConf({ hostResolvConf: host.text, hostResolvConfPath: host.path, ...dns, ipv6: true, hostNetwork: true });
+    writeFileSync(paths.resolvConf, resolv.content, { mode: 0o644 });
+    // the host's hosts file; with --add-host, Docker's own one with those entries instead (its
+    // sandbox builds the file then, without the host's entries)
+    const extraHosts = c.HostConfig.ExtraHosts ?? [];
+    const hosts = extraHosts.length
+      ? hostsFile({ hostname: "", addresses: [], extraHosts, hostGatewayIps: input.hostGateway, ipv6: loopbackHasIpv6(c.HostConfig.Sysctls) })
+      : readOr("/etc/hosts", hostsFile({ hostname: c.Config.Hostname ?? "", addresses: [] }));
+    writeFileSync(paths.hosts, hosts, { mode: 0o644 });
     writeFileSync(paths.hostname, hostnameFile(readOr("/etc/hostname", "").trim() || (c.Config.Hostname ?? "")), { mode: 0o644 });
     return;
   }
@@ -85,8 +98,7 @@ function writeContainerFiles(paths: FilePaths, input: FileInputs): void {
   const resolv = containerResolvConf({
     hostResolvConf: host.text,
     hostResolvConfPath: host.path,
-    container: { dns: c.HostConfig.Dns ?? [], dnsOptions: c.HostConfig.DnsOptions ?? [], dnsSearch: c.HostConfig.DnsSearch ?? [] },
-    daemon: { dns: config.dns, dnsOptions: config["dns-opt"], dnsSearch: config["dns-search"] },
+    ...dns,
     ...(input.nameserver ? { embeddedDns: input.nameserver } : {}),
     ipv6,
   });

@@ -6,8 +6,10 @@
  * the container's folder and bind-mounted, as Docker does).
  *
  * Order at a container's start: sandbox -> per network, in order: addresses (IPAM) ->
- * driver.join (`eth0` for the first, which holds the default route and the published ports;
- * `eth1`... for the others, or the names their endpoints ask for: interface-names.ts) -> files -> the OCI spec names the sandbox and mounts the files
+ * driver.join (`eth0` for the first, which takes the default route and the published ports;
+ * `eth1`... for the others, or the names their endpoints ask for: interface-names.ts) -> both
+ * moved to the gateway by Docker's order, when that is another (default-route.ts) -> files ->
+ * the OCI spec names the sandbox and mounts the files
  * (`processSpec`). At its end (exit, failed start, removal): driver.leave -> addresses released
  * -> sandbox removed. Both are safe to repeat.
  */
@@ -21,7 +23,7 @@ import { parseLink } from "../../core/containers/links.js";
 import { networkDisabled } from "../../core/containers/network-disabled.js";
 import { errors } from "../../core/errors.js";
 import type { EngineHooks } from "../../core/hooks.js";
-import { Cidr } from "../../core/network/cidr.js";
+import { AddressError, Cidr } from "../../core/network/cidr.js";
 import { NetworkIpam } from "../../core/network/ipam.js";
 import type { EndpointConfigRequest } from "../../core/network/network-request.js";
 import { containerResolvConf } from "../../core/network/resolv-conf.js";
@@ -36,7 +38,7 @@ import { EMBEDDED_DNS_ADDRESS, pointEmbeddedDns } from "./embedded-dns.js";
 import { containerIdMap, type UsernsRemap } from "../userns/remap.js";
 import { askedIfname, checkAskedIfnames, checkIfnameFree, interfaceName } from "./interface-names.js";
 import { applyEndpointSysctls, endpointSysctls } from "./endpoint-sysctls.js";
-import { moveDefaultRoutes } from "./default-route.js";
+import { moveDefaultRoutes, portsEndpoint } from "./default-route.js";
 
 export interface ContainerNetworksDeps {
   networks: NetworkManager;
@@ -214,6 +216,9 @@ export class ContainerNetworks {
         const ns = await this.join(c, name, att, sandbox, endpoints, reserved);
         nameserver ??= ns;
       }
+      // the first joined took the route and the ports; another may be the gateway by Docker's
+      // order (with one network, none: no need to ask the sandbox for its routes)
+      if (endpoints.length > 1) await this.moveGateway(c, true);
       this.writeFiles(c, files, mode, nameserver && (await this.resolverAddress(c, sandbox, nameserver, true)));
       this.prepared.set(c.Id, { netns: sandbox, ...(idMap ? { userns: this.deps.sandboxes.usernsPath(c.Id) } : {}), files });
     } catch (err) {
@@ -304,6 +309,10 @@ export class ContainerNetworks {
   async connect(c: ContainerRecord, ref: string, config: EndpointConfigRequest): Promise<void> {
     const rec = this.deps.networks.network(ref);
     const mode = this.modeOf(c);
+    // as Docker's daemon: a container on another's namespace is refused first, then the settings
+    // are checked (an alias on a network that takes none), then what the network conflicts with
+    if (mode.startsWith("container:")) throw errors.networkSharedNamespace();
+    const att = attachment(rec, config);
     if (isModeNetwork(rec.spec) && rec.spec.name === mode) {
       // the network it is on already: a stopped container's connect is taken as done, as Docker's
       if (c.State.Running) throw errors.networkAlreadyConnected(c.Name.replace(/^\//, ""), rec.spec.name);
@@ -311,10 +320,8 @@ export class ContainerNetworks {
     }
     checkConnectable(mode, isModeNetwork(rec.spec) ? rec.spec.name : undefined);
     const networks = c.Networks ?? Object.fromEntries(this.attachmentsOf(c));
-    // the settings are checked first, as Docker's daemon checks them before anything else; then a
-    // second connect of a container that does not run is taken as done with the first settings
+    // a second connect of a container that does not run is taken as done with the first settings
     // kept (its updateNetworkSettings), and a running one's is refused by its endpoint's name
-    const att = attachment(rec, config);
     if (Object.values(networks).some((a) => a.NetworkID === rec.spec.id)) {
       if (c.State.Running) throw errors.networkAlreadyConnected(c.Name.replace(/^\//, ""), rec.spec.name);
       return;
@@ -337,7 +344,26 @@ export class ContainerNetworks {
     await this.deps.containers.save(c);
     if (c.State.Running) {
       await this.rewriteFiles(c);
-      await this.moveDefaultRoutes(c);
+      await this.moveGateway(c);
+    }
+  }
+
+  /**
+   * After a rename: the endpoints carry the new name (network inspect's Containers, DNSNames),
+   * and the networks of a running container answer it instead of the old one, as Docker's
+   * sandbox Rename does. The caller saves the record.
+   */
+  async renamed(c: ContainerRecord): Promise<void> {
+    const name = c.Name.replace(/^\//, "");
+    for (const ep of c.Endpoints ?? []) {
+      ep.containerName = name;
+      const rec = this.deps.networks.find(ep.networkId);
+      if (!rec || rec.spec.isDefault) continue;
+      ep.dnsNames = dnsNames(c, ep.aliases);
+      if (!c.State.Running || !this.deps.sandboxes.exists(c.Id)) continue;
+      const driver = await this.deps.networks.driverOf(rec.spec);
+      // as Docker: the rename is done; a network that cannot take the new name says so in the log
+      await driver.rename?.(rec.spec, ep).catch((err: Error) => this.deps.log.warn({ err, network: rec.spec.name }, "cannot give the network the container's new name"));
     }
   }
 
@@ -352,8 +378,13 @@ export class ContainerNetworks {
     await (await this.deps.networks.driverOf(rec.spec)).unlink?.(rec.spec, { parentIp, childIp, ports });
   }
 
-  /** After a running container's connect or disconnect: its default routes where its networks' priorities say. */
-  private async moveDefaultRoutes(c: ContainerRecord): Promise<void> {
+  /**
+   * After a running container's connect or disconnect (and at its start): its default routes
+   * where its networks' order says, and its published ports on the network that gives the
+   * route, as Docker's gateway endpoint holds them. A port chosen by the daemon may change as it
+   * moves; one the container asked for stays the same.
+   */
+  private async moveGateway(c: ContainerRecord, starting = false): Promise<void> {
     if (!this.deps.sandboxes.exists(c.Id) || !c.Endpoints?.length) return;
     const candidates = c.Endpoints.map((ep) => ({
       ep,
@@ -366,12 +397,48 @@ export class ContainerNetworks {
       // as Docker: the connect or disconnect is done; the route stays where it was, and the log says why
       this.deps.log.warn({ err, container: c.Id }, "cannot move the container's default route");
     }
+    await this.movePorts(c, portsEndpoint(candidates), starting);
+  }
+
+  /** The container's published ports moved to `target`'s endpoint, when the driver can; at a start a failure fails it. */
+  private async movePorts(c: ContainerRecord, target: ContainerEndpoint | undefined, starting: boolean): Promise<void> {
+    const wanted = portRequests(c);
+    const holder = c.Endpoints?.find((ep) => ep.ports.length > 0);
+    if (wanted.length === 0 || holder === target || (!target && !holder)) return;
+    const driverOf = async (ep: ContainerEndpoint) => {
+      const rec = this.deps.networks.find(ep.networkId);
+      return rec ? { rec, driver: await this.deps.networks.driverOf(rec.spec) } : undefined;
+    };
+    // no network of the container leads out any more: its ports are released, as Docker's are
+    const to = target && (await driverOf(target));
+    if (target && !to?.driver.publish) return;
+    const from = holder && (await driverOf(holder));
+    if (holder && !from?.driver.publish) return;
+    if (holder && from) {
+      await from.driver.publish!(from.rec.spec, holder, []).catch((err: Error) => this.deps.log.warn({ err, container: c.Id }, "cannot release the published ports"));
+      holder.ports = [];
+      holder.published = [];
+    }
+    try {
+      if (target && to) {
+        target.published = await to.driver.publish!(to.rec.spec, { ...target, ports: wanted }, wanted);
+        target.ports = wanted;
+      }
+    } catch (err) {
+      if (starting) throw err;
+      // as Docker: the connect or disconnect is done; the ports could not follow, the log says why
+      this.deps.log.warn({ err, container: c.Id }, "cannot publish the container's ports on its new gateway");
+    }
+    if (!starting) await this.deps.containers.save(c);
   }
 
   /** `POST /networks/{id}/disconnect`: left at once when the container runs, and forgotten. */
   async disconnect(c: ContainerRecord, ref: string, force: boolean): Promise<void> {
-    // with force, a network gone already can still be forgotten by the name or id recorded
-    const rec = force ? this.deps.networks.find(ref) : this.deps.networks.network(ref);
+    // with force, or from a container that does not run, a network gone already can still be
+    // forgotten by the name or id recorded (Docker's DisconnectFromNetwork looks it up only then)
+    const rec = force || !c.State.Running ? this.deps.networks.find(ref) : this.deps.networks.network(ref);
+    // a container made on the host's network stays on it: Docker 28's ErrConflictHostNetwork (400)
+    if (rec?.spec.name === "host" && this.modeOf(c) === "host") throw errors.networkHostConflict();
     if (rec && isModeNetwork(rec.spec)) throw errors.networkPredefined(rec.spec.name, "disconnected from");
     const networks = c.Networks ?? Object.fromEntries(this.attachmentsOf(c));
     const name = Object.keys(networks).find((n) => (rec ? networks[n].NetworkID === rec.spec.id : n === ref || networks[n].NetworkID === ref));
@@ -389,7 +456,7 @@ export class ContainerNetworks {
     if (rec) this.deps.hooks.event.call(networkEvent(rec.spec, "disconnect", c.Id));
     if (c.State.Running) {
       await this.rewriteFiles(c);
-      await this.moveDefaultRoutes(c);
+      await this.moveGateway(c);
     }
   }
 
@@ -456,8 +523,19 @@ export class ContainerNetworks {
     const endpointId = randomBytes(32).toString("hex");
     const fixed = att.IPAMConfig ?? {};
     const linkLocal = (fixed.LinkLocalIPs ?? []).map(linkLocalCidr);
-    const v4 = rec.spec.enableIPv4 && ipam.hasFamily(4) ? ipam.allocate(4, { owner: endpointId, ...(fixed.IPv4Address ? { address: fixed.IPv4Address } : {}) }) : undefined;
-    const v6 = rec.spec.enableIPv6 && ipam.hasFamily(6) ? ipam.allocate(6, { owner: endpointId, ...(fixed.IPv6Address ? { address: fixed.IPv6Address } : {}) }) : undefined;
+    const take = (family: 4 | 6, address: string | undefined) => {
+      try {
+        return ipam.allocate(family, { owner: endpointId, ...(address ? { address } : {}) });
+      } catch (err) {
+        // a full network in the words of Docker's endpoint allocation, which tools match on
+        if (err instanceof AddressError && err.kind === "exhausted" && !address) {
+          throw new AddressError("exhausted", `no available IPv${family} addresses on this network's address pools: ${rec.spec.name} (${rec.spec.id})`);
+        }
+        throw err;
+      }
+    };
+    const v4 = rec.spec.enableIPv4 && ipam.hasFamily(4) ? take(4, fixed.IPv4Address) : undefined;
+    const v6 = rec.spec.enableIPv6 && ipam.hasFamily(6) ? take(6, fixed.IPv6Address) : undefined;
     rec.ipam = ipam.toJSON();
     const name = c.Name.replace(/^\//, "");
     const aliases = att.Aliases ?? [];
@@ -476,8 +554,9 @@ export class ContainerNetworks {
       ...(linkLocal.length ? { linkLocal } : {}),
       aliases,
       ...(first ? {} : { noDefaultRoute: true }),
-      // published ports go with the default route: the first network only, as in Docker
-      ports: first ? portRequests(c) : [],
+      // published ports go with the default route: the first network only, as in Docker, and
+      // not one that is internal (no way out: Docker publishes nothing until one leads out)
+      ports: first && !rec.spec.internal ? portRequests(c) : [],
       ...(legacyLinks.length ? { legacyLinks } : {}),
       ...(userDefined ? { dnsNames: dnsNames(c, aliases), dnsUpstreams: this.upstreamsOf(c), ...links } : { dnsNames: [] }),
     };
@@ -559,6 +638,10 @@ function attachment(rec: NetworkRecord, config: EndpointConfigRequest): NetworkA
   const userDefined = !rec.spec.isDefault && !isModeNetwork(rec.spec);
   if (!userDefined && aliases.length) throw errors.networkInvalid("network-scoped alias is supported only for containers in user defined networks");
   if (!userDefined && (fixed.IPv4Address || fixed.IPv6Address)) throw errors.networkInvalid("user specified IP address is supported on user defined networks only");
+  // each of the family it is given for, and not the unspecified address (Docker 28's
+  // validateEndpointSettings, Go's net.IP: an IPv4-mapped IPv6 address is IPv4's)
+  if (fixed.IPv4Address && !isAddressOf(fixed.IPv4Address, 4)) throw errors.networkInvalid(`invalid IPv4 address: ${fixed.IPv4Address}`);
+  if (fixed.IPv6Address && !isAddressOf(fixed.IPv6Address, 6)) throw errors.networkInvalid(`invalid IPv6 address: ${fixed.IPv6Address}`);
   // Docker's create checks only that they are addresses (on the default bridge too: its
   // user-defined-address rule counts IPv4 and IPv6 only); that they are link-local, its start
   // (in Docker 28's words, one line per address; 20.10 said "Invalid link-local IP address: [a b]")
@@ -577,6 +660,14 @@ function attachment(rec: NetworkRecord, config: EndpointConfigRequest): NetworkA
     if (!given.some((c) => c.containsCidr(single))) throw errors.networkInvalid(`no configured subnet or ip-range contain the IP address ${address}`);
   }
   return { NetworkID: rec.spec.id, ...fields };
+}
+
+/** Whether `text` is an address of `family` as Go's net.ParseIP and To4 take it, and not the unspecified one. */
+function isAddressOf(text: string, family: 4 | 6): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(text)?.[1];
+  const v4 = isIP(text) === 4 ? text : mapped && isIP(mapped) === 4 ? mapped : undefined;
+  if (family === 4) return v4 !== undefined && v4 !== "0.0.0.0";
+  return isIP(text) === 6 && v4 === undefined && !/^[0:]+$/.test(text);
 }
 
 /**

@@ -8,14 +8,14 @@
  */
 import { isIP } from "node:net";
 import { contains, normalizeAddress } from "../../core/network/cidr.js";
-import type { EndpointSpec, JoinResult, LegacyLink, NetworkContext, NetworkDriver, NetworkSpec, PublishedPort } from "../../core/contracts/network.js";
+import type { EndpointSpec, JoinResult, LegacyLink, NetworkContext, NetworkDriver, NetworkSpec, PortRequest, PublishedPort } from "../../core/contracts/network.js";
 import { killPoint } from "../../core/kill-points.js";
 import { hostRunner, netnsRunner, type CommandRunner } from "./commands.js";
 import { EmbeddedDns } from "./dns-resolver.js";
 import { Firewall, type NetworkRules, type PortRule } from "./firewall.js";
 import { deleteLink, ensureBridge, plugVeth } from "./links.js";
 import { PortAllocator } from "./port-allocator.js";
-import { startProxy, type ProxyHandle } from "./userland-proxy.js";
+import { ipv6Listenable, startProxy, type ProxyHandle } from "./userland-proxy.js";
 import { bridgeOptions, checkBridgeOptions, OPT, type BridgeOptions } from "./options.js";
 
 export interface BridgeDriverContext extends Pick<NetworkContext, "config" | "tag" | "log"> {
@@ -43,6 +43,8 @@ export class BridgeDriver implements NetworkDriver {
   private dns?: EmbeddedDns;
   /** By network id: the address its name server answers on. */
   private readonly nameservers = new Map<string, string>();
+  /** Whether the host listens on IPv6 at all, asked once. */
+  private v6?: Promise<boolean>;
 
   constructor(private readonly ctx: BridgeDriverContext) {
     this.run = ctx.runner ?? hostRunner;
@@ -169,10 +171,15 @@ export class BridgeDriver implements NetworkDriver {
     }
   }
 
+  async rename(net: NetworkSpec, ep: EndpointSpec): Promise<void> {
+    if (this.joined.has(ep.endpointId)) this.registerNames(net, ep);
+  }
+
   private registerNames(net: NetworkSpec, ep: EndpointSpec): void {
     if (!this.dns || !this.nameservers.has(net.id)) return;
     const addresses = [ep.ipv4, ep.ipv6].filter((a): a is string => !!a).map((a) => a.split("/")[0]);
     const upstreams = ep.dnsUpstreams?.map((address) => ({ address }));
+    this.dns.setNetworkName(net.id, net.name);
     this.dns.setEndpoint(net.id, ep.containerId, ep.dnsNames ?? [], addresses, upstreams, ep.linkAliases);
   }
 
@@ -227,27 +234,7 @@ export class BridgeDriver implements NetworkDriver {
     try {
       const c = this.ctx.config();
       if (!o.icc && c.iptables && ep.legacyLinks?.length) await this.fw().addLinks(o.bridge, ep.legacyLinks);
-      for (const req of ep.ports) {
-        const hostIp = req.hostIp || o.hostBindingIpv4;
-        let hostPort = 0;
-        // a port asked as 0 is chosen here; one taken by something else is tried again with another
-        for (let attempt = 0; ; attempt++) {
-          hostPort = this.ports.allocate(req.proto, hostIp, req.hostPort, req.hostPortLast);
-          try {
-            await this.publishOne(held, ep, { proto: req.proto, containerPort: req.containerPort, hostIp, hostPort });
-            break;
-          } catch (err) {
-            this.ports.release(req.proto, hostIp, hostPort);
-            if (req.hostPort !== 0 || attempt >= 20) throw err;
-          }
-        }
-        // As Docker: a port published on every address is on every IPv6 address too when the
-        // container has IPv6, with the same host port (a failure fails the join, leave undoes it).
-        if (!req.hostIp && hostIp === "0.0.0.0" && ep.ipv6) {
-          this.ports.allocate(req.proto, "::", hostPort);
-          await this.publishOne(held, ep, { proto: req.proto, containerPort: req.containerPort, hostIp: "::", hostPort });
-        }
-      }
+      await this.publishRequests(held, ep, ep.ports);
     } catch (err) {
       await this.leave(net, ep, sandbox).catch(() => undefined);
       // Docker's words for a port it could not publish, which users search for
@@ -257,12 +244,69 @@ export class BridgeDriver implements NetworkDriver {
     return { published: held.published, nameserver: this.nameservers.get(net.id) };
   }
 
+  /** The ports of a joined endpoint published: host ports chosen, proxies started, rules added. */
+  private async publishRequests(held: Joined, ep: EndpointSpec, ports: readonly PortRequest[]): Promise<void> {
+    const c = this.ctx.config();
+    const o = bridgeOptions(held.net, c);
+    for (const req of ports) {
+      const hostIp = req.hostIp || o.hostBindingIpv4;
+      let hostPort = 0;
+      // a port asked as 0 is chosen here; one taken by something else is tried again with another
+      for (let attempt = 0; ; attempt++) {
+        hostPort = this.ports.allocate(req.proto, hostIp, req.hostPort, req.hostPortLast);
+        try {
+          await this.publishOne(held, ep, { proto: req.proto, containerPort: req.containerPort, hostIp, hostPort });
+          break;
+        } catch (err) {
+          this.ports.release(req.proto, hostIp, hostPort);
+          if (req.hostPort !== 0 || attempt >= 20) throw err;
+        }
+      }
+      // As Docker: a port published on every address is on every IPv6 address too, with the
+      // same host port (a failure fails the join, leave undoes it): to the container's IPv6
+      // address, or through the userland proxy to its IPv4 one when it has none (Docker 28's
+      // sortAndNormPBs; none without the proxy, nor on a host without IPv6)
+      const toV4 = !ep.ipv6 && c["userland-proxy"] && req.proto !== "sctp";
+      if (!req.hostIp && hostIp === "0.0.0.0" && (ep.ipv6 || (toV4 && (await (this.v6 ??= ipv6Listenable()))))) {
+        this.ports.allocate(req.proto, "::", hostPort);
+        await this.publishOne(held, ep, { proto: req.proto, containerPort: req.containerPort, hostIp: "::", hostPort });
+      }
+    }
+  }
+
+  /** What a joined endpoint published, released: proxies stopped, rules removed, host ports freed. */
+  private async unpublishAll(held: Joined): Promise<void> {
+    for (const proxy of held.proxies.splice(0)) await proxy.stop().catch(() => undefined);
+    for (const rule of held.rules.splice(0)) await this.fw().removePort(rule).catch(() => undefined);
+    for (const p of held.published.splice(0)) this.ports.release(p.proto, p.hostIp, p.hostPort);
+  }
+
+  /**
+   * A joined endpoint's published ports, anew: those it had are released first ([] leaves it
+   * none). For the ports following a container's gateway to another of its networks.
+   */
+  async publish(net: NetworkSpec, ep: EndpointSpec, ports: readonly PortRequest[]): Promise<PublishedPort[]> {
+    const held = this.joined.get(ep.endpointId);
+    if (!held) throw new Error(`endpoint ${ep.endpointId} is not joined to network ${net.name}`);
+    await this.unpublishAll(held);
+    try {
+      await this.publishRequests(held, ep, ports);
+    } catch (err) {
+      await this.unpublishAll(held);
+      throw new Error(`driver failed programming external connectivity on endpoint ${ep.containerName} (${ep.endpointId}): ${(err as Error).message}`, { cause: err });
+    }
+    return [...held.published];
+  }
+
   private async publishOne(held: Joined, ep: EndpointSpec, p: PublishedPort): Promise<void> {
     const c = this.ctx.config();
     const o = bridgeOptions(held.net, c);
-    const containerIp = (p.hostIp.includes(":") ? ep.ipv6 : ep.ipv4)?.split("/")[0];
-    if (!containerIp) throw new Error(`no ${p.hostIp.includes(":") ? "IPv6" : "IPv4"} address to publish ${p.containerPort}/${p.proto} to`);
     const proxied = c["userland-proxy"] && p.proto !== "sctp";
+    // an IPv6 host address reaches a container without IPv6 through the proxy alone, at its IPv4
+    // address (Docker's, "to keep backward compatibility"): no NAT rule joins the two families
+    const crossFamily = p.hostIp.includes(":") && !ep.ipv6 && proxied;
+    const containerIp = (p.hostIp.includes(":") && !crossFamily ? ep.ipv6 : ep.ipv4)?.split("/")[0];
+    if (!containerIp) throw new Error(`no ${p.hostIp.includes(":") ? "IPv6" : "IPv4"} address to publish ${p.containerPort}/${p.proto} to`);
     if (proxied) {
       const proxy = await startProxy(
         { proto: p.proto as "tcp" | "udp", hostIp: p.hostIp, hostPort: p.hostPort, containerIp, containerPort: p.containerPort },
@@ -270,7 +314,7 @@ export class BridgeDriver implements NetworkDriver {
       );
       held.proxies.push(proxy);
     }
-    if (c.iptables || c.ip6tables) {
+    if ((c.iptables || c.ip6tables) && !crossFamily) {
       const rule: PortRule = { bridge: o.bridge, proto: p.proto, hostIp: p.hostIp, hostPort: p.hostPort, containerIp, containerPort: p.containerPort, loopback: !proxied };
       await this.fw().addPort(rule);
       held.rules.push(rule);

@@ -84,8 +84,16 @@ export class EmbeddedDns {
    * when it has them. A container's questions are answered from every network it is on, as
    * Docker's per-container resolver does, whichever network's server it asks.
    */
-  private readonly clients = new Map<string, { containerId: string; upstreams?: DnsUpstream[]; aliases?: Map<string, string> }>();
+  private readonly clients = new Map<string, { containerId: string; upstreams?: DnsUpstream[] }>();
+  /**
+   * By network and container (`<network id>/<container id>`): its legacy links' aliases on that
+   * network, alias to the name it stands for there. A container's question is looked up in the
+   * aliases of all its networks, each on its own network, as Docker's sandbox does.
+   */
+  private readonly aliases = new Map<string, Map<string, string>>();
   private readonly containerNetworks = new Map<string, Set<string>>();
+  /** By network id: its name, lower case, for the qualified names `<container>.<network>`. */
+  private readonly networkNames = new Map<string, string>();
   private readonly listeners = new Map<string, Listener[]>();
   private forwarding = 0;
 
@@ -147,12 +155,20 @@ export class EmbeddedDns {
     for (const a of network.addressesOf(containerId)) this.clients.delete(clientKey(networkId, a));
     network.set(containerId, names, addresses);
     const own = aliases && new Map(Object.entries(aliases).map(([alias, name]) => [alias.toLowerCase(), name.toLowerCase()]));
-    for (const a of addresses) this.clients.set(clientKey(networkId, a), { containerId, ...(upstreams ? { upstreams: [...upstreams] } : {}), ...(own?.size ? { aliases: own } : {}) });
+    if (own?.size) this.aliases.set(`${networkId}/${containerId}`, own);
+    else this.aliases.delete(`${networkId}/${containerId}`);
+    for (const a of addresses) this.clients.set(clientKey(networkId, a), { containerId, ...(upstreams ? { upstreams: [...upstreams] } : {}) });
     const on = this.containerNetworks.get(containerId) ?? new Set<string>();
     this.containerNetworks.set(containerId, on.add(networkId));
   }
 
+  /** The network's name: its containers are found as `<name>.<network name>` too. */
+  setNetworkName(networkId: string, name: string): void {
+    this.networkNames.set(networkId, name.toLowerCase());
+  }
+
   removeEndpoint(networkId: string, containerId: string): void {
+    this.aliases.delete(`${networkId}/${containerId}`);
     const network = this.records.get(networkId);
     for (const a of network?.addressesOf(containerId) ?? []) this.clients.delete(clientKey(networkId, a));
     network?.remove(containerId);
@@ -237,7 +253,7 @@ export class EmbeddedDns {
     // the asking network first: its names win over the same names on the container's other networks
     const scope = [networkId, ...[...(asker ? this.containerNetworks.get(asker.containerId) ?? [] : [])].filter((n) => n !== networkId)];
     // a link's alias stands for the linked container's name, for this container only
-    const own = this.ownAnswers(scope, query, asker?.aliases?.get(query.question.name ?? ""));
+    const own = this.linkAnswers(scope, query, asker?.containerId) ?? this.ownAnswers(scope, query);
     if (own) return encodeReply(query, RCODE_NOERROR, own, maxSize);
     const upstreams = asker?.upstreams ?? this.upstreams;
     const relayed = await this.forward(msg, query, transport, upstreams, listener.stop.signal);
@@ -245,14 +261,38 @@ export class EmbeddedDns {
     return relayed ?? encodeReply(query, RCODE_SERVFAIL, [], maxSize);
   }
 
-  /** The answers from the records of the first of `networkIds` that knows the name; null when none does. */
-  private ownAnswers(networkIds: readonly string[], query: DnsMessage, alias?: string): Answer[] | null {
-    for (const name of alias ? [alias, query.question!.name] : [query.question!.name]) {
+  /**
+   * The answers from the records of the first of `networkIds` that knows the name; null when none
+   * does. Then, as Docker's sandbox resolves `a.b.c`: `a.b` on a network of the asker's named `c`,
+   * then `a` on one named `b.c` (a container found by its name qualified with its network's).
+   */
+  private ownAnswers(networkIds: readonly string[], query: DnsMessage): Answer[] | null {
+    for (const id of networkIds) {
+      const network = this.records.get(id);
+      const answers = network ? this.answersOf(network, query, query.question!.name) : null;
+      if (answers) return answers;
+    }
+    const full = query.question!.name?.toLowerCase().replace(/\.$/, "");
+    for (let dot = full?.lastIndexOf(".") ?? -1; full && dot > 0; dot = full.lastIndexOf(".", dot - 1)) {
+      const [name, networkName] = [full.slice(0, dot), full.slice(dot + 1)];
       for (const id of networkIds) {
-        const network = this.records.get(id);
+        const network = this.networkNames.get(id) === networkName ? this.records.get(id) : undefined;
         const answers = network ? this.answersOf(network, query, name) : null;
         if (answers) return answers;
       }
+    }
+    return null;
+  }
+
+  /** A legacy link's alias of the asker on one of its networks: the linked name, on that network. */
+  private linkAnswers(networkIds: readonly string[], query: DnsMessage, containerId: string | undefined): Answer[] | null {
+    const asked = query.question!.name;
+    if (!containerId || asked === null) return null;
+    for (const id of networkIds) {
+      const target = this.aliases.get(`${id}/${containerId}`)?.get(asked.toLowerCase());
+      const network = target ? this.records.get(id) : undefined;
+      const answers = network ? this.answersOf(network, query, target!) : null;
+      if (answers) return answers;
     }
     return null;
   }

@@ -26,6 +26,18 @@ import type { Readable } from "node:stream";
 import { goErrnoText } from "../../core/net/go-dial-error.js";
 import { hostPort, PortAlreadyAllocatedError } from "./port-allocator.js";
 
+/**
+ * Whether this host can listen on IPv6 (Docker's IsV6Listenable: a listener on [::1]:0). Without
+ * it a port published on every address is published on IPv4's alone.
+ */
+export function ipv6Listenable(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen({ host: "::1", port: 0, ipv6Only: true }, () => server.close(() => resolve(true)));
+  });
+}
+
 export interface ProxySpec {
   proto: "tcp" | "udp";
   hostIp: string;
