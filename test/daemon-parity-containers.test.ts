@@ -300,6 +300,13 @@ const CONNECT_MODE_CONFLICTS = [
   "docker rm -f cm-on cm-host cm-none cm-a cm-b >/dev/null; docker network rm cm1",
 ];
 
+/** `ps`'s `isolation` filter (every Linux container has the default one) and a bad port filter named whole (moby daemon/list.go). */
+const PS_FILTER_KEYS = [
+  "docker create --pull never --name pf1 busybox >/dev/null; docker ps -a --filter isolation=default --filter name=pf1 --format '{{.Names}}'",
+  "docker ps -a --filter isolation=hyperv --filter name=pf1 --format '{{.Names}}'",
+  "docker ps -a --filter publish=bogus/udp; docker ps -a --filter expose=1-x",
+];
+
 const HEAD_ROUTES = [
   head("/_ping"),
   head("/containers/json"),
@@ -388,6 +395,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("mounts nothing of its own under a /dev the container brings", DEV_BIND);
 
   itAnswersAlike("refuses to connect a container on the host's, none or another container's network elsewhere, in Docker's words", CONNECT_MODE_CONFLICTS);
+
+  itAnswersAlike("takes ps's isolation filter, and names a bad port filter whole", PS_FILTER_KEYS);
 
   itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
 });
