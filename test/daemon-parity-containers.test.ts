@@ -307,6 +307,13 @@ const PS_FILTER_KEYS = [
   "docker ps -a --filter publish=bogus/udp; docker ps -a --filter expose=1-x",
 ];
 
+/** A directory mounted onto a file: the runtime's words and Docker's hint, the request's fault (400) and 127 (TestExecWithPrivileged's neighbours, a run's bind). */
+const MOUNT_TYPE_HINT = [
+  "docker create --pull never --name mth -v /tmp:/etc/passwd busybox true >/dev/null; " + call("POST", "/v1.41/containers/mth/start") +
+    " | sed 's/failed to create task for container: //'; docker inspect -f '{{.State.ExitCode}} {{.State.Status}}' mth",
+  "docker run -d --pull never --name mth2 busybox top >/dev/null; docker exec -w /etc/passwd mth2 pwd; echo rc=$?",
+];
+
 const HEAD_ROUTES = [
   head("/_ping"),
   head("/containers/json"),
@@ -397,6 +404,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("refuses to connect a container on the host's, none or another container's network elsewhere, in Docker's words", CONNECT_MODE_CONFLICTS);
 
   itAnswersAlike("takes ps's isolation filter, and names a bad port filter whole", PS_FILTER_KEYS);
+
+  itAnswersAlike("adds Docker's hint to a start or an exec the runtime refused with 'not a directory'", MOUNT_TYPE_HINT);
 
   itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
 });

@@ -7,6 +7,9 @@ import { EngineError, errors } from "../../core/errors.js";
 import { SupervisorClientError } from "../supervisor/client.js";
 import { LOGGER_FAILED } from "../supervisor/supervisor.js";
 
+/** Docker's words after a runtime's "not a directory" (moby daemon/errors.go), at a start or an exec. */
+export const MOUNT_TYPE_HINT = ": Are you trying to mount a directory onto a file (or vice-versa)? Check if the specified host path exists and is the expected type";
+
 export function startFailure(err: Error): { error: Error; message: string; exitCode?: number } {
   if (err instanceof EngineError) return { error: err, message: err.message };
   if (err instanceof SupervisorClientError && err.status === 400 && err.message.startsWith(LOGGER_FAILED)) {
@@ -20,6 +23,12 @@ export function startFailure(err: Error): { error: Error; message: string; exitC
     return { error: e, message: e.message };
   }
   const text = err.message;
+  // a directory mounted onto a file or the other way round (a user's bind, most often): Docker's
+  // daemon adds its hint to the runtime's words and takes it as the request's fault
+  if (/not a directory/i.test(text)) {
+    const e = errors.containerCommandFailed(`${text}${MOUNT_TYPE_HINT}`);
+    return { error: e, message: e.message, exitCode: 127 };
+  }
   if (/executable file not found|no such file or directory/i.test(text)) {
     const e = errors.containerCommandFailed(text);
     return { error: e, message: e.message, exitCode: 127 };
