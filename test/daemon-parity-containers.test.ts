@@ -314,6 +314,13 @@ const MOUNT_TYPE_HINT = [
   "docker run -d --pull never --name mth2 busybox top >/dev/null; docker exec -w /etc/passwd mth2 pwd; echo rc=$?",
 ];
 
+/** The end of an attachment's input ends its output, unless the container's stdin closes with it (StdinOnce): TestAttachDisconnect's attach. */
+const ATTACH_INPUT_END = [
+  // (the answer comes a second after the input ended: Docker's attachment has no output left by then)
+  "docker run -di --pull never --name ie1 busybox sh -c 'read x; sleep 1; echo got $x; sleep 60' >/dev/null; (echo hello | timeout -s KILL 5 docker attach ie1; echo rc=$?) 2>&1 | grep -v -e Killed -e Done; docker logs ie1; docker inspect -f '{{.State.Running}}' ie1",
+  "echo hello | docker run -i --pull never --name ie2 busybox cat; echo rc=$?",
+];
+
 const HEAD_ROUTES = [
   head("/_ping"),
   head("/containers/json"),
@@ -406,6 +413,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("takes ps's isolation filter, and names a bad port filter whole", PS_FILTER_KEYS);
 
   itAnswersAlike("adds Docker's hint to a start or an exec the runtime refused with 'not a directory'", MOUNT_TYPE_HINT);
+
+  itAnswersAlike("ends an attachment's output with its input, unless the container's stdin closes with it", ATTACH_INPUT_END);
 
   itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
 });

@@ -283,8 +283,8 @@ function stopOptions(query: Query): { seconds?: number; signal?: string } {
 /**
  * The client's input to the container's stdin, once the container runs (input sent before is
  * kept, up to the input's buffer: the client then waits). The client's end of input ends the
- * attachment's stdin (conmon closes the container's with it when StdinOnce); the detach keys
- * end the whole attachment.
+ * attachment's stdin (conmon closes the container's with it when StdinOnce), and its output
+ * unless the container's stdin closes; the detach keys end the whole attachment.
  */
 async function attachStdin(service: ContainerService, c: ContainerRecord, socket: Duplex, detachKeys: Buffer, gone: AbortController): Promise<void> {
   const early = new EarlyInput();
@@ -292,7 +292,11 @@ async function attachStdin(service: ContainerService, c: ContainerRecord, socket
   connected.catch(() => early.close()); // gone before it ran, or it is not running any more: no input to give
   const how = await forwardInput(socket, early, detachKeys);
   early.close();
-  if (how === "detach") gone.abort();
+  // As Docker's attach (container/stream/attach.go): the end of the client's input ends the
+  // attachment's output too, unless the container's stdin closes with it (StdinOnce without a
+  // TTY), whose output then runs on until it exits
+  const outputEnds = how === "eof" && !(c.Config.StdinOnce && !c.Config.Tty);
+  if (how === "detach" || outputEnds) gone.abort();
 }
 
 /** Input for a container that does not run yet: kept (bounded) until its attach socket can be reached. */
