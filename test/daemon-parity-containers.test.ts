@@ -321,6 +321,12 @@ const ATTACH_INPUT_END = [
   "echo hello | docker run -i --pull never --name ie2 busybox cat; echo rc=$?",
 ];
 
+/** Real-time signals by name (TestKillWithInvalidSignal's neighbours): a kill's, and a stop signal's, given to the runtime as numbers. */
+const REALTIME_SIGNALS = [
+  "docker run -d --pull never --name krt busybox top >/dev/null; docker kill -s RTMIN+1 krt; docker kill -s SIGRTMAX krt; docker kill -s rtmax-2 krt; sleep 0.3; docker inspect -f '{{.State.Running}}' krt",
+  "docker run -d --pull never --name krt2 --stop-signal SIGRTMIN+3 busybox sh -c 'trap \"echo got; exit 0\" 37; while :; do sleep 0.1; done' >/dev/null; sleep 0.5; docker stop -t 5 krt2; docker logs krt2; sleep 1; docker events --since 0 --until \"$(date +%s)\" --filter container=krt2 --filter event=kill --format '{{.Action}} {{.Actor.Attributes.signal}}'",
+];
+
 const HEAD_ROUTES = [
   head("/_ping"),
   head("/containers/json"),
@@ -415,6 +421,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("adds Docker's hint to a start or an exec the runtime refused with 'not a directory'", MOUNT_TYPE_HINT);
 
   itAnswersAlike("ends an attachment's output with its input, unless the container's stdin closes with it", ATTACH_INPUT_END);
+
+  itAnswersAlike("sends real-time signals named RTMIN+n or RTMAX-n, by kill and by stop", REALTIME_SIGNALS);
 
   itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
 });
