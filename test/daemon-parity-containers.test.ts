@@ -327,6 +327,15 @@ const REALTIME_SIGNALS = [
   "docker run -d --pull never --name krt2 --stop-signal SIGRTMIN+3 busybox sh -c 'trap \"echo got; exit 0\" 37; while :; do sleep 0.1; done' >/dev/null; sleep 0.5; docker stop -t 5 krt2; docker logs krt2; sleep 1; docker events --since 0 --until \"$(date +%s)\" --filter container=krt2 --filter event=kill --format '{{.Action}} {{.Actor.Attributes.signal}}'",
 ];
 
+/** A port binding that is no port, refused at create (moby's TestContainerAPIBadPort, TestContainerAPIInvalidPortSyntax). */
+const PORT_SPEC_CHECKS = [
+  call("POST", "/v1.41/containers/create", '{"Image":"busybox","HostConfig":{"PortBindings":{"8080/tcp":[{"HostIp":"","HostPort":"aa80"}]}}}'),
+  call("POST", "/v1.41/containers/create", '{"Image":"busybox","HostConfig":{"NetworkMode":"default","PortBindings":{"19039;1230":[{}]}}}'),
+  call("POST", "/v1.41/containers/create", '{"Image":"busybox","HostConfig":{"PortBindings":{"80/tcp":[{"HostPort":"9090-9089"}]}}}'),
+  call("POST", "/v1.41/containers/create", '{"Image":"busybox","HostConfig":{"PortBindings":{"70000/udp":[]}}}'),
+  call("POST", "/v1.41/containers/create?name=psc", '{"Image":"busybox","HostConfig":{"PortBindings":{"80/tcp":[{"HostPort":"9090-9092"},{"HostPort":"8080/udp"},{"HostPort":""}]}}}'),
+];
+
 const HEAD_ROUTES = [
   head("/_ping"),
   head("/containers/json"),
@@ -423,6 +432,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("ends an attachment's output with its input, unless the container's stdin closes with it", ATTACH_INPUT_END);
 
   itAnswersAlike("sends real-time signals named RTMIN+n or RTMAX-n, by kill and by stop", REALTIME_SIGNALS);
+
+  itAnswersAlike("refuses a port binding that is no port at create, in Docker's words", PORT_SPEC_CHECKS);
 
   itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
 });
