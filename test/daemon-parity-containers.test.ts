@@ -336,6 +336,13 @@ const PORT_SPEC_CHECKS = [
   call("POST", "/v1.41/containers/create?name=psc", '{"Image":"busybox","HostConfig":{"PortBindings":{"80/tcp":[{"HostPort":"9090-9092"},{"HostPort":"8080/udp"},{"HostPort":""}]}}}'),
 ];
 
+/** What a container did to the files of Docker's init layer shows in its diff (moby's TestDiffEnsureDockerinitFilesAreIgnored leaves them out unchanged). */
+const DIFF_INIT_LAYER = [
+  "docker run --pull never --name dfi1 busybox sh -c 'rm /.dockerenv /etc/mtab'; docker diff dfi1",
+  "docker run --pull never --name dfi2 busybox sh -c 'echo x > /.dockerenv; ln -sf /nowhere /etc/mtab'; docker diff dfi2",
+  "docker create --pull never --name dfi3 -w /newdir busybox true >/dev/null; docker diff dfi3; docker start -a dfi3; docker diff dfi3",
+];
+
 const HEAD_ROUTES = [
   head("/_ping"),
   head("/containers/json"),
@@ -434,6 +441,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("sends real-time signals named RTMIN+n or RTMAX-n, by kill and by stop", REALTIME_SIGNALS);
 
   itAnswersAlike("refuses a port binding that is no port at create, in Docker's words", PORT_SPEC_CHECKS);
+
+  itAnswersAlike("lists the files of Docker's init layer a container removed or changed in its diff", DIFF_INIT_LAYER);
 
   itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
 });
