@@ -343,6 +343,12 @@ const DIFF_INIT_LAYER = [
   "docker create --pull never --name dfi3 -w /newdir busybox true >/dev/null; docker diff dfi3; docker start -a dfi3; docker diff dfi3",
 ];
 
+/** An exec whose command is missing or is a directory is the request's fault (moby's TestExecAPIStartInvalidCommand). */
+const EXEC_START_REFUSALS = [
+  "docker run -d --pull never --name esr busybox top >/dev/null; for cmd in invalid /etc /nowhere; do id=$(" + call("POST", "/v1.41/containers/esr/exec", '{"Cmd":["\'$cmd\'"]}') +
+    " | sed -n 's/.*\"Id\":\"\\([0-9a-f]*\\)\".*/\\1/p'); " + call("POST", "/v1.41/exec/'$id'/start", '{"Detach":true}') + "; done",
+];
+
 const HEAD_ROUTES = [
   head("/_ping"),
   head("/containers/json"),
@@ -443,6 +449,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("refuses a port binding that is no port at create, in Docker's words", PORT_SPEC_CHECKS);
 
   itAnswersAlike("lists the files of Docker's init layer a container removed or changed in its diff", DIFF_INIT_LAYER);
+
+  itAnswersAlike("answers an exec the runtime could not run for its command with a 400", EXEC_START_REFUSALS);
 
   itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
 });

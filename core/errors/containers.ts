@@ -75,7 +75,9 @@ export const containersErrors = {
     (id: string, ran: boolean) => `Error: Exec command ${id} ${ran ? "has already run" : "is already running"}`,
   ),
   // containerd's words around the runtime's, the gRPC code last, as Docker's clients show them
-  execStartFailed: define("ENGINE_ERR_EXEC_START_FAILED", 500, (message: string, hint = "") => `OCI runtime exec failed: ${message}: unknown${hint}`),
+  execStartFailed: define("ENGINE_ERR_EXEC_START_FAILED", 500, (message: string) => `OCI runtime exec failed: ${message}: unknown`),
+  // the command missing, not executable or a directory, or a working directory that is a file: the request's fault
+  execCommandFailed: define("ENGINE_ERR_EXEC_COMMAND_FAILED", 400, (message: string, hint = "") => `OCI runtime exec failed: ${message}: unknown${hint}`),
   detachKeysInvalid: define("ENGINE_ERR_DETACH_KEYS_INVALID", 400, (keys: string) => `Invalid detach keys (${keys}) provided`),
   // an exec's, as Docker's exec create words it (attach's is the one above)
   execDetachKeysInvalid: define("ENGINE_ERR_EXEC_DETACH_KEYS_INVALID", 400, (keys: string) => `Invalid escape keys (${keys}) provided`),

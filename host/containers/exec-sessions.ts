@@ -20,7 +20,7 @@ import type { EngineHooks } from "../../core/hooks.js";
 import type { ExecState } from "../supervisor/supervisor.js";
 import { containerEvent } from "./container-events.js";
 import { detachKeysOf } from "./detach-keys.js";
-import { MOUNT_TYPE_HINT } from "./start-failure.js";
+import { execStartError } from "./start-failure.js";
 import type { ContainerRunner } from "./runner.js";
 
 /** The body of `POST /containers/{id}/exec`. */
@@ -157,7 +157,7 @@ export class ExecSessions {
       // absence, runc's chdir), 126 for any other failure to run it
       const message = (err as Error).message;
       e.exitCode = /executable file not found/.test(message) || (/no such file or directory/.test(message) && !/chdir/.test(message)) ? 127 : 126;
-      throw errors.execStartFailed(message, /not a directory/i.test(message) ? MOUNT_TYPE_HINT : "");
+      throw execStartError(message);
     }
     e.pid = state.pid;
     this.event(e, `exec_start: ${e.request.Cmd[0]} ${e.request.Cmd.slice(1).join(" ")}`);
