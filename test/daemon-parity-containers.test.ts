@@ -349,6 +349,14 @@ const EXEC_START_REFUSALS = [
     " | sed -n 's/.*\"Id\":\"\\([0-9a-f]*\\)\".*/\\1/p'); " + call("POST", "/v1.41/exec/'$id'/start", '{"Detach":true}') + "; done",
 ];
 
+/** `--until` the time of a line takes that line: the bound is kept to the nanosecond (moby's TestLogsAPIUntil), with either driver. */
+const LOGS_UNTIL = [
+  ...["json-file", "local"].map((driver) =>
+    `docker run --pull never --name lu-${driver} --log-driver ${driver} busybox sh -c 'for i in 1 2 3; do echo log$i; sleep 0.3; done' >/dev/null; ` +
+      `t=$(docker logs -t lu-${driver} | sed -n 2p | cut -d' ' -f1); docker logs --until $t lu-${driver}; docker logs --since $t lu-${driver}`,
+  ),
+];
+
 const HEAD_ROUTES = [
   head("/_ping"),
   head("/containers/json"),
@@ -451,6 +459,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("lists the files of Docker's init layer a container removed or changed in its diff", DIFF_INIT_LAYER);
 
   itAnswersAlike("answers an exec the runtime could not run for its command with a 400", EXEC_START_REFUSALS);
+
+  itAnswersAlike("reads logs until and since the time of a line with that line", LOGS_UNTIL);
 
   itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
 });

@@ -112,8 +112,10 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
         follow: follow && c.State.Running,
         stdout,
         stderr,
-        since,
-        until,
+        since: since?.date,
+        until: until?.date,
+        sinceNs: since?.ns,
+        untilNs: until?.ns,
         tail,
         signal: client.signal,
         producerDone: service.stopped(c, client.signal),
@@ -395,13 +397,18 @@ function detailsOf(attrs: Record<string, string> | undefined): string {
 }
 
 /** `since`/`until`: Unix seconds with an optional fraction (what the CLI sends), or an RFC 3339 time. */
-function timeQuery(query: Query, name: string): Date | undefined {
+function timeQuery(query: Query, name: string): { date: Date; ns?: bigint } | undefined {
   const raw = queryString(query, name);
   if (raw === undefined || raw === "" || raw === "0") return undefined;
-  if (/^\d+(\.\d+)?$/.test(raw)) return new Date(Number(raw) * 1000);
+  const unix = /^(\d+)(?:\.(\d+))?$/.exec(raw);
+  if (unix) {
+    // Docker's seconds.nanoseconds (the CLI sends --since/--until so), kept to the nanosecond
+    const ns = BigInt(unix[1]) * 1_000_000_000n + BigInt((unix[2] ?? "").slice(0, 9).padEnd(9, "0"));
+    return { date: new Date(Number(ns / 1_000_000n)), ns };
+  }
   const ms = Date.parse(raw);
   if (Number.isNaN(ms)) throw errors.apiInvalidParameter(name, raw);
-  return new Date(ms);
+  return { date: new Date(ms) };
 }
 
 /** `tail`: a number Go's strconv.Atoi reads; anything else (`all`, `x`) is every line, as Docker's daemon takes it. */
