@@ -357,6 +357,13 @@ const LOGS_UNTIL = [
   ),
 ];
 
+/** A start that failed for the daemon's part (a port in use) records the exit code 128 (moby's TestStartRecordError). */
+const START_FAILURE_EXIT_CODE = [
+  "docker network create pe >/dev/null; docker run -d --pull never --net pe -p 9999:9999 --name pe1 busybox top >/dev/null; " +
+    "docker run -d --pull never --net pe --name pe2 -p 9999:9999 busybox top >/dev/null 2>&1; echo rc=$?; docker inspect -f '{{.State.Status}} {{.State.ExitCode}} {{if .State.Error}}error{{end}}' pe2; " +
+    "docker stop pe1 >/dev/null; docker start pe2 >/dev/null; docker inspect -f '{{.State.Status}} [{{.State.Error}}]' pe2; docker rm -f pe1 pe2 >/dev/null; docker network rm pe >/dev/null",
+];
+
 const HEAD_ROUTES = [
   head("/_ping"),
   head("/containers/json"),
@@ -461,6 +468,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("answers an exec the runtime could not run for its command with a 400", EXEC_START_REFUSALS);
 
   itAnswersAlike("reads logs until and since the time of a line with that line", LOGS_UNTIL);
+
+  itAnswersAlike("records the exit code 128 for a start that failed for the daemon's part", START_FAILURE_EXIT_CODE);
 
   itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
 });

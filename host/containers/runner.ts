@@ -208,7 +208,8 @@ export class ContainerRunner {
       } catch (err) {
         await this.release(c.Id).catch((e: Error) => this.deps.log.error({ err: e, container: c.Id }, "cleanup after a failed start failed"));
         const failure = startFailure(err as Error);
-        c.State = { ...c.State, Error: failure.message, ExitCode: failure.exitCode ?? c.State.ExitCode };
+        // (a failure that names no exit code leaves none of 0: Docker's daemon records 128 then)
+        c.State = { ...c.State, Error: failure.message, ExitCode: failure.exitCode ?? (c.State.ExitCode || 128) };
         await this.deps.containers.save(c);
         this.deps.hooks.failedContainerStart.call({ containerId: c.Id, message: failure.message });
         // As Docker does: an AutoRemove container that cannot start is removed (`docker run --rm`
