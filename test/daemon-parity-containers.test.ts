@@ -364,6 +364,13 @@ const START_FAILURE_EXIT_CODE = [
     "docker stop pe1 >/dev/null; docker start pe2 >/dev/null; docker inspect -f '{{.State.Status}} [{{.State.Error}}]' pe2; docker rm -f pe1 pe2 >/dev/null; docker network rm pe >/dev/null",
 ];
 
+/** A running container renamed is found by its new name on its networks, and no longer by the old one (moby's TestRenameAnonymousContainer, renamed running). */
+const RENAME_DNS = [
+  "docker network create rdn >/dev/null; docker run -d --pull never --name rd1 --net rdn --network-alias al busybox top >/dev/null; docker rename rd1 rd2; " +
+    "docker run --rm --pull never --net rdn busybox sh -c 'nslookup rd2 >/dev/null 2>&1 && echo new-found; nslookup rd1 >/dev/null 2>&1 && echo old-found; nslookup al >/dev/null 2>&1 && echo alias-found'; " +
+    "docker rm -f rd2 >/dev/null; docker network rm rdn >/dev/null",
+];
+
 const HEAD_ROUTES = [
   head("/_ping"),
   head("/containers/json"),
@@ -470,6 +477,8 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("reads logs until and since the time of a line with that line", LOGS_UNTIL);
 
   itAnswersAlike("records the exit code 128 for a start that failed for the daemon's part", START_FAILURE_EXIT_CODE);
+
+  itAnswersAlike("gives a running container's new name to its networks' name service", RENAME_DNS);
 
   itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
 });

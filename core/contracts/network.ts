@@ -198,5 +198,7 @@ export interface NetworkDriver {
   gatewayless?(net: NetworkSpec): { 4: boolean; 6: boolean };
   /** A legacy link between two joined endpoints was removed (`DELETE /containers/{parent}/{alias}?link=1`): close what it opened. */
   unlink?(net: NetworkSpec, link: LegacyLink): Promise<void>;
+  /** A joined endpoint's container was renamed: other containers find it by `ep.dnsNames` (and `ep.containerName`) now. */
+  renamed?(net: NetworkSpec, ep: EndpointSpec): Promise<void>;
   shutdown(): Promise<void>;
 }

@@ -126,6 +126,7 @@ export class ContainerService {
     if (name === c.Name) throw errors.containerRenameSame();
     const oldName = c.Name;
     c.Name = this.claimNewName(name, c.Id);
+    await this.deps.network.renamed(c);
     // the container and the records of its links are written together
     await Promise.all([this.containers.save(c), this.deps.links?.renamed(c, oldName)]);
     this.event(c, "rename", { oldName });

@@ -341,6 +341,30 @@ export class ContainerNetworks {
     }
   }
 
+  /**
+   * After a rename: a running container's endpoints carry its new name, and the networks' name
+   * services answer it (and no longer the old one), as Docker's rename updates its endpoints'
+   * DNSNames. The caller saves the record.
+   */
+  async renamed(c: ContainerRecord): Promise<void> {
+    if (!c.State.Running) return;
+    const name = c.Name.replace(/^\//, "");
+    for (const ep of c.Endpoints ?? []) {
+      ep.containerName = name;
+      // (the default network has no name service: its endpoints have no names)
+      if (!ep.dnsNames?.length) continue;
+      ep.dnsNames = dnsNames(c, ep.aliases);
+      const rec = this.deps.networks.find(ep.networkId);
+      if (!rec) continue;
+      try {
+        await (await this.deps.networks.driverOf(rec.spec)).renamed?.(rec.spec, ep);
+      } catch (err) {
+        // the rename stands (the record has the new names: a restart serves them)
+        this.deps.log.warn({ err, container: c.Id, network: rec.spec.name }, "cannot give the network's name service the container's new name");
+      }
+    }
+  }
+
   /** A legacy link removed while its parent runs: what the network opened for it is closed. */
   async unlink(parent: ContainerRecord, child: ContainerRecord): Promise<void> {
     const rec = this.deps.networks.find(DEFAULT_NETWORK);

@@ -295,6 +295,10 @@ export class BridgeDriver implements NetworkDriver {
     }
   }
 
+  async renamed(net: NetworkSpec, ep: EndpointSpec): Promise<void> {
+    this.registerNames(net, ep);
+  }
+
   async unlink(net: NetworkSpec, link: LegacyLink): Promise<void> {
     const c = this.ctx.config();
     const o = bridgeOptions(net, c);
