@@ -107,6 +107,8 @@ export class ExecSessions {
     if (cmd.length === 0) throw errors.execNoCommand();
     if (!c.State.Running) throw errors.containerStateNotRunning(c.Id);
     if (c.State.Paused) throw errors.execContainerPaused(ref);
+    // waiting for its restart policy's start: Docker's daemon refuses it in these words
+    if (c.State.Restarting) throw errors.containerRestarting(c.Id);
     const id = randomBytes(32).toString("hex");
     const ready = new Promise<boolean>((resolve) => this.readiness.set(id, resolve));
     const e: ExecInstance = { id, container: c, request: { ...request, Cmd: cmd }, running: false, exitCode: null, pid: 0, ready };
