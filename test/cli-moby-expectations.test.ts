@@ -4,7 +4,8 @@
  * CLI, where engined answered otherwise: a user or group number out of range, a working
  * directory made at create (and refused there when the image has a file at it), the network's
  * files read-only with a read-only root, a container joining its own network, a bind's mode
- * given to a volume or another container's volumes, the order of a removal's event.
+ * given to a volume or another container's volumes, the order of a removal's event, the state of a
+ * container its restart policy restarts.
  * Against a real engined.
  */
 import "./helpers/root-hooks.js";

@@ -2,7 +2,10 @@
  * The container commands of the Docker CLI against engined and Docker's own daemon (where it is
  * installed), compared line by line: what a container records of the image's volumes, `ps`'s
  * status filter, an exec in a paused container, kill's refusals, logs' `--tail`, rename's refusals,
- * the create-time checks of cpus, the stop signal, tmpfs paths, the UTS mode's hostname and capabilities.
+ * the create-time checks of cpus, the stop signal, tmpfs paths, the UTS mode's hostname and capabilities,
+ * ps's isolation filter, runtime refusals with Docker's hints and statuses, the end of an attachment's
+ * input, real-time signals, port bindings checked at create, the init layer in diffs, logs' exact
+ * bounds, a failed start's exit code and a rename's names on the networks.
  */
 import "./helpers/root-hooks.js";
 import { useComparedDaemons } from "./helpers/daemon-compare.js";
