@@ -9,6 +9,9 @@ export function dateToNs(d: Date): bigint {
   return BigInt(d.getTime()) * 1_000_000n;
 }
 
+/** A read's bound in nanoseconds: the exact one when given, else its Date's. */
+export const boundNs = (d: Date | undefined, ns: bigint | undefined): bigint | undefined => ns ?? (d ? dateToNs(d) : undefined);
+
 /** Go's `time.RFC3339Nano` in UTC: `2026-01-02T03:04:05.123456789Z`, trailing zeros dropped. */
 export function formatRFC3339Nano(ns: bigint): string {
   const { base, nanos } = split(ns);

@@ -4,8 +4,8 @@
  * environment variable without a name, an empty User that is the image's, a body's type and JSON
  * read before the container or exec they name, a removal of a running or paused container in
  * Docker 28's words, an exec of a command not found (127), an exec's TERM from its own terminal,
- * a pids limit an old client's update cannot carry, annotations in the list, and the two
- * sysctls a container's own network namespace gets. Against a real engined.
+ * a pids limit an old client's update cannot carry, annotations in the list, an exec resize's
+ * order and waits, and the two sysctls a container's own network namespace gets. Against a real engined.
  */
 import "./helpers/root-hooks.js";
 import { execFileSync } from "node:child_process";
@@ -210,6 +210,26 @@ describe("what moby's integration tests expect of a daemon", function () {
     expect(r.status, r.body).to.equal(201);
     const list = JSON.parse((await api("GET", `/v1.46/containers/json?all=1&filters=${encodeURIComponent(JSON.stringify({ name: ["annotated"] }))}`)).body);
     expect(list[0].HostConfig.Annotations).to.deep.equal({ foo: "bar", "io.kubernetes.docker.type": "container" });
+  });
+
+  it("reads an exec resize's size first, waits for the exec's start, and answers one that could not start as Docker 28 does (TestExecResizeAPIHeightWidthNoInt, TestExecResizeImmediatelyAfterExecStart)", async () => {
+    const bad = await api("POST", "/v1.51/exec/nosuch/resize?h=foo&w=bar");
+    expect([bad.status, message(bad)]).to.deep.equal([400, 'invalid resize height "foo": invalid syntax']);
+    await cli("run", "-d", "-t", "--name", "sized", "busybox", "sleep", "60");
+    const exec = async (cmd: string) => JSON.parse((await api("POST", "/v1.51/containers/sized/exec", { Cmd: [cmd], Tty: true })).body).Id as string;
+    // a resize sent at once after the start, before it is answered, waits for the process
+    const running = await exec("sh");
+    const [started, resized] = await Promise.all([api("POST", `/v1.51/exec/${running}/start`, { Detach: true, Tty: true }), api("POST", `/v1.51/exec/${running}/resize?h=24&w=80`)]);
+    expect([started.status, resized.status, resized.body]).to.deep.equal([200, 200, ""]);
+    const failed = await exec("nonexistent");
+    expect((await api("POST", `/v1.51/exec/${failed}/start`, { Detach: true })).status).to.equal(400);
+    const refused = await api("POST", `/v1.51/exec/${failed}/resize?h=24&w=80`);
+    expect([refused.status, message(refused)]).to.deep.equal([400, "exec process is not started"]);
+    // one never started: Docker's daemon waits 10 s for it
+    const t0 = Date.now();
+    const late = await api("POST", `/v1.51/exec/${await exec("true")}/resize?h=24&w=80`);
+    expect([late.status, message(late)]).to.deep.equal([500, "timeout waiting for exec session ready"]);
+    expect(Date.now() - t0).to.be.within(9_500, 15_000);
   });
 
   it("lets every user ping and bind low ports in a container's own network namespace (TestUnprivilegedPortsAndPing)", async () => {

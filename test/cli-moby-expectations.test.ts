@@ -4,7 +4,8 @@
  * CLI, where engined answered otherwise: a user or group number out of range, a working
  * directory made at create (and refused there when the image has a file at it), the network's
  * files read-only with a read-only root, a container joining its own network, a bind's mode
- * given to a volume or another container's volumes, the order of a removal's event.
+ * given to a volume or another container's volumes, the order of a removal's event, the state of a
+ * container its restart policy restarts.
  * Against a real engined.
  */
 import "./helpers/root-hooks.js";
@@ -83,6 +84,20 @@ describe("what moby's CLI integration suite expects of a daemon", function () {
       expect(await fails("create", `--volumes-from=vtest:${mode}`, "busybox")).to.contain(`Error response from daemon: invalid mode: ${mode}\n`);
     }
     await cli("create", "--volumes-from=vtest:ro,z", "busybox");
+  });
+  it("shows a container its restart policy restarts as running throughout, and refuses an exec then in Docker's words (TestRestartContainerwithRestartPolicy)", async () => {
+    await cli("run", "-d", "--name", "flaps", "--restart=always", "busybox", "sh", "-c", "exit 1");
+    const seen = new Set<string>();
+    for (let i = 0; i < 30; i++) {
+      seen.add((await cli("inspect", "-f", "{{.State.Restarting}} {{.State.Running}}", "flaps")).trim());
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // restarting (waiting or starting again) is running for every check, as Docker's SetRestarting has it
+    expect([...seen].sort()).to.satisfy((states: string[]) => states.includes("true true") && !states.includes("true false"));
+    // the back-off is seconds long by now: an exec asked for while it waits is refused
+    for (let i = 0; i < 100 && (await cli("inspect", "-f", "{{.State.Restarting}}", "flaps")).trim() !== "true"; i++) await new Promise((r) => setTimeout(r, 50));
+    const r = await run("exec", "flaps", "true");
+    expect([r.code, r.stderr]).to.satisfy(([code, err]: [number, string]) => code === 1 && /Error response from daemon: Container [0-9a-f]{64} is restarting, wait until the container is running\n/.test(err));
   });
   it("announces a removal after its volumes are gone, so that the CLI's own --rm before API 1.25 has its answer (TestRunRmPre125Api)", async () => {
     const volumes = async () => (await run("volume", "ls", "-q")).stdout;

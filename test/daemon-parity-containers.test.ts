@@ -2,7 +2,10 @@
  * The container commands of the Docker CLI against engined and Docker's own daemon (where it is
  * installed), compared line by line: what a container records of the image's volumes, `ps`'s
  * status filter, an exec in a paused container, kill's refusals, logs' `--tail`, rename's refusals,
- * the create-time checks of cpus, the stop signal, tmpfs paths, the UTS mode's hostname and capabilities.
+ * the create-time checks of cpus, the stop signal, tmpfs paths, the UTS mode's hostname and capabilities,
+ * ps's isolation filter, runtime refusals with Docker's hints and statuses, the end of an attachment's
+ * input, real-time signals, port bindings checked at create, the init layer in diffs, logs' exact
+ * bounds, a failed start's exit code and a rename's names on the networks.
  */
 import "./helpers/root-hooks.js";
 import { useComparedDaemons } from "./helpers/daemon-compare.js";
@@ -302,6 +305,77 @@ const CONNECT_MODE_CONFLICTS = [
   "docker rm -f cm-on cm-host cm-none cm-a cm-b >/dev/null; docker network rm cm1",
 ];
 
+/** `ps`'s `isolation` filter (every Linux container has the default one) and a bad port filter named whole (moby daemon/list.go). */
+const PS_FILTER_KEYS = [
+  "docker create --pull never --name pf1 busybox >/dev/null; docker ps -a --filter isolation=default --filter name=pf1 --format '{{.Names}}'",
+  "docker ps -a --filter isolation=hyperv --filter name=pf1 --format '{{.Names}}'",
+  "docker ps -a --filter publish=bogus/udp; docker ps -a --filter expose=1-x",
+];
+
+/** A directory mounted onto a file: the runtime's words and Docker's hint, the request's fault (400) and 127 (TestExecWithPrivileged's neighbours, a run's bind). */
+const MOUNT_TYPE_HINT = [
+  "docker create --pull never --name mth -v /tmp:/etc/passwd busybox true >/dev/null; " + call("POST", "/v1.41/containers/mth/start") +
+    " | sed 's/failed to create task for container: //'; docker inspect -f '{{.State.ExitCode}} {{.State.Status}}' mth",
+  "docker run -d --pull never --name mth2 busybox top >/dev/null; docker exec -w /etc/passwd mth2 pwd; echo rc=$?",
+];
+
+/** The end of an attachment's input ends its output, unless the container's stdin closes with it (StdinOnce): TestAttachDisconnect's attach. */
+const ATTACH_INPUT_END = [
+  // (the answer comes a second after the input ended: Docker's attachment has no output left by then)
+  "docker run -di --pull never --name ie1 busybox sh -c 'read x; sleep 1; echo got $x; sleep 60' >/dev/null; (echo hello | timeout -s KILL 5 docker attach ie1; echo rc=$?) 2>&1 | grep -v -e Killed -e Done; docker logs ie1; docker inspect -f '{{.State.Running}}' ie1",
+  "echo hello | docker run -i --pull never --name ie2 busybox cat; echo rc=$?",
+];
+
+/** Real-time signals by name (TestKillWithInvalidSignal's neighbours): a kill's, and a stop signal's, given to the runtime as numbers. */
+const REALTIME_SIGNALS = [
+  "docker run -d --pull never --name krt busybox top >/dev/null; docker kill -s RTMIN+1 krt; docker kill -s SIGRTMAX krt; docker kill -s rtmax-2 krt; sleep 0.3; docker inspect -f '{{.State.Running}}' krt",
+  "docker run -d --pull never --name krt2 --stop-signal SIGRTMIN+3 busybox sh -c 'trap \"echo got; exit 0\" 37; while :; do sleep 0.1; done' >/dev/null; sleep 0.5; docker stop -t 5 krt2; docker logs krt2; sleep 1; docker events --since 0 --until \"$(date +%s)\" --filter container=krt2 --filter event=kill --format '{{.Action}} {{.Actor.Attributes.signal}}'",
+];
+
+/** A port binding that is no port, refused at create (moby's TestContainerAPIBadPort, TestContainerAPIInvalidPortSyntax). */
+const PORT_SPEC_CHECKS = [
+  call("POST", "/v1.41/containers/create", '{"Image":"busybox","HostConfig":{"PortBindings":{"8080/tcp":[{"HostIp":"","HostPort":"aa80"}]}}}'),
+  call("POST", "/v1.41/containers/create", '{"Image":"busybox","HostConfig":{"NetworkMode":"default","PortBindings":{"19039;1230":[{}]}}}'),
+  call("POST", "/v1.41/containers/create", '{"Image":"busybox","HostConfig":{"PortBindings":{"80/tcp":[{"HostPort":"9090-9089"}]}}}'),
+  call("POST", "/v1.41/containers/create", '{"Image":"busybox","HostConfig":{"PortBindings":{"70000/udp":[]}}}'),
+  call("POST", "/v1.41/containers/create?name=psc", '{"Image":"busybox","HostConfig":{"PortBindings":{"80/tcp":[{"HostPort":"9090-9092"},{"HostPort":"8080/udp"},{"HostPort":""}]}}}'),
+];
+
+/** What a container did to the files of Docker's init layer shows in its diff (moby's TestDiffEnsureDockerinitFilesAreIgnored leaves them out unchanged). */
+const DIFF_INIT_LAYER = [
+  "docker run --pull never --name dfi1 busybox sh -c 'rm /.dockerenv /etc/mtab'; docker diff dfi1",
+  "docker run --pull never --name dfi2 busybox sh -c 'echo x > /.dockerenv; ln -sf /nowhere /etc/mtab'; docker diff dfi2",
+  "docker create --pull never --name dfi3 -w /newdir busybox true >/dev/null; docker diff dfi3; docker start -a dfi3; docker diff dfi3",
+];
+
+/** An exec whose command is missing or is a directory is the request's fault (moby's TestExecAPIStartInvalidCommand). */
+const EXEC_START_REFUSALS = [
+  "docker run -d --pull never --name esr busybox top >/dev/null; for cmd in invalid /etc /nowhere; do id=$(" + call("POST", "/v1.41/containers/esr/exec", '{"Cmd":["\'$cmd\'"]}') +
+    " | sed -n 's/.*\"Id\":\"\\([0-9a-f]*\\)\".*/\\1/p'); " + call("POST", "/v1.41/exec/'$id'/start", '{"Detach":true}') + "; done",
+];
+
+/** `--until` the time of a line takes that line: the bound is kept to the nanosecond (moby's TestLogsAPIUntil), with either driver. */
+const LOGS_UNTIL = [
+  ...["json-file", "local"].map((driver) =>
+    `docker run --pull never --name lu-${driver} --log-driver ${driver} busybox sh -c 'for i in 1 2 3; do echo log$i; sleep 0.3; done' >/dev/null; ` +
+      `t=$(docker logs -t lu-${driver} | sed -n 2p | cut -d' ' -f1); docker logs --until $t lu-${driver}; docker logs --since $t lu-${driver}`,
+  ),
+];
+
+/** A start that failed for the daemon's part (a port in use) records the exit code 128 (moby's TestStartRecordError). */
+const START_FAILURE_EXIT_CODE = [
+  "docker network create pe >/dev/null; docker run -d --pull never --net pe -p 9999:9999 --name pe1 busybox top >/dev/null; " +
+    "docker run -d --pull never --net pe --name pe2 -p 9999:9999 busybox top >/dev/null 2>&1; echo rc=$?; docker inspect -f '{{.State.Status}} {{.State.ExitCode}} {{if .State.Error}}error{{end}}' pe2; " +
+    "docker stop pe1 >/dev/null; docker start pe2 >/dev/null; docker inspect -f '{{.State.Status}} [{{.State.Error}}]' pe2; docker rm -f pe1 pe2 >/dev/null; docker network rm pe >/dev/null",
+];
+
+/** A running container renamed is found by its new name on its networks, and no longer by the old one (moby's TestRenameAnonymousContainer, renamed running). */
+const RENAME_DNS = [
+  "docker network create rdn >/dev/null; docker run -d --pull never --name rd1 --net rdn --network-alias al busybox top >/dev/null; docker rename rd1 rd2; " +
+    "docker run --rm --pull never --net rdn busybox sh -c 'nslookup rd2 >/dev/null 2>&1 && echo new-found; nslookup rd1 >/dev/null 2>&1 && echo old-found; nslookup al >/dev/null 2>&1 && echo alias-found'; " +
+    "docker rm -f rd2 >/dev/null; docker network rm rdn >/dev/null",
+];
+
 const HEAD_ROUTES = [
   head("/_ping"),
   head("/containers/json"),
@@ -390,6 +464,26 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("mounts nothing of its own under a /dev the container brings", DEV_BIND);
 
   itAnswersAlike("refuses to connect a container on the host's, none or another container's network elsewhere, in Docker's words", CONNECT_MODE_CONFLICTS);
+
+  itAnswersAlike("takes ps's isolation filter, and names a bad port filter whole", PS_FILTER_KEYS);
+
+  itAnswersAlike("adds Docker's hint to a start or an exec the runtime refused with 'not a directory'", MOUNT_TYPE_HINT);
+
+  itAnswersAlike("ends an attachment's output with its input, unless the container's stdin closes with it", ATTACH_INPUT_END);
+
+  itAnswersAlike("sends real-time signals named RTMIN+n or RTMAX-n, by kill and by stop", REALTIME_SIGNALS);
+
+  itAnswersAlike("refuses a port binding that is no port at create, in Docker's words", PORT_SPEC_CHECKS);
+
+  itAnswersAlike("lists the files of Docker's init layer a container removed or changed in its diff", DIFF_INIT_LAYER);
+
+  itAnswersAlike("answers an exec the runtime could not run for its command with a 400", EXEC_START_REFUSALS);
+
+  itAnswersAlike("reads logs until and since the time of a line with that line", LOGS_UNTIL);
+
+  itAnswersAlike("records the exit code 128 for a start that failed for the daemon's part", START_FAILURE_EXIT_CODE);
+
+  itAnswersAlike("gives a running container's new name to its networks' name service", RENAME_DNS);
 
   itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
 });

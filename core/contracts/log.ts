@@ -138,6 +138,13 @@ export interface ReadOptions {
   /** Only messages at or before this time; a follow ends once the clock passes it. */
   until?: Date;
   /**
+   * `since` and `until` to the nanosecond, when the client gave them so (Docker's
+   * `seconds.nanoseconds`): a Date keeps milliseconds, and a message stamped within the
+   * millisecond of `until` is still at or before it. Readers that store nanoseconds use them.
+   */
+  sinceNs?: bigint;
+  untilNs?: bigint;
+  /**
    * Only the last `tail` stored messages (before `since`/`until` and stream selection, as
    * Docker counts them); `undefined` is all (Docker's `"all"`), 0 is none.
    */

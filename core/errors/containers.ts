@@ -66,6 +66,9 @@ export const containersErrors = {
   containerNamespaceUnavailable: define("ENGINE_ERR_CONTAINER_NAMESPACE_UNAVAILABLE", 500, (why: string) => why),
   execNotFound: define("ENGINE_ERR_EXEC_NOT_FOUND", 404, (id: string) => `No such exec instance: ${id}`),
   execNoCommand: define("ENGINE_ERR_EXEC_NO_COMMAND", 400, () => "No exec command specified"),
+  // a resize of an exec whose start did not come within 10 s, or that could not start (Docker's ContainerExecResize)
+  execNotReady: define("ENGINE_ERR_EXEC_NOT_READY", 500, () => "timeout waiting for exec session ready"),
+  execNotStarted: define("ENGINE_ERR_EXEC_NOT_STARTED", 400, () => "exec process is not started"),
   execContainerPaused: define("ENGINE_ERR_EXEC_CONTAINER_PAUSED", 409, (id: string) => `Container ${id} is paused, unpause the container before exec`),
   containerAttachPaused: define("ENGINE_ERR_CONTAINER_ATTACH_PAUSED", 409, (ref: string) => `container ${ref} is paused, unpause the container before attach`),
   containerAttachRestarting: define("ENGINE_ERR_CONTAINER_ATTACH_RESTARTING", 409, (ref: string) => `container ${ref} is restarting, wait until the container is running`),
@@ -76,6 +79,8 @@ export const containersErrors = {
   ),
   // containerd's words around the runtime's, the gRPC code last, as Docker's clients show them
   execStartFailed: define("ENGINE_ERR_EXEC_START_FAILED", 500, (message: string) => `OCI runtime exec failed: ${message}: unknown`),
+  // the command missing, not executable or a directory, or a working directory that is a file: the request's fault
+  execCommandFailed: define("ENGINE_ERR_EXEC_COMMAND_FAILED", 400, (message: string, hint = "") => `OCI runtime exec failed: ${message}: unknown${hint}`),
   detachKeysInvalid: define("ENGINE_ERR_DETACH_KEYS_INVALID", 400, (keys: string) => `Invalid detach keys (${keys}) provided`),
   // an exec's, as Docker's exec create words it (attach's is the one above)
   execDetachKeysInvalid: define("ENGINE_ERR_EXEC_DETACH_KEYS_INVALID", 400, (keys: string) => `Invalid escape keys (${keys}) provided`),

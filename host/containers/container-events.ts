@@ -3,8 +3,8 @@
  * image as the client named it, the name, and the container's labels, with what the action adds
  * (`exitCode` on die, `signal` as a number on kill).
  */
-import { constants } from "node:os";
 import type { ContainerRecord } from "../../core/containers/container-store.js";
+import { signalNumberText } from "../../core/containers/signals.js";
 import { makeEvent, type EngineEvent } from "../../core/events/event.js";
 
 export function containerEvent(c: ContainerRecord, action: string, extra: Record<string, string> = {}): EngineEvent {
@@ -16,9 +16,5 @@ export function containerEvent(c: ContainerRecord, action: string, extra: Record
   });
 }
 
-/** `KILL`, `SIGTERM` or `15` as the number Docker's events carry. */
-export function signalNumber(signal: string): string {
-  if (/^\d+$/.test(signal)) return signal;
-  const name = `SIG${signal.toUpperCase().replace(/^SIG/, "")}` as keyof typeof constants.signals;
-  return String(constants.signals[name] ?? signal);
-}
+/** `KILL`, `SIGTERM`, `15` or `SIGRTMIN+3` as the number Docker's events carry. */
+export const signalNumber = (signal: string): string => signalNumberText(signal);

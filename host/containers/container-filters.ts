@@ -14,7 +14,7 @@ import { listItem } from "./container-view.js";
 
 const CONTAINER_FILTER_KEYS = [
   "id", "name", "status", "label", "ancestor", "health",
-  "before", "since", "exited", "network", "volume", "publish", "expose", "is-task",
+  "before", "since", "exited", "network", "volume", "publish", "expose", "is-task", "isolation",
 ] as const;
 
 /** Docker's values of the `status` filter: the states a container can be in. */
@@ -50,6 +50,8 @@ export function containerListFilter(filters: Map<string, string[]>, containers: 
   const publish = portSet("publish", values("publish"));
   const expose = portSet("expose", values("expose"));
   const noTasks = isTaskWanted(values("is-task"));
+  // `isolation` is a Windows notion: every Linux container has the default one (a create refuses
+  // another), so Docker's daemon on Linux keeps every container for any value (list_unix.go)
 
   const any = (key: string, test: (v: string) => boolean) => !values(key).length || values(key).some(test);
   // the list item is made for the filters that look at it only (a list makes it again to answer)
@@ -127,7 +129,7 @@ function portSet(key: string, vs: string[]): Set<string> {
     const parts = v.split("/");
     const port = parts[0];
     const proto = parts.length > 1 && parts[1] ? parts[1] : "tcp";
-    const bad = (why: string) => errors.apiInvalidBody(`error while looking up for ${key} ${port}: ${why}`);
+    const bad = (why: string) => errors.apiInvalidBody(`error while looking up for ${key} ${v}: ${why}`);
     if (!port) throw bad("Empty string specified for ports.");
     const [start, end] = port.includes("-") ? port.split("-", 2).map((p) => uint16(p, bad)) : [uint16(port, bad), uint16(port, bad)];
     if (end < start) throw bad(`Invalid range specified for the Port: ${port}`);

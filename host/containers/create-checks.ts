@@ -21,6 +21,7 @@ import { cpusetRefusal } from "../../core/containers/cpuset.js";
 import { parseSignal, signalNumberOf } from "../../core/containers/signals.js";
 import { validVolumesFromMode } from "../volumes/mount-plan.js";
 import { checkMemory, defaultSwap } from "./memory-checks.js";
+import { checkPortBindings } from "./port-binding-checks.js";
 
 export interface CreateChecksDeps {
   hooks: EngineHooks;
@@ -162,6 +163,8 @@ function checkNetworkMode(request: ContainerCreateCheck["request"]): void {
 function checkCreate(check: ContainerCreateCheck, deps: Omit<CreateChecksDeps, "hooks">): ContainerCreateCheck {
   const { request } = check;
   const hc = request.HostConfig;
+  // (Docker's validateHostConfig, before the platform's checks of the resources)
+  checkPortBindings(hc.PortBindings);
   const warnings = checkResources(hc, deps.limits, deps.cpuset);
   checkNamespaceModes(hc);
   // 0 and any negative value are "unlimited": no limit recorded (Docker's create route; the

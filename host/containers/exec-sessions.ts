@@ -20,6 +20,7 @@ import type { EngineHooks } from "../../core/hooks.js";
 import type { ExecState } from "../supervisor/supervisor.js";
 import { containerEvent } from "./container-events.js";
 import { detachKeysOf } from "./detach-keys.js";
+import { execStartError } from "./start-failure.js";
 import type { ContainerRunner } from "./runner.js";
 
 /** The body of `POST /containers/{id}/exec`. */
@@ -46,7 +47,12 @@ export interface ExecInstance {
   pid: number;
   /** Set once started: where its output and input are, and its exit code when it comes. */
   started?: { state: ExecState; exit: Promise<number> };
+  /** Settles when a start has run its course: true once the process runs, false when it could not start (or the container went). */
+  ready: Promise<boolean>;
 }
+
+/** How long a resize waits for the exec's start, as Docker's ContainerExecResize. */
+const RESIZE_READY_MS = 10_000;
 
 /** `GET /exec/{id}/json`, as Docker answers it. */
 export function execInspect(e: ExecInstance) {
@@ -83,6 +89,8 @@ export interface ExecDeps {
 
 export class ExecSessions {
   private readonly instances = new Map<string, ExecInstance>();
+  /** What settles each instance's `ready`, until it is settled. */
+  private readonly readiness = new Map<string, (ok: boolean) => void>();
 
   constructor(private readonly deps: ExecDeps) {
     // Docker's daemon unregisters a container's execs when it stops (its Cleanup), not only when
@@ -99,7 +107,11 @@ export class ExecSessions {
     if (cmd.length === 0) throw errors.execNoCommand();
     if (!c.State.Running) throw errors.containerStateNotRunning(c.Id);
     if (c.State.Paused) throw errors.execContainerPaused(ref);
-    const e: ExecInstance = { id: randomBytes(32).toString("hex"), container: c, request: { ...request, Cmd: cmd }, running: false, exitCode: null, pid: 0 };
+    // waiting for its restart policy's start: Docker's daemon refuses it in these words
+    if (c.State.Restarting) throw errors.containerRestarting(c.Id);
+    const id = randomBytes(32).toString("hex");
+    const ready = new Promise<boolean>((resolve) => this.readiness.set(id, resolve));
+    const e: ExecInstance = { id, container: c, request: { ...request, Cmd: cmd }, running: false, exitCode: null, pid: 0, ready };
     this.instances.set(e.id, e);
     // Docker's action: the entrypoint, a space, the arguments (a trailing space when there are none)
     this.event(e, `exec_create: ${cmd[0]} ${cmd.slice(1).join(" ")}`);
@@ -141,10 +153,14 @@ export class ExecSessions {
       });
     } catch (err) {
       e.exitCode = 126;
+      this.settle(e.id, false);
       if ((err as Error).name === "SpecError") throw errors.containerInvalidSpec((err as Error).message);
       throw errors.execStartFailed((err as Error).message);
     }
-    const sup = await this.deps.runner.supervisor();
+    const sup = await this.deps.runner.supervisor().catch((err: Error) => {
+      this.settle(e.id, false);
+      throw err;
+    });
     // Placeholder while starting: a second start is refused at once.
     e.running = true;
     let state: ExecState;
@@ -152,11 +168,12 @@ export class ExecSessions {
       state = await sup.exec(c.Id, { execId: e.id, process, terminal: tty, stdin: e.request.AttachStdin === true, leaveStdinOpen: tty });
     } catch (err) {
       e.running = false;
+      this.settle(e.id, false);
       // as Docker's exec records it: 127 for a command not found (not a working directory's
       // absence, runc's chdir), 126 for any other failure to run it
       const message = (err as Error).message;
       e.exitCode = /executable file not found/.test(message) || (/no such file or directory/.test(message) && !/chdir/.test(message)) ? 127 : 126;
-      throw errors.execStartFailed(message);
+      throw execStartError(message);
     }
     e.pid = state.pid;
     this.event(e, `exec_start: ${e.request.Cmd[0]} ${e.request.Cmd.slice(1).join(" ")}`);
@@ -165,6 +182,7 @@ export class ExecSessions {
       return 255;
     });
     e.started = { state, exit };
+    this.settle(e.id, true);
     void exit.then((code) => {
       e.running = false;
       e.exitCode = code;
@@ -173,8 +191,20 @@ export class ExecSessions {
     return e.started;
   }
 
+  /**
+   * Resizes the exec's terminal. As Docker's daemon, one not started yet is waited for (a client
+   * resizes right after its start, which may still be under way), at most 10 s: a 500 then, and
+   * a 400 when it could not start.
+   */
   async resize(e: ExecInstance, height: number, width: number): Promise<void> {
-    if (!e.started || !e.running) throw errors.containerStateNotRunning(e.container.Id);
+    if (!e.started) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), RESIZE_READY_MS)));
+      const ok = await Promise.race([e.ready, late]).finally(() => clearTimeout(timer));
+      if (ok === undefined) throw errors.execNotReady();
+      if (!ok || !e.started) throw errors.execNotStarted();
+    }
+    if (!e.running) throw errors.containerStateNotRunning(e.container.Id);
     await (await this.deps.runner.supervisor()).execResize(e.container.Id, e.id, height, width).catch(() => {
       throw errors.containerStateNotRunning(e.container.Id);
     });
@@ -204,7 +234,17 @@ export class ExecSessions {
 
   /** The container stopped or is gone: so are its exec instances. */
   forget(containerId: string): void {
-    for (const [id, e] of this.instances) if (e.container.Id === containerId) this.instances.delete(id);
+    for (const [id, e] of this.instances) {
+      if (e.container.Id !== containerId) continue;
+      this.instances.delete(id);
+      this.settle(id, false);
+    }
+  }
+
+  /** Settles the instance's `ready` (once). */
+  private settle(id: string, ok: boolean): void {
+    this.readiness.get(id)?.(ok);
+    this.readiness.delete(id);
   }
 
   private event(e: ExecInstance, action: string, extra: Record<string, string> = {}): void {

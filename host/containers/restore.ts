@@ -117,7 +117,8 @@ function resolvePendingStart({ containers, runner, log }: RestoreDeps, c: Contai
       c.State = runningState(previous, ran.pid, ran.startedAt);
       log.info({ container: c.Id }, "a start the daemon's end cut short is taken up: the container runs");
     } else {
-      c.State = previous;
+      // a restart policy's start cut short: not waited for again, as a restart that was waiting (autoRestart decides)
+      c.State = previous.Restarting ? { ...previous, Status: "exited", Running: false, Restarting: false, Paused: false, Pid: 0 } : previous;
       await runner.release(c.Id);
       log.info({ container: c.Id }, "a start the daemon's end cut short never reached the supervisor: undone");
     }

@@ -135,12 +135,16 @@ export class ContainerRunner {
 
   // --- start ---------------------------------------------------------------------------------
 
-  /** Starts the container; false when it was running already (304). */
-  start(c: ContainerRecord): Promise<boolean> {
+  /**
+   * Starts the container; false when it was running already (304). `byPolicy`: the restart
+   * policy's start of a container that says it is restarting (running, for every check, as
+   * Docker shows it until the new run begins).
+   */
+  start(c: ContainerRecord, opts: { byPolicy?: boolean } = {}): Promise<boolean> {
     return this.serial(c.Id, async () => {
       // removed while this waited its turn: there is nothing to start (and no record to save again)
       if (!this.deps.containers.has(c.Id)) throw errors.containerNotFound(c.Id);
-      if (c.State.Running) return false;
+      if (c.State.Running && !(opts.byPolicy === true && c.State.Restarting)) return false;
       const p = this.paths(c.Id);
       try {
         const sup = await this.supervisor();
@@ -208,7 +212,8 @@ export class ContainerRunner {
       } catch (err) {
         await this.release(c.Id).catch((e: Error) => this.deps.log.error({ err: e, container: c.Id }, "cleanup after a failed start failed"));
         const failure = startFailure(err as Error);
-        c.State = { ...c.State, Error: failure.message, ExitCode: failure.exitCode ?? c.State.ExitCode };
+        // (a failure that names no exit code leaves none of 0: Docker's daemon records 128 then)
+        c.State = { ...c.State, Error: failure.message, ExitCode: failure.exitCode ?? (c.State.ExitCode || 128) };
         await this.deps.containers.save(c);
         this.deps.hooks.failedContainerStart.call({ containerId: c.Id, message: failure.message });
         // As Docker does: an AutoRemove container that cannot start is removed (`docker run --rm`
@@ -526,12 +531,11 @@ export class ContainerRunner {
         await this.deps.containers.save(c);
         return false;
       }
-      c.State = { ...c.State, Running: false }; // start() starts only what does not run
       return true;
     });
     if (!go) return;
     try {
-      await this.start(c);
+      await this.start(c, { byPolicy: true });
     } catch (err) {
       // As Docker: a restart that fails leaves the container stopped, and the policy is done.
       c.State = { ...c.State, Status: "exited", Running: false, Restarting: false };

@@ -7,6 +7,22 @@ import { EngineError, errors } from "../../core/errors.js";
 import { SupervisorClientError } from "../supervisor/client.js";
 import { LOGGER_FAILED } from "../supervisor/supervisor.js";
 
+/** Docker's words after a runtime's "not a directory" (moby daemon/errors.go), at a start or an exec. */
+const MOUNT_TYPE_HINT = ": Are you trying to mount a directory onto a file (or vice-versa)? Check if the specified host path exists and is the expected type";
+
+/**
+ * An exec the runtime refused to run, as Docker's daemon answers it (daemon/errors.go): the
+ * command missing, not executable or a directory (Docker adds "permission denied", which the
+ * CLI reads), or a working directory that is a file (with its hint), is the request's fault
+ * (400); any other failure is the daemon's (500).
+ */
+export function execStartError(message: string): EngineError {
+  if (/is a directory/i.test(message)) return errors.execCommandFailed(message, ": permission denied");
+  if (/not a directory/i.test(message)) return errors.execCommandFailed(message, MOUNT_TYPE_HINT);
+  if (/permission denied|executable file not found|no such file or directory|failed to run runc create\/exec call/i.test(message)) return errors.execCommandFailed(message);
+  return errors.execStartFailed(message);
+}
+
 export function startFailure(err: Error): { error: Error; message: string; exitCode?: number } {
   if (err instanceof EngineError) return { error: err, message: err.message };
   if (err instanceof SupervisorClientError && err.status === 400 && err.message.startsWith(LOGGER_FAILED)) {
@@ -20,6 +36,12 @@ export function startFailure(err: Error): { error: Error; message: string; exitC
     return { error: e, message: e.message };
   }
   const text = err.message;
+  // a directory mounted onto a file or the other way round (a user's bind, most often): Docker's
+  // daemon adds its hint to the runtime's words and takes it as the request's fault
+  if (/not a directory/i.test(text)) {
+    const e = errors.containerCommandFailed(`${text}${MOUNT_TYPE_HINT}`);
+    return { error: e, message: e.message, exitCode: 127 };
+  }
   if (/executable file not found|no such file or directory/i.test(text)) {
     const e = errors.containerCommandFailed(text);
     return { error: e, message: e.message, exitCode: 127 };

@@ -20,6 +20,7 @@ import { execFile, spawn } from "node:child_process";
 import { closeSync, constants as fsConstants, existsSync, mkdirSync, openSync, readFileSync, watch, writeSync, type FSWatcher } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, join } from "node:path";
+import { signalNumberText } from "../../core/containers/signals.js";
 import { processAlive } from "../process-alive.js";
 
 /** conmon as PATH finds it, unless the daemon's `conmon` option (ENGINE_CONMON) names another. */
@@ -360,9 +361,12 @@ export async function readK8sLog(path: string): Promise<K8sLogLine[]> {
   }
 }
 
-/** `<runtime> kill <id> <signal>`; signal as a name (`TERM`, `SIGKILL`) or a number. */
+/**
+ * `<runtime> kill <id> <signal>`; signal as a name (`TERM`, `SIGKILL`, `SIGRTMIN+3`) or a number,
+ * given to the runtime as its number (runc knows no real-time signal by name).
+ */
 export async function killContainer(rt: RuntimeRef, id: string, signal: string | number = "KILL"): Promise<void> {
-  await runtime(rt, ["kill", id, String(signal)]);
+  await runtime(rt, ["kill", id, signalNumberText(String(signal))]);
 }
 
 /**

@@ -7,8 +7,9 @@ import { open } from "node:fs/promises";
 import { TurnBudget } from "../../core/async/turn-budget.js";
 import type { LoggerContext, LogMessage, LogReader, ReadOptions } from "../../core/contracts/log.js";
 import { LogFollowWaker, logFileFate } from "../../core/log-follow.js";
+import { boundNs } from "../../core/rfc3339-nano.js";
 import { logFileName, logPath, missingOk, openRotated } from "./files.js";
-import { dateToNs, decodeEntry } from "./format.js";
+import { decodeEntry } from "./format.js";
 import { Cursor, lastLineEnd, lastLines, linesOf } from "./lines.js";
 
 export interface JsonFileReaderOptions {
@@ -37,8 +38,8 @@ export class JsonFileReader implements LogReader {
   private async *generate(opts: ReadOptions): AsyncGenerator<LogMessage> {
     const signal = opts.signal;
     if (signal?.aborted) return;
-    const sinceNs = opts.since ? dateToNs(opts.since) : undefined;
-    const untilNs = opts.until ? dateToNs(opts.until) : undefined;
+    const sinceNs = boundNs(opts.since, opts.sinceNs);
+    const untilNs = boundNs(opts.until, opts.untilNs);
     const pick = (raw: Buffer): LogMessage | undefined => {
       const msg = decodeEntry(raw);
       if (!msg) return undefined;

@@ -10,7 +10,7 @@ import { gunzip } from "node:zlib";
 import { TurnBudget } from "../../core/async/turn-budget.js";
 import type { LoggerContext, LogMessage, LogReader, ReadOptions } from "../../core/contracts/log.js";
 import { LogFollowWaker, logFileFate } from "../../core/log-follow.js";
-import { dateToNs } from "../../core/rfc3339-nano.js";
+import { boundNs } from "../../core/rfc3339-nano.js";
 import { LOG_FILE, logFolder, logPath } from "./files.js";
 import { splitRecords, type LogEntry } from "./proto.js";
 
@@ -112,8 +112,8 @@ export class LocalReader implements LogReader {
   private async *generate(opts: ReadOptions): AsyncGenerator<LogMessage> {
     const signal = opts.signal;
     if (signal?.aborted) return;
-    const sinceNs = opts.since ? dateToNs(opts.since) : undefined;
-    const untilNs = opts.until ? dateToNs(opts.until) : undefined;
+    const sinceNs = boundNs(opts.since, opts.sinceNs);
+    const untilNs = boundNs(opts.until, opts.untilNs);
     const pick = (e: LogEntry): LogMessage | undefined => {
       const msg = toMessage(e);
       if (!msg || (msg.stream === "stdout" ? !opts.stdout : !opts.stderr)) return undefined;

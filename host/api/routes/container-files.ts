@@ -9,7 +9,7 @@ import { pipeline } from "node:stream/promises";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import type { StorageDriver } from "../../../core/contracts/storage.js";
-import type { ContainerStore } from "../../../core/containers/container-store.js";
+import { ZERO_TIME, type ContainerStore } from "../../../core/containers/container-store.js";
 import { containerTarget } from "./container-target.js";
 import { errors } from "../../../core/errors.js";
 import type { EngineHooks } from "../../../core/hooks.js";
@@ -103,7 +103,7 @@ export function containerFileRoutes(deps: ContainerFileRouteDeps) {
     app.get("/containers/:id/changes", async (request, reply) => {
       const ref = (request.params as { id: string }).id;
       const c = deps.containers.get(ref);
-      const changes = await containerChanges(deps.storage, c.Id, join(deps.execRoot, "container-files")).catch((err: unknown) => {
+      const changes = await containerChanges(deps.storage, c.Id, join(deps.execRoot, "container-files"), c.State.StartedAt !== ZERO_TIME).catch((err: unknown) => {
         // removed while its layer was read (a `docker rm` at the same moment): as if it had not been found
         throw deps.containers.present(c.Id) ? err : errors.containerNotFound(ref);
       });

@@ -112,8 +112,10 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
         follow: follow && c.State.Running,
         stdout,
         stderr,
-        since,
-        until,
+        since: since?.date,
+        until: until?.date,
+        sinceNs: since?.ns,
+        untilNs: until?.ns,
         tail,
         signal: client.signal,
         producerDone: service.stopped(c, client.signal),
@@ -289,8 +291,8 @@ function stopOptions(query: Query): { seconds?: number; signal?: string } {
 /**
  * The client's input to the container's stdin, once the container runs (input sent before is
  * kept, up to the input's buffer: the client then waits). The client's end of input ends the
- * attachment's stdin (conmon closes the container's with it when StdinOnce); the detach keys
- * end the whole attachment.
+ * attachment's stdin (conmon closes the container's with it when StdinOnce), and its output
+ * unless the container's stdin closes; the detach keys end the whole attachment.
  */
 async function attachStdin(service: ContainerService, c: ContainerRecord, socket: Duplex, detachKeys: Buffer, gone: AbortController): Promise<void> {
   const early = new EarlyInput();
@@ -298,7 +300,11 @@ async function attachStdin(service: ContainerService, c: ContainerRecord, socket
   connected.catch(() => early.close()); // gone before it ran, or it is not running any more: no input to give
   const how = await forwardInput(socket, early, detachKeys);
   early.close();
-  if (how === "detach") gone.abort();
+  // As Docker's attach (container/stream/attach.go): the end of the client's input ends the
+  // attachment's output too, unless the container's stdin closes with it (StdinOnce without a
+  // TTY), whose output then runs on until it exits
+  const outputEnds = how === "eof" && !(c.Config.StdinOnce && !c.Config.Tty);
+  if (how === "detach" || outputEnds) gone.abort();
 }
 
 /** Input for a container that does not run yet: kept (bounded) until its attach socket can be reached. */
@@ -411,13 +417,18 @@ function detailsOf(attrs: Record<string, string> | undefined): string {
 }
 
 /** `since`/`until`: Unix seconds with an optional fraction (what the CLI sends), or an RFC 3339 time. */
-function timeQuery(query: Query, name: string): Date | undefined {
+function timeQuery(query: Query, name: string): { date: Date; ns?: bigint } | undefined {
   const raw = queryString(query, name);
   if (raw === undefined || raw === "" || raw === "0") return undefined;
-  if (/^\d+(\.\d+)?$/.test(raw)) return new Date(Number(raw) * 1000);
+  const unix = /^(\d+)(?:\.(\d+))?$/.exec(raw);
+  if (unix) {
+    // Docker's seconds.nanoseconds (the CLI sends --since/--until so), kept to the nanosecond
+    const ns = BigInt(unix[1]) * 1_000_000_000n + BigInt((unix[2] ?? "").slice(0, 9).padEnd(9, "0"));
+    return { date: new Date(Number(ns / 1_000_000n)), ns };
+  }
   const ms = Date.parse(raw);
   if (Number.isNaN(ms)) throw errors.apiInvalidParameter(name, raw);
-  return new Date(ms);
+  return { date: new Date(ms) };
 }
 
 /** `tail`: a number Go's strconv.Atoi reads; anything else (`all`, `x`) is every line, as Docker's daemon takes it. */

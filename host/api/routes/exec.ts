@@ -104,8 +104,9 @@ export function execRoutes(deps: ExecRouteDeps) {
     app.get("/exec/:id/json", async (request) => execInspect(instance(request)));
 
     app.post("/exec/:id/resize", async (request, reply) => {
-      const e = instance(request);
+      // the size is read before the instance is looked for, as Docker's router does
       const { height, width } = terminalSize(request.query as Query);
+      const e = instance(request);
       await execs.resize(e, height, width);
       return reply.code(200).send();
     });

@@ -12,7 +12,7 @@
  * `/etc/resolv.conf`, `/proc`...), which the runtime makes in the writable layer here, are left
  * out, as they never show in Docker's lists; so are the folders holding them (`/etc`, `/dev`)
  * where the image has none: Docker's init layer has them, so they count as the image's (listed
- * as changed only with a change under them). The mount points of volumes and binds do show, as
+ * as changed only with a change under them), and one the container removed is listed deleted. The mount points of volumes and binds do show, as
  * in Docker's lists (Docker makes them in the writable layer too). The order is Docker's walk order (depth-first,
  * names in byte order). The image is looked at through a read-only mount of the parent chain,
  * with scoped-fs lookups (its symlinks resolved inside it).
@@ -27,6 +27,7 @@ import type { StorageDriver } from "../../../core/contracts/storage.js";
 import { cleanEntryName } from "../../../core/archive/safe-path.js";
 import { OPAQUE_MARKER, WHITEOUT_PREFIX } from "../../../core/archive/whiteouts.js";
 import { mountSpecs, unmountAll } from "../../storage/mount-specs.js";
+import { ENTRIES } from "../init-layer.js";
 import { lstatAt, readdirFd, ScopedRoot } from "./scoped-fs.js";
 
 export const enum ChangeKind {
@@ -46,6 +47,8 @@ interface DiffEntry {
   deleted?: boolean;
   /** A directory's own metadata, to tell a changed directory from one that only holds changes. */
   dir?: { mode: number; uid: number; gid: number };
+  /** Another entry's: to tell one of the init layer's files as it is made from one the container changed. */
+  other?: { type: string; size: number; mode: number; link: string };
 }
 
 /** Docker's init layer: mount points under the container's own files, never in its changes. */
@@ -73,7 +76,10 @@ async function readDiff(tar: Readable): Promise<DiffEntry[]> {
     else if (entry.header.type === "directory") {
       const h = entry.header;
       out.push({ parts, dir: { mode: (h.mode ?? 0) & 0o7777, uid: h.uid ?? 0, gid: h.gid ?? 0 } });
-    } else out.push({ parts });
+    } else {
+      const h = entry.header;
+      out.push({ parts, other: { type: h.type ?? "file", size: h.size ?? 0, mode: (h.mode ?? 0) & 0o7777, link: h.linkname ?? "" } });
+    }
   }
   return out;
 }
@@ -117,15 +123,36 @@ function imageChildren(image: ScopedRoot | undefined, parts: string[]): string[]
   }
 }
 
-/** The changes of `diff` against the image seen through `image` (undefined: no parent layer). */
-function changesOf(entries: DiffEntry[], image: ScopedRoot | undefined): Change[] {
+/** The init layer's files and links (a container can change or remove `/.dockerenv` or `/etc/mtab`; the others are mount points). */
+const INIT_LAYER_FILES = ENTRIES.filter(([, e]) => e.kind !== "dir").map(([path]) => path.slice(1).split("/"));
+
+/** Whether a layer's entry at one of the init layer's files is still as init-layer.ts makes it (an empty 0755 file, or its link). */
+function asMade(key: string, e: DiffEntry): boolean {
+  const made = ENTRIES.find(([path]) => path.slice(1) === key)?.[1];
+  if (!made || !e.other) return false;
+  if (made.kind === "symlink") return e.other.type === "symlink" && e.other.link === made.target;
+  return e.other.type === "file" && e.other.size === 0 && e.other.mode === 0o755;
+}
+
+/**
+ * The changes of `diff` against the image seen through `image` (undefined: no parent layer).
+ * `initMade`: the init layer's entries were made in the layer (the container has started), so
+ * one of its files missing from the layer, and not in the image, was removed by the container:
+ * Docker lists it deleted (its init layer, under the writable one, has it).
+ */
+function changesOf(entries: DiffEntry[], image: ScopedRoot | undefined, initMade: boolean): Change[] {
   const found = new Map<string, { parts: string[]; kind: ChangeKind }>();
   /** Directories the image has, listed only with a change under them (or their own). */
   const heldDirs = new Map<string, string[]>();
   const inDiff = new Set(entries.filter((e) => !e.opaque).map((e) => e.parts.join("/")));
   for (const e of entries) {
     const key = e.parts.join("/");
-    if (INIT_LAYER_PATHS.has(key)) continue;
+    // (a whiteout of one is listed: Docker's init layer has it, so the container removed it; and
+    // one of its files the container changed, which Docker finds in its writable layer)
+    if (INIT_LAYER_PATHS.has(key) && !e.deleted) {
+      if (initMade && e.other && !asMade(key, e)) found.set(key, { parts: e.parts, kind: ChangeKind.Modified });
+      continue;
+    }
     if (e.deleted) {
       found.set(key, { parts: e.parts, kind: ChangeKind.Deleted });
       continue;
@@ -144,6 +171,13 @@ function changesOf(entries: DiffEntry[], image: ScopedRoot | undefined): Change[
     } else if (!before) found.set(key, { parts: e.parts, kind: ChangeKind.Added });
     else if (e.dir && before.isDirectory() && (before.mode & 0o7777) === e.dir.mode && before.uid === e.dir.uid && before.gid === e.dir.gid) heldDirs.set(key, e.parts);
     else found.set(key, { parts: e.parts, kind: ChangeKind.Modified });
+  }
+  for (const parts of initMade ? INIT_LAYER_FILES : []) {
+    const key = parts.join("/");
+    const folder = parts.slice(0, -1);
+    // (made where its folder is one: in the layer, or the image's)
+    const hadFolder = folder.length === 0 || inDiff.has(folder.join("/")) || inImage(image, folder)?.isDirectory() === true;
+    if (!inDiff.has(key) && hadFolder && !inImage(image, parts)) found.set(key, { parts, kind: ChangeKind.Deleted });
   }
   for (const { parts } of [...found.values()]) {
     for (let n = parts.length - 1; n > 0; n--) {
@@ -172,8 +206,8 @@ async function withImageView<T>(storage: StorageDriver, layer: string | undefine
 }
 
 /** `docker diff` of the container whose layer is `id`; `scratch` is where the image is mounted for the comparison. */
-export async function containerChanges(storage: StorageDriver, id: string, scratch: string): Promise<Change[]> {
+export async function containerChanges(storage: StorageDriver, id: string, scratch: string, initMade: boolean): Promise<Change[]> {
   const entries = await readDiff(await storage.diff(id));
   if (entries.length === 0) return [];
-  return withImageView(storage, await storage.parent(id), scratch, async (image) => changesOf(entries, image));
+  return withImageView(storage, await storage.parent(id), scratch, async (image) => changesOf(entries, image, initMade));
 }
