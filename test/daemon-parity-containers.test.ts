@@ -84,6 +84,11 @@ const EXEC_WORDS = [
   "docker exec xw true; docker exec xw echo a b; sleep 1; docker events --since 0 --until \"$(date +%s)\" --filter event=exec_create --filter event=exec_start --format '[{{.Action}}]'",
 ];
 
+/** The events' name filters: the actor's ID or name begins with the value, whatever the event's type (Docker's fuzzyMatchName). */
+const EVENT_NAME_PREFIX = [
+  "t=$(date +%s); docker tag busybox fzimg:1; docker volume create fzvol >/dev/null; docker create --pull never --name fz1 busybox >/dev/null; docker create --pull never --name xfz busybox >/dev/null; sleep 1; u=$(date +%s); docker events --since $t --until $u --filter container=fz --format '{{.Type}} {{.Action}} {{.Actor.Attributes.name}}'; docker events --since $t --until $u --filter volume=fz --filter network=fz --format '{{.Type}} {{.Action}}'; docker rm fz1 xfz >/dev/null; docker volume rm fzvol >/dev/null; docker rmi fzimg:1 >/dev/null",
+];
+
 const STOP_KILLS = [
   // sleep as PID 1 ignores SIGTERM: the stop's SIGKILL comes after the timeout, and is announced too
   "docker run --pull never -d --name sk busybox sleep 60 >/dev/null; docker stop -t 1 sk >/dev/null; sleep 1; docker events --since 0 --until \"$(date +%s)\" --filter container=sk --format '{{.Action}} {{.Actor.Attributes.signal}}'",
@@ -486,4 +491,6 @@ describe("engined answers the container commands as Docker's daemon does", funct
   itAnswersAlike("gives a running container's new name to its networks' name service", RENAME_DNS);
 
   itAnswersAlike("serves HEAD on the ping and a container's archive only, as Docker's router declares them", HEAD_ROUTES);
+
+  itAnswersAlike("selects events by a prefix of the actor's ID or name, whatever their type", EVENT_NAME_PREFIX);
 });

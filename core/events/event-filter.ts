@@ -1,8 +1,9 @@
 /**
- * The `filters` of `GET /events`: `type`, `container` (id, id prefix of 12 or more, or name),
- * `image`, `event` (the action), `label` (`k` or `k=v` among the actor's attributes),
- * `network`, `daemon`, `volume`, `plugin`, `scope`. Values of one key are alternatives; keys must
- * all hold; other keys are not looked at (Docker's daemon neither refuses nor uses them).
+ * The `filters` of `GET /events`: `type`, `container`, `network`, `volume`, `plugin` and
+ * `daemon` (the actor's ID or `name` is the value or begins with it, whatever the event's type,
+ * as Docker's fuzzyMatchName: `c1` selects `c12` too), `image`, `event` (the action), `label`
+ * (`k` or `k=v` among the actor's attributes), `scope`. Values of one key are alternatives; keys
+ * must all hold; other keys are not looked at (Docker's daemon neither refuses nor uses them).
  */
 import type { EngineEvent } from "./event.js";
 import { familiarName, parseReference, repositoryOf } from "../images/reference.js";
@@ -13,31 +14,22 @@ export function eventMatches(e: EngineEvent, filters: ReadonlyMap<string, string
     return !values || values.length === 0 || values.some(test);
   };
   const attrs = e.Actor.Attributes;
-  const actorIs = (type: string) => (value: string) => e.Type === type && (e.Actor.ID === value || (value.length >= 12 && e.Actor.ID.startsWith(value)) || attrs.name === value);
+  const actorIs = (value: string) => e.Actor.ID.startsWith(value) || (attrs.name ?? "").startsWith(value);
   return (
     any("type", (v) => e.Type === v) &&
     any("event", (v) => e.Action === v || e.Action.startsWith(`${v}: `)) &&
     any("scope", (v) => e.scope === v) &&
-    any("container", actorIs("container")) &&
-    any("network", (v) => networkMatches(e, v)) &&
-    any("volume", actorIs("volume")) &&
-    any("plugin", actorIs("plugin")) &&
-    any("daemon", actorIs("daemon")) &&
+    any("container", actorIs) &&
+    any("network", actorIs) &&
+    any("volume", actorIs) &&
+    any("plugin", actorIs) &&
+    any("daemon", actorIs) &&
     any("image", (v) => imageMatches(e, v)) &&
     any("label", (v) => {
       const eq = v.indexOf("=");
       return eq < 0 ? v in attrs : attrs[v.slice(0, eq)] === v.slice(eq + 1);
     })
   );
-}
-
-/**
- * A network filter, as Docker's: the actor's ID or `name` is the value or starts with it (so
- * `bridge`, an ID prefix and a network's name all select that network's events).
- */
-function networkMatches(e: EngineEvent, value: string): boolean {
-  const name = e.Actor.Attributes.name ?? "";
-  return e.Type === "network" && (e.Actor.ID.startsWith(value) || name.startsWith(value));
 }
 
 /**
