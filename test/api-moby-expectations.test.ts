@@ -197,6 +197,15 @@ describe("what moby's integration tests expect of a daemon", function () {
     expect(await head(`/v1.41/exec/${await execId()}/start`, "{}", false)).to.deep.equal(["HTTP/1.1 200 OK", "Content-Type: application/vnd.docker.raw-stream", ...daemon]);
   });
 
+  it("answers a start whose pids limit the kernel refuses with 400, the runtime's words and exit code 128 (the API fuzz, seed 47)", async () => {
+    const created = await api("POST", "/v1.51/containers/create?name=manypids", { Image: "busybox", Cmd: ["true"], HostConfig: { PidsLimit: 5_000_000 } });
+    expect(created.status, created.body).to.equal(201);
+    const start = await api("POST", "/v1.51/containers/manypids/start");
+    expect(start.status, start.body).to.equal(400);
+    expect(message(start)).to.match(/^failed to create task for container: .*failed to write "5000000".*invalid argument/);
+    expect((await cli("inspect", "-f", "{{.State.ExitCode}}", "manypids")).trim()).to.equal("128");
+  });
+
   it("leaves the pids limit alone on an update of a client before API 1.40 (TestUpdatePidsLimit)", async () => {
     await cli("run", "-d", "--name", "limited", "--pids-limit", "32", "busybox", "sleep", "60");
     expect((await api("POST", "/v1.24/containers/limited/update", { PidsLimit: 16 })).status).to.equal(200);

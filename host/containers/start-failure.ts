@@ -50,6 +50,12 @@ export function startFailure(err: Error): { error: Error; message: string; exitC
     const e = errors.containerCommandFailed(text);
     return { error: e, message: e.message, exitCode: 126 };
   }
+  // a value of the request the kernel refuses in the cgroup (Docker's daemon takes any pids
+  // limit and fails such a start with its 500): the request's fault
+  if (/error setting cgroup config.*failed to write .*invalid argument/is.test(text)) {
+    const e = errors.containerResourceRefused(text);
+    return { error: e, message: e.message, exitCode: 128 };
+  }
   // the runtime refused the container (a sysctl runc will not set, a device it cannot make):
   // Docker's daemon says its create failed, as it does for a command not found
   const e = /^failed to create shim task/.test(text) ? errors.containerTaskFailed(text) : errors.containerStartFailed(text);
