@@ -141,7 +141,7 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
         detachKeys = detachKeysOf(queryString(query, "detachKeys"));
         ({ c } = target(request));
         checkAttachable((request.params as { id: string }).id, c);
-        reader = await attachReaderOf(deps, c);
+        reader = await attachReaderOf(deps, c, queryBool(query, "logs"));
       } catch (err) {
         if (!(err instanceof EngineError)) throw err;
         return refuseAttach(request, reply, err.statusCode, err.message);
@@ -166,7 +166,7 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
       const query = request.query as Query;
       const detachKeys = detachKeysOf(queryString(query, "detachKeys"));
       checkAttachable(ref, c);
-      const reader = await attachReaderOf(deps, c);
+      const reader = await attachReaderOf(deps, c, queryBool(query, "logs"));
       const version = requestedApiVersion(request.raw);
       const socket = acceptWebSocket(request, reply, { binary: compareApiVersions(version, "1.28") >= 0 });
       if (!socket) return;
@@ -358,15 +358,16 @@ async function readerOf(deps: ContainerRunDeps, c: ContainerRecord) {
  * What an attachment reads. Its live output is conmon's spool, whatever the log driver, as
  * Docker's attach copies the container's streams: the bytes as the process wrote them (a log
  * driver may not keep them so: json-file stores text, and Docker's gives bytes that are no
- * UTF-8 back as U+FFFD). `logs=1` replays what the driver stores first (none with a driver
- * that cannot read, `none`).
+ * UTF-8 back as U+FFFD). `replay` (`logs=1`) gives what the driver stores first (nothing with
+ * a driver that cannot read, `none`).
  */
-async function attachReaderOf(deps: ContainerRunDeps, c: ContainerRecord): Promise<SpoolReader> {
+async function attachReaderOf(deps: ContainerRunDeps, c: ContainerRecord, replay: boolean): Promise<SpoolReader> {
   const settings = logSettings(c.HostConfig, deps.config());
   const driver = await deps.logDrivers(settings.driver, settings.chosenBy);
   // made now: whether the container runs at the attach decides where the live output begins
   const live = spoolReader(deps.service, c);
-  if (!driver.createReader) return live;
+  // (a driver that cannot read now, dual logging without its cache, is refused a replay only, as Docker's attach)
+  if (!driver.createReader || !replay) return live;
   const stored = driver.createReader(loggerContext(c, deps.containers.dir(c.Id), settings.options));
   return {
     positioned: live.positioned,
