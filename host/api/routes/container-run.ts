@@ -220,7 +220,9 @@ async function attach(service: ContainerService, c: ContainerRecord, reader: Spo
     // the input goes once the output is followed, as Docker's attach subscribes to the
     // streams first: an answer to the first input is not missed
     const following = opts.stdout || opts.stderr ? reader.positioned : Promise.resolve();
-    void following.then(() => attachStdin(service, c, socket, keys, gone));
+    void following.then(() => {
+      if (!gone.signal.aborted && !socket.destroyed) return attachStdin(service, c, socket, keys, gone);
+    });
   } else {
     socket.resume(); // no stdin wanted (or none open): what the client sends is read and dropped
   }
