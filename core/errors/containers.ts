@@ -69,7 +69,8 @@ export const containersErrors = {
   execNotFound: define("ENGINE_ERR_EXEC_NOT_FOUND", 404, (id: string) => `No such exec instance: ${id}`),
   execNoCommand: define("ENGINE_ERR_EXEC_NO_COMMAND", 400, () => "No exec command specified"),
   // a resize of an exec whose start did not come within 10 s, or that could not start (Docker's ContainerExecResize)
-  execNotReady: define("ENGINE_ERR_EXEC_NOT_READY", 500, () => "timeout waiting for exec session ready"),
+  // Docker's words; its status is 500, but nothing failed here: the exec was never started (409)
+  execNotReady: define("ENGINE_ERR_EXEC_NOT_READY", 409, () => "timeout waiting for exec session ready"),
   execNotStarted: define("ENGINE_ERR_EXEC_NOT_STARTED", 400, () => "exec process is not started"),
   execContainerPaused: define("ENGINE_ERR_EXEC_CONTAINER_PAUSED", 409, (id: string) => `Container ${id} is paused, unpause the container before exec`),
   containerAttachPaused: define("ENGINE_ERR_CONTAINER_ATTACH_PAUSED", 409, (ref: string) => `container ${ref} is paused, unpause the container before attach`),

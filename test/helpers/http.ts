@@ -13,6 +13,7 @@ export function httpRequest(
   path: string,
   body?: unknown,
   contentType = "application/json",
+  timeoutMs = 10_000,
 ): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
     // a Buffer goes as it is (a body that is no JSON), anything else as its JSON
@@ -23,7 +24,7 @@ export function httpRequest(
         method,
         path,
         headers: payload ? { "content-type": contentType, "content-length": payload.length } : {},
-        timeout: 10_000,
+        timeout: timeoutMs,
       },
       (res) => {
         let text = "";
