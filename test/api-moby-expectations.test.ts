@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { dockerChecks } from "./helpers/docker-cli.js";
 import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
-import { httpRequest } from "./helpers/http.js";
+import { httpRequest, rawHead } from "./helpers/http.js";
 import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
 
 describe("what moby's integration tests expect of a daemon", function () {
@@ -178,16 +178,9 @@ describe("what moby's integration tests expect of a daemon", function () {
   it("writes the heads of attach and exec start by hand, as Docker's routes do: the daemon's headers sorted after an exec's, none after an attach's", async () => {
     await cli("run", "-d", "--name", "heads", "busybox", "sleep", "60");
     const head = async (path: string, body: string, upgrade: boolean) => {
-      const { connect } = await import("node:net");
-      const socket = connect(d.socket);
-      let got = "";
-      socket.on("data", (b: Buffer) => (got += b.toString("latin1")));
       const extra = upgrade ? "Upgrade: tcp\r\nConnection: Upgrade\r\n" : "";
-      socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n${extra}\r\n${body}`);
-      const t0 = Date.now();
-      while (!got.includes("\r\n\r\n") && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 20));
-      socket.destroy();
-      return got.split("\r\n\r\n")[0].split("\r\n").map((l) => l.replace(/^(Api-Version|Server): .*/, "$1: *"));
+      const lines = await rawHead(d.socket, `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n${extra}\r\n${body}`);
+      return lines.map((l) => l.replace(/^(Api-Version|Server): .*/, "$1: *"));
     };
     const execId = async () => JSON.parse((await api("POST", "/v1.51/containers/heads/exec", { Cmd: ["true"], AttachStdout: true })).body).Id as string;
     const daemon = ["Api-Version: *", "Docker-Experimental: false", "Ostype: linux", "Server: *"];

@@ -16,7 +16,6 @@ import {
   conmonPidfile,
   deleteContainer,
   killContainer,
-  parseK8sLog,
   readExitCode,
   readK8sLog,
   readPid,
@@ -27,6 +26,7 @@ import {
   type RuntimeRef,
   type StartContainerOptions,
 } from "../host/supervisor/conmon.js";
+import { parseK8sLog } from "../host/supervisor/k8s-file.js";
 import { processAlive } from "../host/process-alive.js";
 
 

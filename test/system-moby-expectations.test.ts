@@ -16,7 +16,7 @@ import { request } from "node:http";
 import { createServer } from "node:net";
 import { basename, join } from "node:path";
 import { daemonArgs, makeTempDir, runEngined, sighup, startEngined, type TestDaemon } from "./helpers/engined.js";
-import { httpRequest } from "./helpers/http.js";
+import { httpRequest, rawHead } from "./helpers/http.js";
 import { recordedCalls, removeLater, SPEC_DIR, startRecorder, uniqueName, cleanUpPlugins } from "./helpers/authz-plugin.js";
 import { findInit } from "../plugins/runtime-ocirun/init.js";
 
@@ -170,21 +170,10 @@ describe("what moby's system and daemon integration tests expect", function () {
   });
 
   it("spells its header names on the wire as Go's net/http does (Api-Version, Ostype, Content-Type)", async () => {
-    const head = (raw: string) => raw.split("\r\n\r\n")[0].split("\r\n").slice(1).map((l) => l.slice(0, l.indexOf(":")));
-    const rawHead = async (req: string) => {
-      const { connect } = await import("node:net");
-      const socket = connect(d.socket);
-      let got = "";
-      socket.on("data", (b: Buffer) => (got += b.toString("latin1")));
-      socket.write(req);
-      const t0 = Date.now();
-      while (!got.includes("\r\n\r\n") && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 20));
-      socket.destroy();
-      return head(got);
-    };
-    const names = await rawHead("GET /v1.51/_ping HTTP/1.1\r\nHost: x\r\n\r\n");
+    const rawHeadNames = async (req: string) => (await rawHead(d.socket, req)).slice(1).map((l) => l.slice(0, l.indexOf(":")));
+    const names = await rawHeadNames("GET /v1.51/_ping HTTP/1.1\r\nHost: x\r\n\r\n");
     expect(names).to.include.members(["Api-Version", "Ostype", "Docker-Experimental", "Server", "Swarm", "Builder-Version", "Cache-Control", "Pragma", "Content-Type"]);
-    const missing = await rawHead("GET /v1.51/containers/nothing-here/json HTTP/1.1\r\nHost: x\r\n\r\n");
+    const missing = await rawHeadNames("GET /v1.51/containers/nothing-here/json HTTP/1.1\r\nHost: x\r\n\r\n");
     expect(missing).to.include.members(["Api-Version", "Content-Type"]);
     expect([...names, ...missing].filter((n) => n !== n.replace(/(^|-)([a-z])/g, (_m, a: string, c: string) => a + c.toUpperCase()))).to.deep.equal([]);
   });

@@ -12,7 +12,7 @@
  */
 import { watch, type FSWatcher } from "node:fs";
 import { basename, dirname } from "node:path";
-import { parseK8sEntry, type K8sLogLine } from "../supervisor/conmon.js";
+import { parseK8sEntry, type K8sLogLine } from "../supervisor/k8s-file.js";
 import { SpoolFiles } from "./spool-files.js";
 
 /**

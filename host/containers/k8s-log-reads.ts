@@ -4,7 +4,7 @@
  * What passes output on (an attachment, an exec's stream) sends a read as one piece, as
  * Docker copies the pipe: fewer, larger writes than a line each, and the same frames.
  */
-import { entryBytes, type K8sLogLine } from "../supervisor/conmon.js";
+import { entryBytes, type K8sLogLine } from "../supervisor/k8s-file.js";
 
 export interface PipeRead {
   stream: "stdout" | "stderr";
@@ -30,4 +30,9 @@ export function* pipeReads(entries: readonly K8sLogLine[], wanted: (stream: "std
     parts.push(entryBytes(l));
   }
   if (first) yield read(first);
+}
+
+/** The reads of each batch a follower gives (k8s-log-follow.ts's followK8sLogBatches). */
+export async function* followedPipeReads(batches: AsyncIterable<readonly K8sLogLine[]>, wanted: (stream: "stdout" | "stderr") => boolean): AsyncGenerator<PipeRead> {
+  for await (const batch of batches) yield* pipeReads(batch, wanted);
 }

@@ -12,10 +12,9 @@
  */
 import type { LogMessage, LogReader, ReadOptions } from "../../core/contracts/log.js";
 import type { ContainerRecord } from "../../core/containers/container-store.js";
-import { parseRFC3339Nano } from "../../core/rfc3339-nano.js";
 import { followK8sLogBatches } from "./k8s-log-follow.js";
-import type { K8sLogLine } from "../supervisor/conmon.js";
-import { pipeReads } from "./k8s-log-reads.js";
+import { K8sTimes } from "../supervisor/k8s-file.js";
+import { followedPipeReads, type PipeRead } from "./k8s-log-reads.js";
 
 /** Where the spool is, and when the container runs: the container service, or the runner. */
 export interface SpoolSource {
@@ -41,6 +40,7 @@ export function spoolReader(runner: SpoolSource, c: ContainerRecord): SpoolReade
       const signal = opts.signal ?? new AbortController().signal;
       if (!opts.follow) return positioned();
       const follower = await runner.followSpool(c);
+      let reads: AsyncGenerator<PipeRead> | undefined;
       try {
         try {
           await runner.running(c, signal);
@@ -51,41 +51,24 @@ export function spoolReader(runner: SpoolSource, c: ContainerRecord): SpoolReade
         if (!path) return;
         // Running already: from now on (the live file's end). Started after the attach: its whole (new) spool.
         const from = wasRunning ? "end" : 0;
-        const times = new TimeCache();
+        const times = new K8sTimes();
         const batches = followK8sLogBatches(path, Promise.resolve(opts.producerDone), signal, 250, from, (ino) => follower?.report(ino));
+        reads = followedPipeReads(batches, (stream) => (stream === "stdout" ? opts.stdout : opts.stderr));
         // The first step opens the file at `from` before it awaits anything (an async generator
         // runs to its first await at once): the reader is at its place as soon as it is asked.
-        let step = batches.next();
+        const first = reads.next();
         positioned();
-        for (let r = await step; !r.done; r = await step) {
-          yield* reads(r.value, opts, times);
-          step = batches.next();
+        for (let r = await first; !r.done; r = await reads.next()) {
+          // (a message `partial`, so that nothing is added to the read's bytes)
+          const { ns, date } = times.at(r.value.time);
+          yield { line: r.value.data, stream: r.value.stream, time: date, timeNs: ns, partial: true };
         }
       } finally {
         positioned();
+        // (stepped by hand: a reader that stops early closes the follow, its files and watch)
+        await reads?.return(undefined);
         follower?.close();
       }
     },
   };
-}
-
-/** A batch's reads as messages (a message `partial`, so that nothing is added to its bytes). */
-function* reads(batch: readonly K8sLogLine[], opts: ReadOptions, times: TimeCache): Generator<LogMessage> {
-  for (const r of pipeReads(batch, (stream) => (stream === "stdout" ? opts.stdout : opts.stderr))) {
-    const timeNs = times.ns(r.time);
-    yield { line: r.data, stream: r.stream, time: new Date(Number(timeNs / 1_000_000n)), timeNs, partial: true };
-  }
-}
-
-/** A read's time parsed once for its lines. */
-class TimeCache {
-  private last = "";
-  private lastNs = 0n;
-  ns(time: string): bigint {
-    if (time !== this.last) {
-      this.last = time;
-      this.lastNs = parseRFC3339Nano(time) ?? BigInt(Date.now()) * 1_000_000n;
-    }
-    return this.lastNs;
-  }
 }

@@ -2,7 +2,7 @@
 import { http } from "../../core/node-http.js";
 import type { Pool } from "undici";
 import { undici } from "../http/undici.js";
-import type { K8sLogLine } from "./conmon.js";
+import type { K8sLogLine } from "./k8s-file.js";
 import { SpoolFollowReport } from "./follow-client.js";
 import type { ContainerState, ExecRequest, ExecState, ExitEvent, RunRequest } from "./supervisor.js";
 

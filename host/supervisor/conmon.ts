@@ -21,6 +21,7 @@ import { closeSync, constants as fsConstants, existsSync, mkdirSync, openSync, r
 import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, join } from "node:path";
 import { signalNumberText } from "../../core/containers/signals.js";
+import { parseK8sLog, type K8sLogLine } from "./k8s-file.js";
 import { processAlive } from "../process-alive.js";
 
 /** conmon as PATH finds it, unless the daemon's `conmon` option (ENGINE_CONMON) names another. */
@@ -301,55 +302,6 @@ export function waitExit(exitDir: string, id: string, signal?: AbortSignal, poll
     timer = setInterval(check, pollMs);
     check();
   });
-}
-
-export interface K8sLogLine {
-  /** RFC 3339 with nanoseconds, as conmon wrote it. */
-  time: string;
-  stream: "stdout" | "stderr";
-  /** `P`: the line goes on in the next entry; `F`: it ends here. */
-  partial: boolean;
-  /** The bytes as the process wrote them (no text: a process may write any bytes). */
-  line: Buffer;
-}
-
-const SPACE = 0x20;
-const NEWLINE = 0x0a;
-const NEWLINE_BYTES = Buffer.from("\n");
-
-/**
- * One k8s-file entry, `<time> <stream> <P|F> <bytes>`, its newline left out; undefined for what
- * is none. Read as bytes: the line is what the process wrote, UTF-8 or not, and a terminal's
- * output holds carriage returns.
- */
-export function parseK8sEntry(entry: Buffer): K8sLogLine | undefined {
-  const sp1 = entry.indexOf(SPACE);
-  if (sp1 <= 0) return undefined;
-  const sp2 = entry.indexOf(SPACE, sp1 + 1);
-  if (sp2 < 0 || entry.length < sp2 + 3 || entry[sp2 + 2] !== SPACE) return undefined;
-  const stream = entry.toString("latin1", sp1 + 1, sp2);
-  if (stream !== "stdout" && stream !== "stderr") return undefined;
-  const flag = entry[sp2 + 1];
-  if (flag !== 0x50 && flag !== 0x46) return undefined; // P, F
-  return { time: entry.toString("latin1", 0, sp1), stream, partial: flag === 0x50, line: entry.subarray(sp2 + 3) };
-}
-
-/** The entries of a k8s-file log's bytes; an unterminated last line (being written) is left out. */
-export function parseK8sLog(data: Buffer): K8sLogLine[] {
-  const out: K8sLogLine[] = [];
-  for (let start = 0; start < data.length; ) {
-    const nl = data.indexOf(NEWLINE, start);
-    if (nl < 0) break;
-    const entry = parseK8sEntry(data.subarray(start, nl));
-    if (entry) out.push(entry);
-    start = nl + 1;
-  }
-  return out;
-}
-
-/** What an entry gives its reader: its bytes, and the newline a full line ends with. */
-export function entryBytes(l: K8sLogLine): Buffer {
-  return l.partial ? l.line : Buffer.concat([l.line, NEWLINE_BYTES]);
 }
 
 export async function readK8sLog(path: string): Promise<K8sLogLine[]> {

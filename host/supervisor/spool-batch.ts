@@ -3,12 +3,10 @@
  * begins in the spool file, so that a checkpoint the logger asks for in the middle of the batch
  * (before a rotation) can be saved as a spool offset. Parsing works on the bytes (no regular
  * expression, no copy of the text): a container printing fast gives a million lines a minute.
- *
- * A k8s-file line: `<RFC 3339 time> <stdout|stderr> <P|F> <text>\n` (`P`: the text goes on in
- * the next line). Lines of another shape are skipped, as they always were.
+ * The format is k8s-file.ts's.
  */
 import type { LogMessageIn } from "../../core/contracts/log.js";
-import { parseRFC3339Nano } from "../../core/rfc3339-nano.js";
+import { K8sTimes, parseK8sEntry } from "./k8s-file.js";
 
 export interface SpoolEntry {
   msg: LogMessageIn;
@@ -17,17 +15,13 @@ export interface SpoolEntry {
   end: number;
 }
 
-const SPACE = 0x20;
 const NEWLINE = 0x0a;
 
 export class SpoolBatch {
   private readonly starts: number[] = [];
   /** Just after the last entry handed to the writer or skipped. */
   private lastEnd: number;
-  /** conmon stamps every line of one read of the pipe alike: parse the time once for them. */
-  private lastTime = "";
-  private lastNs = 0n;
-  private lastDate = new Date(0);
+  private readonly times = new K8sTimes();
 
   /** `offset`: where the batch begins in the spool file; `before`: messages the writer had before it. */
   constructor(
@@ -50,21 +44,10 @@ export class SpoolBatch {
   }
 
   private message(chunk: Buffer, start: number, nl: number): LogMessageIn | undefined {
-    const sp1 = chunk.indexOf(SPACE, start);
-    if (sp1 < 0 || sp1 >= nl) return undefined;
-    const sp2 = chunk.indexOf(SPACE, sp1 + 1);
-    if (sp2 < 0 || sp2 + 2 >= nl + 1 || chunk[sp2 + 2] !== SPACE) return undefined;
-    const stream = chunk.toString("latin1", sp1 + 1, sp2);
-    if (stream !== "stdout" && stream !== "stderr") return undefined;
-    const flag = chunk[sp2 + 1];
-    if (flag !== 0x50 && flag !== 0x46) return undefined; // P, F
-    const time = chunk.toString("latin1", start, sp1);
-    if (time !== this.lastTime) {
-      this.lastTime = time;
-      this.lastNs = parseRFC3339Nano(time) ?? BigInt(Date.now()) * 1_000_000n;
-      this.lastDate = new Date(Number(this.lastNs / 1_000_000n));
-    }
-    return { line: chunk.subarray(sp2 + 3, nl), stream, time: this.lastDate, timeNs: this.lastNs, partial: flag === 0x50 };
+    const e = parseK8sEntry(chunk.subarray(start, nl));
+    if (!e) return undefined;
+    const { ns, date } = this.times.at(e.time);
+    return { line: e.line, stream: e.stream, time: date, timeNs: ns, partial: e.partial };
   }
 
   /** The entry was not handed to the writer (it had it already). */

@@ -30,9 +30,9 @@ import {
   startContainer,
   stopContainer,
   waitExit,
-  type K8sLogLine,
   type RuntimeRef,
 } from "./conmon.js";
+import type { K8sLogLine } from "./k8s-file.js";
 
 export interface RunRequest {
   id: string;

@@ -1,5 +1,6 @@
 /** Plain HTTP requests to a daemon over a unix socket or TCP, for checks below any client. */
 import { request } from "node:http";
+import { connect } from "node:net";
 
 export interface HttpAnswer {
   status: number;
@@ -43,4 +44,20 @@ export function tcpTarget(address: string): { host: string; port: number } {
   const m = /^tcp:\/\/\[?([^\]/]+?)\]?:(\d+)/.exec(address);
   if (!m) throw new Error(`not a tcp address: ${address}`);
   return { host: m[1], port: Number(m[2]) };
+}
+
+/**
+ * The head a raw request gets on a unix socket, its lines as they came on the wire (the status
+ * line first): what a client sees that node:http's parser hides (the names' spelling, the order).
+ */
+export async function rawHead(socketPath: string, req: string): Promise<string[]> {
+  const socket = connect(socketPath);
+  let got = "";
+  socket.on("data", (b: Buffer) => (got += b.toString("latin1")));
+  socket.on("error", () => {});
+  socket.write(req);
+  const t0 = Date.now();
+  while (!got.includes("\r\n\r\n") && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 20));
+  socket.destroy();
+  return got.split("\r\n\r\n")[0].split("\r\n");
 }

@@ -12,8 +12,7 @@ import { detachKeysOf } from "../../containers/detach-keys.js";
 import { AttachInput } from "../../containers/attach-socket.js";
 import { execInspect, type ExecCreateRequest, type ExecInstance, type ExecSessions } from "../../containers/exec-sessions.js";
 import { followK8sLogBatches } from "../../containers/k8s-log-follow.js";
-import { pipeReads, type PipeRead } from "../../containers/k8s-log-reads.js";
-import type { K8sLogLine } from "../../supervisor/conmon.js";
+import { followedPipeReads } from "../../containers/k8s-log-reads.js";
 import { ClientStream } from "../client-stream.js";
 import { forwardInput, hijack } from "../hijack.js";
 import type { Query } from "../query.js";
@@ -89,7 +88,7 @@ export function execRoutes(deps: ExecRouteDeps) {
       // a raw stream (start Tty) carries stdout only, as Docker's: a process without a terminal loses its stderr there
       const wantErr = e.request.AttachStderr === true && !tty;
       try {
-        const reads = pipeReadsOf(followK8sLogBatches(started.state.logPath, started.exit, client.signal), (stream) => (stream === "stdout" ? wantOut : wantErr));
+        const reads = followedPipeReads(followK8sLogBatches(started.state.logPath, started.exit, client.signal), (stream) => (stream === "stdout" ? wantOut : wantErr));
         // (a read the file gave in two pieces goes out whole)
         for await (const read of outputReads(reads, (a, b) => a.time === b.time && a.stream === b.stream)) {
           const data = read.length === 1 ? read[0].data : Buffer.concat(read.map((r) => r.data));
@@ -119,8 +118,4 @@ async function execStdin(e: ExecInstance, attachPath: string, socket: Duplex, de
   const how = await forwardInput(socket, input, detachKeys);
   input.close();
   if (how === "detach" || (how === "closed" && e.running)) gone.abort();
-}
-
-async function* pipeReadsOf(batches: AsyncIterable<K8sLogLine[]>, wanted: (stream: "stdout" | "stderr") => boolean): AsyncGenerator<PipeRead> {
-  for await (const batch of batches) yield* pipeReads(batch, wanted);
 }

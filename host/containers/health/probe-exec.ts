@@ -10,7 +10,7 @@ import type { ContainerRecord } from "../../../core/containers/container-store.j
 import type { ProbeOutput } from "../../../core/containers/healthcheck.js";
 import type { ExecSessions } from "../exec-sessions.js";
 import { followK8sLog } from "../k8s-log-follow.js";
-import { entryBytes } from "../../supervisor/conmon.js";
+import { entryBytes } from "../../supervisor/k8s-file.js";
 
 export async function execProbe(execs: ExecSessions, c: ContainerRecord, argv: string[], output: ProbeOutput, signal: AbortSignal): Promise<number> {
   const e = execs.create(c, {

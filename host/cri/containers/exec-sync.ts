@@ -13,7 +13,8 @@ import { status as GrpcStatus } from "@grpc/grpc-js";
 import type { OciSpec, RuntimeDriver } from "../../../core/contracts/runtime.js";
 import { errors } from "../../../core/errors.js";
 import type { SupervisorClient } from "../../supervisor/client.js";
-import { entryBytes, readK8sLog } from "../../supervisor/conmon.js";
+import { readK8sLog } from "../../supervisor/conmon.js";
+import { entryBytes } from "../../supervisor/k8s-file.js";
 
 const OUTPUT_CAP = 16 * 1024 * 1024;
 

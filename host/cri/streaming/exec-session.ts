@@ -15,7 +15,7 @@ import type { Logger } from "pino";
 import type { OciSpec, RuntimeDriver } from "../../../core/contracts/runtime.js";
 import { AttachInput } from "../../containers/attach-socket.js";
 import { followK8sLogBatches } from "../../containers/k8s-log-follow.js";
-import { pipeReads } from "../../containers/k8s-log-reads.js";
+import { followedPipeReads } from "../../containers/k8s-log-reads.js";
 import type { SupervisorClient } from "../../supervisor/client.js";
 import type { ExecSyncTarget } from "../containers/exec-sync.js";
 import { exitCodeStatus, internalErrorStatus, successStatus, type SessionChannels, type TerminalSize } from "./session-channels.js";
@@ -80,10 +80,9 @@ export async function runExecSession(deps: ExecSessionDeps, target: ExecSyncTarg
       void pumpInput(channels.stdin, input, channels.gone);
     }
     try {
-      for await (const batch of followK8sLogBatches(state.logPath, exit, channels.gone)) {
-        for (const read of pipeReads(batch, (stream) => (stream === "stdout" ? channels.stdout : channels.stderr) !== null)) {
-          await (read.stream === "stdout" ? channels.stdout : channels.stderr)?.write(read.data);
-        }
+      const to = (stream: "stdout" | "stderr") => (stream === "stdout" ? channels.stdout : channels.stderr);
+      for await (const read of followedPipeReads(followK8sLogBatches(state.logPath, exit, channels.gone), (stream) => to(stream) !== null)) {
+        await to(read.stream)?.write(read.data);
       }
     } finally {
       channels.gone.removeEventListener("abort", onGone);
