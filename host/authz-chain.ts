@@ -6,7 +6,7 @@
  *
  * A name is looked for as a module first (built-in `plugins/authz-<name>`, then an installed
  * package), then as a server in another process (a socket or spec file, see
- * `host/authz-remote/discover.ts`); a path is a module, or a spec file when it ends in `.spec` or
+ * `host/remote-plugins/discover.ts`); a path is a module, or a spec file when it ends in `.spec` or
  * `.json`. A name found nowhere stops the start, or fails the reload (the chain in force
  * stays); a plugin found but not answering is put in the chain all the same, and refuses
  * every request until it answers: a typo must not leave the daemon unprotected.
@@ -18,7 +18,7 @@ import { AsyncSeriesBailHook } from "tapable";
 import type { AuthzDenial, AuthzRequest, AuthzResponse } from "../core/contracts/authz.js";
 import { errors } from "../core/errors.js";
 import { createHooks, type EngineHooks } from "../core/hooks.js";
-import { DEFAULT_PLUGIN_DIRS, discoverPlugin, endpointFromSpecFile, isSpecFilePath, type PluginDirs, type PluginEndpoint } from "./authz-remote/discover.js";
+import { DEFAULT_PLUGIN_DIRS, discoverPlugin, endpointFromSpecFile, isSpecFilePath, type PluginDirs, type PluginEndpoint } from "./remote-plugins/discover.js";
 import { remoteAuthzPlugin } from "./authz-remote/remote-plugin.js";
 import { importPlugin } from "./plugins/load-plugin.js";
 import { loadPlugins, type AppliedPlugin, type LoaderDeps, type PluginSelection } from "./plugins/plugin-loader.js";

@@ -38,6 +38,10 @@
  * and prune), fills a new volume from the image (copy-up) through the host path of `mount`,
  * and records everything a container's create asked for; a driver only keeps data.
  *
+ * A driver may also be a server of another process speaking Docker's `VolumeDriver` protocol
+ * (host/volumes/remote-volume-driver.ts adapts it to this contract; host/remote-plugins finds
+ * it): the host's adapter, not a plugin author, deals with that protocol.
+ *
  * Optional abilities are declared in `capabilities`, never guessed: `usage` means `usage(name)`
  * says how many bytes a volume holds (`docker system df -v`, prune's `SpaceReclaimed`).
  */

@@ -98,6 +98,12 @@ export const resourcesErrors = {
     // a create names the volume first, as Docker's does (an anonymous one by its generated name)
     (driver: string, volume?: string) => `${volume === undefined ? "" : `create ${volume}: `}error looking up volume plugin ${driver}: plugin "${driver}" not found`,
   ),
+  volumePluginUnusable: define(
+    "ENGINE_ERR_VOLUME_PLUGIN_UNUSABLE",
+    500,
+    // Docker's words up to the cause, which is ours: its own says "legacy plugin: <dial error>"
+    (driver: string, why: string) => `error looking up volume plugin ${driver}: ${why}`,
+  ),
   volumeInvalidOptions: define("ENGINE_ERR_VOLUME_INVALID_OPTIONS", 400, (name: string, why: string) => `create ${name}: ${why}`),
   volumeDriverFailed: define("ENGINE_ERR_VOLUME_DRIVER_FAILED", 500, (op: string, name: string, why: string) => `${op} ${name}: ${why}`),
   mountInvalidSpec: define(

@@ -7,8 +7,9 @@
  */
 import type { AuthzDenial } from "../../core/contracts/authz.js";
 import type { EnginePlugin } from "../../core/contracts/plugin.js";
-import { PluginClient } from "./client.js";
-import type { PluginEndpoint } from "./discover.js";
+import { PluginActivation } from "../remote-plugins/activation.js";
+import { PluginClient } from "../remote-plugins/client.js";
+import type { PluginEndpoint } from "../remote-plugins/discover.js";
 import { answerFromWire, requestToWire, responseToWire, type WireRequest } from "./wire.js";
 
 const AUTHZ_INTERFACE = "authz";
@@ -16,20 +17,8 @@ const AUTHZ_INTERFACE = "authz";
 export function remoteAuthzPlugin(endpoint: PluginEndpoint): EnginePlugin {
   const client = new PluginClient(endpoint);
   const { name } = endpoint;
-  let activation: Promise<void> | undefined;
-
-  const activate = (): Promise<void> => {
-    activation ??= client.call("Plugin.Activate", undefined).then((answer) => {
-      const implementsList = (answer as { Implements?: unknown }).Implements;
-      const list = Array.isArray(implementsList) ? implementsList.map(String) : [];
-      if (!list.includes(AUTHZ_INTERFACE)) {
-        throw new Error(`it does not implement the ${AUTHZ_INTERFACE} interface (it implements: ${list.join(", ") || "nothing"})`);
-      }
-    });
-    // Forget a failure, so that the next request tries again.
-    activation.catch(() => (activation = undefined));
-    return activation;
-  };
+  const activation = new PluginActivation(client);
+  const activate = () => activation.require(AUTHZ_INTERFACE);
 
   const verdict = async (method: string, body: WireRequest): Promise<AuthzDenial | undefined> => {
     try {

@@ -1,6 +1,7 @@
 /**
  * Opens the volume side of the daemon: the records under `<data-root>/volumes/_meta`, the
- * drivers (`volume` plugins, made by the driver registry on first use), the volume service and containers' use of
+ * drivers (`volume` plugins, made by the driver registry on first use, and plugins of other
+ * processes found in the plugin folders), the volume service and containers' use of
  * volumes, whose processSpec tap puts binds, volumes, tmpfs and image mounts into each OCI spec.
  */
 import { join } from "node:path";
@@ -9,6 +10,8 @@ import type { ContainerStore } from "../../core/containers/container-store.js";
 import type { PluginHost } from "../plugins/driver-registry.js";
 import { ContainerVolumes } from "./container-volumes.js";
 import { volumeDriverSource } from "./volume-drivers.js";
+import { RemoteVolumeDrivers } from "./remote-volume-drivers.js";
+import { DEFAULT_PLUGIN_DIRS } from "../remote-plugins/discover.js";
 import { VolumeService } from "./volume-service.js";
 import { VolumeStore } from "./volume-store.js";
 import type { Owner } from "../../core/userns/id-map.js";
@@ -20,7 +23,10 @@ export function openVolumes(
   deps: { containers: ContainerStore; log: Logger; rootOwner?: Owner; images?: ImageStore; storage?: StorageDriver },
 ): { service: VolumeService; containers: ContainerVolumes } {
   const store = new VolumeStore(join(loader.dataRoot, "volumes"));
-  const service = new VolumeService({ store, drivers: volumeDriverSource(loader, deps.rootOwner), containers: deps.containers, hooks: loader.hooks });
+  const remote = new RemoteVolumeDrivers(DEFAULT_PLUGIN_DIRS, deps.log);
+  const service = new VolumeService({
+    store, drivers: volumeDriverSource(loader, remote, deps.rootOwner), remoteDrivers: () => remote.all(), containers: deps.containers, hooks: loader.hooks,
+  });
   const containers = new ContainerVolumes({
     volumes: service, containers: deps.containers, hooks: loader.hooks, log: deps.log, rootOwner: deps.rootOwner,
     subpathRoot: join(loader.execRoot, "volume-subpaths"),

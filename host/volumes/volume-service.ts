@@ -8,7 +8,7 @@
  * so that a prune at that moment cannot take them. Creates and removals run one at a time.
  */
 import { randomBytes } from "node:crypto";
-import type { VolumeDriver } from "../../core/contracts/volume.js";
+import type { VolumeDriver, VolumeInfo, VolumeScope } from "../../core/contracts/volume.js";
 import type { ContainerStore } from "../../core/containers/container-store.js";
 import { EngineError, errors } from "../../core/errors.js";
 import { killPoint } from "../../core/kill-points.js";
@@ -18,6 +18,19 @@ import { VOLUME_NAME } from "./mount-plan.js";
 import { KeyedQueue } from "../../core/async/keyed-queue.js";
 import type { VolumeDriverSource } from "./volume-drivers.js";
 import { ANONYMOUS_LABEL, isAnonymous, type VolumeRecord, type VolumeStore } from "./volume-store.js";
+
+/** A volume with what its driver says of it now. */
+export interface LiveVolume {
+  record: VolumeRecord;
+  scope: VolumeScope;
+  status?: Record<string, unknown>;
+}
+
+/** A driver's time as the records keep theirs (RFC 3339 to the second); Go's zero time when it gave none, as Docker shows it. */
+function rfc3339Seconds(time: string): string {
+  const ms = Date.parse(time);
+  return Number.isNaN(ms) ? "0001-01-01T00:00:00Z" : new Date(ms).toISOString().replace(/\.\d+Z$/, "Z");
+}
 
 export interface VolumeCreate {
   name?: string;
@@ -31,6 +44,8 @@ export interface VolumeCreate {
 export interface VolumeServiceDeps {
   store: VolumeStore;
   drivers: VolumeDriverSource;
+  /** Every volume driver served by another process, for lists (Docker asks them all). */
+  remoteDrivers?: () => Promise<VolumeDriver[]>;
   containers: ContainerStore;
   hooks: EngineHooks;
 }
@@ -69,6 +84,96 @@ export class VolumeService {
 
   list(): VolumeRecord[] {
     return this.deps.store.list();
+  }
+
+  /**
+   * The volume as its driver has it now (inspect): a driver other than `local` is the
+   * authority on its volumes, so it is asked for the time, mountpoint and status, and a volume
+   * it no longer has is gone (404), its record too unless a container still names it.
+   */
+  async inspect(name: string): Promise<LiveVolume> {
+    const record = this.find(name);
+    if (!record) {
+      const found = await this.unrecorded(name);
+      if (!found) throw errors.volumeNotFound(name);
+      const { driver, info } = found;
+      const CreatedAt = rfc3339Seconds(info.createdAt);
+      return {
+        record: { Name: name, Driver: driver.name, CreatedAt, Labels: null, Options: null, Mountpoint: info.mountpoint },
+        scope: driver.scope,
+        ...(info.status ? { status: info.status } : {}),
+      };
+    }
+    if (record.Driver === "local") return { record, scope: "local" };
+    const driver = await this.driver(record.Driver);
+    const info = await driver.get(name).catch((err: Error) => {
+      throw errors.volumeDriverFailed("get", name, err.message);
+    });
+    if (!info) {
+      if (!this.inUse(name)) await this.deps.store.remove(name);
+      throw errors.volumeNotFound(name);
+    }
+    return {
+      record: { ...record, Mountpoint: info.mountpoint, CreatedAt: rfc3339Seconds(info.createdAt) },
+      scope: driver.scope,
+      ...(info.status ? { status: info.status } : {}),
+    };
+  }
+
+  /**
+   * A volume the daemon has no record of, that a plugin of another process has (made outside
+   * the daemon): Docker's daemon finds those by asking every volume plugin.
+   */
+  private async unrecorded(name: string): Promise<{ driver: VolumeDriver; info: VolumeInfo } | undefined> {
+    for (const driver of (await this.deps.remoteDrivers?.().catch(() => [])) ?? []) {
+      const info = await driver.get(name).catch(() => undefined);
+      if (info) return { driver, info };
+    }
+    return undefined;
+  }
+
+  /**
+   * Every volume, as Docker lists them: `local`'s from the records, every other driver's from
+   * the driver's own list (with what the records add: labels, options), those made outside the
+   * daemon included; the time and mountpoint are the driver's. A driver that cannot list is a
+   * warning, and its volumes are shown as recorded.
+   */
+  async listLive(): Promise<{ volumes: LiveVolume[]; warnings: string[] }> {
+    const records = this.list();
+    const volumes: LiveVolume[] = records.filter((r) => r.Driver === "local").map((record) => ({ record, scope: "local" as const }));
+    const warnings: string[] = [];
+    const drivers = new Map<string, Promise<VolumeDriver>>();
+    for (const r of records) if (r.Driver !== "local" && !drivers.has(r.Driver)) drivers.set(r.Driver, this.driver(r.Driver));
+    for (const d of (await this.deps.remoteDrivers?.().catch(() => [])) ?? []) if (!drivers.has(d.name)) drivers.set(d.name, Promise.resolve(d));
+    const lists = await Promise.all(
+      [...drivers].map(async ([name, made]) => {
+        try {
+          const driver = await made;
+          return { name, driver, infos: await driver.list() };
+        } catch (err) {
+          warnings.push(`list ${name}: ${(err as Error).message}`);
+          return { name, driver: undefined, infos: undefined };
+        }
+      }),
+    );
+    for (const listed of lists) {
+      if (!listed.infos) {
+        // a driver that cannot list still has the volumes the daemon recorded, as Docker shows them
+        for (const record of records) if (record.Driver === listed.name) volumes.push({ record: { ...record, CreatedAt: rfc3339Seconds("") }, scope: "local" });
+        continue;
+      }
+      for (const info of listed.infos) {
+        const record = this.deps.store.get(info.name);
+        // a name another driver's record holds is that driver's volume
+        if (record && record.Driver !== listed.name) continue;
+        const live = { Mountpoint: info.mountpoint, CreatedAt: rfc3339Seconds(info.createdAt) };
+        volumes.push({
+          record: record ? { ...record, ...live } : { Name: info.name, Driver: listed.name, Labels: null, Options: null, ...live },
+          scope: listed.driver.scope,
+        });
+      }
+    }
+    return { volumes, warnings };
   }
 
   /** Ids of the containers whose records use the volume. */
@@ -117,7 +222,11 @@ export class VolumeService {
   /** The driver a create names (`""`: local), a missing one refused in the create's words. */
   private createDriver(driverName: string, volume: string): Promise<VolumeDriver> {
     return this.driver(driverName || "local").catch((err: unknown) => {
-      throw err instanceof EngineError && err.code === errors.volumeDriverNotFound.code ? errors.volumeDriverNotFound(driverName, volume) : err;
+      if (!(err instanceof EngineError)) throw err;
+      if (err.code === errors.volumeDriverNotFound.code) throw errors.volumeDriverNotFound(driverName, volume);
+      // (a create names its volume first, as Docker's does)
+      if (err.code === errors.volumePluginUnusable.code) throw new EngineError(err.code, err.statusCode, `create ${volume}: ${err.message}`);
+      throw err;
     });
   }
 
@@ -149,7 +258,8 @@ export class VolumeService {
       const volume: VolumeRecord = {
         Name: name,
         Driver: driverName,
-        CreatedAt: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+        // (another driver's volumes have its time, Docker's zero time when it gives none)
+        CreatedAt: driverName === "local" ? new Date().toISOString().replace(/\.\d+Z$/, "Z") : rfc3339Seconds(info.createdAt),
         Labels: labels,
         Options: Object.keys(options).length > 0 ? { ...options } : null,
         Mountpoint: info.mountpoint,
@@ -188,7 +298,8 @@ export class VolumeService {
   /** Removes the volume and its data; 409 while a container uses it, 404 when there is none. */
   remove(name: string): Promise<void> {
     return this.serial(async () => {
-      const rec = this.get(name);
+      const rec = this.find(name);
+      if (!rec) return this.removeUnrecorded(name);
       const users = this.users(name);
       if (users.length > 0 || (this.held.get(name) ?? 0) > 0) throw errors.volumeInUse(name, users);
       const driver = await this.driver(rec.Driver);
@@ -200,6 +311,18 @@ export class VolumeService {
       await this.deps.store.remove(name);
       this.deps.hooks.event.call(makeEvent("volume", "destroy", name, { driver: rec.Driver }));
     });
+  }
+
+  /** A volume only a plugin of another process has (see `unrecorded`) is removed from it. */
+  private async removeUnrecorded(name: string): Promise<void> {
+    const found = await this.unrecorded(name);
+    if (!found) throw errors.volumeNotFound(name);
+    try {
+      await found.driver.remove(name);
+    } catch (err) {
+      throw errors.volumeDriverFailed("remove", name, (err as Error).message);
+    }
+    this.deps.hooks.event.call(makeEvent("volume", "destroy", name, { driver: found.driver.name }));
   }
 
   /** Bytes the volume holds, -1 when its driver cannot say. */

@@ -4,10 +4,11 @@
  * list (`Name` and `Driver` for volumes only).
  */
 import type { ContainerMount } from "../../core/containers/mount-point.js";
-import type { VolumeService } from "./volume-service.js";
+import type { LiveVolume, VolumeService } from "./volume-service.js";
 import type { VolumeRecord } from "./volume-store.js";
 
-export function volumeDocument(v: VolumeRecord, usage?: { Size: number; RefCount: number }): Record<string, unknown> {
+/** `live`: what the volume's driver says now (its scope, and at inspect its status). */
+export function volumeDocument(v: VolumeRecord, usage?: { Size: number; RefCount: number }, live?: Omit<LiveVolume, "record">): Record<string, unknown> {
   return {
     CreatedAt: v.CreatedAt,
     Driver: v.Driver,
@@ -15,7 +16,8 @@ export function volumeDocument(v: VolumeRecord, usage?: { Size: number; RefCount
     Mountpoint: v.Mountpoint,
     Name: v.Name,
     Options: v.Options,
-    Scope: "local",
+    Scope: live?.scope ?? "local",
+    ...(live?.status ? { Status: live.status } : {}),
     ...(usage ? { UsageData: usage } : {}),
   };
 }

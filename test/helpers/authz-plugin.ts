@@ -1,6 +1,6 @@
 /**
- * Starts authorization plugin processes for the tests (the recorder fixture, or the example
- * policy server) and ends them by pid. Sockets and spec files go where engined looks for
+ * Starts plugin processes for the tests (the authorization recorder fixture, the example
+ * policy server, the example volume plugin) and ends them by pid. Sockets and spec files go where engined looks for
  * plugins by name (`/run/engine/plugins`, `/etc/engine/plugins`), under names no one else
  * uses, and are removed again.
  */
@@ -51,7 +51,16 @@ export function startRecorder(opts: { name: string; record: string; socket?: str
 }
 
 export function startPolicyServer(args: string[]): Promise<PluginProcess> {
+  const socket = args.indexOf("--socket");
+  if (socket >= 0) removeLater(args[socket + 1]);
   return startPluginProcess([join(ROOT, "host/authz-remote/examples/policy/server.mjs"), ...args]);
+}
+
+/** The example volume plugin (host/remote-plugins/examples/dir-volumes), its socket removed after the suite. */
+export function startDirVolumes(opts: { socket: string; root: string; record?: string; scope?: string }): Promise<PluginProcess> {
+  removeLater(opts.socket);
+  const extra = [...(opts.record ? ["--record", opts.record] : []), ...(opts.scope ? ["--scope", opts.scope] : [])];
+  return startPluginProcess([join(ROOT, "host/remote-plugins/examples/dir-volumes/server.mjs"), "--socket", opts.socket, "--root", opts.root, ...extra]);
 }
 
 function startPluginProcess(argv: string[]): Promise<PluginProcess> {

@@ -40,7 +40,7 @@ export function volumeRoutes(volumes: VolumeService) {
     app.post("/volumes/create", async (request, reply) => {
       const body = validateBody(validateCreate, request.body ?? {}, request);
       const { volume } = await volumes.create({ name: body.Name, driver: body.Driver ?? "", options: body.DriverOpts, labels: body.Labels });
-      return reply.code(201).send(volumeDocument(volume));
+      return reply.code(201).send(volumeDocument(volume, undefined, { scope: (await volumes.driver(volume.Driver)).scope }));
     });
 
     app.get("/volumes", async (request) => {
@@ -48,20 +48,23 @@ export function volumeRoutes(volumes: VolumeService) {
       checkFilterKeys(filters, ["dangling", "driver", "label", "name"]);
       const dangling = filterBool(filters, "dangling");
       const any = (key: string, test: (v: string) => boolean) => !filters.get(key)?.length || filters.get(key)!.some(test);
-      const list = volumes
-        .list()
-        .filter((v) =>
+      const { volumes: live, warnings } = await volumes.listLive();
+      const list = live
+        .filter(({ record: v }) =>
           any("name", (n) => filterMatches(n, v.Name)) &&
           any("driver", (d) => v.Driver === d) &&
           (filters.get("label") ?? []).every((l) => hasLabel(v.Labels, l)) &&
           (dangling === undefined || dangling === !volumes.inUse(v.Name)),
         )
-        .sort((a, b) => a.Name.localeCompare(b.Name));
-      // (no warnings: null, as Docker's volume service leaves its list of them nil)
-      return { Volumes: list.map((v) => volumeDocument(v)), Warnings: null };
+        .sort((a, b) => a.record.Name.localeCompare(b.record.Name));
+      // (without warnings null, as Docker's volume service leaves its list of them nil)
+      return { Volumes: list.map(({ record, ...live }) => volumeDocument(record, undefined, live)), Warnings: warnings.length > 0 ? warnings : null };
     });
 
-    app.get("/volumes/:name", async (request) => volumeDocument(volumes.get(nameOf(request))));
+    app.get("/volumes/:name", async (request) => {
+      const { record, ...live } = await volumes.inspect(nameOf(request));
+      return volumeDocument(record, undefined, live);
+    });
 
     app.delete("/volumes/:name", async (request, reply) => {
       const force = queryBool(request.query as Query, "force");

@@ -1,5 +1,5 @@
 /**
- * Finds an out-of-process authorization plugin by name, the way the plugin ecosystem lays them
+ * Finds an out-of-process plugin (authorization, volume driver) by name, the way the plugin ecosystem lays them
  * out, first match wins:
  *   1. a unix socket `<name>.sock` or `<name>/<name>.sock` in `/run/engine/plugins`;
  *   2. a spec file `<name>.spec` or `<name>.json` (or in a `<name>/` folder) in
@@ -8,7 +8,7 @@
  * `tcp://host:port`, `http://`, `https://`); `.json` holds `{"Addr", "TLSConfig"}` and,
  * as an engine extension, `"TimeoutSeconds"`.
  */
-import { readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, extname, join } from "node:path";
 import { errors } from "../../core/errors.js";
 
@@ -77,6 +77,47 @@ export function discoverPlugin(name: string, dirs: PluginDirs): { endpoint: Plug
   }
   return { tried };
 }
+
+/**
+ * The names of every plugin there is a socket or spec file for, in the order of the places
+ * looked at, each once: what Docker's daemon asks when it needs "every volume driver".
+ */
+export function listPluginNames(dirs: PluginDirs): string[] {
+  const names = new Set<string>();
+  const entries = (dir: string) => {
+    try {
+      return readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return [];
+    }
+  };
+  for (const e of entries(dirs.sockets)) {
+    if (e.name.endsWith(".sock")) names.add(e.name.slice(0, -".sock".length));
+    else if (e.isDirectory()) names.add(e.name);
+  }
+  for (const dir of dirs.specs) {
+    for (const e of entries(dir)) {
+      const ext = extname(e.name);
+      if (ext === ".spec" || ext === ".json") names.add(e.name.slice(0, -ext.length));
+      else if (e.isDirectory()) names.add(e.name);
+    }
+  }
+  // a folder that holds no plugin of its name is not one, nor is a spec file that cannot be read
+  return [...names].filter((n) => {
+    try {
+      return PLUGIN_NAME.test(n) && "endpoint" in discoverPlugin(n, dirs);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * What a plugin name may be when a client names it (a volume driver): a file name, never a
+ * path, so that a name cannot lead the daemon to a socket or spec file outside the plugin
+ * folders.
+ */
+export const PLUGIN_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
 function candidates(dir: string, name: string, ext: string): string[] {
   return [join(dir, name + ext), join(dir, name, name + ext)];

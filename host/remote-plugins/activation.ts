@@ -1,0 +1,34 @@
+/**
+ * `Plugin.Activate`, the first call to any out-of-process plugin: its answer lists the
+ * interfaces it serves (`authz`, `VolumeDriver`). A success is kept for the client's life, as
+ * Docker keeps an activated plugin; a failure is forgotten, so that the next use asks again
+ * (the plugin may have been started meanwhile).
+ */
+import type { PluginClient } from "./client.js";
+
+export class PluginActivation {
+  private pending: Promise<string[]> | undefined;
+
+  constructor(private readonly client: PluginClient) {}
+
+  /** The interfaces the plugin serves. */
+  interfaces(): Promise<string[]> {
+    if (!this.pending) {
+      const pending = this.client.call("Plugin.Activate", undefined).then((answer) => {
+        const list = (answer as { Implements?: unknown }).Implements;
+        return Array.isArray(list) ? list.map(String) : [];
+      });
+      pending.catch(() => {
+        if (this.pending === pending) this.pending = undefined;
+      });
+      this.pending = pending;
+    }
+    return this.pending;
+  }
+
+  /** Resolves once the plugin is active and serves `iface`; rejects naming what it serves otherwise. */
+  async require(iface: string): Promise<void> {
+    const list = await this.interfaces();
+    if (!list.includes(iface)) throw new Error(`it does not implement the ${iface} interface (it implements: ${list.join(", ") || "nothing"})`);
+  }
+}
