@@ -109,6 +109,16 @@ describe("volume plugins of other processes (the example dir-volumes plugin)", f
     expect(readdirSync(root())).to.not.include("outside");
   });
 
+  it("gives a container that names no driver the volume a plugin has under that name", async () => {
+    mkdirSync(join(root(), "found", "data"), { recursive: true });
+    writeFileSync(join(root(), "found", "options.json"), "{}");
+    writeFileSync(join(root(), "found", "data", "f"), "from the plugin\n");
+    expect(ok(await docker(host, ["run", "--rm", "-v", "found:/data", "busybox", "cat", "/data/f"]), "run -v found")).to.equal("from the plugin\n");
+    expect((await inspect("found")).Driver).to.equal(name);
+    expect(calls("VolumeDriver.Create").map((b) => b.Name)).to.not.include("found");
+    ok(await docker(host, ["volume", "rm", "found"]), "rm");
+  });
+
   it("takes a volume the plugin no longer has as gone", async () => {
     ok(await docker(host, ["volume", "create", "-d", name, "gone"]), "create");
     rmSync(join(root(), "gone"), { recursive: true });

@@ -240,6 +240,8 @@ export class VolumeService {
     if (Buffer.byteLength(name) > 250) return Promise.reject(errors.volumeNameTooLong(name));
     const options = req.options ?? {};
     return this.serial(async () => {
+      const adopted = await this.adoptFromPlugin(name, req);
+      if (adopted) return { volume: adopted, created: false };
       await this.check(name, req.driver ?? "", options);
       const existing = this.deps.store.get(name);
       if (existing) return { volume: existing, created: false };
@@ -269,6 +271,29 @@ export class VolumeService {
       this.deps.hooks.event.call(makeEvent("volume", "create", name, { driver: driverName }));
       return { volume, created: true };
     });
+  }
+
+  /**
+   * A create that names no driver, of a name the daemon has no record of, takes the volume a
+   * plugin of another process has under that name (made outside the daemon), as Docker's
+   * daemon asks every volume plugin before it makes a `local` one. It is recorded with its
+   * plugin; no volume is made, so there is no create event.
+   */
+  private async adoptFromPlugin(name: string, req: VolumeCreate): Promise<VolumeRecord | undefined> {
+    if (req.driver || req.anonymous || !req.name || this.deps.store.get(name)) return undefined;
+    const found = await this.unrecorded(name);
+    if (!found) return undefined;
+    const volume: VolumeRecord = {
+      Name: name,
+      Driver: found.driver.name,
+      CreatedAt: rfc3339Seconds(found.info.createdAt),
+      Labels: req.labels ?? null,
+      Options: null,
+      Mountpoint: found.info.mountpoint,
+    };
+    await this.deps.store.save(volume);
+    this.loaded.add(found.driver.name);
+    return volume;
   }
 
   /**
