@@ -56,6 +56,7 @@ import { unpigzSpares } from "../core/archive/unpigz.js";
 import { buildApi, type Api } from "./api/app.js";
 import type { LoadLimits } from "./api/load-shedding.js";
 import { AuthzChain } from "./authz-chain.js";
+import { RemotePlugins } from "./remote-plugins/remote-plugins.js";
 import { callEach } from "./call-each.js";
 import { guardNotifications } from "./notification-guard.js";
 import { ruleHost, type HostReport } from "./host-facts.js";
@@ -160,8 +161,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       throw errors.configLogOpts((err as Error).message);
     }
     const links = new ContainerLinks({ containers, hooks, log: log.child({ component: "links" }), unlinked: (parent, child) => network.containers.unlink(parent, child) });
-    const network = await openNetwork(drivers, { containers, config: () => config, log: log.child({ component: "network" }), remap, linkedHosts: (c) => links.hosts(c), linkPeers: (c) => links.peers(c) });
-    const volumes = openVolumes(drivers, { containers, log: log.child({ component: "volumes" }), rootOwner: remap?.root, images, storage: driver });
+    // plugins of other processes, shared by the volume and network drivers they serve
+    const remotePlugins = new RemotePlugins();
+    const network = await openNetwork(drivers, { containers, config: () => config, log: log.child({ component: "network" }), remotePlugins, remap, linkedHosts: (c) => links.hosts(c), linkPeers: (c) => links.peers(c) });
+    const volumes = openVolumes(drivers, { containers, log: log.child({ component: "volumes" }), remotePlugins, rootOwner: remap?.root, images, storage: driver });
     // volumes a crash left without their record (volume-service.ts)
     const adopted = await volumes.service.adoptUnrecorded();
     if (adopted.length > 0) log.info({ volumes: adopted }, "recorded the local volumes a crash left without a record");

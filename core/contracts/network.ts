@@ -33,6 +33,9 @@
  *   shutdown() when the daemon stops: proxies stop; interfaces and rules stay (containers may
  *   keep running, and a restart finds them again).
  *
+ * A driver may also be a server of another process speaking Docker's `NetworkDriver` protocol
+ * (host/network/remote-network-driver.ts adapts it to this contract; host/remote-plugins finds it).
+ *
  * Conformance: `networkConformance(name, makeDriver, abilities)` (test/network-conformance.ts)
  * tests these rules against a driver, built-in or a third party's, in network namespaces it makes.
  */
@@ -103,6 +106,8 @@ export interface EndpointSpec {
   /** The interface inside the sandbox. */
   ifname: string;
   mac: string;
+  /** The container asked for `mac` (else the daemon made it up from the address). */
+  macAsked?: boolean;
   /** CIDR form. */
   ipv4?: string;
   ipv6?: string;
@@ -157,6 +162,12 @@ export interface JoinResult {
    * has none, and the container gets the host's servers.
    */
   nameserver?: string;
+  /**
+   * The MAC the container's interface has, when the driver decided it (a plugin that brings
+   * its own interface keeps that interface's MAC unless the container asked for one): what the
+   * endpoint shows from now on; "" when it is none of the daemon's business, as Docker shows it.
+   */
+  mac?: string;
 }
 
 /** What a network plugin's factory is given. */

@@ -22,6 +22,11 @@ export const resourcesErrors = {
   // Docker's message, its trailing space included.
   networkNamePredefined: define("ENGINE_ERR_NETWORK_NAME_PREDEFINED", 403, (name: string) => `operation is not permitted on predefined ${name} network `),
   networkDriverNotFound: define("ENGINE_ERR_NETWORK_DRIVER_NOT_FOUND", 404, (driver: string) => `plugin "${driver}" not found`),
+  networkPluginUnusable: define(
+    "ENGINE_ERR_NETWORK_PLUGIN_UNUSABLE",
+    500,
+    (driver: string, why: string) => `error looking up network plugin ${driver}: ${why}`,
+  ),
   networkPredefined: define(
     "ENGINE_ERR_NETWORK_PREDEFINED",
     403,

@@ -262,6 +262,7 @@ export class ContainerNetworks {
     }
     this.deps.hooks.event.call(networkEvent(rec.spec, "connect", c.Id));
     ep.published = result.published;
+    if (result.mac !== undefined) ep.mac = result.mac;
     if (result.nameserver) ep.nameserver = result.nameserver;
     return result.nameserver;
   }
@@ -548,7 +549,7 @@ export class ContainerNetworks {
       networkName: rec.spec.name,
       endpointId,
       ifname,
-      mac: this.macFor(c, rec, att) ?? macOf(v4?.address),
+      ...macOfEndpoint(this.macFor(c, rec, att), v4?.address),
       ...(v4 ? { ipv4: v4.cidr, gateway4: v4.defaultRoute } : {}),
       ...(v6 ? { ipv6: v6.cidr, gateway6: v6.defaultRoute } : {}),
       ...(linkLocal.length ? { linkLocal } : {}),
@@ -685,6 +686,11 @@ function dnsNames(c: ContainerRecord, aliases: readonly string[]): string[] {
 }
 
 /** A MAC from an IPv4 address as Docker makes them (02:42 and the four bytes), random without one. */
+/** The endpoint's MAC: the one asked for, else one made from its IPv4 address. */
+function macOfEndpoint(asked: string | undefined, ipv4: string | undefined): { mac: string; macAsked?: true } {
+  return asked ? { mac: asked, macAsked: true } : { mac: macOf(ipv4) };
+}
+
 function macOf(ipv4: string | undefined): string {
   const bytes = ipv4 ? ipv4.split("/")[0].split(".").map(Number) : [...randomBytes(4)];
   return ["02", "42", ...bytes.map((b) => b.toString(16).padStart(2, "0"))].join(":");

@@ -70,7 +70,17 @@ export class NetworkManager {
     for (const r of this.driven()) byDriver.set(r.spec.driver, [...(byDriver.get(r.spec.driver) ?? []), r.spec]);
     for (const [name, specs] of byDriver) {
       const ids = new Set(specs.map((s) => s.id));
-      await (await this.deps.driver(name)).restore(specs, endpoints.filter((e) => ids.has(e.networkId)));
+      let driver: NetworkDriver;
+      try {
+        driver = await this.deps.driver(name);
+      } catch (err) {
+        // a plugin of another process that is not running yet: its networks wait for it (their
+        // containers fail to start until it answers), the daemon does not
+        if (!(err instanceof EngineError && err.code === errors.networkPluginUnusable.code)) throw err;
+        this.deps.log.warn({ err: err.message, driver: name }, "network plugin not available at start");
+        continue;
+      }
+      await driver.restore(specs, endpoints.filter((e) => ids.has(e.networkId)));
     }
   }
 
@@ -148,7 +158,7 @@ export class NetworkManager {
     try {
       driver = await this.deps.driver(spec.driver);
     } catch (err) {
-      if (err instanceof EngineError && err.code === errors.pluginPathFromClient.code) throw err;
+      if (err instanceof EngineError && (err.code === errors.pluginPathFromClient.code || err.code === errors.networkPluginUnusable.code)) throw err;
       this.deps.log.debug({ err, driver: spec.driver }, "no network driver");
       throw errors.networkDriverNotFound(spec.driver);
     }

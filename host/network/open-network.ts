@@ -1,6 +1,7 @@
 /**
  * Opens the network side of the daemon: the `network` plugins a network uses (the built-in
- * `bridge` first), their drivers made once through `createNetworkDriver`, the network store,
+ * `bridge` first), their drivers made once through `createNetworkDriver`, or served by plugins
+ * of other processes (host/remote-plugins, remote-network-driver.ts), the network store,
  * the sandboxes, the networks (network-manager.ts) and containers' use of them
  * (container-networks.ts).
  */
@@ -14,19 +15,36 @@ import { NetworkManager } from "./network-manager.js";
 import { NetworkStore } from "./network-store.js";
 import { Sandboxes } from "./sandbox.js";
 import type { UsernsRemap } from "../userns/remap.js";
+import type { NetworkDriver } from "../../core/contracts/network.js";
+import { EngineError, errors } from "../../core/errors.js";
+import { RemoteDrivers } from "../remote-plugins/remote-drivers.js";
+import type { RemotePlugins } from "../remote-plugins/remote-plugins.js";
+import { RemoteNetworkDriver } from "./remote-network-driver.js";
 
 export async function openNetwork(
   loader: PluginHost,
-  deps: { containers: ContainerStore; config: () => DaemonConfig; log: Logger; remap?: UsernsRemap; linkedHosts?: ContainerNetworksDeps["linkedHosts"]; linkPeers?: ContainerNetworksDeps["linkPeers"] },
+  deps: { containers: ContainerStore; config: () => DaemonConfig; log: Logger; remotePlugins: RemotePlugins; remap?: UsernsRemap; linkedHosts?: ContainerNetworksDeps["linkedHosts"]; linkPeers?: ContainerNetworksDeps["linkPeers"] },
 ): Promise<{ networks: NetworkManager; containers: ContainerNetworks }> {
   // (a hash, made when a driver is first made: node:crypto is not loaded by a start without one)
   let tag: string | undefined;
-  // a network's driver is always a client's choice (POST /networks/create, or stored from one)
-  const driver = (name: string) =>
-    loader.drivers.driver("network", name, {
-      chosenBy: "client",
-      context: () => ({ config: deps.config, tag: (tag ??= NetworkManager.tagOf(loader.execRoot)), execRoot: loader.execRoot, log: deps.log }),
-    });
+  const remote = new RemoteDrivers(deps.remotePlugins, RemoteNetworkDriver.open, deps.log);
+  const notFound = [errors.pluginNotFound.code, errors.pluginMadeNoDriver.code];
+  // a network's driver is always a client's choice (POST /networks/create, or stored from one):
+  // a plugin of the daemon's, else a plugin of another process (a 500 saying why when it is
+  // installed but cannot be used)
+  const driver = (name: string): Promise<NetworkDriver> =>
+    loader.drivers
+      .driver("network", name, {
+        chosenBy: "client",
+        context: () => ({ config: deps.config, tag: (tag ??= NetworkManager.tagOf(loader.execRoot)), execRoot: loader.execRoot, log: deps.log }),
+      })
+      .catch((err: unknown) => {
+        const served = err instanceof EngineError && notFound.includes(err.code) ? remote.find(name) : undefined;
+        if (!served) throw err;
+        return served.catch((why: Error) => {
+          throw errors.networkPluginUnusable(name, why.message);
+        });
+      });
   const networks = new NetworkManager({ store: new NetworkStore(join(loader.dataRoot, "network")), containers: deps.containers, config: deps.config, log: deps.log, driver, hooks: loader.hooks });
   const containers = new ContainerNetworks({ networks, sandboxes: new Sandboxes(loader.execRoot), containers: deps.containers, hooks: loader.hooks, config: deps.config, log: deps.log, remap: deps.remap, linkedHosts: deps.linkedHosts, linkPeers: deps.linkPeers });
   const running = deps.containers.list().filter((c) => c.State.Running);

@@ -10,8 +10,9 @@ import type { ContainerStore } from "../../core/containers/container-store.js";
 import type { PluginHost } from "../plugins/driver-registry.js";
 import { ContainerVolumes } from "./container-volumes.js";
 import { volumeDriverSource } from "./volume-drivers.js";
-import { RemoteVolumeDrivers } from "./remote-volume-drivers.js";
-import { DEFAULT_PLUGIN_DIRS } from "../remote-plugins/discover.js";
+import { RemoteDrivers } from "../remote-plugins/remote-drivers.js";
+import { RemoteVolumeDriver } from "./remote-volume-driver.js";
+import type { RemotePlugins } from "../remote-plugins/remote-plugins.js";
 import { VolumeService } from "./volume-service.js";
 import { VolumeStore } from "./volume-store.js";
 import type { Owner } from "../../core/userns/id-map.js";
@@ -20,10 +21,10 @@ import type { StorageDriver } from "../../core/contracts/storage.js";
 
 export function openVolumes(
   loader: PluginHost,
-  deps: { containers: ContainerStore; log: Logger; rootOwner?: Owner; images?: ImageStore; storage?: StorageDriver },
+  deps: { containers: ContainerStore; log: Logger; remotePlugins: RemotePlugins; rootOwner?: Owner; images?: ImageStore; storage?: StorageDriver },
 ): { service: VolumeService; containers: ContainerVolumes } {
   const store = new VolumeStore(join(loader.dataRoot, "volumes"));
-  const remote = new RemoteVolumeDrivers(DEFAULT_PLUGIN_DIRS, deps.log);
+  const remote = new RemoteDrivers(deps.remotePlugins, RemoteVolumeDriver.open, deps.log);
   const service = new VolumeService({
     store, drivers: volumeDriverSource(loader, remote, deps.rootOwner), remoteDrivers: () => remote.all(), containers: deps.containers, hooks: loader.hooks,
   });

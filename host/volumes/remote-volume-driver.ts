@@ -17,8 +17,8 @@
  * at `Create`. An `Err` in any answer is the call's failure, in the plugin's words.
  */
 import type { VolumeDriver, VolumeInfo, VolumeScope } from "../../core/contracts/volume.js";
-import type { PluginActivation } from "../remote-plugins/activation.js";
 import type { PluginClient } from "../remote-plugins/client.js";
+import type { RemotePlugin } from "../remote-plugins/remote-plugins.js";
 
 export const VOLUME_DRIVER_INTERFACE = "VolumeDriver";
 
@@ -53,7 +53,7 @@ export class RemoteVolumeDriver implements VolumeDriver {
   ) {}
 
   /** The driver, once the plugin is active, serves volumes, and has said its scope. */
-  static async open(name: string, client: PluginClient, activation: PluginActivation, address: string): Promise<RemoteVolumeDriver> {
+  static async open({ name, client, activation, address }: RemotePlugin): Promise<RemoteVolumeDriver> {
     await activation.require(VOLUME_DRIVER_INTERFACE);
     let scope: VolumeScope = "local";
     try {

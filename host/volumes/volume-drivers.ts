@@ -2,7 +2,7 @@
  * Volume drivers by name, made by the driver registry on first use (built-in
  * `plugins/volume-<name>` or a package `engine-plugin-volume-<name>`; never a path: a volume's
  * driver is always a client's choice), else served by another process (a plugin written for
- * Docker's daemon, remote-volume-drivers.ts). A name nothing serves is a 404, as Docker answers
+ * Docker's daemon: host/remote-plugins, remote-volume-driver.ts). A name nothing serves is a 404, as Docker answers
  * for a volume plugin it cannot find; a path is a 400; a plugin that is installed but cannot
  * be used (not running, not a volume driver) is a 500 that says why.
  */
@@ -11,12 +11,12 @@ import type { VolumeDriver } from "../../core/contracts/volume.js";
 import { EngineError, errors } from "../../core/errors.js";
 import type { PluginHost } from "../plugins/driver-registry.js";
 import type { Owner } from "../../core/userns/id-map.js";
-import type { RemoteVolumeDrivers } from "./remote-volume-drivers.js";
+import type { RemoteDrivers } from "../remote-plugins/remote-drivers.js";
 
 export type VolumeDriverSource = (name: string) => Promise<VolumeDriver>;
 
 /** `rootOwner`: the remapped root under `--userns-remap`, given to drivers for the data of new volumes. */
-export function volumeDriverSource(host: PluginHost, remote: RemoteVolumeDrivers, rootOwner?: Owner): VolumeDriverSource {
+export function volumeDriverSource(host: PluginHost, remote: RemoteDrivers<VolumeDriver>, rootOwner?: Owner): VolumeDriverSource {
   const notFound = [errors.pluginNotFound.code, errors.pluginMadeNoDriver.code];
   return async (name) => {
     try {

@@ -1,6 +1,6 @@
 /**
  * Starts plugin processes for the tests (the authorization recorder fixture, the example
- * policy server, the example volume plugin) and ends them by pid. Sockets and spec files go where engined looks for
+ * policy server, the example volume and network plugins) and ends them by pid. Sockets and spec files go where engined looks for
  * plugins by name (`/run/engine/plugins`, `/etc/engine/plugins`), under names no one else
  * uses, and are removed again.
  */
@@ -63,8 +63,16 @@ export function startDirVolumes(opts: { socket: string; root: string; record?: s
   return startPluginProcess([join(ROOT, "host/remote-plugins/examples/dir-volumes/server.mjs"), "--socket", opts.socket, "--root", opts.root, ...extra]);
 }
 
-function startPluginProcess(argv: string[]): Promise<PluginProcess> {
-  const proc = spawn(NODE, argv, { stdio: ["ignore", "pipe", "pipe"] });
+/** The example network plugin (host/remote-plugins/examples/veth-bridge), in the network namespace at `netns` (its bridges and veths there). */
+export function startVethBridge(opts: { socket: string; netns: string; record?: string }): Promise<PluginProcess> {
+  removeLater(opts.socket);
+  const extra = opts.record ? ["--record", opts.record] : [];
+  return startPluginProcess([join(ROOT, "host/remote-plugins/examples/veth-bridge/server.mjs"), "--socket", opts.socket, ...extra], opts.netns);
+}
+
+/** `netns`: a namespace file to run the plugin in (nsenter execs it: the pid stays the plugin's). */
+function startPluginProcess(argv: string[], netns?: string): Promise<PluginProcess> {
+  const proc = netns ? spawn("nsenter", [`--net=${netns}`, "--", NODE, ...argv], { stdio: ["ignore", "pipe", "pipe"] }) : spawn(NODE, argv, { stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   proc.stdout!.on("data", (d: Buffer) => (out += d.toString()));
   proc.stderr!.on("data", (d: Buffer) => (out += d.toString()));

@@ -1,0 +1,272 @@
+/**
+ * A network driver served by another process: a plugin written for Docker's daemon
+ * (`NetworkDriver` in its `Plugin.Activate` answer; libnetwork's "remote" driver protocol),
+ * found by name as host/remote-plugins describes. The plugin makes the network's links; the
+ * daemon keeps the addresses (its IPAM, as for every network) and the container's side:
+ *
+ *   createNetwork -> CreateNetwork {NetworkID, Options, IPv4Data, IPv6Data}
+ *   deleteNetwork -> DeleteNetwork {NetworkID}
+ *   join -> CreateEndpoint {NetworkID, EndpointID, Interface: {Address, AddressIPv6, MacAddress}, Options}
+ *           Join {NetworkID, EndpointID, SandboxKey, Options}: the interface the plugin made
+ *             (`InterfaceName.SrcName`) is moved into the container's namespace and named
+ *             `<DstPrefix><n>`, given its addresses, and the plugin's gateway and static routes
+ *           ProgramExternalConnectivity {NetworkID, EndpointID, Options} (optional: ports)
+ *           EndpointOperInfo {NetworkID, EndpointID} (optional: the ports it published)
+ *   leave -> RevokeExternalConnectivity (optional), the interface given back to the host's
+ *            namespace under its name, Leave, DeleteEndpoint
+ *
+ * An answer's non-empty `Err` fails the call as `remote: <Err>`, Docker's words. A failed join
+ * undoes what it did (Leave, DeleteEndpoint), so nothing is left in the plugin or the sandbox.
+ * The plugin keeps its own state across restarts of either side; `restore` asks it nothing.
+ *
+ * Not done, where Docker's daemon does more: IPAM plugins (`--ipam-driver`: the daemon's own
+ * address management serves every network), the embedded name server on such networks (their
+ * containers get the host's name servers), and the `docker_gwbridge` a global-scope driver's
+ * endpoint without a gateway gets.
+ */
+import type { EndpointSpec, JoinResult, NetworkDriver, NetworkSpec, PortRequest, PublishedPort } from "../../core/contracts/network.js";
+import { execFileAsync } from "../../core/exec-file.js";
+import type { RemotePlugin } from "../remote-plugins/remote-plugins.js";
+
+export const NETWORK_DRIVER_INTERFACE = "NetworkDriver";
+
+/** IP protocol numbers, as libnetwork's port maps carry them. */
+const PROTO_NUMBER = { tcp: 6, udp: 17, sctp: 132 } as const;
+const PROTO_NAME: Record<number, PublishedPort["proto"]> = { 6: "tcp", 17: "udp", 132: "sctp" };
+
+interface JoinAnswer {
+  InterfaceName?: { SrcName?: unknown; DstPrefix?: unknown } | null;
+  Gateway?: unknown;
+  GatewayIPv6?: unknown;
+  StaticRoutes?: { Destination?: unknown; RouteType?: unknown; NextHop?: unknown }[] | null;
+}
+
+/** What a joined endpoint needs at its leave: the name its interface had on the host. */
+interface Joined {
+  srcName: string;
+}
+
+export class RemoteNetworkDriver implements NetworkDriver {
+  private readonly joined = new Map<string, Joined>();
+
+  private constructor(
+    readonly name: string,
+    /** `local` or `global`, as the plugin declared it. */
+    readonly scope: string,
+    private readonly plugin: RemotePlugin,
+  ) {}
+
+  /** The driver, once the plugin is active, serves networks, and has declared a valid scope. */
+  static async open(plugin: RemotePlugin): Promise<RemoteNetworkDriver> {
+    await plugin.activation.require(NETWORK_DRIVER_INTERFACE);
+    const caps = await call<{ Scope?: unknown }>(plugin, "GetCapabilities", {});
+    // Docker's daemon refuses a driver that declares anything else
+    if (caps.Scope !== "local" && caps.Scope !== "global") throw new Error(`invalid capability: expecting 'local' or 'global', got ${String(caps.Scope ?? "")}`);
+    return new RemoteNetworkDriver(plugin.name, caps.Scope, plugin);
+  }
+
+  async restore(): Promise<void> {
+    // the plugin keeps its networks and endpoints itself
+  }
+
+  async createNetwork(net: NetworkSpec): Promise<void> {
+    const data = (family: 4 | 6) =>
+      net.subnets
+        .filter((s) => s.subnet.includes(":") === (family === 6))
+        .map((s) => {
+          const prefix = s.subnet.split("/")[1];
+          return {
+            AddressSpace: "LocalDefault",
+            Pool: s.subnet,
+            ...(s.gateway ? { Gateway: `${s.gateway}/${prefix}` } : {}),
+            AuxAddresses: Object.fromEntries(Object.entries(s.auxAddresses ?? {}).map(([k, a]) => [k, `${a}/${prefix}`])),
+          };
+        });
+    await call(this.plugin, "CreateNetwork", {
+      NetworkID: net.id,
+      Options: {
+        "com.docker.network.enable_ipv4": net.enableIPv4,
+        "com.docker.network.enable_ipv6": net.enableIPv6,
+        "com.docker.network.generic": net.options,
+        ...(net.internal ? { "com.docker.network.internal": true } : {}),
+      },
+      IPv4Data: data(4),
+      IPv6Data: data(6),
+    });
+  }
+
+  async deleteNetwork(net: NetworkSpec): Promise<void> {
+    await call(this.plugin, "DeleteNetwork", { NetworkID: net.id });
+  }
+
+  async join(net: NetworkSpec, ep: EndpointSpec, sandbox: string): Promise<JoinResult> {
+    const ids = { NetworkID: net.id, EndpointID: ep.endpointId };
+    const options = portOptions(ep.ports);
+    const created = await call<{ Interface?: { Address?: unknown; AddressIPv6?: unknown; MacAddress?: unknown } | null }>(this.plugin, "CreateEndpoint", {
+      ...ids,
+      // a MAC only when the container asked for one, as Docker's daemon sends it
+      Interface: { Address: ep.ipv4 ?? "", AddressIPv6: ep.ipv6 ?? "", MacAddress: ep.macAsked ? ep.mac : "" },
+      Options: options,
+    });
+    let joined = false;
+    try {
+      const given = created.Interface ?? {};
+      // the daemon chose the addresses: a plugin may fill one it was not given, not change one
+      for (const [key, mine] of [["Address", ep.ipv4], ["AddressIPv6", ep.ipv6]] as const) {
+        const theirs = typeof given[key] === "string" ? (given[key] as string) : "";
+        if (theirs && mine && theirs !== mine) throw new Error(`driver modified interface address: ${theirs} is not ${mine}`);
+      }
+      const ipv4 = ep.ipv4 || (typeof given.Address === "string" && given.Address) || undefined;
+      const ipv6 = ep.ipv6 || (typeof given.AddressIPv6 === "string" && given.AddressIPv6) || undefined;
+      // the plugin's interface keeps its own MAC unless the container or the plugin named one
+      const mac = typeof given.MacAddress === "string" && given.MacAddress ? given.MacAddress : ep.macAsked ? ep.mac : "";
+      const answer = await call<JoinAnswer>(this.plugin, "Join", { ...ids, SandboxKey: sandbox, Options: options });
+      joined = true;
+      const srcName = typeof answer.InterfaceName?.SrcName === "string" ? answer.InterfaceName.SrcName : "";
+      if (!srcName) throw new Error("the plugin named no interface to move into the container (InterfaceName.SrcName)");
+      const prefix = typeof answer.InterfaceName?.DstPrefix === "string" && answer.InterfaceName.DstPrefix ? answer.InterfaceName.DstPrefix : "eth";
+      // the daemon numbers a container's interfaces (eth0, eth1...); the plugin names their prefix
+      const ifname = prefix + (/\d+$/.exec(ep.ifname)?.[0] ?? "0");
+      const gateways = net.internal || ep.noDefaultRoute ? {} : { gateway4: str(answer.Gateway), gateway6: str(answer.GatewayIPv6) };
+      await plugInterface(sandbox, { srcName, ifname, mac, addresses: [ipv4, ipv6, ...(ep.linkLocal ?? [])].filter((a): a is string => !!a), routes: answer.StaticRoutes ?? [], ...gateways });
+      this.joined.set(ep.endpointId, { srcName });
+      await optional(call(this.plugin, "ProgramExternalConnectivity", { ...ids, Options: options }));
+      const info = await optional(call<{ Value?: Record<string, unknown> | null }>(this.plugin, "EndpointOperInfo", ids));
+      return { published: publishedFrom(info?.Value?.["com.docker.network.portmap"]), mac };
+    } catch (err) {
+      await this.undoJoin(net, ep, sandbox, joined);
+      throw err;
+    }
+  }
+
+  private async undoJoin(net: NetworkSpec, ep: EndpointSpec, sandbox: string | undefined, joined: boolean): Promise<void> {
+    const ids = { NetworkID: net.id, EndpointID: ep.endpointId };
+    const held = this.joined.get(ep.endpointId);
+    this.joined.delete(ep.endpointId);
+    if (held && sandbox) await giveBack(sandbox, ep.ifname, held.srcName).catch(() => undefined);
+    if (joined) await call(this.plugin, "Leave", ids).catch(() => undefined);
+    await call(this.plugin, "DeleteEndpoint", ids).catch(() => undefined);
+  }
+
+  async leave(net: NetworkSpec, ep: EndpointSpec, sandbox: string | undefined): Promise<void> {
+    const ids = { NetworkID: net.id, EndpointID: ep.endpointId };
+    await optional(call(this.plugin, "RevokeExternalConnectivity", ids)).catch(() => undefined);
+    const held = this.joined.get(ep.endpointId);
+    this.joined.delete(ep.endpointId);
+    // (after a restart of the daemon the host name is not known: the interface goes with the sandbox)
+    if (held && sandbox) await giveBack(sandbox, ep.ifname, held.srcName).catch(() => undefined);
+    await call(this.plugin, "Leave", ids);
+    await call(this.plugin, "DeleteEndpoint", ids);
+  }
+
+  async shutdown(): Promise<void> {
+    // nothing held: the plugin's connections close when idle
+  }
+}
+
+/** `NetworkDriver.<method>`: the answer, or its `Err` as the failure in Docker's words. */
+async function call<T>(plugin: RemotePlugin, method: string, body: Record<string, unknown>): Promise<T> {
+  const answer = (await plugin.client.call(`${NETWORK_DRIVER_INTERFACE}.${method}`, body)) as T & { Err?: unknown };
+  if (typeof answer.Err === "string" && answer.Err !== "") throw new Error(`remote: ${answer.Err}`);
+  return answer;
+}
+
+/** A call a plugin need not serve: its 404 is no failure. */
+async function optional<T>(pending: Promise<T>): Promise<T | undefined> {
+  try {
+    return await pending;
+  } catch (err) {
+    if (/404|page not found|unknown method/i.test((err as Error).message)) return undefined;
+    throw err;
+  }
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === "string" && v !== "" ? v : undefined;
+}
+
+/** The endpoint's ports as libnetwork hands them to drivers. */
+function portOptions(ports: readonly PortRequest[]): Record<string, unknown> {
+  return {
+    "com.docker.network.endpoint.exposedports": ports.map((p) => ({ Proto: PROTO_NUMBER[p.proto], Port: p.containerPort })),
+    "com.docker.network.portmap": ports.map((p) => ({
+      Proto: PROTO_NUMBER[p.proto],
+      IP: "",
+      Port: p.containerPort,
+      HostIP: p.hostIp,
+      HostPort: p.hostPort,
+      HostPortEnd: p.hostPortLast ?? p.hostPort,
+    })),
+  };
+}
+
+/** The ports a plugin says it published (`EndpointOperInfo`'s port map). */
+function publishedFrom(value: unknown): PublishedPort[] {
+  if (!Array.isArray(value)) return [];
+  return value
+    .filter((m) => m && typeof m === "object" && PROTO_NAME[(m as { Proto?: number }).Proto ?? 0] && Number((m as { HostPort?: number }).HostPort) > 0)
+    .map((m: { Proto: number; Port?: number; HostIP?: string; HostPort: number }) => ({
+      proto: PROTO_NAME[m.Proto],
+      containerPort: Number(m.Port ?? 0),
+      hostIp: m.HostIP || "0.0.0.0",
+      hostPort: Number(m.HostPort),
+    }));
+}
+
+interface PlugSpec {
+  srcName: string;
+  ifname: string;
+  /** "": the interface keeps its own. */
+  mac: string;
+  addresses: string[];
+  routes: NonNullable<JoinAnswer["StaticRoutes"]>;
+  gateway4?: string;
+  gateway6?: string;
+}
+
+/** libnetwork's route types: 0 through a next hop, 1 on the link. */
+const ROUTE_NEXTHOP = 0;
+
+/** The plugin's interface, moved into the sandbox and set up there as the container's `ifname`. */
+async function plugInterface(sandbox: string, spec: PlugSpec): Promise<void> {
+  await execFileAsync("ip", ["link", "set", "dev", spec.srcName, "netns", sandbox], { timeout: 30_000 });
+  const lines = [`link set ${spec.srcName} name ${spec.ifname}`, ...(spec.mac ? [`link set ${spec.ifname} address ${spec.mac}`] : [])];
+  for (const a of spec.addresses) lines.push(`addr add ${a} dev ${spec.ifname}${a.includes(":") ? " nodad" : ""}`);
+  lines.push(`link set ${spec.ifname} up`);
+  for (const r of spec.routes) {
+    const dest = str(r.Destination);
+    if (!dest) continue;
+    const hop = str(r.NextHop);
+    lines.push(Number(r.RouteType) === ROUTE_NEXTHOP && hop ? `route add ${dest} via ${hop} dev ${spec.ifname}` : `route add ${dest} dev ${spec.ifname}`);
+  }
+  if (spec.gateway4) lines.push(`route add default via ${spec.gateway4} dev ${spec.ifname}`);
+  if (spec.gateway6) lines.push(`route add default via ${spec.gateway6} dev ${spec.ifname}`);
+  // As on the daemon's own networks: no IPv6 on an interface without an IPv6 address (no
+  // link-local address, no router advertisements taken from the network)
+  const noIpv6 = !spec.addresses.some((a) => a.includes(":"));
+  const script = `${noIpv6 ? 'f=/proc/sys/net/ipv6/conf/$1/disable_ipv6; if [ -e "$f" ]; then echo 1 > "$f" || exit 1; fi; ' : ""}exec ip -batch -`;
+  try {
+    await runWithInput("nsenter", [`--net=${sandbox}`, "--", "sh", "-c", script, "sh", spec.srcName], lines.join("\n") + "\n");
+  } catch (err) {
+    await giveBack(sandbox, spec.ifname, spec.srcName).catch(() => undefined);
+    await giveBack(sandbox, spec.srcName, spec.srcName).catch(() => undefined);
+    throw new Error(`cannot set up the plugin's interface ${spec.srcName} in the container: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/** The interface given back to the daemon's own namespace (not always the host's) under the name the plugin gave it. */
+async function giveBack(sandbox: string, ifname: string, srcName: string): Promise<void> {
+  const home = `/proc/${process.pid}/ns/net`;
+  await runWithInput("nsenter", [`--net=${sandbox}`, "--", "ip", "-batch", "-"], `link set ${ifname} down\nlink set ${ifname} name ${srcName}\nlink set ${srcName} netns ${home}\n`);
+}
+
+function runWithInput(file: string, args: string[], input: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = execFileAsync(file, args, { timeout: 30_000 });
+    child.child.stdin?.end(input);
+    child.then(
+      () => resolve(),
+      (err: Error & { stderr?: string }) => reject(new Error(`${file} ${args.slice(-2).join(" ")}: ${(err.stderr ?? "").trim() || err.message}`)),
+    );
+  });
+}
