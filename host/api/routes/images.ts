@@ -14,7 +14,8 @@ import { checkTag, familiarName, formatReference, parseReference, refuseIdAsName
 import type { SaveItem } from "../../images/save-images.js";
 import { inspectConfig } from "../../images/inspect-config.js";
 import { isComposeV1 } from "../../images/compose-legacy.js";
-import { checkImagePlatform } from "../../images/platform-param.js";
+import { checkImagePlatform, decodeRemovePlatforms } from "../../images/platform-param.js";
+import { checkCreatePlatform } from "../../containers/create-platform.js";
 import { compareApiVersions } from "../../../core/version.js";
 import { requestedApiVersion } from "../api-version.js";
 import { checkFilterKeys, filterBool, queryBool, queryFilters, queryList, queryString, type Query } from "../query.js";
@@ -355,7 +356,10 @@ export function imageRoutes(deps: ImageRouteDeps) {
       const { name } = nameAndAction(request, []);
       if (name.trim() === "") throw errors.imageNameBlank();
       const query = request.query as Query;
+      // from API 1.50 a remove may name the platform of the image it means (below, not read)
+      const platform = compareApiVersions(requestedApiVersion(request.raw), "1.50") >= 0 ? decodeRemovePlatforms(queryList(query, "platforms")) : undefined;
       const image = store.resolve(name);
+      checkCreatePlatform(name, image.config, platform);
       const entries = await store.delete(name, { force: queryBool(query, "force"), noprune: queryBool(query, "noprune") });
       for (const e of imageDeleteEvents(image, entries)) deps.hooks.event.call(e);
       return entries;
