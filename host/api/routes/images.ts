@@ -343,7 +343,10 @@ export function imageRoutes(deps: ImageRouteDeps) {
       if (action !== "tag") throw errors.apiPageNotFound();
       const query = request.query as Query;
       const repo = queryString(query, "repo");
-      if (!repo) throw errors.apiInvalidBody("repo is required");
+      // Docker 28's router reads no `repo` as no reference and wraps the nil error it has then as
+      // a refusal, which is nil too: it answers 200 with nothing tagged, before the image is looked
+      // up, at every API version (dockerd 20.10 looked the image up and answered 500)
+      if (!repo) return reply.code(200).send();
       const target = repoTagReference(repo, queryString(query, "tag"))!;
       // `sha256:x` would read as a digest (an ID) wherever the name is used: Docker refuses it before looking the image up
       if (familiarName(repositoryOf(parseReference(target))) === "sha256") throw errors.imageTagAmbiguous();
