@@ -351,6 +351,8 @@ const DIFF_INIT_LAYER = [
   "docker run --pull never --name dfi1 busybox sh -c 'rm /.dockerenv /etc/mtab'; docker diff dfi1",
   "docker run --pull never --name dfi2 busybox sh -c 'echo x > /.dockerenv; ln -sf /nowhere /etc/mtab'; docker diff dfi2",
   "docker create --pull never --name dfi3 -w /newdir busybox true >/dev/null; docker diff dfi3; docker start -a dfi3; docker diff dfi3",
+  // the init layer is made once: what a run removed of it is not back at the next start
+  "docker run --pull never --name dfi4 busybox sh -c 'if [ -e /.dockerenv ]; then rm /.dockerenv /etc/mtab; echo removed; else ls -la /.dockerenv /etc/mtab; fi'; docker start -a dfi4; docker diff dfi4",
 ];
 
 /** An exec whose command is missing or is a directory is the request's fault (moby's TestExecAPIStartInvalidCommand). */

@@ -161,7 +161,8 @@ export class ContainerRunner {
         if (this.deps.remap) await this.openRunDir(p.base, this.deps.remap);
         await mountSpecs(await this.deps.storage.mounts(c.Id), p.rootfs);
         killPoint("start.rootfs-mounted");
-        makeInitLayerEntries(p.rootfs, idMap ? rootOwner(idMap) : undefined);
+        // once: what a run removed of them stays removed (init-layer.ts)
+        if (c.State.StartedAt === ZERO_TIME) makeInitLayerEntries(p.rootfs, idMap ? rootOwner(idMap) : undefined);
         await this.deps.volumes?.mount(c, p.rootfs);
         killPoint("start.volumes-mounted");
         await this.deps.network.attach(c).catch((err: Error) => {
