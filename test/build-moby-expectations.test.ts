@@ -122,6 +122,24 @@ describe("what moby's build tests expect of the classic builder", function () {
     expect(bad.error).to.equal('failed to process "${B:=x}": unsupported modifier (:=) in substitution');
   });
 
+  it("commits a configuration step through a container it removes after, and attaches to a RUN's, as Docker's classic builder: the events of a build", async () => {
+    const body = await contextTar({ Dockerfile: "FROM busybox\nLABEL a=b\nENV X=1\nRUN true\nCOPY f /g\n", f: "data\n" });
+    const since = Date.now() / 1000;
+    const a = await build({ body, query: { nocache: "1", t: "events-of:1" } });
+    built(a);
+    expect(a.text).to.match(/Step 2\/5 : LABEL a=b\n ---> Running in ([0-9a-f]{12})\nRemoving intermediate container \1\n ---> [0-9a-f]{12}\n/);
+    const until = Date.now() / 1000 + 0.001;
+    const r = await httpRequest({ socketPath: d.socket }, "GET", `/v1.51/events?since=${since.toFixed(3)}&until=${until.toFixed(3)}&filters=${encodeURIComponent('{"type":["container","image"]}')}`);
+    expect(r.status, r.body).to.equal(200);
+    const events = r.body.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as { Type: string; Action: string });
+    expect(events.map((e) => `${e.Type} ${e.Action}`)).to.deep.equal([
+      ...["LABEL", "ENV"].flatMap(() => ["container create", "image create", "container destroy"]),
+      "container create", "container attach", "container start", "container die", "image create", "container destroy",
+      "image create", // COPY: no container
+      "image tag",
+    ]);
+  });
+
   it("tells of each image a step makes with an image `create` event, and of none for a cache hit (TestBuildEmitsImageCreateEvent)", async () => {
     const body = await contextTar({ Dockerfile: "FROM busybox\nRUN echo hello > /hello\nLABEL built=yes\n" });
     const creates = async (query: Record<string, string>) => {

@@ -16,8 +16,9 @@
  * the rename and removal behaviours; a user-defined network's endpoint `Links`. The port
  * variables follow Docker 28's order and ranges (moby daemon/links/links.go since 2025): 20.10
  * sorted ports by number alone (its `DB_PORT` could be a UDP port), counted a run only from 3
- * ports and wrote a run's variables first. After a daemon restart Docker brings back a link
- * removed with `rm --link` (it reads HostConfig.Links again); here a removed link stays removed.
+ * ports and wrote a run's variables first. After a daemon restart the links are resolved again
+ * by the names HostConfig.Links gives, as Docker's restore does (a link removed with `rm --link`
+ * is back, a renamed child's is gone), checked against dockerd 20.10 too.
  */
 import "./helpers/root-hooks.js";
 import { expect } from "chai";
@@ -299,20 +300,23 @@ describe("legacy links (Docker CLI and the API, against engined)", function () {
     expect(await api("POST", "/containers/badlink/start")).to.deep.equal({ status: 400, body: { message: "bad format for links: a:b:c" } });
   });
 
-  it("keeps links across a daemon restart, and drops those to a container removed meanwhile", async function () {
-    await ok("run", "-d", "--name", "db", "busybox", "sleep", "300");
-    await ok("run", "-d", "--name", "dbx", "busybox", "sleep", "300");
-    await ok("run", "-d", "--name", "gone", "busybox", "sleep", "300");
-    await ok("run", "-d", "--name", "web", "--link", "db:al", "--link", "dbx:bx", "--link", "gone:gg", "busybox", "sleep", "300");
+  it("resolves the links again by name at a daemon restart, as Docker's restore: one removed is back, a name of a new container links to it, a renamed child ends them", async function () {
+    for (const name of ["db", "dbx", "swap", "moved", "gone"]) await ok("run", "-d", "--name", name, "-e", `WHO=${name}-old`, "busybox", "sleep", "300");
+    const links = ["db:al", "dbx:bx", "swap:sw", "moved:mv", "gone:gg"].flatMap((l) => ["--link", l]);
+    await ok("run", "-d", "--name", "web", ...links, "busybox", "sleep", "300");
     await ok("rm", "--link", "web/bx");
-    await ok("rm", "-f", "gone");
-    expect(JSON.parse(await inspect("web", "{{json .HostConfig.Links}}"))).to.deep.equal(["/db:/web/al", "/gone:/web/gg"]);
+    await ok("rm", "-f", "swap", "gone");
+    await ok("run", "-d", "--name", "swap", "-e", "WHO=swap-new", "busybox", "sleep", "300");
+    await ok("rename", "moved", "moved2");
+    expect(JSON.parse(await inspect("web", "{{json .HostConfig.Links}}"))).to.deep.equal(["/db:/web/al", "/swap:/web/sw", "/moved2:/web/mv", "/gone:/web/gg"]);
     await n.d.stop();
     n = await startNetDaemon(["--shutdown-timeout", "1"], { netns: ns, roots });
-    expect(JSON.parse(await inspect("web", "{{json .HostConfig.Links}}"))).to.deep.equal(["/db:/web/al"]);
-    expect(await names()).to.deep.equal([["/db", "/web/al"], ["/dbx"], ["/web"]]);
-    await ok("start", "db", "dbx", "web");
-    expect((await hostsTail("web", 2))[0]).to.equal(`${await ipOf("db")}\tal ${await shortId("db")} db`);
-    expect(await ok("exec", "web", "sh", "-c", "echo $AL_NAME ${BX_NAME:-none}")).to.equal("/web/al none\n");
+    // db and dbx as named; swap: the container that has the name now; moved: no container of
+    // that name any more, which ends the parent's links there (gone after it is not looked at)
+    expect(JSON.parse(await inspect("web", "{{json .HostConfig.Links}}"))).to.deep.equal(["/db:/web/al", "/dbx:/web/bx", "/swap:/web/sw"]);
+    expect(await names()).to.deep.equal([["/db", "/web/al"], ["/dbx", "/web/bx"], ["/moved2"], ["/swap", "/web/sw"], ["/web"]]);
+    await ok("start", "db", "dbx", "swap", "web");
+    expect((await hostsTail("web", 4))[0]).to.equal(`${await ipOf("db")}\tal ${await shortId("db")} db`);
+    expect(await ok("exec", "web", "sh", "-c", "echo $AL_NAME $BX_NAME $SW_ENV_WHO ${MV_NAME:-none}")).to.equal("/web/al /web/bx swap-new none\n");
   });
 });

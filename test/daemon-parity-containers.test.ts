@@ -307,7 +307,14 @@ const CONNECT_MODE_CONFLICTS = [
   "docker create --pull never --name cm-host --net host busybox >/dev/null; docker network connect cm1 cm-host; docker network connect host cm-host; echo rc=$?",
   "docker create --pull never --name cm-none --net none busybox >/dev/null; docker network connect cm1 cm-none; docker network connect none cm-none; echo rc=$?",
   "docker run -d --pull never --name cm-a busybox top >/dev/null; docker run -d --pull never --net container:cm-a --name cm-b busybox top >/dev/null; docker network connect cm1 cm-b",
-  "docker rm -f cm-on cm-host cm-none cm-a cm-b >/dev/null; docker network rm cm1",
+  // the none rule is about the networks the container is on now: off every other, it may join none; off none, another
+  "docker create --pull never --name cm-off --net cm1 busybox >/dev/null; docker network disconnect cm1 cm-off; docker network connect none cm-off; echo rc=$?; docker network connect cm1 cm-off; docker inspect -f '{{range $k, $v := .NetworkSettings.Networks}}{{$k}} {{end}}' cm-off",
+  "docker network disconnect none cm-none; echo rc=$?; docker network connect cm1 cm-none; echo rc=$?; docker network connect none cm-none; docker inspect -f '{{range $k, $v := .NetworkSettings.Networks}}{{$k}} {{end}}' cm-none; docker inspect -f '{{.HostConfig.NetworkMode}}' cm-none",
+  "docker run -d --pull never --name cm-run --net none busybox top >/dev/null; docker network disconnect none cm-run; echo rc=$?; docker inspect -f '{{range $k, $v := .NetworkSettings.Networks}}{{$k}} {{end}}' cm-run",
+  "docker run -d --pull never --name cm-run2 --net cm1 busybox top >/dev/null; docker network disconnect cm1 cm-run2; docker network connect none cm-run2; echo rc=$?; docker inspect -f '{{range $k, $v := .NetworkSettings.Networks}}{{$k}} {{end}}' cm-run2; docker exec cm-run2 ip -o link | cut -d: -f2 | sed 's/@.*//'",
+  // started again on the networks it is on now: none alone (the loopback), or another
+  "docker stop -t 0 cm-run2 >/dev/null; docker start cm-run2 >/dev/null; docker exec cm-run2 ip -o link | cut -d: -f2 | sed 's/@.*//'; docker start cm-none >/dev/null; docker exec cm-none ip -o link | cut -d: -f2 | sed 's/@.*//'",
+  "docker rm -f cm-on cm-host cm-none cm-a cm-b cm-off cm-run cm-run2 >/dev/null; docker network rm cm1",
 ];
 
 /** `ps`'s `isolation` filter (every Linux container has the default one) and a bad port filter named whole (moby daemon/list.go). */
@@ -351,6 +358,8 @@ const DIFF_INIT_LAYER = [
   "docker run --pull never --name dfi1 busybox sh -c 'rm /.dockerenv /etc/mtab'; docker diff dfi1",
   "docker run --pull never --name dfi2 busybox sh -c 'echo x > /.dockerenv; ln -sf /nowhere /etc/mtab'; docker diff dfi2",
   "docker create --pull never --name dfi3 -w /newdir busybox true >/dev/null; docker diff dfi3; docker start -a dfi3; docker diff dfi3",
+  // the init layer is made once: what a run removed of it is not back at the next start
+  "docker run --pull never --name dfi4 busybox sh -c 'if [ -e /.dockerenv ]; then rm /.dockerenv /etc/mtab; echo removed; else ls -la /.dockerenv /etc/mtab; fi'; docker start -a dfi4; docker diff dfi4",
 ];
 
 /** An exec whose command is missing or is a directory is the request's fault (moby's TestExecAPIStartInvalidCommand). */
@@ -468,7 +477,7 @@ describe("engined answers the container commands as Docker's daemon does", funct
 
   itAnswersAlike("mounts nothing of its own under a /dev the container brings", DEV_BIND);
 
-  itAnswersAlike("refuses to connect a container on the host's, none or another container's network elsewhere, in Docker's words", CONNECT_MODE_CONFLICTS);
+  itAnswersAlike("refuses to connect a container on the host's, none or another container's network elsewhere, in Docker's words, none beside the networks it is on now", CONNECT_MODE_CONFLICTS);
 
   itAnswersAlike("takes ps's isolation filter, and names a bad port filter whole", PS_FILTER_KEYS);
 

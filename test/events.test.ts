@@ -52,6 +52,17 @@ describe("events", function () {
     expect(Math.floor(die.timeNano / 1e9)).to.equal(die.time);
   });
 
+  it("a start connects the networks before it mounts the volumes, as Docker's start sets them up", async () => {
+    ok(await docker(host, ["volume", "create", "ordered"]), "volume create");
+    const since = nowSeconds();
+    ok(await docker(host, ["run", "--rm", "--network", "none", "-v", "ordered:/data", "busybox", "true"]), "run");
+    const until = nowSeconds();
+    const r = await docker(host, ["events", "--since", since, "--until", until, "--filter", "event=connect", "--filter", "event=mount", "--filter", "event=start", "--format", "{{.Type}} {{.Action}}"]);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout.trim().split("\n")).to.deep.equal(["network connect", "volume mount", "container start"]);
+    ok(await docker(host, ["volume", "rm", "ordered"]), "volume rm");
+  });
+
   it("filters by container name, label and action, refuses a bad time, and takes an unknown filter key as Docker's daemon does", async () => {
     const since = nowSeconds();
     const id = ok(await docker(host, ["create", "--name", "first-one", "--label", "keep=yes", "busybox", "true"]), "create").trim();

@@ -66,6 +66,15 @@ describe("what moby's CLI tests of images expect of a daemon", function () {
     expect(await tagsOf("own-import:baz")).to.include("own-import:baz").and.not.include("own-import:bar");
   });
 
+  it("answers a tag without a repo 200 and tags nothing, before looking the image up, as Docker 28's router does", async () => {
+    const before = JSON.parse((await api("GET", "/v1.51/images/json")).body).flatMap((i: { RepoTags: string[] }) => i.RepoTags);
+    for (const path of ["/v1.51/images/busybox/tag", "/v1.51/images/busybox/tag?tag=x", "/v1.24/images/busybox/tag?repo=", "/v1.51/images/nosuch/tag"]) {
+      const r = await api("POST", path);
+      expect([r.status, r.body], path).to.deep.equal([200, ""]);
+    }
+    expect(JSON.parse((await api("GET", "/v1.51/images/json")).body).flatMap((i: { RepoTags: string[] }) => i.RepoTags)).to.deep.equal(before);
+  });
+
   it("refuses a repository with capitals as such before anything else, naming it whole (TestTagInvalidUnprefixedRepo)", async () => {
     for (const [repo, named] of [["Foo@3cc", "library/Foo@3cc"], ["Fo^3", "library/Fo^3"], ["me/App:x", "me/App"], ["localhost:5000/Up", "Up"]]) {
       expect(answer(await api("POST", `/v1.51/images/busybox/tag?repo=${encodeURIComponent(repo)}`)), repo).to.deep.equal([400, `invalid reference format: repository name (${named}) must be lowercase`]);

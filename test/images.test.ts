@@ -153,6 +153,29 @@ describe("images", () => {
     expect((await httpRequest({ socketPath: d.socket }, "GET", `/v1.47/images/busybox/history?platform=x`)).status).to.equal(200);
   });
 
+  it("removes an image for the platform asked (API 1.50), and refuses another as Docker 28's graphdriver store does", async () => {
+    await cli("tag", "busybox", "plat:1");
+    const wrong = await docker(host, ["rmi", "--platform", "linux/arm64", "plat:1"]);
+    expect(wrong.code).to.equal(1);
+    expect(wrong.stderr).to.include("image with reference plat:1 was found but does not match the specified platform: wanted linux/arm64, actual: linux/amd64");
+    const del = (q: string, v = "1.51") => httpRequest({ socketPath: d.socket }, "DELETE", `/v${v}/images/plat:1?${q}`);
+    const p = (s: string) => `platforms=${encodeURIComponent(s)}`;
+    const two = await del(`${p('{"os":"linux","architecture":"amd64"}')}&${p('{"os":"linux","architecture":"arm64"}')}`);
+    expect([two.status, JSON.parse(two.body).message]).to.deep.equal([400, "multiple platforms are not supported"]);
+    const optional = await del(p('{"variant":"v8"}'));
+    expect([optional.status, JSON.parse(optional.body).message]).to.deep.equal([400, "optional platform fields provided, but OS and Architecture are missing"]);
+    const notJson = await del(p("linux/amd64"));
+    expect(notJson.status).to.equal(400);
+    expect(JSON.parse(notJson.body).message).to.match(/^failed to parse platform: /);
+    // a malformed platform is refused before the image is looked up
+    expect((await httpRequest({ socketPath: d.socket }, "DELETE", `/v1.51/images/nosuch:1?${p("x")}`)).status).to.equal(400);
+    expect(await cli("rmi", "--platform", "linux/amd64", "plat:1")).to.equal("Untagged: plat:1\n");
+    // before API 1.50 the parameter is not read
+    await cli("tag", "busybox", "plat:1");
+    const old = await del(p('{"os":"linux","architecture":"arm64"}'), "1.49");
+    expect([old.status, JSON.parse(old.body)]).to.deep.equal([200, [{ Untagged: "plat:1" }]]);
+  });
+
   it("works through dockerode too", async () => {
     const client = new Docker({ socketPath: d.socket });
     const list = await client.listImages();

@@ -1,7 +1,8 @@
 /**
  * One instruction of a stage, done as Docker's classic builder does it. Every instruction makes
  * an image (the cache is asked first: ` ---> Using cache`); those that change only the
- * configuration make one with an empty layer and a `#(nop)` history entry, `WORKDIR` makes its
+ * configuration make one with an empty layer and a `#(nop)` history entry (through a container
+ * that never runs, as Docker's builder commits them), `WORKDIR` makes its
  * folder, `COPY`/`ADD` write their files into a layer of the build's own, `RUN` runs a container.
  */
 import { errors } from "../../core/errors.js";
@@ -16,7 +17,7 @@ import type { BuildOutput } from "./build-output.js";
 import type { BuildOptions } from "./build-options.js";
 import { copyStep, type CopyDeps } from "./copy-step.js";
 import type { EscapeChar, Instruction } from "../../core/build/dockerfile-types.js";
-import { runInContainer, type RunDeps } from "./run-step.js";
+import { configInContainer, runInContainer, type RunDeps } from "./run-step.js";
 import { makeWorkdir } from "./workdir-step.js";
 import { rmSync } from "node:fs";
 import type { EngineHooks } from "../../core/hooks.js";
@@ -52,8 +53,11 @@ const lookup = (ctx: StepContext) => ctx.args.lookup(ctx.state.config.Env ?? [])
 export const word = (ctx: StepContext, s: string): string => expand(s, lookup(ctx), ctx.escape);
 const words = (ctx: StepContext, list: readonly string[]): string[] => list.flatMap((s) => expandWords(s, lookup(ctx), ctx.escape));
 
+/** What a step made for its image: a layer, and the container it was committed through, released after the commit. */
+type Made = Omit<StepImage, "containerConfig" | "config"> & { release?: (committed: boolean) => Promise<void> };
+
 /** Probes the cache for `step`, else makes its image with `make`; the stage moves on to it. */
-export async function stepImage(ctx: StepContext, probe: ContainerConfig, next: ContainerConfig, make: () => Promise<Omit<StepImage, "containerConfig" | "config">>): Promise<void> {
+export async function stepImage(ctx: StepContext, probe: ContainerConfig, next: ContainerConfig, make: () => Promise<Made>): Promise<void> {
   const cached = ctx.cache.find(ctx.state.image, probe);
   let image: Image;
   if (cached) {
@@ -61,27 +65,40 @@ export async function stepImage(ctx: StepContext, probe: ContainerConfig, next: 
     image = cached;
     ctx.cache.hit(image);
   } else {
-    const made = await make();
+    const { release, ...made } = await make();
+    let committed = false;
     try {
       image = await commitStep(ctx.deps.images, ctx.state, { ...made, containerConfig: probe, config: next });
+      committed = true;
+      ctx.cache.made(image);
+      // Docker 27 and later tell of every image a step makes (an image `create` event, named by
+      // its ID), so that a build without a tag is seen too; a cache hit makes none
+      ctx.deps.hooks.event.call(imageEvent(image, "create", image.id));
     } finally {
       if (made.layerTar) rmSync(made.layerTar, { force: true });
+      // the step's container goes after the commit, as Docker's builder removes it
+      await release?.(committed);
     }
-    ctx.cache.made(image);
-    // Docker 27 and later tell of every image a step makes (an image `create` event, named by
-    // its ID), so that a build without a tag is seen too; a cache hit makes none
-    ctx.deps.hooks.event.call(imageEvent(image, "create", image.id));
   }
   ctx.state.image = image;
   ctx.state.config = next;
   if (!ctx.inTriggers) ctx.out.arrow(image.id.slice(7, 19));
 }
 
-/** A step that changes only the configuration: `#(nop)  <comment>`, an empty layer. */
+/**
+ * A step that changes only the configuration: `#(nop)  <comment>`, an empty layer, committed
+ * through a container made for it (run-step.ts) as Docker's builder does; a stage without an
+ * image yet (`FROM scratch`) has nothing to make it from, and commits without one.
+ */
 async function configOnly(ctx: StepContext, next: ContainerConfig, comment: string): Promise<void> {
   // (SHELL names itself with the new shell, as Docker records it)
   const probe = { ...next, Cmd: [...shellOf(next), "#(nop) ", comment] };
-  await stepImage(ctx, probe, next, async () => ({}));
+  const image = ctx.state.image;
+  await stepImage(ctx, probe, next, async () => {
+    if (!image) return {};
+    const { hostConfig, remove, forceRemove } = ctx.opts;
+    return configInContainer(ctx.deps, ctx.out, { image, config: probe, hostConfig, remove, forceRemove, signal: ctx.signal });
+  });
 }
 
 export async function dispatch(ctx: StepContext, i: Instruction): Promise<void> {
@@ -133,10 +150,9 @@ async function runStep(ctx: StepContext, i: Instruction): Promise<void> {
   const probe: ContainerConfig = { ...c, Cmd: saveCmd, Entrypoint: null };
   const image = ctx.state.image;
   await stepImage(ctx, probe, c, async () => {
-    const { layerTar, containerId } = await runInContainer(ctx.deps, ctx.out, {
+    return runInContainer(ctx.deps, ctx.out, {
       image, config: c, command: cmd, argsEnv: runEnv, hostConfig: ctx.opts.hostConfig,
       remove: ctx.opts.remove, forceRemove: ctx.opts.forceRemove, signal: ctx.signal,
     });
-    return { layerTar, containerId };
   });
 }

@@ -4,6 +4,7 @@
  * mode and resources), its output goes to the build's stream as it comes (stderr in red), and
  * its changes are committed as the step's layer. The container goes once the step is done
  * (`rm`); one that failed stays for the user to look into, unless `forcerm`, as with Docker.
+ * A step that changes only the configuration commits through a container too, never started.
  */
 import { rmSync } from "node:fs";
 import type { StorageDriver } from "../../core/contracts/storage.js";
@@ -40,8 +41,14 @@ export interface RunRequest {
   signal: AbortSignal;
 }
 
-/** Runs the command; resolves with the container's layer as a tar file (the caller removes it) and the container's ID. */
-export async function runInContainer(deps: RunDeps, out: BuildOutput, req: RunRequest): Promise<{ layerTar: string; containerId: string }> {
+/** A step's container, made: its ID, and its removal once the step's image is committed or not (Docker's builder removes it after the commit). */
+export interface StepContainer {
+  containerId: string;
+  release: (committed: boolean) => Promise<void>;
+}
+
+/** Runs the command; resolves with the container's layer as a tar file (the caller removes it) and the container, to release after the commit. */
+export async function runInContainer(deps: RunDeps, out: BuildOutput, req: RunRequest): Promise<StepContainer & { layerTar: string }> {
   const body: ContainerCreateRequest = {
     ...(req.config as object),
     Image: req.image.id,
@@ -60,6 +67,8 @@ export async function runInContainer(deps: RunDeps, out: BuildOutput, req: RunRe
   out.arrow(`Running in ${c.Id.slice(0, 12)}`);
   let ok = false;
   try {
+    // Docker's builder attaches to the container's output before it starts it
+    deps.containers.attached(c);
     const code = await runAndStream(deps.containers, c, out, req.signal);
     if (code !== 0) throw errors.buildRunFailed(req.command.join(" "), code);
     const layerTar = await diffToFile(deps.storage, c.Id, deps.tmpDir, "run");
@@ -70,12 +79,41 @@ export async function runInContainer(deps: RunDeps, out: BuildOutput, req: RunRe
       throw err;
     }
     ok = true;
-    return { layerTar, containerId: c.Id };
+    return { layerTar, containerId: c.Id, release: (committed) => releaseStepContainer(deps, out, c.Id, committed, req) };
   } finally {
-    if ((ok && req.remove) || req.forceRemove || req.signal.aborted) {
-      await deps.containers.remove(deps.containers.get(c.Id), { force: true, volumes: true }).catch(() => undefined);
-      if (ok || req.forceRemove) out.stream(`Removing intermediate container ${c.Id.slice(0, 12)}\n`);
-    }
+    if (!ok) await releaseStepContainer(deps, out, c.Id, false, req);
+  }
+}
+
+export interface ConfigStepRequest {
+  image: Image;
+  /** The step's configuration as it is probed and recorded (its `Cmd` the `#(nop)` comment). */
+  config: ContainerConfig;
+  hostConfig: HostConfig;
+  remove: boolean;
+  forceRemove: boolean;
+  signal: AbortSignal;
+}
+
+/**
+ * A step that changes only the configuration (LABEL, ENV, CMD...) commits through a container of
+ * its own, as Docker's classic builder does: made from the stage's image with the step's
+ * configuration, never started, and removed as a RUN step's is (its create and destroy events, its
+ * `Running in` and `Removing intermediate container` lines), after the step's commit.
+ */
+export async function configInContainer(deps: RunDeps, out: BuildOutput, req: ConfigStepRequest): Promise<StepContainer> {
+  if (req.signal.aborted) throw errors.buildCancelled();
+  const body = { ...(req.config as object), Image: req.image.id, HostConfig: req.hostConfig } as ContainerCreateRequest;
+  const { record: c } = await deps.containers.create(body);
+  out.arrow(`Running in ${c.Id.slice(0, 12)}`);
+  return { containerId: c.Id, release: (committed) => releaseStepContainer(deps, out, c.Id, committed, req) };
+}
+
+/** A step's container removed when the build says so (`rm` after a commit, `forcerm` always), as Docker's builder removes it after each step. */
+async function releaseStepContainer(deps: RunDeps, out: BuildOutput, id: string, ok: boolean, req: { remove: boolean; forceRemove: boolean; signal: AbortSignal }): Promise<void> {
+  if ((ok && req.remove) || req.forceRemove || req.signal.aborted) {
+    await deps.containers.remove(deps.containers.get(id), { force: true, volumes: true }).catch(() => undefined);
+    if (ok || req.forceRemove) out.stream(`Removing intermediate container ${id.slice(0, 12)}\n`);
   }
 }
 

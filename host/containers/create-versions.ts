@@ -98,16 +98,16 @@ export function adaptCreateToVersion(body: ContainerCreateRequest, version: stri
     if (names.length > 1) throw errors.containerInvalidResource(`Container cannot be created with multiple network endpoints: ${names.join(", ")}`);
   }
   if (before("1.45") && mounts.some((m) => m.VolumeOptions?.Subpath)) throw errors.mountSubpathNeedsApi();
-  return [...macAddressCompat(body, before("1.44")), ...sysctlCompat(body, version)];
+  return [...macAddressCompat(body, version), ...sysctlCompat(body, version)];
 }
 
 /** Docker's handleMACAddressBC: the container-wide MacAddress, and the endpoints', by version. */
-function macAddressCompat(body: ContainerCreateRequest, older: boolean): string[] {
+function macAddressCompat(body: ContainerCreateRequest, version: string): string[] {
   const mac = body.MacAddress ?? "";
   const endpoints = (body.NetworkingConfig ??= {}).EndpointsConfig ??= {};
-  const { mode, key } = mainNetwork(body, endpoints);
+  const { mode } = mainNetwork(body, endpoints);
   const onNetwork = mode === "bridge" || isUserDefined(mode);
-  if (older) {
+  if (compareApiVersions(version, "1.44") < 0) {
     // an endpoint's MAC did not exist: what a client sent there was not read
     if (!mac) {
       for (const ep of Object.values(endpoints)) if (ep) delete ep.MacAddress;
@@ -115,22 +115,20 @@ function macAddressCompat(body: ContainerCreateRequest, older: boolean): string[
     }
     if (!onNetwork) throw errors.containerInvalidResource("conflicting options: mac-address and the network mode");
     // (one network at most before 1.44: the main one, named as the request named it)
-    if (Object.keys(endpoints).length === 0) endpoints[key] = {};
-    for (const name of Object.keys(endpoints)) endpoints[name] = { ...(endpoints[name] ?? {}), MacAddress: mac };
+    const key = mainEndpointKey(version, body, endpoints)!;
+    endpoints[key] = { ...(endpoints[key] ?? {}), MacAddress: mac };
     return [];
   }
   if (!mac) return [];
   if (onNetwork) {
-    if (Object.keys(endpoints).length === 0) endpoints[key] = { MacAddress: mac };
-    else {
-      const ep = endpoints[key];
-      if (!(key in endpoints)) {
-        throw errors.containerInvalidResource("if a container-wide MAC address is supplied, HostConfig.NetworkMode must match the identity of a network in NetworkSettings.Networks");
-      }
-      if (!ep?.MacAddress) endpoints[key] = { ...(ep ?? {}), MacAddress: mac };
-      else if (ep.MacAddress !== mac) {
-        throw errors.containerInvalidResource("the container-wide MAC address must match the endpoint-specific MAC address for the main network, or be left empty");
-      }
+    const key = mainEndpointKey(version, body, endpoints);
+    if (key === undefined) {
+      throw errors.containerInvalidResource("if a container-wide MAC address is supplied, HostConfig.NetworkMode must match the identity of a network in NetworkSettings.Networks");
+    }
+    const ep = endpoints[key];
+    if (!ep?.MacAddress) endpoints[key] = { ...(ep ?? {}), MacAddress: mac };
+    else if (ep.MacAddress !== mac) {
+      throw errors.containerInvalidResource("the container-wide MAC address must match the endpoint-specific MAC address for the main network, or be left empty");
     }
   }
   delete body.MacAddress;
@@ -160,7 +158,10 @@ function sysctlCompat(body: ContainerCreateRequest, version: string): string[] {
       if (compareApiVersions(version, "1.46") > 0) {
         throw errors.containerInvalidResource(`interface specific sysctl setting ${JSON.stringify(name)} must be supplied using driver option '${SYSCTLS_OPTION}'`);
       }
-      key = endpointFor(version, mainNetwork(body, endpoints).key, endpoints, name);
+      key = mainEndpointKey(version, body, endpoints);
+      if (key === undefined) {
+        throw errors.containerInvalidResource(`unable to find a network for sysctl ${name}: HostConfig.NetworkMode must match the identity of a network in NetworkSettings.Networks`);
+      }
     }
     if (parts[3] !== "eth0") {
       throw errors.containerInvalidResource(`unable to determine network endpoint for sysctl ${name}, use driver option '${SYSCTLS_OPTION}' to set per-interface sysctls`);
@@ -178,14 +179,16 @@ function sysctlCompat(body: ContainerCreateRequest, version: string): string[] {
 }
 
 /**
- * Docker's epConfigForNetMode: the EndpointsConfig entry of the main network, made when there is
- * none; with entries, before 1.44 the one there is, from 1.44 the one under the network mode's
- * own name (else nothing tells which network is meant).
+ * Docker's epConfigForNetMode, shared by the MAC address's and the sysctls' moves: the key of the
+ * main network's EndpointsConfig entry. With no entries, the network mode's own (the caller
+ * makes the entry); with entries, before 1.44 the one there is, from 1.44 the one under the
+ * network mode's name, else undefined: nothing tells which network is meant (each caller refuses
+ * that in its words).
  */
-function endpointFor(version: string, key: string, endpoints: Record<string, unknown>, sysctl: string): string {
+function mainEndpointKey(version: string, body: ContainerCreateRequest, endpoints: Record<string, unknown>): string | undefined {
+  const { key } = mainNetwork(body, endpoints);
   const names = Object.keys(endpoints);
   if (names.length === 0) return key;
   if (compareApiVersions(version, "1.44") < 0) return names[0];
-  if (key in endpoints) return key;
-  throw errors.containerInvalidResource(`unable to find a network for sysctl ${sysctl}: HostConfig.NetworkMode must match the identity of a network in NetworkSettings.Networks`);
+  return key in endpoints ? key : undefined;
 }

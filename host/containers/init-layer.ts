@@ -1,7 +1,9 @@
 /**
- * What Docker's init layer puts over every image, made here in the container's writable layer at
- * each start where the image has nothing at that path (and before the first look at the files of
- * a container that never ran: Docker's init layer is there from the create): `/.dockerenv`
+ * What Docker's init layer puts over every image, made here in the container's writable layer
+ * where the image has nothing at that path, once: at the container's first start (or the first
+ * look at the files of a container that never ran), as Docker's init layer is made once at the
+ * create. What the container removes of it stays removed, as under Docker, where that removal is
+ * a whiteout over its init layer (the mount points among them cannot go while it runs): `/.dockerenv`
  * (scripts and tools tell they run in a container by it), `/etc/mtab` -> `/proc/mounts`,
  * `/dev/console`, the empty `/etc/hosts`, `/etc/hostname` and `/etc/resolv.conf` the network
  * files are mounted on, and the folders `/dev/pts`, `/dev/shm`, `/proc`, `/sys`. A running

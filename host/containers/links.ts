@@ -11,7 +11,7 @@
  * What happens around them, as in Docker: a child that starts again gets its new address written
  * into its running parents' hosts files; renaming a parent moves its links' names, renaming a
  * child shows in its parents' inspect; removing a child leaves its parents' links, which then
- * refuse their start, until the daemon restarts and drops them; `DELETE
+ * refuse their start, until the daemon restarts and resolves them again by name; `DELETE
  * /containers/{parent}/{alias}?link=1` removes one link (and its hosts line from a running parent,
  * and, with `--icc=false`, the rules that opened the bridge between them).
  */
@@ -231,15 +231,32 @@ export class ContainerLinks {
     await Promise.all(saves);
   }
 
-  /** At daemon start: links to containers removed meanwhile go, as Docker drops what it cannot register again. */
+  /**
+   * At daemon start: every parent's links resolved again by the names its `HostConfig.Links`
+   * gives, in order, as Docker's restore registers them: a name now of another container links
+   * to that one, a child renamed or removed meanwhile is linked no more, a link removed with
+   * `rm --link` is back; the first entry that cannot be resolved ends the parent's links (the
+   * log says why), as Docker's registerLinks stops there.
+   */
   async restore(): Promise<void> {
     const saves: Promise<void>[] = [];
     for (const parent of this.deps.containers.list()) {
-      const gone = parent.Links?.filter((l) => !this.deps.containers.has(l.ChildId)) ?? [];
-      if (gone.length === 0) continue;
-      for (const l of gone) this.deps.log.warn({ container: parent.Id, link: l.Name }, `failed to register link for container: could not get container for ${l.ChildName.slice(1)}`);
-      parent.Links = parent.Links!.filter((l) => !gone.includes(l));
-      if (parent.Links.length === 0) delete parent.Links;
+      const entries = parent.HostConfig.Links ?? [];
+      if (entries.length === 0 && !parent.Links?.length) continue;
+      const targets: LinkTarget[] = [];
+      for (const entry of entries) {
+        try {
+          targets.push(...this.resolve({ Links: [entry] }, parent.HostConfig.NetworkMode ?? ""));
+        } catch (err) {
+          if (!(err instanceof EngineError)) throw err;
+          this.deps.log.warn({ container: parent.Id, link: entry }, `failed to register link for container: ${err.message}`);
+          break;
+        }
+      }
+      const links = this.record(parent.Name, targets);
+      if (JSON.stringify(links ?? []) === JSON.stringify(parent.Links ?? [])) continue;
+      if (links) parent.Links = links;
+      else delete parent.Links;
       saves.push(this.deps.containers.save(parent));
     }
     await Promise.all(saves);

@@ -161,13 +161,16 @@ export class ContainerRunner {
         if (this.deps.remap) await this.openRunDir(p.base, this.deps.remap);
         await mountSpecs(await this.deps.storage.mounts(c.Id), p.rootfs);
         killPoint("start.rootfs-mounted");
-        makeInitLayerEntries(p.rootfs, idMap ? rootOwner(idMap) : undefined);
-        await this.deps.volumes?.mount(c, p.rootfs);
-        killPoint("start.volumes-mounted");
+        // once: what a run removed of them stays removed (init-layer.ts)
+        if (c.State.StartedAt === ZERO_TIME) makeInitLayerEntries(p.rootfs, idMap ? rootOwner(idMap) : undefined);
+        // the network before the volumes, as Docker's start sets them up (its `network connect`
+        // events come before its `volume mount` ones, and a network refused mounts nothing)
         await this.deps.network.attach(c).catch((err: Error) => {
           throw err instanceof EngineError ? err : errors.networkSetupFailed(err.message);
         });
         killPoint("start.network-attached");
+        await this.deps.volumes?.mount(c, p.rootfs);
+        killPoint("start.volumes-mounted");
         await this.deps.runtime.writeBundle(
           {
             containerId: c.Id,

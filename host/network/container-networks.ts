@@ -72,6 +72,8 @@ export class ContainerNetworks {
   private readonly prepared = new Map<string, Prepared>();
   /** Endpoints whose driver join failed: their leave is no `disconnect` (there was no `connect`). */
   private readonly unjoined = new Set<string>();
+  /** Running containers that joined the none network beside their mode (announced again at release). */
+  private readonly onNone = new Set<string>();
 
   constructor(private readonly deps: ContainerNetworksDeps) {}
 
@@ -180,7 +182,9 @@ export class ContainerNetworks {
       this.prepared.set(c.Id, { netns: undefined, files, hostnameOnly: true });
       return;
     }
-    if (mode === "none" || mode === "host") {
+    // (a container of the none mode that was taken off none, or put on another network since,
+    // runs on the networks it is on now, as Docker's start connects those)
+    if (mode === "host" || (mode === "none" && (!c.Networks || Object.keys(c.Networks).join() === "none"))) {
       this.writeFiles(c, files, mode, undefined);
       // Docker's host and none are networks a container joins too, with their events
       const modeNetwork = this.deps.networks.find(mode);
@@ -239,6 +243,12 @@ export class ContainerNetworks {
   private async join(c: ContainerRecord, name: string, att: NetworkAttachment, sandbox: string, endpoints: ContainerEndpoint[], reserved: ReadonlySet<string>): Promise<string | undefined> {
     // by id, else by name (a network made again under the same name after the create)
     const rec = (att.NetworkID && this.deps.networks.find(att.NetworkID)) || this.deps.networks.network(name);
+    if (isModeNetwork(rec.spec) && rec.spec.name === "none") {
+      // none put beside the mode (after every other network went): its null endpoint adds nothing to the namespace
+      this.onNone.add(c.Id);
+      this.deps.hooks.event.call(networkEvent(rec.spec, "connect", c.Id));
+      return undefined;
+    }
     const first = endpoints.length === 0;
     const ep = this.allocate(rec, c, att, interfaceName(att, endpoints, reserved), first);
     ep.sandbox = sandbox;
@@ -269,8 +279,9 @@ export class ContainerNetworks {
 
   /** After the container's process is gone (or its start failed): everything its run held. */
   async release(containerId: string): Promise<void> {
-    const modeNetwork = this.prepared.get(containerId)?.modeNetwork;
+    const modeNetwork = this.prepared.get(containerId)?.modeNetwork ?? (this.onNone.has(containerId) ? this.deps.networks.find("none") : undefined);
     this.prepared.delete(containerId);
+    this.onNone.delete(containerId);
     if (modeNetwork) this.deps.hooks.event.call(networkEvent(modeNetwork.spec, "disconnect", containerId));
     const c = this.deps.containers.find(containerId);
     if (c?.Endpoints) {
@@ -314,13 +325,15 @@ export class ContainerNetworks {
     // are checked (an alias on a network that takes none), then what the network conflicts with
     if (mode.startsWith("container:")) throw errors.networkSharedNamespace();
     const att = attachment(rec, config);
-    if (isModeNetwork(rec.spec) && rec.spec.name === mode) {
+    const networks = c.Networks ?? Object.fromEntries(this.attachmentsOf(c));
+    if (isModeNetwork(rec.spec) && rec.spec.name === mode && Object.values(networks).some((a) => a.NetworkID === rec.spec.id)) {
       // the network it is on already: a stopped container's connect is taken as done, as Docker's
       if (c.State.Running) throw errors.networkAlreadyConnected(c.Name.replace(/^\//, ""), rec.spec.name);
       return;
     }
-    checkConnectable(mode, isModeNetwork(rec.spec) ? rec.spec.name : undefined);
-    const networks = c.Networks ?? Object.fromEntries(this.attachmentsOf(c));
+    // the networks it is on now, as Docker's updateNetworkSettings walks them (one gone is passed over)
+    const current = Object.values(networks).filter((a) => a.NetworkID !== rec.spec.id).flatMap((a) => this.deps.networks.find(a.NetworkID)?.spec.name ?? []);
+    checkConnectable(mode, isModeNetwork(rec.spec) ? rec.spec.name : undefined, current);
     // a second connect of a container that does not run is taken as done with the first settings
     // kept (its updateNetworkSettings), and a running one's is refused by its endpoint's name
     if (Object.values(networks).some((a) => a.NetworkID === rec.spec.id)) {
@@ -440,10 +453,15 @@ export class ContainerNetworks {
     const rec = force || !c.State.Running ? this.deps.networks.find(ref) : this.deps.networks.network(ref);
     // a container made on the host's network stays on it: Docker 28's ErrConflictHostNetwork (400)
     if (rec?.spec.name === "host" && this.modeOf(c) === "host") throw errors.networkHostConflict();
-    if (rec && isModeNetwork(rec.spec)) throw errors.networkPredefined(rec.spec.name, "disconnected from");
     const networks = c.Networks ?? Object.fromEntries(this.attachmentsOf(c));
     const name = Object.keys(networks).find((n) => (rec ? networks[n].NetworkID === rec.spec.id : n === ref || networks[n].NetworkID === ref));
     if (!name) throw errors.networkNotConnected(c.Id, rec?.spec.name ?? ref, c.State.Running);
+    if (rec?.spec.name === "none") {
+      // a running container taken off none is not announced off it again at its exit
+      this.onNone.delete(c.Id);
+      const p = this.prepared.get(c.Id);
+      if (p?.modeNetwork?.spec.id === rec.spec.id) p.modeNetwork = undefined;
+    }
     const ep = c.Endpoints?.find((e) => e.networkId === networks[name].NetworkID);
     if (ep) {
       await this.leave(ep, this.deps.sandboxes.exists(c.Id) ? this.deps.sandboxes.path(c.Id) : undefined, false);
@@ -729,12 +747,14 @@ function linkLocalCidr(address: string): string {
 /**
  * What Docker's updateNetworkSettings refuses of a connect, in its words: the host network to a
  * container not on it; anything to a container on the host's or another container's network
- * namespace; and the none network beside any other. `modeNetwork` is the network connected to
- * when it is one of the modes (host, none).
+ * namespace; and the none network beside any other, of the networks the container is on now
+ * (`current`, the one connected to left out): a container taken off every network may join none,
+ * and one taken off none may join another, whatever its network mode. `modeNetwork` is the
+ * network connected to when it is one of the modes (host, none).
  */
-function checkConnectable(mode: string, modeNetwork: string | undefined): void {
+function checkConnectable(mode: string, modeNetwork: string | undefined, current: readonly string[]): void {
   if (mode.startsWith("container:")) throw errors.networkSharedNamespace();
   if (modeNetwork === "host") throw errors.networkHostConflict();
   if (mode === "host") throw errors.networkSharedNamespace();
-  if (mode === "none" || modeNetwork === "none") throw errors.networkNoneConflict();
+  if (current.length > 0 && (modeNetwork === "none" || current.includes("none"))) throw errors.networkNoneConflict();
 }

@@ -73,7 +73,7 @@ export function streamShape(text: string): string {
   const lines = text.replace(/^[\r]*Sending build context[^\n]*\n/m, "").split("\n");
   const out: string[] = [];
   for (let i = 0; i < lines.length; i++) {
-    // a container line pair with nothing between: a step that ran no command (dockerd's)
+    // a container line pair with nothing between: a step that ran no command (both daemons commit one through a container)
     if (/^ ---> Running in \w{12}$/.test(lines[i]) && /^Removing intermediate container \w{12}$/.test(lines[i + 1] ?? "")) {
       i++;
       continue;

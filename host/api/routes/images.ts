@@ -14,7 +14,8 @@ import { checkTag, familiarName, formatReference, parseReference, refuseIdAsName
 import type { SaveItem } from "../../images/save-images.js";
 import { inspectConfig } from "../../images/inspect-config.js";
 import { isComposeV1 } from "../../images/compose-legacy.js";
-import { checkImagePlatform } from "../../images/platform-param.js";
+import { checkImagePlatform, decodeRemovePlatforms } from "../../images/platform-param.js";
+import { checkCreatePlatform } from "../../containers/create-platform.js";
 import { compareApiVersions } from "../../../core/version.js";
 import { requestedApiVersion } from "../api-version.js";
 import { checkFilterKeys, filterBool, queryBool, queryFilters, queryList, queryString, type Query } from "../query.js";
@@ -342,7 +343,10 @@ export function imageRoutes(deps: ImageRouteDeps) {
       if (action !== "tag") throw errors.apiPageNotFound();
       const query = request.query as Query;
       const repo = queryString(query, "repo");
-      if (!repo) throw errors.apiInvalidBody("repo is required");
+      // Docker 28's router reads no `repo` as no reference and wraps the nil error it has then as
+      // a refusal, which is nil too: it answers 200 with nothing tagged, before the image is looked
+      // up, at every API version (dockerd 20.10 looked the image up and answered 500)
+      if (!repo) return reply.code(200).send();
       const target = repoTagReference(repo, queryString(query, "tag"))!;
       // `sha256:x` would read as a digest (an ID) wherever the name is used: Docker refuses it before looking the image up
       if (familiarName(repositoryOf(parseReference(target))) === "sha256") throw errors.imageTagAmbiguous();
@@ -355,7 +359,10 @@ export function imageRoutes(deps: ImageRouteDeps) {
       const { name } = nameAndAction(request, []);
       if (name.trim() === "") throw errors.imageNameBlank();
       const query = request.query as Query;
+      // from API 1.50 a remove may name the platform of the image it means (below, not read)
+      const platform = compareApiVersions(requestedApiVersion(request.raw), "1.50") >= 0 ? decodeRemovePlatforms(queryList(query, "platforms")) : undefined;
       const image = store.resolve(name);
+      checkCreatePlatform(name, image.config, platform);
       const entries = await store.delete(name, { force: queryBool(query, "force"), noprune: queryBool(query, "noprune") });
       for (const e of imageDeleteEvents(image, entries)) deps.hooks.event.call(e);
       return entries;
