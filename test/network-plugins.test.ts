@@ -68,6 +68,7 @@ describe("network plugins of other processes (the example veth-bridge plugin)", 
     expect(create.Options).to.deep.include({ "com.docker.network.enable_ipv6": false, "com.docker.network.generic": { color: "blue" } });
     expect(create.IPv4Data).to.deep.equal([{ AddressSpace: "LocalDefault", Pool: "10.91.0.0/24", Gateway: "10.91.0.1/24", AuxAddresses: {} }]);
     expect(ok(await docker(host, ["network", "inspect", "-f", "{{.Driver}} {{.Scope}}", "pnet"]), "inspect")).to.equal(`${name} local\n`);
+    expect(JSON.parse(ok(await docker(host, ["info", "--format", "{{json .Plugins.Network}}"]), "info"))).to.include(name);
     const bridge = `vb${(await httpRequest({ socketPath: d.socket }, "GET", "/networks/pnet").then((r) => JSON.parse(r.body).Id)).slice(0, 10)}`;
     expect(links()).to.include(bridge);
   });

@@ -50,6 +50,8 @@ export async function openNetwork(
   const running = deps.containers.list().filter((c) => c.State.Running);
   await networks.start(running.flatMap((c) => c.Endpoints ?? []));
   await containers.start();
+  // `/info` lists the network plugins of other processes once used, as Docker's registers them at activation
+  loader.hooks.processInfo.tap("network plugins", (info) => ({ ...info, Plugins: { ...info.Plugins, Network: [...new Set([...info.Plugins.Network, ...remote.made()])].sort() } }));
   loader.hooks.shutdown.tapPromise("network drivers", async () => {
     for (const d of await loader.drivers.madeOf("network")) await d.shutdown();
   });

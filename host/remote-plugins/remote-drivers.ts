@@ -8,6 +8,8 @@ import type { RemotePlugin, RemotePlugins } from "./remote-plugins.js";
 
 export class RemoteDrivers<D> {
   private readonly drivers = new Map<string, Promise<D>>();
+  /** The names whose drivers were made (`docker info` lists them, as Docker lists a plugin once activated). */
+  private readonly opened = new Set<string>();
 
   constructor(
     private readonly plugins: RemotePlugins,
@@ -27,8 +29,15 @@ export class RemoteDrivers<D> {
     if (!plugin) return undefined;
     const opening = this.open(plugin);
     this.drivers.set(name, opening);
-    opening.catch(() => this.drivers.delete(name));
+    opening.then(
+      () => this.opened.add(name),
+      () => this.drivers.delete(name),
+    );
     return opening;
+  }
+
+  made(): string[] {
+    return [...this.opened];
   }
 
   /**
