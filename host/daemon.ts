@@ -282,7 +282,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         eventRoutes(eventLog),
         commitRoutes({ containers, images, storage: driver, pauser: service, hooks }),
         buildRoutes(builder),
-        buildPruneRoute(buildCache.pruner),
+        buildPruneRoute(buildCache.pruner, hooks),
         containerFileRoutes({
           containers, runner, storage: driver, hooks, execRoot: roots.execRoot, disablePigz: () => config["disable-pigz"], idMap: remap?.idMap, volumes: volumes.containers,
           log: log.child({ component: "containers" }),

@@ -63,6 +63,21 @@ describe("events", function () {
     ok(await docker(host, ["volume", "rm", "ordered"]), "volume rm");
   });
 
+  it("logs one prune event for each prune, with what it reclaimed, as Docker's daemon does (compared with dockerd 20.10)", async () => {
+    const since = nowSeconds();
+    for (const what of ["container", "network", "volume", "image", "builder"]) ok(await docker(host, [what, "prune", "-f"]), `${what} prune`);
+    const until = nowSeconds();
+    const r = await docker(host, ["events", "--since", since, "--until", until, "--filter", "event=prune", "--format", "{{.Type}} {{.Action}} {{json .Actor.Attributes}}"]);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout.trim().split("\n")).to.deep.equal([
+      'container prune {"reclaimed":"0"}',
+      'network prune {"reclaimed":"0"}',
+      'volume prune {"reclaimed":"0"}',
+      'image prune {"reclaimed":"0"}',
+      'builder prune {"reclaimed":"0"}',
+    ]);
+  });
+
   it("filters by container name, label and action, refuses a bad time, and takes an unknown filter key as Docker's daemon does", async () => {
     const since = nowSeconds();
     const id = ok(await docker(host, ["create", "--name", "first-one", "--label", "keep=yes", "busybox", "true"]), "create").trim();

@@ -119,6 +119,14 @@ describe("volume plugins of other processes (the example dir-volumes plugin)", f
     ok(await docker(host, ["volume", "rm", "found"]), "rm");
   });
 
+  it("prunes no plugin's volume, as Docker's prune takes local volumes only", async () => {
+    ok(await docker(host, ["volume", "create", "-d", name, "unpruned"]), "create");
+    const pruned = JSON.parse((await httpRequest({ socketPath: d.socket }, "POST", `/volumes/prune?filters=${encodeURIComponent('{"all":["true"]}')}`)).body);
+    expect(pruned.VolumesDeleted).to.not.include("unpruned");
+    expect(readdirSync(root())).to.include("unpruned");
+    ok(await docker(host, ["volume", "rm", "unpruned"]), "rm");
+  });
+
   it("takes a volume the plugin no longer has as gone", async () => {
     ok(await docker(host, ["volume", "create", "-d", name, "gone"]), "create");
     rmSync(join(root(), "gone"), { recursive: true });
@@ -144,12 +152,13 @@ describe("volume plugins of other processes (the example dir-volumes plugin)", f
     expect(JSON.parse(authz.body).message).to.equal(
       `create x2: error looking up volume plugin ${policyName}: it does not implement the VolumeDriver interface (it implements: authz)`,
     );
+    ok(await docker(host, ["volume", "create", "-d", name, "kept"]), "create");
     await plugin.stop();
     const down = await httpRequest({ socketPath: d.socket }, "GET", "/volumes");
     expect(down.status).to.equal(200);
     // its volumes are listed as recorded, with a warning
     const body = JSON.parse(down.body);
-    expect(body.Volumes.find((v: { Name: string }) => v.Name === "pv1")).to.include({ Driver: name, CreatedAt: "0001-01-01T00:00:00Z" });
+    expect(body.Volumes.find((v: { Name: string }) => v.Name === "kept")).to.include({ Driver: name, CreatedAt: "0001-01-01T00:00:00Z" });
     expect(body.Warnings).to.have.length(1);
     expect(body.Warnings[0]).to.match(new RegExp(`^list ${name}: cannot reach the plugin`));
   });

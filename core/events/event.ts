@@ -8,7 +8,7 @@
  * grows, so that `since` and `until` cut the history at an exact event.
  */
 
-export type EventType = "container" | "image" | "network" | "volume" | "daemon" | "plugin";
+export type EventType = "container" | "image" | "network" | "volume" | "daemon" | "plugin" | "builder";
 
 export interface EngineEvent {
   Type: EventType;

@@ -26,6 +26,7 @@ import type { ContainerCreateRequest } from "../../core/containers/container-con
 import type { ContainerRecord, ContainerStore } from "../../core/containers/container-store.js";
 import { EngineError, errors } from "../../core/errors.js";
 import type { EngineHooks } from "../../core/hooks.js";
+import { makeEvent } from "../../core/events/event.js";
 import { containerEvent } from "./container-events.js";
 import { createContainer, type CreateDeps, type CreateOptions } from "./container-create.js";
 import type { ExecSessions } from "./exec-sessions.js";
@@ -200,6 +201,8 @@ export class ContainerService {
       reclaimed += size;
       deleted.push(c.Id);
     }
+    // one event for the whole prune, as Docker's daemon logs it
+    this.deps.hooks.event.call(makeEvent("container", "prune", "", { reclaimed: String(reclaimed) }));
     return { deleted, reclaimed };
   }
 

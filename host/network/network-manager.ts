@@ -23,6 +23,7 @@ import { Cidr } from "../../core/network/cidr.js";
 import { newNetworkSpec } from "./new-network.js";
 import type { NetworkRecord, NetworkStore } from "./network-store.js";
 import type { EngineHooks } from "../../core/hooks.js";
+import { makeEvent } from "../../core/events/event.js";
 import { networkEvent } from "./network-events.js";
 
 export interface NetworkManagerDeps {
@@ -197,6 +198,8 @@ export class NetworkManager {
       await this.remove(rec.spec.id);
       removed.push(rec.spec.name);
     }
+    // one event for the whole prune, as Docker's daemon logs it (networks reclaim no bytes)
+    this.deps.hooks.event.call(makeEvent("network", "prune", "", { reclaimed: "0" }));
     return removed;
   }
 

@@ -360,23 +360,26 @@ export class VolumeService {
     }
   }
 
-  /** Removes every unused volume `pick` accepts; resolves with their names and bytes. */
+  /**
+   * Removes every unused volume `pick` accepts; resolves with their names and bytes. As Docker's
+   * prune: only `local` volumes, and of those not the ones made with options (an NFS or tmpfs
+   * mount is not local data); a volume that cannot be removed stays, and the prune goes on.
+   */
   async prune(pick: (v: VolumeRecord) => boolean): Promise<{ deleted: string[]; reclaimed: number }> {
     const deleted: string[] = [];
     let reclaimed = 0;
     for (const v of this.list()) {
-      if (!pick(v) || this.inUse(v.Name)) continue;
+      if (v.Driver !== "local" || (v.Options && Object.keys(v.Options).length > 0) || !pick(v) || this.inUse(v.Name)) continue;
       const size = await this.usage(v);
       try {
         await this.remove(v.Name);
-      } catch (err) {
-        // taken by a container meanwhile, or its driver refused: it stays, as with Docker
-        if (err instanceof EngineError && err.statusCode === 409) continue;
-        throw err;
+      } catch {
+        continue;
       }
       deleted.push(v.Name);
       if (size > 0) reclaimed += size;
     }
+    this.deps.hooks.event.call(makeEvent("volume", "prune", "", { reclaimed: String(reclaimed) }));
     return { deleted, reclaimed };
   }
 }

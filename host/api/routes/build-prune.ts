@@ -8,6 +8,8 @@ import type { FastifyInstance } from "fastify";
 import { pruneRule } from "../../../core/build/cache-rules.js";
 import { errors } from "../../../core/errors.js";
 import type { BuildCachePruner } from "../../build/cache-prune.js";
+import { makeEvent } from "../../../core/events/event.js";
+import type { EngineHooks } from "../../../core/hooks.js";
 import { queryBool, queryFilters, queryString, type Query } from "../query.js";
 
 /** A space bound in bytes, as Docker reads it (an integer); undefined when not given. */
@@ -18,7 +20,7 @@ function bytesParam(query: Query, name: string): number | undefined {
   return Math.max(0, Number(raw));
 }
 
-export function buildPruneRoute(pruner: BuildCachePruner) {
+export function buildPruneRoute(pruner: BuildCachePruner, hooks: EngineHooks) {
   return (app: FastifyInstance) => {
     app.post("/build/prune", async (request) => {
       const query = request.query as Query;
@@ -33,6 +35,8 @@ export function buildPruneRoute(pruner: BuildCachePruner) {
         Date.now(),
       );
       const report = await pruner.prune([rule]);
+      // (the API's prune only: the cache's own collection logs none, as with Docker)
+      hooks.event.call(makeEvent("builder", "prune", "", { reclaimed: String(report.reclaimed) }));
       return { CachesDeleted: report.deleted.length ? report.deleted : null, SpaceReclaimed: report.reclaimed };
     });
   };
