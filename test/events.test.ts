@@ -78,6 +78,20 @@ describe("events", function () {
     ]);
   });
 
+  it("logs a delete for each image a removal takes, a build's intermediate images too, as Docker's daemon does (compared with dockerd 20.10)", async () => {
+    const context = makeTempDir("engine-events-build-");
+    writeFileSync(join(context, "Dockerfile"), "FROM busybox\nENV A=1\nRUN echo hi > /f\nLABEL x=y\n");
+    ok(await docker(host, ["build", "-q", "-t", "layered:1", context], { DOCKER_BUILDKIT: "0" }), "build");
+    const since = nowSeconds();
+    const removed = ok(await docker(host, ["rmi", "layered:1"]), "rmi");
+    const until = nowSeconds();
+    // the three images the build made (ENV, RUN, LABEL), each Deleted line of an image has its event; the layers' have none
+    const r = await docker(host, ["events", "--since", since, "--until", until, "--filter", "type=image", "--format", "{{.Action}} {{.Actor.ID}}"]);
+    const deletes = r.stdout.trim().split("\n").filter((l) => l.startsWith("delete "));
+    expect(deletes).to.have.length(3);
+    for (const line of deletes) expect(removed).to.include(`Deleted: ${line.slice("delete ".length)}`);
+  });
+
   it("filters by container name, label and action, refuses a bad time, and takes an unknown filter key as Docker's daemon does", async () => {
     const since = nowSeconds();
     const id = ok(await docker(host, ["create", "--name", "first-one", "--label", "keep=yes", "busybox", "true"]), "create").trim();

@@ -425,8 +425,11 @@ describe("network options: --bridge NAME (the operator's bridge) with --ip-forwa
       expect(out).to.include("lo:").and.not.include("eth0");
       const id = (await n.cli("create", "busybox", "true")).trim();
       const doc = JSON.parse(await n.cli("inspect", id))[0];
-      expect(doc.HostConfig.NetworkMode).to.equal("none");
-      expect(Object.keys(doc.NetworkSettings.Networks)).to.deep.equal(["none"]);
+      // recorded as the default network, as Docker records it without one (its start then disables networking)
+      expect(doc.HostConfig.NetworkMode).to.equal("bridge");
+      expect(Object.keys(doc.NetworkSettings.Networks)).to.deep.equal(["bridge"]);
+      await n.cli("start", id);
+      expect(JSON.parse(await n.cli("inspect", id))[0].Config.NetworkDisabled).to.equal(true);
       expect(n.ns.run("iptables-save")).to.not.include("ENGINE");
     } finally {
       await n.stop();

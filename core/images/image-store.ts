@@ -120,6 +120,13 @@ export class ImageStore {
 
   // --- reading -------------------------------------------------------------------------------
 
+  /** The IDs of an image's ancestors (its parent, the parent's...), nearest first: what a removal may take along. */
+  ancestors(image: ImageRecord): string[] {
+    const out: string[] = [];
+    for (let up = image.parent ? this.record(image.parent) : undefined; up && !out.includes(up.id); up = up.parent ? this.record(up.parent) : undefined) out.push(up.id);
+    return out;
+  }
+
   private record(id: string): ImageRecord | undefined {
     return this.recs.get(id);
   }

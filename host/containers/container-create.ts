@@ -123,7 +123,7 @@ async function createOn(
   if (unhealthy) throw errors.containerInvalidResource(unhealthy);
   const log = logSettings(body.HostConfig ?? {}, deps.config());
   await checkLogSettings(log, deps.logDrivers);
-  const networkMode = networkModeOf(body.HostConfig?.NetworkMode, deps.config());
+  const networkMode = networkModeOf(body.HostConfig?.NetworkMode);
   checkUsernsSettings(deps.remap, { ...(body.HostConfig ?? {}), NetworkMode: networkMode });
   const networks = deps.network.attachmentsFor(networkMode, endpointsConfig(body, networkMode));
   const linkTargets = deps.links?.resolve(body.HostConfig ?? {}, networkMode) ?? [];
@@ -215,11 +215,12 @@ async function createOn(
 
 /**
  * The mode a create records: `default` (or none given) is the default network, `bridge`, as
- * newer Docker records it, or `none` on a daemon without one (`--bridge=none`).
+ * newer Docker records it, on a daemon without one (`--bridge=none`) too: such a container
+ * runs with its loopback alone, with no network events, and may be connected to other
+ * networks, as Docker's (container-networks.ts, onNoDefaultNetwork).
  */
-function networkModeOf(asked: string | undefined, config: DaemonConfig): string {
-  if (asked && asked !== "default") return asked;
-  return config.bridge === "none" ? "none" : "bridge";
+function networkModeOf(asked: string | undefined): string {
+  return asked && asked !== "default" ? asked : "bridge";
 }
 
 /** EndpointsConfig by network, `default` (as some clients write it) read as the default network's mode. */

@@ -150,6 +150,7 @@ export function criImageHandlers(deps: CriImageDeps): CriHandlers {
       if (deps.inUse(image.id)) throw errors.imageConflict(`unable to remove image ${image.id}: it is used by a container`);
       // Every name goes with the image, as containerd removes every reference of the ID.
       let entries;
+      const ancestors = store.ancestors(image);
       try {
         entries = await store.delete(image.id, { force: true, noprune: false });
       } catch (err) {
@@ -159,7 +160,7 @@ export function criImageHandlers(deps: CriImageDeps): CriHandlers {
         if (err instanceof EngineError && err.statusCode === 404) return {};
         throw err;
       }
-      for (const e of imageDeleteEvents(image, entries)) deps.hooks.event.call(e);
+      for (const e of imageDeleteEvents(image, entries, ancestors)) deps.hooks.event.call(e);
       return {};
     },
 

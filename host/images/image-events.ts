@@ -38,13 +38,15 @@ export function imageTransferEvent(store: ImageStore, action: "pull" | "push", r
 
 /**
  * The events of an image removal from what it answered: `untag` for each name removed (with the
- * image's labels, it still existed then) and `delete` when the image itself went.
+ * image's labels, it still existed then) and `delete` for the image and for each of its
+ * `ancestors` (IDs taken before the removal) that went with it, as Docker logs a build's
+ * intermediate images going with the last one; the layers' entries are no images.
  */
-export function imageDeleteEvents(image: Image, entries: readonly DeleteEntry[]): EngineEvent[] {
+export function imageDeleteEvents(image: Image, entries: readonly DeleteEntry[], ancestors: readonly string[] = []): EngineEvent[] {
   const out: EngineEvent[] = [];
   for (const entry of entries) {
     if ("Untagged" in entry) out.push(imageEvent(image, "untag", image.id));
-    else if (entry.Deleted === image.id) out.push(imageEvent(image.id, "delete", image.id));
+    else if (entry.Deleted === image.id || ancestors.includes(entry.Deleted)) out.push(imageEvent(entry.Deleted, "delete", entry.Deleted));
   }
   return out;
 }

@@ -353,6 +353,10 @@ export class ContainerNetworks {
         if (added) await this.leave(added, this.deps.sandboxes.path(c.Id));
         throw addressFailure(err);
       }
+    } else if (c.State.Running) {
+      // running with networking disabled (a default-mode container on a daemon without a
+      // default network): recorded, no interface, and the connect event all the same, as Docker's
+      this.deps.hooks.event.call(networkEvent(rec.spec, "connect", c.Id));
     }
     c.Networks = { ...networks, [rec.spec.name]: att };
     await this.deps.containers.save(c);

@@ -310,8 +310,9 @@ export function imageRoutes(deps: ImageRouteDeps) {
         if (!store.byId(image.id)) continue;
         // the parents the removal takes along are checked for containers too: one a container's
         // layer rests on stays (its layers would go from under the container)
+        const ancestors = store.ancestors(image);
         const entries = await store.delete(image.id, { force: true, noprune: false });
-        for (const e of imageDeleteEvents(image, entries)) deps.hooks.event.call(e);
+        for (const e of imageDeleteEvents(image, entries, ancestors)) deps.hooks.event.call(e);
         deleted.push(...entries);
         reclaimed += image.size;
       }
@@ -363,8 +364,9 @@ export function imageRoutes(deps: ImageRouteDeps) {
       const platform = compareApiVersions(requestedApiVersion(request.raw), "1.50") >= 0 ? decodeRemovePlatforms(queryList(query, "platforms")) : undefined;
       const image = store.resolve(name);
       checkCreatePlatform(name, image.config, platform);
+      const ancestors = store.ancestors(image);
       const entries = await store.delete(name, { force: queryBool(query, "force"), noprune: queryBool(query, "noprune") });
-      for (const e of imageDeleteEvents(image, entries)) deps.hooks.event.call(e);
+      for (const e of imageDeleteEvents(image, entries, ancestors)) deps.hooks.event.call(e);
       return entries;
     });
   };
