@@ -20,6 +20,8 @@ import { execRoutes } from "./api/routes/exec.js";
 import { ExecSessions } from "./containers/exec-sessions.js";
 import { networkRoutes } from "./api/routes/networks.js";
 import { volumeRoutes } from "./api/routes/volumes.js";
+import { pluginRoutes } from "./api/routes/plugins.js";
+import { ManagedPlugins } from "./managed-plugins/plugin-service.js";
 import { openVolumes } from "./volumes/open-volumes.js";
 import { openDevices } from "./devices/open-devices.js";
 import { tapCreateChecks } from "./containers/create-checks.js";
@@ -140,7 +142,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     tapClusterInfo(hooks, () => config, nodeAddr);
     const loader = { log, host, dataRoot: roots.dataRoot, execRoot: roots.execRoot, resolve: opts.resolve ?? defaultResolveOptions() };
     const authz = new AuthzChain(hooks, loader);
-    await authz.replace(config["authorization-plugin"]);
     // every driver of every kind is made and kept by one registry (host/plugins/driver-registry.ts)
     const drivers = new DriverRegistry({ ...loader, hooks }).host();
     const driver = await openStorage(config["storage-driver"], config["storage-opt"], drivers, remap?.idMap);
@@ -151,6 +152,15 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     if (swept.length > 0) log.info({ containers: swept }, "removed the layers of containers a crash left half made or half removed");
     if (remap) shareWithRemappedRoot(remap, containers.root);
     const runtime = await openRuntime(drivers);
+    // Docker's managed plugins: enabled ones run again before the authorization chain is made,
+    // which may name one (`--authorization-plugin name:tag`)
+    const managedPlugins = await ManagedPlugins.open({
+      dataRoot: roots.dataRoot, execRoot: roots.execRoot, config: () => config, host: ruleHost(host), runtime, hooks, log: log.child({ component: "plugins" }),
+    });
+    undo.push(() => managedPlugins.shutdown(config["live-restore"]));
+    await managedPlugins.restore();
+    authz.useManagedPlugins(managedPlugins);
+    await authz.replace(config["authorization-plugin"]);
     const logDrivers = logDriverSource(drivers, () => config["log-opt"]);
     // The default log driver and its --log-opt defaults are checked now: a typo stops the start.
     const defaultLogDriver = await logDrivers(config["log-driver"], "operator");
@@ -286,6 +296,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         }),
         networkRoutes({ networks: network.networks, endpoints: network.containers, containers }),
         volumeRoutes(volumes.service),
+        pluginRoutes(managedPlugins),
         systemDfRoute({ images, containers, driver, volumes: () => volumesWithUsage(volumes.service), buildCache: () => buildCache.pruner.entries() }),
         clusterRoutes(),
       ],
