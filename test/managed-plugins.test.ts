@@ -8,7 +8,7 @@
  * output and exit codes are compared with Debian's dockerd 20.10.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync, copyFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync, symlinkSync, writeFileSync, copyFileSync } from "node:fs";
 import { join } from "node:path";
 import { request } from "node:http";
 import { expect } from "chai";
@@ -49,7 +49,7 @@ process.on("SIGTERM", () => process.exit(0));
 `;
 
 /** A plugin folder as `docker plugin create` takes it: config.json and rootfs/. */
-function makePluginDir(): string {
+function makePluginDir(extra: Record<string, unknown> = {}): string {
   const dir = join(makeTempDir("engine-mplugin-"), "plugin");
   const rootfs = join(dir, "rootfs");
   for (const d of ["bin", "lib64", "usr/local/bin", LIBS.slice(1), "etc", "tmp"]) mkdirSync(join(rootfs, d), { recursive: true });
@@ -72,7 +72,7 @@ function makePluginDir(): string {
       { name: "libs", source: LIBS, destination: LIBS, type: "bind", options: ["rbind", "ro"], settable: ["source"] },
     ],
   };
-  writeFileSync(join(dir, "config.json"), JSON.stringify(config));
+  writeFileSync(join(dir, "config.json"), JSON.stringify({ ...config, ...extra }));
   return dir;
 }
 
@@ -263,6 +263,28 @@ describe("managed plugins (docker plugin)", function () {
       d = await engined(roots, ["--supervisor-plugins-namespace", "plugtest"]);
       expect(await cli.ok("plugin", "ls", "--format", "{{.Name}} {{.Enabled}}")).to.equal("team/authz:1 true\n");
       expect(processesWith(token)).to.have.length(1);
+    });
+
+    it("runs with the host's namespaces, added capabilities and a propagated mount when the configuration says so", async () => {
+      const dir = makePluginDir({ network: { type: "host" }, pidhost: true, ipchost: true, propagatedmount: "/data", linux: { capabilities: ["CAP_SYS_ADMIN"] }, workdir: "/tmp" });
+      mkdirSync(join(dir, "rootfs/data"));
+      await cli.ok("plugin", "create", "hostly", dir);
+      const mine = `${token}h`;
+      await cli.ok("plugin", "set", "hostly", `args=${mine}`);
+      await cli.ok("plugin", "enable", "hostly");
+      const id = (await cli.ok("plugin", "inspect", "-f", "{{.Id}}", "hostly")).trim();
+      const [pid] = processesWith(mine);
+      for (const ns of ["net", "pid", "ipc"]) expect(readlinkSync(`/proc/${pid}/ns/${ns}`), ns).to.equal(readlinkSync(`/proc/self/ns/${ns}`));
+      expect(readlinkSync(`/proc/${pid}/ns/mnt`)).to.not.equal(readlinkSync("/proc/self/ns/mnt"));
+      expect(readlinkSync(`/proc/${pid}/cwd`)).to.equal("/tmp");
+      const capEff = BigInt(`0x${/CapEff:\s+([0-9a-f]+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]}`);
+      expect(capEff & (1n << 21n), "CAP_SYS_ADMIN").to.not.equal(0n);
+      // what the plugin mounts at its PropagatedMount is seen on the host, in its root filesystem
+      execFileSync("nsenter", ["-t", String(pid), "-m", "sh", "-c", "mount -t tmpfs t /data && echo hi > /data/f"]);
+      expect(readFileSync(join(roots, "data/plugins", id, "rootfs/data/f"), "utf8")).to.equal("hi\n");
+      await cli.ok("plugin", "rm", "-f", "hostly");
+      expect(processesWith(mine)).to.deep.equal([]);
+      expect(mountsUnder(roots)).to.deep.equal([]);
     });
 
     it("disables, leaving no process, mount or runtime state", async () => {

@@ -15,8 +15,8 @@
  * the runtime's state of it removed, the bundle and socket folder removed, the propagated
  * mount unmounted: no process, mount or runtime state is left.
  */
-import { chown, mkdir, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { chown, mkdir, realpath, rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import type { Logger } from "pino";
 import type { RuntimeDriver } from "../../core/contracts/runtime.js";
 import { execFileAsync } from "../../core/exec-file.js";
@@ -109,7 +109,7 @@ export class PluginRunner {
       await mkdir(paths.socketDir, { recursive: true, mode: 0o700 });
       if (c.User.UID || c.User.GID) await chown(paths.socketDir, c.User.UID ?? 0, c.User.GID ?? 0);
       makeInitLayerEntries(paths.rootfs);
-      if (c.PropagatedMount) await this.sharePropagated(paths.propagatedRoot);
+      if (c.PropagatedMount) await this.sharePropagated(paths.propagatedRoot, paths.rootfs, c.PropagatedMount);
       const daemon = this.deps.config();
       const sup = await this.link.client();
       const runtime = selectRuntime(daemon, undefined, this.deps.host);
@@ -163,23 +163,47 @@ export class PluginRunner {
     await rm(this.socketDir(id), { recursive: true, force: true });
   }
 
-  /** After a stop, what the run mounted in the plugin's folder goes too (the propagated mount). */
+  /** After a stop, what the run mounted in the plugin's folder goes too (the propagated mount, in both places). */
   async releaseMounts(pluginDir: string): Promise<void> {
-    await unmountUnder(join(pluginDir, "propagated-mount"));
+    await unmountUnder(pluginDir);
   }
 
-  /** `<plugin>/propagated-mount` as a shared mount of itself, so that what the plugin mounts in it is seen outside. */
-  private async sharePropagated(root: string): Promise<void> {
+  /**
+   * `<plugin>/propagated-mount` as a shared mount of itself, bound also at the PropagatedMount's
+   * place in the root filesystem, as Docker binds it: what the plugin mounts there is seen on the
+   * host at `<rootfs><PropagatedMount>/...`, where the paths a volume plugin answers (relative to
+   * its root filesystem) lead.
+   */
+  private async sharePropagated(root: string, rootfs: string, propagatedMount: string): Promise<void> {
+    const inRootfs = join(rootfs, propagatedMount);
     await mkdir(root, { recursive: true, mode: 0o755 });
     await unmountUnder(root);
     await mount(root, root, "bind");
     // (the mount helper knows no propagation flags; mount(8) does)
     await execFileAsync("mount", ["--make-rshared", root]);
+    await insideRoot(rootfs, inRootfs);
+    await mkdir(inRootfs, { recursive: true, mode: 0o755 });
+    await insideRoot(rootfs, inRootfs);
+    await unmountUnder(inRootfs);
+    await execFileAsync("mount", ["--rbind", root, inRootfs]);
   }
 
   close(keep: boolean): Promise<void> {
     return this.link.close(keep);
   }
+}
+
+/**
+ * Refuses a place in the root filesystem that leads out of it: the root filesystem came in a
+ * tar, and a symlink there (`data -> /etc`) must not make the host's folder a mount point.
+ * Checked on the deepest part that exists, before and after it is made.
+ */
+async function insideRoot(rootfs: string, path: string): Promise<void> {
+  const root = await realpath(rootfs);
+  let existing = path;
+  while (!(await realpath(existing).then(() => true, () => false))) existing = dirname(existing);
+  const real = await realpath(existing);
+  if (real !== root && !real.startsWith(`${root}/`)) throw new Error(`the PropagatedMount ${path.slice(rootfs.length)} leads out of the plugin's root filesystem (to ${real})`);
 }
 
 /** "" once something accepts a connection at `socket`; else why not. */

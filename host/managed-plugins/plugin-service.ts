@@ -231,6 +231,15 @@ export class ManagedPlugins {
     return this.runner.endpoint(plugin, refOrId);
   }
 
+  /**
+   * The host path the paths a plugin answers are relative to (Docker's BasePath: its root
+   * filesystem; a volume plugin's Mountpoint `/data/v1` is `<rootfs>/data/v1` on the host, seen
+   * there through its PropagatedMount).
+   */
+  basePath(refOrId: string): string {
+    return this.store.rootfs(this.resolve(refOrId).plugin.Id);
+  }
+
   /** One more user of the plugin (Docker's Acquire): it is then in use. */
   acquire(refOrId: string): void {
     const id = this.resolve(refOrId).plugin.Id;

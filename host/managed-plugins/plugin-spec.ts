@@ -79,6 +79,8 @@ export function pluginSpec(base: OciSpec, plugin: Plugin, paths: PluginSpecPaths
   delete linux.seccomp;
   delete linux.sysctl;
   delete spec.hostname;
+  // the base spec always has a network namespace of its own: `host` shares the host's
+  if (c.Network.Type === "host") linux.namespaces = (linux.namespaces ?? []).filter((n) => n.type !== "network");
   if (c.Linux.AllowAllDevices) linux.resources = { ...linux.resources, devices: [{ allow: true, access: "rwm" }] };
 
   const mounts = [...(c.Mounts ?? [])].map((m) => ({ destination: m.Destination, type: m.Type, source: m.Source ?? "", options: m.Options ?? [] }));
