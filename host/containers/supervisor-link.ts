@@ -78,9 +78,12 @@ export class SupervisorLink {
 
   /**
    * Whether a supervisor may hold containers that no record says run (a run or its end that a
-   * crash cut short): `--supervisor`'s, or one this daemon started before (its socket is there).
+   * crash cut short): `--supervisor`'s, or one this daemon started before (its socket is there;
+   * for a link with a supervisor of its own, that one's).
    */
   mayHoldContainers(): boolean {
+    // a supervisor of the link's own: its socket is there
+    if (this.deps.own) return existsSync(supervisorSocket({ execRoot: this.deps.execRoot, home: this.deps.own.home }));
     const config = this.deps.config();
     return Boolean(config.supervisor) || existsSync(supervisorSocket({ execRoot: this.deps.execRoot }));
   }

@@ -150,6 +150,17 @@ export class PluginRunner {
     if (!Array.isArray(answer?.Implements)) throw new Error(`Plugin.Activate: the answer lists no "Implements": ${JSON.stringify(answer)}`);
   }
 
+  /** Stops every plugin the supervisor runs that `keep` does not want (a crash cut its disable short); starts no supervisor. */
+  async sweep(keep: (id: string) => boolean): Promise<void> {
+    if (!this.link.mayHoldContainers()) return;
+    const sup = await this.link.client();
+    for (const state of await sup.list()) {
+      if (keep(state.id)) continue;
+      this.deps.log.info({ plugin: state.id }, "stopping a plugin that is not enabled");
+      await this.stop(state.id);
+    }
+  }
+
   /** Stops the plugin and removes everything its run made; safe to repeat. */
   async stop(id: string): Promise<void> {
     if (this.link.used || this.link.mayHoldContainers()) {

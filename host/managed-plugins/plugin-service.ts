@@ -264,6 +264,10 @@ export class ManagedPlugins {
   /** At start: every enabled plugin runs again (one left running, under --live-restore, is taken as it is). */
   async restore(): Promise<void> {
     const enabled = this.store.list().filter((r) => r.plugin.Enabled);
+    // ours before the supervisor is first asked: its catch-up removes what is not
+    for (const rec of enabled) this.running.set(rec.plugin.Id, "");
+    // what a crash left running that is not enabled (a disable or rm cut short) is stopped and cleaned
+    await this.runner.sweep((id) => this.running.has(id)).catch((err: Error) => this.deps.log.warn({ err }, "cannot clean the plugins' supervisor"));
     await Promise.all(
       enabled.map((rec) =>
         this.queue.run(rec.plugin.Id, async () => {
@@ -273,6 +277,7 @@ export class ManagedPlugins {
               await this.runner.waitReady(rec.plugin, DEFAULT_ENABLE_TIMEOUT);
               return;
             }
+            this.running.delete(rec.plugin.Id);
             await this.startPlugin(rec, DEFAULT_ENABLE_TIMEOUT);
           } catch (err) {
             // shown disabled until the next start, which tries again (Docker's restore)
