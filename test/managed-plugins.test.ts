@@ -265,6 +265,30 @@ describe("managed plugins (docker plugin)", function () {
       expect(processesWith(token)).to.have.length(1);
     });
 
+    it("starts again a plugin whose process was killed", async () => {
+      const [before] = processesWith(token);
+      process.kill(before, "SIGKILL");
+      let after: number[] = [];
+      for (let i = 0; i < 100 && !(after.length === 1 && after[0] !== before); i++) {
+        await new Promise((res) => setTimeout(res, 100));
+        after = processesWith(token);
+      }
+      expect(after).to.have.length(1);
+      expect(after[0]).to.not.equal(before);
+      expect(await cli.ok("plugin", "ls", "--format", "{{.Enabled}}")).to.equal("true\n");
+    });
+
+    it("runs on across a stop of the daemon with --live-restore, and is taken up, not started twice", async () => {
+      await d.stop();
+      d = await engined(roots, ["--supervisor-plugins-namespace", "plugtest", "--live-restore"]);
+      const [before] = processesWith(token);
+      await d.stop();
+      expect(processesWith(token)).to.deep.equal([before]);
+      d = await engined(roots, ["--supervisor-plugins-namespace", "plugtest"]);
+      expect(processesWith(token)).to.deep.equal([before]);
+      expect(await cli.ok("plugin", "ls", "--format", "{{.Enabled}}")).to.equal("true\n");
+    });
+
     it("runs with the host's namespaces, added capabilities and a propagated mount when the configuration says so", async () => {
       const dir = makePluginDir({ network: { type: "host" }, pidhost: true, ipchost: true, propagatedmount: "/data", linux: { capabilities: ["CAP_SYS_ADMIN"] }, workdir: "/tmp" });
       mkdirSync(join(dir, "rootfs/data"));
