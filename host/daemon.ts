@@ -152,10 +152,16 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     if (swept.length > 0) log.info({ containers: swept }, "removed the layers of containers a crash left half made or half removed");
     if (remap) shareWithRemappedRoot(remap, containers.root);
     const runtime = await openRuntime(drivers);
+    const registry = new RegistryService(() => ({
+      insecureRegistries: config["insecure-registry"],
+      mirrors: config["registry-mirror"],
+      proxies: { http: config["http-proxy"], https: config["https-proxy"], noProxy: config["no-proxy"] },
+    }));
+    undo.push(() => registry.close());
     // Docker's managed plugins: enabled ones run again before the authorization chain is made,
     // which may name one (`--authorization-plugin name:tag`)
     const managedPlugins = await ManagedPlugins.open({
-      dataRoot: roots.dataRoot, execRoot: roots.execRoot, config: () => config, host: ruleHost(host), runtime, hooks, log: log.child({ component: "plugins" }),
+      dataRoot: roots.dataRoot, execRoot: roots.execRoot, config: () => config, host: ruleHost(host), runtime, hooks, registry, log: log.child({ component: "plugins" }),
     });
     undo.push(() => managedPlugins.shutdown(config["live-restore"]));
     await managedPlugins.restore();
@@ -214,12 +220,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     await service.autoRestart();
 
     const warnings = [...insecureTcpWarnings(addresses, Boolean(tls), Boolean(tls?.verify)), ...rootlessWarnings];
-    const registry = new RegistryService(() => ({
-      insecureRegistries: config["insecure-registry"],
-      mirrors: config["registry-mirror"],
-      proxies: { http: config["http-proxy"], https: config["https-proxy"], noProxy: config["no-proxy"] },
-    }));
-    undo.push(() => registry.close());
     const buildCache = openBuildCache({
       images, containerUses: (id) => containers.usesImage(id), hooks, config: () => config.builder, dataRoot: roots.dataRoot, log: log.child({ component: "build-cache" }),
     });

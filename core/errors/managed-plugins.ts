@@ -22,6 +22,8 @@ export const managedPluginsErrors = {
   ),
   managedPluginInUse: define("ENGINE_ERR_MANAGED_PLUGIN_IN_USE", 409, (name: string) => `plugin ${name} is in use`),
   managedPluginCapability: define("ENGINE_ERR_MANAGED_PLUGIN_CAPABILITY", 400, (name: string, capability: string) => `plugin ${name}: plugin does not provide ${JSON.stringify(capability)} capability`),
+  managedPluginPrivileges: define("ENGINE_ERR_MANAGED_PLUGIN_PRIVILEGES", 400, () => "incorrect privileges"),
+  managedPluginDigestName: define("ENGINE_ERR_MANAGED_PLUGIN_DIGEST_NAME", 400, () => "cannot use digest in plugin tag"),
   managedPluginStartFailed: define("ENGINE_ERR_MANAGED_PLUGIN_START_FAILED", 500, (name: string, why: string) => `plugin ${name} did not start: ${why}`),
   managedPluginStore: define("ENGINE_ERR_MANAGED_PLUGIN_STORE", 500, (id: string, why: string) => `plugin ${id}: ${why}`),
 } as const;

@@ -3,12 +3,12 @@
  * and `rootfs/` (what `docker plugin create NAME DIR` sends). It is unpacked into a stage of the
  * store (nothing outside it is written: core/archive's extraction keeps every entry inside),
  * its configuration read, and its root filesystem packed again into the plugin's one layer
- * (`layer.tar.gz`, gzip, as Docker stores it for a push), whose digest the configuration's
+ * (gzip, kept in `blobs/` as Docker keeps it for a push), whose digest the configuration's
  * `rootfs.diff_ids` names.
  */
 import { createHash } from "node:crypto";
 import { createWriteStream } from "node:fs";
-import { mkdir, readFile, rename, rm, stat } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -17,9 +17,10 @@ import { applyLayer, packLayer } from "../../core/archive/index.js";
 import { errors } from "../../core/errors.js";
 import { parsePluginConfig, type PluginConfig } from "./plugin-object.js";
 
-export const LAYER_FILE = "layer.tar.gz";
+/** A plugin's blobs (its layers, its configuration as pushed): `<plugin>/blobs/<hex>`. */
+export const blobPath = (dir: string, digest: string) => join(dir, "blobs", digest.replace(/^sha256:/, ""));
 
-/** Unpacks the context into `stage` (`stage/rootfs`, `stage/layer.tar.gz`); resolves with its configuration and layer digest. */
+/** Unpacks the context into `stage` (`stage/rootfs`, its layer in `stage/blobs/`); resolves with its configuration and layer digest. */
 export async function stageContext(stage: string, body: Readable): Promise<{ config: PluginConfig; layer: string }> {
   const context = join(stage, "context");
   await mkdir(context, { mode: 0o700 });
@@ -35,15 +36,27 @@ export async function stageContext(stage: string, body: Readable): Promise<{ con
   const config = parsePluginConfig(text);
   await rename(join(context, "rootfs"), join(stage, "rootfs"));
   await rm(context, { recursive: true, force: true });
-  const layer = await packRootfs(join(stage, "rootfs"), join(stage, LAYER_FILE));
+  const layer = await packRootfs(join(stage, "rootfs"), stage);
   return { config, layer };
 }
 
-/** Packs the root filesystem as a gzipped layer at `file`; resolves with the digest of the file. */
-async function packRootfs(rootfs: string, file: string): Promise<string> {
+/** Packs the root filesystem as a gzipped layer among the stage's blobs; resolves with its digest. */
+async function packRootfs(rootfs: string, stage: string): Promise<string> {
+  await mkdir(join(stage, "blobs"), { recursive: true, mode: 0o700 });
+  const tmp = join(stage, "blobs", "layer.tmp");
   const hash = createHash("sha256");
   const gzip = createGzip();
   gzip.on("data", (chunk: Buffer) => hash.update(chunk));
-  await pipeline(packLayer(rootfs, { whiteouts: "none" }), gzip, createWriteStream(file, { mode: 0o600 }));
-  return `sha256:${hash.digest("hex")}`;
+  await pipeline(packLayer(rootfs, { whiteouts: "none" }), gzip, createWriteStream(tmp, { mode: 0o600 }));
+  const digest = `sha256:${hash.digest("hex")}`;
+  await rename(tmp, blobPath(stage, digest));
+  return digest;
+}
+
+/** Keeps `data` among the plugin's blobs in `dir`; resolves with its digest. */
+export async function keepBlob(dir: string, data: Buffer): Promise<string> {
+  await mkdir(join(dir, "blobs"), { recursive: true, mode: 0o700 });
+  const digest = `sha256:${createHash("sha256").update(data).digest("hex")}`;
+  await writeFile(blobPath(dir, digest), data, { mode: 0o600 });
+  return digest;
 }

@@ -18,12 +18,14 @@ import type { RuntimeDriver } from "../../core/contracts/runtime.js";
 import { EngineError, errors } from "../../core/errors.js";
 import { makeEvent } from "../../core/events/event.js";
 import type { EngineHooks } from "../../core/hooks.js";
-import { familiarName, formatReference, parseReference } from "../../core/images/reference.js";
+import { familiarName, formatReference, parseReference, type Reference } from "../../core/images/reference.js";
 import type { RuleHost } from "../../core/options/rules.js";
 import type { DaemonConfig } from "../../core/options/table.js";
 import { ENGINE_VERSION } from "../../core/version.js";
 import type { PluginEndpoint } from "../authz-remote/discover.js";
-import { stageContext } from "./plugin-create.js";
+import type { RegistryService } from "../registry/registry.js";
+import { keepBlob, stageContext } from "./plugin-create.js";
+import { fetchConfig, fetchPlugin, privilegesOf, pushPlugin, samePrivileges, type PluginPrivilege } from "./plugin-distribution.js";
 import { initialSettings, interfaceType, pluginDocument, provides, type Plugin } from "./plugin-object.js";
 import { PluginRunner } from "./plugin-runner.js";
 import { applySettings } from "./plugin-set.js";
@@ -36,8 +38,13 @@ export interface ManagedPluginsDeps {
   host: RuleHost;
   runtime: RuntimeDriver;
   hooks: EngineHooks;
+  /** For push, pull, upgrade and privileges. */
+  registry: RegistryService;
   log: Logger;
 }
+
+/** What a transfer needs besides the registry: the client's credentials, its signal, where progress goes. */
+export type TransferOptions = Omit<Parameters<typeof pushPlugin>[3], "registry">;
 
 export interface PluginListFilters {
   enabled?: boolean;
@@ -152,7 +159,9 @@ export class ManagedPlugins {
       config.DockerVersion = ENGINE_VERSION;
       config.rootfs = { diff_ids: [layer], type: "layers" };
       const plugin: Plugin = { Config: reorder(config), Enabled: false, Id: randomBytes(32).toString("hex"), Name: name, PluginReference: name, Settings: initialSettings(config) };
-      await this.store.commit(stage, { plugin, layers: [layer] });
+      // the configuration as a push sends it: as made, whatever is set later (Docker's config blob)
+      const configBlob = await keepBlob(stage, Buffer.from(`${JSON.stringify(plugin.Config)}\n`));
+      await this.store.commit(stage, { plugin, layers: [layer], config: configBlob });
       this.event("create", plugin.Id, name);
       return pluginDocument(plugin);
     } catch (err) {
@@ -214,6 +223,81 @@ export class ManagedPlugins {
       await this.store.remove(rec.plugin.Id);
       this.refs.delete(rec.plugin.Id);
       this.event("remove", rec.plugin.Id, refOrId);
+    });
+  }
+
+  // --- registries -----------------------------------------------------------------------------
+
+  /** `POST /plugins/{name}/push`: to the registry and repository its name says, under its tag. */
+  push(refOrId: string, opts: TransferOptions): Promise<void> {
+    const { plugin } = this.resolve(refOrId);
+    return this.queue.run(plugin.Id, async () => {
+      const rec = this.current(plugin.Id);
+      const ref = parseReference(rec.plugin.Name, "latest");
+      await pushPlugin(this.store.dir(rec.plugin.Id), rec, ref, { ...opts, registry: this.deps.registry });
+    });
+  }
+
+  /** `GET /plugins/privileges?remote=`: what the plugin in the registry asks of the host. */
+  async privileges(remote: string, opts: Omit<TransferOptions, "emit">): Promise<PluginPrivilege[] | null> {
+    return privilegesOf(await fetchConfig(remoteReference(remote), { ...opts, registry: this.deps.registry }));
+  }
+
+  /**
+   * `POST /plugins/pull?remote=&name=`: the plugin from the registry, installed disabled under
+   * `name` (the remote's name without one), once the privileges the client accepted are those
+   * it asks for. Resolves with its name.
+   */
+  async pull(remote: string, localName: string, accepted: PluginPrivilege[] | null, opts: TransferOptions): Promise<string> {
+    const ref = remoteReference(remote);
+    const name = this.pullName(remote, localName);
+    if (this.store.list().some((r) => r.plugin.Name === name) || this.creating.has(name)) throw errors.managedPluginExists(name);
+    this.creating.add(name);
+    const stage = await this.store.stage();
+    try {
+      const fetched = await fetchPlugin(ref, stage, { ...opts, registry: this.deps.registry });
+      if (!samePrivileges(privilegesOf(fetched.config), accepted)) throw errors.managedPluginPrivileges();
+      if (this.store.list().some((r) => r.plugin.Name === name)) throw errors.managedPluginExists(name);
+      const config = fetched.config;
+      const plugin: Plugin = { Config: config, Enabled: false, Id: randomBytes(32).toString("hex"), Name: name, PluginReference: formatReference(ref), Settings: initialSettings(config) };
+      await this.store.commit(stage, { plugin, layers: fetched.layers, config: fetched.configDigest });
+      this.event("pull", familiarName(formatReference(ref)), name);
+      return name;
+    } catch (err) {
+      await this.store.discard(stage).catch(() => {});
+      throw err;
+    } finally {
+      this.creating.delete(name);
+    }
+  }
+
+  /** The name a pull installs the plugin under (the `Docker-Plugin-Name` of its answer). */
+  pullName(remote: string, localName: string): string {
+    return installName(remoteReference(remote), localName);
+  }
+
+  /** `POST /plugins/{name}/upgrade?remote=`: a disabled plugin's root filesystem and configuration from the registry; its settings stay. */
+  upgrade(refOrId: string, remote: string, accepted: PluginPrivilege[] | null, opts: TransferOptions): Promise<void> {
+    const { plugin } = this.resolve(refOrId);
+    const ref = remoteReference(remote);
+    return this.queue.run(plugin.Id, async () => {
+      const rec = this.current(plugin.Id);
+      if (rec.plugin.Enabled) throw errors.managedPluginEnabled(rec.plugin.Name, "plugin must be disabled before upgrading");
+      const stage = await this.store.stage();
+      try {
+        const fetched = await fetchPlugin(ref, stage, { ...opts, registry: this.deps.registry });
+        if (!samePrivileges(privilegesOf(fetched.config), accepted)) throw errors.managedPluginPrivileges();
+        const next: PluginRecord = {
+          plugin: { ...rec.plugin, Config: fetched.config, PluginReference: formatReference(ref) },
+          layers: fetched.layers,
+          config: fetched.configDigest,
+        };
+        await this.store.replace(stage, next);
+        this.event("pull", familiarName(formatReference(ref)), refOrId);
+      } catch (err) {
+        await this.store.discard(stage).catch(() => {});
+        throw err;
+      }
     });
   }
 
@@ -359,6 +443,26 @@ export class ManagedPlugins {
   private event(action: string, id: string, name: string): void {
     this.deps.hooks.event.call(makeEvent("plugin", action, id, { name }));
   }
+}
+
+/** The plugin a `remote` names (its tag `latest` unless it has a tag or digest). */
+function remoteReference(remote: string): Reference {
+  return parseReference(remote, "latest");
+}
+
+/** The name a pulled plugin is installed under (Docker's getName): `name` given (`latest` added), else the remote's. */
+function installName(ref: Reference, name: string): string {
+  if (name) {
+    let digest;
+    try {
+      digest = parseReference(name, null).digest;
+    } catch (err) {
+      throw errors.managedPluginInvalidName(name, (err as Error).message);
+    }
+    if (digest) throw errors.managedPluginDigestName();
+    return pluginName(name);
+  }
+  return familiarName(formatReference({ ...ref, digest: undefined, tag: ref.tag ?? "latest" }));
 }
 
 /** The name a plugin is created under (`p` -> `p:latest`), or Docker's refusal. */

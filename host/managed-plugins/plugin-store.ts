@@ -3,14 +3,15 @@
  *
  *   <id>/plugin.json   the plugin as the API shows it (plugin-object.ts) and its layers' digests
  *   <id>/rootfs/       its root filesystem
- *   tmp/               plugins being made, and being removed
+ *   <id>/blobs/<hex>   its layers and configuration as a registry has them (push, pull)
+ *   tmp/               plugins being made, removed, or replaced by an upgrade
  *
  * No kill leaves half a plugin: a plugin is made whole in `tmp/<random>/` (rootfs, then its
  * record written durably) and renamed to `<id>` in one step; a removal renames `<id>` into
  * `tmp/` in one step before anything in it goes. The next start empties `tmp/`. A change of
  * settings or state rewrites `plugin.json` atomically (core/fs/durable-file.ts).
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { errors } from "../../core/errors.js";
@@ -23,8 +24,10 @@ import type { Plugin } from "./plugin-object.js";
 
 export interface PluginRecord {
   plugin: Plugin;
-  /** Digests of the root filesystem's layers (`sha256:...`), as the configuration's rootfs lists them. */
+  /** Digests of the root filesystem's layers (`sha256:...`), kept in `blobs/`. */
   layers: string[];
+  /** Digest of the configuration's blob as pushed (in `blobs/`): a push sends it, not the settings since. */
+  config: string;
 }
 
 const ID = /^[a-f0-9]{64}$/;
@@ -40,6 +43,11 @@ export class PluginStore {
     mkdirSync(root, { recursive: true, mode: 0o700 });
     const store = new PluginStore(root);
     await unmountUnder(store.tmp);
+    // an upgrade cut between its two renames: the old plugin goes back in place
+    for (const name of existsSync(store.tmp) ? readdirSync(store.tmp) : []) {
+      const id = /^replaced-([a-f0-9]{64})$/.exec(name)?.[1];
+      if (id && !existsSync(join(root, id))) renameSync(join(store.tmp, name), join(root, id));
+    }
     rmSync(store.tmp, { recursive: true, force: true });
     mkdirSync(store.tmp, { mode: 0o700 });
     for (const id of readdirSync(root)) {
@@ -95,6 +103,24 @@ export class PluginStore {
     await rename(stage, this.dir(record.plugin.Id));
     await syncDir(this.root);
     this.records.set(record.plugin.Id, record);
+  }
+
+  /**
+   * Puts the staged plugin in place of the stored one of the same id (an upgrade): whole old or
+   * whole new at any kill (the old one, set aside in `tmp/`, is put back at the next start if
+   * the new one is not in place yet).
+   */
+  async replace(stage: string, record: PluginRecord): Promise<void> {
+    const dir = this.dir(record.plugin.Id);
+    await writeJsonDurably(join(stage, RECORD), record);
+    const aside = join(this.tmp, `replaced-${record.plugin.Id}`);
+    await unmountUnder(dir);
+    await rename(dir, aside);
+    killPoint("plugin-upgrade.set-aside");
+    await rename(stage, dir);
+    await syncDir(this.root);
+    this.records.set(record.plugin.Id, record);
+    await rm(aside, { recursive: true, force: true });
   }
 
   /** Saves a plugin's new settings or state. */

@@ -1,13 +1,15 @@
 /**
  * The managed plugins API (Docker Engine API v1.51 `/plugins`): list, inspect, create, set,
- * enable, disable, remove. The plugins themselves are the managed plugins service's
- * (host/managed-plugins/). Pull, push, upgrade and privileges (a registry's plugins) are not
- * served: their routes answer 404 as for any route that does not exist.
+ * enable, disable, remove; and with registries: privileges, pull, push, upgrade. The plugins
+ * themselves are the managed plugins service's (host/managed-plugins/).
  */
 import { PassThrough } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import { errors } from "../../../core/errors.js";
+import type { PluginPrivilege } from "../../managed-plugins/plugin-distribution.js";
 import type { ManagedPlugins } from "../../managed-plugins/plugin-service.js";
+import { decodeAuthHeader } from "../../registry/auth-header.js";
+import { progressStream } from "../progress-stream.js";
 import { DEFAULT_ENABLE_TIMEOUT } from "../../managed-plugins/plugin-service.js";
 import { checkFilterKeys, filterBool, queryBool, queryFilters, queryString, type Query } from "../query.js";
 
@@ -19,6 +21,20 @@ function target(request: { params: unknown }, actions: readonly string[]): { nam
   const rest = (request.params as { "*": string })["*"];
   const action = actions.find((a) => rest.endsWith(`/${a}`));
   return action ? { name: rest.slice(0, -action.length - 1), action } : { name: rest, action: "" };
+}
+
+/** How long a privileges look-up may take (a registry that does not answer). */
+const PRIVILEGES_MS = 120_000;
+
+/** The privileges a client accepted (a pull's or an upgrade's body), as Docker decodes them. */
+function privilegesBody(body: unknown): PluginPrivilege[] | null {
+  if (body === undefined) throw errors.apiInvalidBody("failed to parse privileges: EOF");
+  if (body === null) return null;
+  const ok =
+    Array.isArray(body) &&
+    body.every((p) => p && typeof p === "object" && (p.Name === undefined || typeof p.Name === "string") && (p.Value == null || (Array.isArray(p.Value) && p.Value.every((v: unknown) => typeof v === "string"))));
+  if (!ok) throw errors.apiInvalidBody("failed to parse privileges: json: cannot unmarshal into Go value of type types.PluginPrivileges");
+  return (body as PluginPrivilege[]).map((p) => ({ Name: p.Name ?? "", Description: p.Description ?? "", Value: p.Value ?? [] }));
 }
 
 export function pluginRoutes(plugins: ManagedPlugins) {
@@ -50,9 +66,38 @@ export function pluginRoutes(plugins: ManagedPlugins) {
       return reply.code(204).send();
     });
 
-    app.post("/plugins/*", async (request, reply) => {
-      const { name, action } = target(request, ["set", "enable", "disable"]);
+    app.get("/plugins/privileges", async (request) => {
+      const remote = queryString(request.query as Query, "remote") ?? "";
+      return plugins.privileges(remote, { credentials: decodeAuthHeader(request.headers["x-registry-auth"]), signal: AbortSignal.timeout(PRIVILEGES_MS) });
+    });
+
+    app.post("/plugins/pull", async (request, reply) => {
       const query = request.query as Query;
+      const remote = queryString(query, "remote") ?? "";
+      const accepted = privilegesBody(request.body);
+      const name = plugins.pullName(remote, queryString(query, "name") ?? "");
+      const credentials = decodeAuthHeader(request.headers["x-registry-auth"]);
+      reply.header("Docker-Plugin-Name", name);
+      return progressStream(reply, async (w) => {
+        await plugins.pull(remote, name, accepted, { credentials, signal: w.signal, emit: w.emit });
+      });
+    });
+
+    app.post("/plugins/*", async (request, reply) => {
+      const { name, action } = target(request, ["set", "enable", "disable", "push", "upgrade"]);
+      const query = request.query as Query;
+      if (action === "push") {
+        const credentials = decodeAuthHeader(request.headers["x-registry-auth"]);
+        return progressStream(reply, (w) => plugins.push(name, { credentials, signal: w.signal, emit: w.emit }));
+      }
+      if (action === "upgrade") {
+        const accepted = privilegesBody(request.body);
+        const remote = queryString(query, "remote") ?? "";
+        const credentials = decodeAuthHeader(request.headers["x-registry-auth"]);
+        plugins.resolve(name);
+        reply.header("Docker-Plugin-Name", name);
+        return progressStream(reply, (w) => plugins.upgrade(name, remote, accepted, { credentials, signal: w.signal, emit: w.emit }));
+      }
       if (action === "set") {
         if (request.body === undefined) throw errors.apiInvalidBody("got EOF while reading request body");
         const args = request.body;
