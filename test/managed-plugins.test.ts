@@ -233,6 +233,7 @@ describe("managed plugins (docker plugin)", function () {
     let roots: string;
     const token = `tok${process.pid}x${Date.now()}`;
     const cli = dockerChecks(() => `unix://${d.socket}`);
+    const since = String(Math.floor(Date.now() / 1000) - 1);
     before(async () => {
       roots = makeTempDir("engine-mplugin-run-");
       d = await engined(roots, ["--supervisor-plugins-namespace", "plugtest"]);
@@ -328,6 +329,13 @@ describe("managed plugins (docker plugin)", function () {
       expect(mountsUnder(roots)).to.deep.equal([]);
       expect(runcList()).to.deep.equal([]);
       expect(await cli.ok("plugin", "ls", "-q")).to.equal("");
+    });
+
+    it("tells /events of each change, as Docker's daemon does", async () => {
+      const until = String(Math.floor(Date.now() / 1000) + 1);
+      const out = await cli.ok("events", "--since", since, "--until", until, "--filter", "type=plugin", "--format", "{{.Action}} {{.Actor.Attributes.name}}");
+      // this daemon's own since its last start: an enable, a disable, then the last plugin's create, enable and forced removal
+      expect(out.split("\n").filter(Boolean)).to.include.members(["disable team/authz:1", "enable team/authz:1", "remove team/authz:1", "create hostly:latest", "remove hostly"]);
     });
   });
 
