@@ -175,6 +175,17 @@ describe("managed plugins (docker plugin)", function () {
       expect([digest.status, JSON.parse(digest.body).message]).to.deep.equal([400, "canonical references are not permitted"]);
       const empty = await httpRequest({ socketPath }, "POST", "/plugins/create?name=p9", Buffer.alloc(1024), "application/x-tar");
       expect([empty.status, JSON.parse(empty.body).message]).to.deep.equal([400, "no rootfs found: EOF"]);
+      // the tar's own entries only: a symlink to the host's / or to a host file is no rootfs or config
+      const evil = makeTempDir("engine-mplugin-evil-");
+      mkdirSync(join(evil, "a"));
+      symlinkSync("/", join(evil, "a/rootfs"));
+      mkdirSync(join(evil, "b/rootfs"), { recursive: true });
+      symlinkSync("/etc/shadow", join(evil, "b/config.json"));
+      for (const [dir, message] of [["a", "no rootfs found: EOF"], ["b", "config not found"]]) {
+        const tar = execFileSync("tar", ["-C", join(evil, dir), "-cf", "-", "."]);
+        const r = await httpRequest({ socketPath }, "POST", `/plugins/create?name=evil-${dir}`, tar, "application/x-tar");
+        expect([r.status, JSON.parse(r.body).message]).to.deep.equal([400, message]);
+      }
       const noTimeout = await httpRequest({ socketPath }, "POST", "/plugins/p1/enable");
       expect([noTimeout.status, JSON.parse(noTimeout.body).message]).to.deep.equal([400, 'strconv.Atoi: parsing "": invalid syntax']);
       // nothing of the refused creates is left

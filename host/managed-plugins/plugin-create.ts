@@ -8,7 +8,7 @@
  */
 import { createHash } from "node:crypto";
 import { createWriteStream } from "node:fs";
-import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -29,9 +29,11 @@ export async function stageContext(stage: string, body: Readable): Promise<{ con
   } catch (err) {
     throw errors.managedPluginCreateInvalid(`failed to read from tar: ${(err as Error).message}`);
   }
-  // Docker's order: the root filesystem is looked for first, then the configuration
-  if (!(await stat(join(context, "rootfs")).catch(() => undefined))?.isDirectory()) throw errors.managedPluginCreateInvalid("no rootfs found: EOF");
-  const text = await readFile(join(context, "config.json"), "utf8").catch(() => undefined);
+  // Docker's order: the root filesystem is looked for first, then the configuration. Both are
+  // the tar's own entries: a symlink (to the host's / or a file of its) is neither
+  if (!(await lstat(join(context, "rootfs")).catch(() => undefined))?.isDirectory()) throw errors.managedPluginCreateInvalid("no rootfs found: EOF");
+  const configFile = await lstat(join(context, "config.json")).catch(() => undefined);
+  const text = configFile?.isFile() ? await readFile(join(context, "config.json"), "utf8") : undefined;
   if (text === undefined) throw errors.managedPluginCreateInvalid("config not found");
   const config = parsePluginConfig(text);
   await rename(join(context, "rootfs"), join(stage, "rootfs"));
