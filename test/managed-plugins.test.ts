@@ -407,8 +407,9 @@ describe("managed plugins (docker plugin)", function () {
     it("pushes a plugin with Docker's media types", async () => {
       await cli.ok("plugin", "create", `${reg.host}/tp:v1`, pluginDir);
       const out = await cli.ok("plugin", "push", `${reg.host}/tp:v1`);
-      expect(out).to.contain(`The push refers to repository [${reg.host}/tp]`);
-      expect(out).to.match(/v1: digest: sha256:[a-f0-9]{64} size: \d+/);
+      // Docker's lines: the manifest, the layer and the configuration, each Preparing then Upload complete
+      expect(out.split("\n")[0]).to.equal(`The push refers to repository [${reg.host}/tp]`);
+      expect(out.split("\n").filter((l) => /^[a-f0-9]{12}: Upload complete$/.test(l))).to.have.length(3);
       const res = await fetch(`${reg.url}/v2/tp/manifests/v1`, { headers: { accept: "application/vnd.docker.distribution.manifest.v2+json" } });
       const manifest = (await res.json()) as { mediaType: string; config: { mediaType: string; digest: string }; layers: { mediaType: string; digest: string }[] };
       expect(manifest.mediaType).to.equal("application/vnd.docker.distribution.manifest.v2+json");

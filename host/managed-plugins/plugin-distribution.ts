@@ -10,8 +10,8 @@
  *   each checked against its digest, kept in the stage's `blobs/` and unpacked in order into
  *   its `rootfs/`.
  *
- * The progress lines are Docker's: `The push refers to repository [...]`, a layer's
- * `Preparing`/`Pushed`; `<tag>: Pulling from <name>`, `Digest: ...`, a layer's
+ * The progress lines are Docker's: `The push refers to repository [...]`, each blob's
+ * `Preparing`/`Upload complete`; `<tag>: Pulling from <name>`, `Digest: ...`, a layer's
  * `Waiting`, `Downloading`, `Download complete`, and `Complete` once unpacked.
  */
 import { createHash } from "node:crypto";
@@ -51,32 +51,33 @@ export async function pluginManifest(dir: string, rec: PluginRecord): Promise<Bu
     JSON.stringify({
       schemaVersion: 2,
       mediaType: MediaTypes.dockerManifest,
-      config: { mediaType: PLUGIN_CONFIG_MEDIA_TYPE, size: await blob(rec.config!), digest: rec.config },
+      config: { mediaType: PLUGIN_CONFIG_MEDIA_TYPE, size: await blob(rec.config), digest: rec.config },
       layers: await Promise.all(rec.layers.map(async (digest) => ({ mediaType: MediaTypes.dockerLayer, size: await blob(digest), digest }))),
     }),
   );
 }
 
-/** `docker plugin push`: the plugin's blobs, then its manifest under its tag. */
+/**
+ * `docker plugin push`: the plugin's blobs (those the repository lacks), then its manifest under
+ * its tag. As Docker's: each of the manifest, the layers and the configuration is `Preparing`,
+ * then `Upload complete` (whether it was sent or the repository had it), and the result goes in
+ * the `aux` line (the CLI prints no digest line for a plugin).
+ */
 export async function pushPlugin(dir: string, rec: PluginRecord, ref: Reference, opts: TransferOptions): Promise<void> {
   opts.emit(status(undefined, `The push refers to repository [${familiarName(repositoryOf(ref))}]`));
   const { session } = await opts.registry.open(ref.domain, ref.path, "push", opts.credentials, opts.signal, async () => undefined);
-  const blobs = [...rec.layers, rec.config!];
-  for (const digest of blobs) opts.emit(status(shortId(digest), "Preparing"));
-  for (const digest of blobs) {
-    if ((await session.blobSize(digest)) !== undefined) {
-      opts.emit(statusOnly(shortId(digest), "Layer already exists"));
-      continue;
-    }
-    const data = await readFile(blobPath(dir, digest));
-    const location = await session.startUpload();
-    await session.finishUpload(location, digest, data);
-    opts.emit(statusOnly(shortId(digest), "Pushed"));
-  }
   const manifest = await pluginManifest(dir, rec);
   const digest = sha256(manifest);
+  const blobs = [...rec.layers, rec.config];
+  const all = [digest, ...blobs];
+  for (const d of all) opts.emit(status(shortId(d), "Preparing"));
+  for (const blob of blobs) {
+    if ((await session.blobSize(blob)) !== undefined) continue;
+    const location = await session.startUpload();
+    await session.finishUpload(location, blob, await readFile(blobPath(dir, blob)));
+  }
   await session.putManifest(ref.tag!, MediaTypes.dockerManifest, manifest);
-  opts.emit(status(undefined, `${ref.tag}: digest: ${digest} size: ${manifest.length}`));
+  for (const d of all) opts.emit(status(shortId(d), "Upload complete"));
   opts.emit({ progressDetail: {}, aux: { Tag: ref.tag, Digest: digest, Size: manifest.length } });
 }
 
