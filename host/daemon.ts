@@ -142,6 +142,20 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     tapClusterInfo(hooks, () => config, nodeAddr);
     const loader = { log, host, dataRoot: roots.dataRoot, execRoot: roots.execRoot, resolve: opts.resolve ?? defaultResolveOptions() };
     const authz = new AuthzChain(hooks, loader);
+    const registry = new RegistryService(() => ({
+      insecureRegistries: config["insecure-registry"],
+      mirrors: config["registry-mirror"],
+      proxies: { http: config["http-proxy"], https: config["https-proxy"], noProxy: config["no-proxy"] },
+    }));
+    undo.push(() => registry.close());
+    // Docker's managed plugins: read now, as the authorization chain may name one
+    // (`--authorization-plugin name:tag`); enabled ones run once the runtime is open (below)
+    const managedPlugins = await ManagedPlugins.open({
+      dataRoot: roots.dataRoot, execRoot: roots.execRoot, config: () => config, host: ruleHost(host), runtime: () => runtime, hooks, registry, log: log.child({ component: "plugins" }),
+    });
+    undo.push(() => managedPlugins.shutdown(config["live-restore"]));
+    authz.useManagedPlugins(managedPlugins);
+    await authz.replace(config["authorization-plugin"]);
     // every driver of every kind is made and kept by one registry (host/plugins/driver-registry.ts)
     const drivers = new DriverRegistry({ ...loader, hooks }).host();
     const driver = await openStorage(config["storage-driver"], config["storage-opt"], drivers, remap?.idMap);
@@ -152,21 +166,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     if (swept.length > 0) log.info({ containers: swept }, "removed the layers of containers a crash left half made or half removed");
     if (remap) shareWithRemappedRoot(remap, containers.root);
     const runtime = await openRuntime(drivers);
-    const registry = new RegistryService(() => ({
-      insecureRegistries: config["insecure-registry"],
-      mirrors: config["registry-mirror"],
-      proxies: { http: config["http-proxy"], https: config["https-proxy"], noProxy: config["no-proxy"] },
-    }));
-    undo.push(() => registry.close());
-    // Docker's managed plugins: enabled ones run again before the authorization chain is made,
-    // which may name one (`--authorization-plugin name:tag`)
-    const managedPlugins = await ManagedPlugins.open({
-      dataRoot: roots.dataRoot, execRoot: roots.execRoot, config: () => config, host: ruleHost(host), runtime, hooks, registry, log: log.child({ component: "plugins" }),
-    });
-    undo.push(() => managedPlugins.shutdown(config["live-restore"]));
+    // enabled managed plugins run again (one left running is taken up)
     await managedPlugins.restore();
-    authz.useManagedPlugins(managedPlugins);
-    await authz.replace(config["authorization-plugin"]);
     const logDrivers = logDriverSource(drivers, () => config["log-opt"]);
     // The default log driver and its --log-opt defaults are checked now: a typo stops the start.
     const defaultLogDriver = await logDrivers(config["log-driver"], "operator");

@@ -10,11 +10,11 @@ import { connect, type Socket } from "node:net";
 import { basename, dirname } from "node:path";
 
 /** What fits in sockaddr_un's sun_path with its final NUL. */
-const MAX_PATH = 107;
+export const MAX_SOCKET_PATH = 107;
 const O_PATH = 0o10000000;
 
 export function connectUnix(path: string): Socket {
-  if (Buffer.byteLength(path) <= MAX_PATH) return connect(path);
+  if (Buffer.byteLength(path) <= MAX_SOCKET_PATH) return connect(path);
   let fd: number;
   try {
     fd = openSync(dirname(path), O_PATH | constants.O_DIRECTORY);

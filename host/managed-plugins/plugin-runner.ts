@@ -38,7 +38,7 @@ export interface PluginRunnerDeps {
   execRoot: string;
   config: () => DaemonConfig;
   host: RuleHost;
-  runtime: RuntimeDriver;
+  runtime: () => RuntimeDriver;
   log: Logger;
   /** Whether a plugin is ours to run (starting or running). */
   has: (id: string) => boolean;
@@ -113,7 +113,7 @@ export class PluginRunner {
       const daemon = this.deps.config();
       const sup = await this.link.client();
       const runtime = selectRuntime(daemon, undefined, this.deps.host);
-      await this.deps.runtime.writeBundle(pluginSpecContext(plugin, paths, daemon, this.deps.host), async (base) => pluginSpec(base, plugin, paths));
+      await this.deps.runtime().writeBundle(pluginSpecContext(plugin, paths, daemon, this.deps.host), async (base) => pluginSpec(base, plugin, paths));
       await sup.run({
         id,
         bundle: paths.bundleDir,
@@ -122,7 +122,7 @@ export class PluginRunner {
           driver: "json-file",
           context: { containerId: id, containerName: plugin.Name, imageName: plugin.Name, imageId: id, labels: {}, env: [], logDir: pluginDir, options: { "max-size": "10m", "max-file": "2" } },
         },
-        ...(this.deps.runtime.noPivot(daemon) ? { noPivot: true } : {}),
+        ...(this.deps.runtime().noPivot(daemon) ? { noPivot: true } : {}),
       });
       onRun();
       await this.waitReady(plugin, timeoutSeconds);

@@ -36,7 +36,8 @@ export interface ManagedPluginsDeps {
   execRoot: string;
   config: () => DaemonConfig;
   host: RuleHost;
-  runtime: RuntimeDriver;
+  /** The runtime plugin, once the daemon has opened it (before `restore`). */
+  runtime: () => RuntimeDriver;
   hooks: EngineHooks;
   /** For push, pull, upgrade and privileges. */
   registry: RegistryService;
