@@ -68,6 +68,8 @@ export class ManagedPlugins {
   /** Users of each plugin (volumes of a managed driver...): a plugin in use is not disabled or removed without force. */
   private readonly refs = new Map<string, number>();
   private readonly creating = new Set<string>();
+  /** Each running plugin's enable timeout, in seconds: the deadline of calls to it, as Docker's client takes it. */
+  private readonly timeouts = new Map<string, number>();
   private readonly disabledListeners: ((plugin: Plugin) => void)[] = [];
   private closed = false;
 
@@ -313,7 +315,7 @@ export class ManagedPlugins {
     const { plugin } = this.resolve(refOrId);
     if (!plugin.Enabled) throw errors.managedPluginDisabled(refOrId);
     if (!provides(plugin, capability)) throw errors.managedPluginCapability(refOrId, capability.toLowerCase());
-    return this.runner.endpoint(plugin, refOrId);
+    return this.runner.endpoint(plugin, refOrId, (this.timeouts.get(plugin.Id) ?? DEFAULT_ENABLE_TIMEOUT) * 1000);
   }
 
   /**
@@ -395,6 +397,7 @@ export class ManagedPlugins {
   private async startPlugin(rec: PluginRecord, timeoutSeconds: number): Promise<void> {
     const id = rec.plugin.Id;
     this.running.set(id, "");
+    this.timeouts.set(id, timeoutSeconds);
     try {
       await this.runner.start(rec.plugin, this.store.dir(id), timeoutSeconds, () => this.running.set(id, new Date().toISOString()));
     } catch (err) {
