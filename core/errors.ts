@@ -2,7 +2,7 @@
  * The error catalogue. Every error the engine reports to a client or an operator is defined
  * once, in the file of its area under core/errors/ (api, config, images, containers, resources,
  * host, and the builder's: build (the Dockerfile), builder (its steps), build-context, build-cache;
- * and cri, the Container Runtime Interface), and
+ * cri, the Container Runtime Interface; and managed-plugins, Docker's `/plugins`), and
  * reached here as `errors.<name>`: a code `ENGINE_ERR_<AREA>_<WHAT>`, the HTTP status the API
  * answers with (the Docker mapping: 400 invalid parameter, 401, 403 forbidden,
  * 404 not found, 409 conflict, 304 not modified, 500 system, 501 not implemented, 503
@@ -21,6 +21,7 @@ import { builderErrors } from "./errors/builder.js";
 import { buildContextErrors } from "./errors/build-context.js";
 import { buildCacheErrors } from "./errors/build-cache.js";
 import { criErrors } from "./errors/cri.js";
+import { managedPluginsErrors } from "./errors/managed-plugins.js";
 
 export { EngineError };
 
@@ -37,6 +38,7 @@ export const errors = {
   ...buildContextErrors,
   ...buildCacheErrors,
   ...criErrors,
+  ...managedPluginsErrors,
 } as const;
 
 /** Any thrown value as an EngineError: unknown failures become 500 with their message. */

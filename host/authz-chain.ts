@@ -5,8 +5,9 @@
  * the whole list in one swap, and swap it back if the reload fails.
  *
  * A name is looked for as a module first (built-in `plugins/authz-<name>`, then an installed
- * package), then as a server in another process (a socket or spec file, see
- * `host/remote-plugins/discover.ts`); a path is a module, or a spec file when it ends in `.spec` or
+ * package), then as a managed plugin (`docker plugin`, host/managed-plugins/: it must be
+ * enabled and implement `docker.authz/1.0`), then as a server in another process (a socket or
+ * spec file, see `host/remote-plugins/discover.ts`); a path is a module, or a spec file when it ends in `.spec` or
  * `.json`. A name found nowhere stops the start, or fails the reload (the chain in force
  * stays); a plugin found but not answering is put in the chain all the same, and refuses
  * every request until it answers: a typo must not leave the daemon unprotected.
@@ -24,6 +25,15 @@ import { importPlugin } from "./plugins/load-plugin.js";
 import { loadPlugins, type AppliedPlugin, type LoaderDeps, type PluginSelection } from "./plugins/plugin-loader.js";
 import { findPluginModule, isPathReference } from "./plugins/resolve-plugin.js";
 
+/** What the chain needs of the managed plugins: an enabled authorization plugin's endpoint, and word of a disable. */
+export interface ManagedAuthzSource {
+  has(name: string): boolean;
+  /** The full id of the plugin `name` names. */
+  idOf(name: string): string;
+  endpoint(name: string, capability: string): PluginEndpoint;
+  onDisable(listener: (plugin: { Id: string; Name: string }) => void): void;
+}
+
 interface Link {
   id: string;
   request: AsyncSeriesBailHook<[AuthzRequest], AuthzDenial | undefined>;
@@ -33,6 +43,7 @@ interface Link {
 export class AuthzChain {
   private links: Link[] = [];
   private tapped = false;
+  private managed?: ManagedAuthzSource;
   /** The chain each request in flight was judged by, for its response check. */
   private readonly judgedBy = new WeakMap<AuthzRequest, Link[]>();
 
@@ -41,6 +52,26 @@ export class AuthzChain {
     private readonly loader: Omit<LoaderDeps, "hooks" | "hooksFor">,
     private readonly dirs: PluginDirs = DEFAULT_PLUGIN_DIRS,
   ) {}
+
+  /**
+   * Managed plugins become names the chain finds. One disabled (or removed) while in the chain
+   * leaves it, as Docker's daemon drops it from its authorization middleware.
+   */
+  useManagedPlugins(source: ManagedAuthzSource): void {
+    this.managed = source;
+    source.onDisable((plugin) => {
+      for (const l of this.links) if (this.managedIds.get(l.id) === plugin.Id) this.dropped.add(l);
+      this.links = this.links.filter((l) => !this.dropped.has(l));
+    });
+  }
+
+  /** The managed plugin (its id) behind a link of the chain. */
+  private readonly managedIds = new Map<string, string>();
+  /**
+   * Links whose managed plugin was disabled: not asked about the answers of requests they judged
+   * (the disable's own among them), as Docker's middleware reads its chain again after the handler.
+   */
+  private readonly dropped = new WeakSet<Link>();
 
   /** The ids of the plugins in force, in order. */
   ids(): string[] {
@@ -82,6 +113,11 @@ export class AuthzChain {
     const module = findPluginModule("authz", name, this.loader.resolve);
     if ("file" in module) return { kind: "authz", name, provided: await importPlugin(module) };
     if (isPathReference(name)) throw errors.pluginNotFound("authz plugin", name, module.tried);
+    if (this.managed?.has(name)) {
+      const endpoint = this.managed.endpoint(name, "authz");
+      this.managedIds.set(`authz.${name}`, this.managed.idOf(name));
+      return remote(name, endpoint);
+    }
     const server = discoverPlugin(name, this.dirs);
     if ("endpoint" in server) return remote(name, server.endpoint);
     throw errors.pluginNotFound("authz plugin", name, [...module.tried, ...server.tried]);
@@ -102,6 +138,7 @@ export class AuthzChain {
     });
     this.hooks.authorizeResponse.tapPromise("authz-chain", async (res) => {
       for (const link of this.judgedBy.get(res.request) ?? this.links) {
+        if (this.dropped.has(link)) continue;
         const denial = link.response.isUsed() ? await link.response.promise(res) : undefined;
         if (denial) return denial;
       }

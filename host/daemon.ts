@@ -20,6 +20,8 @@ import { execRoutes } from "./api/routes/exec.js";
 import { ExecSessions } from "./containers/exec-sessions.js";
 import { networkRoutes } from "./api/routes/networks.js";
 import { volumeRoutes } from "./api/routes/volumes.js";
+import { pluginRoutes } from "./api/routes/plugins.js";
+import { ManagedPlugins } from "./managed-plugins/plugin-service.js";
 import { openVolumes } from "./volumes/open-volumes.js";
 import { openDevices } from "./devices/open-devices.js";
 import { tapCreateChecks } from "./containers/create-checks.js";
@@ -141,6 +143,19 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     tapClusterInfo(hooks, () => config, nodeAddr);
     const loader = { log, host, dataRoot: roots.dataRoot, execRoot: roots.execRoot, resolve: opts.resolve ?? defaultResolveOptions() };
     const authz = new AuthzChain(hooks, loader);
+    const registry = new RegistryService(() => ({
+      insecureRegistries: config["insecure-registry"],
+      mirrors: config["registry-mirror"],
+      proxies: { http: config["http-proxy"], https: config["https-proxy"], noProxy: config["no-proxy"] },
+    }));
+    undo.push(() => registry.close());
+    // Docker's managed plugins: read now, as the authorization chain may name one
+    // (`--authorization-plugin name:tag`); enabled ones run once the runtime is open (below)
+    const managedPlugins = await ManagedPlugins.open({
+      dataRoot: roots.dataRoot, execRoot: roots.execRoot, config: () => config, host: ruleHost(host), runtime: () => runtime, hooks, registry, log: log.child({ component: "plugins" }),
+    });
+    undo.push(() => managedPlugins.shutdown(config["live-restore"]));
+    authz.useManagedPlugins(managedPlugins);
     await authz.replace(config["authorization-plugin"]);
     // every driver of every kind is made and kept by one registry (host/plugins/driver-registry.ts)
     const drivers = new DriverRegistry({ ...loader, hooks }).host();
@@ -152,6 +167,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     if (swept.length > 0) log.info({ containers: swept }, "removed the layers of containers a crash left half made or half removed");
     if (remap) shareWithRemappedRoot(remap, containers.root);
     const runtime = await openRuntime(drivers);
+    // enabled managed plugins run again (one left running is taken up)
+    await managedPlugins.restore();
     const logDrivers = logDriverSource(drivers, () => config["log-opt"]);
     // The default log driver and its --log-opt defaults are checked now: a typo stops the start.
     const defaultLogDriver = await logDrivers(config["log-driver"], "operator");
@@ -207,12 +224,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     await service.autoRestart();
 
     const warnings = [...insecureTcpWarnings(addresses, Boolean(tls), Boolean(tls?.verify)), ...rootlessWarnings];
-    const registry = new RegistryService(() => ({
-      insecureRegistries: config["insecure-registry"],
-      mirrors: config["registry-mirror"],
-      proxies: { http: config["http-proxy"], https: config["https-proxy"], noProxy: config["no-proxy"] },
-    }));
-    undo.push(() => registry.close());
     const buildCache = openBuildCache({
       images, containerUses: (id) => containers.usesImage(id), hooks, config: () => config.builder, dataRoot: roots.dataRoot, log: log.child({ component: "build-cache" }),
     });
@@ -289,6 +300,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         }),
         networkRoutes({ networks: network.networks, endpoints: network.containers, containers }),
         volumeRoutes(volumes.service),
+        pluginRoutes(managedPlugins),
         systemDfRoute({ images, containers, driver, volumes: () => volumesWithUsage(volumes.service), buildCache: () => buildCache.pruner.entries() }),
         clusterRoutes(),
       ],

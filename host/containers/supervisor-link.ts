@@ -12,6 +12,7 @@ import { existsSync } from "node:fs";
 import type { Logger } from "pino";
 import type { ContainerRecord } from "../../core/containers/container-store.js";
 import { errors } from "../../core/errors.js";
+import { processAlive } from "../process-alive.js";
 import type { DaemonConfig } from "../../core/options/table.js";
 import { SupervisorClientError, type SupervisorClient } from "../supervisor/client.js";
 import { ensureSupervisor, supervisorSocket, type SupervisorHandle } from "../supervisor/launch.js";
@@ -39,6 +40,9 @@ export interface SupervisorLinkDeps {
    */
   onExit: (id: string, exitCode: number, error?: string, pid?: number) => void;
 }
+
+/** How long (in 50 ms steps) a stop waits for engined's own supervisor to be gone: 5 s. */
+const STOP_WAIT_STEPS = 100;
 
 /** How long a supervisor that answers pings has to open its event stream. */
 const EVENT_STREAM_MS = 10_000;
@@ -78,9 +82,12 @@ export class SupervisorLink {
 
   /**
    * Whether a supervisor may hold containers that no record says run (a run or its end that a
-   * crash cut short): `--supervisor`'s, or one this daemon started before (its socket is there).
+   * crash cut short): `--supervisor`'s, or one this daemon started before (its socket is there;
+   * for a link with a supervisor of its own, that one's).
    */
   mayHoldContainers(): boolean {
+    // a supervisor of the link's own: its socket is there
+    if (this.deps.own) return existsSync(supervisorSocket({ execRoot: this.deps.execRoot, home: this.deps.own.home }));
     const config = this.deps.config();
     return Boolean(config.supervisor) || existsSync(supervisorSocket({ execRoot: this.deps.execRoot }));
   }
@@ -217,6 +224,9 @@ export class SupervisorLink {
       } catch {
         // gone already
       }
+      // gone before this resolves: a daemon started again at once would find it still answering
+      // pings but no longer serving, and wait for its event stream in vain
+      for (let i = 0; i < STOP_WAIT_STEPS && processAlive(handle.pid); i++) await new Promise((r) => setTimeout(r, 50));
     }
   }
 }

@@ -9,7 +9,9 @@ import { readFileSync } from "node:fs";
 import type { RequestOptions } from "node:http";
 import { http } from "../../core/node-http.js";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import type { Socket } from "node:net";
 import type { PluginEndpoint } from "./discover.js";
+import { connectUnix, MAX_SOCKET_PATH } from "./unix-connect.js";
 
 /** The protocol's media type: plugins written for Docker's daemon answer to it. */
 const PLUGIN_MEDIA_TYPE = "application/vnd.docker.plugins.v1.2+json";
@@ -27,7 +29,18 @@ export class PluginClient {
     const { address, tls } = endpoint;
     this.secure = tls !== undefined;
     if (address.startsWith("unix://")) {
-      this.target = { socketPath: address.slice("unix://".length), agent: new http.Agent({ keepAlive: true, timeout: IDLE_CLOSE_MS }) };
+      const path = address.slice("unix://".length);
+      const agent = new http.Agent({ keepAlive: true, timeout: IDLE_CLOSE_MS });
+      // a path longer than a socket address holds is reached through its folder (unix-connect.ts),
+      // with the idle timeout the agent gives its sockets
+      if (Buffer.byteLength(path) > MAX_SOCKET_PATH) {
+        (agent as unknown as { createConnection: (o: { timeout?: number }) => Socket }).createConnection = (o) => {
+          const socket = connectUnix(path);
+          if (o.timeout) socket.setTimeout(o.timeout);
+          return socket;
+        };
+      }
+      this.target = { socketPath: path, agent };
       return;
     }
     const url = new URL(address.replace(/^tcp:/, this.secure ? "https:" : "http:"));

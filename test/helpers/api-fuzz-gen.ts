@@ -120,6 +120,14 @@ const ROUTES: Record<string, RouteSpec> = {
   "GET /volumes": { query: { filters: "filters" } },
   "DELETE /volumes/:name": { query: { force: "bool" } },
   "POST /volumes/prune": { query: { filters: "filters" } },
+  // managed plugins: a remote is only ever the fuzz's registry (a valid name alone is Docker Hub's)
+  "GET /plugins": { query: { filters: "filters" } },
+  "GET /plugins/*": { actions: ["json"] },
+  "GET /plugins/privileges": { query: { remote: "outbound-ref" } },
+  "POST /plugins/pull": { query: { remote: "outbound-ref", name: "ref" } },
+  "POST /plugins/create": { query: { name: "ref" } },
+  "POST /plugins/*": { query: { remote: "outbound-ref", timeout: "int", force: "bool" }, actions: ["set", "enable", "disable", "push", "upgrade"] },
+  "DELETE /plugins/*": { query: { force: "bool" }, actions: [] },
 };
 
 /** Every parameter named above with its kind: what an unknown route gets. */
