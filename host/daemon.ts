@@ -180,6 +180,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const links = new ContainerLinks({ containers, hooks, log: log.child({ component: "links" }), unlinked: (parent, child) => network.containers.unlink(parent, child) });
     // plugins of other processes, shared by the volume and network drivers they serve
     const remotePlugins = new RemotePlugins();
+    remotePlugins.useManaged(managedPlugins);
     const network = await openNetwork(drivers, { containers, config: () => config, log: log.child({ component: "network" }), remotePlugins, remap, linkedHosts: (c) => links.hosts(c), linkPeers: (c) => links.peers(c) });
     const volumes = openVolumes(drivers, { containers, log: log.child({ component: "volumes" }), remotePlugins, rootOwner: remap?.root, images, storage: driver });
     // volumes a crash left without their record (volume-service.ts)

@@ -16,10 +16,11 @@ import { connectUnix } from "../host/remote-plugins/unix-connect.js";
 import { docker, dockerChecks } from "./helpers/docker-cli.js";
 import { compareDaemons } from "./helpers/daemon-compare.js";
 import { have, startDockerd, type Dockerd } from "./helpers/dockerd.js";
-import { makeTempDir, startEngined, type TestDaemon } from "./helpers/engined.js";
+import { makeTempDir, ROOT, startEngined, type TestDaemon } from "./helpers/engined.js";
 import { httpRequest } from "./helpers/http.js";
 import { REGISTRY_BIN, startRegistry, type TestRegistry } from "./helpers/registry.js";
 import { makeNetns, type Netns } from "./helpers/net-daemon.js";
+import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
 
 const LIBS = "/usr/lib/x86_64-linux-gnu";
 const LOADER = `${LIBS}/ld-linux-x86-64.so.2`;
@@ -74,6 +75,25 @@ function makePluginDir(extra: Record<string, unknown> = {}): string {
     ],
   };
   writeFileSync(join(dir, "config.json"), JSON.stringify({ ...config, ...extra }));
+  return dir;
+}
+
+/** A volume plugin as `docker plugin create` takes it: the example dir-volumes server, its volumes under its PropagatedMount /data. */
+function makeVolumePluginDir(): string {
+  const dir = makePluginDir();
+  copyFileSync(join(ROOT, "host/remote-plugins/examples/dir-volumes/server.mjs"), join(dir, "rootfs/server.mjs"));
+  const config = JSON.parse(readFileSync(join(dir, "config.json"), "utf8"));
+  writeFileSync(
+    join(dir, "config.json"),
+    JSON.stringify({
+      ...config,
+      description: "test volume plugin",
+      entrypoint: ["/usr/local/bin/node", "/server.mjs", "--root", "/data", "--socket", "/run/docker/plugins/dirs.sock"],
+      interface: { types: ["docker.volumedriver/1.0"], socket: "dirs.sock" },
+      propagatedmount: "/data",
+      env: [],
+    }),
+  );
   return dir;
 }
 
@@ -383,6 +403,50 @@ describe("managed plugins (docker plugin)", function () {
       await r.started?.stop();
       expect(r.err).to.contain("plugin authz:2 found but disabled");
       d = await engined(roots);
+    });
+  });
+
+  describe("an enabled volume plugin as a volume driver", () => {
+    let d: TestDaemon;
+    let roots: string;
+    const cli = dockerChecks(() => `unix://${d.socket}`);
+    before(async () => {
+      roots = makeTempDir("engine-mplugin-vol-");
+      d = await engined(roots);
+      await cli.ok("import", "--change", 'CMD ["sh"]', writeFixture(roots, "rootfs.tar", await busyboxRootfs()), "busybox");
+      await cli.ok("plugin", "create", "team/dirs:1", makeVolumePluginDir());
+      await cli.ok("plugin", "enable", "team/dirs:1");
+    });
+    after(async () => {
+      if (!d) return;
+      await docker(`unix://${d.socket}`, ["rm", "-f", "mv-user"]);
+      await docker(`unix://${d.socket}`, ["volume", "rm", "mv1"]);
+      await docker(`unix://${d.socket}`, ["plugin", "rm", "-f", "team/dirs:1"]);
+      await d.stop();
+    });
+
+    it("makes, mounts and removes volumes through it, its paths taken in its root filesystem", async () => {
+      expect(await cli.ok("volume", "create", "-d", "team/dirs:1", "-o", "size=1", "mv1")).to.equal("mv1\n");
+      const id = (await cli.ok("plugin", "inspect", "-f", "{{.Id}}", "team/dirs:1")).trim();
+      const data = join(roots, "data/plugins", id, "rootfs/data/mv1/data");
+      expect(existsSync(data)).to.equal(true);
+      expect(await cli.ok("run", "--name", "mv-user", "-v", "mv1:/x", "busybox", "sh", "-c", "echo hi > /x/f; cat /x/f")).to.equal("hi\n");
+      expect(readFileSync(join(data, "f"), "utf8")).to.equal("hi\n");
+      const v = JSON.parse(await cli.ok("volume", "inspect", "mv1"))[0];
+      expect(v).to.include({ Driver: "team/dirs:1", Name: "mv1" });
+      expect(v.Status).to.deep.equal({ mounts: 0, options: { size: "1" } });
+      expect((await cli.ok("volume", "ls", "--format", "{{.Driver}} {{.Name}}")).split("\n")).to.include("team/dirs:1 mv1");
+      await cli.ok("rm", "mv-user");
+      expect(await cli.ok("volume", "rm", "mv1")).to.equal("mv1\n");
+      expect(existsSync(join(roots, "data/plugins", id, "rootfs/data/mv1"))).to.equal(false);
+    });
+
+    it("is not found disabled, in Docker's words", async () => {
+      await cli.ok("plugin", "disable", "team/dirs:1");
+      const r = await docker(`unix://${d.socket}`, ["volume", "create", "-d", "team/dirs:1", "mv2"]);
+      expect(r.code).to.equal(1);
+      expect(r.stderr).to.match(/create mv2: error looking up volume plugin team\/dirs:1: .*disabled/);
+      await cli.ok("plugin", "enable", "team/dirs:1");
     });
   });
 

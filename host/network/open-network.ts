@@ -27,7 +27,7 @@ export async function openNetwork(
 ): Promise<{ networks: NetworkManager; containers: ContainerNetworks }> {
   // (a hash, made when a driver is first made: node:crypto is not loaded by a start without one)
   let tag: string | undefined;
-  const remote = new RemoteDrivers(deps.remotePlugins, RemoteNetworkDriver.open, deps.log);
+  const remote = new RemoteDrivers(deps.remotePlugins, "networkdriver", RemoteNetworkDriver.open, deps.log);
   const notFound = [errors.pluginNotFound.code, errors.pluginMadeNoDriver.code];
   // a network's driver is always a client's choice (POST /networks/create, or stored from one):
   // a plugin of the daemon's, else a plugin of another process (a 500 saying why when it is

@@ -9,7 +9,13 @@ import type { PluginClient } from "./client.js";
 export class PluginActivation {
   private pending: Promise<string[]> | undefined;
 
-  constructor(private readonly client: PluginClient) {}
+  /** `declared`: the interfaces are known without asking (a managed plugin's config declares them). */
+  constructor(
+    private readonly client: PluginClient,
+    declared?: string[],
+  ) {
+    if (declared) this.pending = Promise.resolve(declared);
+  }
 
   /** The interfaces the plugin serves. */
   interfaces(): Promise<string[]> {

@@ -7,12 +7,14 @@ import type { Logger } from "pino";
 import type { RemotePlugin, RemotePlugins } from "./remote-plugins.js";
 
 export class RemoteDrivers<D> {
-  private readonly drivers = new Map<string, Promise<D>>();
+  private readonly drivers = new Map<string, { plugin: RemotePlugin; driver: Promise<D> }>();
   /** The names whose drivers were made (`docker info` lists them, as Docker lists a plugin once activated). */
   private readonly opened = new Set<string>();
 
   constructor(
     private readonly plugins: RemotePlugins,
+    /** The kind as a managed plugin declares it: `volumedriver`, `networkdriver`. */
+    private readonly capability: string,
     /** Makes the driver of an activated plugin; rejects when the plugin does not serve the kind. */
     private readonly open: (plugin: RemotePlugin) => Promise<D>,
     private readonly log?: Logger,
@@ -23,12 +25,18 @@ export class RemoteDrivers<D> {
    * one is, but cannot be used (not running, or not of this kind), saying why.
    */
   find(name: string): Promise<D> | undefined {
-    const made = this.drivers.get(name);
-    if (made) return made;
-    const plugin = this.plugins.plugin(name);
+    // asked each time: a plugin gone, disabled or moved is seen at once
+    let plugin: RemotePlugin | undefined;
+    try {
+      plugin = this.plugins.plugin(name, this.capability);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     if (!plugin) return undefined;
+    const made = this.drivers.get(name);
+    if (made && made.plugin === plugin) return made.driver;
     const opening = this.open(plugin);
-    this.drivers.set(name, opening);
+    this.drivers.set(name, { plugin, driver: opening });
     opening.then(
       () => this.opened.add(name),
       () => this.drivers.delete(name),

@@ -24,7 +24,7 @@ export function openVolumes(
   deps: { containers: ContainerStore; log: Logger; remotePlugins: RemotePlugins; rootOwner?: Owner; images?: ImageStore; storage?: StorageDriver },
 ): { service: VolumeService; containers: ContainerVolumes } {
   const store = new VolumeStore(join(loader.dataRoot, "volumes"));
-  const remote = new RemoteDrivers(deps.remotePlugins, RemoteVolumeDriver.open, deps.log);
+  const remote = new RemoteDrivers(deps.remotePlugins, "volumedriver", RemoteVolumeDriver.open, deps.log);
   const service = new VolumeService({
     store, drivers: volumeDriverSource(loader, remote, deps.rootOwner), remoteDrivers: () => remote.all(), containers: deps.containers, hooks: loader.hooks,
   });

@@ -50,10 +50,12 @@ export class RemoteVolumeDriver implements VolumeDriver {
     private readonly client: PluginClient,
     /** Where the plugin is, for `/info`-style reports. */
     private readonly address: string,
+    /** A mountpoint the plugin answers as the host's path. */
+    private readonly scopePath: (path: string) => string,
   ) {}
 
   /** The driver, once the plugin is active, serves volumes, and has said its scope. */
-  static async open({ name, client, activation, address }: RemotePlugin): Promise<RemoteVolumeDriver> {
+  static async open({ name, client, activation, address, scopePath }: RemotePlugin): Promise<RemoteVolumeDriver> {
     await activation.require(VOLUME_DRIVER_INTERFACE);
     let scope: VolumeScope = "local";
     try {
@@ -63,7 +65,7 @@ export class RemoteVolumeDriver implements VolumeDriver {
     } catch {
       // an optional call: a plugin without it serves local volumes
     }
-    return new RemoteVolumeDriver(name, scope, client, address);
+    return new RemoteVolumeDriver(name, scope, client, address, scopePath);
   }
 
   /** The answer of `method`, or its `Err` as the failure. */
@@ -87,20 +89,22 @@ export class RemoteVolumeDriver implements VolumeDriver {
     const answer = (await this.client.call("VolumeDriver.Get", { Name: name })) as { Volume?: WireVolume | null; Err?: unknown };
     // Any Err, or no volume, is "no such volume": plugins word it as they like
     if ((typeof answer.Err === "string" && answer.Err !== "") || !answer.Volume || typeof answer.Volume !== "object") return undefined;
-    return infoOf(answer.Volume, name);
+    const info = infoOf(answer.Volume, name);
+    return { ...info, mountpoint: this.scopePath(info.mountpoint) };
   }
 
   async list(): Promise<VolumeInfo[]> {
     const answer = await this.call<{ Volumes?: unknown }>("List", {});
     const volumes = Array.isArray(answer.Volumes) ? (answer.Volumes as WireVolume[]) : [];
     // (a list's times are not taken, as Docker's daemon does not take them: only a Get's)
-    return volumes.filter((v) => v && typeof v === "object" && typeof v.Name === "string" && v.Name !== "").map((v) => ({ ...infoOf(v, ""), createdAt: "" }));
+    return volumes.filter((v) => v && typeof v === "object" && typeof v.Name === "string" && v.Name !== "").map((v) => ({ ...infoOf(v, ""), createdAt: "" }))
+      .map((info) => ({ ...info, mountpoint: this.scopePath(info.mountpoint) }));
   }
 
   async mount(name: string, containerId: string): Promise<string> {
     const answer = await this.call<{ Mountpoint?: unknown }>("Mount", { Name: name, ID: containerId });
     if (typeof answer.Mountpoint !== "string" || answer.Mountpoint === "") throw new Error(`VolumeDriver.Mount: the plugin ${this.name} gave no mountpoint for ${name}`);
-    return answer.Mountpoint;
+    return this.scopePath(answer.Mountpoint);
   }
 
   async unmount(name: string, containerId: string): Promise<void> {
