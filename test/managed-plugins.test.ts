@@ -432,13 +432,26 @@ describe("managed plugins (docker plugin)", function () {
       expect(existsSync(data)).to.equal(true);
       expect(await cli.ok("run", "--name", "mv-user", "-v", "mv1:/x", "busybox", "sh", "-c", "echo hi > /x/f; cat /x/f")).to.equal("hi\n");
       expect(readFileSync(join(data, "f"), "utf8")).to.equal("hi\n");
-      const v = JSON.parse(await cli.ok("volume", "inspect", "mv1"))[0];
+      // (the unmount follows the exit the run returned on: engined tells waiters before its clean-up, as dockerd 20.10 did)
+      let v: { Driver: string; Name: string; Status: { mounts: number } } | undefined;
+      for (let i = 0; i < 50 && v?.Status.mounts !== 0; i++) {
+        v = JSON.parse(await cli.ok("volume", "inspect", "mv1"))[0];
+        if (v!.Status.mounts !== 0) await new Promise((r) => setTimeout(r, 100));
+      }
       expect(v).to.include({ Driver: "team/dirs:1", Name: "mv1" });
-      expect(v.Status).to.deep.equal({ mounts: 0, options: { size: "1" } });
+      expect(v!.Status).to.deep.equal({ mounts: 0, options: { size: "1" } });
       expect((await cli.ok("volume", "ls", "--format", "{{.Driver}} {{.Name}}")).split("\n")).to.include("team/dirs:1 mv1");
       await cli.ok("rm", "mv-user");
       expect(await cli.ok("volume", "rm", "mv1")).to.equal("mv1\n");
       expect(existsSync(join(roots, "data/plugins", id, "rootfs/data/mv1"))).to.equal(false);
+    });
+
+    it("is in use while a volume of it is recorded: not disabled without force, as Docker counts it", async () => {
+      await cli.ok("volume", "create", "-d", "team/dirs:1", "held");
+      const r = await docker(`unix://${d.socket}`, ["plugin", "disable", "team/dirs:1"]);
+      expect(r.code).to.equal(1);
+      expect(r.stderr).to.include("plugin team/dirs:1 is in use");
+      await cli.ok("volume", "rm", "held");
     });
 
     it("is not found disabled, in Docker's words", async () => {

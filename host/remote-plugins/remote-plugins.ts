@@ -29,6 +29,8 @@ export interface RemotePlugin {
 /** The managed plugins, as the look-up needs them (host/managed-plugins/plugin-service.ts). */
 export interface ManagedPluginSource {
   has(name: string): boolean;
+  acquire(name: string): void;
+  release(name: string): void;
   /** Throws for a plugin disabled or without the capability. */
   endpoint(name: string, capability: string): PluginEndpoint;
   basePath(name: string): string;
@@ -75,6 +77,17 @@ export class RemotePlugins {
     const plugin = { name, address: endpoint.address, client, activation: new PluginActivation(client, iface ? [iface] : []), scopePath: (p: string) => (p ? join(base, p) : p) };
     this.known.set(key, plugin);
     return plugin;
+  }
+
+  /**
+   * One more (+1) or one fewer (-1) user of the plugin `name` (a volume recorded with it as its
+   * driver): a managed plugin in use is not disabled or removed without force, as Docker counts
+   * it; a legacy plugin counts nothing.
+   */
+  use(name: string, delta: 1 | -1): void {
+    if (!this.managed?.has(name)) return;
+    if (delta > 0) this.managed.acquire(name);
+    else this.managed.release(name);
   }
 
   /** The names of every plugin there is a socket or spec file for. */

@@ -27,7 +27,10 @@ export function openVolumes(
   const remote = new RemoteDrivers(deps.remotePlugins, "volumedriver", RemoteVolumeDriver.open, deps.log);
   const service = new VolumeService({
     store, drivers: volumeDriverSource(loader, remote, deps.rootOwner), remoteDrivers: () => remote.all(), containers: deps.containers, hooks: loader.hooks,
+    driverUse: (driver, delta) => deps.remotePlugins.use(driver, delta),
   });
+  // the volumes recorded with a managed plugin are its users from the start, as Docker's restore counts them
+  for (const v of store.list()) if (v.Driver !== "local") deps.remotePlugins.use(v.Driver, 1);
   const containers = new ContainerVolumes({
     volumes: service, containers: deps.containers, hooks: loader.hooks, log: deps.log, rootOwner: deps.rootOwner,
     subpathRoot: join(loader.execRoot, "volume-subpaths"),

@@ -46,6 +46,11 @@ export interface VolumeServiceDeps {
   drivers: VolumeDriverSource;
   /** Every volume driver served by another process, for lists (Docker asks them all). */
   remoteDrivers?: () => Promise<VolumeDriver[]>;
+  /**
+   * Told when a recorded volume of a driver comes (+1) or goes (-1): a managed plugin counts its
+   * volumes as its users, so that it is not disabled or removed under them (Docker's refcount).
+   */
+  driverUse?: (driver: string, delta: 1 | -1) => void;
   containers: ContainerStore;
   hooks: EngineHooks;
 }
@@ -268,6 +273,7 @@ export class VolumeService {
       };
       await this.deps.store.save(volume);
       killPoint("volume.saved");
+      this.deps.driverUse?.(driverName, 1);
       this.deps.hooks.event.call(makeEvent("volume", "create", name, { driver: driverName }));
       return { volume, created: true };
     });
@@ -293,6 +299,7 @@ export class VolumeService {
     };
     await this.deps.store.save(volume);
     this.loaded.add(found.driver.name);
+    this.deps.driverUse?.(found.driver.name, 1);
     return volume;
   }
 
@@ -334,6 +341,7 @@ export class VolumeService {
         throw errors.volumeDriverFailed("remove", name, (err as Error).message);
       }
       await this.deps.store.remove(name);
+      this.deps.driverUse?.(rec.Driver, -1);
       this.deps.hooks.event.call(makeEvent("volume", "destroy", name, { driver: rec.Driver }));
     });
   }
