@@ -169,7 +169,8 @@ export class ContainerNetworks {
     const mode = this.modeOf(c);
     const files = this.filePaths(c.Id);
     c.Endpoints = undefined;
-    if (this.onNoDefaultNetwork(c)) {
+    const noDefault = this.onNoDefaultNetwork(c);
+    if (noDefault) {
       // `--bridge none` made no default network: a container asking for it runs with its loopback
       // alone, as Docker's daemon runs it (its connectToNetwork sets Config.NetworkDisabled, which
       // the container keeps), whatever other network it names
@@ -177,9 +178,10 @@ export class ContainerNetworks {
     }
     if (networkDisabled(c)) {
       // Docker's Config.NetworkDisabled: a namespace of its own with its loopback alone, on no
-      // network (no events), and of the three files its /etc/hostname only
+      // network (no events), and of the three files its /etc/hostname only; disabled for want of
+      // a default network, it keeps the three, as dockerd gives them (/etc/hosts and resolv.conf as none's)
       this.writeFiles(c, files, "none", undefined);
-      this.prepared.set(c.Id, { netns: undefined, files, hostnameOnly: true });
+      this.prepared.set(c.Id, { netns: undefined, files, ...(noDefault ? {} : { hostnameOnly: true }) });
       return;
     }
     // (a container of the none mode that was taken off none, or put on another network since,
