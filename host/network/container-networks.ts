@@ -181,6 +181,7 @@ export class ContainerNetworks {
       return;
     }
     if (mode === "none" || mode === "host") {
+      if (mode === "host") await this.deps.sandboxes.hostLoopbackUp();
       this.writeFiles(c, files, mode, undefined);
       // Docker's host and none are networks a container joins too, with their events
       const modeNetwork = this.deps.networks.find(mode);
