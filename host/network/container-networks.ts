@@ -187,6 +187,7 @@ export class ContainerNetworks {
     // (a container of the none mode that was taken off none, or put on another network since,
     // runs on the networks it is on now, as Docker's start connects those)
     if (mode === "host" || (mode === "none" && (!c.Networks || Object.keys(c.Networks).join() === "none"))) {
+      if (mode === "host") await this.deps.sandboxes.hostLoopbackUp();
       this.writeFiles(c, files, mode, undefined);
       // Docker's host and none are networks a container joins too, with their events
       const modeNetwork = this.deps.networks.find(mode);

@@ -19,6 +19,7 @@ import { makeUsernsNetns } from "./userns-netns.js";
 export class Sandboxes {
   readonly dir: string;
   readonly usernsDir: string;
+  private hostLoopback?: Promise<void>;
 
   constructor(execRoot: string) {
     this.dir = join(execRoot, "netns");
@@ -63,6 +64,24 @@ export class Sandboxes {
       throw new Error(`cannot make the network namespace of container ${containerId.slice(0, 12)}: ${(err as { stderr?: string }).stderr?.trim() || (err as Error).message}`);
     }
     return file;
+  }
+
+  /**
+   * The daemon's own namespace's loopback up, once, before its first host-network container
+   * starts: Docker's daemon does the same when it makes the sandbox host-network containers share
+   * (libnetwork's NewSandbox brings every sandbox's loopback up, the host's one too). Already up on
+   * an ordinary host; in a namespace made for the daemon (rootless, tests) it is down until then,
+   * and a port published on 127.0.0.1 or a host-network service on it could not be reached.
+   */
+  hostLoopbackUp(): Promise<void> {
+    this.hostLoopback ??= exec("ip", ["link", "set", "lo", "up"], { timeout: 30_000 }).then(
+      () => undefined,
+      (err: unknown) => {
+        this.hostLoopback = undefined; // tried again by the next one
+        throw new Error(`cannot bring up the daemon's loopback for a host-network container: ${(err as { stderr?: string }).stderr?.trim() || (err as Error).message}`);
+      },
+    );
+    return this.hostLoopback;
   }
 
   /** Unbinds and deletes the namespace files; nothing there is fine. */
