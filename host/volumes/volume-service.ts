@@ -115,7 +115,10 @@ export class VolumeService {
       throw errors.volumeDriverFailed("get", name, err.message);
     });
     if (!info) {
-      if (!this.inUse(name)) await this.deps.store.remove(name);
+      if (!this.inUse(name)) {
+        await this.deps.store.remove(name);
+        this.deps.driverUse?.(record.Driver, -1);
+      }
       throw errors.volumeNotFound(name);
     }
     return {
