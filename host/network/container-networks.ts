@@ -169,7 +169,8 @@ export class ContainerNetworks {
     const mode = this.modeOf(c);
     const files = this.filePaths(c.Id);
     c.Endpoints = undefined;
-    const noDefault = this.onNoDefaultNetwork(c);
+    // (a client's own NetworkDisabled gives the hostname alone, whatever the daemon has)
+    const noDefault = !networkDisabled(c) && this.onNoDefaultNetwork(c);
     if (noDefault) {
       // `--bridge none` made no default network: a container asking for it runs with its loopback
       // alone, as Docker's daemon runs it (its connectToNetwork sets Config.NetworkDisabled, which
