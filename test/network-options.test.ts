@@ -430,6 +430,10 @@ describe("network options: --bridge NAME (the operator's bridge) with --ip-forwa
       expect(Object.keys(doc.NetworkSettings.Networks)).to.deep.equal(["bridge"]);
       await n.cli("start", id);
       expect(JSON.parse(await n.cli("inspect", id))[0].Config.NetworkDisabled).to.equal(true);
+      // its hostname, hosts and resolv.conf at every start, as dockerd mounts them (a client's NetworkDisabled: the hostname alone)
+      const files = (await n.cli("create", "busybox", "sh", "-c", "mount | grep -c /etc/")).trim();
+      expect(await n.cli("start", "-a", files)).to.equal("3\n");
+      expect(await n.cli("start", "-a", files)).to.equal("3\n");
       expect(n.ns.run("iptables-save")).to.not.include("ENGINE");
     } finally {
       await n.stop();

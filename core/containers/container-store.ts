@@ -117,6 +117,12 @@ export interface ContainerRecord {
    * leaves it so, and the next start thaws it (host/containers/restore.ts).
    */
   CommitPause?: true;
+  /**
+   * Its networking was disabled by the daemon, for want of the default network it asked for
+   * (`--bridge=none`), not by its client: it keeps /etc/hosts and resolv.conf beside its
+   * hostname at every start, as Docker's keeps the files it made at the first.
+   */
+  NetworkDisabledByDaemon?: true;
 }
 
 const NAME = /^\/?[a-zA-Z0-9][a-zA-Z0-9_.-]+$/;

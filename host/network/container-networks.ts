@@ -170,13 +170,14 @@ export class ContainerNetworks {
     const files = this.filePaths(c.Id);
     c.Endpoints = undefined;
     // (a client's own NetworkDisabled gives the hostname alone, whatever the daemon has)
-    const noDefault = !networkDisabled(c) && this.onNoDefaultNetwork(c);
-    if (noDefault) {
+    if (!networkDisabled(c) && this.onNoDefaultNetwork(c)) {
       // `--bridge none` made no default network: a container asking for it runs with its loopback
       // alone, as Docker's daemon runs it (its connectToNetwork sets Config.NetworkDisabled, which
       // the container keeps), whatever other network it names
       c.Config.NetworkDisabled = true;
+      c.NetworkDisabledByDaemon = true;
     }
+    const noDefault = c.NetworkDisabledByDaemon === true;
     if (networkDisabled(c)) {
       // Docker's Config.NetworkDisabled: a namespace of its own with its loopback alone, on no
       // network (no events), and of the three files its /etc/hostname only; disabled for want of
