@@ -12,9 +12,9 @@
  * plugin started since is found; one moved to another address gets a new client). A name a
  * client gives is only looked up when it is a file name (PLUGIN_NAME).
  */
+import { join } from "node:path";
 import { PluginActivation } from "./activation.js";
 import { PluginClient } from "./client.js";
-import { join } from "node:path";
 import { DEFAULT_PLUGIN_DIRS, discoverPlugin, listPluginNames, PLUGIN_NAME, type PluginDirs, type PluginEndpoint } from "./discover.js";
 
 export interface RemotePlugin {
@@ -68,7 +68,8 @@ export class RemotePlugins {
 
   private managedPlugin(name: string, capability: string, managed: ManagedPluginSource): RemotePlugin {
     const endpoint = managed.endpoint(name, capability);
-    const key = `managed ${name}`;
+    // (by capability too: its activation holds the interface of the kind that asked)
+    const key = `managed ${capability} ${name}`;
     const known = this.known.get(key);
     if (known && known.address === endpoint.address) return known;
     const client = new PluginClient(endpoint);
