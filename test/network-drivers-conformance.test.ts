@@ -8,7 +8,7 @@ import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import { builtInPluginNames } from "./helpers/built-in-plugins.js";
 import { BridgeDriver } from "../plugins/network-bridge/bridge-driver.js";
-import { netnsRunner } from "../plugins/network-bridge/commands.js";
+import { netnsRunner } from "../core/net/commands.js";
 import { OPT } from "../plugins/network-bridge/options.js";
 import { networkConformance } from "./network-conformance.js";
 

@@ -10,7 +10,7 @@ import { expect } from "chai";
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type CommandRunner, netnsRunner } from "../plugins/network-bridge/commands.js";
+import { type CommandRunner, netnsRunner } from "../core/net/commands.js";
 import { Firewall, type FirewallConfig, type NetworkRules, type PortRule } from "../plugins/network-bridge/firewall.js";
 import { makeTempDir } from "./helpers/engined.js";
 import { fromKernelDefaults } from "./helpers/net-daemon.js";

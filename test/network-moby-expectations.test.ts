@@ -13,7 +13,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { resolveOptions } from "../core/options/resolve.js";
 import { BridgeDriver } from "../plugins/network-bridge/bridge-driver.js";
-import { netnsRunner, type CommandRunner } from "../plugins/network-bridge/commands.js";
+import { netnsRunner, type CommandRunner } from "../core/net/commands.js";
 import { networkSpec } from "./network-conformance-kit.js";
 import { docker } from "./helpers/docker-cli.js";
 import { httpRequest } from "./helpers/http.js";

@@ -17,7 +17,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { BlockList } from "node:net";
 import { join } from "node:path";
 import { busyboxRootfs, writeFixture } from "./fixtures/images.js";
-import { netnsRunner } from "../plugins/network-bridge/commands.js";
+import { netnsRunner } from "../core/net/commands.js";
 import { Firewall } from "../plugins/network-bridge/firewall.js";
 import { plugVeth } from "../plugins/network-bridge/links.js";
 import { docker } from "./helpers/docker-cli.js";

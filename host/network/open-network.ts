@@ -16,7 +16,7 @@ import { NetworkStore } from "./network-store.js";
 import { Sandboxes } from "./sandbox.js";
 import type { UsernsRemap } from "../userns/remap.js";
 import type { NetworkDriver } from "../../core/contracts/network.js";
-import { EngineError, errors } from "../../core/errors.js";
+import { errors } from "../../core/errors.js";
 import { RemoteDrivers } from "../remote-plugins/remote-drivers.js";
 import type { RemotePlugins } from "../remote-plugins/remote-plugins.js";
 import { RemoteNetworkDriver } from "./remote-network-driver.js";
@@ -28,7 +28,6 @@ export async function openNetwork(
   // (a hash, made when a driver is first made: node:crypto is not loaded by a start without one)
   let tag: string | undefined;
   const remote = new RemoteDrivers(deps.remotePlugins, "networkdriver", RemoteNetworkDriver.open, deps.log);
-  const notFound = [errors.pluginNotFound.code, errors.pluginMadeNoDriver.code];
   // a network's driver is always a client's choice (POST /networks/create, or stored from one):
   // a plugin of the daemon's, else a plugin of another process (a 500 saying why when it is
   // installed but cannot be used)
@@ -38,13 +37,7 @@ export async function openNetwork(
         chosenBy: "client",
         context: () => ({ config: deps.config, tag: (tag ??= NetworkManager.tagOf(loader.execRoot)), execRoot: loader.execRoot, log: deps.log }),
       })
-      .catch((err: unknown) => {
-        const served = err instanceof EngineError && notFound.includes(err.code) ? remote.find(name) : undefined;
-        if (!served) throw err;
-        return served.catch((why: Error) => {
-          throw errors.networkPluginUnusable(name, why.message);
-        });
-      });
+      .catch((err: unknown) => remote.instead(name, err, (why) => errors.networkPluginUnusable(name, why)) ?? Promise.reject(err));
   const networks = new NetworkManager({ store: new NetworkStore(join(loader.dataRoot, "network")), containers: deps.containers, config: deps.config, log: deps.log, driver, hooks: loader.hooks });
   const containers = new ContainerNetworks({ networks, sandboxes: new Sandboxes(loader.execRoot), containers: deps.containers, hooks: loader.hooks, config: deps.config, log: deps.log, remap: deps.remap, linkedHosts: deps.linkedHosts, linkPeers: deps.linkPeers });
   const running = deps.containers.list().filter((c) => c.State.Running);

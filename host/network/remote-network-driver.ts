@@ -25,7 +25,8 @@
  * endpoint without a gateway gets.
  */
 import type { EndpointSpec, JoinResult, NetworkDriver, NetworkSpec, PortRequest, PublishedPort } from "../../core/contracts/network.js";
-import { execFileAsync } from "../../core/exec-file.js";
+import { hostRunner, netnsRunner } from "../../core/net/commands.js";
+import { PluginCallError } from "../remote-plugins/client.js";
 import type { RemotePlugin } from "../remote-plugins/remote-plugins.js";
 
 export const NETWORK_DRIVER_INTERFACE = "NetworkDriver";
@@ -171,12 +172,12 @@ async function call<T>(plugin: RemotePlugin, method: string, body: Record<string
   return answer;
 }
 
-/** A call a plugin need not serve: its 404 is no failure. */
+/** A call a plugin need not serve: its 404 is no failure (Docker's plugins.IsNotFound). */
 async function optional<T>(pending: Promise<T>): Promise<T | undefined> {
   try {
     return await pending;
   } catch (err) {
-    if (/404|page not found|unknown method/i.test((err as Error).message)) return undefined;
+    if (err instanceof PluginCallError && err.status === 404) return undefined;
     throw err;
   }
 }
@@ -229,7 +230,7 @@ const ROUTE_NEXTHOP = 0;
 
 /** The plugin's interface, moved into the sandbox and set up there as the container's `ifname`. */
 async function plugInterface(sandbox: string, spec: PlugSpec): Promise<void> {
-  await execFileAsync("ip", ["link", "set", "dev", spec.srcName, "netns", sandbox], { timeout: 30_000 });
+  await hostRunner("ip", ["link", "set", "dev", spec.srcName, "netns", sandbox]);
   const lines = [`link set ${spec.srcName} name ${spec.ifname}`, ...(spec.mac ? [`link set ${spec.ifname} address ${spec.mac}`] : [])];
   for (const a of spec.addresses) lines.push(`addr add ${a} dev ${spec.ifname}${a.includes(":") ? " nodad" : ""}`);
   lines.push(`link set ${spec.ifname} up`);
@@ -246,7 +247,7 @@ async function plugInterface(sandbox: string, spec: PlugSpec): Promise<void> {
   const noIpv6 = !spec.addresses.some((a) => a.includes(":"));
   const script = `${noIpv6 ? 'f=/proc/sys/net/ipv6/conf/$1/disable_ipv6; if [ -e "$f" ]; then echo 1 > "$f" || exit 1; fi; ' : ""}exec ip -batch -`;
   try {
-    await runWithInput("nsenter", [`--net=${sandbox}`, "--", "sh", "-c", script, "sh", spec.srcName], lines.join("\n") + "\n");
+    await netnsRunner(sandbox)("sh", ["-c", script, "sh", spec.srcName], { input: lines.join("\n") + "\n" });
   } catch (err) {
     await giveBack(sandbox, spec.ifname, spec.srcName).catch(() => undefined);
     await giveBack(sandbox, spec.srcName, spec.srcName).catch(() => undefined);
@@ -257,16 +258,5 @@ async function plugInterface(sandbox: string, spec: PlugSpec): Promise<void> {
 /** The interface given back to the daemon's own namespace (not always the host's) under the name the plugin gave it. */
 async function giveBack(sandbox: string, ifname: string, srcName: string): Promise<void> {
   const home = `/proc/${process.pid}/ns/net`;
-  await runWithInput("nsenter", [`--net=${sandbox}`, "--", "ip", "-batch", "-"], `link set ${ifname} down\nlink set ${ifname} name ${srcName}\nlink set ${srcName} netns ${home}\n`);
-}
-
-function runWithInput(file: string, args: string[], input: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = execFileAsync(file, args, { timeout: 30_000 });
-    child.child.stdin?.end(input);
-    child.then(
-      () => resolve(),
-      (err: Error & { stderr?: string }) => reject(new Error(`${file} ${args.slice(-2).join(" ")}: ${(err.stderr ?? "").trim() || err.message}`)),
-    );
-  });
+  await netnsRunner(sandbox)("ip", ["-batch", "-"], { input: `link set ${ifname} down\nlink set ${ifname} name ${srcName}\nlink set ${srcName} netns ${home}\n` });
 }

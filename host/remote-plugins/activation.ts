@@ -35,6 +35,13 @@ export class PluginActivation {
   /** Resolves once the plugin is active and serves `iface`; rejects naming what it serves otherwise. */
   async require(iface: string): Promise<void> {
     const list = await this.interfaces();
-    if (!list.includes(iface)) throw new Error(`it does not implement the ${iface} interface (it implements: ${list.join(", ") || "nothing"})`);
+    if (!list.includes(iface)) throw new NotImplementedError(iface, list);
+  }
+}
+
+/** An active plugin that serves other interfaces than the one asked for: a plugin of another kind, no failure of it. */
+export class NotImplementedError extends Error {
+  constructor(iface: string, served: readonly string[]) {
+    super(`it does not implement the ${iface} interface (it implements: ${served.join(", ") || "nothing"})`);
   }
 }

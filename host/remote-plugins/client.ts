@@ -19,7 +19,15 @@ const IDLE_CLOSE_MS = 5_000;
 /** A plugin answer is a small JSON object; anything past this is not one. */
 const MAX_ANSWER = 1024 * 1024;
 
-class PluginCallError extends Error {}
+/** A call that failed; `status` is the plugin's HTTP status when it answered one (404: a method it does not serve). */
+export class PluginCallError extends Error {
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
 
 export class PluginClient {
   private readonly target: RequestOptions;
@@ -93,8 +101,8 @@ export class PluginClient {
             if (res.statusCode !== 200) {
               const err = (parsed as { Err?: unknown } | undefined)?.Err;
               // Docker's plugin client: the method, then the answer's Err, else its body as sent
-              if (typeof err === "string" && err !== "") return reject(new PluginCallError(`${method}: ${err}`));
-              return reject(new PluginCallError(`${method}: ${text.trim() || `status ${res.statusCode} without a body`}`));
+              if (typeof err === "string" && err !== "") return reject(new PluginCallError(`${method}: ${err}`, res.statusCode));
+              return reject(new PluginCallError(`${method}: ${text.trim() || `status ${res.statusCode} without a body`}`, res.statusCode));
             }
             if (parsed === undefined) return reject(new PluginCallError(`${method}: the answer is not JSON: ${text.slice(0, 200)}`));
             resolve(parsed);

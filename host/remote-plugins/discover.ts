@@ -79,8 +79,8 @@ export function discoverPlugin(name: string, dirs: PluginDirs): { endpoint: Plug
 }
 
 /**
- * The names of every plugin there is a socket or spec file for, in the order of the places
- * looked at, each once: what Docker's daemon asks when it needs "every volume driver".
+ * The names there is a socket, a spec file or a folder for, in the order of the places looked
+ * at, each once: what Docker's daemon asks when it needs "every volume driver".
  */
 export function listPluginNames(dirs: PluginDirs): string[] {
   const names = new Set<string>();
@@ -102,14 +102,8 @@ export function listPluginNames(dirs: PluginDirs): string[] {
       else if (e.isDirectory()) names.add(e.name);
     }
   }
-  // a folder that holds no plugin of its name is not one, nor is a spec file that cannot be read
-  return [...names].filter((n) => {
-    try {
-      return PLUGIN_NAME.test(n) && "endpoint" in discoverPlugin(n, dirs);
-    } catch {
-      return false;
-    }
-  });
+  // (a folder that holds no plugin of its name is none: the look-up of the name finds nothing there)
+  return [...names].filter((n) => PLUGIN_NAME.test(n));
 }
 
 /**

@@ -4,7 +4,12 @@
  * not be activated, or whose driver could not be made, is asked again at the next use.
  */
 import type { Logger } from "pino";
+import { EngineError, errors } from "../../core/errors.js";
+import { NotImplementedError } from "./activation.js";
 import type { RemotePlugin, RemotePlugins } from "./remote-plugins.js";
+
+/** What the driver registry answers for a name no plugin of the daemon's serves. */
+const REGISTRY_NONE = [errors.pluginNotFound.code, errors.pluginMadeNoDriver.code];
 
 export class RemoteDrivers<D> {
   private readonly drivers = new Map<string, { plugin: RemotePlugin; driver: Promise<D> }>();
@@ -44,6 +49,19 @@ export class RemoteDrivers<D> {
     return opening;
   }
 
+  /**
+   * After the driver registry failed to make `name` (`err`): the plugin of another process of
+   * that name, undefined when there is none either. `err` is thrown again when it is not the
+   * registry's "no such plugin" (a path, a plugin that failed to load); one found that cannot be
+   * used rejects with `unusable(why)`.
+   */
+  instead(name: string, err: unknown, unusable: (why: string) => Error): Promise<D> | undefined {
+    if (!(err instanceof EngineError && REGISTRY_NONE.includes(err.code))) throw err;
+    return this.find(name)?.catch((why: Error) => {
+      throw unusable(why.message);
+    });
+  }
+
   made(): string[] {
     return [...this.opened];
   }
@@ -59,7 +77,7 @@ export class RemoteDrivers<D> {
         try {
           return await this.find(name);
         } catch (err) {
-          if (!/does not implement/.test((err as Error).message)) this.log?.warn({ plugin: name, err: (err as Error).message }, "plugin left out: it cannot be used");
+          if (!(err instanceof NotImplementedError)) this.log?.warn({ plugin: name, err: (err as Error).message }, "plugin left out: it cannot be used");
           return undefined;
         }
       }),

@@ -91,7 +91,7 @@ export class RemotePlugins {
     else this.managed.release(name);
   }
 
-  /** The names of every plugin there is a socket or spec file for. */
+  /** The names there is a socket, spec file or folder for in the plugin folders (`plugin` says which are plugins). */
   names(): string[] {
     return listPluginNames(this.dirs);
   }

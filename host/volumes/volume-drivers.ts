@@ -8,7 +8,7 @@
  */
 import { join } from "node:path";
 import type { VolumeDriver } from "../../core/contracts/volume.js";
-import { EngineError, errors } from "../../core/errors.js";
+import { errors } from "../../core/errors.js";
 import type { PluginHost } from "../plugins/driver-registry.js";
 import type { Owner } from "../../core/userns/id-map.js";
 import type { RemoteDrivers } from "../remote-plugins/remote-drivers.js";
@@ -17,7 +17,6 @@ export type VolumeDriverSource = (name: string) => Promise<VolumeDriver>;
 
 /** `rootOwner`: the remapped root under `--userns-remap`, given to drivers for the data of new volumes. */
 export function volumeDriverSource(host: PluginHost, remote: RemoteDrivers<VolumeDriver>, rootOwner?: Owner): VolumeDriverSource {
-  const notFound = [errors.pluginNotFound.code, errors.pluginMadeNoDriver.code];
   return async (name) => {
     try {
       // a name only, never a path (a 400): a client must not make the daemon import a module of its choosing
@@ -26,12 +25,9 @@ export function volumeDriverSource(host: PluginHost, remote: RemoteDrivers<Volum
         context: () => ({ dataRoot: host.dataRoot, home: join(host.dataRoot, "volumes"), ...(rootOwner ? { rootOwner } : {}) }),
       });
     } catch (err) {
-      if (!(err instanceof EngineError && notFound.includes(err.code))) throw err;
-      const served = remote.find(name);
+      const served = remote.instead(name, err, (why) => errors.volumePluginUnusable(name, why));
       if (!served) throw errors.volumeDriverNotFound(name);
-      return served.catch((why: Error) => {
-        throw errors.volumePluginUnusable(name, why.message);
-      });
+      return served;
     }
   };
 }

@@ -269,7 +269,7 @@ export class VolumeService {
         Name: name,
         Driver: driverName,
         // (another driver's volumes have its time, Docker's zero time when it gives none)
-        CreatedAt: driverName === "local" ? new Date().toISOString().replace(/\.\d+Z$/, "Z") : rfc3339Seconds(info.createdAt),
+        CreatedAt: rfc3339Seconds(driverName === "local" ? new Date().toISOString() : info.createdAt),
         Labels: labels,
         Options: Object.keys(options).length > 0 ? { ...options } : null,
         Mountpoint: info.mountpoint,
@@ -320,7 +320,7 @@ export class VolumeService {
       await this.deps.store.save({
         Name: info.name,
         Driver: "local",
-        CreatedAt: info.createdAt.replace(/\.\d+Z$/, "Z"),
+        CreatedAt: rfc3339Seconds(info.createdAt),
         Labels: null,
         Options: Object.keys(options).length > 0 ? { ...options } : null,
         Mountpoint: info.mountpoint,

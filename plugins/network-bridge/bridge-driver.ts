@@ -10,7 +10,7 @@ import { isIP } from "node:net";
 import { contains, normalizeAddress } from "../../core/network/cidr.js";
 import type { EndpointSpec, JoinResult, LegacyLink, NetworkContext, NetworkDriver, NetworkSpec, PortRequest, PublishedPort } from "../../core/contracts/network.js";
 import { killPoint } from "../../core/kill-points.js";
-import { hostRunner, netnsRunner, type CommandRunner } from "./commands.js";
+import { hostRunner, netnsRunner, type CommandRunner } from "../../core/net/commands.js";
 import { EmbeddedDns } from "./dns-resolver.js";
 import { Firewall, type NetworkRules, type PortRule } from "./firewall.js";
 import { deleteLink, ensureBridge, plugVeth } from "./links.js";

@@ -10,7 +10,7 @@
  * (--iptables=false, --ip6tables=false) gets no command at all.
  */
 import type { LegacyLink } from "../../core/contracts/network.js";
-import type { CommandRunner } from "./commands.js";
+import type { CommandRunner } from "../../core/net/commands.js";
 import {
   baseChains,
   baseRules,

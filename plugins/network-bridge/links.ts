@@ -5,8 +5,8 @@
  * with one `ip -batch` run, so a container's network costs two processes, not ten.
  */
 import { randomBytes } from "node:crypto";
-import type { CommandRunner } from "./commands.js";
-import { netnsRunner } from "./commands.js";
+import type { CommandRunner } from "../../core/net/commands.js";
+import { netnsRunner } from "../../core/net/commands.js";
 
 export interface BridgeSpec {
   name: string;

@@ -1,7 +1,8 @@
 /**
  * Running the host's network tools (`ip`, `iptables`, `iptables-restore`, `sysctl` files) in a
- * given network namespace. Everything the bridge driver changes goes through a `CommandRunner`,
- * so that the same code runs in the daemon's own namespace (`hostRunner`) and, in the tests, in
+ * given network namespace: the bridge driver and the host's adapter of network plugins
+ * (host/network/remote-network-driver.ts). Everything the bridge driver changes goes through a
+ * `CommandRunner`, so that the same code runs in the daemon's own namespace (`hostRunner`) and, in the tests, in
  * a namespace the test made (`netnsRunner`, through `nsenter --net=`): real commands, against
  * real interfaces and rules, never the host's when a test runs.
  */
