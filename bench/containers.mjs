@@ -8,28 +8,34 @@
 //   3. `GET /containers/json?all=1` with 100 created (not started) containers;
 //   4. memory: the daemon and its supervisor (engined's supervisor / containerd) when idle, and
 //      per running container the monitor process (conmon / containerd-shim-runc-v2), RSS and
-//      PSS (/proc/PID/smaps_rollup), with 10 `sleep 300` containers running.
+//      PSS (/proc/PID/smaps_rollup), with 10 `sleep 300` containers running;
+//   5. with --detail, where a cycle's time goes (bench/cycle-detail.mjs): each call's wall time,
+//      the CPU of the daemon, of its supervisor and of what they spawn (conmon and runc; the shim
+//      and runc), and the floor: `true` run by runc alone and by conmon with runc.
+// Issue 30's goals are printed under the table, met or not.
 //
 // The `busybox` image is imported into each daemon (POST /images/create?fromSrc=-) from a root
 // filesystem built from the host's static /usr/bin/busybox: no registry, no network.
 // A part a daemon cannot do (e.g. its start endpoint fails) is reported as "n/a (reason)".
 // The same run with the default bridge is bench/network.mjs.
 //
-//   node_modules/node/bin/node bench/containers.mjs [--cycles N] [--quick] [--only engined|dockerd]
+//   node_modules/node/bin/node bench/containers.mjs [--cycles N] [--quick] [--detail] [--only engined|dockerd]
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { Agent } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { call, createBody, cycle, daemons, dockerCommand, expect, measureBoth, supervisorPid } from "./daemons.mjs";
+import { cycleBreakdown, runtimeFloors } from "./cycle-detail.mjs";
+import { busyboxTar, call, createBody, cycle, daemons, dockerCommand, expect, measureBoth, supervisorPid } from "./daemons.mjs";
 import { sleep } from "./processes.mjs";
 import { sideBySide } from "./table.mjs";
 import { going, median, now, stopLoopsOnCtrlC, timedRuns, wasInterrupted } from "./timing.mjs";
 
 const { values } = parseArgs({
-  options: { cycles: { type: "string", default: "20" }, quick: { type: "boolean", default: false }, only: { type: "string" } },
+  options: { cycles: { type: "string", default: "20" }, quick: { type: "boolean", default: false }, detail: { type: "boolean", default: false }, only: { type: "string" } },
 });
 const QUICK = values.quick;
+const DETAIL = values.detail;
 const CYCLES = Math.max(1, Math.min(Number(values.cycles) || 20, 500, QUICK ? 5 : Infinity));
 const CONCURRENT_CLIENTS = 4;
 const CONCURRENT_CYCLES = Math.max(CYCLES, 2 * CONCURRENT_CLIENTS);
@@ -172,14 +178,24 @@ async function measure(daemon, part, out) {
   await part("cli", () => cliRuns(daemon));
   await part("list", () => listLatency(daemon.sock), { runsContainers: false });
   await part("mem", () => perContainerMemory(daemon));
+  if (DETAIL) {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      await part("detail", () => cycleBreakdown(daemon, daemon.supervisorPid, agent, CYCLES, PHASE_LIMIT_MS));
+    } finally {
+      agent.destroy();
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Run and print
 
 let results;
+let floors;
 try {
   results = await measureBoth(work, values.only, {}, measure);
+  if (DETAIL && !wasInterrupted()) floors = await runtimeFloors(mkdtempSync(join(work, "floor-")), await busyboxTar(), CYCLES, PHASE_LIMIT_MS).catch((err) => ({ na: err.message }));
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
@@ -201,5 +217,39 @@ table.row("per running container: monitor PSS", (r) => r.mem, (o) => o.monitorPs
 table.row("per running container: daemon+supervisor RSS", (r) => r.mem, (o) => o.daemonGrowthRss, "mib", { ratio: false });
 console.log("(monitor: conmon for engined, containerd-shim-runc-v2 for Docker; times are medians; the daemon+supervisor");
 console.log(" growth is a difference of two samples of garbage-collected heaps: noise-sized, no ratio given)");
+if (DETAIL) printDetail(table);
 table.printNotes();
+printGoals();
 if (wasInterrupted()) process.exitCode = 130;
+
+function printDetail(table) {
+  console.log(`\nwhere a cycle goes (${CYCLES} cycles, 1 client, medians; CPU per cycle, all threads)`);
+  for (const call of ["create", "start", "wait", "remove"]) table.row(`  ${call}`, (r) => r.detail, (o) => o[call], "ms");
+  table.row("  CPU: the daemon", (r) => r.detail, (o) => o.cpu.daemon, "ms");
+  table.row("  CPU: its supervisor (containerd)", (r) => r.detail, (o) => o.cpu.supervisor, "ms");
+  table.row("  CPU: conmon+runc (shim+runc)", (r) => r.detail, (o) => o.cpu.spawned, "ms");
+  table.row("  CPU: all of it", (r) => r.detail, (o) => o.cpu.total, "ms");
+  const f = (v) => (typeof v === "number" ? `${v.toFixed(1)} ms` : "n/a");
+  if (floors?.na) console.log(`  floor: n/a (${floors.na})`);
+  else if (floors) console.log(`  floor, no daemon: \`true\` by runc alone (runc run) ${f(floors.runcRun)}, by conmon with runc (create, start, exit file, delete) ${f(floors.conmonRunc)}`);
+}
+
+/** Issue 30's goals, with this run's figures. */
+function printGoals() {
+  const e = results.engined;
+  const d = results.dockerd;
+  const num = (v) => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
+  const verdict = (ok, text) => `${ok === undefined ? "n/a" : ok ? "met" : "not met"} (${text})`;
+  const one = [num(e?.one?.msPerCycle), num(d?.one?.msPerCycle)];
+  const four = [num(e?.four?.perSecond), num(d?.four?.perSecond)];
+  const idle = (r) => num(r?.daemonIdle?.rss) !== undefined && num(r?.supervisorIdle?.rss) !== undefined ? r.daemonIdle.rss + r.supervisorIdle.rss : undefined;
+  const rss = [idle(e), idle(d)];
+  const ratio = ([a, b]) => (a !== undefined && b ? a / b : undefined);
+  const r1 = ratio(one);
+  const r4 = ratio(four);
+  const rm = ratio(rss);
+  console.log("\ngoals (issue 30):");
+  console.log(`  1 client, a cycle at most 0.3x dockerd's: ${verdict(r1 === undefined ? undefined : r1 <= 0.3, r1 === undefined ? "no ratio" : `${r1.toFixed(2)}x`)}`);
+  console.log(`  ${CONCURRENT_CLIENTS} clients, at least 3x dockerd's cycles/s: ${verdict(r4 === undefined ? undefined : r4 >= 3, r4 === undefined ? "no ratio" : `${r4.toFixed(2)}x`)}`);
+  console.log(`  idle RSS, daemon + supervisor, at most 0.75x dockerd + containerd: ${verdict(rm === undefined ? undefined : rm <= 0.75, rm === undefined ? "no ratio" : `${rss[0].toFixed(1)} against ${rss[1].toFixed(1)} MiB, ${rm.toFixed(2)}x`)}`);
+}
