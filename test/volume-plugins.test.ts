@@ -89,6 +89,46 @@ describe("volume plugins of other processes (the example dir-volumes plugin)", f
     ok(await docker(host, ["rm", "pv-user"]), "rm");
   });
 
+  it("has the plugin mount a stopped container's volume for docker cp, both ways, logging its mount and unmount around the copy", async () => {
+    ok(await docker(host, ["volume", "create", "-d", name, "pvcp"]), "create");
+    const id = ok(await docker(host, ["create", "--name", "pv-cp", "-v", "pvcp:/data", "busybox"]), "create").trim();
+    const since = Date.now() / 1000;
+    const mountsBefore = calls("VolumeDriver.Mount").length;
+    const file = join(work, "cp-in");
+    writeFileSync(file, "copied\n");
+    ok(await docker(host, ["cp", file, "pv-cp:/data/f"]), "cp in");
+    expect(readFileSync(join(root(), "pvcp", "data", "f"), "utf8")).to.equal("copied\n");
+    const out = await httpRequest({ socketPath: d.socket }, "GET", "/containers/pv-cp/archive?path=/data/f");
+    expect(out.status).to.equal(200);
+    // (the CLI's cp in: a stat, then the extraction; then the download: three uses, as dockerd's)
+    const mounts = calls("VolumeDriver.Mount").slice(mountsBefore);
+    expect(mounts).to.have.length(3);
+    // (a download's use ends once its tar is sent, which may follow the end of the answer)
+    const unmounted = () => mounts.every((m) => calls("VolumeDriver.Unmount").some((u) => u.ID === m.ID));
+    for (let i = 0; i < 50 && !unmounted(); i++) await new Promise((r) => setTimeout(r, 100));
+    for (const m of mounts) {
+      expect(m.Name).to.equal("pvcp");
+      // each copy's own use, by an ID of its own (as Docker's), ended by its unmount
+      expect(m.ID).to.match(/^[0-9a-f]{64}$/).and.not.equal(id);
+      expect(calls("VolumeDriver.Unmount")).to.deep.include({ Name: "pvcp", ID: m.ID });
+    }
+    const until = Math.ceil(Date.now() / 1000) + 1;
+    const events = (await httpRequest({ socketPath: d.socket }, "GET", `/events?since=${since}&until=${until}`)).body
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { Type: string; Action: string; Actor: { ID: string; Attributes: Record<string, string> } })
+      .filter((e) => e.Actor.ID === "pvcp" || e.Actor.ID === id);
+    expect(events.map((e) => `${e.Type} ${e.Action}`)).to.deep.equal([
+      "volume mount", "volume unmount",
+      "volume mount", "container extract-to-dir", "volume unmount",
+      "volume mount", "container archive-path", "volume unmount",
+    ]);
+    expect(events[0].Actor.Attributes).to.deep.equal({ container: id, destination: "/data", driver: name, propagation: "", "read/write": "true" });
+    expect(events[1].Actor.Attributes).to.deep.equal({ container: id, driver: name });
+    ok(await docker(host, ["rm", "pv-cp"]), "rm");
+    ok(await docker(host, ["volume", "rm", "pvcp"]), "volume rm");
+  });
+
   it("makes a volume a container names with --mount volume-driver through the plugin", async () => {
     ok(await docker(host, ["run", "--rm", "--mount", `type=volume,source=pv3,target=/v,volume-driver=${name},volume-opt=owner=me`, "busybox", "touch", "/v/x"]), "run --mount");
     expect(calls("VolumeDriver.Create")).to.deep.include({ Name: "pv3", Opts: { owner: "me" } });
