@@ -76,9 +76,15 @@ describe("volume plugins of other processes (the example dir-volumes plugin)", f
     expect(readFileSync(join(root(), "pv1", "data", "f"), "utf8")).to.equal("hi\n");
     const id = ok(await docker(host, ["inspect", "-f", "{{.Id}}", "pv-user"]), "inspect").trim();
     expect(calls("VolumeDriver.Mount")).to.deep.include({ Name: "pv1", ID: id });
-    // (the unmount follows the exit the run returned on: engined tells waiters before its clean-up, as dockerd 20.10 did)
-    for (let i = 0; i < 50 && !calls("VolumeDriver.Unmount").some((b) => b.ID === id); i++) await new Promise((r) => setTimeout(r, 100));
+    // made before the run returned: the exit is told once the plugin's volumes are unmounted, as
+    // Docker 28 cleans up before it (dockerd 20.10 after)
     expect(calls("VolumeDriver.Unmount")).to.deep.include({ Name: "pv1", ID: id });
+    const events = (await httpRequest({ socketPath: d.socket }, "GET", `/events?since=0&until=${Math.ceil(Date.now() / 1000) + 1}&filters=${encodeURIComponent(JSON.stringify({ event: ["die", "unmount"] }))}`)).body
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { Type: string; Action: string; Actor: { ID: string; Attributes: Record<string, string> } })
+      .filter((e) => e.Actor.ID === id || e.Actor.Attributes.container === id);
+    expect(events.map((e) => `${e.Type} ${e.Action}`)).to.deep.equal(["volume unmount", "container die"]);
     const mounts = JSON.parse(ok(await docker(host, ["inspect", "-f", "{{json .Mounts}}", "pv-user"]), "inspect mounts"));
     expect(mounts[0]).to.include({ Type: "volume", Name: "pv1", Driver: name, Destination: "/data" });
     // in use by a container: refused before the plugin is asked

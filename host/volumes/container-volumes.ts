@@ -205,6 +205,15 @@ export class ContainerVolumes {
     if (this.pinned.delete(use)) await unpinAll(this.pinDir(use));
   }
 
+  /**
+   * Whether the container's run has a volume of a plugin (a driver other than the daemon's own
+   * `local`): one whose Unmount a client can see, which the exit then does before it is told
+   * (runner.ts, recordExit).
+   */
+  usesPlugins(containerId: string): boolean {
+    return [...(this.active.get(containerId)?.values() ?? [])].some((v) => v.driver !== "" && v.driver !== "local");
+  }
+
   /** After the container exits (or failed to start): its subpaths unpinned, its drivers' mounts released. Safe to repeat. */
   async unmount(containerId: string): Promise<void> {
     await this.unpin(containerId);
