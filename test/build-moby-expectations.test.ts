@@ -140,6 +140,35 @@ describe("what moby's build tests expect of the classic builder", function () {
     ]);
   });
 
+  it("commits WORKDIR through a container as Docker's dispatchWorkdir does, and a stage FROM scratch's steps through one made from no image", async () => {
+    const body = await contextTar({ Dockerfile: "FROM scratch\nENV A=1\nWORKDIR /app/sub\nWORKDIR /app\n" });
+    const since = Date.now() / 1000;
+    const a = built(await build({ body, query: { nocache: "1", t: "workdir-scratch:1" } }));
+    for (const [n, step] of ["ENV A=1", "WORKDIR /app/sub", "WORKDIR /app"].entries()) {
+      expect(a.text).to.match(new RegExp(`Step ${n + 2}/4 : ${step}\n ---> Running in ([0-9a-f]{12})\nRemoving intermediate container \\1\n ---> [0-9a-f]{12}\n`));
+    }
+    const until = Date.now() / 1000 + 0.001;
+    const r = await httpRequest({ socketPath: d.socket }, "GET", `/v1.51/events?since=${since.toFixed(3)}&until=${until.toFixed(3)}&filters=${encodeURIComponent('{"type":["container"]}')}`);
+    const events = r.body.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as { Action: string; Actor: { Attributes: Record<string, string> } });
+    expect(events.map((e) => e.Action)).to.deep.equal(["create", "destroy", "create", "destroy", "create", "destroy"]);
+    // the first has no image: no `image` attribute, as Docker leaves it out for an empty one
+    expect(Object.keys(events[0].Actor.Attributes)).to.deep.equal(["name"]);
+    expect(events[2].Actor.Attributes.image).to.match(/^sha256:[0-9a-f]{64}$/);
+    // one layer, /app/sub's (the init layer's entries left out: every size 0); /app was there
+    const image = JSON.parse((await httpRequest({ socketPath: d.socket }, "GET", "/v1.51/images/workdir-scratch:1/json")).body);
+    expect(image.RootFS.Layers).to.have.length(1);
+    const history = JSON.parse((await httpRequest({ socketPath: d.socket }, "GET", "/v1.51/images/workdir-scratch:1/history")).body) as { CreatedBy: string; Size: number }[];
+    expect(history.map((h) => `${h.CreatedBy}|${h.Size}`)).to.deep.equal(["/bin/sh -c #(nop) WORKDIR /app|0", "/bin/sh -c #(nop) WORKDIR /app/sub|0", "/bin/sh -c #(nop)  ENV A=1|0"]);
+    // the folders are there for a container of the image
+    const host = `unix://${d.socket}`;
+    const made = await docker(host, ["create", "--name", "workdir-scratch", "workdir-scratch:1", "x"]);
+    expect(made.code, made.stderr).to.equal(0);
+    const stat = await httpRequest({ socketPath: d.socket }, "HEAD", "/v1.51/containers/workdir-scratch/archive?path=/app/sub");
+    expect(stat.status).to.equal(200);
+    expect(JSON.parse(Buffer.from(String(stat.headers["x-docker-container-path-stat"]), "base64").toString()).mode).to.equal(0o20000000755);
+    expect((await docker(host, ["rm", "workdir-scratch"])).code).to.equal(0);
+  });
+
   it("tells of each image a step makes with an image `create` event, and of none for a cache hit (TestBuildEmitsImageCreateEvent)", async () => {
     const body = await contextTar({ Dockerfile: "FROM busybox\nRUN echo hello > /hello\nLABEL built=yes\n" });
     const creates = async (query: Record<string, string>) => {

@@ -76,9 +76,15 @@ describe("volume plugins of other processes (the example dir-volumes plugin)", f
     expect(readFileSync(join(root(), "pv1", "data", "f"), "utf8")).to.equal("hi\n");
     const id = ok(await docker(host, ["inspect", "-f", "{{.Id}}", "pv-user"]), "inspect").trim();
     expect(calls("VolumeDriver.Mount")).to.deep.include({ Name: "pv1", ID: id });
-    // (the unmount follows the exit the run returned on: engined tells waiters before its clean-up, as dockerd 20.10 did)
-    for (let i = 0; i < 50 && !calls("VolumeDriver.Unmount").some((b) => b.ID === id); i++) await new Promise((r) => setTimeout(r, 100));
+    // made before the run returned: the exit is told once the plugin's volumes are unmounted, as
+    // Docker 28 cleans up before it (dockerd 20.10 after)
     expect(calls("VolumeDriver.Unmount")).to.deep.include({ Name: "pv1", ID: id });
+    const events = (await httpRequest({ socketPath: d.socket }, "GET", `/events?since=0&until=${Math.ceil(Date.now() / 1000) + 1}&filters=${encodeURIComponent(JSON.stringify({ event: ["die", "unmount"] }))}`)).body
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { Type: string; Action: string; Actor: { ID: string; Attributes: Record<string, string> } })
+      .filter((e) => e.Actor.ID === id || e.Actor.Attributes.container === id);
+    expect(events.map((e) => `${e.Type} ${e.Action}`)).to.deep.equal(["volume unmount", "container die"]);
     const mounts = JSON.parse(ok(await docker(host, ["inspect", "-f", "{{json .Mounts}}", "pv-user"]), "inspect mounts"));
     expect(mounts[0]).to.include({ Type: "volume", Name: "pv1", Driver: name, Destination: "/data" });
     // in use by a container: refused before the plugin is asked
@@ -87,6 +93,46 @@ describe("volume plugins of other processes (the example dir-volumes plugin)", f
     expect(r.stderr).to.match(/remove pv1: volume is in use/);
     expect(calls("VolumeDriver.Remove")).to.not.deep.include({ Name: "pv1" });
     ok(await docker(host, ["rm", "pv-user"]), "rm");
+  });
+
+  it("has the plugin mount a stopped container's volume for docker cp, both ways, logging its mount and unmount around the copy", async () => {
+    ok(await docker(host, ["volume", "create", "-d", name, "pvcp"]), "create");
+    const id = ok(await docker(host, ["create", "--name", "pv-cp", "-v", "pvcp:/data", "busybox"]), "create").trim();
+    const since = Date.now() / 1000;
+    const mountsBefore = calls("VolumeDriver.Mount").length;
+    const file = join(work, "cp-in");
+    writeFileSync(file, "copied\n");
+    ok(await docker(host, ["cp", file, "pv-cp:/data/f"]), "cp in");
+    expect(readFileSync(join(root(), "pvcp", "data", "f"), "utf8")).to.equal("copied\n");
+    const out = await httpRequest({ socketPath: d.socket }, "GET", "/containers/pv-cp/archive?path=/data/f");
+    expect(out.status).to.equal(200);
+    // (the CLI's cp in: a stat, then the extraction; then the download: three uses, as dockerd's)
+    const mounts = calls("VolumeDriver.Mount").slice(mountsBefore);
+    expect(mounts).to.have.length(3);
+    // (a download's use ends once its tar is sent, which may follow the end of the answer)
+    const unmounted = () => mounts.every((m) => calls("VolumeDriver.Unmount").some((u) => u.ID === m.ID));
+    for (let i = 0; i < 50 && !unmounted(); i++) await new Promise((r) => setTimeout(r, 100));
+    for (const m of mounts) {
+      expect(m.Name).to.equal("pvcp");
+      // each copy's own use, by an ID of its own (as Docker's), ended by its unmount
+      expect(m.ID).to.match(/^[0-9a-f]{64}$/).and.not.equal(id);
+      expect(calls("VolumeDriver.Unmount")).to.deep.include({ Name: "pvcp", ID: m.ID });
+    }
+    const until = Math.ceil(Date.now() / 1000) + 1;
+    const events = (await httpRequest({ socketPath: d.socket }, "GET", `/events?since=${since}&until=${until}`)).body
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { Type: string; Action: string; Actor: { ID: string; Attributes: Record<string, string> } })
+      .filter((e) => e.Actor.ID === "pvcp" || e.Actor.ID === id);
+    expect(events.map((e) => `${e.Type} ${e.Action}`)).to.deep.equal([
+      "volume mount", "volume unmount",
+      "volume mount", "container extract-to-dir", "volume unmount",
+      "volume mount", "container archive-path", "volume unmount",
+    ]);
+    expect(events[0].Actor.Attributes).to.deep.equal({ container: id, destination: "/data", driver: name, propagation: "", "read/write": "true" });
+    expect(events[1].Actor.Attributes).to.deep.equal({ container: id, driver: name });
+    ok(await docker(host, ["rm", "pv-cp"]), "rm");
+    ok(await docker(host, ["volume", "rm", "pvcp"]), "volume rm");
   });
 
   it("makes a volume a container names with --mount volume-driver through the plugin", async () => {

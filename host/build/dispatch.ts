@@ -2,8 +2,8 @@
  * One instruction of a stage, done as Docker's classic builder does it. Every instruction makes
  * an image (the cache is asked first: ` ---> Using cache`); those that change only the
  * configuration make one with an empty layer and a `#(nop)` history entry (through a container
- * that never runs, as Docker's builder commits them), `WORKDIR` makes its
- * folder, `COPY`/`ADD` write their files into a layer of the build's own, `RUN` runs a container.
+ * that never runs, as Docker's builder commits them), `WORKDIR` makes its folder in such a
+ * container, `COPY`/`ADD` write their files into a layer of the build's own, `RUN` runs a container.
  */
 import { errors } from "../../core/errors.js";
 import type { StageArgs } from "../../core/build/build-args.js";
@@ -17,8 +17,7 @@ import type { BuildOutput } from "./build-output.js";
 import type { BuildOptions } from "./build-options.js";
 import { copyStep, type CopyDeps } from "./copy-step.js";
 import type { EscapeChar, Instruction } from "../../core/build/dockerfile-types.js";
-import { configInContainer, runInContainer, type RunDeps } from "./run-step.js";
-import { makeWorkdir } from "./workdir-step.js";
+import { configInContainer, runInContainer, workdirInContainer, type RunDeps } from "./run-step.js";
 import { rmSync } from "node:fs";
 import type { EngineHooks } from "../../core/hooks.js";
 import { imageEvent } from "../images/image-events.js";
@@ -87,18 +86,19 @@ export async function stepImage(ctx: StepContext, probe: ContainerConfig, next: 
 
 /**
  * A step that changes only the configuration: `#(nop)  <comment>`, an empty layer, committed
- * through a container made for it (run-step.ts) as Docker's builder does; a stage without an
- * image yet (`FROM scratch`) has nothing to make it from, and commits without one.
+ * through a container made for it (run-step.ts) as Docker's builder does, from no image in a
+ * stage `FROM scratch` that has none yet, as there.
  */
 async function configOnly(ctx: StepContext, next: ContainerConfig, comment: string): Promise<void> {
   // (SHELL names itself with the new shell, as Docker records it)
   const probe = { ...next, Cmd: [...shellOf(next), "#(nop) ", comment] };
-  const image = ctx.state.image;
-  await stepImage(ctx, probe, next, async () => {
-    if (!image) return {};
-    const { hostConfig, remove, forceRemove } = ctx.opts;
-    return configInContainer(ctx.deps, ctx.out, { image, config: probe, hostConfig, remove, forceRemove, signal: ctx.signal });
-  });
+  await stepImage(ctx, probe, next, () => configInContainer(ctx.deps, ctx.out, stepContainer(ctx, probe)));
+}
+
+/** The request for a step's container that never runs, made with the step's configuration `probe`. */
+function stepContainer(ctx: StepContext, probe: ContainerConfig) {
+  const { hostConfig, remove, forceRemove } = ctx.opts;
+  return { image: ctx.state.image, config: probe, hostConfig, remove, forceRemove, signal: ctx.signal };
 }
 
 export async function dispatch(ctx: StepContext, i: Instruction): Promise<void> {
@@ -125,7 +125,7 @@ export async function dispatch(ctx: StepContext, i: Instruction): Promise<void> 
       const dir = workdirOf(c.WorkingDir, word(ctx, i.args.join(" ")));
       const next = { ...c, WorkingDir: dir };
       const probe = { ...next, Cmd: [...shellOf(c), `#(nop) WORKDIR ${dir}`] };
-      return stepImage(ctx, probe, next, async () => ({ layerTar: await makeWorkdir(ctx.deps, ctx.state.image, dir) }));
+      return stepImage(ctx, probe, next, () => workdirInContainer(ctx.deps, ctx.out, stepContainer(ctx, probe)));
     }
     case "run":
       return runStep(ctx, i);

@@ -4,7 +4,8 @@
  * mode and resources), its output goes to the build's stream as it comes (stderr in red), and
  * its changes are committed as the step's layer. The container goes once the step is done
  * (`rm`); one that failed stays for the user to look into, unless `forcerm`, as with Docker.
- * A step that changes only the configuration commits through a container too, never started.
+ * A step that changes only the configuration commits through a container too, never started,
+ * and so does WORKDIR (the container's create makes the folder).
  */
 import { rmSync } from "node:fs";
 import type { StorageDriver } from "../../core/contracts/storage.js";
@@ -71,13 +72,7 @@ export async function runInContainer(deps: RunDeps, out: BuildOutput, req: RunRe
     deps.containers.attached(c);
     const code = await runAndStream(deps.containers, c, out, req.signal);
     if (code !== 0) throw errors.buildRunFailed(req.command.join(" "), code);
-    const layerTar = await diffToFile(deps.storage, c.Id, deps.tmpDir, "run");
-    try {
-      await withoutMountPoints(layerTar);
-    } catch (err) {
-      rmSync(layerTar, { force: true });
-      throw err;
-    }
+    const layerTar = await containerLayer(deps, c.Id, "run");
     ok = true;
     return { layerTar, containerId: c.Id, release: (committed) => releaseStepContainer(deps, out, c.Id, committed, req) };
   } finally {
@@ -86,7 +81,8 @@ export async function runInContainer(deps: RunDeps, out: BuildOutput, req: RunRe
 }
 
 export interface ConfigStepRequest {
-  image: Image;
+  /** The stage's image; none for a stage `FROM scratch` before its first layer. */
+  image: Image | undefined;
   /** The step's configuration as it is probed and recorded (its `Cmd` the `#(nop)` comment). */
   config: ContainerConfig;
   hostConfig: HostConfig;
@@ -99,14 +95,44 @@ export interface ConfigStepRequest {
  * A step that changes only the configuration (LABEL, ENV, CMD...) commits through a container of
  * its own, as Docker's classic builder does: made from the stage's image with the step's
  * configuration, never started, and removed as a RUN step's is (its create and destroy events, its
- * `Running in` and `Removing intermediate container` lines), after the step's commit.
+ * `Running in` and `Removing intermediate container` lines), after the step's commit. A stage
+ * `FROM scratch` with no layer yet has it made from no image (an empty root filesystem), as
+ * Docker's builder creates it with an empty image.
  */
 export async function configInContainer(deps: RunDeps, out: BuildOutput, req: ConfigStepRequest): Promise<StepContainer> {
   if (req.signal.aborted) throw errors.buildCancelled();
-  const body = { ...(req.config as object), Image: req.image.id, HostConfig: req.hostConfig } as ContainerCreateRequest;
-  const { record: c } = await deps.containers.create(body);
+  const body = { ...(req.config as object), Image: req.image?.id ?? "", HostConfig: req.hostConfig } as ContainerCreateRequest;
+  const { record: c } = await deps.containers.create(body, undefined, req.image ? {} : { scratch: true });
   out.arrow(`Running in ${c.Id.slice(0, 12)}`);
   return { containerId: c.Id, release: (committed) => releaseStepContainer(deps, out, c.Id, committed, req) };
+}
+
+/**
+ * WORKDIR: the step's container is made with the new working directory, which its create makes
+ * (as Docker's builder has ContainerCreateWorkdir make it), and its layer is the step's: the folder
+ * and those made on the way, or nothing when it was there (without the init layer's entries, as a
+ * RUN's).
+ */
+export async function workdirInContainer(deps: RunDeps, out: BuildOutput, req: ConfigStepRequest): Promise<StepContainer & { layerTar: string }> {
+  const made = await configInContainer(deps, out, req);
+  try {
+    return { ...made, layerTar: await containerLayer(deps, made.containerId, "workdir") };
+  } catch (err) {
+    await made.release(false);
+    throw err;
+  }
+}
+
+/** The container's changes as a tar file (the caller removes it), without the mount points and init layer entries its create and start made. */
+async function containerLayer(deps: RunDeps, id: string, kind: string): Promise<string> {
+  const layerTar = await diffToFile(deps.storage, id, deps.tmpDir, kind);
+  try {
+    await withoutMountPoints(layerTar);
+  } catch (err) {
+    rmSync(layerTar, { force: true });
+    throw err;
+  }
+  return layerTar;
 }
 
 /** A step's container removed when the build says so (`rm` after a commit, `forcerm` always), as Docker's builder removes it after each step. */

@@ -52,6 +52,11 @@ export interface CreateOptions {
   platform?: string;
   /** A client before API 1.44: its read-only binds are read-only at their top only. */
   readOnlyBindsNonRecursive?: boolean;
+  /**
+   * The builder's container for a step of a stage `FROM scratch` (never one of a client's): no
+   * image, an empty root filesystem, `Image` empty, as Docker's builder creates one there.
+   */
+  scratch?: boolean;
 }
 
 /**
@@ -91,10 +96,10 @@ async function create(
   // a variable without a name (``, `=`, `=foo`), as Docker's opts.ValidateEnv refuses it
   const unnamed = (body.Env ?? []).find((e) => e.split("=")[0] === "");
   if (unnamed !== undefined) throw errors.containerInvalidResource(`invalid environment variable: ${unnamed}`);
-  const image = images.resolve(body.Image);
+  const image = options.scratch ? undefined : images.resolve(body.Image);
   // the image's layers stay until the record names the image (a removal of the image meanwhile
   // leaves them: see keepForNewContainer below)
-  const release = images.hold(image.chain);
+  const release = image ? images.hold(image.chain) : () => {};
   try {
     return await createOn(deps, body, image, wantedName, options, claim);
   } finally {
@@ -105,19 +110,19 @@ async function create(
 async function createOn(
   deps: CreateDeps,
   body: ContainerCreateRequest,
-  image: Image,
+  image: Image | undefined,
   wantedName: string | undefined,
   options: CreateOptions,
   claim: { name?: string; id?: string },
 ): Promise<{ record: ContainerRecord; warnings: string[] }> {
   const { containers, images, storage } = deps;
-  checkCreatePlatform(body.Image, image.config, options.platform);
+  if (image) checkCreatePlatform(body.Image, image.config, options.platform);
   // What the start would refuse is refused now, before a layer or a name is taken.
   checkRuntimeName(deps.config(), body.HostConfig?.Runtime);
   checkCreatePolicy(body.HostConfig);
   // the plugins' checks (devices, resources, namespaces: plugins/runtime-ocirun); they may fill HostConfig
   const { warnings } = await deps.hooks.checkContainerCreate.promise({ request: { ...body, HostConfig: (body.HostConfig ??= {}) }, warnings: [] });
-  const base = image.config.config ?? {};
+  const base = image?.config.config ?? {};
   const healthcheck = mergeHealthcheck(body.Healthcheck, base.Healthcheck as HealthConfig | undefined);
   const unhealthy = healthcheckProblem(healthcheck);
   if (unhealthy) throw errors.containerInvalidResource(unhealthy);
@@ -127,7 +132,7 @@ async function createOn(
   checkUsernsSettings(deps.remap, { ...(body.HostConfig ?? {}), NetworkMode: networkMode });
   const networks = deps.network.attachmentsFor(networkMode, endpointsConfig(body, networkMode));
   const linkTargets = deps.links?.resolve(body.HostConfig ?? {}, networkMode) ?? [];
-  const mounts = await deps.volumes?.plan(body.HostConfig ?? {}, Object.keys({ ...(image.config.config?.Volumes ?? {}), ...(body.Volumes ?? {}) }), {
+  const mounts = await deps.volumes?.plan(body.HostConfig ?? {}, Object.keys({ ...(base.Volumes ?? {}), ...(body.Volumes ?? {}) }), {
     readOnlyBindsNonRecursive: options.readOnlyBindsNonRecursive === true,
   });
   const id = containers.newId();
@@ -171,7 +176,7 @@ async function createOn(
     // (checked all the same; a container with its network disabled is on none, as Docker keeps it)
     ...(networks && !body.NetworkDisabled ? { Networks: networks } : {}),
     ...(linkTargets.length ? { Links: deps.links!.record(name, linkTargets) } : {}),
-    Image: image.id,
+    Image: image?.id ?? "",
     Driver: storage.name,
     LogPath: join(containers.dir(id), `${id}-json.log`),
     State: newState(),
@@ -186,7 +191,7 @@ async function createOn(
     // listed only when it has one.
     await containers.reserve(id);
     killPoint("create.reserved");
-    const top = image.chain[image.chain.length - 1];
+    const top = image?.chain.at(-1);
     // A driver refuses options it cannot honour (a 400 naming them) before it makes anything.
     const storageOpts = { ...(HostConfig?.StorageOpt ?? {}) };
     try {
@@ -194,7 +199,7 @@ async function createOn(
       killPoint("create.layer-made");
       await containers.add(record);
       killPoint("create.saved");
-      await images.keepForNewContainer(image);
+      if (image) await images.keepForNewContainer(image);
       // (the images of its image mounts alike)
       for (const mounted of made?.images ?? []) await images.keepForNewContainer(mounted);
     } catch (err) {

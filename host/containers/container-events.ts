@@ -10,7 +10,8 @@ import { makeEvent, type EngineEvent } from "../../core/events/event.js";
 export function containerEvent(c: ContainerRecord, action: string, extra: Record<string, string> = {}): EngineEvent {
   return makeEvent("container", action, c.Id, {
     ...(c.Config.Labels ?? {}),
-    image: c.Config.Image ?? "",
+    // (none for a container of no image, a build step's in a stage FROM scratch, as Docker leaves it out)
+    ...(c.Config.Image ? { image: c.Config.Image } : {}),
     name: c.Name.replace(/^\//, ""),
     ...extra,
   });

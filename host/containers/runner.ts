@@ -8,9 +8,10 @@
  *   start: storage mounts the root filesystem at `<exec-root>/containers/<id>/rootfs` -> the
  *   runtime driver writes `<exec-root>/containers/<id>/bundle` -> the supervisor runs it ->
  *   the record says running.
- *   exit: the supervisor announces it once the output is all in the log driver -> the record
- *   says exited with the code -> the supervisor forgets it, the bundle goes, the root filesystem
- *   is unmounted -> waiters are told (run-signals.ts) -> with AutoRemove, the container is
+ *   exit: the supervisor announces it once the output is all in the log driver -> volumes of
+ *   plugins are unmounted (a container with one) -> the record says exited with the code, `die`,
+ *   waiters are told (run-signals.ts) -> the supervisor forgets it, the bundle goes, the root
+ *   filesystem, network and other volumes are released -> with AutoRemove, the container is
  *   removed; with a restart policy that says so, it is "restarting" and started again after the
  *   back-off (restart-manager.ts).
  * Each container's steps run one after another (`serial`): an exit announced while its start is
@@ -317,6 +318,14 @@ export class ContainerRunner {
         const finishedAt = new Date().toISOString();
         // (a run the supervisor lost has nothing to say about it)
         const OOMKilled = exitCode !== 0 && !error && (await this.oomKilled(id));
+        // Docker 28 cleans up after a run, its volumes' unmounts among it, before it records the
+        // exit and logs `die` (dockerd 20.10 did it after): a client told of the exit finds a
+        // volume plugin's Unmount made. So here for a container with a plugin's volume; one with
+        // local volumes alone has them released after, with the rest (release), so that its run
+        // is not made longer for an unmount no client sees.
+        if (this.deps.volumes?.usesPlugins(id)) {
+          await this.deps.volumes.unmount(id).catch((err: Error) => this.deps.log.error({ err, container: id }, "cannot unmount a container's volumes after its exit"));
+        }
         restartIn = this.shuttingDown ? undefined : this.restarts.decide(c, exitCode, c.HasBeenManuallyStopped === true);
         if (restartIn === undefined) {
           c.State = { ...c.State, Status: "exited", Running: false, Paused: false, Restarting: false, OOMKilled, Pid: 0, ExitCode: exitCode, Error: error, FinishedAt: finishedAt };

@@ -177,9 +177,7 @@ export class ContainerVolumes {
         mine.set(m.Destination, { name: m.Name, driver: rec.Driver, path: volumePath });
         const { path, directory } = await this.subpath(volumePath, m.Subpath, c.Id, index);
         mine.get(m.Destination)!.path = path;
-        this.deps.hooks.event.call(makeEvent("volume", "mount", m.Name, {
-          container: c.Id, destination: m.Destination, driver: rec.Driver, propagation: m.Propagation, "read/write": String(m.RW),
-        }));
+        this.mounted(c.Id, m, rec.Driver);
         // into the subpath too, as Docker's copy goes to what the mount point's set-up gives
         if (m.CopyData && directory) await copyUp(rootfs, m.Destination, path);
       }
@@ -207,6 +205,15 @@ export class ContainerVolumes {
     if (this.pinned.delete(use)) await unpinAll(this.pinDir(use));
   }
 
+  /**
+   * Whether the container's run has a volume of a plugin (a driver other than the daemon's own
+   * `local`): one whose Unmount a client can see, which the exit then does before it is told
+   * (runner.ts, recordExit).
+   */
+  usesPlugins(containerId: string): boolean {
+    return [...(this.active.get(containerId)?.values() ?? [])].some((v) => v.driver !== "" && v.driver !== "local");
+  }
+
   /** After the container exits (or failed to start): its subpaths unpinned, its drivers' mounts released. Safe to repeat. */
   async unmount(containerId: string): Promise<void> {
     await this.unpin(containerId);
@@ -219,11 +226,22 @@ export class ContainerVolumes {
       try {
         const driver = await this.deps.volumes.driver(driverName);
         await driver.unmount(name, containerId);
-        this.deps.hooks.event.call(makeEvent("volume", "unmount", name, { container: containerId, driver: driverName }));
+        this.unmounted(containerId, name, driverName);
       } catch (err) {
         this.deps.log.error({ err, container: containerId, volume: name }, "cannot unmount a volume");
       }
     }
+  }
+
+  /** The `mount` event of volume mount `m` for container `id`, as Docker logs it. */
+  private mounted(id: string, m: ContainerMount, driver: string): void {
+    this.deps.hooks.event.call(makeEvent("volume", "mount", m.Name ?? "", {
+      container: id, destination: m.Destination, driver, propagation: m.Propagation, "read/write": String(m.RW),
+    }));
+  }
+
+  private unmounted(id: string, name: string, driver: string): void {
+    this.deps.hooks.event.call(makeEvent("volume", "unmount", name, { container: id, driver }));
   }
 
   /** At daemon start: the volumes of containers still running are mounted for them again (their drivers count them). */
@@ -264,16 +282,22 @@ export class ContainerVolumes {
    * each driver mounts its volume for a use of its own (`ref`), so that the container's exit or
    * start meanwhile neither unmounts it under the copy nor counts the copy as the container's.
    * `release` ends those uses (safe to repeat). Its image mounts too while it runs (they are
-   * mounted only then).
+   * mounted only then). Each volume's mount and unmount are logged as the container's `mount`
+   * and `unmount` events, as Docker logs them around a copy (its openContainerFS and
+   * UnmountVolumes), whether the container runs or not.
    */
   async hold(c: ContainerRecord, ref: string): Promise<{ paths: Map<string, string>; release: () => Promise<void> }> {
-    const held: { name: string; driver: string }[] = [];
+    // (logged: its mount event was, once its subpath is pinned too)
+    const held: { name: string; driver: string; logged: boolean }[] = [];
     const release = async () => {
       await this.unpin(ref);
-      for (const { name, driver } of held.splice(0)) {
-        await (await this.deps.volumes.driver(driver)).unmount(name, ref).catch((err: Error) => {
+      for (const { name, driver, logged } of held.splice(0)) {
+        try {
+          await (await this.deps.volumes.driver(driver)).unmount(name, ref);
+          if (logged) this.unmounted(c.Id, name, driver);
+        } catch (err) {
           this.deps.log.error({ err, container: c.Id, volume: name }, "cannot release a volume after a copy");
-        });
+        }
       }
     };
     const paths = new Map<string, string>();
@@ -287,8 +311,11 @@ export class ContainerVolumes {
         if (m.Type !== "volume" || !m.Name) continue;
         const rec = this.deps.volumes.get(m.Name);
         const volumePath = await (await this.deps.volumes.driver(rec.Driver)).mount(m.Name, ref);
-        held.push({ name: m.Name, driver: rec.Driver });
+        const use = { name: m.Name, driver: rec.Driver, logged: false };
+        held.push(use);
         paths.set(m.Destination, (await this.subpath(volumePath, m.Subpath, ref, index)).path);
+        this.mounted(c.Id, m, rec.Driver);
+        use.logged = true;
       }
     } catch (err) {
       await release();

@@ -37,7 +37,8 @@ const NETWORK_FILES: [string, string][] = [["/etc/resolv.conf", "resolv.conf"], 
  */
 export async function viewMounts(c: ContainerRecord, from: ViewMountSources): Promise<{ mounts: ViewMount[]; release: () => Promise<void> }> {
   const own = c.Mounts ?? [];
-  const held = own.some((m) => m.Type === "volume" || m.Type === "image") && from.volumes ? await from.volumes.hold(c, `cp-${c.Id}-${randomBytes(6).toString("hex")}`) : undefined;
+  // the copy's own use of the volumes, by an opaque random ID as Docker's mount IDs are
+  const held = own.some((m) => m.Type === "volume" || m.Type === "image") && from.volumes ? await from.volumes.hold(c, randomBytes(32).toString("hex")) : undefined;
   const mounts: ViewMount[] = [];
   for (const m of own) {
     const source = m.Type === "volume" || m.Type === "image" ? held?.paths.get(m.Destination) : m.Type === "bind" ? m.Source : undefined;
