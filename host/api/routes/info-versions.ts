@@ -4,6 +4,8 @@
  * - before 1.25: `ExecutionDriver: "<not supported>"`, and `SecurityOptions` by name only
  *   (`seccomp`, not `name=seccomp,profile=builtin`);
  * - before 1.39: an unknown kernel version or operating system is `<unknown>`, not "";
+ * - before 1.47: `RegistryConfig` has `AllowNondistributableArtifactsCIDRs` and `...Hostnames`,
+ *   null (non-distributable artifacts are always pushed since Docker 28, which dropped them);
  * - before 1.49: each commit (`ContainerdCommit`, `RuncCommit`, `InitCommit`) carries `Expected`,
  *   equal to its `ID`; API 1.49 dropped the field;
  * - before 1.50: `BridgeNfIptables` and `BridgeNfIp6tables`, always false since Docker 28, which
@@ -24,6 +26,9 @@ export function infoAtVersion(info: SystemInfo, version: string): Json {
   }
   if (before("1.49")) {
     for (const key of ["ContainerdCommit", "RuncCommit", "InitCommit"] as const) out[key] = { ID: info[key].ID, Expected: info[key].ID };
+  }
+  if (before("1.47")) {
+    out.RegistryConfig = { AllowNondistributableArtifactsCIDRs: null, AllowNondistributableArtifactsHostnames: null, ...info.RegistryConfig };
   }
   if (before("1.39")) {
     if (!info.KernelVersion) out.KernelVersion = "<unknown>";
