@@ -96,6 +96,15 @@ describe("a create's request at its API version", () => {
     expect([driver("1.48"), driver("1.47"), driver("1.51", "local")]).to.deep.equal([[VOLUME_DRIVER_IGNORED], [], []]);
   });
 
+  it("before 1.41 gives a container without a cgroup namespace mode the host's on a cgroup v1 host, and leaves it to the daemon's default otherwise", () => {
+    const mode = (version: string, cgroupVersion: number, asked?: "private") => {
+      const body: ContainerCreateRequest = { Image: "b", HostConfig: asked ? { CgroupnsMode: asked } : {} };
+      adaptCreateToVersion(body, version, { cgroupVersion });
+      return body.HostConfig?.CgroupnsMode;
+    };
+    expect([mode("1.40", 1), mode("1.40", 1, "private"), mode("1.41", 1), mode("1.40", 2)]).to.deep.equal(["host", "private", undefined, undefined]);
+  });
+
   it("moves a container-wide eth0 sysctl to the main endpoint up to 1.47 with Docker's warning, and refuses it from 1.48", () => {
     const body = (): ContainerCreateRequest => ({ Image: "b", HostConfig: { NetworkMode: "n1", Sysctls: { "net.ipv4.conf.eth0.forwarding": "1" } } });
     const moved = body();

@@ -32,6 +32,8 @@ const CONTAINER_REQUESTS = [
   // below API 1.30 a wait has no condition (not-running); below 1.25 AutoRemove is the client's
   "docker create --pull never --name pv3 busybox true >/dev/null",
   `${CURL} -o /dev/null -w '%{http_code}\\n' -XPOST 'http://x/v1.29/containers/pv3/wait?condition=bogus'`,
+  // from API 1.24 a start takes no HostConfig (a body of more than `{}`'s few bytes)
+  `${CURL} -XPOST -H 'content-type: application/json' -d '{"Binds":["/tmp:/tmp"]}' 'http://x/v1.24/containers/pv3/start'; ${CURL} -o /dev/null -w '%{http_code}\\n' -XPOST -H 'content-type: application/json' -d '{}' 'http://x/v1.24/containers/pv3/start'`,
   `${CURL} -XPOST -H 'content-type: application/json' -d '{"Image":"busybox","HostConfig":{"AutoRemove":true}}' 'http://x/v1.24/containers/create?name=pv4' >/dev/null; docker inspect -f '{{.HostConfig.AutoRemove}}' pv4`,
   // below API 1.41 a create's platform is not read; below 1.42 a stop's signal is not
   `${CURL} -XPOST -H 'content-type: application/json' -d '{"Image":"busybox"}' 'http://x/v1.40/containers/create?name=pv5&platform=linux/s390x' | ${py('print(d.get("message", "created"))')}`,

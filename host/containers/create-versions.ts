@@ -8,6 +8,7 @@
  * By version (the first that has the field or the rule):
  * - 1.25: `AutoRemove` (an older client removes its containers itself).
  * - 1.40: `BindOptions.NonRecursive`, `KernelMemoryTCP`; an IPC mode left out is `shareable`.
+ * - 1.41: a cgroup namespace mode left out is the daemon's default (before, `host` on a cgroup v1 host).
  * - 1.42: `BindOptions.CreateMountpoint`, `ConsoleSize`; options of another mount type (dropped
  *   before, refused from 1.42); `KernelMemory` ignored from 1.42.
  * - 1.43: `Annotations`.
@@ -65,7 +66,7 @@ export function readOnlyBindsNonRecursive(version: string): boolean {
   return compareApiVersions(version, "1.44") < 0;
 }
 
-export function adaptCreateToVersion(body: ContainerCreateRequest, version: string): string[] {
+export function adaptCreateToVersion(body: ContainerCreateRequest, version: string, host: { cgroupVersion: number } = { cgroupVersion: 2 }): string[] {
   const before = (v: string) => compareApiVersions(version, v) < 0;
   const hc = (body.HostConfig ??= {});
   const mounts = hc.Mounts ?? [];
@@ -77,6 +78,8 @@ export function adaptCreateToVersion(body: ContainerCreateRequest, version: stri
     hc.KernelMemoryTCP = 0;
     if (!hc.IpcMode) hc.IpcMode = "shareable";
   }
+  // an older client's container shares the host's cgroup namespace on a cgroup v1 host, whatever the daemon's default
+  if (before("1.41") && !hc.CgroupnsMode && host.cgroupVersion === 1) hc.CgroupnsMode = "host";
   if (before("1.42")) {
     for (const m of mounts) {
       if (m.BindOptions) m.BindOptions.CreateMountpoint = false;

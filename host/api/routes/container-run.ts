@@ -48,6 +48,10 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
 
   return (app: FastifyInstance) => {
     app.post("/containers/:id/start", async (request, reply) => {
+      // a body longer than an empty JSON object's few bytes, or of a length not told, is an older
+      // client's HostConfig, refused before the container is looked for, as Docker's route does
+      const length = request.headers["content-length"];
+      if ((length !== undefined && Number(length) > 7) || (length === undefined && request.headers["transfer-encoding"] !== undefined)) throw errors.containerStartWithBody();
       const { c } = target(request);
       return reply.code((await service.start(c)) ? 204 : 304).send();
     });

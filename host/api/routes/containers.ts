@@ -30,6 +30,8 @@ export interface ContainerRouteDeps {
   images: ImageStore;
   driver: StorageDriver;
   service: ContainerService;
+  /** The host's cgroup version (1 or 2): what an older client's create means depends on it. */
+  cgroupVersion: number;
 }
 
 export function containerRoutes(deps: ContainerRouteDeps) {
@@ -49,7 +51,7 @@ export function containerRoutes(deps: ContainerRouteDeps) {
       const body = validateBody(validateCreate, request.body ?? {}, request);
       // what the request means at its version (dropped, refused, moved), before the daemon's checks
       const version = requestedApiVersion(request.raw);
-      const early = adaptCreateToVersion(body, version);
+      const early = adaptCreateToVersion(body, version, { cgroupVersion: deps.cgroupVersion });
       const query = request.query as Query;
       const { record, warnings } = await service.create(body, queryString(query, "name"), {
         // (a platform is read from API 1.41, as Docker's route reads it)
