@@ -34,6 +34,8 @@ const CONTAINER_REQUESTS = [
   `${CURL} -o /dev/null -w '%{http_code}\\n' -XPOST 'http://x/v1.29/containers/pv3/wait?condition=bogus'`,
   // from API 1.24 a start takes no HostConfig (a body of more than `{}`'s few bytes)
   `${CURL} -XPOST -H 'content-type: application/json' -d '{"Binds":["/tmp:/tmp"]}' 'http://x/v1.24/containers/pv3/start'; ${CURL} -o /dev/null -w '%{http_code}\\n' -XPOST -H 'content-type: application/json' -d '{}' 'http://x/v1.24/containers/pv3/start'`,
+  // the copy endpoint (removed in API 1.24): a 404 without a body
+  `${CURL} -o /dev/null -w '%{http_code} %{size_download}\\n' -XPOST -H 'content-type: application/json' -d '{"Resource":"/etc/hostname"}' 'http://x/v1.24/containers/pv3/copy'`,
   `${CURL} -XPOST -H 'content-type: application/json' -d '{"Image":"busybox","HostConfig":{"AutoRemove":true}}' 'http://x/v1.24/containers/create?name=pv4' >/dev/null; docker inspect -f '{{.HostConfig.AutoRemove}}' pv4`,
   // below API 1.41 a create's platform is not read; below 1.42 a stop's signal is not
   `${CURL} -XPOST -H 'content-type: application/json' -d '{"Image":"busybox"}' 'http://x/v1.40/containers/create?name=pv5&platform=linux/s390x' | ${py('print(d.get("message", "created"))')}`,
@@ -59,7 +61,7 @@ describe("engined answers older API versions as Docker's daemon does", function 
 
   itAnswersAlike("lists each network's containers below API 1.28 only", NETWORK_LIST);
 
-  itAnswersAlike("reads a wait's condition, AutoRemove, a create's platform, a stop's signal, one-shot and an exec's console size only from the versions that have them", CONTAINER_REQUESTS);
+  itAnswersAlike("reads a wait's condition, AutoRemove, a create's platform, a stop's signal, one-shot and an exec's console size only from the versions that have them, and refuses a start's body and the copy endpoint from API 1.24", CONTAINER_REQUESTS);
 
   itAnswersAlike("sends a build's aux line from API 1.30, and image events with their older status and id", BUILD_AND_EVENTS);
 });
