@@ -91,6 +91,8 @@ export interface SystemInfo {
   Swarm: { NodeID: string; NodeAddr: string; LocalNodeState: string; ControlAvailable: boolean; Error: string; RemoteManagers: null };
   /** What this node advertises to a cluster (`--node-generic-resource`); null when none, as Docker has it. */
   GenericResources?: GenericResource[] | null;
+  /** The firewall the networks' rules are written with (API 1.49): iptables here, as Docker's daemon without nftables or firewalld. */
+  FirewallBackend?: { Driver: string };
   /** Devices the device drivers discovered; left out when none. */
   DiscoveredDevices?: DeviceInfo[];
   /** Where CDI spec files are read from; empty when CDI is off. */

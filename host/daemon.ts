@@ -286,7 +286,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         }),
         authRoutes({ registry }),
         distributionRoutes({ registry }),
-        containerRoutes({ containers, images, driver, service }),
+        containerRoutes({ containers, images, driver, service, cgroupVersion: host.cgroupVersion }),
         containerRunRoutes({ containers, service, logDrivers, config: () => config }),
         containerOpsRoutes({ containers, service }),
         checkpointRoutes({ containers, config: () => config }),

@@ -117,6 +117,7 @@ export async function buildSystemInfo(src: InfoSources): Promise<SystemInfo> {
     InitCommit: { ID: init.commit },
     SecurityOptions: securityOptions(config, rules),
     EngineOptions: reloadableOptions(config),
+    FirewallBackend: { Driver: "iptables" },
     Swarm: { NodeID: "", NodeAddr: "", LocalNodeState: "inactive", ControlAvailable: false, Error: "", RemoteManagers: null },
     Warnings: src.warnings(),
   };

@@ -208,6 +208,9 @@ describe("build cache: df, prune and gc (classic builder)", function () {
     expect(r.json.CachesDeleted.map((id: string) => id.slice(0, 12))).to.deep.equal([older]);
     expect(await t.exists(older)).to.equal(false);
     expect(await t.exists(newer)).to.equal(true);
+    // before API 1.48 the other bounds are not read (reserved-space is 1.48's name for keep-storage)
+    const before148 = await t.api("POST", "/v1.47/build/prune?reserved-space=bogus&max-used-space=bogus&keep-storage=70000");
+    expect(before148.json).to.deep.equal({ CachesDeleted: null, SpaceReclaimed: 0 });
     // the newest CLI's --keep-storage (reserved-space at API 1.48 and up) likewise
     ok(await docker(t.host, ["builder", "prune", "-f", "--keep-storage", "1000"]), "prune --keep-storage");
     expect(await t.exists(newer)).to.equal(false);

@@ -7,7 +7,7 @@
 import { expect } from "chai";
 import type { ContainerCreateRequest } from "../core/containers/container-config.js";
 import { EngineError } from "../core/errors.js";
-import { adaptCreateToVersion, MAC_ADDRESS_DEPRECATED } from "../host/containers/create-versions.js";
+import { adaptCreateToVersion, MAC_ADDRESS_DEPRECATED, VOLUME_DRIVER_IGNORED } from "../host/containers/create-versions.js";
 
 const refusal = (body: ContainerCreateRequest, version: string): string => {
   try {
@@ -79,6 +79,38 @@ describe("a create's request at its API version", () => {
     expect(adaptCreateToVersion(host, "1.44")).to.deep.equal([MAC_ADDRESS_DEPRECATED]);
     expect(host.MacAddress).to.equal(undefined);
     expect(refusal({ Image: "b", MacAddress: "02:42:ac:11:00:55", HostConfig: { NetworkMode: "none" } }, "1.43")).to.equal("conflicting options: mac-address and the network mode");
+  });
+
+  it("drops AutoRemove before 1.25 and an endpoint's GwPriority before 1.48, refuses an image mount before 1.48, and warns of a VolumeDriver the mounts' volumes do not use from 1.48", () => {
+    const old: ContainerCreateRequest = { Image: "b", HostConfig: { AutoRemove: true }, NetworkingConfig: { EndpointsConfig: { n1: { GwPriority: 5 } } } };
+    expect(adaptCreateToVersion(old, "1.24")).to.deep.equal([]);
+    expect([old.HostConfig?.AutoRemove, old.NetworkingConfig?.EndpointsConfig?.n1]).to.deep.equal([false, {}]);
+    const newer: ContainerCreateRequest = { Image: "b", HostConfig: { AutoRemove: true }, NetworkingConfig: { EndpointsConfig: { n1: { GwPriority: 5 } } } };
+    adaptCreateToVersion(newer, "1.48");
+    expect([newer.HostConfig?.AutoRemove, newer.NetworkingConfig?.EndpointsConfig?.n1]).to.deep.equal([true, { GwPriority: 5 }]);
+    const imageMount = (): ContainerCreateRequest => ({ Image: "b", HostConfig: { Mounts: [{ Type: "image", Source: "busybox", Target: "/i" }] } });
+    expect(refusal(imageMount(), "1.47")).to.equal('Mount type "Image" needs API v1.48 or newer');
+    expect(() => adaptCreateToVersion(imageMount(), "1.48")).to.not.throw();
+    const driver = (version: string, name?: string) =>
+      adaptCreateToVersion({ Image: "b", HostConfig: { VolumeDriver: "d", Mounts: [{ Type: "volume", Source: "v", Target: "/v", ...(name ? { VolumeOptions: { DriverConfig: { Name: name } } } : {}) }] } }, version);
+    expect([driver("1.48"), driver("1.47"), driver("1.51", "local")]).to.deep.equal([[VOLUME_DRIVER_IGNORED], [], []]);
+  });
+
+  it("before 1.41 gives a container without a cgroup namespace mode the host's on a cgroup v1 host, and leaves it to the daemon's default otherwise", () => {
+    const mode = (version: string, cgroupVersion: number, asked?: "private") => {
+      const body: ContainerCreateRequest = { Image: "b", HostConfig: asked ? { CgroupnsMode: asked } : {} };
+      adaptCreateToVersion(body, version, { cgroupVersion });
+      return body.HostConfig?.CgroupnsMode;
+    };
+    expect([mode("1.40", 1), mode("1.40", 1, "private"), mode("1.41", 1), mode("1.40", 2)]).to.deep.equal(["host", "private", undefined, undefined]);
+  });
+
+  it("moves a container-wide eth0 sysctl to the main endpoint up to 1.47 with Docker's warning, and refuses it from 1.48", () => {
+    const body = (): ContainerCreateRequest => ({ Image: "b", HostConfig: { NetworkMode: "n1", Sysctls: { "net.ipv4.conf.eth0.forwarding": "1" } } });
+    const moved = body();
+    expect(adaptCreateToVersion(moved, "1.47")).to.deep.equal(['Migrated sysctl "net.ipv4.conf.eth0.forwarding" to DriverOpts{"com.docker.network.endpoint.sysctls":"net.ipv4.conf.IFNAME.forwarding=1"}.']);
+    expect(moved.NetworkingConfig?.EndpointsConfig?.n1?.DriverOpts).to.deep.equal({ "com.docker.network.endpoint.sysctls": "net.ipv4.conf.IFNAME.forwarding=1" });
+    expect(refusal(body(), "1.48")).to.equal(`interface specific sysctl setting "net.ipv4.conf.eth0.forwarding" must be supplied using driver option 'com.docker.network.endpoint.sysctls'`);
   });
 
   it("before 1.44 applies the container-wide MAC address to its one network, and drops an endpoint's (which did not exist)", () => {

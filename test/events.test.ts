@@ -92,6 +92,23 @@ describe("events", function () {
     for (const line of deletes) expect(removed).to.include(`Deleted: ${line.slice("delete ".length)}`);
   });
 
+  it("tells a build step's image create from API 1.46 only, and gives image events their older status and id as Docker up to API 1.51", async () => {
+    const context = makeTempDir("engine-events-create-");
+    writeFileSync(join(context, "Dockerfile"), "FROM busybox\nLABEL made=now\n");
+    const since = nowSeconds();
+    ok(await docker(host, ["build", "-q", "--no-cache", "-t", "made:1", context], { DOCKER_BUILDKIT: "0" }), "build");
+    const until = nowSeconds();
+    const events = async (version: string) => {
+      const r = await httpRequest({ socketPath: d.socket }, "GET", `/v${version}/events?since=${since}&until=${until}&filters=${encodeURIComponent('{"type":["image"]}')}`);
+      return r.body.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    };
+    expect((await events("1.46")).map((e) => e.Action)).to.deep.equal(["create", "tag"]);
+    const old = await events("1.45");
+    expect(old.map((e) => e.Action)).to.deep.equal(["tag"]);
+    expect(old[0]).to.include({ status: "tag", id: old[0].Actor.ID });
+    expect(old[0]).to.not.have.property("from");
+  });
+
   it("filters by container name, label and action, refuses a bad time, and takes an unknown filter key as Docker's daemon does", async () => {
     const since = nowSeconds();
     const id = ok(await docker(host, ["create", "--name", "first-one", "--label", "keep=yes", "busybox", "true"]), "create").trim();

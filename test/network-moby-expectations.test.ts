@@ -141,7 +141,7 @@ describe("what moby's integration/network tests expect of a daemon", function ()
       expect(start.message()).to.include("no_such_setting");
     });
 
-    it("moves a container-wide eth0 sysctl to the main endpoint up to API 1.46, and refuses one from 1.47 (TestSetInterfaceSysctl, handleSysctlBC)", async () => {
+    it("moves a container-wide eth0 sysctl to the main endpoint up to API 1.47, and refuses one from 1.48 (TestSetInterfaceSysctl, handleSysctlBC)", async () => {
       const SYSCTLS = "com.docker.network.endpoint.sysctls";
       const body = (sysctls: Record<string, string>, endpoint: Record<string, unknown> = {}) => ({
         Image: "busybox",
@@ -166,7 +166,11 @@ describe("what moby's integration/network tests expect of a daemon", function ()
       expect([other.status, other.message()]).to.deep.equal([400, `unable to determine network endpoint for sysctl net.ipv4.conf.eth1.log_martians, use driver option '${SYSCTLS}' to set per-interface sysctls`]);
       const elsewhere = await api("POST", "/v1.46/containers/create", { ...body({ "net.ipv4.conf.eth0.log_martians": "1" }), NetworkingConfig: { EndpointsConfig: { "mx-n2": {} } } });
       expect([elsewhere.status, elsewhere.message()]).to.deep.equal([400, "unable to find a network for sysctl net.ipv4.conf.eth0.log_martians: HostConfig.NetworkMode must match the identity of a network in NetworkSettings.Networks"]);
-      for (const version of ["1.47", "1.51"]) {
+      // (Docker 27.0 refused them from 1.47; Docker 28 moves them at 1.47 too)
+      const at147 = await api("POST", "/v1.47/containers/create", body({ "net.ipv4.conf.eth0.log_martians": "1" }));
+      expect(at147.status, at147.body).to.equal(201);
+      expect(JSON.parse(at147.body).Warnings).to.deep.equal([`Migrated sysctl "net.ipv4.conf.eth0.log_martians" to DriverOpts{"${SYSCTLS}":"net.ipv4.conf.IFNAME.log_martians=1"}.`]);
+      for (const version of ["1.48", "1.51"]) {
         const refused = await api("POST", `/v${version}/containers/create`, body({ "net.ipv4.conf.eth0.log_martians": "1" }));
         expect([refused.status, refused.message()], version).to.deep.equal([400, `interface specific sysctl setting "net.ipv4.conf.eth0.log_martians" must be supplied using driver option '${SYSCTLS}'`]);
       }
@@ -316,6 +320,15 @@ describe("what moby's integration/network tests expect of a daemon", function ()
         });
       }
     }
+
+    it("reads a create's EnableIPv4 from API 1.48 only, as Docker's route reads it: an older client's gets the default", async () => {
+      for (const [version, ipv4] of [["1.47", false], ["1.48", true]] as const) {
+        const r = await api("POST", `/v${version}/networks/create`, { Name: `mx-ipv4-${version}`, EnableIPv4: true });
+        expect(r.status, r.body).to.equal(201);
+        expect(((await api("GET", `/networks/mx-ipv4-${version}`)).json() as { EnableIPv4: boolean }).EnableIPv4, version).to.equal(ipv4);
+        expect((await api("DELETE", `/networks/mx-ipv4-${version}`)).status).to.equal(204);
+      }
+    });
 
     it("refuses an enable_ipv6 option that is no boolean, in Docker's words", async () => {
       const r = await api("POST", "/networks/create", { Name: "mx-ipv-bad", Options: { "com.docker.network.enable_ipv6": "maybe" } });

@@ -99,6 +99,20 @@ describe("what moby's system and daemon integration tests expect", function () {
       }
     });
 
+    it("names its firewall backend from API 1.49 only, as Docker 28 names iptables", async () => {
+      expect((await info("/v1.49/info")).FirewallBackend).to.deep.equal({ Driver: "iptables" });
+      expect(await info("/v1.48/info")).to.not.have.property("FirewallBackend");
+    });
+
+    it("has RegistryConfig's AllowNondistributableArtifacts CIDRs and Hostnames, null, before API 1.47 only", async () => {
+      for (const v of ["1.24", "1.46"]) {
+        expect((await info(`/v${v}/info`)).RegistryConfig, v).to.include({ AllowNondistributableArtifactsCIDRs: null, AllowNondistributableArtifactsHostnames: null });
+      }
+      for (const v of ["1.47", "1.51"]) {
+        expect((await info(`/v${v}/info`)).RegistryConfig, v).to.not.have.any.keys("AllowNondistributableArtifactsCIDRs", "AllowNondistributableArtifactsHostnames");
+      }
+    });
+
     it("counts the daemon's open files, its tasks in progress and its event followers, debug or not", async () => {
       const quiet = await info();
       expect(quiet.Debug).to.equal(false);

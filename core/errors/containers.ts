@@ -106,6 +106,8 @@ export const containersErrors = {
     (condition: string) => `invalid condition: ${JSON.stringify(condition)}`,
   ),
   containerLogsNoStream: define("ENGINE_ERR_CONTAINER_LOGS_NO_STREAM", 400, () => "Bad parameters: you must choose at least one stream"),
+  // a start's HostConfig (API 1.23 and before): the create takes it now
+  containerStartWithBody: define("ENGINE_ERR_CONTAINER_START_WITH_BODY", 400, () => "starting container with non-empty request body was deprecated since API v1.22 and removed in v1.24"),
   // Docker's words: the driver is not named (`docker logs` of a `none` container).
   containerLogsUnreadable: define("ENGINE_ERR_CONTAINER_LOGS_UNREADABLE", 501, () => "configured logging driver does not support reading"),
   // The driver's own words, as Docker answers a create (`unknown log opt 'x' for json-file log driver`).

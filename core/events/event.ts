@@ -1,7 +1,7 @@
 /**
  * Events: what happened to containers, images, networks and the daemon, in the shape of
  * Docker's `GET /events` (`Type`, `Action`, `Actor {ID, Attributes}`, `scope`, `time`,
- * `timeNano`, and for containers the older `status`, `id`, `from`).
+ * `timeNano`, and for containers and images the older `status`, `id`, `from`).
  *
  * `timeNano` is a 64-bit count of nanoseconds, past what a JavaScript number holds exactly; it
  * is kept as a bigint and written into the JSON by `eventJson`. Within one daemon it only
@@ -34,9 +34,15 @@ export function makeEvent(type: EventType, action: string, id: string, attribute
   return { Type: type, Action: action, Actor: { ID: id, Attributes: attributes }, scope: "local", time: Number(timeNano / 1_000_000_000n), timeNano };
 }
 
-/** The event as one line of JSON, `timeNano` exact; container events carry `status`, `id`, `from` too. */
+/**
+ * The event as one line of JSON, `timeNano` exact. Container events carry `status`, `id` and
+ * `from` (the image, left out when none), image events `status` and `id`: fields of API 1.21
+ * that Docker kept in every answer up to API 1.51 (its clients up to Docker 25 read them).
+ */
 export function eventJson(e: EngineEvent): string {
-  const legacy = e.Type === "container" ? { status: e.Action, id: e.Actor.ID, from: e.Actor.Attributes.image ?? "" } : {};
+  const image = e.Actor.Attributes.image;
+  const legacy =
+    e.Type === "container" ? { status: e.Action, id: e.Actor.ID, ...(image ? { from: image } : {}) } : e.Type === "image" ? { status: e.Action, id: e.Actor.ID } : {};
   const body = JSON.stringify({ ...legacy, Type: e.Type, Action: e.Action, Actor: e.Actor, scope: e.scope, time: e.time, timeNano: 0 });
   return body.replace(/"timeNano":0}$/, `"timeNano":${e.timeNano}}`);
 }

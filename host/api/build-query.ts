@@ -11,6 +11,7 @@ import type { Credentials } from "../registry/auth.js";
 import { credentialsOf } from "../registry/auth-header.js";
 import { parsePlatform } from "../registry/manifests.js";
 import { queryBool, queryList, queryString, type Query } from "./query.js";
+import { compareApiVersions } from "../../core/version.js";
 
 function jsonParam<T>(query: Query, name: string, check: (v: unknown) => v is T, fallback: T): T {
   const raw = queryString(query, name);
@@ -56,7 +57,7 @@ function registryConfig(header: string | string[] | undefined): Map<string, Cred
   return out;
 }
 
-export function buildOptionsFrom(query: Query, headers: IncomingHttpHeaders): BuildOptions {
+export function buildOptionsFrom(query: Query, headers: IncomingHttpHeaders, apiVersion: string): BuildOptions {
   if ((queryString(query, "version") ?? "1") === "2") throw errors.buildInvalidOption("version", "BuildKit (version=2) is not supported by this daemon: use the classic builder (DOCKER_BUILDKIT=0)");
   const tags = queryList(query, "t").filter((t) => t !== "").map((t) => {
     refuseIdAsName(t);
@@ -65,7 +66,8 @@ export function buildOptionsFrom(query: Query, headers: IncomingHttpHeaders): Bu
     return formatReference(ref);
   });
   const extraHosts = queryList(query, "extrahosts").flatMap((h) => h.split(",")).map((h) => h.trim()).filter(Boolean);
-  const platformText = queryString(query, "platform");
+  // (a platform is read from API 1.32, as Docker's route reads it)
+  const platformText = compareApiVersions(apiVersion, "1.32") >= 0 ? queryString(query, "platform") : undefined;
   const credentials = registryConfig(headers["x-registry-config"]);
   const memory = intParam(query, "memory");
   const memswap = intParam(query, "memswap");

@@ -6,7 +6,9 @@
  * setting. Applied to the request in place; resolves with the warnings the create answers.
  *
  * By version (the first that has the field or the rule):
+ * - 1.25: `AutoRemove` (an older client removes its containers itself).
  * - 1.40: `BindOptions.NonRecursive`, `KernelMemoryTCP`; an IPC mode left out is `shareable`.
+ * - 1.41: a cgroup namespace mode left out is the daemon's default (before, `host` on a cgroup v1 host).
  * - 1.42: `BindOptions.CreateMountpoint`, `ConsoleSize`; options of another mount type (dropped
  *   before, refused from 1.42); `KernelMemory` ignored from 1.42.
  * - 1.43: `Annotations`.
@@ -14,7 +16,9 @@
  *   client may count on it); more than one network at create (refused before); the endpoint's
  *   `MacAddress` (the container-wide one moved there from 1.44, with Docker's warning).
  * - 1.45: `VolumeOptions.Subpath` (refused before).
- * - 1.47: a container-wide sysctl of an `ethN` interface is refused (it belongs in its endpoint's
+ * - 1.48: an endpoint's `GwPriority` (all were equal before); a mount of type `image` (refused
+ *   before); Docker's warning that `VolumeDriver` does not reach the volumes of `Mounts`; a
+ *   container-wide sysctl of an `ethN` interface is refused (it belongs in its endpoint's
  *   `com.docker.network.endpoint.sysctls`, API 1.46); before, `eth0`'s move there, with Docker's
  *   warning, and another interface's are refused.
  */
@@ -25,6 +29,9 @@ import { SYSCTLS_OPTION } from "../network/endpoint-sysctls.js";
 
 /** Docker's warning for a container-wide MAC address from API 1.44 on. */
 export const MAC_ADDRESS_DEPRECATED = "The container-wide MacAddress field is now deprecated. It should be specified in EndpointsConfig instead.";
+
+/** Docker's warning from API 1.48 (the Docker CLI's before) for a `VolumeDriver` that the volumes of `Mounts` do not use. */
+export const VOLUME_DRIVER_IGNORED = "WARNING: the container-wide volume-driver configuration is ignored for volumes specified via 'mount'. Use '--mount type=volume,volume-driver=...' instead";
 
 const MOUNT_OPTIONS = [
   ["VolumeOptions", "volume"],
@@ -59,17 +66,20 @@ export function readOnlyBindsNonRecursive(version: string): boolean {
   return compareApiVersions(version, "1.44") < 0;
 }
 
-export function adaptCreateToVersion(body: ContainerCreateRequest, version: string): string[] {
+export function adaptCreateToVersion(body: ContainerCreateRequest, version: string, host: { cgroupVersion: number } = { cgroupVersion: 2 }): string[] {
   const before = (v: string) => compareApiVersions(version, v) < 0;
   const hc = (body.HostConfig ??= {});
   const mounts = hc.Mounts ?? [];
   const endpoints = body.NetworkingConfig?.EndpointsConfig ?? {};
 
+  if (before("1.25")) hc.AutoRemove = false;
   if (before("1.40")) {
     for (const m of mounts) if (m.BindOptions) m.BindOptions.NonRecursive = false;
     hc.KernelMemoryTCP = 0;
     if (!hc.IpcMode) hc.IpcMode = "shareable";
   }
+  // an older client's container shares the host's cgroup namespace on a cgroup v1 host, whatever the daemon's default
+  if (before("1.41") && !hc.CgroupnsMode && host.cgroupVersion === 1) hc.CgroupnsMode = "host";
   if (before("1.42")) {
     for (const m of mounts) {
       if (m.BindOptions) m.BindOptions.CreateMountpoint = false;
@@ -98,7 +108,19 @@ export function adaptCreateToVersion(body: ContainerCreateRequest, version: stri
     if (names.length > 1) throw errors.containerInvalidResource(`Container cannot be created with multiple network endpoints: ${names.join(", ")}`);
   }
   if (before("1.45") && mounts.some((m) => m.VolumeOptions?.Subpath)) throw errors.mountSubpathNeedsApi();
-  return [...macAddressCompat(body, version), ...sysctlCompat(body, version)];
+  if (before("1.48")) {
+    for (const ep of Object.values(endpoints)) if (ep) delete ep.GwPriority;
+    if (mounts.some((m) => m.Type === "image")) throw errors.containerInvalidResource('Mount type "Image" needs API v1.48 or newer');
+  }
+  return [...volumeDriverCompat(body, version), ...macAddressCompat(body, version), ...sysctlCompat(body, version)];
+}
+
+/** Docker's handleVolumeDriverBC: from 1.48, a `VolumeDriver` with a volume mount that names no driver of its own is warned of. */
+function volumeDriverCompat(body: ContainerCreateRequest, version: string): string[] {
+  const hc = body.HostConfig!;
+  if (!hc.VolumeDriver || compareApiVersions(version, "1.48") < 0) return [];
+  const unnamed = (hc.Mounts ?? []).some((m) => m.Type === "volume" && !m.VolumeOptions?.DriverConfig?.Name);
+  return unnamed ? [VOLUME_DRIVER_IGNORED] : [];
 }
 
 /** Docker's handleMACAddressBC: the container-wide MacAddress, and the endpoints', by version. */
@@ -138,10 +160,10 @@ function macAddressCompat(body: ContainerCreateRequest, version: string): string
 /**
  * Docker's handleSysctlBC: a container-wide sysctl of an interface (`net.<family>.<group>.ethN.<name>`)
  * cannot be applied with the others, before the interface exists, and `ethN` names no network
- * reliably. Up to API 1.46 (which brought the endpoint option) `eth0`'s move to the main network's
+ * reliably. Up to API 1.47 (1.46 brought the endpoint option) `eth0`'s move to the main network's
  * endpoint as `net.<family>.<group>.IFNAME.<name>`, before the endpoint's own (which win); from
- * 1.47 any is refused. Not for a container on the host's or another container's namespace.
- * (Docker answers its own refusals 500; they are the request's.)
+ * 1.48 any is refused (Docker 27.0 refused them from 1.47; Docker 28 moves them at 1.47 too).
+ * Not for a container on the host's or another container's namespace. (Docker answers its own refusals 500; they are the request's.)
  */
 function sysctlCompat(body: ContainerCreateRequest, version: string): string[] {
   const hc = body.HostConfig!;
@@ -155,7 +177,7 @@ function sysctlCompat(body: ContainerCreateRequest, version: string): string[] {
     const parts = name.split(".");
     if (parts.length < 5 || parts[0] !== "net" || !parts[3].startsWith("eth")) continue;
     if (key === undefined) {
-      if (compareApiVersions(version, "1.46") > 0) {
+      if (compareApiVersions(version, "1.47") > 0) {
         throw errors.containerInvalidResource(`interface specific sysctl setting ${JSON.stringify(name)} must be supplied using driver option '${SYSCTLS_OPTION}'`);
       }
       key = mainEndpointKey(version, body, endpoints);

@@ -12,6 +12,8 @@ import { selectStages } from "../../../core/build/dockerfile-parse.js";
 import { buildOptionsFrom } from "../build-query.js";
 import { progressStream } from "../progress-stream.js";
 import type { Query } from "../query.js";
+import { requestedApiVersion } from "../api-version.js";
+import { compareApiVersions } from "../../../core/version.js";
 
 export interface BuildRouteDeps {
   service: BuildService;
@@ -21,7 +23,10 @@ export interface BuildRouteDeps {
 export function buildRoutes(deps: BuildRouteDeps) {
   return (app: FastifyInstance) => {
     app.post("/build", async (request, reply) => {
-      const opts = buildOptionsFrom(request.query as Query, request.headers);
+      const version = requestedApiVersion(request.raw);
+      const opts = buildOptionsFrom(request.query as Query, request.headers, version);
+      // an image's `aux` line (its ID) goes to clients of API 1.30 and later, as Docker's route sends it
+      const aux = compareApiVersions(version, "1.30") >= 0;
       const abort = new AbortController();
       // the answer closing before it finished: the client went away (the request's own close
       // comes as soon as its body is read). So does the client's FIN: this server keeps a
@@ -49,7 +54,7 @@ export function buildRoutes(deps: BuildRouteDeps) {
         reply,
         async (w) => {
           w.begin();
-          out = new BuildOutput(w.emit, opts.quiet, w.ready);
+          out = new BuildOutput(aux ? w.emit : (m) => void (m.aux === undefined && w.emit(m)), opts.quiet, w.ready);
           const signal = AbortSignal.any([w.signal, abort.signal]);
           try {
             out.parserWarnings(input.warnings);

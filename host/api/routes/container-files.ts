@@ -94,6 +94,10 @@ export function containerFileRoutes(deps: ContainerFileRouteDeps) {
       return reply.code(200).send();
     });
 
+    // The copy endpoint of API 1.23 and before (the archive's since): Docker's route still
+    // answers it, a 404 without a body at API 1.24 and later, the versions served here.
+    app.post("/containers/:id/copy", async (_request, reply) => reply.code(404).send());
+
     app.get("/containers/:id/export", async (request, reply) => {
       const c = deps.containers.get((request.params as { id: string }).id);
       await files.export(c, (tar) => sendTar(reply, tar));

@@ -74,7 +74,8 @@ export function containerOpsRoutes(deps: ContainerOpsDeps) {
       const { c } = target(request);
       const query = request.query as Query;
       const stream = queryBool(query, "stream", true);
-      const oneShot = queryBool(query, "one-shot");
+      // (one-shot is read from API 1.41, as Docker's route reads it)
+      const oneShot = compareApiVersions(requestedApiVersion(request.raw), "1.41") >= 0 && queryBool(query, "one-shot");
       if (oneShot && stream) throw errors.apiInvalidBody("cannot have stream=true and one-shot=true");
       const res = rawResponse(reply, 200, { "content-type": "application/json" });
       const client = new ClientStream(res);

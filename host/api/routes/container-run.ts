@@ -48,19 +48,23 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
 
   return (app: FastifyInstance) => {
     app.post("/containers/:id/start", async (request, reply) => {
+      // a body longer than an empty JSON object's few bytes, or of a length not told, is an older
+      // client's HostConfig, refused before the container is looked for, as Docker's route does
+      const length = request.headers["content-length"];
+      if ((length !== undefined && Number(length) > 7) || (length === undefined && request.headers["transfer-encoding"] !== undefined)) throw errors.containerStartWithBody();
       const { c } = target(request);
       return reply.code((await service.start(c)) ? 204 : 304).send();
     });
 
     app.post("/containers/:id/stop", async (request, reply) => {
       const { c } = target(request);
-      const stopped = await service.stop(c, stopOptions(request.query as Query));
+      const stopped = await service.stop(c, stopOptions(request.query as Query, requestedApiVersion(request.raw)));
       return reply.code(stopped ? 204 : 304).send();
     });
 
     app.post("/containers/:id/restart", async (request, reply) => {
       const { c } = target(request);
-      await service.restart(c, stopOptions(request.query as Query));
+      await service.restart(c, stopOptions(request.query as Query, requestedApiVersion(request.raw)));
       return reply.code(204).send();
     });
 
@@ -78,19 +82,28 @@ export function containerRunRoutes(deps: ContainerRunDeps) {
       return reply.code(204).send();
     });
 
+    // Before API 1.30 (Docker's route): no condition (not-running), and the headers with the body,
+    // when the container stops; before 1.34 a removal that failed ends the answer without a body.
     app.post("/containers/:id/wait", async (request, reply) => {
       const { c } = target(request);
+      const version = requestedApiVersion(request.raw);
+      const gone = new AbortController();
+      reply.raw.once("close", () => gone.abort(new Error("the client went away")));
+      if (compareApiVersions(version, "1.30") < 0) {
+        const code = await service.wait(c, "not-running", gone.signal);
+        return reply.type("application/json").send(`${JSON.stringify({ StatusCode: code, Error: null })}\n`);
+      }
       const condition = (queryString(request.query as Query, "condition") || "not-running") as WaitCondition;
       if (!WAIT_CONDITIONS.includes(condition)) throw errors.containerInvalidWaitCondition(condition);
       // The headers go at once (clients start the container after they have them); the body when the condition holds.
       const res = rawResponse(reply, 200, { "content-type": "application/json" });
-      const gone = new AbortController();
-      res.once("close", () => gone.abort(new Error("the client went away")));
       try {
         const code = await service.wait(c, condition, gone.signal);
         res.end(`${JSON.stringify({ StatusCode: code, Error: null })}\n`);
       } catch (err) {
-        if (!gone.signal.aborted) res.end(`${JSON.stringify({ StatusCode: -1, Error: { Message: (err as Error).message } })}\n`);
+        if (gone.signal.aborted) return;
+        const silent = condition === "removed" && compareApiVersions(version, "1.34") < 0;
+        res.end(silent ? "" : `${JSON.stringify({ StatusCode: -1, Error: { Message: (err as Error).message } })}\n`);
       }
     });
 
@@ -273,9 +286,10 @@ function killTarget(containers: ContainerStore, ref: string): ContainerRecord {
 }
 
 /** `t` and `signal` of stop and restart. */
-function stopOptions(query: Query): { seconds?: number; signal?: string } {
+function stopOptions(query: Query, apiVersion: string): { seconds?: number; signal?: string } {
   const t = queryString(query, "t");
-  const raw = queryString(query, "signal");
+  // (a stop's signal is read from API 1.42, as Docker's route reads it: before, the container's own)
+  const raw = compareApiVersions(apiVersion, "1.42") >= 0 ? queryString(query, "signal") : undefined;
   const out: { seconds?: number; signal?: string } = {};
   if (t !== undefined && t !== "") {
     // a whole number Go's strconv.Atoi would take: one past what a number holds exactly is refused

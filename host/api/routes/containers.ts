@@ -30,6 +30,8 @@ export interface ContainerRouteDeps {
   images: ImageStore;
   driver: StorageDriver;
   service: ContainerService;
+  /** The host's cgroup version (1 or 2): what an older client's create means depends on it. */
+  cgroupVersion: number;
 }
 
 export function containerRoutes(deps: ContainerRouteDeps) {
@@ -49,10 +51,11 @@ export function containerRoutes(deps: ContainerRouteDeps) {
       const body = validateBody(validateCreate, request.body ?? {}, request);
       // what the request means at its version (dropped, refused, moved), before the daemon's checks
       const version = requestedApiVersion(request.raw);
-      const early = adaptCreateToVersion(body, version);
+      const early = adaptCreateToVersion(body, version, { cgroupVersion: deps.cgroupVersion });
       const query = request.query as Query;
       const { record, warnings } = await service.create(body, queryString(query, "name"), {
-        platform: queryString(query, "platform"),
+        // (a platform is read from API 1.41, as Docker's route reads it)
+        platform: compareApiVersions(version, "1.41") >= 0 ? queryString(query, "platform") : undefined,
         readOnlyBindsNonRecursive: readOnlyBindsNonRecursive(version),
       });
       return reply.code(201).send({ Id: record.Id, Warnings: [...warnings, ...early] });
@@ -74,7 +77,9 @@ export function containerRoutes(deps: ContainerRouteDeps) {
       if (limit > 0) list = list.slice(0, limit);
       const linkNames = service.linkNames();
       const imageNamed = (name: string) => images.idNamed(name);
-      const item = (c: ContainerRecord) => listItem(c, linkNames.get(c.Id), imageNamed);
+      // a container's annotations are listed from API 1.46, as Docker's route lists them
+      const annotations = compareApiVersions(requestedApiVersion(request.raw), "1.46") >= 0;
+      const item = (c: ContainerRecord) => withoutAnnotations(listItem(c, linkNames.get(c.Id), imageNamed), annotations);
       if (!queryBool(query, "size")) return list.map(item);
       // (a list item's sizes are left out when 0, as Go's omitempty leaves them; inspect shows them)
       return Promise.all(
@@ -152,6 +157,15 @@ function olderAliases(doc: Record<string, unknown>, c: ContainerRecord, apiVersi
     }),
   );
   return { ...doc, NetworkSettings: { ...settings, Networks: networks } };
+}
+
+/** A list item as an older client had it: its HostConfig without `Annotations`, when not `keep`. */
+function withoutAnnotations(item: Record<string, unknown>, keep: boolean): Record<string, unknown> {
+  const hostConfig = item.HostConfig as Record<string, unknown> | undefined;
+  if (keep || !hostConfig || !("Annotations" in hostConfig)) return item;
+  const rest = { ...hostConfig };
+  delete rest.Annotations;
+  return { ...item, HostConfig: rest };
 }
 
 /** `limit` as Docker's route reads it (strconv.Atoi; its refusal a 400 here, a 500 there); none when absent or empty. */

@@ -17,6 +17,8 @@ import type { EventLog } from "../../events/event-log.js";
 import { queryFilters, queryString, type Query } from "../query.js";
 import { rawResponse } from "../raw-response.js";
 import { ClientStream } from "../client-stream.js";
+import { requestedApiVersion } from "../api-version.js";
+import { compareApiVersions } from "../../../core/version.js";
 
 /** A timer cannot wait longer than this; a later `until` is waited for in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -30,7 +32,10 @@ export function eventRoutes(log: EventLog) {
       if (since !== undefined && until !== undefined && until < since) throw errors.eventsSinceAfterUntil(queryString(query, "since")!, queryString(query, "until")!);
       // a key no event has is not refused, as Docker's router checks none: it selects nothing more
       const filters = queryFilters(query);
-      const wanted = (e: EngineEvent) => eventMatches(e, filters) && (until === undefined || e.timeNano <= until);
+      // an image's `create` (a build step's image) is told from API 1.46, as Docker's route tells it
+      const imageCreates = compareApiVersions(requestedApiVersion(request.raw), "1.46") >= 0;
+      const shown = (e: EngineEvent) => imageCreates || e.Type !== "image" || e.Action !== "create";
+      const wanted = (e: EngineEvent) => shown(e) && eventMatches(e, filters) && (until === undefined || e.timeNano <= until);
 
       const res = rawResponse(reply, 200, { "content-type": "application/json" });
       const client = new ClientStream(res);

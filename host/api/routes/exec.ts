@@ -20,6 +20,8 @@ import { frame } from "../stream-frames.js";
 import { outputReads } from "../output-reads.js";
 import { bodyCheck, validateBody } from "../validate-body.js";
 import { terminalSize } from "./container-run.js";
+import { requestedApiVersion } from "../api-version.js";
+import { compareApiVersions } from "../../../core/version.js";
 
 interface ExecStartRequest {
   Detach?: boolean;
@@ -46,6 +48,7 @@ export function execRoutes(deps: ExecRouteDeps) {
       // Docker's order: the body (its type, its JSON) and its command, then the container
       const body = validateBody(validateCreate, request.body ?? {}, request);
       if ((body.Cmd ?? []).length === 0) throw errors.execNoCommand();
+      if (!consoleSizeRead(request)) delete body.ConsoleSize;
       const c = containers.get(ref);
       detachKeysOf(body.DetachKeys, { for: "exec" }); // refused now rather than at start
       return reply.code(201).send({ Id: execs.create(c, body, ref).id });
@@ -54,6 +57,7 @@ export function execRoutes(deps: ExecRouteDeps) {
     app.post("/exec/:id/start", async (request, reply) => {
       // the body before the instance, as Docker's router reads them
       const body = validateBody(validateStart, request.body ?? {}, request);
+      if (!consoleSizeRead(request)) delete body.ConsoleSize;
       const e = instance(request);
       if (body.Detach) {
         const started = await execs.start(e, { consoleSize: body.ConsoleSize });
@@ -110,6 +114,11 @@ export function execRoutes(deps: ExecRouteDeps) {
       return reply.code(200).send();
     });
   };
+}
+
+/** Whether an exec's `ConsoleSize` is read: from API 1.42, as Docker's routes read it (at create and at start). */
+function consoleSizeRead(request: FastifyRequest): boolean {
+  return compareApiVersions(requestedApiVersion(request.raw), "1.42") >= 0;
 }
 
 /** The client's input to the exec's stdin; its end closes the process's stdin (without a TTY), the detach keys end the stream. */

@@ -73,6 +73,18 @@ export function summary(image: Image, apiVersion: string, store?: ImageStore): R
   };
 }
 
+/**
+ * A list item's names as clients before API 1.43 had them: `<none>:<none>` and `<none>@<none>`
+ * for an image without either, else an empty list as null (Go's nil slice), as Docker's route
+ * shows them.
+ */
+function olderNames(item: Record<string, unknown>, apiVersion: string): Record<string, unknown> {
+  if (compareApiVersions(apiVersion, "1.43") >= 0) return item;
+  const [tags, digests] = [item.RepoTags as string[], item.RepoDigests as string[]];
+  if (tags.length === 0 && digests.length === 0) return { ...item, RepoTags: ["<none>:<none>"], RepoDigests: ["<none>@<none>"] };
+  return { ...item, RepoTags: tags.length ? tags : null, RepoDigests: digests.length ? digests : null };
+}
+
 /** Each image's layers that other images have too, their sizes summed (Docker's reference count by chain ID). */
 function sharedSizes(images: readonly Image[], store: ImageStore): (image: Image) => number {
   const users = new Map<string, number>();
@@ -193,9 +205,12 @@ export function imageRoutes(deps: ImageRouteDeps) {
     app.get("/images/json", async (request) => {
       const query = request.query as Query;
       const filters = queryFilters(query);
+      const version = requestedApiVersion(request.raw);
+      // below API 1.41, `filter` (a pattern of names, Docker 1.12's) is a reference filter more
+      const oldFilter = compareApiVersions(version, "1.41") < 0 ? queryString(query, "filter") : undefined;
+      if (oldFilter) filters.set("reference", [...(filters.get("reference") ?? []), oldFilter]);
       checkFilterKeys(filters, ["reference", "dangling", "label", "before", "since", "until"]);
       const keep = imageFilter(filters, store);
-      const version = requestedApiVersion(request.raw);
       // newest first, to the millisecond: a committed image comes before its parent (`rmi $(images -aq)` then works)
       const all = store.list();
       // Docker lists a build's intermediate images (no name, images made from them) only with `all`
@@ -214,11 +229,11 @@ export function imageRoutes(deps: ImageRouteDeps) {
       return shown
         .filter(keep)
         .sort(newest)
-        .map((i) => ({
+        .map((i) => olderNames({
           ...summary(named(i), version, store),
           ...(shared ? { SharedSize: shared(i) } : {}),
           ...(counts ? { Containers: counts.get(i.id) ?? 0 } : {}),
-        }));
+        }, version));
     });
 
     app.get("/images/get", async (request, reply) => {

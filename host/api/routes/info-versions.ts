@@ -4,8 +4,10 @@
  * - before 1.25: `ExecutionDriver: "<not supported>"`, and `SecurityOptions` by name only
  *   (`seccomp`, not `name=seccomp,profile=builtin`);
  * - before 1.39: an unknown kernel version or operating system is `<unknown>`, not "";
+ * - before 1.47: `RegistryConfig` has `AllowNondistributableArtifactsCIDRs` and `...Hostnames`,
+ *   null (non-distributable artifacts are always pushed since Docker 28, which dropped them);
  * - before 1.49: each commit (`ContainerdCommit`, `RuncCommit`, `InitCommit`) carries `Expected`,
- *   equal to its `ID`; API 1.49 dropped the field;
+ *   equal to its `ID`; API 1.49 dropped the field; `FirewallBackend` (new in 1.49) is left out;
  * - before 1.50: `BridgeNfIptables` and `BridgeNfIp6tables`, always false since Docker 28, which
  *   dropped them at 1.50; `DiscoveredDevices` (new in 1.50) is left out.
  * The answer is a copy; the info itself is not changed.
@@ -23,7 +25,11 @@ export function infoAtVersion(info: SystemInfo, version: string): Json {
     out = insertAfter(out, "IPv4Forwarding", { BridgeNfIptables: false, BridgeNfIp6tables: false });
   }
   if (before("1.49")) {
+    delete out.FirewallBackend;
     for (const key of ["ContainerdCommit", "RuncCommit", "InitCommit"] as const) out[key] = { ID: info[key].ID, Expected: info[key].ID };
+  }
+  if (before("1.47")) {
+    out.RegistryConfig = { AllowNondistributableArtifactsCIDRs: null, AllowNondistributableArtifactsHostnames: null, ...info.RegistryConfig };
   }
   if (before("1.39")) {
     if (!info.KernelVersion) out.KernelVersion = "<unknown>";

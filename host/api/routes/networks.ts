@@ -13,6 +13,8 @@ import { networkDocument, networkFilter } from "../../network/network-view.js";
 import { labelsMatch, untilTime } from "../filter-values.js";
 import { checkFilterKeys, queryFilters, type Query } from "../query.js";
 import { bodyCheck, validateBody } from "../validate-body.js";
+import { requestedApiVersion } from "../api-version.js";
+import { compareApiVersions } from "../../../core/version.js";
 
 const validateCreate = bodyCheck(typia.createValidate<NetworkCreateRequest>(), typia.json.schemas<[NetworkCreateRequest], "3.1">());
 const validateConnect = bodyCheck(typia.createValidate<NetworkConnectRequest>(), typia.json.schemas<[NetworkConnectRequest], "3.1">());
@@ -33,10 +35,12 @@ export function networkRoutes(deps: NetworkRouteDeps) {
       checkFilterKeys(filters, ["dangling", "driver", "id", "label", "name", "scope", "type"]);
       const builtin = (rec: NetworkRecord) => !!rec.spec.isDefault || isModeNetwork(rec.spec);
       const pick = networkFilter(filters, builtin, (rec) => networks.activeEndpoints(rec.spec.id).length > 0);
+      // each network's containers are listed below API 1.28 only, as Docker's route lists them
+      const withContainers = compareApiVersions(requestedApiVersion(request.raw), "1.28") < 0;
       return networks
         .list()
         .filter((rec) => pick(rec) && labelsMatch(rec.spec.labels, filters))
-        .map((rec) => networkDocument(rec, []));
+        .map((rec) => networkDocument(rec, withContainers ? networks.activeEndpoints(rec.spec.id) : []));
     });
 
     app.get("/networks/:id", async (request) => {
@@ -46,6 +50,8 @@ export function networkRoutes(deps: NetworkRouteDeps) {
 
     app.post("/networks/create", async (request, reply) => {
       const body = validateBody(validateCreate, request.body ?? {}, request);
+      // (EnableIPv4 is read from API 1.48, as Docker's route reads it)
+      if (compareApiVersions(requestedApiVersion(request.raw), "1.48") < 0) delete body.EnableIPv4;
       const rec = await networks.create(body);
       return reply.code(201).send({ Id: rec.spec.id, Warning: "" });
     });
