@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { expect } from "chai";
 import { ensureSupervisor, type SupervisorHandle } from "../host/supervisor/launch.js";
 import { SupervisorClientError } from "../host/supervisor/client.js";
+import { Supervisor, type ExitEvent } from "../host/supervisor/supervisor.js";
 import { makeTempDir } from "./helpers/engined.js";
 import { BUSYBOX, exitBeforeRuntime, hasCommand, makeBundle, makeBusyboxRootfs, removeCgroups, RUNC, runcDefaultSpec, slowKillRuntime } from "./helpers/busybox-bundle.js";
 
@@ -231,6 +232,37 @@ describe("supervisor", function () {
     expect(await stopping).to.deep.equal({ code: 137 });
     expect(Date.now() - began, "answered once its kill returned, not after a wait for a file gone").to.be.below(8000);
     expect(((await sup.client.get(id).catch((e: SupervisorClientError) => e)) as SupervisorClientError).status).to.equal(404);
+  });
+
+  it("announces an exit that came before its run was answered (a command that ends at once), without a watcher or a poll to find it", async () => {
+    // In this process, never resumed: no watcher on the exit files and no poll, so only the run
+    // itself can see the exit. The runtime's `start` returns once conmon has written the exit
+    // file: the exit comes before the supervisor has the container's state, which a watcher
+    // would have seen too early to announce.
+    const local = new Supervisor(join(dir, "local"), "early");
+    const exits = join(dir, "local", "early", "exits");
+    const runtime = join(dir, "start-waits-for-exit.sh");
+    writeFileSync(runtime, [
+      "#!/bin/sh",
+      `${RUNC} "$@" || exit $?`,
+      'for a in "$@"; do id=$a; done',
+      `case " $* " in *" start "*) i=0; while [ $i -lt 100 ] && [ ! -e "${exits}/$id" ]; do sleep 0.05; i=$((i+1)); done ;; esac`,
+      "",
+    ].join("\n"), { mode: 0o755 });
+    const id = `sup-${randomBytes(5).toString("hex")}`;
+    const events: ExitEvent[] = [];
+    local.subscribe((e) => events.push(e));
+    try {
+      const state = await local.run({ id, bundle: makeBundle(dir, id, rootfs, spec, ["true"]), runtime: { path: runtime } });
+      expect(existsSync(join(exits, id)), "the exit file, written before the run's answer").to.equal(true);
+      const until = Date.now() + 5_000;
+      while (events.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      expect(events).to.deep.equal([{ type: "exit", id, exitCode: 0, pid: state.pid }]);
+    } finally {
+      await local.remove(id, true).catch(() => undefined);
+      removeCgroups(id);
+      await local.close();
+    }
   });
 
   it("keeps every line and the exit code of a container across a SIGKILL of the supervisor", async () => {

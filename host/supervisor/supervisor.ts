@@ -315,6 +315,10 @@ export class Supervisor {
       };
       writeJsonAtomic(p.state, state);
       if (req.log) await this.startDrain(state, req.log, { writer: writer!, resume });
+      // An exit file written before the state above (a command that ends at once) was seen by
+      // the watcher when there was no container to announce: without this look, only the
+      // once-a-second poll would find it.
+      this.noticeExit(req.id);
       return state;
     } catch (err) {
       await writer?.close();
