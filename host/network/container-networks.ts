@@ -345,6 +345,11 @@ export class ContainerNetworks {
       if (c.State.Running) throw errors.networkAlreadyConnected(c.Name.replace(/^\//, ""), rec.spec.name);
       return;
     }
+    // a running container of the none mode has the namespace its runtime made: bound now as its
+    // sandbox, so that the network's interface goes there, as Docker's connect joins its sandbox
+    if (c.State.Running && !this.deps.sandboxes.exists(c.Id) && !networkDisabled(c) && mode === "none" && !isModeNetwork(rec.spec) && c.State.Pid) {
+      await this.deps.sandboxes.adopt(c.Id, c.State.Pid);
+    }
     if (c.State.Running && this.deps.sandboxes.exists(c.Id)) {
       const endpoints = c.Endpoints ?? [];
       c.Endpoints = endpoints;
