@@ -6,7 +6,8 @@
  * namespace the test made (every link and address is made there, traffic stays there) and the
  * daemon sees a plugin folder of its own (a mount namespace). Compared with dockerd 20.10 and
  * the same plugin: the same calls in the same order, the same container interface, addresses
- * and routes, an empty MacAddress unless one is asked for.
+ * and routes, an empty MacAddress unless one is asked for, and the embedded name server at
+ * 127.0.0.11 in the container.
  */
 import "./helpers/root-hooks.js";
 import { expect } from "chai";
@@ -93,6 +94,13 @@ describe("network plugins of other processes (the example veth-bridge plugin)", 
     expect(out).to.equal("02:00:00:00:00:09\n");
     const asked = calls().filter((c) => c.method === "NetworkDriver.CreateEndpoint").at(-1)!.body;
     expect(asked.Interface.MacAddress).to.equal("02:00:00:00:00:09");
+  });
+
+  it("answers the network's names at 127.0.0.11 in each container, its own servers kept as ExtServers (Docker's embedded name server on every user-defined network)", async () => {
+    const seen = ok(await docker(host, ["run", "--rm", "--network", "pnet", "--dns", "10.1.2.3", "busybox", "sh", "-c", "cat /etc/resolv.conf; nslookup -type=a pa; nslookup -type=a pa.pnet"]), "run");
+    expect(seen).to.match(/^nameserver 127\.0\.0\.11$/m);
+    expect(seen).to.include("# ExtServers: [10.1.2.3]");
+    expect(seen.match(/Name:\tpa(\.pnet)?\nAddress: 10\.91\.0\.2\n/g)).to.have.length(2);
   });
 
   it("leaves the network at the container's exit and removal, and deletes it through the plugin", async () => {

@@ -516,7 +516,8 @@ export class ContainerNetworks {
    * (an IPv6 one, or no iptables on this host).
    */
   private async resolverAddress(c: ContainerRecord, sandbox: string, nameserver: string, fresh: boolean): Promise<string> {
-    if (isIP(nameserver) !== 4) return nameserver;
+    // (a server that listens at 127.0.0.11 in the container's namespace itself: a plugin's network)
+    if (isIP(nameserver) !== 4 || nameserver === EMBEDDED_DNS_ADDRESS) return nameserver;
     try {
       await pointEmbeddedDns(sandbox, nameserver, fresh);
       return EMBEDDED_DNS_ADDRESS;

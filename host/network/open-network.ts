@@ -20,6 +20,7 @@ import { errors } from "../../core/errors.js";
 import { RemoteDrivers } from "../remote-plugins/remote-drivers.js";
 import type { RemotePlugins } from "../remote-plugins/remote-plugins.js";
 import { RemoteNetworkDriver } from "./remote-network-driver.js";
+import { PluginNameServer } from "./plugin-name-server.js";
 
 export async function openNetwork(
   loader: PluginHost,
@@ -27,7 +28,10 @@ export async function openNetwork(
 ): Promise<{ networks: NetworkManager; containers: ContainerNetworks }> {
   // (a hash, made when a driver is first made: node:crypto is not loaded by a start without one)
   let tag: string | undefined;
-  const remote = new RemoteDrivers(deps.remotePlugins, "networkdriver", RemoteNetworkDriver.open, deps.log);
+  // (one name server for every plugin's networks: a container on two of them has one 127.0.0.11)
+  const names = new PluginNameServer((err) => deps.log.debug({ err }, "embedded name server of a plugin's network"));
+  const warn = (obj: object, msg: string) => deps.log.warn(obj, msg);
+  const remote = new RemoteDrivers(deps.remotePlugins, "networkdriver", (plugin) => RemoteNetworkDriver.open(plugin, names, warn), deps.log);
   // a network's driver is always a client's choice (POST /networks/create, or stored from one):
   // a plugin of the daemon's, else a plugin of another process (a 500 saying why when it is
   // installed but cannot be used)
@@ -47,6 +51,7 @@ export async function openNetwork(
   loader.hooks.processInfo.tap("network plugins", (info) => ({ ...info, Plugins: { ...info.Plugins, Network: [...new Set([...info.Plugins.Network, ...remote.made()])].sort() } }));
   loader.hooks.shutdown.tapPromise("network drivers", async () => {
     for (const d of await loader.drivers.madeOf("network")) await d.shutdown();
+    await names.shutdown();
   });
   return { networks, containers };
 }
