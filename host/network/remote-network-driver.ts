@@ -2,7 +2,8 @@
  * A network driver served by another process: a plugin written for Docker's daemon
  * (`NetworkDriver` in its `Plugin.Activate` answer; libnetwork's "remote" driver protocol),
  * found by name as host/remote-plugins describes. The plugin makes the network's links; the
- * daemon keeps the addresses (its IPAM, as for every network) and the container's side:
+ * daemon keeps the addresses (its own address management, or the network's IPAM plugin:
+ * remote-ipam.ts) and the container's side:
  *
  *   createNetwork -> CreateNetwork {NetworkID, Options, IPv4Data, IPv6Data}
  *   deleteNetwork -> DeleteNetwork {NetworkID}
@@ -21,15 +22,15 @@
  *
  * An answer's non-empty `Err` fails the call as `remote: <Err>`, Docker's words. A failed join
  * undoes what it did (Leave, DeleteEndpoint), so nothing is left in the plugin or the sandbox.
- * The plugin keeps its own state across restarts of either side; `restore` asks it nothing.
+ * The plugin keeps its own state across restarts of either side; `restore` asks it nothing
+ * (the name servers of running containers start again).
  *
- * Not done, where Docker's daemon does more: IPAM plugins (`--ipam-driver`: the daemon's own
- * address management serves every network), and the `docker_gwbridge` a global-scope driver's
+ * Not done, where Docker's daemon does more: the `docker_gwbridge` a global-scope driver's
  * endpoint without a gateway gets.
  */
 import type { EndpointSpec, JoinResult, NetworkDriver, NetworkSpec, PortRequest, PublishedPort } from "../../core/contracts/network.js";
 import { hostRunner, netnsRunner } from "../../core/net/commands.js";
-import { PluginCallError } from "../remote-plugins/client.js";
+import { optional } from "../remote-plugins/client.js";
 import type { RemotePlugin } from "../remote-plugins/remote-plugins.js";
 import type { PluginNameServer } from "./plugin-name-server.js";
 
@@ -104,7 +105,8 @@ export class RemoteNetworkDriver implements NetworkDriver {
         .map((s) => {
           const prefix = s.subnet.split("/")[1];
           return {
-            AddressSpace: "LocalDefault",
+            // (the IPAM plugin's, for a network whose pools one gave)
+            AddressSpace: net.ipamAddressSpace ?? "LocalDefault",
             Pool: s.subnet,
             ...(s.gateway ? { Gateway: `${s.gateway}/${prefix}` } : {}),
             AuxAddresses: Object.fromEntries(Object.entries(s.auxAddresses ?? {}).map(([k, a]) => [k, `${a}/${prefix}`])),
@@ -199,16 +201,6 @@ async function call<T>(plugin: RemotePlugin, method: string, body: Record<string
   const answer = (await plugin.client.call(`${NETWORK_DRIVER_INTERFACE}.${method}`, body)) as T & { Err?: unknown };
   if (typeof answer.Err === "string" && answer.Err !== "") throw new Error(`remote: ${answer.Err}`);
   return answer;
-}
-
-/** A call a plugin need not serve: its 404 is no failure (Docker's plugins.IsNotFound). */
-async function optional<T>(pending: Promise<T>): Promise<T | undefined> {
-  try {
-    return await pending;
-  } catch (err) {
-    if (err instanceof PluginCallError && err.status === 404) return undefined;
-    throw err;
-  }
 }
 
 function str(v: unknown): string | undefined {
