@@ -329,7 +329,12 @@ export class ContainerNetworks {
   private async leave(ep: ContainerEndpoint, sandbox: string | undefined, announce = true): Promise<void> {
     const rec = this.deps.networks.find(ep.networkId);
     if (!rec || !ep.endpointId) return;
-    await (await this.deps.networks.driverOf(rec.spec)).leave(rec.spec, ep, sandbox).catch((err: Error) => this.deps.log.warn({ err, network: rec.spec.name }, "cannot leave a network"));
+    // (a driver that cannot be had, a plugin not running, leaves nothing to undo here: the
+    // endpoint goes all the same, as Docker's does, and the log says why)
+    await this.deps.networks
+      .driverOf(rec.spec)
+      .then((driver) => driver.leave(rec.spec, ep, sandbox))
+      .catch((err: Error) => this.deps.log.warn({ err, network: rec.spec.name }, "cannot leave a network"));
     if (!this.unjoined.delete(ep.endpointId) && announce) this.deps.hooks.event.call(networkEvent(rec.spec, "disconnect", ep.containerId));
     await this.releaseAddresses(rec, ep);
   }

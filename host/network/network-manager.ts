@@ -41,11 +41,16 @@ export interface NetworkManagerDeps {
 }
 
 export const DEFAULT_NETWORK = "bridge";
+/** What a network's driver answers at the daemon's start when its plugin is not running: found but not answering, or no socket yet. */
+const WAITING_PLUGIN = [errors.networkPluginUnusable.code, errors.pluginNotFound.code, errors.pluginMadeNoDriver.code];
 /** The pre-defined networks that are a container's modes: name -> driver, as Docker lists them. */
 export const MODE_NETWORKS: Record<string, string> = { host: "host", none: "null" };
 
 export class NetworkManager {
   private readonly claiming = new KeyedQueue();
+  /** Drivers whose plugin was not running at the daemon's start: restored at their first use. */
+  private readonly unrestored = new Set<string>();
+  private readonly restoring = new Map<string, Promise<void>>();
 
   constructor(private readonly deps: NetworkManagerDeps) {}
 
@@ -78,10 +83,12 @@ export class NetworkManager {
       try {
         driver = await this.deps.driver(name);
       } catch (err) {
-        // a plugin of another process that is not running yet: its networks wait for it (their
-        // containers fail to start until it answers), the daemon does not
-        if (!(err instanceof EngineError && err.code === errors.networkPluginUnusable.code)) throw err;
+        // a plugin of another process that is not running yet (its socket there or not yet): its
+        // networks wait for it (their containers fail to start until it answers), the daemon
+        // does not, as Docker's starts whatever its networks' plugins do
+        if (!(err instanceof EngineError && WAITING_PLUGIN.includes(err.code))) throw err;
         this.deps.log.warn({ err: err.message, driver: name }, "network plugin not available at start");
+        this.unrestored.add(name);
         continue;
       }
       await driver.restore(specs, endpoints.filter((e) => ids.has(e.networkId)));
@@ -108,8 +115,21 @@ export class NetworkManager {
     return this.list().filter((r) => !isModeNetwork(r.spec));
   }
 
-  driverOf(spec: NetworkSpec): Promise<NetworkDriver> {
-    return this.deps.driver(spec.driver);
+  /** The driver of a network; one whose plugin was not running at the daemon's start is given back its networks and endpoints first, once. */
+  async driverOf(spec: NetworkSpec): Promise<NetworkDriver> {
+    const driver = await this.deps.driver(spec.driver);
+    if (this.unrestored.has(spec.driver)) {
+      let restoring = this.restoring.get(spec.driver);
+      if (!restoring) {
+        const specs = this.driven().filter((r) => r.spec.driver === spec.driver).map((r) => r.spec);
+        const endpoints = specs.flatMap((s) => this.activeEndpoints(s.id));
+        restoring = driver.restore(specs, endpoints).then(() => void this.unrestored.delete(spec.driver));
+        this.restoring.set(spec.driver, restoring);
+        restoring.finally(() => this.restoring.delete(spec.driver)).catch(() => undefined);
+      }
+      await restoring;
+    }
+    return driver;
   }
 
   /** The endpoints of running containers on a network. */
