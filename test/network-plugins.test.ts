@@ -6,13 +6,14 @@
  * namespace the test made (every link and address is made there, traffic stays there) and the
  * daemon sees a plugin folder of its own (a mount namespace). Compared with dockerd 20.10 and
  * the same plugin: the same calls in the same order, the same container interface, addresses
- * and routes, an empty MacAddress unless one is asked for.
+ * and routes, an empty MacAddress unless one is asked for, and the embedded name server at
+ * 127.0.0.11 in the container.
  */
 import "./helpers/root-hooks.js";
 import { expect } from "chai";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { cleanUpPlugins, recordedCalls, SOCKET_DIR, startDirVolumes, startVethBridge, uniqueName } from "./helpers/authz-plugin.js";
+import { cleanUpPlugins, recordedCalls, SOCKET_DIR, startDirVolumes, startVethBridge, uniqueName, type PluginProcess } from "./helpers/authz-plugin.js";
 import { docker } from "./helpers/docker-cli.js";
 import { makeTempDir, startEngined, type RunResult, type TestDaemon } from "./helpers/engined.js";
 import { httpRequest } from "./helpers/http.js";
@@ -95,6 +96,13 @@ describe("network plugins of other processes (the example veth-bridge plugin)", 
     expect(asked.Interface.MacAddress).to.equal("02:00:00:00:00:09");
   });
 
+  it("answers the network's names at 127.0.0.11 in each container, its own servers kept as ExtServers (Docker's embedded name server on every user-defined network)", async () => {
+    const seen = ok(await docker(host, ["run", "--rm", "--network", "pnet", "--dns", "10.1.2.3", "busybox", "sh", "-c", "cat /etc/resolv.conf; nslookup -type=a pa; nslookup -type=a pa.pnet"]), "run");
+    expect(seen).to.match(/^nameserver 127\.0\.0\.11$/m);
+    expect(seen).to.include("# ExtServers: [10.1.2.3]");
+    expect(seen.match(/Name:\tpa(\.pnet)?\nAddress: 10\.91\.0\.2\n/g)).to.have.length(2);
+  });
+
   it("leaves the network at the container's exit and removal, and deletes it through the plugin", async () => {
     const id = ok(await docker(host, ["inspect", "-f", "{{.NetworkSettings.Networks.pnet.EndpointID}}", "pa"]), "inspect").trim();
     // (pb left at its exit; the plugin records no body for a call it does not serve)
@@ -128,5 +136,72 @@ describe("network plugins of other processes (the example veth-bridge plugin)", 
     const volumes = await httpRequest({ socketPath: d.socket }, "POST", "/networks/create", { Name: "x2", Driver: volumesOnly });
     expect(volumes.status).to.equal(500);
     expect(JSON.parse(volumes.body).message).to.equal(`error looking up network plugin ${volumesOnly}: it does not implement the NetworkDriver interface (it implements: VolumeDriver)`);
+  });
+});
+
+describe("a plugin's network across restarts of the daemon (live restore) and of the plugin", function () {
+  this.timeout(180_000);
+  const name = uniqueName("vbridge");
+  let work: string;
+  let ns: Netns;
+  let d: TestDaemon | undefined;
+  let host: string;
+  let plugin: PluginProcess | undefined;
+  const ok = (r: RunResult, what: string) => {
+    expect(r.code, `${what}: ${r.stderr}`).to.equal(0);
+    return r.stdout;
+  };
+  // (in the host's mount namespace, as a daemon runs: the sandboxes' mounts outlive a daemon's
+  // run; the plugin's socket in the shared folder, under a name no other daemon asks for)
+  const start = async () => {
+    d = await startEngined({ netns: ns.file, args: ["--data-root", join(work, "data"), "--exec-root", join(work, "exec"), "--pidfile", join(work, "engine.pid"), "--live-restore"] });
+    host = `unix://${d.socket}`;
+  };
+  const startPlugin = async () => {
+    plugin = await startVethBridge({ socket: join(SOCKET_DIR, `${name}.sock`), netns: ns.file });
+  };
+
+  before(async function () {
+    work = makeTempDir("engine-network-plugins-restart-");
+    ns = makeNetns();
+    mkdirSync(SOCKET_DIR, { recursive: true });
+    await startPlugin();
+    await start();
+    ok(await docker(host, ["import", "--change", 'CMD ["sh"]', writeFixture(work, "rootfs.tar", await busyboxRootfs()), "busybox"]), "docker import");
+  });
+
+  after(async function () {
+    if (d) {
+      await docker(host, ["rm", "-f", "ra", "rb"]);
+      await docker(host, ["network", "rm", "rnet"]);
+      await d.stop();
+    }
+    await cleanUpPlugins();
+    ns?.remove();
+  });
+
+  it("answers the names again in a container that ran on across the daemon's restart", async () => {
+    ok(await docker(host, ["network", "create", "-d", name, "--subnet", "10.93.0.0/24", "rnet"]), "network create");
+    for (const c of ["ra", "rb"]) ok(await docker(host, ["run", "-d", "--name", c, "--network", "rnet", "busybox", "sleep", "600"]), `run ${c}`);
+    const ask = () => docker(host, ["exec", "ra", "nslookup", "-type=a", "rb"]);
+    expect(ok(await ask(), "nslookup")).to.include("Address: 10.93.0.3");
+    await d!.stop();
+    d = undefined;
+    await start();
+    expect(ok(await docker(host, ["inspect", "-f", "{{.State.Running}}", "ra"]), "inspect")).to.equal("true\n");
+    expect(ok(await ask(), "nslookup after the restart")).to.include("Address: 10.93.0.3");
+  });
+
+  it("starts while the plugin of one of its networks is not running, and uses the network once it is back", async () => {
+    await d!.stop();
+    d = undefined;
+    await plugin!.stop(); // a clean stop: its socket is gone
+    await start();
+    expect(d!.output()).to.include("network plugin not available at start");
+    expect(ok(await docker(host, ["network", "ls", "--format", "{{.Name}} {{.Driver}}", "-f", "name=rnet"]), "network ls")).to.equal(`rnet ${name}\n`);
+    const down = await docker(host, ["run", "--rm", "--network", "rnet", "busybox", "true"]);
+    expect(down.code).to.equal(125);
+    await startPlugin();
+    expect(ok(await docker(host, ["run", "--rm", "--network", "rnet", "busybox", "nslookup", "-type=a", "ra"]), "run once the plugin is back")).to.include("Address: 10.93.0.2");
   });
 });

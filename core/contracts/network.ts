@@ -60,6 +60,8 @@ export interface SubnetConfig {
    * ask for a fixed address in it (Docker's rule for subnets that are not "static").
    */
   fromPool?: boolean;
+  /** The pool's id at the IPAM plugin that gave it (a network of `ipamDriver`). */
+  poolId?: string;
 }
 
 export interface NetworkSpec {
@@ -73,8 +75,15 @@ export interface NetworkSpec {
   enableIPv6: boolean;
   subnets: SubnetConfig[];
   options: Record<string, string>;
-  /** `IPAM.Options` as the create gave them (the default IPAM driver reads none); inspect shows them. */
+  /** `IPAM.Options` as the create gave them (the default IPAM driver reads none; an IPAM plugin gets them); inspect shows them. */
   ipamOptions?: Record<string, string> | null;
+  /**
+   * The IPAM plugin of another process that gave the network's pools and gives its containers'
+   * addresses (`--ipam-driver`); absent: the daemon's own address management.
+   */
+  ipamDriver?: string;
+  /** The plugin's address space the pools were asked in (what a network plugin is told). */
+  ipamAddressSpace?: string;
   labels: Record<string, string>;
   /** The default network (`bridge`), made from the daemon's options, not by the API. */
   isDefault?: boolean;

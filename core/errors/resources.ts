@@ -27,6 +27,13 @@ export const resourcesErrors = {
     500,
     (driver: string, why: string) => `error looking up network plugin ${driver}: ${why}`,
   ),
+  networkIpamPluginUnusable: define(
+    "ENGINE_ERR_NETWORK_IPAM_PLUGIN_UNUSABLE",
+    500,
+    (driver: string, why: string) => `error looking up IPAM plugin ${driver}: ${why}`,
+  ),
+  // Docker's words: the step, then the plugin's ("failed to allocate gateway (): remote: ...")
+  networkIpamFailed: define("ENGINE_ERR_NETWORK_IPAM_FAILED", 500, (why: string) => why),
   networkPredefined: define(
     "ENGINE_ERR_NETWORK_PREDEFINED",
     403,

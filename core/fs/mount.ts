@@ -12,16 +12,14 @@
  */
 import { constants } from "node:os";
 import { getSystemErrorMessage, getSystemErrorName } from "node:util";
-import { lazyRequire } from "../lazy-require.js";
+import { libc as loadLibc } from "../libc.js";
 
-// koffi and libc's two calls, loaded with the first mount (core/lazy-require.ts)
-const koffiModule = lazyRequire<typeof import("koffi")>("koffi");
+// libc's two calls, loaded with the first mount
 let calls: { koffi: typeof import("koffi"); sysMount: Call; sysUmount2: Call } | undefined;
 
 function libc(): NonNullable<typeof calls> {
   if (calls) return calls;
-  const koffi = koffiModule();
-  const lib = koffi.load("libc.so.6");
+  const { koffi, lib } = loadLibc();
   return (calls = {
     koffi,
     sysMount: lib.func("int mount(const char *source, const char *target, const char *fstype, unsigned long flags, const char *data)") as Call,

@@ -5,7 +5,8 @@
  * and the files that name its network (`/etc/hosts`, `/etc/resolv.conf`, `/etc/hostname`, kept in
  * the container's folder and bind-mounted, as Docker does).
  *
- * Order at a container's start: sandbox -> per network, in order: addresses (IPAM) ->
+ * Order at a container's start: sandbox -> per network, in order: addresses (the daemon's own
+ * address management, or the network's IPAM plugin, asked: remote-ipam.ts) ->
  * driver.join (`eth0` for the first, which takes the default route and the published ports;
  * `eth1`... for the others, or the names their endpoints ask for: interface-names.ts) -> both
  * moved to the gateway by Docker's order, when that is another (default-route.ts) -> files ->
@@ -39,6 +40,7 @@ import { containerIdMap, type UsernsRemap } from "../userns/remap.js";
 import { askedIfname, checkAskedIfnames, checkIfnameFree, interfaceName } from "./interface-names.js";
 import { applyEndpointSysctls, endpointSysctls } from "./endpoint-sysctls.js";
 import { moveDefaultRoutes, portsEndpoint } from "./default-route.js";
+import { RemoteIpam } from "./remote-ipam.js";
 
 export interface ContainerNetworksDeps {
   networks: NetworkManager;
@@ -53,6 +55,22 @@ export interface ContainerNetworksDeps {
   linkedHosts?: (c: ContainerRecord) => (readonly [string, string])[];
   /** The running containers linked with one on the default network, both ways (host/containers/links.ts). */
   linkPeers?: (c: ContainerRecord) => { children: ContainerRecord[]; parents: ContainerRecord[] };
+}
+
+/** What an endpoint has before its addresses: its id, and what was read (and checked) of its settings. */
+interface EndpointStart {
+  endpointId: string;
+  links: { linkAliases?: Record<string, string> };
+  linkLocal: string[];
+  /** The MAC asked for (or one an IPAM plugin was given). */
+  mac?: string;
+}
+
+/** One address of an endpoint: bare, with its prefix, and the default route it gives. */
+interface EndpointAddress {
+  address: string;
+  cidr: string;
+  gateway: string;
 }
 
 /** What a started container's spec needs from its network. */
@@ -255,7 +273,9 @@ export class ContainerNetworks {
       return undefined;
     }
     const first = endpoints.length === 0;
-    const ep = this.allocate(rec, c, att, interfaceName(att, endpoints, reserved), first);
+    const ifname = interfaceName(att, endpoints, reserved);
+    // (an IPAM plugin's addresses are asked for; the daemon's own are taken at once)
+    const ep = rec.spec.ipamDriver ? await this.allocateRemote(rec, c, att, ifname, first) : this.allocate(rec, c, att, ifname, first);
     ep.sandbox = sandbox;
     endpoints.push(ep);
     let result;
@@ -309,12 +329,14 @@ export class ContainerNetworks {
   private async leave(ep: ContainerEndpoint, sandbox: string | undefined, announce = true): Promise<void> {
     const rec = this.deps.networks.find(ep.networkId);
     if (!rec || !ep.endpointId) return;
-    await (await this.deps.networks.driverOf(rec.spec)).leave(rec.spec, ep, sandbox).catch((err: Error) => this.deps.log.warn({ err, network: rec.spec.name }, "cannot leave a network"));
+    // (a driver that cannot be had, a plugin not running, leaves nothing to undo here: the
+    // endpoint goes all the same, as Docker's does, and the log says why)
+    await this.deps.networks
+      .driverOf(rec.spec)
+      .then((driver) => driver.leave(rec.spec, ep, sandbox))
+      .catch((err: Error) => this.deps.log.warn({ err, network: rec.spec.name }, "cannot leave a network"));
     if (!this.unjoined.delete(ep.endpointId) && announce) this.deps.hooks.event.call(networkEvent(rec.spec, "disconnect", ep.containerId));
-    const ipam = NetworkIpam.fromJSON(rec.ipam);
-    ipam.releaseOwner(ep.endpointId);
-    rec.ipam = ipam.toJSON();
-    await this.deps.networks.save(rec);
+    await this.releaseAddresses(rec, ep);
   }
 
   // --- connect and disconnect --------------------------------------------------------------------
@@ -344,6 +366,11 @@ export class ContainerNetworks {
     if (Object.values(networks).some((a) => a.NetworkID === rec.spec.id)) {
       if (c.State.Running) throw errors.networkAlreadyConnected(c.Name.replace(/^\//, ""), rec.spec.name);
       return;
+    }
+    // a running container of the none mode has the namespace its runtime made: bound now as its
+    // sandbox, so that the network's interface goes there, as Docker's connect joins its sandbox
+    if (c.State.Running && !this.deps.sandboxes.exists(c.Id) && !networkDisabled(c) && mode === "none" && !isModeNetwork(rec.spec) && c.State.Pid) {
+      await this.deps.sandboxes.adopt(c.Id, c.State.Pid);
     }
     if (c.State.Running && this.deps.sandboxes.exists(c.Id)) {
       const endpoints = c.Endpoints ?? [];
@@ -511,7 +538,8 @@ export class ContainerNetworks {
    * (an IPv6 one, or no iptables on this host).
    */
   private async resolverAddress(c: ContainerRecord, sandbox: string, nameserver: string, fresh: boolean): Promise<string> {
-    if (isIP(nameserver) !== 4) return nameserver;
+    // (a server that listens at 127.0.0.11 in the container's namespace itself: a plugin's network)
+    if (isIP(nameserver) !== 4 || nameserver === EMBEDDED_DNS_ADDRESS) return nameserver;
     try {
       await pointEmbeddedDns(sandbox, nameserver, fresh);
       return EMBEDDED_DNS_ADDRESS;
@@ -544,16 +572,26 @@ export class ContainerNetworks {
 
   // --- addresses -------------------------------------------------------------------------------
 
-  private allocate(rec: NetworkRecord, c: ContainerRecord, att: NetworkAttachment, ifname: string, first: boolean): ContainerEndpoint {
-    // read before any address is taken: a bad entry fails the start with nothing to give back
-    const links = rec.spec.isDefault ? {} : linkAliases(att);
-    const ipam = NetworkIpam.fromJSON(rec.ipam);
-    const endpointId = randomBytes(32).toString("hex");
+  /** What an endpoint needs before any address is taken: a bad entry fails the start with nothing to give back. */
+  private endpointStart(rec: NetworkRecord, c: ContainerRecord, att: NetworkAttachment): EndpointStart {
     const fixed = att.IPAMConfig ?? {};
-    const linkLocal = (fixed.LinkLocalIPs ?? []).map(linkLocalCidr);
-    const take = (family: 4 | 6, address: string | undefined) => {
+    return {
+      endpointId: randomBytes(32).toString("hex"),
+      links: rec.spec.isDefault ? {} : linkAliases(att),
+      linkLocal: (fixed.LinkLocalIPs ?? []).map(linkLocalCidr),
+      mac: this.macFor(c, rec, att),
+    };
+  }
+
+  /** An endpoint with addresses of the daemon's own address management. */
+  private allocate(rec: NetworkRecord, c: ContainerRecord, att: NetworkAttachment, ifname: string, first: boolean): ContainerEndpoint {
+    const start = this.endpointStart(rec, c, att);
+    const ipam = NetworkIpam.fromJSON(rec.ipam);
+    const fixed = att.IPAMConfig ?? {};
+    const take = (family: 4 | 6, address: string | undefined): EndpointAddress => {
       try {
-        return ipam.allocate(family, { owner: endpointId, ...(address ? { address } : {}) });
+        const a = ipam.allocate(family, { owner: start.endpointId, ...(address ? { address } : {}) });
+        return { address: a.address, cidr: a.cidr, gateway: a.defaultRoute };
       } catch (err) {
         // a full network in the words of Docker's endpoint allocation, which tools match on
         if (err instanceof AddressError && err.kind === "exhausted" && !address) {
@@ -565,6 +603,32 @@ export class ContainerNetworks {
     const v4 = rec.spec.enableIPv4 && ipam.hasFamily(4) ? take(4, fixed.IPv4Address) : undefined;
     const v6 = rec.spec.enableIPv6 && ipam.hasFamily(6) ? take(6, fixed.IPv6Address) : undefined;
     rec.ipam = ipam.toJSON();
+    return this.endpointOf(rec, c, att, ifname, first, start, v4, v6);
+  }
+
+  /**
+   * An endpoint with addresses from the network's IPAM plugin (IPv4's first, as Docker asks
+   * them); the first given back when the second cannot be had.
+   */
+  private async allocateRemote(rec: NetworkRecord, c: ContainerRecord, att: NetworkAttachment, ifname: string, first: boolean): Promise<ContainerEndpoint> {
+    const start = this.endpointStart(rec, c, att);
+    const ipam = await this.deps.networks.ipamOf(rec.spec);
+    // a plugin that wants the MAC with the request gets the one asked for, else a random one the endpoint keeps (as Docker makes it)
+    if (ipam.requiresMac) start.mac ??= RemoteIpam.randomMac();
+    const fixed = att.IPAMConfig ?? {};
+    const has = (family: 4 | 6) => (family === 4 ? rec.spec.enableIPv4 : rec.spec.enableIPv6) && rec.spec.subnets.some((s) => s.poolId && Cidr.parse(s.subnet).family === family);
+    const v4 = has(4) ? await ipam.endpointAddress(rec.spec, 4, fixed.IPv4Address, start.mac ?? "") : undefined;
+    let v6: EndpointAddress | undefined;
+    try {
+      v6 = has(6) ? await ipam.endpointAddress(rec.spec, 6, fixed.IPv6Address, start.mac ?? "") : undefined;
+    } catch (err) {
+      if (v4) await ipam.releaseEndpointAddress(rec.spec, v4.cidr).catch(() => undefined);
+      throw err;
+    }
+    return this.endpointOf(rec, c, att, ifname, first, start, v4, v6);
+  }
+
+  private endpointOf(rec: NetworkRecord, c: ContainerRecord, att: NetworkAttachment, ifname: string, first: boolean, start: EndpointStart, v4?: EndpointAddress, v6?: EndpointAddress): ContainerEndpoint {
     const name = c.Name.replace(/^\//, "");
     const aliases = att.Aliases ?? [];
     const userDefined = !rec.spec.isDefault;
@@ -574,20 +638,34 @@ export class ContainerNetworks {
       containerName: name,
       networkId: rec.spec.id,
       networkName: rec.spec.name,
-      endpointId,
+      endpointId: start.endpointId,
       ifname,
-      ...macOfEndpoint(this.macFor(c, rec, att), v4?.address),
-      ...(v4 ? { ipv4: v4.cidr, gateway4: v4.defaultRoute } : {}),
-      ...(v6 ? { ipv6: v6.cidr, gateway6: v6.defaultRoute } : {}),
-      ...(linkLocal.length ? { linkLocal } : {}),
+      ...macOfEndpoint(start.mac, v4?.address),
+      ...(v4 ? { ipv4: v4.cidr, gateway4: v4.gateway } : {}),
+      ...(v6 ? { ipv6: v6.cidr, gateway6: v6.gateway } : {}),
+      ...(start.linkLocal.length ? { linkLocal: start.linkLocal } : {}),
       aliases,
       ...(first ? {} : { noDefaultRoute: true }),
       // published ports go with the default route: the first network only, as in Docker, and
       // not one that is internal (no way out: Docker publishes nothing until one leads out)
       ports: first && !rec.spec.internal ? portRequests(c) : [],
       ...(legacyLinks.length ? { legacyLinks } : {}),
-      ...(userDefined ? { dnsNames: dnsNames(c, aliases), dnsUpstreams: this.upstreamsOf(c), ...links } : { dnsNames: [] }),
+      ...(userDefined ? { dnsNames: dnsNames(c, aliases), dnsUpstreams: this.upstreamsOf(c), ...start.links } : { dnsNames: [] }),
     };
+  }
+
+  /** An endpoint's addresses given back: to the daemon's address management, or to the network's IPAM plugin (IPv4's first). */
+  private async releaseAddresses(rec: NetworkRecord, ep: ContainerEndpoint): Promise<void> {
+    if (!rec.spec.ipamDriver) {
+      const ipam = NetworkIpam.fromJSON(rec.ipam);
+      ipam.releaseOwner(ep.endpointId);
+      rec.ipam = ipam.toJSON();
+      await this.deps.networks.save(rec);
+      return;
+    }
+    const warn = (err: Error) => this.deps.log.warn({ err: err.message, network: rec.spec.name, container: ep.containerId }, "cannot give an address back to the IPAM plugin");
+    const ipam = await this.deps.networks.ipamOf(rec.spec).catch((err: Error) => void warn(err));
+    for (const cidr of [ep.ipv4, ep.ipv6]) if (ipam && cidr) await ipam.releaseEndpointAddress(rec.spec, cidr).catch(warn);
   }
 
   /**

@@ -25,6 +25,7 @@ import type { NetworkRecord, NetworkStore } from "./network-store.js";
 import type { EngineHooks } from "../../core/hooks.js";
 import { makeEvent } from "../../core/events/event.js";
 import { networkEvent } from "./network-events.js";
+import type { PoolRequest, RemoteIpam } from "./remote-ipam.js";
 
 export interface NetworkManagerDeps {
   store: NetworkStore;
@@ -35,14 +36,21 @@ export interface NetworkManagerDeps {
   driver: (name: string) => Promise<NetworkDriver>;
   /** For the `create` and `destroy` events of networks made and removed through the API. */
   hooks: EngineHooks;
+  /** The IPAM plugin of a name (`--ipam-driver`); rejects for a name no plugin serves (404) or one that cannot be used. */
+  ipam?: (name: string) => Promise<RemoteIpam>;
 }
 
 export const DEFAULT_NETWORK = "bridge";
+/** What a network's driver answers at the daemon's start when its plugin is not running: found but not answering, or no socket yet. */
+const WAITING_PLUGIN = [errors.networkPluginUnusable.code, errors.pluginNotFound.code, errors.pluginMadeNoDriver.code];
 /** The pre-defined networks that are a container's modes: name -> driver, as Docker lists them. */
 export const MODE_NETWORKS: Record<string, string> = { host: "host", none: "null" };
 
 export class NetworkManager {
   private readonly claiming = new KeyedQueue();
+  /** Drivers whose plugin was not running at the daemon's start: restored at their first use. */
+  private readonly unrestored = new Set<string>();
+  private readonly restoring = new Map<string, Promise<void>>();
 
   constructor(private readonly deps: NetworkManagerDeps) {}
 
@@ -75,10 +83,12 @@ export class NetworkManager {
       try {
         driver = await this.deps.driver(name);
       } catch (err) {
-        // a plugin of another process that is not running yet: its networks wait for it (their
-        // containers fail to start until it answers), the daemon does not
-        if (!(err instanceof EngineError && err.code === errors.networkPluginUnusable.code)) throw err;
+        // a plugin of another process that is not running yet (its socket there or not yet): its
+        // networks wait for it (their containers fail to start until it answers), the daemon
+        // does not, as Docker's starts whatever its networks' plugins do
+        if (!(err instanceof EngineError && WAITING_PLUGIN.includes(err.code))) throw err;
         this.deps.log.warn({ err: err.message, driver: name }, "network plugin not available at start");
+        this.unrestored.add(name);
         continue;
       }
       await driver.restore(specs, endpoints.filter((e) => ids.has(e.networkId)));
@@ -105,8 +115,21 @@ export class NetworkManager {
     return this.list().filter((r) => !isModeNetwork(r.spec));
   }
 
-  driverOf(spec: NetworkSpec): Promise<NetworkDriver> {
-    return this.deps.driver(spec.driver);
+  /** The driver of a network; one whose plugin was not running at the daemon's start is given back its networks and endpoints first, once. */
+  async driverOf(spec: NetworkSpec): Promise<NetworkDriver> {
+    const driver = await this.deps.driver(spec.driver);
+    if (this.unrestored.has(spec.driver)) {
+      let restoring = this.restoring.get(spec.driver);
+      if (!restoring) {
+        const specs = this.driven().filter((r) => r.spec.driver === spec.driver).map((r) => r.spec);
+        const endpoints = specs.flatMap((s) => this.activeEndpoints(s.id));
+        restoring = driver.restore(specs, endpoints).then(() => void this.unrestored.delete(spec.driver));
+        this.restoring.set(spec.driver, restoring);
+        restoring.finally(() => this.restoring.delete(spec.driver)).catch(() => undefined);
+      }
+      await restoring;
+    }
+    return driver;
   }
 
   /** The endpoints of running containers on a network. */
@@ -141,6 +164,7 @@ export class NetworkManager {
       killPoint("network.made");
     } catch (err) {
       await driver.deleteNetwork(spec).catch(() => undefined);
+      await this.releasePools(spec);
       await this.deps.store.remove(spec.id);
       throw errors.networkSetupFailed(`cannot create network ${spec.name}: ${(err as Error).message}`);
     }
@@ -175,10 +199,61 @@ export class NetworkManager {
       const named = new Set((req.IPAM?.Config ?? []).filter((c) => c.Gateway).map((c) => c.Subnet));
       for (const s of spec.subnets) if (skip[Cidr.parse(s.subnet).family] && !named.has(s.subnet)) s.gateway = "";
     }
-    const rec: NetworkRecord = { spec, ipam: freshIpam(spec).toJSON() };
-    await this.deps.store.save(rec);
+    // an IPAM plugin's pools are asked for last, after everything that may refuse the network
+    // (the daemon's own address management then holds nothing of it)
+    if (spec.ipamDriver) await this.requestPools(spec, skip);
+    const rec: NetworkRecord = { spec, ipam: (spec.ipamDriver ? new NetworkIpam([]) : freshIpam(spec)).toJSON() };
+    try {
+      await this.deps.store.save(rec);
+    } catch (err) {
+      await this.releasePools(spec);
+      throw err;
+    }
     killPoint("network.saved");
     return { rec, driver };
+  }
+
+  /** The IPAM plugin of a network that has one (`--ipam-driver`). */
+  async ipamOf(spec: NetworkSpec): Promise<RemoteIpam> {
+    if (!spec.ipamDriver || !this.deps.ipam) throw errors.networkDriverNotFound(spec.ipamDriver ?? "default");
+    return this.deps.ipam(spec.ipamDriver);
+  }
+
+  /**
+   * The pools of a network of an IPAM plugin, asked for: those the request named, and one the
+   * plugin chooses for each family the network has and the request named none of (Docker asks
+   * an IPv6 one too when IPv6 is on). `skip`: the families whose gateway the driver does not use.
+   */
+  private async requestPools(spec: NetworkSpec, skip: { 4: boolean; 6: boolean } | undefined): Promise<void> {
+    const ipam = await this.ipamOf(spec);
+    const requests: PoolRequest[] = spec.subnets.map((s) => ({
+      family: Cidr.parse(s.subnet).family,
+      subnet: s.subnet,
+      ...(s.ipRange ? { ipRange: s.ipRange } : {}),
+      ...(s.gateway ? { gateway: s.gateway } : {}),
+      ...(s.auxAddresses ? { auxAddresses: s.auxAddresses } : {}),
+    }));
+    for (const family of [4, 6] as const) {
+      if ((family === 4 ? spec.enableIPv4 : spec.enableIPv6) && !requests.some((r) => r.family === family)) requests.push({ family });
+    }
+    try {
+      spec.subnets = await ipam.requestPools(spec, requests, skip);
+    } catch (err) {
+      throw errors.networkIpamFailed((err as Error).message);
+    }
+    spec.ipamAddressSpace = ipam.addressSpace;
+  }
+
+  /** An IPAM plugin's pools given back (a network removed, or not made); what fails is logged, as Docker logs it. */
+  private async releasePools(spec: NetworkSpec): Promise<void> {
+    if (!spec.ipamDriver) return;
+    let failures: Error[];
+    try {
+      failures = await (await this.ipamOf(spec)).releasePools(spec.subnets);
+    } catch (err) {
+      failures = [err as Error];
+    }
+    for (const err of failures) this.deps.log.warn({ err: err.message, network: spec.name }, "cannot give an address pool back to the IPAM plugin");
   }
 
   async remove(ref: string): Promise<void> {
@@ -186,6 +261,7 @@ export class NetworkManager {
     if (rec.spec.isDefault || isModeNetwork(rec.spec)) throw errors.networkPredefined(rec.spec.name, "removed");
     if (this.activeEndpoints(rec.spec.id).length) throw errors.networkActiveEndpoints(rec.spec.name, rec.spec.id);
     await (await this.deps.driver(rec.spec.driver)).deleteNetwork(rec.spec);
+    await this.releasePools(rec.spec);
     await this.deps.store.remove(rec.spec.id);
     this.deps.hooks.event.call(networkEvent(rec.spec, "destroy"));
   }

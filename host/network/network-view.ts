@@ -1,6 +1,6 @@
 /**
  * How networks look through the API (`GET /networks`, `GET /networks/{id}`), in Docker's shape:
- * scope `local`, the default IPAM driver with each subnet's gateway and range, and, in inspect,
+ * scope `local`, the IPAM driver (the daemon's, `default`, or a plugin) with each subnet's gateway and range, and, in inspect,
  * the running containers on it with their endpoint, MAC and addresses.
  */
 import { errors } from "../../core/errors.js";
@@ -19,7 +19,7 @@ export function networkDocument(rec: NetworkRecord, endpoints: readonly Containe
     EnableIPv4: s.enableIPv4,
     EnableIPv6: s.enableIPv6,
     IPAM: {
-      Driver: "default",
+      Driver: s.ipamDriver ?? "default",
       Options: s.ipamOptions ?? null,
       // IPv4's first, then IPv6's, as Docker's daemon keeps them in two lists
       Config: [...s.subnets].sort((a, b) => Number(a.subnet.includes(":")) - Number(b.subnet.includes(":"))).map((n) => ({

@@ -1,10 +1,12 @@
 /**
  * A user-defined network from `POST /networks/create`, checked the way Docker checks it: a name
- * (not blank, not predefined) no other network has, a local scope (cluster networks are an orchestrator's), the default IPAM
- * driver, subnets that are well formed, hold their gateway and range, and overlap no other
+ * (not blank, not predefined) no other network has, a local scope (cluster networks are an orchestrator's),
+ * subnets that are well formed, hold their gateway and range, and overlap no other
  * network's (an IPv6 one on a network without IPv6 is ignored); a missing IPv4 (or, with
  * EnableIPv6, IPv6) subnet comes from the first free subnet
- * of the address pools that no network and no route of the host already uses. The driver's
+ * of the address pools that no network and no route of the host already uses. With an IPAM
+ * plugin (`IPAM.Driver` other than `default`) the subnets are only checked for their form: the
+ * plugin gives the pools and gateways (remote-ipam.ts), and refuses what overlaps. The driver's
  * `default-network-opts` fill the options the request leaves out, `com.docker.network.enable_ipv4`
  * and `_ipv6` among them, which choose the IP families a request leaves out.
  */
@@ -76,7 +78,9 @@ export async function newNetworkSpec(req: NetworkCreateRequest, ctx: NewNetworkC
     throw errors.networkInvalid("ingress and config-only networks are cluster features, which this daemon does not run");
   }
   const ipamDriver = req.IPAM?.Driver || "default";
-  if (ipamDriver !== "default") throw errors.networkDriverNotFound(ipamDriver);
+  // another IPAM driver is a plugin of another process: it gives the pools (network-manager.ts
+  // asks it), so nothing is taken from the daemon's pools, and overlaps are its to refuse
+  const remoteIpam = ipamDriver !== "default";
   const options = withDefaults(ctx.config["default-network-opt"][driver] ?? {}, req.Options ?? {});
   const enableIPv4 = ipFamilyEnabled(options, 4, req.EnableIPv4, true);
   const enableIPv6 = ipFamilyEnabled(options, 6, req.EnableIPv6, false);
@@ -85,16 +89,23 @@ export async function newNetworkSpec(req: NetworkCreateRequest, ctx: NewNetworkC
   try {
     const subnets = (req.IPAM?.Config ?? []).map((c) => requestedSubnet(c, { 4: enableIPv4, 6: enableIPv6 })).filter((s): s is SubnetConfig => !!s);
     // well formed: the gateway, range and auxiliary addresses inside their subnet (the IPAM's own checks)
-    new NetworkIpam(subnets.map((s) => ({ subnet: s.subnet, gateway: s.gateway, ipRange: s.ipRange, auxiliaryAddresses: s.auxAddresses })));
+    if (remoteIpam) {
+      // (a gateway only where the request names one: the plugin chooses the others)
+      const named = new Set((req.IPAM?.Config ?? []).filter((c) => c.Gateway).map((c) => c.Subnet));
+      for (const s of subnets) if (!named.has(s.subnet)) s.gateway = "";
+      checkForPlugin(subnets);
+    } else {
+      new NetworkIpam(subnets.map((s) => ({ subnet: s.subnet, gateway: s.gateway, ipRange: s.ipRange, auxiliaryAddresses: s.auxAddresses })));
+    }
     const taken = ctx.others.flatMap((o) => o.subnets.map((s) => s.subnet));
-    for (const s of subnets) {
+    for (const s of remoteIpam ? [] : subnets) {
       const other = ctx.others.find((o) => o.subnets.some((t) => Cidr.parse(t.subnet).overlaps(Cidr.parse(s.subnet))));
       if (other) throw errors.networkAddressInUse(`invalid pool request: Pool overlaps with other one on this address space (${s.subnet} and network ${other.name})`);
     }
     const pools = effectivePools(ctx.config["default-address-pool"], ctx.hostId);
     for (const family of [4, 6] as const) {
       const wanted = family === 4 ? enableIPv4 : enableIPv6;
-      if (!wanted || subnets.some((s) => Cidr.parse(s.subnet).family === family)) continue;
+      if (!wanted || remoteIpam || subnets.some((s) => Cidr.parse(s.subnet).family === family)) continue;
       const subnet = nextFreeSubnet(pools, [...taken, ...subnets.map((s) => s.subnet)], await ctx.hostRoutes(family), family);
       const cidr = Cidr.parse(subnet);
       subnets.push({ subnet, gateway: cidr.formatAddress(cidr.firstHost), fromPool: true });
@@ -111,10 +122,31 @@ export async function newNetworkSpec(req: NetworkCreateRequest, ctx: NewNetworkC
       subnets,
       options,
       ...(req.IPAM?.Options ? { ipamOptions: { ...req.IPAM.Options } } : {}),
+      ...(remoteIpam ? { ipamDriver } : {}),
       labels: { ...(req.Labels ?? {}) },
     };
   } catch (err) {
     throw addressFailure(err);
+  }
+}
+
+/**
+ * The checks of the daemon's own address management that hold for an IPAM plugin's pools too:
+ * each address and range inside its subnet, and subnets that do not overlap. Whether an address
+ * may be had (a subnet's network address as its gateway...) is the plugin's to say.
+ */
+function checkForPlugin(subnets: readonly SubnetConfig[]): void {
+  const check = (config: ConstructorParameters<typeof NetworkIpam>[0][number]) => {
+    try {
+      new NetworkIpam([config]);
+    } catch (err) {
+      if (!(err instanceof AddressError && err.kind === "in-use")) throw err;
+    }
+  };
+  new NetworkIpam(subnets.map((s) => ({ subnet: s.subnet, gateway: null, ipRange: s.ipRange })));
+  for (const s of subnets) {
+    if (s.gateway) check({ subnet: s.subnet, gateway: s.gateway });
+    for (const [name, address] of Object.entries(s.auxAddresses ?? {})) check({ subnet: s.subnet, gateway: null, auxiliaryAddresses: { [name]: address } });
   }
 }
 

@@ -2,7 +2,8 @@
  * A network driver served by another process: a plugin written for Docker's daemon
  * (`NetworkDriver` in its `Plugin.Activate` answer; libnetwork's "remote" driver protocol),
  * found by name as host/remote-plugins describes. The plugin makes the network's links; the
- * daemon keeps the addresses (its IPAM, as for every network) and the container's side:
+ * daemon keeps the addresses (its own address management, or the network's IPAM plugin:
+ * remote-ipam.ts) and the container's side:
  *
  *   createNetwork -> CreateNetwork {NetworkID, Options, IPv4Data, IPv6Data}
  *   deleteNetwork -> DeleteNetwork {NetworkID}
@@ -15,19 +16,23 @@
  *   leave -> RevokeExternalConnectivity (optional), the interface given back to the host's
  *            namespace under its name, Leave, DeleteEndpoint
  *
+ * The network's names are the daemon's: its embedded name server answers them at 127.0.0.11 in
+ * each container's namespace (plugin-name-server.ts), as Docker's resolver serves every
+ * user-defined network whatever its driver.
+ *
  * An answer's non-empty `Err` fails the call as `remote: <Err>`, Docker's words. A failed join
  * undoes what it did (Leave, DeleteEndpoint), so nothing is left in the plugin or the sandbox.
- * The plugin keeps its own state across restarts of either side; `restore` asks it nothing.
+ * The plugin keeps its own state across restarts of either side; `restore` asks it nothing
+ * (the name servers of running containers start again).
  *
- * Not done, where Docker's daemon does more: IPAM plugins (`--ipam-driver`: the daemon's own
- * address management serves every network), the embedded name server on such networks (their
- * containers get the host's name servers), and the `docker_gwbridge` a global-scope driver's
+ * Not done, where Docker's daemon does more: the `docker_gwbridge` a global-scope driver's
  * endpoint without a gateway gets.
  */
 import type { EndpointSpec, JoinResult, NetworkDriver, NetworkSpec, PortRequest, PublishedPort } from "../../core/contracts/network.js";
 import { hostRunner, netnsRunner } from "../../core/net/commands.js";
-import { PluginCallError } from "../remote-plugins/client.js";
+import { optional } from "../remote-plugins/client.js";
 import type { RemotePlugin } from "../remote-plugins/remote-plugins.js";
+import type { PluginNameServer } from "./plugin-name-server.js";
 
 export const NETWORK_DRIVER_INTERFACE = "NetworkDriver";
 
@@ -55,19 +60,42 @@ export class RemoteNetworkDriver implements NetworkDriver {
     /** `local` or `global`, as the plugin declared it. */
     readonly scope: string,
     private readonly plugin: RemotePlugin,
+    private readonly names: PluginNameServer,
+    private readonly warn: (obj: object, msg: string) => void,
   ) {}
 
-  /** The driver, once the plugin is active, serves networks, and has declared a valid scope. */
-  static async open(plugin: RemotePlugin): Promise<RemoteNetworkDriver> {
+  /**
+   * The driver, once the plugin is active, serves networks, and has declared a valid scope.
+   * `names`: the name server of every plugin's networks; `warn`: the daemon's log.
+   */
+  static async open(plugin: RemotePlugin, names: PluginNameServer, warn: (obj: object, msg: string) => void): Promise<RemoteNetworkDriver> {
     await plugin.activation.require(NETWORK_DRIVER_INTERFACE);
     const caps = await call<{ Scope?: unknown }>(plugin, "GetCapabilities", {});
     // Docker's daemon refuses a driver that declares anything else
     if (caps.Scope !== "local" && caps.Scope !== "global") throw new Error(`invalid capability: expecting 'local' or 'global', got ${String(caps.Scope ?? "")}`);
-    return new RemoteNetworkDriver(plugin.name, caps.Scope, plugin);
+    return new RemoteNetworkDriver(plugin.name, caps.Scope, plugin, names, warn);
   }
 
-  async restore(): Promise<void> {
-    // the plugin keeps its networks and endpoints itself
+  /** The plugin keeps its networks and endpoints itself; the name server of running containers' is started again. */
+  async restore(networks: readonly NetworkSpec[], endpoints: readonly EndpointSpec[]): Promise<void> {
+    for (const ep of endpoints as readonly (EndpointSpec & { sandbox?: string; nameserver?: string })[]) {
+      const net = networks.find((n) => n.id === ep.networkId);
+      if (net && ep.sandbox && ep.nameserver) await this.nameServer(net, ep, ep.sandbox);
+    }
+  }
+
+  /** The container's name server at 127.0.0.11; undefined, and the log says why, when it cannot listen there (the container gets its upstreams instead, as Docker's does). */
+  private async nameServer(net: NetworkSpec, ep: EndpointSpec, sandbox: string): Promise<string | undefined> {
+    try {
+      return await this.names.join(net, ep, sandbox);
+    } catch (err) {
+      this.warn({ err: (err as Error).message, network: net.name, container: ep.containerId }, "no embedded name server for the container on a plugin's network");
+      return undefined;
+    }
+  }
+
+  async rename(net: NetworkSpec, ep: EndpointSpec): Promise<void> {
+    this.names.register(net, ep);
   }
 
   async createNetwork(net: NetworkSpec): Promise<void> {
@@ -77,7 +105,8 @@ export class RemoteNetworkDriver implements NetworkDriver {
         .map((s) => {
           const prefix = s.subnet.split("/")[1];
           return {
-            AddressSpace: "LocalDefault",
+            // (the IPAM plugin's, for a network whose pools one gave)
+            AddressSpace: net.ipamAddressSpace ?? "LocalDefault",
             Pool: s.subnet,
             ...(s.gateway ? { Gateway: `${s.gateway}/${prefix}` } : {}),
             AuxAddresses: Object.fromEntries(Object.entries(s.auxAddresses ?? {}).map(([k, a]) => [k, `${a}/${prefix}`])),
@@ -133,7 +162,7 @@ export class RemoteNetworkDriver implements NetworkDriver {
       this.joined.set(ep.endpointId, { srcName });
       await optional(call(this.plugin, "ProgramExternalConnectivity", { ...ids, Options: options }));
       const info = await optional(call<{ Value?: Record<string, unknown> | null }>(this.plugin, "EndpointOperInfo", ids));
-      return { published: publishedFrom(info?.Value?.["com.docker.network.portmap"]), mac };
+      return { published: publishedFrom(info?.Value?.["com.docker.network.portmap"]), mac, nameserver: await this.nameServer(net, ep, sandbox) };
     } catch (err) {
       await this.undoJoin(net, ep, sandbox, joined);
       throw err;
@@ -144,6 +173,7 @@ export class RemoteNetworkDriver implements NetworkDriver {
     const ids = { NetworkID: net.id, EndpointID: ep.endpointId };
     const held = this.joined.get(ep.endpointId);
     this.joined.delete(ep.endpointId);
+    await this.names.leave(net, ep).catch(() => undefined);
     if (held && sandbox) await giveBack(sandbox, ep.ifname, held.srcName).catch(() => undefined);
     if (joined) await call(this.plugin, "Leave", ids).catch(() => undefined);
     await call(this.plugin, "DeleteEndpoint", ids).catch(() => undefined);
@@ -151,6 +181,7 @@ export class RemoteNetworkDriver implements NetworkDriver {
 
   async leave(net: NetworkSpec, ep: EndpointSpec, sandbox: string | undefined): Promise<void> {
     const ids = { NetworkID: net.id, EndpointID: ep.endpointId };
+    await this.names.leave(net, ep);
     await optional(call(this.plugin, "RevokeExternalConnectivity", ids)).catch(() => undefined);
     const held = this.joined.get(ep.endpointId);
     this.joined.delete(ep.endpointId);
@@ -170,16 +201,6 @@ async function call<T>(plugin: RemotePlugin, method: string, body: Record<string
   const answer = (await plugin.client.call(`${NETWORK_DRIVER_INTERFACE}.${method}`, body)) as T & { Err?: unknown };
   if (typeof answer.Err === "string" && answer.Err !== "") throw new Error(`remote: ${answer.Err}`);
   return answer;
-}
-
-/** A call a plugin need not serve: its 404 is no failure (Docker's plugins.IsNotFound). */
-async function optional<T>(pending: Promise<T>): Promise<T | undefined> {
-  try {
-    return await pending;
-  } catch (err) {
-    if (err instanceof PluginCallError && err.status === 404) return undefined;
-    throw err;
-  }
 }
 
 function str(v: unknown): string | undefined {

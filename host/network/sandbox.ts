@@ -12,7 +12,7 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { execFileAsync as exec } from "../../core/exec-file.js";
-import { unmount } from "../../core/fs/mount.js";
+import { mount, unmount } from "../../core/fs/mount.js";
 import type { IdMap } from "../../core/userns/id-map.js";
 import { makeUsernsNetns } from "./userns-netns.js";
 
@@ -62,6 +62,25 @@ export class Sandboxes {
     } catch (err) {
       await this.remove(containerId);
       throw new Error(`cannot make the network namespace of container ${containerId.slice(0, 12)}: ${(err as { stderr?: string }).stderr?.trim() || (err as Error).message}`);
+    }
+    return file;
+  }
+
+  /**
+   * The namespace a running container's process made itself (NetworkMode none: the runtime made
+   * it), bound as its sandbox, for a network connected to it now: Docker's none containers have a
+   * sandbox of their own that a connect joins. Removed at the container's end as any sandbox is.
+   */
+  async adopt(containerId: string, pid: number): Promise<string> {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const file = this.path(containerId);
+    if (existsSync(file)) await this.remove(containerId);
+    writeFileSync(file, "", { mode: 0o600 });
+    try {
+      await mount(`/proc/${pid}/ns/net`, file, "bind");
+    } catch (err) {
+      rmSync(file, { force: true });
+      throw new Error(`cannot take the network namespace of container ${containerId.slice(0, 12)} as its sandbox: ${(err as Error).message}`);
     }
     return file;
   }

@@ -29,6 +29,16 @@ export class PluginCallError extends Error {
   }
 }
 
+/** A call a plugin need not serve: its 404 is no failure (Docker's plugins.IsNotFound), and resolves undefined. */
+export async function optional<T>(pending: Promise<T>): Promise<T | undefined> {
+  try {
+    return await pending;
+  } catch (err) {
+    if (err instanceof PluginCallError && err.status === 404) return undefined;
+    throw err;
+  }
+}
+
 export class PluginClient {
   private readonly target: RequestOptions;
   private readonly secure: boolean;

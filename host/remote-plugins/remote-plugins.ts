@@ -37,7 +37,7 @@ export interface ManagedPluginSource {
 }
 
 /** Each capability a managed plugin declares and the interface a legacy one lists for it. */
-const INTERFACE_OF: Record<string, string> = { volumedriver: "VolumeDriver", networkdriver: "NetworkDriver" };
+const INTERFACE_OF: Record<string, string> = { volumedriver: "VolumeDriver", networkdriver: "NetworkDriver", ipamdriver: "IpamDriver" };
 
 export class RemotePlugins {
   private readonly known = new Map<string, RemotePlugin>();

@@ -6,6 +6,7 @@
  * container could not reach itself. Records and wire format live in `dns-records.ts`.
  */
 import { randomInt } from "node:crypto";
+import { closeSync } from "node:fs";
 import { createSocket, type Socket as UdpSocket } from "node:dgram";
 import { connect, createServer, isIP, type Server, type Socket } from "node:net";
 import {
@@ -71,6 +72,8 @@ interface Listener {
   connections: Set<Socket>;
   /** Aborts the forwards in flight when the listener closes, so none outlives it. */
   stop: AbortController;
+  /** A listener in one container's own namespace: every question on it is that container's. */
+  containerId?: string;
 }
 
 export class EmbeddedDns {
@@ -92,6 +95,8 @@ export class EmbeddedDns {
    */
   private readonly aliases = new Map<string, Map<string, string>>();
   private readonly containerNetworks = new Map<string, Set<string>>();
+  /** By container: its own upstreams, for the questions it asks on a listener of its own. */
+  private readonly containerUpstreams = new Map<string, DnsUpstream[]>();
   /** By network id: its name, lower case, for the qualified names `<container>.<network>`. */
   private readonly networkNames = new Map<string, string>();
   private readonly listeners = new Map<string, Listener[]>();
@@ -132,6 +137,40 @@ export class EmbeddedDns {
     }
   }
 
+  /**
+   * Starts answering one container on sockets bound in its own namespace (`fds`, IPv4, at
+   * `address:port` there; taken over), whichever of its networks a name is on. Closed by
+   * `close(sandboxKey(containerId))`.
+   */
+  async serveSandbox(containerId: string, fds: { udp: number; tcp: number }, address: string, port: number): Promise<void> {
+    const key = sandboxKey(containerId);
+    const udp = createSocket({ type: "udp4" });
+    const tcp = createServer({ allowHalfOpen: true }, (socket) => this.serveTcp(key, listener, socket));
+    const listener: Listener = { address, port, udp, tcp, connections: new Set(), stop: new AbortController(), containerId };
+    tcp.maxConnections = MAX_TCP_CONNECTIONS;
+    // (each takes its descriptor over; one not taken yet is closed here)
+    let taken = 0;
+    try {
+      await opened(udp, () => udp.bind({ fd: fds.udp }));
+      taken++;
+      await opened(tcp, () => tcp.listen({ fd: fds.tcp }));
+      taken++;
+    } catch (err) {
+      if (taken === 0) closeFd(fds.tcp);
+      udp.close();
+      throw err;
+    }
+    udp.on("error", (err) => this.report(err));
+    tcp.on("error", (err) => this.report(err));
+    udp.on("message", (msg, peer) => this.serveUdp(key, listener, msg, peer.address, peer.port));
+    this.listeners.set(key, [...(this.listeners.get(key) ?? []), listener]);
+  }
+
+  /** Whether a container has a listener of its own (`serveSandbox`). */
+  servesSandbox(containerId: string): boolean {
+    return this.listeners.has(sandboxKey(containerId));
+  }
+
   /** Stops answering for the network: its sockets close, its forwards in flight are dropped. */
   async close(networkId: string): Promise<void> {
     const list = this.listeners.get(networkId) ?? [];
@@ -158,6 +197,7 @@ export class EmbeddedDns {
     if (own?.size) this.aliases.set(`${networkId}/${containerId}`, own);
     else this.aliases.delete(`${networkId}/${containerId}`);
     for (const a of addresses) this.clients.set(clientKey(networkId, a), { containerId, ...(upstreams ? { upstreams: [...upstreams] } : {}) });
+    if (upstreams) this.containerUpstreams.set(containerId, [...upstreams]);
     const on = this.containerNetworks.get(containerId) ?? new Set<string>();
     this.containerNetworks.set(containerId, on.add(networkId));
   }
@@ -175,7 +215,10 @@ export class EmbeddedDns {
     if (network?.size === 0) this.records.delete(networkId);
     const on = this.containerNetworks.get(containerId);
     on?.delete(networkId);
-    if (on?.size === 0) this.containerNetworks.delete(containerId);
+    if (on?.size === 0) {
+      this.containerNetworks.delete(containerId);
+      this.containerUpstreams.delete(containerId);
+    }
   }
 
   setUpstreams(upstreams: DnsUpstream[]): void {
@@ -249,12 +292,14 @@ export class EmbeddedDns {
     const maxSize = transport === "tcp" ? MAX_TCP_MESSAGE : Math.max(CLASSIC_UDP_SIZE, query.ednsSize);
     if (query.opcode !== 0) return encodeReply(query, RCODE_NOTIMP, [], maxSize);
     if (query.questionCount !== 1) return encodeReply(query, RCODE_FORMERR, [], maxSize);
-    const asker = this.clients.get(clientKey(networkId, client));
+    const own = listener.containerId;
+    const asker = own ? { containerId: own, upstreams: this.containerUpstreams.get(own) } : this.clients.get(clientKey(networkId, client));
     // the asking network first: its names win over the same names on the container's other networks
-    const scope = [networkId, ...[...(asker ? this.containerNetworks.get(asker.containerId) ?? [] : [])].filter((n) => n !== networkId)];
+    // (on a container's own listener, its networks in the order it joined them)
+    const scope = own ? [...(this.containerNetworks.get(own) ?? [])] : [networkId, ...[...(asker ? this.containerNetworks.get(asker.containerId) ?? [] : [])].filter((n) => n !== networkId)];
     // a link's alias stands for the linked container's name, for this container only
-    const own = this.linkAnswers(scope, query, asker?.containerId) ?? this.ownAnswers(scope, query);
-    if (own) return encodeReply(query, RCODE_NOERROR, own, maxSize);
+    const known = this.linkAnswers(scope, query, asker?.containerId) ?? this.ownAnswers(scope, query);
+    if (known) return encodeReply(query, RCODE_NOERROR, known, maxSize);
     const upstreams = asker?.upstreams ?? this.upstreams;
     const relayed = await this.forward(msg, query, transport, upstreams, listener.stop.signal);
     if (listener.stop.signal.aborted) return null;
@@ -357,6 +402,31 @@ export class EmbeddedDns {
   private isOwnListener(address: string, port: number): boolean {
     for (const list of this.listeners.values()) for (const l of list) if (l.port === port && l.address === address) return true;
     return false;
+  }
+}
+
+/** The listeners of one container's own namespace, among the networks' (no network id looks like it). */
+export function sandboxKey(containerId: string): string {
+  return `sandbox ${containerId}`;
+}
+
+/** Resolves once `start` made the socket listen (`listening`), rejects with its first error. */
+function opened(socket: UdpSocket | Server, start: () => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    socket.once("error", reject);
+    socket.once("listening", () => {
+      socket.off("error", reject);
+      resolve();
+    });
+    start();
+  });
+}
+
+function closeFd(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // already closed
   }
 }
 

@@ -1,6 +1,6 @@
 /**
  * Starts plugin processes for the tests (the authorization recorder fixture, the example
- * policy server, the example volume and network plugins) and ends them by pid. Sockets and spec files go where engined looks for
+ * policy server, the example volume, network and IPAM plugins) and ends them by pid. Sockets and spec files go where engined looks for
  * plugins by name (`/run/engine/plugins`, `/etc/engine/plugins`), under names no one else
  * uses, and are removed again.
  */
@@ -68,6 +68,13 @@ export function startVethBridge(opts: { socket: string; netns: string; record?: 
   removeLater(opts.socket);
   const extra = opts.record ? ["--record", opts.record] : [];
   return startPluginProcess([join(ROOT, "host/remote-plugins/examples/veth-bridge/server.mjs"), "--socket", opts.socket, ...extra], opts.netns);
+}
+
+/** The example IPAM plugin (host/remote-plugins/examples/pool-ipam), its socket removed after the suite; `args`: its other flags (`--size 28`). */
+export function startPoolIpam(opts: { socket: string; record?: string; args?: string[] }): Promise<PluginProcess> {
+  removeLater(opts.socket);
+  const extra = [...(opts.record ? ["--record", opts.record] : []), ...(opts.args ?? [])];
+  return startPluginProcess([join(ROOT, "host/remote-plugins/examples/pool-ipam/server.mjs"), "--socket", opts.socket, ...extra]);
 }
 
 /** `netns`: a namespace file to run the plugin in (nsenter execs it: the pid stays the plugin's). */
