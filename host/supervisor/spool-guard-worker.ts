@@ -96,6 +96,7 @@ parentPort!.on("message", (m: GuardRequest) => {
       const w: Watched = { live: m.live, rotated: m.rotated, conmonPidfile: m.conmonPidfile, hotUntil: 0, lastTotal: 0, paused: true, released: false, lookedAt: 0, floor: 0, holds: 0 };
       spools.set(m.key, w);
       signal(m.key, w, false);
+      parentPort!.postMessage({ op: "watching", key: m.key } satisfies GuardNotice);
       lookSoon();
       break;
     }

@@ -9,6 +9,12 @@
  * writes and, on a busy machine, for the scheduler: a 200 ms wait let a spool pass 16 MiB. A
  * thread that sleeps between its looks is woken at once (the scheduler favours sleepers), so
  * the spool stays within `SPOOL_PAUSE_BYTES` and what conmon writes in a few milliseconds.
+ *
+ * From the container's first byte: the supervisor starts a container's process only once the
+ * thread looks at its spool (`SpoolGuard.watching`). The thread is made with the first spool,
+ * and starting it takes a few hundred milliseconds on a loaded machine: a container that
+ * printed at once, started before that, had written 13.8 MiB before the first look, and the
+ * registered followers then kept those files too (the spool reached 21 MiB of its 16).
  */
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
@@ -33,7 +39,7 @@ export type GuardRequest =
   | { op: "hold"; key: string; held: boolean }
   | { op: "unwatch"; key: string };
 
-export type GuardNotice = { op: "paused"; key: string; paused: boolean };
+export type GuardNotice = { op: "paused"; key: string; paused: boolean } | { op: "watching"; key: string };
 
 let worker: Worker | undefined;
 let ended = false;
@@ -47,7 +53,11 @@ function post(msg: GuardRequest): void {
     worker.unref();
     worker.on("message", (n: GuardNotice) => handles.get(n.key)?.notice(n));
     worker.on("error", (err) => process.stderr.write(`supervisor: the spool guard failed: ${err.stack ?? err.message}\n`));
-    worker.on("exit", () => (worker = undefined));
+    worker.on("exit", () => {
+      worker = undefined;
+      // Its watches are gone with it: no start waits for them.
+      for (const h of handles.values()) h.settle();
+    });
   }
   worker.postMessage(msg);
 }
@@ -59,6 +69,7 @@ function post(msg: GuardRequest): void {
  */
 export async function endSpoolGuard(): Promise<void> {
   ended = true;
+  for (const h of handles.values()) h.settle();
   const w = worker;
   worker = undefined;
   await w?.terminate();
@@ -71,14 +82,30 @@ export class SpoolGuard {
   /** As the guard last said; a stop is decided on its thread. */
   paused = false;
   pausedChangedAt = Date.now();
+  /**
+   * Settles once the guard's thread looks at this spool (or is gone). A container's process is
+   * started only then: conmon writes up to some 90 MB a second, and a thread still starting (the
+   * first container of a supervisor: a few hundred milliseconds on a loaded machine) let a spool
+   * reach 13.8 MiB before its first look.
+   */
+  readonly watching: Promise<void>;
+  private watched!: () => void;
 
   constructor(paths: { live: string; rotated: string; conmonPidfile: string }) {
+    this.watching = new Promise((resolve) => (this.watched = resolve));
     handles.set(this.key, this);
     // Watching continues conmon first: a supervisor killed before this one may have left it stopped.
     post({ op: "watch", key: this.key, ...paths });
+    if (ended) this.settle();
+  }
+
+  /** The guard's thread looks at the spool, or never will (it is gone): a start waiting for it goes on. */
+  settle(): void {
+    this.watched();
   }
 
   notice(n: GuardNotice): void {
+    if (n.op === "watching") return this.settle();
     this.paused = n.paused;
     this.pausedChangedAt = Date.now();
   }
@@ -116,6 +143,7 @@ export class SpoolGuard {
   }
 
   close(): void {
+    this.settle();
     handles.delete(this.key);
     post({ op: "unwatch", key: this.key });
   }
