@@ -25,7 +25,7 @@ const MiB = 1024 * 1024;
 export const SPOOL_PAUSE_BYTES = 5 * MiB;
 /** ...and continued below this, or when the drain has read every whole line there is. */
 export const SPOOL_RESUME_BYTES = 5 * MiB / 2;
-/** After a continue for a caught-up drain, conmon may write this much more before another stop (a reopen needs conmon to run). */
+/** After a continue for a caught-up drain, conmon may write this much more before another stop, until it has made the new live file (a reopen needs conmon to run). */
 export const SPOOL_SLACK_BYTES = 1 * MiB;
 /** How often a spool is looked at while output comes, and while it is quiet. */
 export const LOOK_HOT_MS = 5;
