@@ -14,7 +14,7 @@ import { cgroupDirOfSpecPath } from "../containers/cgroup-files.js";
 import { drainState, LogDrain } from "./log-drain.js";
 import { serialCtl } from "./ctl-serial.js";
 import { rotatedSpool, Spool } from "./spool.js";
-import { endSpoolGuard } from "./spool-guard.js";
+import { endSpoolGuard, startSpoolGuard } from "./spool-guard.js";
 import { SpoolFollowers, type SpoolFollower } from "./spool-followers.js";
 import { execExitCode, execPaths, startExec, waitExec, type ExecPaths } from "./conmon-exec.js";
 import {
@@ -301,6 +301,8 @@ export class Supervisor {
     mkdirSync(p.persist, { recursive: true });
     const runtime: RuntimeRef = { runtimePath: req.runtime.path, runtimeRoot: join(this.dir, "runtime"), runtimeArgs: req.runtime.args };
     let spool: Spool | undefined;
+    // (up while the runtime creates the container: its start waits for the guard's look)
+    if (req.log) startSpoolGuard();
     try {
       const started = await startContainer({
         ...runtime, id: req.id, bundle: req.bundle, exitDir: this.exitDir, persistDir: p.persist, logPath: req.logPath ?? p.log, noPivot: req.noPivot,
