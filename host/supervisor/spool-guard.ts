@@ -11,10 +11,10 @@
  * the spool stays within `SPOOL_PAUSE_BYTES` and what conmon writes in a few milliseconds.
  *
  * From the container's first byte: the supervisor starts a container's process only once the
- * thread looks at its spool (`SpoolGuard.watching`). The thread is made with the first spool,
- * and starting it takes a few hundred milliseconds on a loaded machine: a container that
- * printed at once, started before that, had written 13.8 MiB before the first look, and the
- * registered followers then kept those files too (the spool reached 21 MiB of its 16).
+ * thread looks at its spool (`SpoolGuard.watching`). What a container prints before that look
+ * is unguarded: the thread takes a few hundred milliseconds to start on a loaded machine, a
+ * container that printed at once had written 13.8 MiB by its first look, and the registered
+ * followers of the spool then kept those files too (the spool reached 21 MiB of its 16).
  */
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
