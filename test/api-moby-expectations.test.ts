@@ -9,7 +9,7 @@
  */
 import "./helpers/root-hooks.js";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "chai";
 import { dockerChecks } from "./helpers/docker-cli.js";
@@ -197,6 +197,17 @@ describe("what moby's integration tests expect of a daemon", function () {
     expect(start.status, start.body).to.equal(400);
     expect(message(start)).to.match(/^failed to create task for container: .*failed to write "5000000".*invalid argument/);
     expect((await cli("inspect", "-f", "{{.State.ExitCode}}", "manypids")).trim()).to.equal("128");
+  });
+
+  it("answers a start whose real-time budget the kernel refuses (cgroup v1, no budget above) as it answers a refused pids limit: 400, Docker's words, exit code 128", async function () {
+    // Where the kernel has no real-time scheduler for cgroups, create refuses the budget (cli-run-flags.test.ts).
+    if (!existsSync("/sys/fs/cgroup/cpu/cpu.rt_runtime_us")) this.skip();
+    const created = await api("POST", "/v1.51/containers/create?name=realtime", { Image: "busybox", Cmd: ["true"], HostConfig: { CpuRealtimePeriod: 1_000_000, CpuRealtimeRuntime: 10_000 } });
+    expect(created.status, created.body).to.equal(201);
+    const start = await api("POST", "/v1.51/containers/realtime/start");
+    expect(start.status, start.body).to.equal(400);
+    expect(message(start)).to.match(/^failed to create task for container: failed to create shim task: OCI runtime create failed: .*unable to apply cgroup configuration: failed to write "10000": write \/sys\/fs\/cgroup\/\S+\/cpu\.rt_runtime_us: invalid argument: unknown$/);
+    expect((await cli("inspect", "-f", "{{.State.ExitCode}} {{.State.Status}}", "realtime")).trim()).to.equal("128 created");
   });
 
   it("leaves the pids limit alone on an update of a client before API 1.40 (TestUpdatePidsLimit)", async () => {

@@ -20,6 +20,7 @@ import {
   readK8sLog,
   readPid,
   reopenLog,
+  runtime,
   startContainer,
   stopContainer,
   waitExit,
@@ -91,6 +92,25 @@ describe("conmon", function () {
     const log = await readK8sLog(opts.logPath);
     expect(log.map((l) => [l.stream, l.partial, l.line.toString()])).to.deep.equal([["stdout", false, "hi"]]);
     expect(log[0].time).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+/);
+  });
+
+  it("calls `created` once the runtime created the container, before its process runs (the spool guard looks from the first byte); a failure there deletes it", async () => {
+    const opts = prepare(["echo", "hi"]);
+    let seen: Record<string, unknown> | undefined;
+    await startContainer({
+      ...opts,
+      created: async (ctlPath) => {
+        const state = JSON.parse(await runtime(rt, ["state", opts.id])) as { status: string };
+        seen = { status: state.status, ctl: existsSync(ctlPath), conmon: alive(readPid(conmonPidfile(opts.persistDir))), lines: (await readK8sLog(opts.logPath)).length };
+      },
+    });
+    expect(seen).to.deep.equal({ status: "created", ctl: true, conmon: true, lines: 0 });
+    expect(await waitExit(opts.exitDir, opts.id, AbortSignal.timeout(10_000))).to.equal(0);
+
+    const refused = prepare(["echo", "hi"]);
+    const error = await startContainer({ ...refused, created: () => Promise.reject(new Error("no guard")) }).then(() => undefined, (e: Error) => e);
+    expect(error?.message).to.equal("no guard");
+    expect(await runtime(rt, ["state", refused.id]).then(() => "there", () => "deleted")).to.equal("deleted");
   });
 
   it("keeps stdout and stderr apart and reports exit 3", async () => {

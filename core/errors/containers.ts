@@ -52,7 +52,7 @@ export const containersErrors = {
   containerCommandFailed: define("ENGINE_ERR_CONTAINER_COMMAND_FAILED", 400, (why: string) => `failed to create task for container: ${why}`),
   containerStartFailed: define("ENGINE_ERR_CONTAINER_START_FAILED", 500, (why: string) => `failed to start container: ${why}`),
   containerTaskFailed: define("ENGINE_ERR_CONTAINER_TASK_FAILED", 500, (why: string) => `failed to create task for container: ${why}`),
-  // a resource value the kernel refuses when the runtime writes it (a pids limit past what it counts): the request's
+  // a resource value the kernel refuses when the runtime writes it (a pids limit past what it counts, a real-time budget): the request's
   containerResourceRefused: define("ENGINE_ERR_CONTAINER_RESOURCE_REFUSED", 400, (why: string) => `failed to create task for container: ${why}`),
   containerInvalidSpec: define("ENGINE_ERR_CONTAINER_INVALID_SPEC", 400, (why: string) => why),
   // create-time checks of resources and references, in Docker's words (400)

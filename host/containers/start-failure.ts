@@ -50,9 +50,15 @@ export function startFailure(err: Error): { error: Error; message: string; exitC
     const e = errors.containerCommandFailed(text);
     return { error: e, message: e.message, exitCode: 126 };
   }
-  // a value of the request the kernel refuses in the cgroup (Docker's daemon takes any pids
-  // limit and fails such a start with its 500): the request's fault
-  if (/error setting cgroup config.*failed to write .*invalid argument/is.test(text)) {
+  // A value of the request the kernel refuses in the container's cgroup: runc's write of it to a
+  // cgroup file failed with EINVAL, as it sets the limits (a pids limit past what the kernel
+  // counts) or applies them before the process joins (a real-time budget its parent cgroup
+  // lacks: runc sets that one first). The same words, "failed to create task for container:"
+  // and exit code 128, as Docker 28; its status is not: dockerd 20.10 and Docker 28 answer 500
+  // (containerd's error is gRPC's Unknown, which moby's start translation keeps), a fault of the
+  // request answers 400 here. Other refusals of a write (EBUSY: a memory limit below what the
+  // container uses) say no value is wrong and stay the runtime's failure.
+  if (/(unable to apply cgroup configuration|error setting cgroup config)[^:]*: failed to write "[^"]*": write \/sys\/fs\/cgroup\/\S+: invalid argument/.test(text)) {
     const e = errors.containerResourceRefused(text);
     return { error: e, message: e.message, exitCode: 128 };
   }

@@ -66,6 +66,12 @@ export interface StartContainerOptions extends RuntimeRef {
   timeoutMs?: number;
   /** conmon's `--no-pivot`: runc creates without pivot_root(2) (a root filesystem on a ramdisk). */
   noPivot?: boolean;
+  /**
+   * Called once the runtime has created the container (conmon runs, with its `ctl` FIFO) and
+   * before it starts the container's process: what must see its output from the first byte is
+   * set up here. A failure deletes the container.
+   */
+  created?: (ctlPath: string) => Promise<void>;
 }
 
 export interface StartedContainer {
@@ -140,6 +146,13 @@ export async function startContainer(opts: StartContainerOptions): Promise<Start
     throw new Error(`failed to create shim task: OCI runtime create failed: ${why}: unknown`);
   }
 
+  const ctlPath = join(opts.bundle, "ctl");
+  try {
+    await opts.created?.(ctlPath);
+  } catch (e) {
+    await deleteContainer(opts, opts.id).catch(() => {});
+    throw e;
+  }
   try {
     await runtime(opts, ["start", opts.id]);
   } catch (e) {
@@ -151,7 +164,7 @@ export async function startContainer(opts: StartContainerOptions): Promise<Start
     pid: message.data,
     conmonPid: conmonPid ?? 0,
     attachPath: opts.attachSocketDir ? join(opts.attachSocketDir, opts.id, "attach") : join(opts.bundle, "attach"),
-    ctlPath: join(opts.bundle, "ctl"),
+    ctlPath,
     conmonPidfile: conmonPidfile(opts.persistDir),
   };
 }

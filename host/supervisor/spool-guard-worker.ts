@@ -28,7 +28,8 @@ interface Watched {
   lookedAt: number;
   /**
    * After a continue for a caught-up drain: no stop below this size (the spool then still holds
-   * the rotated file the drain has read; conmon must run to start the next one).
+   * the rotated file the drain has read; conmon must run to start the next one). Only until
+   * conmon has started it: see look().
    */
   floor: number;
   /** Holds of attached clients that do not read: conmon stays stopped while there is one. */
@@ -41,13 +42,14 @@ let timer: NodeJS.Timeout | undefined;
 
 // A file that is not there (the rotated one, most of the time) is no exception: this runs for
 // every running container 10 times a second.
-const size = (path: string) => {
+const stat = (path: string) => {
   try {
-    return statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+    return statSync(path, { throwIfNoEntry: false });
   } catch {
-    return 0;
+    return undefined;
   }
 };
+const size = (path: string) => stat(path)?.size ?? 0;
 
 function signal(key: string, s: Watched, paused: boolean): void {
   const pid = liveConmonPid(s.conmonPidfile);
@@ -73,11 +75,17 @@ function look(): void {
     hot ||= isHot;
     if (!isHot && now - s.lookedAt < LOOK_COLD_MS) continue;
     s.lookedAt = now;
-    const total = size(s.live) + size(s.rotated);
+    const live = stat(s.live);
+    const rotated = stat(s.rotated);
+    const total = (live?.size ?? 0) + (rotated?.size ?? 0);
     if (total !== s.lastTotal) s.hotUntil = now + HOT_FOR_MS;
     s.lastTotal = total;
-    // Once the drain removes the rotated file it has read, the floor comes down with the size.
-    s.floor = Math.min(s.floor, total + SPOOL_SLACK_BYTES);
+    // The floor lets conmon run to start the next live file. Once it has (the rotated file and a
+    // new live one side by side), the drain retires the rotated file without conmon: the floor
+    // goes, else conmon filled the new file up to a floor above the bound (a rotated file of
+    // 5.2 MiB made it 6.2, and the spool held 6.6 MiB of live and rotated files). Otherwise it
+    // comes down with the size once the drain removes the rotated file it has read.
+    s.floor = live && rotated ? 0 : Math.min(s.floor, total + SPOOL_SLACK_BYTES);
     if (!s.paused && total >= Math.max(SPOOL_PAUSE_BYTES, s.floor)) signal(key, s, true);
     else if (s.paused && s.holds === 0 && total < SPOOL_RESUME_BYTES) signal(key, s, false);
   }
@@ -96,6 +104,7 @@ parentPort!.on("message", (m: GuardRequest) => {
       const w: Watched = { live: m.live, rotated: m.rotated, conmonPidfile: m.conmonPidfile, hotUntil: 0, lastTotal: 0, paused: true, released: false, lookedAt: 0, floor: 0, holds: 0 };
       spools.set(m.key, w);
       signal(m.key, w, false);
+      parentPort!.postMessage({ op: "watching", key: m.key } satisfies GuardNotice);
       lookSoon();
       break;
     }

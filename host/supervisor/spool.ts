@@ -33,8 +33,10 @@
  * - Flow control (spool-guard.ts): when the drain falls behind (a container printing faster
  *   than its log driver stores) the spool still grows; past a bound conmon is stopped, so the
  *   container blocks on its full pipe, as Docker's `blocking` log mode blocks it, and is
- *   continued when the drain has caught up. A stop, kill or removal of the container, or the
- *   supervisor's end, continues it for good; a supervisor started again continues it at once.
+ *   continued when the drain has caught up. The guard looks at the spool before the container's
+ *   process starts (`watching`): all the bounds above count on its looks from the first byte. A
+ *   stop, kill or removal of the container, or the supervisor's end, continues it for good; a
+ *   supervisor started again continues it at once.
  */
 import { readdirSync, renameSync, rmSync, statSync, type Stats } from "node:fs";
 import { basename, dirname, join } from "node:path";
@@ -112,6 +114,11 @@ export class Spool {
 
   get path(): string {
     return this.opts.path;
+  }
+
+  /** Settles once the guard looks at the spool: a container's process starts only then (spool-guard.ts). */
+  get watching(): Promise<void> {
+    return this.guard.watching;
   }
 
   /**

@@ -14,7 +14,7 @@ import { cgroupDirOfSpecPath } from "../containers/cgroup-files.js";
 import { drainState, LogDrain } from "./log-drain.js";
 import { serialCtl } from "./ctl-serial.js";
 import { rotatedSpool, Spool } from "./spool.js";
-import { endSpoolGuard } from "./spool-guard.js";
+import { endSpoolGuard, startSpoolGuard } from "./spool-guard.js";
 import { SpoolFollowers, type SpoolFollower } from "./spool-followers.js";
 import { execExitCode, execPaths, startExec, waitExec, type ExecPaths } from "./conmon-exec.js";
 import {
@@ -242,14 +242,20 @@ export class Supervisor {
     }
   }
 
-  /** `made`: the logger made (fresh) before the container ran; else one resumed from the drain's mark. */
-  private async startDrain(state: Pick<ContainerState, "id" | "ctlPath">, log: NonNullable<RunRequest["log"]>, made?: { writer: LogWriter; resume: LogResume }): Promise<void> {
+  /** The container's spool, under the spool guard from now on. */
+  private spoolOf(id: string, ctlPath: string | undefined): Spool {
+    const p = this.paths(id);
+    return new Spool({ path: p.log, ctlPath, conmonPidfile: conmonPidfile(p.persist), followers: this.followersOf(id) });
+  }
+
+  /** `made`: the logger made (fresh) and the spool watched before the container ran; else a logger resumed from the drain's mark. */
+  private async startDrain(state: Pick<ContainerState, "id" | "ctlPath">, log: NonNullable<RunRequest["log"]>, made?: { writer: LogWriter; resume: LogResume; spool: Spool }): Promise<void> {
     const id = state.id;
     const p = this.paths(id);
     const resume: LogResume = made?.resume ?? { mark: drainState(p.drain).mark };
     const writer = made?.writer ?? (await this.logger(log, resume));
     const drain = new LogDrain({
-      spool: new Spool({ path: p.log, ctlPath: state.ctlPath, conmonPidfile: conmonPidfile(p.persist), followers: this.followersOf(id) }),
+      spool: made?.spool ?? this.spoolOf(id, state.ctlPath),
       statePath: p.drain,
       writer,
       resume,
@@ -294,11 +300,24 @@ export class Supervisor {
     const writer = req.log ? await this.logger(req.log, resume) : undefined;
     mkdirSync(p.persist, { recursive: true });
     const runtime: RuntimeRef = { runtimePath: req.runtime.path, runtimeRoot: join(this.dir, "runtime"), runtimeArgs: req.runtime.args };
+    let spool: Spool | undefined;
+    // (up while the runtime creates the container: its start waits for the guard's look)
+    if (req.log) startSpoolGuard();
     try {
       const started = await startContainer({
         ...runtime, id: req.id, bundle: req.bundle, exitDir: this.exitDir, persistDir: p.persist, logPath: req.logPath ?? p.log, noPivot: req.noPivot,
         terminal: req.terminal, stdin: req.stdin, leaveStdinOpen: req.leaveStdinOpen, conmon: this.conmon,
+        // The spool is under its guard before the container's first byte: the guard's bound
+        // holds from the start, not from its first look (spool-guard.ts).
+        created: req.log
+          ? async (ctlPath) => {
+              spool = this.spoolOf(req.id, ctlPath);
+              await spool.watching;
+            }
+          : undefined,
       });
+      // The container's first output comes now: the guard looks often.
+      spool?.hot();
       const state: ContainerState = {
         id: req.id,
         bundle: req.bundle,
@@ -314,13 +333,14 @@ export class Supervisor {
         ...oomCounterOf(req.bundle),
       };
       writeJsonAtomic(p.state, state);
-      if (req.log) await this.startDrain(state, req.log, { writer: writer!, resume });
+      if (req.log) await this.startDrain(state, req.log, { writer: writer!, resume, spool: spool! });
       // An exit file written before the state above (a command that ends at once) was seen by
       // the watcher when there was no container to announce: without this look, only the
       // once-a-second poll would find it.
       this.noticeExit(req.id);
       return state;
     } catch (err) {
+      spool?.close();
       await writer?.close();
       rmSync(p.base, { recursive: true, force: true });
       throw new SupervisorError(500, (err as Error).message);
