@@ -21,6 +21,7 @@ import { closeSync, constants as fsConstants, existsSync, mkdirSync, openSync, r
 import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, join } from "node:path";
 import { signalNumberText } from "../../core/containers/signals.js";
+import { available as posixSpawnAvailable, execFileLight, posixSpawn } from "../../core/posix-spawn.js";
 import { parseK8sLog, type K8sLogLine } from "./k8s-file.js";
 import { processAlive } from "../process-alive.js";
 
@@ -182,22 +183,15 @@ export interface SyncMessage {
  */
 export function spawnConmon(conmon: string, args: string[], stderrPath: string, timeoutMs = 30_000): Promise<SyncMessage> {
   const errFd = openSync(stderrPath, "a", 0o600);
-  let child;
+  let child: ConmonChild;
   try {
-    child = spawn(conmon, args, {
-      // fd 3 is the sync pipe. stdout/stderr go to a file, never to a pipe of ours: conmon
-      // outlives this process and must not get EPIPE when we are gone.
-      stdio: ["ignore", errFd, errFd, "pipe"],
-      env: { ...process.env, _OCI_SYNCPIPE: "3" },
-      detached: true, // own session: a signal to our process group does not reach conmon
-      // conmon writes files in its working folder (an `oom` file when the OOM killer acts in the
-      // container's cgroup): its own folder, never the daemon's working folder
-      cwd: dirname(stderrPath),
-    });
+    child = startConmon(conmon, args, errFd, dirname(stderrPath));
+  } catch (e) {
+    return Promise.reject(new Error(`conmon: cannot run ${conmon}: ${(e as Error).message}`));
   } finally {
     closeSync(errFd);
   }
-  const sync = child.stdio[3] as NodeJS.ReadableStream & { destroy(): void };
+  const sync = child.sync;
 
   return new Promise<SyncMessage>((resolve, reject) => {
     let buf = "";
@@ -228,10 +222,39 @@ export function spawnConmon(conmon: string, args: string[], stderrPath: string, 
       // The first conmon process exits quickly; the sync pipe ends when the monitor closes it.
       setTimeout(() => finish(new Error(`conmon exited without reporting a pid (exit ${exitCode ?? "?"}): ${conmonStderr(stderrPath)}`)), 50);
     });
-    child.once("exit", (code) => (exitCode = code));
-    child.once("error", (e) => finish(new Error(`conmon: cannot run ${conmon}: ${e.message}`)));
+    child.onExit((code) => (exitCode = code));
+    child.onError((e) => finish(new Error(`conmon: cannot run ${conmon}: ${e.message}`)));
   });
 
+}
+
+/** A conmon process of ours: its sync pipe, its end, and (Node's spawn) a failure to start. */
+interface ConmonChild {
+  sync: NodeJS.ReadableStream & { destroy(): void };
+  onExit(fn: (code: number | null) => void): void;
+  onError(fn: (e: Error) => void): void;
+}
+
+/**
+ * conmon started with fd 3 its sync pipe. stdout and stderr go to a file (`errFd`), never to a
+ * pipe of ours: conmon outlives this process and must not get EPIPE when we are gone. It gets
+ * a session of its own (a signal to our process group does not reach it) and its own folder to
+ * work in (it writes an `oom` file there when the OOM killer acts in the container's cgroup),
+ * never the daemon's. Through posix_spawn where it can (core/posix-spawn.ts: no fork of this
+ * process); throws when the program cannot be started that way.
+ */
+function startConmon(conmon: string, args: string[], errFd: number, cwd: string): ConmonChild {
+  const env = { ...process.env, _OCI_SYNCPIPE: "3" };
+  if (posixSpawnAvailable()) {
+    const p = posixSpawn(conmon, args, { env, cwd, setsid: true, stdio: ["ignore", errFd, errFd, "pipe"] });
+    return { sync: p.pipes.get(3)!, onExit: (fn) => void p.exited.then((e) => fn(e.code)), onError: () => undefined };
+  }
+  const child = spawn(conmon, args, { stdio: ["ignore", errFd, errFd, "pipe"], env, detached: true, cwd });
+  return {
+    sync: child.stdio[3] as NodeJS.ReadableStream & { destroy(): void },
+    onExit: (fn) => void child.once("exit", fn),
+    onError: (fn) => void child.once("error", fn),
+  };
 }
 
 export function conmonStderr(path: string): string {
@@ -260,9 +283,12 @@ export function readPid(path: string): number | undefined {
 /** Runs `<runtime> --root <root> [args...] <sub...>`; rejects with the runtime's message. */
 export function runtime(rt: RuntimeRef, sub: string[], timeoutMs = 30_000): Promise<string> {
   const args = ["--root", rt.runtimeRoot, ...(rt.runtimeArgs ?? []), ...sub];
+  const failed = (err: Error & { stderr?: string }) => new Error(`${rt.runtimePath} ${sub[0]}: ${runtimeMessage(err.stderr || err.message)}`);
+  // (posix_spawn where it can: a container's start and removal run the runtime twice)
+  if (posixSpawnAvailable()) return execFileLight(rt.runtimePath, args, timeoutMs).then(({ stdout }) => stdout, (err: Error) => Promise.reject(failed(err)));
   return new Promise((resolve, reject) => {
     execFile(rt.runtimePath, args, { timeout: timeoutMs, encoding: "utf8" }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`${rt.runtimePath} ${sub[0]}: ${runtimeMessage(stderr || err.message)}`));
+      if (err) reject(failed(Object.assign(err, { stderr })));
       else resolve(stdout);
     });
   });
