@@ -30,6 +30,8 @@ export const SPOOL_SLACK_BYTES = 1 * MiB;
 /** How often a spool is looked at while output comes, and while it is quiet. */
 export const LOOK_HOT_MS = 5;
 export const LOOK_COLD_MS = 100;
+/** The longest a container's start waits for the thread's first look at its spool. */
+const WATCH_WAIT_MS = 5_000;
 
 export type GuardRequest =
   | { op: "watch"; key: string; live: string; rotated: string; conmonPidfile: string }
@@ -100,6 +102,11 @@ export class SpoolGuard {
 
   constructor(paths: { live: string; rotated: string; conmonPidfile: string }) {
     this.watching = new Promise((resolve) => (this.watched = resolve));
+    // A thread that lives on and never answers (it should not happen) holds no start for long:
+    // the container starts unguarded until the thread's first look.
+    const bound = setTimeout(() => this.settle(), WATCH_WAIT_MS);
+    bound.unref();
+    void this.watching.then(() => clearTimeout(bound));
     handles.set(this.key, this);
     // Watching continues conmon first: a supervisor killed before this one may have left it stopped.
     post({ op: "watch", key: this.key, ...paths });
