@@ -21,6 +21,7 @@
 import { closeSync, constants as fsConstants } from "node:fs";
 import { Socket } from "node:net";
 import { constants } from "node:os";
+import { getSystemErrorName } from "node:util";
 import { libc } from "./libc.js";
 
 type Fn = (...args: unknown[]) => number;
@@ -198,10 +199,8 @@ function check(rc: number, call: string, file: string): void {
   if (rc !== 0) throw new Error(`${call}: ${errnoName(rc)} (starting ${file})`);
 }
 
-function errnoName(errno: number): string {
-  const found = Object.entries(constants.errno).find(([, n]) => n === errno);
-  return found ? found[0] : `errno ${errno}`;
-}
+/** posix_spawn and its helpers return the error number itself (not -1 and errno). */
+const errnoName = (errno: number): string => getSystemErrorName(-errno);
 
 // --- reaping -------------------------------------------------------------------------------------
 
